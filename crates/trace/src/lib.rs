@@ -1,0 +1,23 @@
+//! The trace: a workload's file set plus its streams of operations, and the versioned
+//! JSON Lines format that carries it (see `docs/trace-format.md`).
+//!
+//! This crate does no I/O besides reading and writing trace files.
+
+mod error;
+mod memory;
+mod model;
+mod path;
+mod reader;
+mod writer;
+
+pub use error::TraceError;
+pub use memory::Trace;
+pub use model::{FileDecl, FileKind, Header, Measured, Op, OpFlags, OpKind, Prepare, Record};
+pub use path::check_rel_path;
+pub use reader::{open_trace, read_all, TraceReader};
+pub use writer::{create_trace, Sink, TraceWriter};
+
+/// The format name every trace's first line carries.
+pub const FORMAT_NAME: &str = "naslab-trace";
+/// The only format version this build reads and writes.
+pub const FORMAT_VERSION: u32 = 1;

@@ -1,0 +1,300 @@
+use serde::{Deserialize, Serialize};
+
+/// The first line of every trace: what format it is and what workload it holds.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Header {
+    /// Always [`crate::FORMAT_NAME`].
+    pub format: String,
+    /// The format version; this build reads [`crate::FORMAT_VERSION`] only.
+    pub version: u32,
+    /// The workload's name; it names the directory the workload runs in.
+    pub workload: String,
+    /// What the workload is, for people.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// What made the trace (a generator and its parameters, a capture tool, a replay).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub generator: Option<String>,
+}
+
+impl Header {
+    /// A header of the current format version for `workload`.
+    pub fn new(workload: impl Into<String>) -> Self {
+        Header {
+            format: crate::FORMAT_NAME.to_string(),
+            version: crate::FORMAT_VERSION,
+            workload: workload.into(),
+            description: None,
+            generator: None,
+        }
+    }
+}
+
+/// Whether a declared entry is a regular file or a directory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum FileKind {
+    #[default]
+    File,
+    Dir,
+}
+
+/// How preparation builds a file that exists before the measured phase.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum Prepare {
+    /// Copied: the size is known up front (set first), then the data is written in order.
+    #[default]
+    Copy,
+    /// Streamed: appended chunk by chunk with the final size unknown to the server.
+    Stream,
+}
+
+/// One entry of the file set.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileDecl {
+    /// The number ops use to refer to this entry; unique within the trace.
+    pub id: u32,
+    /// Relative path under the workload directory, `/`-separated.
+    pub path: String,
+    /// File or directory.
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub kind: FileKind,
+    /// Size in bytes that preparation gives the file (ignored for directories).
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub size: u64,
+    /// Whether the entry exists before the measured phase; `false` means the workload creates it.
+    pub exists: bool,
+    /// How preparation creates the file when it exists.
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub prepare: Prepare,
+}
+
+/// The operations a trace can hold.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum OpKind {
+    Open,
+    Create,
+    Close,
+    Read,
+    Write,
+    Fsync,
+    Truncate,
+    Fallocate,
+    Stat,
+    Mkdir,
+    Readdir,
+    Unlink,
+    Rename,
+}
+
+impl OpKind {
+    /// Every op kind, in a stable order (the order of the table in the docs).
+    pub const ALL: [OpKind; 13] = [
+        OpKind::Open,
+        OpKind::Create,
+        OpKind::Close,
+        OpKind::Read,
+        OpKind::Write,
+        OpKind::Fsync,
+        OpKind::Truncate,
+        OpKind::Fallocate,
+        OpKind::Stat,
+        OpKind::Mkdir,
+        OpKind::Readdir,
+        OpKind::Unlink,
+        OpKind::Rename,
+    ];
+
+    /// The name used in trace files and results.
+    pub fn name(self) -> &'static str {
+        match self {
+            OpKind::Open => "open",
+            OpKind::Create => "create",
+            OpKind::Close => "close",
+            OpKind::Read => "read",
+            OpKind::Write => "write",
+            OpKind::Fsync => "fsync",
+            OpKind::Truncate => "truncate",
+            OpKind::Fallocate => "fallocate",
+            OpKind::Stat => "stat",
+            OpKind::Mkdir => "mkdir",
+            OpKind::Readdir => "readdir",
+            OpKind::Unlink => "unlink",
+            OpKind::Rename => "rename",
+        }
+    }
+
+    /// Its position in [`OpKind::ALL`], for dense per-kind tables.
+    pub fn index(self) -> usize {
+        self as usize
+    }
+
+    /// Whether the op works on an open handle (and so needs a prior open or create).
+    pub fn needs_handle(self) -> bool {
+        matches!(
+            self,
+            OpKind::Close
+                | OpKind::Read
+                | OpKind::Write
+                | OpKind::Fsync
+                | OpKind::Truncate
+                | OpKind::Fallocate
+        )
+    }
+}
+
+impl std::fmt::Display for OpKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Open flags of an `open` or `create`, as a set of bits written `read|write|trunc` in traces.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct OpFlags(pub u8);
+
+impl OpFlags {
+    pub const READ: OpFlags = OpFlags(1);
+    pub const WRITE: OpFlags = OpFlags(2);
+    pub const TRUNC: OpFlags = OpFlags(4);
+    pub const APPEND: OpFlags = OpFlags(8);
+    /// Write-through: every write reaches stable storage before it completes.
+    pub const SYNC: OpFlags = OpFlags(16);
+    /// Bypass the client cache (O_DIRECT, FILE_FLAG_NO_BUFFERING).
+    pub const DIRECT: OpFlags = OpFlags(32);
+
+    const NAMES: [(&'static str, OpFlags); 6] = [
+        ("read", OpFlags::READ),
+        ("write", OpFlags::WRITE),
+        ("trunc", OpFlags::TRUNC),
+        ("append", OpFlags::APPEND),
+        ("sync", OpFlags::SYNC),
+        ("direct", OpFlags::DIRECT),
+    ];
+
+    /// Whether every bit of `other` is set.
+    pub fn contains(self, other: OpFlags) -> bool {
+        self.0 & other.0 == other.0
+    }
+
+    /// Whether no bit is set.
+    pub fn is_empty(self) -> bool {
+        self.0 == 0
+    }
+
+    /// Parses `read|write|...`; an unknown name is an error naming it.
+    pub fn parse(text: &str) -> Result<OpFlags, String> {
+        let mut bits = 0u8;
+        for part in text.split('|').filter(|p| !p.is_empty()) {
+            match Self::NAMES.iter().find(|(n, _)| *n == part) {
+                Some((_, f)) => bits |= f.0,
+                None => {
+                    return Err(format!(
+                        "unknown flag '{part}' (known: read, write, trunc, append, sync, direct)"
+                    ))
+                }
+            }
+        }
+        Ok(OpFlags(bits))
+    }
+}
+
+impl std::ops::BitOr for OpFlags {
+    type Output = OpFlags;
+    fn bitor(self, rhs: OpFlags) -> OpFlags {
+        OpFlags(self.0 | rhs.0)
+    }
+}
+
+impl std::fmt::Display for OpFlags {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut first = true;
+        for (name, flag) in Self::NAMES {
+            if self.contains(flag) {
+                if !first {
+                    f.write_str("|")?;
+                }
+                f.write_str(name)?;
+                first = false;
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Serialize for OpFlags {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for OpFlags {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let text = std::borrow::Cow::<'de, str>::deserialize(d)?;
+        OpFlags::parse(&text).map_err(serde::de::Error::custom)
+    }
+}
+
+/// One operation of one stream.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Op {
+    /// The stream (a user, a thread, a connection) that issues the op.
+    pub stream: u32,
+    /// When the traced application issued it, in µs from the trace's start.
+    pub t_us: u64,
+    pub kind: OpKind,
+    /// The entry the op works on.
+    pub file: u32,
+    /// Byte offset (read, write, fallocate).
+    pub offset: u64,
+    /// Byte count (read, write, fallocate) or the new size (truncate).
+    pub len: u64,
+    /// Open flags (open, create).
+    pub flags: OpFlags,
+    /// The new name's entry (rename).
+    pub to: Option<u32>,
+}
+
+impl Op {
+    /// An op with no offset, length, flags or target.
+    pub fn new(stream: u32, t_us: u64, kind: OpKind, file: u32) -> Op {
+        Op {
+            stream,
+            t_us,
+            kind,
+            file,
+            offset: 0,
+            len: 0,
+            flags: OpFlags::default(),
+            to: None,
+        }
+    }
+}
+
+/// What a replay measured for one op; present in result files, absent in input traces.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Measured {
+    /// When pacing wanted the op issued, ns since the measured phase began.
+    pub sched_ns: u64,
+    /// When it was issued.
+    pub issued_ns: u64,
+    /// When it completed.
+    pub done_ns: u64,
+    /// Bytes moved (read, write), entries (readdir), size (stat), 0 for other successes,
+    /// or the negated errno of a failure.
+    pub result: i64,
+}
+
+/// One line of a trace, after parsing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Record {
+    Header(Header),
+    File(FileDecl),
+    Op(Op, Option<Measured>),
+}
+
+fn is_default<T: Default + PartialEq>(v: &T) -> bool {
+    *v == T::default()
+}

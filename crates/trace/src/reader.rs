@@ -1,0 +1,333 @@
+use std::collections::HashSet;
+use std::fs::File;
+use std::io::{BufRead, BufReader, Read};
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+use crate::model::{FileDecl, FileKind, Header, Measured, Op, OpFlags, OpKind, Prepare, Record};
+use crate::{check_rel_path, TraceError, FORMAT_NAME, FORMAT_VERSION};
+
+const ZSTD_MAGIC: [u8; 4] = [0x28, 0xb5, 0x2f, 0xfd];
+
+/// Opens a trace file, plain or zstd-compressed (told apart by its first bytes).
+pub fn open_trace(path: &Path) -> Result<TraceReader<Box<dyn BufRead + Send>>, TraceError> {
+    let io = |source| TraceError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let mut file = BufReader::with_capacity(1 << 20, File::open(path).map_err(io)?);
+    let compressed = file.fill_buf().map_err(io)?.starts_with(&ZSTD_MAGIC);
+    let input: Box<dyn BufRead + Send> = if compressed {
+        let decoder = zstd::stream::read::Decoder::with_buffer(file).map_err(io)?;
+        Box::new(BufReader::with_capacity(1 << 20, decoder))
+    } else {
+        Box::new(file)
+    };
+    Ok(TraceReader::new(path.to_path_buf(), input))
+}
+
+#[derive(Deserialize, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+enum LineType {
+    Header,
+    File,
+    Op,
+}
+
+/// Every field any line may carry; the `type` field says which apply.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawLine {
+    #[serde(rename = "type")]
+    line_type: LineType,
+    // header
+    format: Option<String>,
+    version: Option<u32>,
+    workload: Option<String>,
+    description: Option<String>,
+    generator: Option<String>,
+    // file
+    id: Option<u32>,
+    path: Option<String>,
+    kind: Option<FileKind>,
+    size: Option<u64>,
+    exists: Option<bool>,
+    prepare: Option<Prepare>,
+    // op
+    op: Option<OpKind>,
+    stream: Option<u32>,
+    t_us: Option<u64>,
+    file: Option<u32>,
+    offset: Option<u64>,
+    len: Option<u64>,
+    flags: Option<OpFlags>,
+    to: Option<u32>,
+    // measured
+    sched_ns: Option<u64>,
+    issued_ns: Option<u64>,
+    done_ns: Option<u64>,
+    result: Option<i64>,
+}
+
+/// Reads a trace line by line, checking as it goes: the header first, a known version,
+/// entries declared before use, paths that stay inside the workload directory.
+/// Memory use does not grow with the number of ops.
+pub struct TraceReader<R> {
+    path: PathBuf,
+    input: R,
+    line: u64,
+    buf: String,
+    header: Option<Header>,
+    ids: HashSet<u32>,
+    paths: HashSet<String>,
+    seen_op: bool,
+}
+
+impl<R: BufRead> TraceReader<R> {
+    /// Reads from `input`; `path` is only used in error messages.
+    pub fn new(path: PathBuf, input: R) -> Self {
+        TraceReader {
+            path,
+            input,
+            line: 0,
+            buf: String::new(),
+            header: None,
+            ids: HashSet::new(),
+            paths: HashSet::new(),
+            seen_op: false,
+        }
+    }
+
+    /// The line number of the record last returned.
+    pub fn line(&self) -> u64 {
+        self.line
+    }
+
+    /// The trace's file path as given.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Reads the header (which must come first) and returns it.
+    pub fn read_header(&mut self) -> Result<Header, TraceError> {
+        if let Some(h) = &self.header {
+            return Ok(h.clone());
+        }
+        match self.next_record()? {
+            Some(Record::Header(h)) => Ok(h),
+            Some(_) => Err(self.invalid("the first line must be the header".into())),
+            None => Err(self.invalid(
+                "the trace is empty; a trace starts with a header line (see docs/trace-format.md)"
+                    .into(),
+            )),
+        }
+    }
+
+    /// The next record, or `None` at the end of the trace.
+    pub fn next_record(&mut self) -> Result<Option<Record>, TraceError> {
+        loop {
+            self.buf.clear();
+            let n = self.input.read_line(&mut self.buf).map_err(|e| {
+                if e.kind() == std::io::ErrorKind::InvalidData {
+                    self.invalid("the line is not UTF-8 text".into())
+                } else {
+                    TraceError::Io {
+                        path: self.path.clone(),
+                        source: e,
+                    }
+                }
+            })?;
+            if n == 0 {
+                return Ok(None);
+            }
+            self.line += 1;
+            let text = self.buf.trim();
+            if text.is_empty() {
+                continue;
+            }
+            let raw: RawLine = match serde_json::from_str(text) {
+                Ok(raw) => raw,
+                Err(e) => {
+                    let hint = if self.header.is_none() && self.line == 1 {
+                        " (is this a naslab trace? its first line must be the header, see docs/trace-format.md)"
+                    } else {
+                        ""
+                    };
+                    return Err(self.invalid(format!("not a valid trace line: {e}{hint}")));
+                }
+            };
+            return self.classify(raw).map(Some);
+        }
+    }
+
+    fn classify(&mut self, raw: RawLine) -> Result<Record, TraceError> {
+        if self.header.is_none() && raw.line_type != LineType::Header {
+            return Err(self.invalid(
+                "the first line must be the header ({\"type\":\"header\",\"format\":\"naslab-trace\",...})"
+                    .into(),
+            ));
+        }
+        match raw.line_type {
+            LineType::Header => self.header_line(raw),
+            LineType::File => self.file_line(raw),
+            LineType::Op => self.op_line(raw),
+        }
+    }
+
+    fn header_line(&mut self, raw: RawLine) -> Result<Record, TraceError> {
+        if self.header.is_some() {
+            return Err(self.invalid("a second header line; a trace has exactly one".into()));
+        }
+        let format = raw.format.unwrap_or_default();
+        if format != FORMAT_NAME {
+            return Err(TraceError::Unsupported {
+                path: self.path.clone(),
+                line: self.line,
+                message: format!(
+                    "format '{format}' is not '{FORMAT_NAME}'; convert the trace first (see docs/trace-format.md)"
+                ),
+            });
+        }
+        let version = raw
+            .version
+            .ok_or_else(|| self.invalid("the header has no 'version'".into()))?;
+        if version != FORMAT_VERSION {
+            return Err(TraceError::Unsupported {
+                path: self.path.clone(),
+                line: self.line,
+                message: format!(
+                    "{FORMAT_NAME} version {version} is not supported: this naslab reads version {FORMAT_VERSION}; use a naslab release that reads version {version}, or regenerate the trace"
+                ),
+            });
+        }
+        let workload = raw
+            .workload
+            .ok_or_else(|| self.invalid("the header has no 'workload' name".into()))?;
+        if let Err(why) = check_rel_path(&workload) {
+            return Err(self.invalid(format!("workload name: {why}")));
+        }
+        if workload.contains('/') {
+            return Err(self.invalid(format!(
+                "workload name '{workload}' contains '/'; it names one directory"
+            )));
+        }
+        let header = Header {
+            format,
+            version,
+            workload,
+            description: raw.description,
+            generator: raw.generator,
+        };
+        self.header = Some(header.clone());
+        Ok(Record::Header(header))
+    }
+
+    fn file_line(&mut self, raw: RawLine) -> Result<Record, TraceError> {
+        if self.seen_op {
+            return Err(self.invalid(
+                "a file line after the first op; declare every file before the ops".into(),
+            ));
+        }
+        let id = raw
+            .id
+            .ok_or_else(|| self.invalid("the file line has no 'id'".into()))?;
+        let path = raw
+            .path
+            .ok_or_else(|| self.invalid("the file line has no 'path'".into()))?;
+        let exists = raw.exists.ok_or_else(|| {
+            self.invalid(format!(
+                "file '{path}' has no 'exists': say whether it exists before the measured phase"
+            ))
+        })?;
+        if let Err(why) = check_rel_path(&path) {
+            return Err(self.invalid(why));
+        }
+        if !self.ids.insert(id) {
+            return Err(self.invalid(format!("file id {id} is declared twice")));
+        }
+        if !self.paths.insert(path.clone()) {
+            return Err(self.invalid(format!("path '{path}' is declared twice")));
+        }
+        Ok(Record::File(FileDecl {
+            id,
+            path,
+            kind: raw.kind.unwrap_or_default(),
+            size: raw.size.unwrap_or(0),
+            exists,
+            prepare: raw.prepare.unwrap_or_default(),
+        }))
+    }
+
+    fn op_line(&mut self, raw: RawLine) -> Result<Record, TraceError> {
+        self.seen_op = true;
+        let kind = raw
+            .op
+            .ok_or_else(|| self.invalid("the op line has no 'op'".into()))?;
+        let file = raw
+            .file
+            .ok_or_else(|| self.invalid(format!("the {kind} op has no 'file'")))?;
+        if !self.ids.contains(&file) {
+            return Err(self.invalid(format!(
+                "the {kind} op refers to file {file}, which no file line declares; declare it before the ops"
+            )));
+        }
+        if let Some(to) = raw.to {
+            if !self.ids.contains(&to) {
+                return Err(self.invalid(format!(
+                    "the {kind} op renames to file {to}, which no file line declares"
+                )));
+            }
+        } else if kind == OpKind::Rename {
+            return Err(self.invalid("the rename op has no 'to'".into()));
+        }
+        let op = Op {
+            stream: raw.stream.unwrap_or(0),
+            t_us: raw.t_us.unwrap_or(0),
+            kind,
+            file,
+            offset: raw.offset.unwrap_or(0),
+            len: raw.len.unwrap_or(0),
+            flags: raw.flags.unwrap_or_default(),
+            to: raw.to,
+        };
+        if op.offset.checked_add(op.len).is_none() {
+            return Err(self.invalid("offset + len overflows".into()));
+        }
+        let measured = match (raw.sched_ns, raw.issued_ns, raw.done_ns, raw.result) {
+            (None, None, None, None) => None,
+            (Some(sched_ns), Some(issued_ns), Some(done_ns), Some(result)) => Some(Measured {
+                sched_ns,
+                issued_ns,
+                done_ns,
+                result,
+            }),
+            _ => {
+                return Err(self.invalid(
+                    "measured fields come together: sched_ns, issued_ns, done_ns and result".into(),
+                ))
+            }
+        };
+        Ok(Record::Op(op, measured))
+    }
+
+    fn invalid(&self, message: String) -> TraceError {
+        TraceError::Invalid {
+            path: self.path.clone(),
+            line: self.line,
+            message,
+        }
+    }
+}
+
+impl<R: BufRead> Iterator for TraceReader<R> {
+    type Item = Result<Record, TraceError>;
+    fn next(&mut self) -> Option<Self::Item> {
+        self.next_record().transpose()
+    }
+}
+
+/// Reads a whole stream into memory; for tests and small traces only.
+pub fn read_all<R: Read>(path: &Path, input: R) -> Result<Vec<Record>, TraceError> {
+    TraceReader::new(path.to_path_buf(), BufReader::new(input)).collect()
+}
