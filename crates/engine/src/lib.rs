@@ -1,1 +1,26 @@
-//! placeholder
+//! naslab's engine: compiles a trace into a plan, prepares the file set, replays the
+//! streams against a backend with exact timing, and keeps every measurement.
+
+pub mod backend;
+pub mod buffer;
+pub mod clock;
+pub mod environment;
+pub mod pacing;
+pub mod plan;
+pub mod prepare;
+pub mod records;
+pub mod replay;
+pub mod run;
+pub mod sandbox;
+pub mod spool;
+pub mod summarize;
+
+pub use backend::{
+    Backend, BackendOptions, Caps, Handle, NullTarget, OpError, OpenHow, PosixTarget, Target,
+};
+pub use clock::{Clock, MonotonicClock, ScriptedClock};
+pub use pacing::Pacing;
+pub use plan::{compile, records_from_reader, records_from_trace, FileTable, Plan, PlanError};
+pub use replay::{replay, Progress, ReplayOptions, ReplayOutcome};
+pub use run::{run_iteration, IterationSpec, RunError};
+pub use sandbox::Sandbox;

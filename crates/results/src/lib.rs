@@ -1,1 +1,13 @@
-//! placeholder
+//! naslab's result model: what a run measured, in one serde model that every exporter
+//! (terminal table, JSON, the original toolkit's CSV) reads. See `docs/results.md`.
+
+mod histogram;
+mod model;
+
+pub mod export;
+
+pub use histogram::{LatencyHistogram, LatencySummary};
+pub use model::{
+    CacheMode, Environment, IterationResult, OpStats, PrepareResult, RunOptions, RunResult,
+    StreamResult, TargetInfo, Warning, WorkloadResult, SCHEMA_VERSION,
+};

@@ -17,9 +17,11 @@ pub fn check_rel_path(path: &str) -> Result<(), String> {
     for part in path.split('/') {
         match part {
             "" => return Err(format!("path '{path}' has an empty component")),
-            "." | ".." => return Err(format!(
+            "." | ".." => {
+                return Err(format!(
                 "path '{path}' has a '{part}' component; trace paths may not leave their directory"
-            )),
+            ))
+            }
             _ => {}
         }
     }

@@ -1,0 +1,185 @@
+//! The seam every target sits behind: one trait, one module per backend.
+
+mod null;
+mod posix;
+
+pub use null::{NullBackend, NullTarget};
+pub use posix::{PosixBackend, PosixTarget};
+
+use std::sync::Arc;
+
+use naslab_trace::OpKind;
+
+use crate::plan::FileTable;
+
+/// An open file as the backend knows it.
+pub type Handle = u64;
+
+/// Why one op failed: an errno (the POSIX name of the failure) and, for protocol
+/// backends, the server's own words.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OpError {
+    pub errno: i32,
+    pub detail: Option<String>,
+}
+
+impl OpError {
+    /// An error from an errno alone.
+    pub fn errno(errno: i32) -> Self {
+        OpError {
+            errno,
+            detail: None,
+        }
+    }
+
+    /// The current thread's last OS error.
+    pub fn last_os() -> Self {
+        OpError::errno(
+            std::io::Error::last_os_error()
+                .raw_os_error()
+                .unwrap_or(libc::EIO),
+        )
+    }
+
+    /// Whether the failure means the target cannot go on (full, read-only, broken):
+    /// the run stops, keeping what it measured.
+    pub fn is_fatal(&self) -> bool {
+        matches!(
+            self.errno,
+            libc::ENOSPC | libc::EDQUOT | libc::EROFS | libc::EIO | libc::ENOTCONN
+        )
+    }
+}
+
+impl std::fmt::Display for OpError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} ({})",
+            errno_name(self.errno),
+            std::io::Error::from_raw_os_error(self.errno)
+        )?;
+        if let Some(d) = &self.detail {
+            write!(f, ": {d}")?;
+        }
+        Ok(())
+    }
+}
+
+/// The symbolic name of an errno, as results report failures.
+pub fn errno_name(errno: i32) -> String {
+    let name = match errno {
+        libc::EPERM => "EPERM",
+        libc::ENOENT => "ENOENT",
+        libc::EIO => "EIO",
+        libc::EBADF => "EBADF",
+        libc::EACCES => "EACCES",
+        libc::EEXIST => "EEXIST",
+        libc::ENOTDIR => "ENOTDIR",
+        libc::EISDIR => "EISDIR",
+        libc::EINVAL => "EINVAL",
+        libc::EMFILE => "EMFILE",
+        libc::EFBIG => "EFBIG",
+        libc::ENOSPC => "ENOSPC",
+        libc::EROFS => "EROFS",
+        libc::ENAMETOOLONG => "ENAMETOOLONG",
+        libc::ENOTEMPTY => "ENOTEMPTY",
+        libc::EOPNOTSUPP => "EOPNOTSUPP",
+        libc::EDQUOT => "EDQUOT",
+        libc::ENOTCONN => "ENOTCONN",
+        libc::ESTALE => "ESTALE",
+        libc::ETIMEDOUT => "ETIMEDOUT",
+        _ => return format!("errno {errno}"),
+    };
+    name.to_string()
+}
+
+/// How an `open` or `create` op opens its file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct OpenHow {
+    pub read: bool,
+    pub write: bool,
+    pub create: bool,
+    pub truncate: bool,
+    pub append: bool,
+    pub sync: bool,
+}
+
+/// What a backend can do; an op it cannot do fails before the run starts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Caps {
+    /// Op kinds the backend implements.
+    pub ops: [bool; OpKind::ALL.len()],
+    /// Whether data ops can bypass the client cache.
+    pub direct_io: bool,
+    /// Whether it can drop a file's cached pages (for `--cache drop`).
+    pub drop_cache: bool,
+    /// Whether its bytes are real: the null backend moves none.
+    pub moves_data: bool,
+}
+
+impl Caps {
+    /// Whether the backend can do `kind`.
+    pub fn can(&self, kind: OpKind) -> bool {
+        self.ops[kind.index()]
+    }
+}
+
+/// One connection to a target: issues ops for one stream. Files are named by their
+/// index in the run's [`FileTable`], which the backend got when it was connected.
+pub trait Backend: Send {
+    /// What it can do.
+    fn caps(&self) -> Caps;
+    /// Opens (or with `how.create`, creates) a file.
+    fn open(&mut self, file: u32, how: OpenHow) -> Result<Handle, OpError>;
+    fn close(&mut self, h: Handle) -> Result<(), OpError>;
+    /// Reads at `offset` into `buf`; returns the bytes read (fewer at end of file).
+    fn read(&mut self, h: Handle, offset: u64, buf: &mut [u8]) -> Result<usize, OpError>;
+    /// Writes `buf` at `offset`; returns the bytes written.
+    fn write(&mut self, h: Handle, offset: u64, buf: &[u8]) -> Result<usize, OpError>;
+    fn fsync(&mut self, h: Handle) -> Result<(), OpError>;
+    fn truncate(&mut self, h: Handle, len: u64) -> Result<(), OpError>;
+    fn fallocate(&mut self, h: Handle, offset: u64, len: u64) -> Result<(), OpError>;
+    /// Returns the entry's size.
+    fn stat(&mut self, file: u32) -> Result<u64, OpError>;
+    fn mkdir(&mut self, file: u32) -> Result<(), OpError>;
+    /// Lists a directory; returns how many entries it holds.
+    fn readdir(&mut self, file: u32) -> Result<u64, OpError>;
+    /// Removes a file or an empty directory.
+    fn unlink(&mut self, file: u32) -> Result<(), OpError>;
+    fn rename(&mut self, from: u32, to: u32) -> Result<(), OpError>;
+    /// Writes back and drops the client's cached pages of a file (not measured).
+    fn drop_cache(&mut self, _file: u32) -> Result<(), OpError> {
+        Err(OpError::errno(libc::EOPNOTSUPP))
+    }
+    /// How many data ops could not bypass the cache although direct I/O was asked for.
+    fn unaligned_direct_ops(&self) -> u64 {
+        0
+    }
+}
+
+/// Options every backend gets.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct BackendOptions {
+    /// Bypass the client cache for data ops.
+    pub direct: bool,
+}
+
+/// A place workloads run against; makes one backend per stream.
+pub trait Target: Send + Sync {
+    /// The backend's name (posix, null, ...).
+    fn backend_name(&self) -> &'static str;
+    /// What its backends can do.
+    fn caps(&self) -> Caps;
+    /// A new connection for one stream, working in `workload_dir` (relative to the target).
+    fn connect(
+        &self,
+        workload_dir: &str,
+        files: Arc<FileTable>,
+        options: BackendOptions,
+    ) -> Result<Box<dyn Backend>, OpError>;
+    /// Checks that direct I/O works in `workload_dir` (some file systems refuse it).
+    fn check_direct(&self, _workload_dir: &str) -> Result<(), OpError> {
+        Ok(())
+    }
+}

@@ -1,0 +1,386 @@
+use std::collections::HashMap;
+use std::ffi::CString;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use naslab_trace::{FileKind, OpKind};
+
+use super::{Backend, BackendOptions, Caps, Handle, OpError, OpenHow, Target};
+use crate::plan::FileTable;
+
+/// A local directory or a mounted share, through the kernel's file API. Every path is
+/// resolved relative to the workload directory's descriptor, never from `/`.
+#[derive(Debug, Clone)]
+pub struct PosixTarget {
+    /// The directory naslab owns (`<target>/naslab`).
+    root: PathBuf,
+}
+
+impl PosixTarget {
+    /// A target whose workloads live under `root`.
+    pub fn new(root: &Path) -> Self {
+        PosixTarget {
+            root: root.to_path_buf(),
+        }
+    }
+}
+
+const POSIX_CAPS: Caps = Caps {
+    ops: [true; OpKind::ALL.len()],
+    direct_io: true,
+    drop_cache: true,
+    moves_data: true,
+};
+
+/// Data ops under direct I/O must be aligned to this.
+const DIRECT_ALIGN: u64 = 512;
+
+impl Target for PosixTarget {
+    fn check_direct(&self, workload_dir: &str) -> Result<(), OpError> {
+        let probe = self.root.join(workload_dir).join(".naslab-direct-probe");
+        let c =
+            CString::new(probe.as_os_str().as_bytes()).map_err(|_| OpError::errno(libc::EINVAL))?;
+        // SAFETY: c is a valid NUL-terminated path.
+        let fd = unsafe {
+            libc::open(
+                c.as_ptr(),
+                libc::O_RDWR | libc::O_CREAT | libc::O_DIRECT | libc::O_CLOEXEC,
+                0o644 as libc::c_uint,
+            )
+        };
+        let result = if fd < 0 {
+            Err(OpError::last_os())
+        } else {
+            Ok(())
+        };
+        if fd >= 0 {
+            // SAFETY: fd was just opened; the probe file is ours and removed at once.
+            unsafe {
+                libc::close(fd);
+                libc::unlink(c.as_ptr());
+            }
+        }
+        result
+    }
+
+    fn backend_name(&self) -> &'static str {
+        "posix"
+    }
+
+    fn caps(&self) -> Caps {
+        POSIX_CAPS
+    }
+
+    fn connect(
+        &self,
+        workload_dir: &str,
+        files: Arc<FileTable>,
+        options: BackendOptions,
+    ) -> Result<Box<dyn Backend>, OpError> {
+        let dir = self.root.join(workload_dir);
+        let c =
+            CString::new(dir.as_os_str().as_bytes()).map_err(|_| OpError::errno(libc::EINVAL))?;
+        // SAFETY: c is a valid NUL-terminated path; the descriptor is owned by the backend.
+        let dirfd = unsafe {
+            libc::open(
+                c.as_ptr(),
+                libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC,
+            )
+        };
+        if dirfd < 0 {
+            return Err(OpError::last_os());
+        }
+        Ok(Box::new(PosixBackend {
+            dirfd,
+            files,
+            direct: options.direct,
+            path_a: Vec::with_capacity(256),
+            path_b: Vec::with_capacity(256),
+            direct_files: HashMap::new(),
+            unaligned: 0,
+        }))
+    }
+}
+
+/// One stream's connection to a posix target.
+pub struct PosixBackend {
+    dirfd: libc::c_int,
+    files: Arc<FileTable>,
+    direct: bool,
+    path_a: Vec<u8>,
+    path_b: Vec<u8>,
+    /// Under direct I/O: each direct descriptor's file and, once an unaligned op needed
+    /// one, a buffered descriptor of the same file.
+    direct_files: HashMap<libc::c_int, (u32, libc::c_int)>,
+    unaligned: u64,
+}
+
+fn fill_path(buf: &mut Vec<u8>, files: &FileTable, file: u32) -> *const libc::c_char {
+    buf.clear();
+    buf.extend_from_slice(files.path(file).as_bytes());
+    buf.push(0);
+    buf.as_ptr() as *const libc::c_char
+}
+
+fn check(ret: libc::c_int) -> Result<(), OpError> {
+    if ret < 0 {
+        Err(OpError::last_os())
+    } else {
+        Ok(())
+    }
+}
+
+impl PosixBackend {
+    fn open_flags(&self, how: OpenHow) -> libc::c_int {
+        let mut flags = libc::O_CLOEXEC;
+        flags |= match (how.read, how.write) {
+            (_, false) => libc::O_RDONLY,
+            (false, true) => libc::O_WRONLY,
+            (true, true) => libc::O_RDWR,
+        };
+        if how.create {
+            flags |= libc::O_CREAT;
+        }
+        if how.truncate {
+            flags |= libc::O_TRUNC;
+        }
+        if how.append {
+            flags |= libc::O_APPEND;
+        }
+        if how.sync {
+            flags |= libc::O_DSYNC;
+        }
+        flags
+    }
+
+    /// The descriptor a data op of this shape should use.
+    fn data_fd(&mut self, h: Handle, offset: u64, len: usize) -> Result<libc::c_int, OpError> {
+        let fd = h as libc::c_int;
+        if !self.direct || (offset % DIRECT_ALIGN == 0 && len as u64 % DIRECT_ALIGN == 0) {
+            return Ok(fd);
+        }
+        self.unaligned += 1;
+        let Some(&(file, buffered)) = self.direct_files.get(&fd) else {
+            return Ok(fd);
+        };
+        if buffered >= 0 {
+            return Ok(buffered);
+        }
+        let p = fill_path(&mut self.path_a, &self.files, file);
+        // SAFETY: p points at a NUL-terminated path in self.path_a.
+        let bfd = unsafe { libc::openat(self.dirfd, p, libc::O_RDWR | libc::O_CLOEXEC) };
+        if bfd < 0 {
+            return Err(OpError::last_os());
+        }
+        self.direct_files.insert(fd, (file, bfd));
+        Ok(bfd)
+    }
+}
+
+impl Drop for PosixBackend {
+    fn drop(&mut self) {
+        for (&fd, &(_, buffered)) in &self.direct_files {
+            // SAFETY: these descriptors were opened by this backend and are closed once.
+            unsafe {
+                libc::close(fd);
+                if buffered >= 0 {
+                    libc::close(buffered);
+                }
+            }
+        }
+        // SAFETY: dirfd was opened in connect and is closed only here.
+        unsafe { libc::close(self.dirfd) };
+    }
+}
+
+impl Backend for PosixBackend {
+    fn caps(&self) -> Caps {
+        POSIX_CAPS
+    }
+
+    fn open(&mut self, file: u32, how: OpenHow) -> Result<Handle, OpError> {
+        let mut flags = self.open_flags(how);
+        if self.direct {
+            flags |= libc::O_DIRECT;
+        }
+        let p = fill_path(&mut self.path_a, &self.files, file);
+        // SAFETY: p points at a NUL-terminated path in self.path_a.
+        let fd = unsafe { libc::openat(self.dirfd, p, flags, 0o644 as libc::c_uint) };
+        if fd < 0 {
+            return Err(OpError::last_os());
+        }
+        if self.direct {
+            self.direct_files.insert(fd, (file, -1));
+        }
+        Ok(fd as Handle)
+    }
+
+    fn close(&mut self, h: Handle) -> Result<(), OpError> {
+        if let Some((_, buffered)) = self.direct_files.remove(&(h as libc::c_int)) {
+            if buffered >= 0 {
+                // SAFETY: opened by data_fd, closed once here.
+                unsafe { libc::close(buffered) };
+            }
+        }
+        // SAFETY: h is a descriptor this backend opened.
+        check(unsafe { libc::close(h as libc::c_int) })
+    }
+
+    #[inline]
+    fn read(&mut self, h: Handle, offset: u64, buf: &mut [u8]) -> Result<usize, OpError> {
+        let fd = self.data_fd(h, offset, buf.len())?;
+        // SAFETY: buf is valid for buf.len() bytes of writing.
+        let n = unsafe {
+            libc::pread(
+                fd,
+                buf.as_mut_ptr() as *mut libc::c_void,
+                buf.len(),
+                offset as libc::off_t,
+            )
+        };
+        if n < 0 {
+            return Err(OpError::last_os());
+        }
+        Ok(n as usize)
+    }
+
+    #[inline]
+    fn write(&mut self, h: Handle, offset: u64, buf: &[u8]) -> Result<usize, OpError> {
+        let fd = self.data_fd(h, offset, buf.len())?;
+        // SAFETY: buf is valid for buf.len() bytes of reading.
+        let n = unsafe {
+            libc::pwrite(
+                fd,
+                buf.as_ptr() as *const libc::c_void,
+                buf.len(),
+                offset as libc::off_t,
+            )
+        };
+        if n < 0 {
+            return Err(OpError::last_os());
+        }
+        Ok(n as usize)
+    }
+
+    fn fsync(&mut self, h: Handle) -> Result<(), OpError> {
+        // SAFETY: plain syscall on a descriptor this backend opened.
+        check(unsafe { libc::fsync(h as libc::c_int) })
+    }
+
+    fn truncate(&mut self, h: Handle, len: u64) -> Result<(), OpError> {
+        // SAFETY: plain syscall on a descriptor this backend opened.
+        check(unsafe { libc::ftruncate(h as libc::c_int, len as libc::off_t) })
+    }
+
+    fn fallocate(&mut self, h: Handle, offset: u64, len: u64) -> Result<(), OpError> {
+        // SAFETY: plain syscall on a descriptor this backend opened.
+        check(unsafe {
+            libc::fallocate(
+                h as libc::c_int,
+                0,
+                offset as libc::off_t,
+                len as libc::off_t,
+            )
+        })
+    }
+
+    fn stat(&mut self, file: u32) -> Result<u64, OpError> {
+        let p = fill_path(&mut self.path_a, &self.files, file);
+        // SAFETY: an all-zero stat is a valid value for fstatat to overwrite.
+        let mut st: libc::stat = unsafe { std::mem::zeroed() };
+        // SAFETY: p is NUL-terminated; st is a valid out-pointer.
+        check(unsafe { libc::fstatat(self.dirfd, p, &mut st, 0) })?;
+        Ok(st.st_size as u64)
+    }
+
+    fn mkdir(&mut self, file: u32) -> Result<(), OpError> {
+        let p = fill_path(&mut self.path_a, &self.files, file);
+        // SAFETY: p is NUL-terminated.
+        check(unsafe { libc::mkdirat(self.dirfd, p, 0o755) })
+    }
+
+    fn readdir(&mut self, file: u32) -> Result<u64, OpError> {
+        let p = fill_path(&mut self.path_a, &self.files, file);
+        // SAFETY: p is NUL-terminated.
+        let fd = unsafe {
+            libc::openat(
+                self.dirfd,
+                p,
+                libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC,
+            )
+        };
+        if fd < 0 {
+            return Err(OpError::last_os());
+        }
+        // SAFETY: fd is an open directory; fdopendir takes it over (closedir closes it).
+        let dir = unsafe { libc::fdopendir(fd) };
+        if dir.is_null() {
+            let e = OpError::last_os();
+            // SAFETY: fdopendir failed, so fd is still ours to close.
+            unsafe { libc::close(fd) };
+            return Err(e);
+        }
+        let mut entries = 0u64;
+        loop {
+            // SAFETY: dir is a valid DIR stream until closedir below.
+            let ent = unsafe { libc::readdir(dir) };
+            if ent.is_null() {
+                break;
+            }
+            // SAFETY: readdir returned a valid dirent whose d_name is NUL-terminated.
+            let name = unsafe { std::ffi::CStr::from_ptr((*ent).d_name.as_ptr()) }.to_bytes();
+            if name != b"." && name != b".." {
+                entries += 1;
+            }
+        }
+        // SAFETY: dir came from fdopendir and is closed once.
+        unsafe { libc::closedir(dir) };
+        Ok(entries)
+    }
+
+    fn unlink(&mut self, file: u32) -> Result<(), OpError> {
+        let is_dir = self
+            .files
+            .entries
+            .get(file as usize)
+            .is_some_and(|e| e.kind == FileKind::Dir);
+        let p = fill_path(&mut self.path_a, &self.files, file);
+        let flags = if is_dir { libc::AT_REMOVEDIR } else { 0 };
+        // SAFETY: p is NUL-terminated.
+        check(unsafe { libc::unlinkat(self.dirfd, p, flags) })
+    }
+
+    fn rename(&mut self, from: u32, to: u32) -> Result<(), OpError> {
+        let a = fill_path(&mut self.path_a, &self.files, from);
+        let b = fill_path(&mut self.path_b, &self.files, to);
+        // SAFETY: a and b are NUL-terminated paths in two distinct buffers.
+        check(unsafe { libc::renameat(self.dirfd, a, self.dirfd, b) })
+    }
+
+    fn drop_cache(&mut self, file: u32) -> Result<(), OpError> {
+        let p = fill_path(&mut self.path_a, &self.files, file);
+        // SAFETY: p is NUL-terminated.
+        let fd = unsafe { libc::openat(self.dirfd, p, libc::O_RDONLY | libc::O_CLOEXEC) };
+        if fd < 0 {
+            return Err(OpError::last_os());
+        }
+        // SAFETY: fd is open; fsync writes dirty pages back so DONTNEED can drop them all.
+        let result = check(unsafe { libc::fsync(fd) }).and_then(|_| {
+            // SAFETY: as above; posix_fadvise returns the errno instead of setting it.
+            let e = unsafe { libc::posix_fadvise(fd, 0, 0, libc::POSIX_FADV_DONTNEED) };
+            if e != 0 {
+                Err(OpError::errno(e))
+            } else {
+                Ok(())
+            }
+        });
+        // SAFETY: fd is closed once.
+        unsafe { libc::close(fd) };
+        result
+    }
+
+    fn unaligned_direct_ops(&self) -> u64 {
+        self.unaligned
+    }
+}

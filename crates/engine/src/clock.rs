@@ -1,0 +1,106 @@
+//! Time for the replay loop: a real monotonic clock, and a scripted one for tests.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+/// A source of time in nanoseconds since the start of the measured phase.
+pub trait Clock: Send + Clone {
+    /// Now.
+    fn now_ns(&self) -> u64;
+    /// Returns at `deadline_ns` or as soon after as the clock can.
+    fn wait_until(&self, deadline_ns: u64);
+}
+
+/// CLOCK_MONOTONIC, read through the vDSO (tens of ns), relative to an epoch.
+#[derive(Clone, Copy, Debug)]
+pub struct MonotonicClock {
+    epoch_ns: u64,
+}
+
+/// Nanoseconds on CLOCK_MONOTONIC.
+#[inline]
+pub fn monotonic_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime only writes the timespec we pass; CLOCK_MONOTONIC always exists.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+impl MonotonicClock {
+    /// A clock whose zero is now.
+    pub fn starting_now() -> Self {
+        MonotonicClock {
+            epoch_ns: monotonic_ns(),
+        }
+    }
+
+    /// A clock whose zero is `epoch_ns` on CLOCK_MONOTONIC.
+    pub fn with_epoch(epoch_ns: u64) -> Self {
+        MonotonicClock { epoch_ns }
+    }
+}
+
+/// Sleeping is only trusted up to this close to a deadline; the rest is spun.
+const SPIN_NS: u64 = 80_000;
+
+impl Clock for MonotonicClock {
+    #[inline]
+    fn now_ns(&self) -> u64 {
+        monotonic_ns().saturating_sub(self.epoch_ns)
+    }
+
+    fn wait_until(&self, deadline_ns: u64) {
+        loop {
+            let now = self.now_ns();
+            if now >= deadline_ns {
+                return;
+            }
+            let left = deadline_ns - now;
+            if left > SPIN_NS + 20_000 {
+                std::thread::sleep(std::time::Duration::from_nanos(left - SPIN_NS));
+            } else {
+                std::hint::spin_loop();
+            }
+        }
+    }
+}
+
+/// Asks the kernel to wake this thread's sleeps on time (the default timer slack is 50 µs).
+pub fn tighten_timer_slack() {
+    // SAFETY: PR_SET_TIMERSLACK takes a plain integer and affects only this thread.
+    unsafe {
+        libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong, 0, 0, 0);
+    }
+}
+
+/// A clock that moves only when told: waiting jumps to the deadline, and a test's
+/// backend advances it by the service time it wants each op to take.
+#[derive(Clone, Debug, Default)]
+pub struct ScriptedClock {
+    now: Arc<AtomicU64>,
+}
+
+impl ScriptedClock {
+    /// A clock at zero.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Moves time forward by `ns`.
+    pub fn advance(&self, ns: u64) {
+        self.now.fetch_add(ns, Ordering::SeqCst);
+    }
+}
+
+impl Clock for ScriptedClock {
+    fn now_ns(&self) -> u64 {
+        self.now.load(Ordering::SeqCst)
+    }
+
+    fn wait_until(&self, deadline_ns: u64) {
+        self.now.fetch_max(deadline_ns, Ordering::SeqCst);
+    }
+}

@@ -1,0 +1,101 @@
+//! Facts about the client and the target that every result carries.
+
+use std::path::Path;
+
+use naslab_results::Environment;
+
+fn read_trimmed(path: &str) -> String {
+    std::fs::read_to_string(path)
+        .map(|s| s.trim().to_string())
+        .unwrap_or_default()
+}
+
+/// The client machine: host, kernel, OS, CPU and memory.
+pub fn environment() -> Environment {
+    let cpu = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("model name"))
+                .and_then(|l| l.split_once(':'))
+                .map(|(_, v)| v.trim().to_string())
+        })
+        .unwrap_or_default();
+    let memory_bytes = std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("MemTotal:"))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|kb| kb.parse::<u64>().ok())
+        })
+        .map(|kb| kb * 1024)
+        .unwrap_or(0);
+    let os = std::fs::read_to_string("/etc/os-release")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("PRETTY_NAME="))
+                .map(|v| v.trim_matches('"').to_string())
+        })
+        .unwrap_or_default();
+    Environment {
+        host: read_trimmed("/proc/sys/kernel/hostname"),
+        kernel: read_trimmed("/proc/sys/kernel/osrelease"),
+        os,
+        cpu,
+        cpus: std::thread::available_parallelism()
+            .map(|n| n.get() as u32)
+            .unwrap_or(1),
+        memory_bytes,
+    }
+}
+
+/// The file-system type and source of the mount that holds `path`, from
+/// /proc/self/mountinfo (the longest mount point that is a prefix of the path).
+pub fn mount_of(path: &Path) -> (String, String) {
+    let Ok(abs) = std::fs::canonicalize(path) else {
+        return (String::new(), String::new());
+    };
+    let Ok(info) = std::fs::read_to_string("/proc/self/mountinfo") else {
+        return (String::new(), String::new());
+    };
+    let mut best: Option<(usize, String, String)> = None;
+    for line in info.lines() {
+        let fields: Vec<&str> = line.split(' ').collect();
+        let Some(dash) = fields.iter().position(|f| *f == "-") else {
+            continue;
+        };
+        let (Some(mount_point), Some(fs), Some(src)) =
+            (fields.get(4), fields.get(dash + 1), fields.get(dash + 2))
+        else {
+            continue;
+        };
+        let mp = unescape(mount_point);
+        if abs.starts_with(&mp) && best.as_ref().is_none_or(|(len, _, _)| mp.len() >= *len) {
+            best = Some((mp.len(), fs.to_string(), src.to_string()));
+        }
+    }
+    best.map(|(_, fs, src)| (fs, src)).unwrap_or_default()
+}
+
+/// mountinfo escapes space, tab, newline and backslash as octal.
+fn unescape(s: &str) -> String {
+    s.replace("\\040", " ")
+        .replace("\\011", "\t")
+        .replace("\\012", "\n")
+        .replace("\\134", "\\")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn finds_the_root_file_system() {
+        let (fs, _) = mount_of(Path::new("/"));
+        assert!(!fs.is_empty());
+        let (proc_fs, _) = mount_of(Path::new("/proc/self"));
+        assert_eq!(proc_fs, "proc");
+    }
+}

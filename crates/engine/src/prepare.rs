@@ -1,0 +1,129 @@
+//! Preparation: builds the file set the trace expects before the measured phase.
+//! Files the workload creates are left absent. Nothing here is measured.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use naslab_results::PrepareResult;
+use naslab_trace::{FileKind, Prepare};
+
+use crate::backend::{Backend, OpError, OpenHow};
+use crate::buffer::AlignedBuf;
+use crate::clock::monotonic_ns;
+use crate::plan::Plan;
+
+/// Copies write in chunks of this size, after setting the size.
+const COPY_CHUNK: usize = 1 << 20;
+/// Streams append in chunks of this size, the size unknown up front.
+const STREAM_CHUNK: usize = 64 << 10;
+
+/// Why preparation failed.
+#[derive(Debug, thiserror::Error)]
+#[error("preparing '{path}' failed at {stage}: {error}{hint}")]
+pub struct PrepareError {
+    pub path: String,
+    pub stage: &'static str,
+    pub error: OpError,
+    pub hint: &'static str,
+}
+
+fn fail(path: &str, stage: &'static str, error: OpError) -> PrepareError {
+    let hint = match error.errno {
+        libc::ENOSPC | libc::EDQUOT => {
+            "; the target is full: free space there or run a smaller --scale"
+        }
+        libc::EROFS => "; the target is read-only: remount it read-write",
+        libc::EACCES | libc::EPERM => {
+            "; naslab may not write there: check the target's permissions"
+        }
+        _ => "",
+    };
+    PrepareError {
+        path: path.to_string(),
+        stage,
+        error,
+        hint,
+    }
+}
+
+/// Builds every entry that exists before the measured phase, parents first.
+/// `bytes_done` counts prepared bytes for a progress display.
+pub fn prepare(
+    plan: &Plan,
+    backend: &mut dyn Backend,
+    bytes_done: &AtomicU64,
+) -> Result<PrepareResult, PrepareError> {
+    let start = monotonic_ns();
+    let entries = &plan.files.entries;
+    let mut order: Vec<u32> = (0..entries.len() as u32)
+        .filter(|&i| entries[i as usize].exists)
+        .collect();
+    // Parents before children: a parent's path has fewer components.
+    order.sort_by_key(|&i| {
+        let e = &entries[i as usize];
+        (e.path.matches('/').count(), e.kind == FileKind::File, i)
+    });
+    let chunk = AlignedBuf::patterned(2 * COPY_CHUNK, 0x6e61_736c_6162);
+    let mut result = PrepareResult::default();
+    for i in order {
+        let e = &entries[i as usize];
+        if e.kind == FileKind::Dir {
+            backend
+                .mkdir(i)
+                .map_err(|err| fail(&e.path, "mkdir", err))?;
+            result.dirs += 1;
+            continue;
+        }
+        let how = OpenHow {
+            write: true,
+            create: true,
+            truncate: true,
+            ..OpenHow::default()
+        };
+        let h = backend
+            .open(i, how)
+            .map_err(|err| fail(&e.path, "create", err))?;
+        let step = match e.prepare {
+            Prepare::Copy => {
+                backend
+                    .truncate(h, e.size)
+                    .map_err(|err| fail(&e.path, "set size", err))?;
+                COPY_CHUNK
+            }
+            Prepare::Stream => STREAM_CHUNK,
+        };
+        let mut offset = 0u64;
+        while offset < e.size {
+            let n = (e.size - offset).min(step as u64) as usize;
+            // Rotate through the pattern so equal-sized files still differ.
+            let start_at = ((offset / step as u64 + i as u64) as usize * 4096) % COPY_CHUNK;
+            let data = &chunk.as_slice()[start_at..start_at + n];
+            let written = backend
+                .write(h, offset, data)
+                .map_err(|err| fail(&e.path, "write", err))?;
+            if written == 0 {
+                return Err(fail(&e.path, "write", OpError::errno(libc::ENOSPC)));
+            }
+            offset += written as u64;
+            bytes_done.fetch_add(written as u64, Ordering::Relaxed);
+        }
+        backend
+            .close(h)
+            .map_err(|err| fail(&e.path, "close", err))?;
+        result.files += 1;
+        result.bytes += e.size;
+    }
+    result.wall_ns = monotonic_ns() - start;
+    Ok(result)
+}
+
+/// Writes back and drops the client's cached pages of every prepared file.
+pub fn drop_caches(plan: &Plan, backend: &mut dyn Backend) -> Result<(), PrepareError> {
+    for (i, e) in plan.files.entries.iter().enumerate() {
+        if e.exists && e.kind == FileKind::File {
+            backend
+                .drop_cache(i as u32)
+                .map_err(|err| fail(&e.path, "dropping cached pages", err))?;
+        }
+    }
+    Ok(())
+}

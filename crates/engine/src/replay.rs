@@ -1,0 +1,473 @@
+//! The measured phase: one thread per stream, each issuing its ops one at a time in
+//! trace order, paced, timed on CLOCK_MONOTONIC, and recorded.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{mpsc, Arc, RwLock};
+
+use naslab_results::LatencyHistogram;
+use naslab_trace::{Measured, OpFlags, OpKind};
+
+use crate::backend::{Backend, BackendOptions, Handle, OpError, OpenHow, Target};
+use crate::buffer::AlignedBuf;
+use crate::clock::{tighten_timer_slack, Clock};
+use crate::pacing::Pacing;
+use crate::plan::{Plan, StreamPlan};
+use crate::spool::{CompiledOp, Spool, SpoolReader, SpoolWriter};
+
+/// How the measured phase runs.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ReplayOptions {
+    pub pacing: Pacing,
+    pub backend: BackendOptions,
+    /// Keep every op's measurement (for the op records file).
+    pub records: bool,
+    /// Stop at the first failed op, not only at fatal ones.
+    pub stop_on_error: bool,
+}
+
+/// Live counters for a progress display; written by the streams, read by anyone.
+#[derive(Debug, Default)]
+pub struct Progress {
+    /// Bytes preparation has written.
+    pub prepared_bytes: AtomicU64,
+    /// Ops the measured phase has completed.
+    pub ops: AtomicU64,
+    /// Bytes the measured phase has moved.
+    pub bytes: AtomicU64,
+}
+
+/// An op failure that stopped the run.
+#[derive(Debug, Clone)]
+pub struct Fatal {
+    pub stream: u32,
+    pub line: u64,
+    pub kind: OpKind,
+    pub path: String,
+    pub error: OpError,
+}
+
+impl std::fmt::Display for Fatal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "line {}: {} of '{}' (stream {}) failed: {}",
+            self.line, self.kind, self.path, self.stream, self.error
+        )?;
+        match self.error.errno {
+            libc::ENOSPC | libc::EDQUOT => {
+                write!(
+                    f,
+                    "; the target is full: free space there or run a smaller --scale"
+                )
+            }
+            libc::EROFS => write!(
+                f,
+                "; the target became read-only: check it and remount it read-write"
+            ),
+            libc::ENOTCONN | libc::EIO => write!(
+                f,
+                "; the target stopped answering: check the server or device"
+            ),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// What one stream measured.
+pub struct StreamOutcome {
+    pub stream: u32,
+    pub ops: u64,
+    pub bytes_read: u64,
+    pub bytes_written: u64,
+    /// Latency per op kind, indexed by [`OpKind::index`]; `None` for kinds it never issued.
+    pub latency: Vec<Option<LatencyHistogram>>,
+    pub counts: [u64; OpKind::ALL.len()],
+    pub errors: [u64; OpKind::ALL.len()],
+    /// Failures by (op kind index, errno).
+    pub errnos: HashMap<(usize, i32), u64>,
+    /// Issue time minus scheduled time, for paced runs (empty under `afap`).
+    pub lag: LatencyHistogram,
+    /// When its first op was issued.
+    pub first_issued_ns: u64,
+    /// When its last op completed.
+    pub done_ns: u64,
+    pub fatal: Option<Fatal>,
+    /// One measurement per issued op, in the stream's order.
+    pub measured: Option<Spool>,
+    pub unaligned_direct_ops: u64,
+}
+
+impl StreamOutcome {
+    /// An empty outcome with a histogram for every op kind the plan holds, made before
+    /// the first op so no allocation falls inside the measured phase.
+    fn new(plan: &Plan, stream: u32) -> StreamOutcome {
+        StreamOutcome {
+            stream,
+            ops: 0,
+            bytes_read: 0,
+            bytes_written: 0,
+            latency: plan
+                .op_counts
+                .iter()
+                .map(|&n| (n > 0).then(LatencyHistogram::new))
+                .collect(),
+            counts: [0; OpKind::ALL.len()],
+            errors: [0; OpKind::ALL.len()],
+            errnos: HashMap::new(),
+            lag: LatencyHistogram::new(),
+            first_issued_ns: u64::MAX,
+            done_ns: 0,
+            fatal: None,
+            measured: None,
+            unaligned_direct_ops: 0,
+        }
+    }
+}
+
+/// Why the measured phase could not run at all.
+#[derive(Debug, thiserror::Error)]
+pub enum ReplayError {
+    #[error("cannot connect stream {stream} to the target: {error}")]
+    Connect { stream: u32, error: OpError },
+    #[error("cannot keep op measurements in '{dir}': {source}; free space there")]
+    Spool {
+        dir: std::path::PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("a stream thread failed: {0}")]
+    Thread(String),
+}
+
+/// The measured phase's outcome.
+pub struct ReplayOutcome {
+    pub streams: Vec<StreamOutcome>,
+    /// When the first op of any stream was issued, on the replay clock.
+    pub start_ns: u64,
+    /// From the first issue to the last completion.
+    pub wall_ns: u64,
+}
+
+impl ReplayOutcome {
+    /// The first fatal failure, if any stream had one.
+    pub fn fatal(&self) -> Option<&Fatal> {
+        self.streams.iter().find_map(|s| s.fatal.as_ref())
+    }
+}
+
+/// Replays `plan` against `target`, in `workload_dir`. `make_clock` is called once all
+/// streams are connected; its zero is the start of the measured phase.
+pub fn replay<C: Clock + Sync>(
+    plan: &Plan,
+    target: &dyn Target,
+    workload_dir: &str,
+    options: ReplayOptions,
+    spool_dir: &Path,
+    progress: &Progress,
+    make_clock: impl FnOnce() -> C,
+) -> Result<ReplayOutcome, ReplayError> {
+    let n = plan.streams.len();
+    // Streams connect, say they are ready, then block on the gate until the clock is set:
+    // every stream starts at once, and a failure to spawn releases the others with None.
+    let gate: RwLock<Option<C>> = RwLock::new(None);
+    let (ready_tx, ready_rx) = mpsc::channel::<()>();
+    let stop = AtomicBool::new(false);
+    let read_len = plan.max_len as usize;
+    let outcomes = std::thread::scope(|scope| {
+        let mut guard = gate.write().unwrap_or_else(|e| e.into_inner());
+        let mut handles = Vec::with_capacity(n);
+        let mut spawn_error = None;
+        for sp in &plan.streams {
+            let (gate, stop, ready_tx) = (&gate, &stop, ready_tx.clone());
+            let files = Arc::clone(&plan.files);
+            let builder = std::thread::Builder::new()
+                .name(format!("stream-{}", sp.stream))
+                .stack_size(256 << 10);
+            let spawned = builder.spawn_scoped(scope, move || {
+                // Everything that allocates or opens happens before the start.
+                let backend = target.connect(workload_dir, files, options.backend);
+                let measured = if options.records {
+                    Some(SpoolWriter::new(spool_dir, 1 << 16))
+                } else {
+                    None
+                };
+                let reader = sp.ops.reader();
+                let rbuf = AlignedBuf::zeroed(read_len);
+                let wbuf = AlignedBuf::patterned(read_len, sp.stream as u64 + 1);
+                let out = StreamOutcome::new(plan, sp.stream);
+                tighten_timer_slack();
+                let _ = ready_tx.send(());
+                let clock = gate.read().unwrap_or_else(|e| e.into_inner()).clone();
+                let mut backend = backend.map_err(|error| {
+                    stop.store(true, Ordering::Relaxed);
+                    ReplayError::Connect {
+                        stream: sp.stream,
+                        error,
+                    }
+                })?;
+                let spool_err = |source| ReplayError::Spool {
+                    dir: spool_dir.to_path_buf(),
+                    source,
+                };
+                let measured = measured.transpose().map_err(spool_err)?;
+                let reader = reader.map_err(spool_err)?;
+                let Some(clock) = clock else {
+                    return Err(ReplayError::Thread(
+                        "the run was stopped before it began".into(),
+                    ));
+                };
+                let mut run = StreamRun {
+                    plan,
+                    sp,
+                    clock,
+                    pacing: options.pacing,
+                    stop_on_error: options.stop_on_error,
+                    stop,
+                    progress,
+                    measured,
+                    rbuf,
+                    wbuf,
+                };
+                run.run(backend.as_mut(), reader, out, spool_dir)
+            });
+            match spawned {
+                Ok(h) => handles.push(h),
+                Err(e) => {
+                    spawn_error = Some(ReplayError::Thread(format!(
+                        "cannot start a thread for stream {}: {e}; lower the number of streams",
+                        sp.stream
+                    )));
+                    break;
+                }
+            }
+        }
+        for _ in 0..handles.len() {
+            let _ = ready_rx.recv();
+        }
+        if spawn_error.is_none() {
+            *guard = Some(make_clock());
+        }
+        drop(guard);
+        let mut outcomes = Vec::with_capacity(n);
+        let mut first_error = spawn_error;
+        for h in handles {
+            match h.join() {
+                Ok(Ok(o)) => outcomes.push(o),
+                Ok(Err(e)) => {
+                    stop.store(true, Ordering::Relaxed);
+                    first_error.get_or_insert(e);
+                }
+                Err(_) => {
+                    first_error
+                        .get_or_insert(ReplayError::Thread("a stream thread panicked".into()));
+                }
+            }
+        }
+        match first_error {
+            Some(e) => Err(e),
+            None => Ok(outcomes),
+        }
+    })?;
+    // The measured phase runs from the first issue to the last completion: waking the
+    // stream threads is not part of it.
+    let start_ns = outcomes
+        .iter()
+        .map(|o| o.first_issued_ns)
+        .min()
+        .unwrap_or(0);
+    let end_ns = outcomes.iter().map(|o| o.done_ns).max().unwrap_or(0);
+    Ok(ReplayOutcome {
+        streams: outcomes,
+        start_ns: start_ns.min(end_ns),
+        wall_ns: end_ns.saturating_sub(start_ns),
+    })
+}
+
+struct StreamRun<'a, C> {
+    plan: &'a Plan,
+    sp: &'a StreamPlan,
+    clock: C,
+    pacing: Pacing,
+    stop_on_error: bool,
+    stop: &'a AtomicBool,
+    progress: &'a Progress,
+    measured: Option<SpoolWriter>,
+    rbuf: AlignedBuf,
+    wbuf: AlignedBuf,
+}
+
+/// A handle slot whose open failed or which was closed.
+const NO_HANDLE: Handle = u64::MAX;
+
+/// How often a stream publishes its counters for the progress display.
+const PROGRESS_EVERY: u64 = 256;
+
+impl<C: Clock> StreamRun<'_, C> {
+    fn run(
+        &mut self,
+        backend: &mut dyn Backend,
+        mut reader: SpoolReader,
+        mut out: StreamOutcome,
+        spool_dir: &Path,
+    ) -> Result<StreamOutcome, ReplayError> {
+        let spool_err = |source| ReplayError::Spool {
+            dir: spool_dir.to_path_buf(),
+            source,
+        };
+        let mut handles: Vec<Handle> = vec![NO_HANDLE; self.sp.slots as usize];
+        let t0_us = self.plan.t0_us;
+        let mut prev_done: Option<u64> = None;
+        let (mut published_ops, mut published_bytes) = (0u64, 0u64);
+        while let Some(op) = reader.next_op().map_err(spool_err)? {
+            if self.stop.load(Ordering::Relaxed) {
+                break;
+            }
+            let due = self.pacing.due(op.t_us, t0_us, prev_done);
+            if let Some(d) = due {
+                self.clock.wait_until(d);
+            }
+            let issued = self.clock.now_ns();
+            let result = self.execute(backend, &op, &mut handles);
+            let done = self.clock.now_ns();
+            let sched = due.unwrap_or(issued);
+            let k = op.kind.index();
+            out.latency[k]
+                .get_or_insert_with(LatencyHistogram::new)
+                .record(done - issued);
+            if due.is_some() {
+                out.lag.record(issued.saturating_sub(sched));
+            }
+            out.first_issued_ns = out.first_issued_ns.min(issued);
+            out.counts[k] += 1;
+            out.ops += 1;
+            prev_done = Some(done);
+            let code = match result {
+                Ok(v) => {
+                    match op.kind {
+                        OpKind::Read => out.bytes_read += v as u64,
+                        OpKind::Write => out.bytes_written += v as u64,
+                        _ => {}
+                    }
+                    v
+                }
+                Err(ref e) => {
+                    out.errors[k] += 1;
+                    *out.errnos.entry((k, e.errno)).or_insert(0) += 1;
+                    -(e.errno as i64)
+                }
+            };
+            if let Some(m) = self.measured.as_mut() {
+                m.push_measured(&Measured {
+                    sched_ns: sched,
+                    issued_ns: issued,
+                    done_ns: done,
+                    result: code,
+                })
+                .map_err(spool_err)?;
+            }
+            if out.ops % PROGRESS_EVERY == 0 {
+                let bytes = out.bytes_read + out.bytes_written;
+                self.progress
+                    .ops
+                    .fetch_add(out.ops - published_ops, Ordering::Relaxed);
+                self.progress
+                    .bytes
+                    .fetch_add(bytes - published_bytes, Ordering::Relaxed);
+                (published_ops, published_bytes) = (out.ops, bytes);
+            }
+            if let Err(error) = result {
+                if error.is_fatal() || self.stop_on_error {
+                    self.stop.store(true, Ordering::Relaxed);
+                    out.fatal = Some(Fatal {
+                        stream: self.sp.stream,
+                        line: op.line,
+                        kind: op.kind,
+                        path: self.plan.files.path(op.file).to_string(),
+                        error,
+                    });
+                    break;
+                }
+            }
+        }
+        let bytes = out.bytes_read + out.bytes_written;
+        self.progress
+            .ops
+            .fetch_add(out.ops - published_ops, Ordering::Relaxed);
+        self.progress
+            .bytes
+            .fetch_add(bytes - published_bytes, Ordering::Relaxed);
+        out.done_ns = prev_done.unwrap_or(0);
+        // Handles the trace left open are closed outside the measured phase.
+        for h in handles.into_iter().filter(|&h| h != NO_HANDLE) {
+            let _ = backend.close(h);
+        }
+        out.unaligned_direct_ops = backend.unaligned_direct_ops();
+        if let Some(m) = self.measured.take() {
+            out.measured = Some(m.finish().map_err(spool_err)?);
+        }
+        Ok(out)
+    }
+
+    /// Issues one op; returns bytes moved, entries listed or size found, or the failure.
+    #[inline]
+    fn execute(
+        &mut self,
+        backend: &mut dyn Backend,
+        op: &CompiledOp,
+        handles: &mut [Handle],
+    ) -> Result<i64, OpError> {
+        let slot = op.slot as usize;
+        let handle = || {
+            let h = handles[slot];
+            if h == NO_HANDLE {
+                // Its open failed: the op cannot be issued.
+                Err(OpError::errno(libc::EBADF))
+            } else {
+                Ok(h)
+            }
+        };
+        match op.kind {
+            OpKind::Read => {
+                let h = handle()?;
+                let buf = &mut self.rbuf.as_mut_slice()[..op.len as usize];
+                backend.read(h, op.offset, buf).map(|n| n as i64)
+            }
+            OpKind::Write => {
+                let h = handle()?;
+                let buf = &self.wbuf.as_slice()[..op.len as usize];
+                backend.write(h, op.offset, buf).map(|n| n as i64)
+            }
+            OpKind::Open | OpKind::Create => {
+                let f = op.flags;
+                let create = op.kind == OpKind::Create;
+                let how = OpenHow {
+                    read: f.contains(OpFlags::READ) || (!create && !f.contains(OpFlags::WRITE)),
+                    write: create || f.contains(OpFlags::WRITE),
+                    create,
+                    truncate: create || f.contains(OpFlags::TRUNC),
+                    append: f.contains(OpFlags::APPEND),
+                    sync: f.contains(OpFlags::SYNC),
+                };
+                handles[slot] = NO_HANDLE;
+                let h = backend.open(op.file, how)?;
+                handles[slot] = h;
+                Ok(0)
+            }
+            OpKind::Close => {
+                let h = handle()?;
+                handles[slot] = NO_HANDLE;
+                backend.close(h).map(|_| 0)
+            }
+            OpKind::Fsync => backend.fsync(handle()?).map(|_| 0),
+            OpKind::Truncate => backend.truncate(handle()?, op.len).map(|_| 0),
+            OpKind::Fallocate => backend.fallocate(handle()?, op.offset, op.len).map(|_| 0),
+            OpKind::Stat => backend.stat(op.file).map(|s| s as i64),
+            OpKind::Mkdir => backend.mkdir(op.file).map(|_| 0),
+            OpKind::Readdir => backend.readdir(op.file).map(|n| n as i64),
+            OpKind::Unlink => backend.unlink(op.file).map(|_| 0),
+            OpKind::Rename => backend.rename(op.file, op.to).map(|_| 0),
+        }
+    }
+}

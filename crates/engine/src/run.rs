@@ -1,0 +1,126 @@
+//! One iteration of one workload, end to end: a fresh directory, preparation, cache
+//! handling, the measured phase, the op records and the results.
+
+use std::path::{Path, PathBuf};
+
+use naslab_results::{CacheMode, IterationResult};
+use naslab_trace::OpKind;
+
+use crate::backend::{BackendOptions, OpError, Target};
+use crate::clock::MonotonicClock;
+use crate::plan::Plan;
+use crate::prepare::{drop_caches, prepare, PrepareError};
+use crate::records::{write_records, RecordsError};
+use crate::replay::{replay, Progress, ReplayError, ReplayOptions};
+use crate::sandbox::{Sandbox, SandboxError};
+use crate::summarize::summarize;
+
+/// Why an iteration could not run (a failure during the measured phase is not one of
+/// these: it ends the iteration early and is reported in its results).
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    #[error(transparent)]
+    Sandbox(#[from] SandboxError),
+    #[error("{trace}:{line}: the {backend} backend cannot do '{op}'; run this trace on a backend that can (e.g. posix)")]
+    Unsupported {
+        backend: &'static str,
+        op: OpKind,
+        trace: String,
+        line: u64,
+    },
+    #[error("direct I/O does not work on this target ({0}); the file system may not support O_DIRECT (tmpfs does not): run with --cache drop instead")]
+    Direct(OpError),
+    #[error("cannot connect to the target for preparation: {0}")]
+    Connect(OpError),
+    #[error(transparent)]
+    Prepare(#[from] PrepareError),
+    #[error(transparent)]
+    Replay(#[from] ReplayError),
+    #[error("cannot write op records to '{path}': {source}")]
+    Records {
+        path: PathBuf,
+        #[source]
+        source: RecordsError,
+    },
+}
+
+/// Everything an iteration needs.
+pub struct IterationSpec<'a> {
+    pub plan: &'a Plan,
+    pub target: &'a dyn Target,
+    /// naslab's directory on a local target; `None` for targets without one (null).
+    pub sandbox: Option<&'a Sandbox>,
+    pub cache: CacheMode,
+    pub replay: ReplayOptions,
+    /// Where spools go (a local, writable directory).
+    pub spool_dir: &'a Path,
+    /// Where the op records go; `None` keeps none.
+    pub records_path: Option<PathBuf>,
+    pub progress: &'a Progress,
+}
+
+/// Checks, before anything is written, that the target can do every op of the plan.
+pub fn check_caps(plan: &Plan, target: &dyn Target) -> Result<(), RunError> {
+    let caps = target.caps();
+    for k in OpKind::ALL {
+        if plan.op_counts[k.index()] > 0 && !caps.can(k) {
+            return Err(RunError::Unsupported {
+                backend: target.backend_name(),
+                op: k,
+                trace: plan.source.clone(),
+                line: plan.first_line[k.index()],
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Runs one iteration of a workload.
+pub fn run_iteration(spec: &IterationSpec, iteration: u32) -> Result<IterationResult, RunError> {
+    let plan = spec.plan;
+    check_caps(plan, spec.target)?;
+    let name = plan.header.workload.as_str();
+    if let Some(sb) = spec.sandbox {
+        sb.fresh_workload_dir(name)?;
+    }
+    let mut replay_options = spec.replay;
+    replay_options.backend.direct = spec.cache == CacheMode::Direct;
+    replay_options.records = spec.records_path.is_some();
+    if replay_options.backend.direct {
+        spec.target.check_direct(name).map_err(RunError::Direct)?;
+    }
+    let prepared = {
+        let mut backend = spec
+            .target
+            .connect(name, plan.files.clone(), BackendOptions::default())
+            .map_err(RunError::Connect)?;
+        let prepared = prepare(plan, backend.as_mut(), &spec.progress.prepared_bytes)?;
+        if spec.cache == CacheMode::Drop {
+            drop_caches(plan, backend.as_mut())?;
+        }
+        prepared
+    };
+    let outcome = replay(
+        plan,
+        spec.target,
+        name,
+        replay_options,
+        spec.spool_dir,
+        spec.progress,
+        MonotonicClock::starting_now,
+    )?;
+    let mut result = summarize(iteration, prepared, &outcome);
+    if let Some(path) = &spec.records_path {
+        let generator = format!(
+            "naslab {} replay of {}",
+            env!("CARGO_PKG_VERSION"),
+            plan.source
+        );
+        write_records(path, plan, &outcome, &generator).map_err(|source| RunError::Records {
+            path: path.clone(),
+            source,
+        })?;
+        result.records = path.file_name().map(|n| n.to_string_lossy().into_owned());
+    }
+    Ok(result)
+}

@@ -1,0 +1,241 @@
+//! Fixed-size binary records in unnamed temporary files: the compiled ops a stream
+//! replays, and the measurements it takes. Reading one costs a copy of 48 bytes, so
+//! the replay loop never parses text, and memory use does not grow with the trace.
+
+use std::fs::File;
+use std::io::{BufReader, BufWriter, Read, Seek, SeekFrom, Write};
+use std::path::Path;
+
+use naslab_trace::{Measured, OpFlags, OpKind};
+
+/// One op, ready to issue: file indices are the run's dense [`crate::plan::FileTable`] ones.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CompiledOp {
+    pub kind: OpKind,
+    pub flags: OpFlags,
+    /// The stream-local handle slot (ops that use or make a handle).
+    pub slot: u32,
+    pub file: u32,
+    /// The rename target's file index, or `u32::MAX`.
+    pub to: u32,
+    pub t_us: u64,
+    pub offset: u64,
+    pub len: u64,
+    /// The op's line in the trace, for error messages and records.
+    pub line: u64,
+}
+
+const OP_SIZE: usize = 48;
+const MEASURED_SIZE: usize = 32;
+
+impl CompiledOp {
+    fn encode(&self) -> [u8; OP_SIZE] {
+        let mut b = [0u8; OP_SIZE];
+        b[0] = self.kind.index() as u8;
+        b[1] = self.flags.0;
+        b[4..8].copy_from_slice(&self.slot.to_le_bytes());
+        b[8..12].copy_from_slice(&self.file.to_le_bytes());
+        b[12..16].copy_from_slice(&self.to.to_le_bytes());
+        b[16..24].copy_from_slice(&self.t_us.to_le_bytes());
+        b[24..32].copy_from_slice(&self.offset.to_le_bytes());
+        b[32..40].copy_from_slice(&self.len.to_le_bytes());
+        b[40..48].copy_from_slice(&self.line.to_le_bytes());
+        b
+    }
+
+    fn decode(b: &[u8; OP_SIZE]) -> CompiledOp {
+        let u32_at = |i: usize| u32::from_le_bytes([b[i], b[i + 1], b[i + 2], b[i + 3]]);
+        let u64_at = |i: usize| {
+            let mut a = [0u8; 8];
+            a.copy_from_slice(&b[i..i + 8]);
+            u64::from_le_bytes(a)
+        };
+        CompiledOp {
+            // The spool only ever holds what encode wrote.
+            kind: OpKind::ALL[(b[0] as usize).min(OpKind::ALL.len() - 1)],
+            flags: OpFlags(b[1]),
+            slot: u32_at(4),
+            file: u32_at(8),
+            to: u32_at(12),
+            t_us: u64_at(16),
+            offset: u64_at(24),
+            len: u64_at(32),
+            line: u64_at(40),
+        }
+    }
+}
+
+fn encode_measured(m: &Measured) -> [u8; MEASURED_SIZE] {
+    let mut b = [0u8; MEASURED_SIZE];
+    b[0..8].copy_from_slice(&m.sched_ns.to_le_bytes());
+    b[8..16].copy_from_slice(&m.issued_ns.to_le_bytes());
+    b[16..24].copy_from_slice(&m.done_ns.to_le_bytes());
+    b[24..32].copy_from_slice(&m.result.to_le_bytes());
+    b
+}
+
+fn decode_measured(b: &[u8; MEASURED_SIZE]) -> Measured {
+    let at = |i: usize| {
+        let mut a = [0u8; 8];
+        a.copy_from_slice(&b[i..i + 8]);
+        a
+    };
+    Measured {
+        sched_ns: u64::from_le_bytes(at(0)),
+        issued_ns: u64::from_le_bytes(at(8)),
+        done_ns: u64::from_le_bytes(at(16)),
+        result: i64::from_le_bytes(at(24)),
+    }
+}
+
+/// Appends fixed-size records to an unnamed temporary file.
+pub struct SpoolWriter {
+    out: BufWriter<File>,
+    count: u64,
+}
+
+impl SpoolWriter {
+    /// A new spool in `dir` (the file has no name and vanishes with its last handle).
+    pub fn new(dir: &Path, buffer_bytes: usize) -> std::io::Result<SpoolWriter> {
+        Ok(SpoolWriter {
+            out: BufWriter::with_capacity(buffer_bytes, tempfile::tempfile_in(dir)?),
+            count: 0,
+        })
+    }
+
+    /// Appends one op.
+    pub fn push_op(&mut self, op: &CompiledOp) -> std::io::Result<()> {
+        self.count += 1;
+        self.out.write_all(&op.encode())
+    }
+
+    /// Appends one measurement.
+    #[inline]
+    pub fn push_measured(&mut self, m: &Measured) -> std::io::Result<()> {
+        self.count += 1;
+        self.out.write_all(&encode_measured(m))
+    }
+
+    /// Records written so far.
+    pub fn len(&self) -> u64 {
+        self.count
+    }
+
+    /// Whether nothing was written.
+    pub fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+
+    /// Ends writing; the spool can then be read from its start, any number of times.
+    pub fn finish(self) -> std::io::Result<Spool> {
+        let file = self.out.into_inner().map_err(|e| e.into_error())?;
+        Ok(Spool {
+            file,
+            count: self.count,
+        })
+    }
+}
+
+/// A finished spool.
+pub struct Spool {
+    file: File,
+    count: u64,
+}
+
+impl Spool {
+    /// How many records it holds.
+    pub fn len(&self) -> u64 {
+        self.count
+    }
+
+    /// Whether it holds none.
+    pub fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+
+    /// A reader from the first record.
+    pub fn reader(&self) -> std::io::Result<SpoolReader> {
+        let mut file = self.file.try_clone()?;
+        file.seek(SeekFrom::Start(0))?;
+        Ok(SpoolReader {
+            input: BufReader::with_capacity(1 << 18, file),
+            left: self.count,
+        })
+    }
+}
+
+/// Reads a spool's records in order.
+pub struct SpoolReader {
+    input: BufReader<File>,
+    left: u64,
+}
+
+impl SpoolReader {
+    /// The next op, or `None` after the last.
+    #[inline]
+    pub fn next_op(&mut self) -> std::io::Result<Option<CompiledOp>> {
+        if self.left == 0 {
+            return Ok(None);
+        }
+        let mut b = [0u8; OP_SIZE];
+        self.input.read_exact(&mut b)?;
+        self.left -= 1;
+        Ok(Some(CompiledOp::decode(&b)))
+    }
+
+    /// The next measurement, or `None` after the last.
+    pub fn next_measured(&mut self) -> std::io::Result<Option<Measured>> {
+        if self.left == 0 {
+            return Ok(None);
+        }
+        let mut b = [0u8; MEASURED_SIZE];
+        self.input.read_exact(&mut b)?;
+        self.left -= 1;
+        Ok(Some(decode_measured(&b)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ops_and_measurements_round_trip() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut w = SpoolWriter::new(dir.path(), 4096).unwrap();
+        let ops: Vec<CompiledOp> = (0..1000u64)
+            .map(|i| CompiledOp {
+                kind: OpKind::ALL[(i % 13) as usize],
+                flags: OpFlags((i % 64) as u8),
+                slot: i as u32 * 3,
+                file: i as u32,
+                to: u32::MAX,
+                t_us: i * 7,
+                offset: i << 33,
+                len: i * 4096,
+                line: i + 2,
+            })
+            .collect();
+        for op in &ops {
+            w.push_op(op).unwrap();
+        }
+        let spool = w.finish().unwrap();
+        for _ in 0..2 {
+            let mut r = spool.reader().unwrap();
+            for op in &ops {
+                assert_eq!(r.next_op().unwrap().as_ref(), Some(op));
+            }
+            assert_eq!(r.next_op().unwrap(), None);
+        }
+        let mut w = SpoolWriter::new(dir.path(), 64).unwrap();
+        let m = Measured {
+            sched_ns: 1,
+            issued_ns: 2,
+            done_ns: u64::MAX,
+            result: -5,
+        };
+        w.push_measured(&m).unwrap();
+        let spool = w.finish().unwrap();
+        assert_eq!(spool.reader().unwrap().next_measured().unwrap(), Some(m));
+    }
+}

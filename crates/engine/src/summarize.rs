@@ -1,0 +1,80 @@
+//! Turns what the streams measured into an iteration's results, merging histograms.
+
+use naslab_results::{IterationResult, LatencyHistogram, OpStats, PrepareResult, StreamResult};
+use naslab_trace::OpKind;
+
+use crate::backend::errno_name;
+use crate::replay::ReplayOutcome;
+
+/// The results of one iteration.
+pub fn summarize(
+    iteration: u32,
+    prepare: PrepareResult,
+    outcome: &ReplayOutcome,
+) -> IterationResult {
+    let mut r = IterationResult {
+        iteration,
+        prepare,
+        wall_ns: outcome.wall_ns,
+        clock_start_ns: outcome.start_ns,
+        ..IterationResult::default()
+    };
+    let mut lag = LatencyHistogram::new();
+    for k in OpKind::ALL {
+        let i = k.index();
+        let mut h = LatencyHistogram::new();
+        let mut stats = OpStats::default();
+        for s in &outcome.streams {
+            if s.counts[i] == 0 {
+                continue;
+            }
+            if let Some(l) = &s.latency[i] {
+                h.merge(l);
+            }
+            stats.count += s.counts[i];
+            stats.errors += s.errors[i];
+            match k {
+                OpKind::Read => stats.bytes += s.bytes_read,
+                OpKind::Write => stats.bytes += s.bytes_written,
+                _ => {}
+            }
+            for (&(kind, errno), &n) in &s.errnos {
+                if kind == i {
+                    *stats.errors_by_errno.entry(errno_name(errno)).or_insert(0) += n;
+                }
+            }
+        }
+        if stats.count > 0 {
+            stats.latency = h.summary();
+            r.op_stats.insert(k.name().to_string(), stats);
+        }
+    }
+    for s in &outcome.streams {
+        lag.merge(&s.lag);
+        r.bytes_read += s.bytes_read;
+        r.bytes_written += s.bytes_written;
+        r.ops += s.ops;
+        r.errors += s.errors.iter().sum::<u64>();
+        r.streams.push(StreamResult {
+            stream: s.stream,
+            ops: s.ops,
+            bytes: s.bytes_read + s.bytes_written,
+            done_ns: s.done_ns.saturating_sub(outcome.start_ns),
+        });
+    }
+    r.pacing_lag = lag.summary();
+    r.first_done_ns = outcome
+        .streams
+        .iter()
+        .map(|s| s.done_ns.saturating_sub(outcome.start_ns))
+        .min()
+        .unwrap_or(0);
+    r.last_done_ns = outcome.wall_ns;
+    r.throughput_mb_s = if r.wall_ns > 0 {
+        (r.bytes_read + r.bytes_written) as f64 / (r.wall_ns as f64 / 1e9) / 1e6
+    } else {
+        0.0
+    };
+    r.aborted = outcome.fatal().map(|f| f.to_string());
+    r
+}

@@ -1,0 +1,23 @@
+//! Exporters: each turns the one result model into one format.
+
+mod json;
+mod naspt_csv;
+mod table;
+
+pub use json::Json;
+pub use naspt_csv::NasptCsv;
+pub use table::Table;
+
+use crate::RunResult;
+
+/// Turns a run's results into the bytes of one output format.
+pub trait Exporter {
+    /// The file name the format is written under in a run directory.
+    fn file_name(&self) -> &'static str;
+    /// The run's results in this format.
+    fn export(&self, run: &RunResult) -> Vec<u8>;
+}
+
+pub(crate) fn us(ns: u64) -> f64 {
+    ns as f64 / 1000.0
+}

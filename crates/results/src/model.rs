@@ -1,0 +1,244 @@
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::LatencySummary;
+
+/// The version of run.json's layout; bumped whenever a field changes meaning or goes away.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// Everything one `naslab run` measured: written as run.json and read by every exporter.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RunResult {
+    pub schema_version: u32,
+    pub naslab_version: String,
+    /// Wall-clock start of the run, RFC 3339 UTC.
+    pub started_at: String,
+    pub environment: Environment,
+    pub target: TargetInfo,
+    pub options: RunOptions,
+    pub workloads: Vec<WorkloadResult>,
+    #[serde(default)]
+    pub warnings: Vec<Warning>,
+    /// Set when the run stopped early: what went wrong. The results before it are kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub aborted: Option<String>,
+}
+
+/// The client machine the run was measured on.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Environment {
+    pub host: String,
+    pub kernel: String,
+    pub os: String,
+    pub cpu: String,
+    pub cpus: u32,
+    pub memory_bytes: u64,
+}
+
+/// What was measured.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct TargetInfo {
+    /// The target as given (a directory, or later a URL).
+    pub path: String,
+    /// The backend that spoke to it (posix, null, ...).
+    pub backend: String,
+    /// The file-system type under the target directory (ext4, xfs, nfs, ...), when known.
+    pub fs_type: String,
+    /// The device or export the target lives on, when known.
+    pub source: String,
+}
+
+/// Whether client caches were dropped before the measured phase, kept, or bypassed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum CacheMode {
+    /// The prepared files' cached pages were written back and dropped before measuring.
+    #[default]
+    Drop,
+    /// Whatever preparation left in the client cache stayed there.
+    Keep,
+    /// Data ops bypassed the client cache (O_DIRECT where the target allows it).
+    Direct,
+}
+
+/// The options the run was made with, after validation.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct RunOptions {
+    /// `afap`, `original` or `delay:<ns>ns`.
+    pub pacing: String,
+    pub cache: CacheMode,
+    /// Whether every op's record was kept in the run directory.
+    pub records: bool,
+    /// Iterations per workload (batch mode).
+    pub iterations: u32,
+    /// Anything else that changes what is measured: scale, seed, suite, profile.
+    #[serde(default)]
+    pub extra: BTreeMap<String, String>,
+}
+
+/// One workload's results over all its iterations.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct WorkloadResult {
+    pub name: String,
+    /// Where its ops came from (a trace file, or a generator and its parameters).
+    pub source: String,
+    pub iterations: Vec<IterationResult>,
+    /// The median of the iterations' throughput: the workload's figure.
+    pub throughput_mb_s: f64,
+    pub throughput_min_mb_s: f64,
+    pub throughput_max_mb_s: f64,
+}
+
+impl WorkloadResult {
+    /// Builds the result from its iterations, with the median and spread of throughput.
+    pub fn from_iterations(name: String, source: String, iterations: Vec<IterationResult>) -> Self {
+        let mut t: Vec<f64> = iterations.iter().map(|i| i.throughput_mb_s).collect();
+        t.sort_by(f64::total_cmp);
+        let median = match t.len() {
+            0 => 0.0,
+            n if n % 2 == 1 => t[n / 2],
+            n => (t[n / 2 - 1] + t[n / 2]) / 2.0,
+        };
+        WorkloadResult {
+            name,
+            source,
+            throughput_mb_s: median,
+            throughput_min_mb_s: t.first().copied().unwrap_or(0.0),
+            throughput_max_mb_s: t.last().copied().unwrap_or(0.0),
+            iterations,
+        }
+    }
+
+    /// The iteration whose throughput is the median (the lower middle one for an even count).
+    pub fn median_iteration(&self) -> Option<&IterationResult> {
+        let mut idx: Vec<usize> = (0..self.iterations.len()).collect();
+        idx.sort_by(|&a, &b| {
+            self.iterations[a]
+                .throughput_mb_s
+                .total_cmp(&self.iterations[b].throughput_mb_s)
+        });
+        idx.get(idx.len().saturating_sub(1) / 2)
+            .map(|&i| &self.iterations[i])
+    }
+}
+
+/// What preparation built (not measured as part of the workload).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct PrepareResult {
+    pub files: u64,
+    pub dirs: u64,
+    pub bytes: u64,
+    pub wall_ns: u64,
+}
+
+/// One measured replay of a workload.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct IterationResult {
+    /// 1-based.
+    pub iteration: u32,
+    pub prepare: PrepareResult,
+    /// From the first op's issue to the last op's completion: the measured phase.
+    pub wall_ns: u64,
+    /// The replay clock's reading at the first issue. Op records carry times on that
+    /// clock (zero is the moment every stream was released); subtract this to get time
+    /// into the measured phase.
+    pub clock_start_ns: u64,
+    pub bytes_read: u64,
+    pub bytes_written: u64,
+    /// (bytes read + written) / wall time, in MB/s (1 MB = 10^6 bytes).
+    pub throughput_mb_s: f64,
+    /// Ops issued (successful or not).
+    pub ops: u64,
+    /// Ops that failed.
+    pub errors: u64,
+    /// Per op type: count, bytes, errors and latency.
+    pub op_stats: BTreeMap<String, OpStats>,
+    /// How late ops were issued against their schedule (zero under `afap`).
+    pub pacing_lag: LatencySummary,
+    /// When the fastest stream finished ("first done"), ns into the measured phase.
+    pub first_done_ns: u64,
+    /// When the slowest stream finished ("last done"); equals `wall_ns`.
+    pub last_done_ns: u64,
+    pub streams: Vec<StreamResult>,
+    /// The op records file, relative to the run directory.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub records: Option<String>,
+    /// Set when this iteration stopped early.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub aborted: Option<String>,
+}
+
+impl IterationResult {
+    /// The stats of one op type, when the workload had any.
+    pub fn op(&self, name: &str) -> Option<&OpStats> {
+        self.op_stats.get(name)
+    }
+}
+
+/// The figures of one op type within an iteration.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct OpStats {
+    pub count: u64,
+    /// Bytes moved by reads or writes of this type.
+    pub bytes: u64,
+    pub errors: u64,
+    /// Failures by errno name (ENOENT, ...).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub errors_by_errno: BTreeMap<String, u64>,
+    /// Issue to completion, successful and failed ops alike.
+    pub latency: LatencySummary,
+}
+
+/// One stream's share of an iteration.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct StreamResult {
+    /// The stream number from the trace.
+    pub stream: u32,
+    pub ops: u64,
+    pub bytes: u64,
+    /// When its last op completed, ns into the measured phase.
+    pub done_ns: u64,
+}
+
+/// Something the user should know about a result, with what to do about it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Warning {
+    /// The data fits in client memory and caches were kept: reads may never reach the target.
+    FitsInClientCache {
+        workload: String,
+        data_bytes: u64,
+        memory_bytes: u64,
+    },
+    /// `--direct` was asked for, but some ops were not aligned and went through the page cache.
+    UnalignedDirect { workload: String, ops: u64 },
+    /// The pacing could not keep up: ops were issued late.
+    PacingLag { workload: String, p99_ns: u64 },
+}
+
+impl std::fmt::Display for Warning {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Warning::FitsInClientCache {
+                workload,
+                data_bytes,
+                memory_bytes,
+            } => write!(
+                f,
+                "{workload}: its {:.1} MB of data fit in this client's {:.1} GB of memory and caches were kept, so reads may be served by the client; use --cache drop or --cache direct",
+                *data_bytes as f64 / 1e6,
+                *memory_bytes as f64 / 1e9
+            ),
+            Warning::UnalignedDirect { workload, ops } => write!(
+                f,
+                "{workload}: {ops} ops were not aligned for direct I/O and went through the page cache; their latencies include client caching"
+            ),
+            Warning::PacingLag { workload, p99_ns } => write!(
+                f,
+                "{workload}: 99 % of ops were issued within {:.1} µs of their schedule but some were later; the client could not keep the trace's pace, so compare with --pace afap",
+                *p99_ns as f64 / 1e3
+            ),
+        }
+    }
+}
