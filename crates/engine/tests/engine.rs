@@ -1,0 +1,702 @@
+//! The engine's behaviour end to end: pacing against a scripted clock, preparation,
+//! both backends, failures and the safety rules.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use naslab_engine::backend::BackendOptions;
+use naslab_engine::plan::{compile, records_from_trace, FileTable, Plan};
+use naslab_engine::prepare::prepare;
+use naslab_engine::{
+    replay, run_iteration, Backend, Caps, Clock, Handle, IterationSpec, NullTarget, OpError,
+    OpenHow, Pacing, PosixTarget, Progress, ReplayOptions, Sandbox, ScriptedClock, Target,
+};
+use naslab_results::CacheMode;
+use naslab_trace::{FileDecl, FileKind, Measured, Op, OpFlags, OpKind, Prepare, Trace};
+
+fn file(id: u32, path: &str, size: u64, exists: bool, prepare: Prepare) -> FileDecl {
+    FileDecl {
+        id,
+        path: path.into(),
+        kind: FileKind::File,
+        size,
+        exists,
+        prepare,
+    }
+}
+
+fn dir(id: u32, path: &str, exists: bool) -> FileDecl {
+    FileDecl {
+        id,
+        path: path.into(),
+        kind: FileKind::Dir,
+        size: 0,
+        exists,
+        prepare: Prepare::Copy,
+    }
+}
+
+fn op(stream: u32, t_us: u64, kind: OpKind, file: u32, offset: u64, len: u64) -> Op {
+    let mut o = Op::new(stream, t_us, kind, file);
+    o.offset = offset;
+    o.len = len;
+    o
+}
+
+fn plan_of(trace: &Trace, spool: &Path) -> Plan {
+    compile(Path::new("test.jsonl"), records_from_trace(trace), spool).expect("trace compiles")
+}
+
+fn compile_error(trace: &Trace) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    match compile(
+        Path::new("bad.jsonl"),
+        records_from_trace(trace),
+        dir.path(),
+    ) {
+        Ok(_) => panic!("the trace compiled"),
+        Err(e) => e.to_string(),
+    }
+}
+
+/// A backend whose every op takes a fixed time on a scripted clock, and which logs calls.
+#[derive(Clone)]
+struct ScriptedTarget {
+    clock: ScriptedClock,
+    service_ns: u64,
+    log: Arc<Mutex<Vec<String>>>,
+    fail_write_after: Option<u64>,
+}
+
+struct ScriptedBackend {
+    t: ScriptedTarget,
+    writes: u64,
+}
+
+impl ScriptedBackend {
+    fn take(&mut self, what: String) {
+        self.t.clock.advance(self.t.service_ns);
+        self.t.log.lock().unwrap().push(what);
+    }
+}
+
+const ALL_CAPS: Caps = Caps {
+    ops: [true; 13],
+    direct_io: false,
+    drop_cache: false,
+    moves_data: false,
+};
+
+impl Target for ScriptedTarget {
+    fn backend_name(&self) -> &'static str {
+        "scripted"
+    }
+    fn caps(&self) -> Caps {
+        ALL_CAPS
+    }
+    fn connect(
+        &self,
+        _d: &str,
+        _f: Arc<FileTable>,
+        _o: BackendOptions,
+    ) -> Result<Box<dyn Backend>, OpError> {
+        Ok(Box::new(ScriptedBackend {
+            t: self.clone(),
+            writes: 0,
+        }))
+    }
+}
+
+impl Backend for ScriptedBackend {
+    fn caps(&self) -> Caps {
+        ALL_CAPS
+    }
+    fn open(&mut self, file: u32, how: OpenHow) -> Result<Handle, OpError> {
+        self.take(format!("open {file} create={}", how.create));
+        Ok(file as u64 + 10)
+    }
+    fn close(&mut self, h: Handle) -> Result<(), OpError> {
+        self.take(format!("close {h}"));
+        Ok(())
+    }
+    fn read(&mut self, _h: Handle, _o: u64, buf: &mut [u8]) -> Result<usize, OpError> {
+        self.take(format!("read {}", buf.len()));
+        Ok(buf.len())
+    }
+    fn write(&mut self, _h: Handle, offset: u64, buf: &[u8]) -> Result<usize, OpError> {
+        self.writes += 1;
+        if self.t.fail_write_after.is_some_and(|n| self.writes > n) {
+            self.take("write ENOSPC".into());
+            return Err(OpError::errno(libc::ENOSPC));
+        }
+        self.take(format!("write {offset} {}", buf.len()));
+        Ok(buf.len())
+    }
+    fn fsync(&mut self, _h: Handle) -> Result<(), OpError> {
+        self.take("fsync".into());
+        Ok(())
+    }
+    fn truncate(&mut self, _h: Handle, len: u64) -> Result<(), OpError> {
+        self.take(format!("truncate {len}"));
+        Ok(())
+    }
+    fn fallocate(&mut self, _h: Handle, _o: u64, _l: u64) -> Result<(), OpError> {
+        self.take("fallocate".into());
+        Ok(())
+    }
+    fn stat(&mut self, _f: u32) -> Result<u64, OpError> {
+        self.take("stat".into());
+        Ok(0)
+    }
+    fn mkdir(&mut self, f: u32) -> Result<(), OpError> {
+        self.take(format!("mkdir {f}"));
+        Ok(())
+    }
+    fn readdir(&mut self, _f: u32) -> Result<u64, OpError> {
+        self.take("readdir".into());
+        Ok(0)
+    }
+    fn unlink(&mut self, _f: u32) -> Result<(), OpError> {
+        self.take("unlink".into());
+        Ok(())
+    }
+    fn rename(&mut self, _a: u32, _b: u32) -> Result<(), OpError> {
+        self.take("rename".into());
+        Ok(())
+    }
+}
+
+fn scripted(service_ns: u64) -> ScriptedTarget {
+    ScriptedTarget {
+        clock: ScriptedClock::new(),
+        service_ns,
+        log: Arc::new(Mutex::new(Vec::new())),
+        fail_write_after: None,
+    }
+}
+
+/// Four reads at t = 0, 100, 150 and 1000 µs.
+fn paced_trace() -> Trace {
+    let mut t = Trace::new("paced");
+    t.files.push(file(1, "f", 1 << 20, true, Prepare::Copy));
+    let mut o = op(0, 0, OpKind::Open, 1, 0, 0);
+    o.flags = OpFlags::READ;
+    t.ops.push(o);
+    for (i, at) in [0u64, 100, 150, 1000].into_iter().enumerate() {
+        t.ops
+            .push(op(0, at, OpKind::Read, 1, i as u64 * 4096, 4096));
+    }
+    t.ops.push(op(0, 1000, OpKind::Close, 1, 0, 0));
+    t
+}
+
+fn measurements(pacing: Pacing, service_ns: u64) -> Vec<Measured> {
+    let spool = tempfile::tempdir().unwrap();
+    let plan = plan_of(&paced_trace(), spool.path());
+    let target = scripted(service_ns);
+    let clock = target.clock.clone();
+    let options = ReplayOptions {
+        pacing,
+        records: true,
+        ..ReplayOptions::default()
+    };
+    let progress = Progress::default();
+    let out = replay(
+        &plan,
+        &target,
+        "paced",
+        options,
+        spool.path(),
+        &progress,
+        move || clock,
+    )
+    .expect("replay runs");
+    let mut r = out.streams[0].measured.as_ref().unwrap().reader().unwrap();
+    let mut v = Vec::new();
+    while let Some(m) = r.next_measured().unwrap() {
+        v.push(m);
+    }
+    assert_eq!(v.len(), 6);
+    v
+}
+
+#[test]
+fn afap_issues_each_op_when_the_previous_completes() {
+    let m = measurements(Pacing::Afap, 10_000);
+    for (i, x) in m.iter().enumerate() {
+        assert_eq!(x.sched_ns, x.issued_ns, "afap has no schedule of its own");
+        assert_eq!(x.done_ns - x.issued_ns, 10_000);
+        assert_eq!(x.issued_ns, i as u64 * 10_000);
+    }
+}
+
+#[test]
+fn original_pacing_follows_the_trace_and_records_lag() {
+    // 80 µs per op: the read due at 150 µs is late (the one due at 100 µs ends at 180 µs).
+    let m = measurements(Pacing::Original, 80_000);
+    let sched: Vec<u64> = m.iter().map(|x| x.sched_ns).collect();
+    let issued: Vec<u64> = m.iter().map(|x| x.issued_ns).collect();
+    assert_eq!(sched, [0, 0, 100_000, 150_000, 1_000_000, 1_000_000]);
+    assert_eq!(issued, [0, 80_000, 160_000, 240_000, 1_000_000, 1_080_000]);
+    let lag: Vec<u64> = m.iter().map(|x| x.issued_ns - x.sched_ns).collect();
+    assert_eq!(lag, [0, 80_000, 60_000, 90_000, 0, 80_000]);
+}
+
+#[test]
+fn delay_pacing_leaves_a_fixed_gap_after_each_completion() {
+    let m = measurements(Pacing::Delay { gap_ns: 200_000 }, 10_000);
+    for w in m.windows(2) {
+        assert_eq!(w[1].issued_ns, w[0].done_ns + 200_000);
+        assert_eq!(w[1].sched_ns, w[1].issued_ns);
+    }
+    assert_eq!(m[0].issued_ns, 0);
+}
+
+#[test]
+fn null_backend_counts_exactly_what_the_trace_asks() {
+    let mut t = Trace::new("counts");
+    t.files.push(file(1, "a", 1 << 20, true, Prepare::Copy));
+    t.files.push(file(2, "b", 0, false, Prepare::Copy));
+    for s in 0..3u32 {
+        let mut o = op(s, 0, OpKind::Open, 1, 0, 0);
+        o.flags = OpFlags::READ;
+        t.ops.push(o);
+        for i in 0..1000u64 {
+            t.ops
+                .push(op(s, i, OpKind::Read, 1, (i * 7919 % 256) * 4096, 4096));
+        }
+        t.ops.push(op(s, 1000, OpKind::Close, 1, 0, 0));
+    }
+    t.ops.push(op(0, 2000, OpKind::Create, 2, 0, 0));
+    t.ops.push(op(0, 2001, OpKind::Write, 2, 0, 1300));
+    t.ops.push(op(0, 2002, OpKind::Close, 2, 0, 0));
+    let spool = tempfile::tempdir().unwrap();
+    let plan = plan_of(&t, spool.path());
+    let progress = Progress::default();
+    let spec = IterationSpec {
+        plan: &plan,
+        target: &NullTarget,
+        sandbox: None,
+        cache: CacheMode::Drop,
+        replay: ReplayOptions::default(),
+        spool_dir: spool.path(),
+        records_path: Some(spool.path().join("r.ops.jsonl.zst")),
+        progress: &progress,
+    };
+    let r = run_iteration(&spec, 1).unwrap();
+    assert_eq!(r.ops, 3 * 1002 + 3);
+    assert_eq!(r.op("read").unwrap().count, 3000);
+    assert_eq!(r.bytes_read, 3000 * 4096);
+    assert_eq!(r.bytes_written, 1300);
+    assert_eq!(r.op("open").unwrap().count, 3);
+    assert_eq!(r.op("create").unwrap().count, 1);
+    assert_eq!(r.errors, 0);
+    assert_eq!(r.streams.len(), 3);
+    assert!(r.wall_ns > 0 && r.throughput_mb_s > 0.0);
+    let expected_mb_s = (3000.0 * 4096.0 + 1300.0) / (r.wall_ns as f64 / 1e9) / 1e6;
+    assert!((r.throughput_mb_s - expected_mb_s).abs() < 1e-9);
+    // The records hold every op, and read back as a trace that compiles again.
+    let reader = naslab_trace::open_trace(&spool.path().join("r.ops.jsonl.zst")).unwrap();
+    let again = compile(
+        Path::new("r.ops.jsonl.zst"),
+        naslab_engine::records_from_reader(reader),
+        spool.path(),
+    )
+    .unwrap();
+    assert_eq!(again.ops(), r.ops);
+    assert_eq!(again.planned_read_bytes, 3000 * 4096);
+}
+
+#[test]
+fn a_full_target_stops_the_run_and_keeps_what_was_measured() {
+    let mut t = Trace::new("full");
+    t.files.push(file(1, "out", 0, false, Prepare::Copy));
+    t.ops.push(op(0, 0, OpKind::Create, 1, 0, 0));
+    for i in 0..100u64 {
+        t.ops.push(op(0, i, OpKind::Write, 1, i * 65536, 65536));
+    }
+    t.ops.push(op(0, 200, OpKind::Close, 1, 0, 0));
+    let spool = tempfile::tempdir().unwrap();
+    let plan = plan_of(&t, spool.path());
+    let mut target = scripted(1000);
+    target.fail_write_after = Some(40);
+    let progress = Progress::default();
+    let spec = IterationSpec {
+        plan: &plan,
+        target: &target,
+        sandbox: None,
+        cache: CacheMode::Keep,
+        replay: ReplayOptions::default(),
+        spool_dir: spool.path(),
+        records_path: None,
+        progress: &progress,
+    };
+    let r = run_iteration(&spec, 1).unwrap();
+    let why = r.aborted.as_deref().expect("the run stopped");
+    assert!(why.contains("line 44"), "{why}");
+    assert!(
+        why.contains("ENOSPC") && why.contains("free space"),
+        "{why}"
+    );
+    assert_eq!(r.op("write").unwrap().count, 41);
+    assert_eq!(r.op("write").unwrap().errors, 1);
+    assert_eq!(r.bytes_written, 40 * 65536);
+    assert_eq!(r.op("write").unwrap().errors_by_errno["ENOSPC"], 1);
+}
+
+#[test]
+fn preparation_copies_and_streams_and_leaves_created_files_absent() {
+    let mut t = Trace::new("prep");
+    t.files
+        .push(file(1, "docs/a.doc", 3 << 20, true, Prepare::Copy));
+    t.files
+        .push(file(2, "media/v.dvr-ms", 200_000, true, Prepare::Stream));
+    t.files
+        .push(file(3, "docs/new.doc", 5000, false, Prepare::Copy));
+    t.files.push(dir(4, "made", false));
+    t.files.push(file(5, "made/x", 10, false, Prepare::Copy));
+    t.files.push(file(6, "empty", 0, true, Prepare::Copy));
+    t.ops.push(op(0, 0, OpKind::Mkdir, 4, 0, 0));
+    // What the backend is asked to do, in order.
+    let spool = tempfile::tempdir().unwrap();
+    let plan = plan_of(&t, spool.path());
+    let target = scripted(0);
+    let mut b = target
+        .connect("prep", plan.files.clone(), BackendOptions::default())
+        .unwrap();
+    let done = std::sync::atomic::AtomicU64::new(0);
+    let r = prepare(&plan, b.as_mut(), &done).unwrap();
+    assert_eq!((r.files, r.dirs, r.bytes), (3, 2, (3 << 20) + 200_000));
+    let log = target.log.lock().unwrap().clone();
+    let idx = |path: &str| {
+        plan.files
+            .entries
+            .iter()
+            .position(|e| e.path == path)
+            .unwrap()
+    };
+    let copy = idx("docs/a.doc");
+    let stream = idx("media/v.dvr-ms");
+    let at = |s: &str| {
+        log.iter()
+            .position(|l| l == s)
+            .unwrap_or_else(|| panic!("{s} not in {log:?}"))
+    };
+    // Parents first; the copy sets its size and then writes 1 MiB chunks; the stream
+    // only appends 64 KiB chunks; nothing the workload creates is touched.
+    assert!(at(&format!("mkdir {}", idx("docs"))) < at(&format!("open {copy} create=true")));
+    let copy_at = at(&format!("open {copy} create=true"));
+    assert_eq!(log[copy_at + 1], format!("truncate {}", 3 << 20));
+    assert_eq!(log[copy_at + 2], format!("write 0 {}", 1 << 20));
+    assert_eq!(log[copy_at + 4], format!("write {} {}", 2 << 20, 1 << 20));
+    let stream_at = at(&format!("open {stream} create=true"));
+    assert_eq!(log[stream_at + 1], "write 0 65536");
+    assert_eq!(
+        log[stream_at + 4],
+        format!("write {} {}", 3 * 65536, 200_000 - 3 * 65536)
+    );
+    assert!(!log.iter().any(|l| l.starts_with("truncate")
+        && l != &format!("truncate {}", 3 << 20)
+        && l != "truncate 0"));
+    for absent in ["docs/new.doc", "made", "made/x"] {
+        let i = idx(absent);
+        assert!(
+            !log.iter()
+                .any(|l| l.ends_with(&format!(" {i} create=true")) || l == &format!("mkdir {i}")),
+            "{absent} was prepared"
+        );
+    }
+}
+
+#[test]
+fn posix_preparation_builds_the_file_set_on_disk() {
+    let mut t = Trace::new("ondisk");
+    t.files
+        .push(file(1, "docs/a.doc", 3_000_001, true, Prepare::Copy));
+    t.files
+        .push(file(2, "media/v.dvr-ms", 200_000, true, Prepare::Stream));
+    t.files
+        .push(file(3, "docs/new.doc", 5000, false, Prepare::Copy));
+    t.files.push(dir(4, "made", false));
+    t.ops.push(op(0, 0, OpKind::Mkdir, 4, 0, 0));
+    t.ops.push(op(0, 1, OpKind::Create, 3, 0, 0));
+    t.ops.push(op(0, 2, OpKind::Write, 3, 0, 5000));
+    t.ops.push(op(0, 3, OpKind::Close, 3, 0, 0));
+    t.ops.push(op(0, 4, OpKind::Readdir, 4, 0, 0));
+    let target_dir = tempfile::tempdir().unwrap();
+    let sandbox = Sandbox::open(target_dir.path()).unwrap();
+    let spool = tempfile::tempdir().unwrap();
+    let plan = plan_of(&t, spool.path());
+    let target = PosixTarget::new(sandbox.root());
+    let wd = sandbox.fresh_workload_dir("ondisk").unwrap();
+    let mut b = target
+        .connect("ondisk", plan.files.clone(), BackendOptions::default())
+        .unwrap();
+    prepare(&plan, b.as_mut(), &Default::default()).unwrap();
+    let a = std::fs::read(wd.join("docs/a.doc")).unwrap();
+    assert_eq!(a.len(), 3_000_001);
+    assert!(
+        a.iter().filter(|&&x| x == 0).count() < a.len() / 100,
+        "prepared data is not zeros"
+    );
+    assert_eq!(
+        std::fs::metadata(wd.join("media/v.dvr-ms")).unwrap().len(),
+        200_000
+    );
+    assert!(!wd.join("docs/new.doc").exists());
+    assert!(!wd.join("made").exists());
+    // And the measured phase then creates them.
+    let progress = Progress::default();
+    let spec = IterationSpec {
+        plan: &plan,
+        target: &target,
+        sandbox: Some(&sandbox),
+        cache: CacheMode::Drop,
+        replay: ReplayOptions::default(),
+        spool_dir: spool.path(),
+        records_path: None,
+        progress: &progress,
+    };
+    let r = run_iteration(&spec, 1).unwrap();
+    assert_eq!(r.errors, 0, "{:?}", r.op_stats);
+    assert_eq!(
+        std::fs::metadata(wd.join("docs/new.doc")).unwrap().len(),
+        5000
+    );
+    assert!(wd.join("made").is_dir());
+    assert_eq!(r.prepare.bytes, 3_200_001);
+}
+
+#[test]
+fn posix_backend_does_every_op_for_real() {
+    let mut t = Trace::new("ops");
+    t.files.push(dir(1, "d", true));
+    t.files.push(file(2, "d/a", 10_000, true, Prepare::Copy));
+    t.files.push(file(3, "d/b", 0, false, Prepare::Copy));
+    t.files.push(dir(4, "d/sub", false));
+    t.files.push(file(5, "d/c", 0, false, Prepare::Copy));
+    let ops = [
+        op(0, 0, OpKind::Stat, 2, 0, 0),
+        op(0, 1, OpKind::Open, 2, 0, 0),
+        op(0, 2, OpKind::Read, 2, 4096, 4096),
+        op(0, 3, OpKind::Close, 2, 0, 0),
+        op(0, 4, OpKind::Create, 3, 0, 0),
+        op(0, 5, OpKind::Write, 3, 0, 3000),
+        op(0, 6, OpKind::Fallocate, 3, 0, 65536),
+        op(0, 7, OpKind::Truncate, 3, 0, 1234),
+        op(0, 8, OpKind::Fsync, 3, 0, 0),
+        op(0, 9, OpKind::Close, 3, 0, 0),
+        op(0, 10, OpKind::Mkdir, 4, 0, 0),
+        op(0, 11, OpKind::Readdir, 1, 0, 0),
+        op(0, 13, OpKind::Unlink, 4, 0, 0),
+        op(0, 14, OpKind::Stat, 3, 0, 0),
+    ];
+    t.ops.extend(ops);
+    let mut rename = op(0, 15, OpKind::Rename, 3, 0, 0);
+    rename.to = Some(5);
+    t.ops.push(rename);
+    t.ops.push(op(0, 16, OpKind::Unlink, 3, 0, 0));
+    let target_dir = tempfile::tempdir().unwrap();
+    let sandbox = Sandbox::open(target_dir.path()).unwrap();
+    let spool = tempfile::tempdir().unwrap();
+    let plan = plan_of(&t, spool.path());
+    let target = PosixTarget::new(sandbox.root());
+    let progress = Progress::default();
+    let records = spool.path().join("ops.jsonl");
+    let spec = IterationSpec {
+        plan: &plan,
+        target: &target,
+        sandbox: Some(&sandbox),
+        cache: CacheMode::Drop,
+        replay: ReplayOptions::default(),
+        spool_dir: spool.path(),
+        records_path: Some(records.clone()),
+        progress: &progress,
+    };
+    let r = run_iteration(&spec, 1).unwrap();
+    let wd = sandbox.root().join("ops");
+    // The last unlink fails (the file was renamed away): counted, not fatal.
+    assert_eq!(r.errors, 1);
+    assert_eq!(r.op("unlink").unwrap().errors_by_errno["ENOENT"], 1);
+    assert_eq!(r.bytes_read, 4096);
+    assert_eq!(r.bytes_written, 3000);
+    assert_eq!(std::fs::metadata(wd.join("d/c")).unwrap().len(), 1234);
+    assert!(!wd.join("d/sub").exists());
+    let results: Vec<i64> = std::fs::read_to_string(&records)
+        .unwrap()
+        .lines()
+        .filter(|l| l.contains("\"type\":\"op\""))
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).unwrap();
+            v["result"].as_i64().unwrap()
+        })
+        .collect();
+    // stat gives the size, read and write the bytes, readdir the entries (a, b, sub), stat of b 1234.
+    assert_eq!(
+        results,
+        [
+            10_000,
+            0,
+            4096,
+            0,
+            0,
+            3000,
+            0,
+            0,
+            0,
+            0,
+            0,
+            3,
+            0,
+            1234,
+            0,
+            -(libc::ENOENT as i64)
+        ]
+    );
+}
+
+#[test]
+fn compile_rejects_misuse_with_the_line() {
+    let mut t = Trace::new("bad");
+    t.files.push(file(1, "a", 100, true, Prepare::Copy));
+    t.ops.push(op(0, 0, OpKind::Read, 1, 0, 10));
+    let e = compile_error(&t);
+    assert!(
+        e.starts_with("bad.jsonl:3:") && e.contains("without opening it"),
+        "{e}"
+    );
+
+    let mut t = Trace::new("bad");
+    t.files.push(file(1, "a", 100, true, Prepare::Copy));
+    t.ops.push(op(0, 5, OpKind::Stat, 1, 0, 0));
+    t.ops.push(op(0, 4, OpKind::Stat, 1, 0, 0));
+    let e = compile_error(&t);
+    assert!(
+        e.starts_with("bad.jsonl:4:") && e.contains("time goes backwards"),
+        "{e}"
+    );
+
+    let mut t = Trace::new("bad");
+    t.files.push(dir(1, "d", true));
+    t.ops.push(op(0, 0, OpKind::Open, 1, 0, 0));
+    assert!(compile_error(&t).contains("declared as a directory"));
+
+    let mut t = Trace::new("bad");
+    t.files.push(dir(1, "d", false));
+    t.files.push(file(2, "d/x/y", 1, false, Prepare::Copy));
+    assert!(compile_error(&t).contains("declare 'd/x' as a directory"));
+}
+
+/// Every path under `root` except naslab's own directory, with size and mtime.
+fn snapshot(root: &Path) -> BTreeMap<PathBuf, (u64, i64, bool)> {
+    use std::os::unix::fs::MetadataExt;
+    let mut out = BTreeMap::new();
+    let mut todo = vec![root.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p == root.join("naslab") {
+                continue;
+            }
+            let m = std::fs::symlink_metadata(&p).unwrap();
+            out.insert(
+                p.clone(),
+                (
+                    m.len(),
+                    m.mtime_nsec() + m.mtime() * 1_000_000_000,
+                    m.is_dir(),
+                ),
+            );
+            if m.is_dir() {
+                todo.push(p);
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn nothing_outside_naslabs_directory_is_touched() {
+    let target = tempfile::tempdir().unwrap();
+    let t = target.path();
+    std::fs::write(t.join("keep.txt"), b"user data").unwrap();
+    std::fs::create_dir_all(t.join("projects/ContentCreation")).unwrap();
+    std::fs::write(
+        t.join("projects/ContentCreation/video.dvr-ms"),
+        vec![7u8; 5000],
+    )
+    .unwrap();
+    std::fs::create_dir(t.join("DocumentSave")).unwrap();
+    let before = snapshot(t);
+
+    let mut tr = Trace::new("DocumentSave");
+    tr.files
+        .push(file(1, "video.dvr-ms", 100_000, true, Prepare::Stream));
+    tr.files.push(file(2, "keep.txt", 0, false, Prepare::Copy));
+    tr.ops.push(op(0, 0, OpKind::Create, 2, 0, 0));
+    tr.ops.push(op(0, 1, OpKind::Write, 2, 0, 100));
+    tr.ops.push(op(0, 2, OpKind::Close, 2, 0, 0));
+    tr.ops.push(op(0, 3, OpKind::Unlink, 1, 0, 0));
+    tr.ops.push(op(0, 4, OpKind::Unlink, 2, 0, 0));
+    let spool = tempfile::tempdir().unwrap();
+    let plan = plan_of(&tr, spool.path());
+    let sandbox = Sandbox::open(t).unwrap();
+    let target = PosixTarget::new(sandbox.root());
+    let progress = Progress::default();
+    for i in 1..=2 {
+        let spec = IterationSpec {
+            plan: &plan,
+            target: &target,
+            sandbox: Some(&sandbox),
+            cache: CacheMode::Drop,
+            replay: ReplayOptions::default(),
+            spool_dir: spool.path(),
+            records_path: None,
+            progress: &progress,
+        };
+        let r = run_iteration(&spec, i).unwrap();
+        assert_eq!(r.errors, 0);
+    }
+    assert_eq!(snapshot(t), before, "files outside naslab/ changed");
+    sandbox.remove_all().unwrap();
+    assert!(!t.join("naslab").exists());
+    assert_eq!(snapshot(t), before);
+    assert_eq!(std::fs::read(t.join("keep.txt")).unwrap(), b"user data");
+}
+
+#[test]
+fn a_naslab_directory_naslab_did_not_make_is_refused_and_left_alone() {
+    let target = tempfile::tempdir().unwrap();
+    let t = target.path();
+    std::fs::create_dir(t.join("naslab")).unwrap();
+    std::fs::write(t.join("naslab/thesis.tex"), b"precious").unwrap();
+    let e = Sandbox::open(t).unwrap_err().to_string();
+    assert!(e.contains("was not made by naslab"), "{e}");
+    assert_eq!(
+        std::fs::read(t.join("naslab/thesis.tex")).unwrap(),
+        b"precious"
+    );
+
+    let other = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink(other.path(), other.path().join("x")).ok();
+    let t2 = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink(other.path(), t2.path().join("naslab")).unwrap();
+    let e = Sandbox::open(t2.path()).unwrap_err().to_string();
+    assert!(e.contains("symbolic link"), "{e}");
+
+    let e = Sandbox::open(&t.join("missing")).unwrap_err().to_string();
+    assert!(e.contains("does not exist"), "{e}");
+    let e = Sandbox::open(&t.join("naslab/thesis.tex"))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("not a directory"), "{e}");
+}
+
+#[test]
+fn monotonic_clock_waits_until_its_deadline() {
+    let c = naslab_engine::MonotonicClock::starting_now();
+    let start = c.now_ns();
+    c.wait_until(start + 2_000_000);
+    assert!(c.now_ns() >= start + 2_000_000);
+}
