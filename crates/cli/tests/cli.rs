@@ -1,0 +1,349 @@
+//! The `naslab` binary end to end: runs, run directories, and every bad input the user
+//! can give it.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn naslab() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_naslab"))
+}
+
+fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+fn run_ok(cmd: &mut Command) -> Output {
+    let out = cmd.output().expect("naslab starts");
+    assert!(
+        out.status.success(),
+        "naslab failed:\nstdout: {}\nstderr: {}",
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+    out
+}
+
+fn run_err(cmd: &mut Command) -> String {
+    let out = cmd.output().expect("naslab starts");
+    assert_eq!(out.status.code(), Some(1), "stdout: {}", text(&out.stdout));
+    let err = text(&out.stderr);
+    assert!(!err.contains("panicked"), "{err}");
+    err
+}
+
+fn only_run_dir(out: &Path) -> PathBuf {
+    let label = std::fs::read_dir(out).unwrap().next().unwrap().unwrap().path();
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(label).unwrap().map(|e| e.unwrap().path()).collect();
+    assert_eq!(dirs.len(), 1, "{dirs:?}");
+    dirs.pop().unwrap()
+}
+
+fn json(path: &Path) -> serde_json::Value {
+    serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
+}
+
+fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    unsafe { libc::geteuid() == 0 }
+}
+
+#[test]
+fn the_example_trace_runs_and_leaves_a_complete_run_directory() {
+    let target = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let res = run_ok(
+        naslab()
+            .arg("run")
+            .arg(repo_root().join("examples/document-save.jsonl"))
+            .arg("--target")
+            .arg(target.path())
+            .arg("--out")
+            .arg(out.path()),
+    );
+    let table = text(&res.stdout);
+    assert!(table.contains("DocumentSave"), "{table}");
+    for op in ["read", "write", "rename", "readdir", "fsync"] {
+        assert!(table.contains(&format!("    {op} ")), "{op} missing from\n{table}");
+    }
+    // Progress is for terminals only: nothing of it in a pipe.
+    let err = text(&res.stderr);
+    assert!(!err.contains('\r') && !err.contains("measure"), "{err}");
+    let dir = only_run_dir(out.path());
+    let run = json(&dir.join("run.json"));
+    assert_eq!(run["schema_version"], 1);
+    assert_eq!(run["target"]["backend"], "posix");
+    assert!(!run["target"]["fs_type"].as_str().unwrap().is_empty());
+    assert!(!run["environment"]["kernel"].as_str().unwrap().is_empty());
+    let it = &run["workloads"][0]["iterations"][0];
+    assert_eq!(it["bytes_read"], 2 * 1048576 + 65536 + 4096 + 978944 - 1048576 + 524288);
+    assert_eq!(it["bytes_written"], 2 * 1048576 + 512);
+    assert_eq!(it["ops"], 25);
+    assert_eq!(it["op_stats"]["read"]["count"], 6);
+    assert_eq!(it["prepare"]["files"], 2);
+    let csv = std::fs::read_to_string(dir.join("naspt.csv")).unwrap();
+    let mut lines = csv.lines();
+    assert_eq!(
+        lines.next().unwrap(),
+        "Test Name,Throughput(MB/s),ReadSize(B),WriteSize(B),AveReadTime(usecs),AveWriteTime(usecs),AveOpenTime(usecs),MaxReadTime(usecs),MaxWriteTime(usecs),MaxOpenTime(usecs)"
+    );
+    assert!(lines.next().unwrap().starts_with("DocumentSave,"));
+    assert!(dir.join("DocumentSave.ops.jsonl.zst").is_file());
+    assert!(dir.join("results.txt").is_file());
+    // The records replay as a trace of their own.
+    let target2 = tempfile::tempdir().unwrap();
+    run_ok(
+        naslab()
+            .arg("run")
+            .arg(dir.join("DocumentSave.ops.jsonl.zst"))
+            .arg("--target")
+            .arg(target2.path())
+            .arg("--out")
+            .arg(out.path().join("again")),
+    );
+}
+
+fn write_file(dir: &Path, name: &str, body: &str) -> PathBuf {
+    let p = dir.join(name);
+    std::fs::File::create(&p).unwrap().write_all(body.as_bytes()).unwrap();
+    p
+}
+
+const HEAD: &str = r#"{"type":"header","format":"naslab-trace","version":1,"workload":"w"}"#;
+
+#[test]
+fn bad_traces_give_one_clear_error_with_file_and_line() {
+    let d = tempfile::tempdir().unwrap();
+    let target = tempfile::tempdir().unwrap();
+    let out = d.path().join("out");
+    let cases = [
+        (
+            format!("{HEAD}\n{{\"type\":\"file\",\"id\":1,\"path\":\"a\",\"exists\":true}}\n{{\"type\":\"op\",\"op\":\"stat\",\"file\":2}}\n"),
+            ":3: the stat op refers to file 2, which no file line declares",
+        ),
+        (format!("{HEAD}\n{{oops\n"), ":2: not a valid trace line"),
+        (
+            r#"{"type":"header","format":"naslab-trace","version":9,"workload":"w"}"#.to_string(),
+            ":1: naslab-trace version 9 is not supported",
+        ),
+        ("\u{0}\u{1}binary".to_string(), ":1:"),
+    ];
+    for (i, (body, needle)) in cases.iter().enumerate() {
+        let trace = write_file(d.path(), &format!("t{i}.jsonl"), body);
+        let err = run_err(naslab().arg("run").arg(&trace).arg("-t").arg(target.path()).arg("--out").arg(&out));
+        assert!(err.contains(&format!("t{i}.jsonl{needle}")), "{err}");
+        assert_eq!(err.lines().count(), 1, "one error line: {err}");
+    }
+    // No empty run directories are left behind by runs that never started.
+    let leftover: Vec<_> = std::fs::read_dir(out.join("run")).map(|r| r.count()).into_iter().collect();
+    assert_eq!(leftover.iter().sum::<usize>(), 0);
+    let err = run_err(naslab().arg("run").arg(d.path().join("nope.jsonl")).arg("-t").arg(target.path()).arg("--out").arg(&out));
+    assert!(err.contains("nope.jsonl") && err.contains("check the path"), "{err}");
+}
+
+#[test]
+fn bad_targets_and_options_are_refused_clearly() {
+    let d = tempfile::tempdir().unwrap();
+    let trace = repo_root().join("examples/document-save.jsonl");
+    let out = d.path().join("out");
+    let err = run_err(naslab().arg("run").arg(&trace).arg("-t").arg(d.path().join("missing")).arg("--out").arg(&out));
+    assert!(err.contains("does not exist"), "{err}");
+    let err = run_err(naslab().arg("run").arg(&trace).arg("--out").arg(&out));
+    assert!(err.contains("--target DIR is needed"), "{err}");
+    let err = run_err(naslab().arg("run").arg(&trace).arg("-t").arg(d.path()).arg("--pace").arg("delay:5"));
+    assert!(err.contains("no unit"), "{err}");
+    std::fs::create_dir(d.path().join("naslab")).unwrap();
+    let err = run_err(naslab().arg("run").arg(&trace).arg("-t").arg(d.path()).arg("--out").arg(&out));
+    assert!(err.contains("was not made by naslab"), "{err}");
+}
+
+#[test]
+fn the_null_backend_needs_no_target() {
+    let out = tempfile::tempdir().unwrap();
+    let res = run_ok(
+        naslab()
+            .args(["run", "--backend", "null", "--json", "--out"])
+            .arg(out.path())
+            .arg(repo_root().join("examples/document-save.jsonl")),
+    );
+    let run: serde_json::Value = serde_json::from_slice(&res.stdout).unwrap();
+    assert_eq!(run["target"]["backend"], "null");
+    assert_eq!(run["workloads"][0]["iterations"][0]["ops"], 25);
+}
+
+/// Mounts a tmpfs with `opts` for the closure, unmounting it afterwards whatever happens.
+fn with_tmpfs(opts: &str, f: impl FnOnce(&Path)) {
+    let d = tempfile::tempdir().unwrap();
+    let ok = Command::new("mount")
+        .args(["-t", "tmpfs", "-o", opts, "naslab-test"])
+        .arg(d.path())
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok, "mount tmpfs -o {opts} failed");
+    struct Unmount(PathBuf);
+    impl Drop for Unmount {
+        fn drop(&mut self) {
+            let _ = Command::new("umount").arg(&self.0).status();
+        }
+    }
+    let _guard = Unmount(d.path().to_path_buf());
+    f(d.path());
+}
+
+fn write_trace(path: &Path, ops: impl FnOnce(&mut std::io::BufWriter<std::fs::File>)) {
+    let mut w = std::io::BufWriter::new(std::fs::File::create(path).unwrap());
+    ops(&mut w);
+    w.flush().unwrap();
+}
+
+#[test]
+fn a_full_disk_stops_the_run_with_the_line_and_keeps_the_results() {
+    if !is_root() {
+        eprintln!("skipped: mounting a small tmpfs needs root (.ci/run runs as root)");
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let trace = d.path().join("fill.jsonl");
+    write_trace(&trace, |w| {
+        writeln!(w, r#"{{"type":"header","format":"naslab-trace","version":1,"workload":"Fill"}}"#).unwrap();
+        writeln!(w, r#"{{"type":"file","id":1,"path":"big","exists":false}}"#).unwrap();
+        writeln!(w, r#"{{"type":"op","op":"create","file":1}}"#).unwrap();
+        for i in 0..64 {
+            writeln!(w, r#"{{"type":"op","op":"write","file":1,"offset":{},"len":65536}}"#, i * 65536).unwrap();
+        }
+        writeln!(w, r#"{{"type":"op","op":"close","file":1}}"#).unwrap();
+    });
+    with_tmpfs("size=1m", |mnt| {
+        let out = d.path().join("out");
+        let err = run_err(naslab().arg("run").arg(&trace).arg("-t").arg(mnt).arg("--out").arg(&out));
+        assert!(err.contains("fill.jsonl:") && err.contains("ENOSPC") && err.contains("free space"), "{err}");
+        assert!(err.contains("results measured so far"), "{err}");
+        let run = json(&only_run_dir(&out).join("run.json"));
+        assert!(run["aborted"].as_str().unwrap().contains("ENOSPC"));
+        let writes = &run["workloads"][0]["iterations"][0]["op_stats"]["write"];
+        assert!(writes["count"].as_u64().unwrap() >= 10, "{writes}");
+        assert_eq!(writes["errors"], 1);
+    });
+}
+
+#[test]
+fn a_read_only_target_is_named_as_such() {
+    if !is_root() {
+        eprintln!("skipped: mounting a read-only tmpfs needs root (.ci/run runs as root)");
+        return;
+    }
+    with_tmpfs("ro,size=1m", |mnt| {
+        let out = tempfile::tempdir().unwrap();
+        let err = run_err(
+            naslab()
+                .arg("run")
+                .arg(repo_root().join("examples/document-save.jsonl"))
+                .arg("-t")
+                .arg(mnt)
+                .arg("--out")
+                .arg(out.path()),
+        );
+        assert!(err.contains("read-only") && err.contains("remount"), "{err}");
+    });
+}
+
+/// naslab's op and byte counts for a run of 100,000 random 4 KiB reads equal what
+/// strace sees the process do.
+#[test]
+fn op_counts_and_bytes_match_strace() {
+    let strace = Command::new("strace").arg("-V").output();
+    assert!(
+        strace.is_ok_and(|o| o.status.success()),
+        "strace is needed for this test: apt-get install strace (.ci/run installs it)"
+    );
+    let d = tempfile::tempdir().unwrap();
+    let trace = d.path().join("rr.jsonl");
+    let size: u64 = 16 << 20;
+    write_trace(&trace, |w| {
+        writeln!(w, r#"{{"type":"header","format":"naslab-trace","version":1,"workload":"RandRead"}}"#).unwrap();
+        writeln!(w, r#"{{"type":"file","id":1,"path":"data","size":{size},"exists":true}}"#).unwrap();
+        writeln!(w, r#"{{"type":"op","op":"open","file":1,"flags":"read"}}"#).unwrap();
+        let mut x: u64 = 88172645463325252;
+        for _ in 0..100_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            // A few reads run past the end of the file: short reads count what they got.
+            let off = (x % (size / 4096 + 8)) * 4096;
+            writeln!(w, r#"{{"type":"op","op":"read","file":1,"offset":{off},"len":4096}}"#).unwrap();
+        }
+        writeln!(w, r#"{{"type":"op","op":"close","file":1}}"#).unwrap();
+    });
+    let target = d.path().join("target");
+    std::fs::create_dir(&target).unwrap();
+    let log = d.path().join("strace.log");
+    let out = d.path().join("out");
+    run_ok(
+        Command::new("strace")
+            .args(["-f", "-qq", "-y", "-e", "trace=pread64", "-o"])
+            .arg(&log)
+            .arg(env!("CARGO_BIN_EXE_naslab"))
+            .arg("run")
+            .arg(&trace)
+            .arg("-t")
+            .arg(&target)
+            .arg("--out")
+            .arg(&out),
+    );
+    // Count the pread64 calls on the workload's data file (strace -y names each fd's
+    // path; the dynamic loader's own pread64 calls on libraries are not naslab's ops).
+    // With -f a call may be split into "<unfinished ...>" and "<... resumed>" lines.
+    let (mut calls, mut bytes) = (0u64, 0u64);
+    let mut pending = std::collections::HashSet::new();
+    let data = "/naslab/RandRead/data>";
+    let ret_of = |line: &str| -> u64 {
+        let (_, ret) = line.rsplit_once(" = ").expect("a finished call has a result");
+        ret.trim().parse().expect("pread64 returned a count")
+    };
+    for line in std::fs::read_to_string(&log).unwrap().lines() {
+        let pid = line.split_whitespace().next().unwrap_or("").to_string();
+        if line.contains("pread64(") && line.contains(data) {
+            calls += 1;
+            if line.ends_with("<unfinished ...>") {
+                pending.insert(pid);
+            } else {
+                bytes += ret_of(line);
+            }
+        } else if line.contains("<... pread64 resumed>") && pending.remove(&pid) {
+            bytes += ret_of(line);
+        }
+    }
+    assert!(pending.is_empty(), "unmatched unfinished calls: {pending:?}");
+    let run = json(&only_run_dir(&out).join("run.json"));
+    let it = &run["workloads"][0]["iterations"][0];
+    eprintln!("strace: {calls} pread64 calls, {bytes} bytes; naslab: {} reads, {} bytes", it["op_stats"]["read"]["count"], it["bytes_read"]);
+    assert_eq!(calls, 100_000);
+    assert_eq!(it["op_stats"]["read"]["count"].as_u64(), Some(calls));
+    assert_eq!(it["bytes_read"].as_u64(), Some(bytes));
+    assert!(bytes < 100_000 * 4096, "some reads were short");
+}
+
+#[test]
+fn clean_removes_only_what_naslab_made() {
+    let target = tempfile::tempdir().unwrap();
+    std::fs::write(target.path().join("mine.txt"), b"x").unwrap();
+    let out = tempfile::tempdir().unwrap();
+    run_ok(
+        naslab()
+            .arg("run")
+            .arg(repo_root().join("examples/document-save.jsonl"))
+            .arg("-t")
+            .arg(target.path())
+            .arg("--out")
+            .arg(out.path()),
+    );
+    assert!(target.path().join("naslab/DocumentSave/docs/report.doc").is_file());
+    run_ok(naslab().arg("clean").arg("-t").arg(target.path()));
+    assert!(!target.path().join("naslab").exists());
+    assert!(target.path().join("mine.txt").is_file());
+}
