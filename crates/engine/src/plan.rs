@@ -270,7 +270,7 @@ pub fn compile(
                 }
                 if matches!(op.kind, OpKind::Read | OpKind::Write) {
                     max_len = max_len.max(op.len);
-                    if op.offset % 512 != 0 || op.len % 512 != 0 {
+                    if !op.offset.is_multiple_of(512) || !op.len.is_multiple_of(512) {
                         unaligned += 1;
                     }
                 }

@@ -367,7 +367,7 @@ impl<C: Clock> StreamRun<'_, C> {
                 })
                 .map_err(spool_err)?;
             }
-            if out.ops % PROGRESS_EVERY == 0 {
+            if out.ops.is_multiple_of(PROGRESS_EVERY) {
                 let bytes = out.bytes_read + out.bytes_written;
                 self.progress
                     .ops
