@@ -37,8 +37,16 @@ fn run_err(cmd: &mut Command) -> String {
 }
 
 fn only_run_dir(out: &Path) -> PathBuf {
-    let label = std::fs::read_dir(out).unwrap().next().unwrap().unwrap().path();
-    let mut dirs: Vec<PathBuf> = std::fs::read_dir(label).unwrap().map(|e| e.unwrap().path()).collect();
+    let label = std::fs::read_dir(out)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(label)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
     assert_eq!(dirs.len(), 1, "{dirs:?}");
     dirs.pop().unwrap()
 }
@@ -68,7 +76,10 @@ fn the_example_trace_runs_and_leaves_a_complete_run_directory() {
     let table = text(&res.stdout);
     assert!(table.contains("DocumentSave"), "{table}");
     for op in ["read", "write", "rename", "readdir", "fsync"] {
-        assert!(table.contains(&format!("    {op} ")), "{op} missing from\n{table}");
+        assert!(
+            table.contains(&format!("    {op} ")),
+            "{op} missing from\n{table}"
+        );
     }
     // Progress is for terminals only: nothing of it in a pipe.
     let err = text(&res.stderr);
@@ -80,7 +91,10 @@ fn the_example_trace_runs_and_leaves_a_complete_run_directory() {
     assert!(!run["target"]["fs_type"].as_str().unwrap().is_empty());
     assert!(!run["environment"]["kernel"].as_str().unwrap().is_empty());
     let it = &run["workloads"][0]["iterations"][0];
-    assert_eq!(it["bytes_read"], 2 * 1048576 + 65536 + 4096 + 978944 - 1048576 + 524288);
+    assert_eq!(
+        it["bytes_read"],
+        2 * 1048576 + 65536 + 4096 + 978944 - 1048576 + 524288
+    );
     assert_eq!(it["bytes_written"], 2 * 1048576 + 512);
     assert_eq!(it["ops"], 25);
     assert_eq!(it["op_stats"]["read"]["count"], 6);
@@ -109,7 +123,10 @@ fn the_example_trace_runs_and_leaves_a_complete_run_directory() {
 
 fn write_file(dir: &Path, name: &str, body: &str) -> PathBuf {
     let p = dir.join(name);
-    std::fs::File::create(&p).unwrap().write_all(body.as_bytes()).unwrap();
+    std::fs::File::create(&p)
+        .unwrap()
+        .write_all(body.as_bytes())
+        .unwrap();
     p
 }
 
@@ -134,15 +151,37 @@ fn bad_traces_give_one_clear_error_with_file_and_line() {
     ];
     for (i, (body, needle)) in cases.iter().enumerate() {
         let trace = write_file(d.path(), &format!("t{i}.jsonl"), body);
-        let err = run_err(naslab().arg("run").arg(&trace).arg("-t").arg(target.path()).arg("--out").arg(&out));
+        let err = run_err(
+            naslab()
+                .arg("run")
+                .arg(&trace)
+                .arg("-t")
+                .arg(target.path())
+                .arg("--out")
+                .arg(&out),
+        );
         assert!(err.contains(&format!("t{i}.jsonl{needle}")), "{err}");
         assert_eq!(err.lines().count(), 1, "one error line: {err}");
     }
     // No empty run directories are left behind by runs that never started.
-    let leftover: Vec<_> = std::fs::read_dir(out.join("run")).map(|r| r.count()).into_iter().collect();
+    let leftover: Vec<_> = std::fs::read_dir(out.join("run"))
+        .map(|r| r.count())
+        .into_iter()
+        .collect();
     assert_eq!(leftover.iter().sum::<usize>(), 0);
-    let err = run_err(naslab().arg("run").arg(d.path().join("nope.jsonl")).arg("-t").arg(target.path()).arg("--out").arg(&out));
-    assert!(err.contains("nope.jsonl") && err.contains("check the path"), "{err}");
+    let err = run_err(
+        naslab()
+            .arg("run")
+            .arg(d.path().join("nope.jsonl"))
+            .arg("-t")
+            .arg(target.path())
+            .arg("--out")
+            .arg(&out),
+    );
+    assert!(
+        err.contains("nope.jsonl") && err.contains("check the path"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -150,14 +189,38 @@ fn bad_targets_and_options_are_refused_clearly() {
     let d = tempfile::tempdir().unwrap();
     let trace = repo_root().join("examples/document-save.jsonl");
     let out = d.path().join("out");
-    let err = run_err(naslab().arg("run").arg(&trace).arg("-t").arg(d.path().join("missing")).arg("--out").arg(&out));
+    let err = run_err(
+        naslab()
+            .arg("run")
+            .arg(&trace)
+            .arg("-t")
+            .arg(d.path().join("missing"))
+            .arg("--out")
+            .arg(&out),
+    );
     assert!(err.contains("does not exist"), "{err}");
     let err = run_err(naslab().arg("run").arg(&trace).arg("--out").arg(&out));
     assert!(err.contains("--target DIR is needed"), "{err}");
-    let err = run_err(naslab().arg("run").arg(&trace).arg("-t").arg(d.path()).arg("--pace").arg("delay:5"));
+    let err = run_err(
+        naslab()
+            .arg("run")
+            .arg(&trace)
+            .arg("-t")
+            .arg(d.path())
+            .arg("--pace")
+            .arg("delay:5"),
+    );
     assert!(err.contains("no unit"), "{err}");
     std::fs::create_dir(d.path().join("naslab")).unwrap();
-    let err = run_err(naslab().arg("run").arg(&trace).arg("-t").arg(d.path()).arg("--out").arg(&out));
+    let err = run_err(
+        naslab()
+            .arg("run")
+            .arg(&trace)
+            .arg("-t")
+            .arg(d.path())
+            .arg("--out")
+            .arg(&out),
+    );
     assert!(err.contains("was not made by naslab"), "{err}");
 }
 
@@ -210,18 +273,38 @@ fn a_full_disk_stops_the_run_with_the_line_and_keeps_the_results() {
     let d = tempfile::tempdir().unwrap();
     let trace = d.path().join("fill.jsonl");
     write_trace(&trace, |w| {
-        writeln!(w, r#"{{"type":"header","format":"naslab-trace","version":1,"workload":"Fill"}}"#).unwrap();
+        writeln!(
+            w,
+            r#"{{"type":"header","format":"naslab-trace","version":1,"workload":"Fill"}}"#
+        )
+        .unwrap();
         writeln!(w, r#"{{"type":"file","id":1,"path":"big","exists":false}}"#).unwrap();
         writeln!(w, r#"{{"type":"op","op":"create","file":1}}"#).unwrap();
         for i in 0..64 {
-            writeln!(w, r#"{{"type":"op","op":"write","file":1,"offset":{},"len":65536}}"#, i * 65536).unwrap();
+            writeln!(
+                w,
+                r#"{{"type":"op","op":"write","file":1,"offset":{},"len":65536}}"#,
+                i * 65536
+            )
+            .unwrap();
         }
         writeln!(w, r#"{{"type":"op","op":"close","file":1}}"#).unwrap();
     });
     with_tmpfs("size=1m", |mnt| {
         let out = d.path().join("out");
-        let err = run_err(naslab().arg("run").arg(&trace).arg("-t").arg(mnt).arg("--out").arg(&out));
-        assert!(err.contains("fill.jsonl:") && err.contains("ENOSPC") && err.contains("free space"), "{err}");
+        let err = run_err(
+            naslab()
+                .arg("run")
+                .arg(&trace)
+                .arg("-t")
+                .arg(mnt)
+                .arg("--out")
+                .arg(&out),
+        );
+        assert!(
+            err.contains("fill.jsonl:") && err.contains("ENOSPC") && err.contains("free space"),
+            "{err}"
+        );
         assert!(err.contains("results measured so far"), "{err}");
         let run = json(&only_run_dir(&out).join("run.json"));
         assert!(run["aborted"].as_str().unwrap().contains("ENOSPC"));
@@ -248,7 +331,10 @@ fn a_read_only_target_is_named_as_such() {
                 .arg("--out")
                 .arg(out.path()),
         );
-        assert!(err.contains("read-only") && err.contains("remount"), "{err}");
+        assert!(
+            err.contains("read-only") && err.contains("remount"),
+            "{err}"
+        );
     });
 }
 
@@ -265,8 +351,16 @@ fn op_counts_and_bytes_match_strace() {
     let trace = d.path().join("rr.jsonl");
     let size: u64 = 16 << 20;
     write_trace(&trace, |w| {
-        writeln!(w, r#"{{"type":"header","format":"naslab-trace","version":1,"workload":"RandRead"}}"#).unwrap();
-        writeln!(w, r#"{{"type":"file","id":1,"path":"data","size":{size},"exists":true}}"#).unwrap();
+        writeln!(
+            w,
+            r#"{{"type":"header","format":"naslab-trace","version":1,"workload":"RandRead"}}"#
+        )
+        .unwrap();
+        writeln!(
+            w,
+            r#"{{"type":"file","id":1,"path":"data","size":{size},"exists":true}}"#
+        )
+        .unwrap();
         writeln!(w, r#"{{"type":"op","op":"open","file":1,"flags":"read"}}"#).unwrap();
         let mut x: u64 = 88172645463325252;
         for _ in 0..100_000 {
@@ -275,7 +369,11 @@ fn op_counts_and_bytes_match_strace() {
             x ^= x << 17;
             // A few reads run past the end of the file: short reads count what they got.
             let off = (x % (size / 4096 + 8)) * 4096;
-            writeln!(w, r#"{{"type":"op","op":"read","file":1,"offset":{off},"len":4096}}"#).unwrap();
+            writeln!(
+                w,
+                r#"{{"type":"op","op":"read","file":1,"offset":{off},"len":4096}}"#
+            )
+            .unwrap();
         }
         writeln!(w, r#"{{"type":"op","op":"close","file":1}}"#).unwrap();
     });
@@ -302,7 +400,9 @@ fn op_counts_and_bytes_match_strace() {
     let mut pending = std::collections::HashSet::new();
     let data = "/naslab/RandRead/data>";
     let ret_of = |line: &str| -> u64 {
-        let (_, ret) = line.rsplit_once(" = ").expect("a finished call has a result");
+        let (_, ret) = line
+            .rsplit_once(" = ")
+            .expect("a finished call has a result");
         ret.trim().parse().expect("pread64 returned a count")
     };
     for line in std::fs::read_to_string(&log).unwrap().lines() {
@@ -318,10 +418,16 @@ fn op_counts_and_bytes_match_strace() {
             bytes += ret_of(line);
         }
     }
-    assert!(pending.is_empty(), "unmatched unfinished calls: {pending:?}");
+    assert!(
+        pending.is_empty(),
+        "unmatched unfinished calls: {pending:?}"
+    );
     let run = json(&only_run_dir(&out).join("run.json"));
     let it = &run["workloads"][0]["iterations"][0];
-    eprintln!("strace: {calls} pread64 calls, {bytes} bytes; naslab: {} reads, {} bytes", it["op_stats"]["read"]["count"], it["bytes_read"]);
+    eprintln!(
+        "strace: {calls} pread64 calls, {bytes} bytes; naslab: {} reads, {} bytes",
+        it["op_stats"]["read"]["count"], it["bytes_read"]
+    );
     assert_eq!(calls, 100_000);
     assert_eq!(it["op_stats"]["read"]["count"].as_u64(), Some(calls));
     assert_eq!(it["bytes_read"].as_u64(), Some(bytes));
@@ -342,8 +448,36 @@ fn clean_removes_only_what_naslab_made() {
             .arg("--out")
             .arg(out.path()),
     );
-    assert!(target.path().join("naslab/DocumentSave/docs/report.doc").is_file());
+    assert!(target
+        .path()
+        .join("naslab/DocumentSave/docs/report.doc")
+        .is_file());
     run_ok(naslab().arg("clean").arg("-t").arg(target.path()));
     assert!(!target.path().join("naslab").exists());
     assert!(target.path().join("mine.txt").is_file());
+}
+
+#[test]
+fn direct_io_works_where_the_file_system_allows_it() {
+    let out = tempfile::tempdir().unwrap();
+    // The build directory is on a disk file system, which takes O_DIRECT.
+    let target = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let res = run_ok(
+        naslab()
+            .arg("run")
+            .arg(repo_root().join("examples/document-save.jsonl"))
+            .args(["--direct", "--json", "-t"])
+            .arg(target.path())
+            .arg("--out")
+            .arg(out.path()),
+    );
+    let run: serde_json::Value = serde_json::from_slice(&res.stdout).unwrap();
+    assert_eq!(run["options"]["cache"], "direct");
+    assert_eq!(run["workloads"][0]["iterations"][0]["errors"], 0);
+    // The one 512-byte write at offset 0 is aligned; every op here is, so no warning.
+    assert!(
+        run["warnings"].as_array().unwrap().is_empty(),
+        "{}",
+        run["warnings"]
+    );
 }

@@ -28,12 +28,14 @@ pub enum RunError {
         trace: String,
         line: u64,
     },
-    #[error("direct I/O does not work on this target ({0}); the file system may not support O_DIRECT (tmpfs does not): run with --cache drop instead")]
+    #[error("direct I/O does not work on this target ({0}); the file system may not support O_DIRECT (tmpfs before Linux 6.6 and some FUSE file systems do not): run with --cache drop instead")]
     Direct(OpError),
     #[error("cannot connect to the target for preparation: {0}")]
     Connect(OpError),
     #[error(transparent)]
     Prepare(#[from] PrepareError),
+    #[error("cannot drop the page cache through /proc/sys/vm/drop_caches ({0}); it needs root: run as root or without --drop-all-caches")]
+    DropAllCaches(std::io::Error),
     #[error(transparent)]
     Replay(#[from] ReplayError),
     #[error("cannot write op records to '{path}': {source}")]
@@ -57,6 +59,8 @@ pub struct IterationSpec<'a> {
     /// Where the op records go; `None` keeps none.
     pub records_path: Option<PathBuf>,
     pub progress: &'a Progress,
+    /// After dropping the prepared files' pages, also drop the whole page cache (root only).
+    pub drop_all_caches: bool,
 }
 
 /// Checks, before anything is written, that the target can do every op of the plan.
@@ -98,6 +102,9 @@ pub fn run_iteration(spec: &IterationSpec, iteration: u32) -> Result<IterationRe
         if spec.cache == CacheMode::Drop {
             drop_caches(plan, backend.as_mut())?;
         }
+        if spec.drop_all_caches {
+            drop_page_cache().map_err(RunError::DropAllCaches)?;
+        }
         prepared
     };
     let outcome = replay(
@@ -123,4 +130,11 @@ pub fn run_iteration(spec: &IterationSpec, iteration: u32) -> Result<IterationRe
         result.records = path.file_name().map(|n| n.to_string_lossy().into_owned());
     }
     Ok(result)
+}
+
+/// Writes dirty pages back, then drops the whole page cache, dentries and inodes.
+fn drop_page_cache() -> std::io::Result<()> {
+    // SAFETY: sync has no preconditions.
+    unsafe { libc::sync() };
+    std::fs::write("/proc/sys/vm/drop_caches", b"3")
 }

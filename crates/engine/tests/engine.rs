@@ -283,6 +283,7 @@ fn null_backend_counts_exactly_what_the_trace_asks() {
         spool_dir: spool.path(),
         records_path: Some(spool.path().join("r.ops.jsonl.zst")),
         progress: &progress,
+        drop_all_caches: false,
     };
     let r = run_iteration(&spec, 1).unwrap();
     assert_eq!(r.ops, 3 * 1002 + 3);
@@ -331,6 +332,7 @@ fn a_full_target_stops_the_run_and_keeps_what_was_measured() {
         spool_dir: spool.path(),
         records_path: None,
         progress: &progress,
+        drop_all_caches: false,
     };
     let r = run_iteration(&spec, 1).unwrap();
     let why = r.aborted.as_deref().expect("the run stopped");
@@ -457,6 +459,7 @@ fn posix_preparation_builds_the_file_set_on_disk() {
         spool_dir: spool.path(),
         records_path: None,
         progress: &progress,
+        drop_all_caches: false,
     };
     let r = run_iteration(&spec, 1).unwrap();
     assert_eq!(r.errors, 0, "{:?}", r.op_stats);
@@ -513,6 +516,7 @@ fn posix_backend_does_every_op_for_real() {
         spool_dir: spool.path(),
         records_path: Some(records.clone()),
         progress: &progress,
+        drop_all_caches: false,
     };
     let r = run_iteration(&spec, 1).unwrap();
     let wd = sandbox.root().join("ops");
@@ -654,6 +658,7 @@ fn nothing_outside_naslabs_directory_is_touched() {
             spool_dir: spool.path(),
             records_path: None,
             progress: &progress,
+            drop_all_caches: false,
         };
         let r = run_iteration(&spec, i).unwrap();
         assert_eq!(r.errors, 0);
@@ -699,4 +704,64 @@ fn monotonic_clock_waits_until_its_deadline() {
     let start = c.now_ns();
     c.wait_until(start + 2_000_000);
     assert!(c.now_ns() >= start + 2_000_000);
+}
+
+/// Pages of `path` resident in the page cache, by mincore(2) over a mapping of it.
+fn resident_pages(path: &Path) -> usize {
+    use std::os::unix::io::AsRawFd;
+    let f = std::fs::File::open(path).unwrap();
+    let len = f.metadata().unwrap().len() as usize;
+    // SAFETY: a read-only shared mapping of an open file, unmapped below; mincore only
+    // writes one byte per page into `vec`.
+    unsafe {
+        let addr = libc::mmap(
+            std::ptr::null_mut(),
+            len,
+            libc::PROT_READ,
+            libc::MAP_SHARED,
+            f.as_raw_fd(),
+            0,
+        );
+        assert_ne!(addr, libc::MAP_FAILED);
+        let mut vec = vec![0u8; len.div_ceil(4096)];
+        assert_eq!(libc::mincore(addr, len, vec.as_mut_ptr()), 0);
+        libc::munmap(addr, len);
+        vec.iter().filter(|&&b| b & 1 == 1).count()
+    }
+}
+
+#[test]
+fn cache_drop_leaves_no_prepared_page_in_memory_and_keep_leaves_them() {
+    let mut t = Trace::new("cached");
+    t.files.push(file(1, "f", 8 << 20, true, Prepare::Copy));
+    t.ops.push(op(0, 0, OpKind::Stat, 1, 0, 0));
+    // tmpfs keeps everything in memory whatever it is told: use the disk under the tests.
+    let target_dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let sandbox = Sandbox::open(target_dir.path()).unwrap();
+    let spool = tempfile::tempdir().unwrap();
+    let plan = plan_of(&t, spool.path());
+    let target = PosixTarget::new(sandbox.root());
+    let progress = Progress::default();
+    let path = sandbox.root().join("cached/f");
+    let mut resident = Vec::new();
+    for cache in [CacheMode::Keep, CacheMode::Drop] {
+        let spec = IterationSpec {
+            plan: &plan,
+            target: &target,
+            sandbox: Some(&sandbox),
+            cache,
+            replay: ReplayOptions::default(),
+            spool_dir: spool.path(),
+            records_path: None,
+            progress: &progress,
+            drop_all_caches: false,
+        };
+        run_iteration(&spec, 1).unwrap();
+        resident.push(resident_pages(&path));
+    }
+    assert_eq!(
+        resident[0], 2048,
+        "kept: every page of the 8 MiB file stays cached"
+    );
+    assert_eq!(resident[1], 0, "dropped: no page stays cached");
 }

@@ -5,8 +5,8 @@ use std::sync::Arc;
 use anyhow::{bail, Context};
 use naslab_engine::environment::{environment, mount_of};
 use naslab_engine::{
-    compile, records_from_reader, run_iteration, IterationSpec, NullTarget, Pacing, Plan,
-    PosixTarget, Progress, ReplayOptions, Sandbox, Target,
+    compile, records_from_reader, records_from_trace, run_iteration, IterationSpec, NullTarget,
+    Pacing, Plan, PosixTarget, Progress, ReplayOptions, Sandbox, Target,
 };
 use naslab_results::export::{Exporter, Json, Table};
 use naslab_results::{
@@ -14,6 +14,9 @@ use naslab_results::{
 };
 use naslab_trace::open_trace;
 
+use naslab_workload::GenParams;
+
+use super::sources::{build, gen_params, resolve, resolve_suite, trace_dir, Source};
 use crate::args::{BackendName, CacheArg, RunArgs};
 use crate::output::write_exports;
 use crate::progress::Display;
@@ -33,6 +36,7 @@ pub struct RunContext {
     pub options: RunOptions,
     pub replay: ReplayOptions,
     pub cache: CacheMode,
+    pub drop_all_caches: bool,
     pub json: bool,
 }
 
@@ -48,22 +52,76 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
         }
     };
     let pacing: Pacing = args.pace.parse().map_err(anyhow::Error::msg)?;
-    let ctx = context(&args, pacing, cache, 1, BTreeMap::new())?;
-    let mut workloads = Vec::new();
-    for path in &args.traces {
-        let compiled = open_trace(path)
-            .map_err(anyhow::Error::from)
-            .and_then(|reader| Ok(compile(path, records_from_reader(reader), &ctx.run_dir)?));
-        match compiled {
-            Ok(plan) => workloads.push(Workload { plan }),
-            Err(e) => {
-                // Nothing ran: leave no empty run directory behind.
-                let _ = std::fs::remove_dir(&ctx.run_dir);
-                return Err(e);
-            }
+    if args.batch == 0 {
+        bail!("--batch must be at least 1");
+    }
+    let dir = trace_dir(&args.trace_dir);
+    let mut sources: Vec<Source> = args.traces.iter().cloned().map(Source::File).collect();
+    if let Some(s) = &args.suite {
+        sources.extend(resolve_suite(s)?);
+    }
+    for name in &args.workload {
+        sources.push(resolve(name, dir.as_deref())?);
+    }
+    if sources.is_empty() {
+        bail!("nothing to run: give trace files, --suite naspt or --workload NAME (see `naslab list`)");
+    }
+    let params = gen_params(&args.generate)?;
+    let mut extra = BTreeMap::new();
+    if sources.iter().any(|s| matches!(s, Source::Builtin(_))) {
+        extra.insert("scale".to_string(), params.scale.to_string());
+        extra.insert("seed".to_string(), params.seed.to_string());
+    }
+    if let Some(s) = &args.suite {
+        extra.insert("suite".to_string(), s.clone());
+    }
+    if args.drop_all_caches {
+        if cache != CacheMode::Drop {
+            bail!("--drop-all-caches goes with --cache drop (the default), not with --cache keep or direct");
+        }
+        // SAFETY: geteuid has no preconditions.
+        if unsafe { libc::geteuid() } != 0 {
+            bail!("--drop-all-caches needs root (it writes /proc/sys/vm/drop_caches); run as root or leave it out");
+        }
+        extra.insert("drop_all_caches".to_string(), "true".to_string());
+    }
+    let ctx = context(&args, pacing, cache, args.batch, extra)?;
+    let compiled = compile_all(&sources, &params, &ctx.run_dir);
+    match compiled {
+        Ok(workloads) => execute(ctx, workloads),
+        Err(e) => {
+            // Nothing ran: leave no empty run directory behind.
+            let _ = std::fs::remove_dir(&ctx.run_dir);
+            Err(e)
         }
     }
-    execute(ctx, workloads)
+}
+
+/// Compiles every workload before anything runs, so a bad one fails the run at once.
+fn compile_all(
+    sources: &[Source],
+    params: &GenParams,
+    spool: &Path,
+) -> anyhow::Result<Vec<Workload>> {
+    let mut out = Vec::new();
+    for source in sources {
+        let plan = match source {
+            Source::File(path) => {
+                let reader = open_trace(path)?;
+                compile(path, records_from_reader(reader), spool)?
+            }
+            Source::Builtin(name) => {
+                let trace = build(name, params)?;
+                let label = format!(
+                    "{name} (naspt, seed {}, scale {})",
+                    params.seed, params.scale
+                );
+                compile(Path::new(&label), records_from_trace(&trace), spool)?
+            }
+        };
+        out.push(Workload { plan });
+    }
+    Ok(out)
 }
 
 /// Checks the target and makes the run directory.
@@ -133,6 +191,7 @@ pub fn context(
             ..ReplayOptions::default()
         },
         cache,
+        drop_all_caches: args.drop_all_caches,
         json: args.json,
     })
 }
@@ -226,6 +285,7 @@ pub fn execute(ctx: RunContext, workloads: Vec<Workload>) -> anyhow::Result<()> 
                 spool_dir: &ctx.run_dir,
                 records_path,
                 progress: &progress,
+                drop_all_caches: ctx.drop_all_caches,
             };
             let outcome = run_iteration(&spec, i);
             drop(display);

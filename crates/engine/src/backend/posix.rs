@@ -157,7 +157,9 @@ impl PosixBackend {
     /// The descriptor a data op of this shape should use.
     fn data_fd(&mut self, h: Handle, offset: u64, len: usize) -> Result<libc::c_int, OpError> {
         let fd = h as libc::c_int;
-        if !self.direct || (offset.is_multiple_of(DIRECT_ALIGN) && (len as u64).is_multiple_of(DIRECT_ALIGN)) {
+        if !self.direct
+            || (offset.is_multiple_of(DIRECT_ALIGN) && (len as u64).is_multiple_of(DIRECT_ALIGN))
+        {
             return Ok(fd);
         }
         self.unaligned += 1;

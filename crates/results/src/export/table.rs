@@ -1,10 +1,27 @@
 use std::fmt::Write;
 
 use super::{us, Exporter};
-use crate::RunResult;
+use crate::{IterationResult, RunResult};
 
-/// The terminal table: one line per workload, then its op types with avg / p99 / max latency.
+/// The terminal table: one row per workload (throughput, ops, bytes, and the read, write
+/// and open latencies the original toolkit showed), then each workload's op types with
+/// avg / p99 / max latency, then warnings.
 pub struct Table;
+
+fn avg_us(it: &IterationResult, ops: &[&str]) -> String {
+    let (mut n, mut sum) = (0u64, 0u128);
+    for op in ops {
+        if let Some(s) = it.op(op) {
+            n += s.latency.count;
+            sum += s.latency.avg_ns as u128 * s.latency.count as u128;
+        }
+    }
+    if n == 0 {
+        "-".to_string()
+    } else {
+        format!("{:.1}", us((sum / n as u128) as u64))
+    }
+}
 
 impl Exporter for Table {
     fn file_name(&self) -> &'static str {
@@ -16,14 +33,17 @@ impl Exporter for Table {
         let batch = run.workloads.iter().any(|w| w.iterations.len() > 1);
         let _ = writeln!(
             o,
-            "{:<24} {:>10} {:>10} {:>11} {:>11} {:>9}{}",
+            "{:<24} {:>9} {:>9} {:>9} {:>10} {:>11} {:>11} {:>11} {:>8}{}",
             "workload",
             "MB/s",
             "ops",
             "read MB",
-            "written MB",
+            "write MB",
+            "read µs",
+            "write µs",
+            "open µs",
             "wall s",
-            if batch { "   min..max MB/s" } else { "" }
+            if batch { "  min..max MB/s (runs)" } else { "" }
         );
         for w in &run.workloads {
             let Some(it) = w.median_iteration() else {
@@ -31,7 +51,7 @@ impl Exporter for Table {
             };
             let spread = if batch {
                 format!(
-                    "   {:.2}..{:.2} ({} runs)",
+                    "  {:.2}..{:.2} ({})",
                     w.throughput_min_mb_s,
                     w.throughput_max_mb_s,
                     w.iterations.len()
@@ -41,15 +61,29 @@ impl Exporter for Table {
             };
             let _ = writeln!(
                 o,
-                "{:<24} {:>10.2} {:>10} {:>11.2} {:>11.2} {:>9.3}{}",
+                "{:<24} {:>9.2} {:>9} {:>9.2} {:>10.2} {:>11} {:>11} {:>11} {:>8.3}{}",
                 w.name,
                 w.throughput_mb_s,
                 it.ops,
                 it.bytes_read as f64 / 1e6,
                 it.bytes_written as f64 / 1e6,
+                avg_us(it, &["read"]),
+                avg_us(it, &["write"]),
+                avg_us(it, &["open", "create"]),
                 it.wall_ns as f64 / 1e9,
                 spread
             );
+        }
+        let _ = writeln!(
+            o,
+            "\nlatency per op type (µs{}):",
+            if batch { ", median iteration" } else { "" }
+        );
+        for w in &run.workloads {
+            let Some(it) = w.median_iteration() else {
+                continue;
+            };
+            let _ = writeln!(o, "{}", w.name);
             for (name, s) in &it.op_stats {
                 let errors = if s.errors > 0 {
                     format!("  {} errors", s.errors)
@@ -58,7 +92,7 @@ impl Exporter for Table {
                 };
                 let _ = writeln!(
                     o,
-                    "    {:<10} {:>9} ops   avg {:>10.1} µs   p99 {:>10.1} µs   max {:>10.1} µs{}",
+                    "    {:<10} {:>9} ops   avg {:>10.1}   p99 {:>10.1}   max {:>10.1}{}",
                     name,
                     s.count,
                     us(s.latency.avg_ns),

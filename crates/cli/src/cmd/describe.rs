@@ -1,0 +1,53 @@
+use anyhow::Context;
+use naslab_trace::{create_trace, open_trace};
+use naslab_workload::describe::{describe, describe_records};
+
+use super::sources::{build, gen_params, resolve, trace_dir, Source};
+use crate::args::{DescribeArgs, ExportArgs};
+
+/// `naslab describe`: a workload's characteristics, computed from its trace.
+pub fn describe_cmd(args: DescribeArgs) -> anyhow::Result<()> {
+    let dir = trace_dir(&args.trace_dir);
+    let d = match resolve(&args.workload, dir.as_deref())? {
+        Source::Builtin(name) => describe(&build(name, &gen_params(&args.generate)?)?),
+        Source::File(path) => {
+            let mut reader = open_trace(&path)?;
+            let mut failure = None;
+            // Streamed: describe_records folds records one by one.
+            let iter = std::iter::from_fn(|| match reader.next_record() {
+                Ok(r) => r,
+                Err(e) => {
+                    failure = Some(e);
+                    None
+                }
+            });
+            let d = describe_records(iter);
+            if let Some(e) = failure {
+                return Err(e.into());
+            }
+            d
+        }
+    };
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&d)?);
+    } else {
+        print!("{d}");
+    }
+    Ok(())
+}
+
+/// `naslab export-trace`: writes a built-in workload's trace.
+pub fn export(args: ExportArgs) -> anyhow::Result<()> {
+    let trace = build(&args.workload, &gen_params(&args.generate)?)?;
+    let mut w = create_trace(&args.output)?;
+    trace.write_to(&mut w)?;
+    w.close()
+        .with_context(|| format!("cannot finish '{}'", args.output.display()))?;
+    eprintln!(
+        "wrote {} ({} files, {} ops)",
+        args.output.display(),
+        trace.files.len(),
+        trace.ops.len()
+    );
+    Ok(())
+}

@@ -1,0 +1,112 @@
+//! Where workloads come from: trace files, built-in generators, and the user's trace
+//! directory, resolved by name.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context};
+use naslab_trace::Trace;
+use naslab_workload::{catalog, generate, suite, GenParams};
+
+use crate::args::{GenArgs, TraceDirArg};
+
+/// A workload named on the command line, resolved.
+pub enum Source {
+    /// A trace file.
+    File(PathBuf),
+    /// A built-in generator.
+    Builtin(&'static str),
+}
+
+/// The trace directory: the one given, or the user's config directory's `naslab/traces`.
+pub fn trace_dir(arg: &TraceDirArg) -> Option<PathBuf> {
+    if let Some(d) = &arg.trace_dir {
+        return Some(d.clone());
+    }
+    let config = std::env::var_os("XDG_CONFIG_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config")))?;
+    Some(config.join("naslab").join("traces"))
+}
+
+/// The workload name a trace file runs under when picked by name: its file name
+/// without `.jsonl` / `.jsonl.zst`.
+pub fn trace_name(path: &Path) -> Option<String> {
+    let name = path.file_name()?.to_str()?;
+    name.strip_suffix(".jsonl.zst")
+        .or_else(|| name.strip_suffix(".jsonl"))
+        .map(str::to_string)
+}
+
+/// The traces in the trace directory, by name, sorted.
+pub fn user_traces(dir: &Path) -> anyhow::Result<Vec<(String, PathBuf)>> {
+    let entries = match std::fs::read_dir(dir) {
+        Ok(e) => e,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => {
+            return Err(e)
+                .with_context(|| format!("cannot list the trace directory '{}'", dir.display()))
+        }
+    };
+    let mut out = Vec::new();
+    for e in entries {
+        let path = e
+            .with_context(|| format!("cannot list '{}'", dir.display()))?
+            .path();
+        if let Some(name) = trace_name(&path) {
+            if path.is_file() {
+                out.push((name, path));
+            }
+        }
+    }
+    out.sort();
+    Ok(out)
+}
+
+/// Resolves one name: a built-in workload, then a trace in the trace directory, then a path.
+pub fn resolve(name: &str, dir: Option<&Path>) -> anyhow::Result<Source> {
+    if let Some(w) = catalog().iter().find(|w| w.name.eq_ignore_ascii_case(name)) {
+        return Ok(Source::Builtin(w.name));
+    }
+    if let Some(dir) = dir {
+        if let Some((_, path)) = user_traces(dir)?.into_iter().find(|(n, _)| n == name) {
+            return Ok(Source::File(path));
+        }
+    }
+    let as_path = Path::new(name);
+    if as_path.is_file() {
+        return Ok(Source::File(as_path.to_path_buf()));
+    }
+    let known: Vec<&str> = catalog().iter().map(|w| w.name).collect();
+    let dir_note = match dir {
+        Some(d) => format!(" or a trace in '{}'", d.display()),
+        None => String::new(),
+    };
+    bail!(
+        "no workload '{name}': give a built-in one ({}){dir_note}, or a trace file's path; `naslab list` shows them all",
+        known.join(", ")
+    )
+}
+
+/// Resolves a suite's name into its workloads.
+pub fn resolve_suite(name: &str) -> anyhow::Result<Vec<Source>> {
+    match suite(name) {
+        Some(names) => Ok(names.into_iter().map(Source::Builtin).collect()),
+        None => bail!("no suite '{name}'; the suites are: naspt (see `naslab list`)"),
+    }
+}
+
+/// The generator parameters from the command line.
+pub fn gen_params(g: &GenArgs) -> anyhow::Result<GenParams> {
+    let p = GenParams {
+        seed: g.seed,
+        scale: g.scale,
+    };
+    p.validate().context("--scale")?;
+    Ok(p)
+}
+
+/// Generates a built-in workload.
+pub fn build(name: &str, params: &GenParams) -> anyhow::Result<Trace> {
+    Ok(generate(name, params)?)
+}
