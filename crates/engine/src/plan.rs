@@ -96,6 +96,11 @@ impl Plan {
         self.op_counts.iter().sum()
     }
 
+    /// How many reads and writes each stream may have in flight.
+    pub fn queue_depth(&self) -> u32 {
+        self.header.queue_depth.unwrap_or(1).max(1)
+    }
+
     /// Bytes preparation writes.
     pub fn prepared_bytes(&self) -> u64 {
         self.files

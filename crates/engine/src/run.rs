@@ -28,6 +28,12 @@ pub enum RunError {
         trace: String,
         line: u64,
     },
+    #[error("the {backend} backend keeps at most {max} ops in flight per stream, and the workload asks for {asked}; lower its queue_depth or use a backend with queued I/O (posix)")]
+    QueueDepth {
+        backend: &'static str,
+        asked: u32,
+        max: u32,
+    },
     #[error("direct I/O does not work on this target ({0}); the file system may not support O_DIRECT (tmpfs before Linux 6.6 and some FUSE file systems do not): run with --cache drop instead")]
     Direct(OpError),
     #[error("cannot connect to the target for preparation: {0}")]
@@ -66,6 +72,13 @@ pub struct IterationSpec<'a> {
 /// Checks, before anything is written, that the target can do every op of the plan.
 pub fn check_caps(plan: &Plan, target: &dyn Target) -> Result<(), RunError> {
     let caps = target.caps();
+    if plan.queue_depth() > caps.max_queue_depth {
+        return Err(RunError::QueueDepth {
+            backend: target.backend_name(),
+            asked: plan.queue_depth(),
+            max: caps.max_queue_depth,
+        });
+    }
     for k in OpKind::ALL {
         if plan.op_counts[k.index()] > 0 && !caps.can(k) {
             return Err(RunError::Unsupported {

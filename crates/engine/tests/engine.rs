@@ -86,6 +86,7 @@ const ALL_CAPS: Caps = Caps {
     direct_io: false,
     drop_cache: false,
     moves_data: false,
+    max_queue_depth: 1,
 };
 
 impl Target for ScriptedTarget {
@@ -764,4 +765,144 @@ fn cache_drop_leaves_no_prepared_page_in_memory_and_keep_leaves_them() {
         "kept: every page of the 8 MiB file stays cached"
     );
     assert_eq!(resident[1], 0, "dropped: no page stays cached");
+}
+
+/// Random reads and writes with `depth` in flight, bracketed by opens and closes.
+fn queued_trace(depth: u32, reads: u64) -> Trace {
+    let mut t = Trace::new("queued");
+    t.header.queue_depth = Some(depth);
+    t.files.push(file(1, "data", 8 << 20, true, Prepare::Copy));
+    t.files.push(file(2, "out", 0, false, Prepare::Copy));
+    let mut o = op(0, 0, OpKind::Open, 1, 0, 0);
+    o.flags = OpFlags::READ;
+    t.ops.push(o);
+    for i in 0..reads {
+        t.ops
+            .push(op(0, i, OpKind::Read, 1, (i * 7919 % 2048) * 4096, 4096));
+    }
+    t.ops.push(op(0, reads, OpKind::Close, 1, 0, 0));
+    t.ops.push(op(0, reads, OpKind::Create, 2, 0, 0));
+    for i in 0..256u64 {
+        t.ops
+            .push(op(0, reads + i, OpKind::Write, 2, i * 65536, 65536));
+    }
+    t.ops.push(op(0, reads + 300, OpKind::Close, 2, 0, 0));
+    t
+}
+
+fn records_of(path: &Path) -> Vec<(Op, Measured)> {
+    let reader = naslab_trace::open_trace(path).unwrap();
+    reader
+        .filter_map(|r| match r.unwrap() {
+            naslab_trace::Record::Op(op, Some(m)) => Some((op, m)),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn queued_replay_on_posix_moves_every_byte_and_keeps_trace_order() {
+    let target_dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let sandbox = Sandbox::open(target_dir.path()).unwrap();
+    let spool = tempfile::tempdir().unwrap();
+    let t = queued_trace(16, 5000);
+    let plan = plan_of(&t, spool.path());
+    let target = PosixTarget::new(sandbox.root());
+    let progress = Progress::default();
+    let records = spool.path().join("q.ops.jsonl");
+    let spec = IterationSpec {
+        plan: &plan,
+        target: &target,
+        sandbox: Some(&sandbox),
+        cache: CacheMode::Keep,
+        replay: ReplayOptions::default(),
+        spool_dir: spool.path(),
+        records_path: Some(records.clone()),
+        progress: &progress,
+        drop_all_caches: false,
+    };
+    let r = run_iteration(&spec, 1).unwrap();
+    assert_eq!(r.errors, 0, "{:?}", r.op_stats);
+    assert_eq!(r.op("read").unwrap().count, 5000);
+    assert_eq!(r.bytes_read, 5000 * 4096);
+    assert_eq!(r.bytes_written, 256 * 65536);
+    assert_eq!(
+        std::fs::metadata(sandbox.root().join("queued/out"))
+            .unwrap()
+            .len(),
+        256 * 65536
+    );
+    let recs = records_of(&records);
+    assert_eq!(recs.len(), 5000 + 256 + 4);
+    // In trace order (one stream), each op's completion after its issue, and reads overlap.
+    let offsets: Vec<u64> = recs
+        .iter()
+        .filter(|(o, _)| o.kind == OpKind::Read)
+        .map(|(o, _)| o.offset)
+        .collect();
+    let expected: Vec<u64> = (0..5000u64).map(|i| (i * 7919 % 2048) * 4096).collect();
+    assert_eq!(offsets, expected);
+    assert!(recs.iter().all(|(_, m)| m.done_ns >= m.issued_ns));
+    let shared_issue = recs
+        .windows(2)
+        .filter(|w| w[0].0.kind == OpKind::Read && w[0].1.issued_ns == w[1].1.issued_ns)
+        .count();
+    assert!(
+        shared_issue > 1000,
+        "reads were not submitted together ({shared_issue})"
+    );
+    // The close waits for every read before it.
+    let close = recs
+        .iter()
+        .position(|(o, _)| o.kind == OpKind::Close)
+        .unwrap();
+    let last_read_done = recs[..close].iter().map(|(_, m)| m.done_ns).max().unwrap();
+    assert!(recs[close].1.issued_ns >= last_read_done);
+}
+
+#[test]
+fn queued_replay_on_the_null_backend_counts_exactly() {
+    let spool = tempfile::tempdir().unwrap();
+    let plan = plan_of(&queued_trace(32, 10_000), spool.path());
+    let progress = Progress::default();
+    let spec = IterationSpec {
+        plan: &plan,
+        target: &NullTarget,
+        sandbox: None,
+        cache: CacheMode::Drop,
+        replay: ReplayOptions::default(),
+        spool_dir: spool.path(),
+        records_path: None,
+        progress: &progress,
+        drop_all_caches: false,
+    };
+    let r = run_iteration(&spec, 1).unwrap();
+    assert_eq!(r.ops, 10_000 + 256 + 4);
+    assert_eq!(r.bytes_read, 10_000 * 4096);
+    assert_eq!(r.bytes_written, 256 * 65536);
+}
+
+#[test]
+fn a_backend_without_queues_is_refused_before_anything_runs() {
+    let spool = tempfile::tempdir().unwrap();
+    let plan = plan_of(&queued_trace(4, 10), spool.path());
+    let target = scripted(10);
+    let progress = Progress::default();
+    let spec = IterationSpec {
+        plan: &plan,
+        target: &target,
+        sandbox: None,
+        cache: CacheMode::Keep,
+        replay: ReplayOptions::default(),
+        spool_dir: spool.path(),
+        records_path: None,
+        progress: &progress,
+        drop_all_caches: false,
+    };
+    let e = run_iteration(&spec, 1).unwrap_err().to_string();
+    assert!(
+        e.contains("at most 1 ops in flight") && e.contains("asks for 4"),
+        "{e}"
+    );
+    assert!(target.log.lock().unwrap().is_empty(), "nothing was issued");
 }

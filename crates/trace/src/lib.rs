@@ -21,3 +21,5 @@ pub use writer::{create_trace, Sink, TraceWriter};
 pub const FORMAT_NAME: &str = "naslab-trace";
 /// The only format version this build reads and writes.
 pub const FORMAT_VERSION: u32 = 1;
+/// The deepest queue a trace may ask for.
+pub const MAX_QUEUE_DEPTH: u32 = 1024;

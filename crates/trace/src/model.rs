@@ -15,6 +15,9 @@ pub struct Header {
     /// What made the trace (a generator and its parameters, a capture tool, a replay).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub generator: Option<String>,
+    /// How many reads and writes each stream may have in flight at once (1 when absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub queue_depth: Option<u32>,
 }
 
 impl Header {
@@ -26,6 +29,7 @@ impl Header {
             workload: workload.into(),
             description: None,
             generator: None,
+            queue_depth: None,
         }
     }
 }

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 
 use crate::model::{FileDecl, FileKind, Header, Measured, Op, OpFlags, OpKind, Prepare, Record};
-use crate::{check_rel_path, TraceError, FORMAT_NAME, FORMAT_VERSION};
+use crate::{check_rel_path, TraceError, FORMAT_NAME, FORMAT_VERSION, MAX_QUEUE_DEPTH};
 
 const ZSTD_MAGIC: [u8; 4] = [0x28, 0xb5, 0x2f, 0xfd];
 
@@ -47,6 +47,7 @@ struct RawLine {
     workload: Option<String>,
     description: Option<String>,
     generator: Option<String>,
+    queue_depth: Option<u32>,
     // file
     id: Option<u32>,
     path: Option<String>,
@@ -212,12 +213,20 @@ impl<R: BufRead> TraceReader<R> {
                 "workload name '{workload}' contains '/'; it names one directory"
             )));
         }
+        if let Some(d) = raw.queue_depth {
+            if !(1..=MAX_QUEUE_DEPTH).contains(&d) {
+                return Err(self.invalid(format!(
+                    "queue_depth {d} is out of range; use 1 to {MAX_QUEUE_DEPTH}"
+                )));
+            }
+        }
         let header = Header {
             format,
             version,
             workload,
             description: raw.description,
             generator: raw.generator,
+            queue_depth: raw.queue_depth,
         };
         self.header = Some(header.clone());
         Ok(Record::Header(header))

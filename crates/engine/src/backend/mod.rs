@@ -2,9 +2,11 @@
 
 mod null;
 mod posix;
+mod uring;
 
 pub use null::{NullBackend, NullTarget};
 pub use posix::{PosixBackend, PosixTarget};
+pub use uring::UringQueue;
 
 use std::sync::Arc;
 
@@ -116,6 +118,8 @@ pub struct Caps {
     pub drop_cache: bool,
     /// Whether its bytes are real: the null backend moves none.
     pub moves_data: bool,
+    /// The most reads and writes one stream can have in flight (1: one at a time).
+    pub max_queue_depth: u32,
 }
 
 impl Caps {
@@ -156,6 +160,44 @@ pub trait Backend: Send {
     fn unaligned_direct_ops(&self) -> u64 {
         0
     }
+    /// The backend's queue for several reads and writes in flight, made on first use with
+    /// room for `depth` ops.
+    fn queued(&mut self, _depth: u32) -> Result<&mut dyn QueuedIo, OpError> {
+        Err(OpError::errno(libc::EOPNOTSUPP))
+    }
+}
+
+/// Reads and writes with several in flight on one stream (io_uring on posix targets).
+pub trait QueuedIo {
+    /// Queues a read of `len` bytes at `offset` into `buf`; `tag` comes back with its
+    /// completion.
+    ///
+    /// # Safety
+    /// `buf` must stay valid and unused by anything else for `len` bytes until the op's
+    /// completion has been reaped.
+    unsafe fn queue_read(
+        &mut self,
+        h: Handle,
+        offset: u64,
+        buf: *mut u8,
+        len: usize,
+        tag: u64,
+    ) -> Result<(), OpError>;
+    /// Queues a write of `len` bytes at `offset` from `buf`.
+    ///
+    /// # Safety
+    /// `buf` must stay valid for `len` bytes until the op's completion has been reaped.
+    unsafe fn queue_write(
+        &mut self,
+        h: Handle,
+        offset: u64,
+        buf: *const u8,
+        len: usize,
+        tag: u64,
+    ) -> Result<(), OpError>;
+    /// Submits everything queued and waits until at least `min` ops have completed;
+    /// appends each completion's tag and result (bytes, or a negated errno) to `done`.
+    fn submit_and_reap(&mut self, min: usize, done: &mut Vec<(u64, i64)>) -> Result<(), OpError>;
 }
 
 /// Options every backend gets.

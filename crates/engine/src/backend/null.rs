@@ -2,7 +2,7 @@ use std::sync::Arc;
 
 use naslab_trace::OpKind;
 
-use super::{Backend, BackendOptions, Caps, Handle, OpError, OpenHow, Target};
+use super::{Backend, BackendOptions, Caps, Handle, OpError, OpenHow, QueuedIo, Target};
 use crate::plan::FileTable;
 
 /// A target that does no I/O: every op succeeds at once and moves the bytes the trace
@@ -14,12 +14,52 @@ pub struct NullTarget;
 pub struct NullBackend {
     files: Arc<FileTable>,
     next: Handle,
+    queue: NullQueue,
+}
+
+/// The null backend's queue: every queued op completes at the next reap.
+#[derive(Default)]
+struct NullQueue {
+    queued: Vec<(u64, i64)>,
+}
+
+impl QueuedIo for NullQueue {
+    unsafe fn queue_read(
+        &mut self,
+        _h: Handle,
+        _offset: u64,
+        _buf: *mut u8,
+        len: usize,
+        tag: u64,
+    ) -> Result<(), OpError> {
+        self.queued.push((tag, len as i64));
+        Ok(())
+    }
+    unsafe fn queue_write(
+        &mut self,
+        _h: Handle,
+        _offset: u64,
+        _buf: *const u8,
+        len: usize,
+        tag: u64,
+    ) -> Result<(), OpError> {
+        self.queued.push((tag, len as i64));
+        Ok(())
+    }
+    fn submit_and_reap(&mut self, _min: usize, done: &mut Vec<(u64, i64)>) -> Result<(), OpError> {
+        done.append(&mut self.queued);
+        Ok(())
+    }
 }
 
 impl NullBackend {
     /// A backend over `files`.
     pub fn new(files: Arc<FileTable>) -> Self {
-        NullBackend { files, next: 3 }
+        NullBackend {
+            files,
+            next: 3,
+            queue: NullQueue::default(),
+        }
     }
 }
 
@@ -28,7 +68,12 @@ const NULL_CAPS: Caps = Caps {
     direct_io: true,
     drop_cache: true,
     moves_data: false,
+    max_queue_depth: trace_max_depth(),
 };
+
+const fn trace_max_depth() -> u32 {
+    naslab_trace::MAX_QUEUE_DEPTH
+}
 
 impl Target for NullTarget {
     fn backend_name(&self) -> &'static str {
@@ -97,5 +142,8 @@ impl Backend for NullBackend {
     }
     fn drop_cache(&mut self, _file: u32) -> Result<(), OpError> {
         Ok(())
+    }
+    fn queued(&mut self, _depth: u32) -> Result<&mut dyn QueuedIo, OpError> {
+        Ok(&mut self.queue)
     }
 }

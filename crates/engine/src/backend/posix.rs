@@ -6,7 +6,9 @@ use std::sync::Arc;
 
 use naslab_trace::{FileKind, OpKind};
 
-use super::{Backend, BackendOptions, Caps, Handle, OpError, OpenHow, Target};
+use super::{
+    Backend, BackendOptions, Caps, Handle, OpError, OpenHow, QueuedIo, Target, UringQueue,
+};
 use crate::plan::FileTable;
 
 /// A local directory or a mounted share, through the kernel's file API. Every path is
@@ -31,6 +33,7 @@ const POSIX_CAPS: Caps = Caps {
     direct_io: true,
     drop_cache: true,
     moves_data: true,
+    max_queue_depth: naslab_trace::MAX_QUEUE_DEPTH,
 };
 
 /// Data ops under direct I/O must be aligned to this.
@@ -99,6 +102,7 @@ impl Target for PosixTarget {
             path_b: Vec::with_capacity(256),
             direct_files: HashMap::new(),
             unaligned: 0,
+            ring: None,
         }))
     }
 }
@@ -114,6 +118,8 @@ pub struct PosixBackend {
     /// one, a buffered descriptor of the same file.
     direct_files: HashMap<libc::c_int, (u32, libc::c_int)>,
     unaligned: u64,
+    /// The io_uring queue, made when a trace asks for a queue depth above 1.
+    ring: Option<UringQueue>,
 }
 
 fn fill_path(buf: &mut Vec<u8>, files: &FileTable, file: u32) -> *const libc::c_char {
@@ -384,5 +390,53 @@ impl Backend for PosixBackend {
 
     fn unaligned_direct_ops(&self) -> u64 {
         self.unaligned
+    }
+
+    fn queued(&mut self, depth: u32) -> Result<&mut dyn QueuedIo, OpError> {
+        if self.ring.is_none() {
+            self.ring = Some(UringQueue::new(depth)?);
+        }
+        Ok(self)
+    }
+}
+
+impl PosixBackend {
+    fn ring(&mut self) -> Result<&mut UringQueue, OpError> {
+        self.ring.as_mut().ok_or(OpError::errno(libc::EINVAL))
+    }
+}
+
+impl QueuedIo for PosixBackend {
+    unsafe fn queue_read(
+        &mut self,
+        h: Handle,
+        offset: u64,
+        buf: *mut u8,
+        len: usize,
+        tag: u64,
+    ) -> Result<(), OpError> {
+        let fd = self.data_fd(h, offset, len)?;
+        // SAFETY: forwarded from our caller's promise.
+        unsafe { self.ring()?.queue_read(fd as Handle, offset, buf, len, tag) }
+    }
+
+    unsafe fn queue_write(
+        &mut self,
+        h: Handle,
+        offset: u64,
+        buf: *const u8,
+        len: usize,
+        tag: u64,
+    ) -> Result<(), OpError> {
+        let fd = self.data_fd(h, offset, len)?;
+        // SAFETY: forwarded from our caller's promise.
+        unsafe {
+            self.ring()?
+                .queue_write(fd as Handle, offset, buf, len, tag)
+        }
+    }
+
+    fn submit_and_reap(&mut self, min: usize, done: &mut Vec<(u64, i64)>) -> Result<(), OpError> {
+        self.ring()?.submit_and_reap(min, done)
     }
 }

@@ -7,14 +7,19 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{mpsc, Arc, RwLock};
 
 use naslab_results::LatencyHistogram;
-use naslab_trace::{Measured, OpFlags, OpKind};
+use naslab_trace::OpKind;
 
-use crate::backend::{Backend, BackendOptions, Handle, OpError, OpenHow, Target};
+use crate::backend::{BackendOptions, OpError, Target};
 use crate::buffer::AlignedBuf;
 use crate::clock::{tighten_timer_slack, Clock};
 use crate::pacing::Pacing;
-use crate::plan::{Plan, StreamPlan};
-use crate::spool::{CompiledOp, Spool, SpoolReader, SpoolWriter};
+use crate::plan::Plan;
+use crate::spool::{Spool, SpoolWriter};
+
+mod queued;
+mod stream;
+
+use stream::StreamRun;
 
 /// How the measured phase runs.
 #[derive(Debug, Clone, Copy, Default)]
@@ -137,6 +142,8 @@ pub enum ReplayError {
         #[source]
         source: std::io::Error,
     },
+    #[error("this target cannot keep {depth} ops in flight per stream: {error}")]
+    Queue { depth: usize, error: OpError },
     #[error("a stream thread failed: {0}")]
     Thread(String),
 }
@@ -174,7 +181,8 @@ pub fn replay<C: Clock + Sync>(
     let gate: RwLock<Option<C>> = RwLock::new(None);
     let (ready_tx, ready_rx) = mpsc::channel::<()>();
     let stop = AtomicBool::new(false);
-    let read_len = plan.max_len as usize;
+    let read_len = (plan.max_len as usize).next_multiple_of(4096);
+    let depth = plan.queue_depth() as usize;
     let outcomes = std::thread::scope(|scope| {
         let mut guard = gate.write().unwrap_or_else(|e| e.into_inner());
         let mut handles = Vec::with_capacity(n);
@@ -194,7 +202,8 @@ pub fn replay<C: Clock + Sync>(
                     None
                 };
                 let reader = sp.ops.reader();
-                let rbuf = AlignedBuf::zeroed(read_len);
+                // One read buffer per op that can be in flight; writes share one pattern.
+                let rbuf = AlignedBuf::zeroed(read_len * depth);
                 let wbuf = AlignedBuf::patterned(read_len, sp.stream as u64 + 1);
                 let out = StreamOutcome::new(plan, sp.stream);
                 tighten_timer_slack();
@@ -207,6 +216,12 @@ pub fn replay<C: Clock + Sync>(
                         error,
                     }
                 })?;
+                if depth > 1 {
+                    if let Err(error) = backend.queued(depth as u32) {
+                        stop.store(true, Ordering::Relaxed);
+                        return Err(ReplayError::Queue { depth, error });
+                    }
+                }
                 let spool_err = |source| ReplayError::Spool {
                     dir: spool_dir.to_path_buf(),
                     source,
@@ -229,8 +244,11 @@ pub fn replay<C: Clock + Sync>(
                     measured,
                     rbuf,
                     wbuf,
+                    slot_len: read_len,
+                    spool_dir,
+                    published: (0, 0),
                 };
-                run.run(backend.as_mut(), reader, out, spool_dir)
+                run.run(backend.as_mut(), reader, out)
             });
             match spawned {
                 Ok(h) => handles.push(h),
@@ -283,191 +301,4 @@ pub fn replay<C: Clock + Sync>(
         start_ns: start_ns.min(end_ns),
         wall_ns: end_ns.saturating_sub(start_ns),
     })
-}
-
-struct StreamRun<'a, C> {
-    plan: &'a Plan,
-    sp: &'a StreamPlan,
-    clock: C,
-    pacing: Pacing,
-    stop_on_error: bool,
-    stop: &'a AtomicBool,
-    progress: &'a Progress,
-    measured: Option<SpoolWriter>,
-    rbuf: AlignedBuf,
-    wbuf: AlignedBuf,
-}
-
-/// A handle slot whose open failed or which was closed.
-const NO_HANDLE: Handle = u64::MAX;
-
-/// How often a stream publishes its counters for the progress display.
-const PROGRESS_EVERY: u64 = 256;
-
-impl<C: Clock> StreamRun<'_, C> {
-    fn run(
-        &mut self,
-        backend: &mut dyn Backend,
-        mut reader: SpoolReader,
-        mut out: StreamOutcome,
-        spool_dir: &Path,
-    ) -> Result<StreamOutcome, ReplayError> {
-        let spool_err = |source| ReplayError::Spool {
-            dir: spool_dir.to_path_buf(),
-            source,
-        };
-        let mut handles: Vec<Handle> = vec![NO_HANDLE; self.sp.slots as usize];
-        let t0_us = self.plan.t0_us;
-        let mut prev_done: Option<u64> = None;
-        let (mut published_ops, mut published_bytes) = (0u64, 0u64);
-        while let Some(op) = reader.next_op().map_err(spool_err)? {
-            if self.stop.load(Ordering::Relaxed) {
-                break;
-            }
-            let due = self.pacing.due(op.t_us, t0_us, prev_done);
-            if let Some(d) = due {
-                self.clock.wait_until(d);
-            }
-            let issued = self.clock.now_ns();
-            let result = self.execute(backend, &op, &mut handles);
-            let done = self.clock.now_ns();
-            let sched = due.unwrap_or(issued);
-            let k = op.kind.index();
-            out.latency[k]
-                .get_or_insert_with(LatencyHistogram::new)
-                .record(done - issued);
-            if due.is_some() {
-                out.lag.record(issued.saturating_sub(sched));
-            }
-            out.first_issued_ns = out.first_issued_ns.min(issued);
-            out.counts[k] += 1;
-            out.ops += 1;
-            prev_done = Some(done);
-            let code = match result {
-                Ok(v) => {
-                    match op.kind {
-                        OpKind::Read => out.bytes_read += v as u64,
-                        OpKind::Write => out.bytes_written += v as u64,
-                        _ => {}
-                    }
-                    v
-                }
-                Err(ref e) => {
-                    out.errors[k] += 1;
-                    *out.errnos.entry((k, e.errno)).or_insert(0) += 1;
-                    -(e.errno as i64)
-                }
-            };
-            if let Some(m) = self.measured.as_mut() {
-                m.push_measured(&Measured {
-                    sched_ns: sched,
-                    issued_ns: issued,
-                    done_ns: done,
-                    result: code,
-                })
-                .map_err(spool_err)?;
-            }
-            if out.ops.is_multiple_of(PROGRESS_EVERY) {
-                let bytes = out.bytes_read + out.bytes_written;
-                self.progress
-                    .ops
-                    .fetch_add(out.ops - published_ops, Ordering::Relaxed);
-                self.progress
-                    .bytes
-                    .fetch_add(bytes - published_bytes, Ordering::Relaxed);
-                (published_ops, published_bytes) = (out.ops, bytes);
-            }
-            if let Err(error) = result {
-                if error.is_fatal() || self.stop_on_error {
-                    self.stop.store(true, Ordering::Relaxed);
-                    out.fatal = Some(Fatal {
-                        stream: self.sp.stream,
-                        line: op.line,
-                        kind: op.kind,
-                        path: self.plan.files.path(op.file).to_string(),
-                        error,
-                    });
-                    break;
-                }
-            }
-        }
-        let bytes = out.bytes_read + out.bytes_written;
-        self.progress
-            .ops
-            .fetch_add(out.ops - published_ops, Ordering::Relaxed);
-        self.progress
-            .bytes
-            .fetch_add(bytes - published_bytes, Ordering::Relaxed);
-        out.done_ns = prev_done.unwrap_or(0);
-        // Handles the trace left open are closed outside the measured phase.
-        for h in handles.into_iter().filter(|&h| h != NO_HANDLE) {
-            let _ = backend.close(h);
-        }
-        out.unaligned_direct_ops = backend.unaligned_direct_ops();
-        if let Some(m) = self.measured.take() {
-            out.measured = Some(m.finish().map_err(spool_err)?);
-        }
-        Ok(out)
-    }
-
-    /// Issues one op; returns bytes moved, entries listed or size found, or the failure.
-    #[inline]
-    fn execute(
-        &mut self,
-        backend: &mut dyn Backend,
-        op: &CompiledOp,
-        handles: &mut [Handle],
-    ) -> Result<i64, OpError> {
-        let slot = op.slot as usize;
-        let handle = || {
-            let h = handles[slot];
-            if h == NO_HANDLE {
-                // Its open failed: the op cannot be issued.
-                Err(OpError::errno(libc::EBADF))
-            } else {
-                Ok(h)
-            }
-        };
-        match op.kind {
-            OpKind::Read => {
-                let h = handle()?;
-                let buf = &mut self.rbuf.as_mut_slice()[..op.len as usize];
-                backend.read(h, op.offset, buf).map(|n| n as i64)
-            }
-            OpKind::Write => {
-                let h = handle()?;
-                let buf = &self.wbuf.as_slice()[..op.len as usize];
-                backend.write(h, op.offset, buf).map(|n| n as i64)
-            }
-            OpKind::Open | OpKind::Create => {
-                let f = op.flags;
-                let create = op.kind == OpKind::Create;
-                let how = OpenHow {
-                    read: f.contains(OpFlags::READ) || (!create && !f.contains(OpFlags::WRITE)),
-                    write: create || f.contains(OpFlags::WRITE),
-                    create,
-                    truncate: create || f.contains(OpFlags::TRUNC),
-                    append: f.contains(OpFlags::APPEND),
-                    sync: f.contains(OpFlags::SYNC),
-                };
-                handles[slot] = NO_HANDLE;
-                let h = backend.open(op.file, how)?;
-                handles[slot] = h;
-                Ok(0)
-            }
-            OpKind::Close => {
-                let h = handle()?;
-                handles[slot] = NO_HANDLE;
-                backend.close(h).map(|_| 0)
-            }
-            OpKind::Fsync => backend.fsync(handle()?).map(|_| 0),
-            OpKind::Truncate => backend.truncate(handle()?, op.len).map(|_| 0),
-            OpKind::Fallocate => backend.fallocate(handle()?, op.offset, op.len).map(|_| 0),
-            OpKind::Stat => backend.stat(op.file).map(|s| s as i64),
-            OpKind::Mkdir => backend.mkdir(op.file).map(|_| 0),
-            OpKind::Readdir => backend.readdir(op.file).map(|n| n as i64),
-            OpKind::Unlink => backend.unlink(op.file).map(|_| 0),
-            OpKind::Rename => backend.rename(op.file, op.to).map(|_| 0),
-        }
-    }
 }

@@ -1,0 +1,260 @@
+//! One stream's replay loop with several reads and writes in flight (queue depth above 1).
+//!
+//! Reads and writes are queued in trace order until the queue is full, submitted
+//! together, and reaped as they complete; every other op waits until the queue has
+//! drained and then runs alone, so a trace's opens and closes still bracket its I/O.
+//! Measurements are written in trace order whatever order ops complete in.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::Ordering;
+
+use naslab_trace::{Measured, OpKind};
+
+use super::stream::{StreamRun, NO_HANDLE};
+use super::{ReplayError, StreamOutcome};
+use crate::backend::{Backend, Handle, OpError};
+use crate::clock::Clock;
+use crate::spool::{CompiledOp, SpoolReader};
+
+struct InFlight {
+    op: CompiledOp,
+    due: Option<u64>,
+    issued: u64,
+    seq: u64,
+}
+
+/// Puts measurements back into trace order.
+#[derive(Default)]
+struct InOrder {
+    next: u64,
+    held: BTreeMap<u64, Measured>,
+}
+
+/// Tries this many times to reap ops still in flight after a submission failed.
+const DRAIN_TRIES: usize = 100;
+
+impl<C: Clock> StreamRun<'_, C> {
+    fn emit(&mut self, order: &mut InOrder, seq: u64, m: Measured) -> Result<(), ReplayError> {
+        if self.measured.is_none() {
+            return Ok(());
+        }
+        if seq != order.next {
+            order.held.insert(seq, m);
+            return Ok(());
+        }
+        self.push_measured(&m)?;
+        order.next += 1;
+        while let Some(m) = order.held.remove(&order.next) {
+            self.push_measured(&m)?;
+            order.next += 1;
+        }
+        Ok(())
+    }
+
+    pub(super) fn run_queued(
+        &mut self,
+        backend: &mut dyn Backend,
+        reader: &mut SpoolReader,
+        out: &mut StreamOutcome,
+        handles: &mut [Handle],
+    ) -> Result<Option<u64>, ReplayError> {
+        let depth = self.plan.queue_depth() as usize;
+        let t0_us = self.plan.t0_us;
+        let mut slots: Vec<Option<InFlight>> = (0..depth).map(|_| None).collect();
+        let mut free: Vec<usize> = (0..depth).rev().collect();
+        let mut queued: Vec<usize> = Vec::with_capacity(depth);
+        let mut in_flight = 0usize;
+        let mut next: Option<CompiledOp> = None;
+        let mut exhausted = false;
+        let mut stopping = false;
+        let mut seq = 0u64;
+        let mut order = InOrder::default();
+        let mut completions: Vec<(u64, i64)> = Vec::with_capacity(depth);
+        let mut prev_done: Option<u64> = None;
+        loop {
+            // Queue reads and writes until the queue is full or another kind of op comes.
+            while !stopping && !free.is_empty() {
+                if self.stop.load(Ordering::Relaxed) {
+                    stopping = true;
+                    break;
+                }
+                if next.is_none() && !exhausted {
+                    next = reader.next_op().map_err(|e| self.spool_err(e))?;
+                    exhausted = next.is_none();
+                }
+                let Some(op) = next else {
+                    break;
+                };
+                let busy = in_flight + queued.len() > 0;
+                let data = matches!(op.kind, OpKind::Read | OpKind::Write)
+                    && handles[op.slot as usize] != NO_HANDLE;
+                let due = self.pacing.due(op.t_us, t0_us, prev_done);
+                if !data {
+                    if busy {
+                        break;
+                    }
+                    next = None;
+                    if let Some(d) = due {
+                        self.clock.wait_until(d);
+                    }
+                    let issued = self.clock.now_ns();
+                    let result = self.execute(backend, &op, handles);
+                    let done = self.clock.now_ns();
+                    prev_done = Some(done);
+                    let (m, stop) = self.account(out, &op, due, issued, done, result);
+                    self.emit(&mut order, seq, m)?;
+                    seq += 1;
+                    stopping |= stop;
+                    continue;
+                }
+                if let Some(d) = due {
+                    if d > self.clock.now_ns() {
+                        if busy {
+                            break;
+                        }
+                        self.clock.wait_until(d);
+                    }
+                }
+                next = None;
+                let Some(slot) = free.pop() else {
+                    break;
+                };
+                let h = handles[op.slot as usize];
+                let len = op.len as usize;
+                let queue = backend.queued(depth as u32);
+                // SAFETY: slot `slot` of rbuf belongs to this op alone until it is reaped
+                // (the slot returns to `free` only then), and rbuf and wbuf outlive the
+                // loop, which reaps every op before it returns.
+                let result = queue.and_then(|q| unsafe {
+                    if op.kind == OpKind::Read {
+                        let buf = self.rbuf.as_mut_slice()[slot * self.slot_len..].as_mut_ptr();
+                        q.queue_read(h, op.offset, buf, len, slot as u64)
+                    } else {
+                        q.queue_write(
+                            h,
+                            op.offset,
+                            self.wbuf.as_slice().as_ptr(),
+                            len,
+                            slot as u64,
+                        )
+                    }
+                });
+                match result {
+                    Ok(()) => {
+                        slots[slot] = Some(InFlight {
+                            op,
+                            due,
+                            issued: 0,
+                            seq,
+                        });
+                        queued.push(slot);
+                    }
+                    Err(e) => {
+                        free.push(slot);
+                        let now = self.clock.now_ns();
+                        let (m, stop) = self.account(out, &op, due, now, now, Err(e));
+                        self.emit(&mut order, seq, m)?;
+                        stopping |= stop;
+                    }
+                }
+                seq += 1;
+            }
+            if !queued.is_empty() {
+                let issued = self.clock.now_ns();
+                for s in queued.drain(..) {
+                    if let Some(f) = slots[s].as_mut() {
+                        f.issued = issued;
+                    }
+                    in_flight += 1;
+                }
+            }
+            if in_flight == 0 {
+                if stopping || (exhausted && next.is_none()) {
+                    break;
+                }
+                continue;
+            }
+            completions.clear();
+            let reaped = backend
+                .queued(depth as u32)
+                .and_then(|q| q.submit_and_reap(1, &mut completions));
+            let done = self.clock.now_ns();
+            if let Err(e) = reaped {
+                self.abandon(backend, depth, &mut slots, in_flight, out, e, &mut order)?;
+                return Ok(Some(done));
+            }
+            prev_done = Some(done);
+            for &(tag, res) in &completions {
+                let Some(f) = slots.get_mut(tag as usize).and_then(Option::take) else {
+                    continue;
+                };
+                in_flight -= 1;
+                free.push(tag as usize);
+                let result = if res < 0 {
+                    Err(OpError::errno(-res as i32))
+                } else {
+                    Ok(res)
+                };
+                let (m, stop) = self.account(out, &f.op, f.due, f.issued, done, result);
+                self.emit(&mut order, f.seq, m)?;
+                stopping |= stop;
+            }
+        }
+        Ok(prev_done)
+    }
+
+    /// After the queue failed: records the failure, reaps what it can, and if ops stay
+    /// in flight leaks the read buffers rather than free memory the kernel may still fill.
+    #[allow(clippy::too_many_arguments)]
+    fn abandon(
+        &mut self,
+        backend: &mut dyn Backend,
+        depth: usize,
+        slots: &mut [Option<InFlight>],
+        mut in_flight: usize,
+        out: &mut StreamOutcome,
+        error: OpError,
+        order: &mut InOrder,
+    ) -> Result<(), ReplayError> {
+        let mut completions = Vec::new();
+        for _ in 0..DRAIN_TRIES {
+            if in_flight == 0 {
+                break;
+            }
+            completions.clear();
+            if backend
+                .queued(depth as u32)
+                .and_then(|q| q.submit_and_reap(1, &mut completions))
+                .is_err()
+            {
+                continue;
+            }
+            for &(tag, _) in &completions {
+                if slots.get_mut(tag as usize).and_then(Option::take).is_some() {
+                    in_flight -= 1;
+                }
+            }
+        }
+        if in_flight > 0 {
+            std::mem::forget(std::mem::replace(
+                &mut self.rbuf,
+                crate::buffer::AlignedBuf::zeroed(0),
+            ));
+        }
+        // The op that met the failure stands for it in the results.
+        if let Some(f) = slots.iter_mut().find_map(Option::take) {
+            let now = self.clock.now_ns();
+            let mut fatal = error;
+            if !fatal.is_fatal() {
+                fatal = OpError {
+                    errno: libc::EIO,
+                    detail: Some(format!("the I/O queue failed: {fatal}")),
+                };
+            }
+            let (m, _) = self.account(out, &f.op, f.due, f.issued, now, Err(fatal));
+            self.emit(order, f.seq, m)?;
+        }
+        self.stop.store(true, Ordering::Relaxed);
+        Ok(())
+    }
+}
