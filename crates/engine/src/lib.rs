@@ -21,6 +21,6 @@ pub use backend::{
 pub use clock::{Clock, MonotonicClock, ScriptedClock};
 pub use pacing::Pacing;
 pub use plan::{compile, records_from_reader, records_from_trace, FileTable, Plan, PlanError};
-pub use replay::{replay, Progress, ReplayOptions, ReplayOutcome};
+pub use replay::{replay, Phase, Progress, ReplayOptions, ReplayOutcome};
 pub use run::{run_iteration, IterationSpec, RunError};
 pub use sandbox::Sandbox;

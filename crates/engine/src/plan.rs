@@ -75,7 +75,13 @@ pub struct Plan {
     /// Where the trace came from, for results.
     pub source: String,
     pub files: Arc<FileTable>,
+    /// The measured ops of each stream.
     pub streams: Vec<StreamPlan>,
+    /// The warm-up ops of the streams that have any: run before the measured phase, as a
+    /// phase of their own, and not measured.
+    pub warmup: Vec<StreamPlan>,
+    /// Warm-up ops per kind.
+    pub warmup_counts: [u64; OpKind::ALL.len()],
     /// The smallest `t_us` of any op: time zero for `original` pacing.
     pub t0_us: u64,
     /// Ops per kind.
@@ -91,7 +97,7 @@ pub struct Plan {
 }
 
 impl Plan {
-    /// Ops in all streams.
+    /// Measured ops in all streams.
     pub fn ops(&self) -> u64 {
         self.op_counts.iter().sum()
     }
@@ -136,6 +142,8 @@ pub fn records_from_trace(
 struct StreamState {
     stream: u32,
     writer: SpoolWriter,
+    warmup: Option<SpoolWriter>,
+    measuring: bool,
     slots: HashMap<u32, u32>,
     open: Vec<bool>,
     last_t_us: u64,
@@ -163,6 +171,7 @@ pub fn compile(
     let mut streams: Vec<StreamState> = Vec::new();
     let mut stream_index: HashMap<u32, usize> = HashMap::new();
     let mut plan_counts = [0u64; OpKind::ALL.len()];
+    let mut warmup_counts = [0u64; OpKind::ALL.len()];
     let mut first_line = [0u64; OpKind::ALL.len()];
     let (mut max_len, mut rd, mut wr, mut unaligned) = (0u64, 0u64, 0u64, 0u64);
     let mut t0_us = u64::MAX;
@@ -213,6 +222,8 @@ pub fn compile(
                         streams.push(StreamState {
                             stream: op.stream,
                             writer: SpoolWriter::new(spool_dir, buffer).map_err(spool_err)?,
+                            warmup: None,
+                            measuring: false,
                             slots: HashMap::new(),
                             open: Vec::new(),
                             last_t_us: 0,
@@ -232,7 +243,39 @@ pub fn compile(
                     ));
                 }
                 st.last_t_us = op.t_us;
-                t0_us = t0_us.min(op.t_us);
+                if op.warmup {
+                    if st.measuring {
+                        return Err(invalid(
+                            line,
+                            format!(
+                                "a warm-up op after stream {}'s measured ops; a stream's warm-up ops come first",
+                                op.stream
+                            ),
+                        ));
+                    }
+                } else if !st.measuring {
+                    st.measuring = true;
+                    if let Some(slot) = st.open.iter().position(|&o| o) {
+                        let file = st
+                            .slots
+                            .iter()
+                            .find(|(_, &s)| s as usize == slot)
+                            .map(|(&f, _)| f);
+                        let path = file
+                            .map(|f| entries[f as usize].path.clone())
+                            .unwrap_or_default();
+                        return Err(invalid(
+                            line,
+                            format!(
+                                "stream {} leaves '{path}' open at the end of its warm-up; close it in the warm-up",
+                                op.stream
+                            ),
+                        ));
+                    }
+                }
+                if !op.warmup {
+                    t0_us = t0_us.min(op.t_us);
+                }
                 let next_slot = st.slots.len() as u32;
                 let slot = *st.slots.entry(file).or_insert(next_slot);
                 if slot as usize == st.open.len() {
@@ -280,11 +323,23 @@ pub fn compile(
                     }
                 }
                 let k = op.kind.index();
-                if plan_counts[k] == 0 {
+                if plan_counts[k] + warmup_counts[k] == 0 {
                     first_line[k] = line;
                 }
-                plan_counts[k] += 1;
-                st.writer
+                let writer = if op.warmup {
+                    warmup_counts[k] += 1;
+                    if st.warmup.is_none() {
+                        st.warmup = Some(SpoolWriter::new(spool_dir, 1 << 12).map_err(spool_err)?);
+                    }
+                    match st.warmup.as_mut() {
+                        Some(w) => w,
+                        None => &mut st.writer,
+                    }
+                } else {
+                    plan_counts[k] += 1;
+                    &mut st.writer
+                };
+                writer
                     .push_op(&CompiledOp {
                         kind: op.kind,
                         flags: op.flags,
@@ -305,19 +360,41 @@ pub fn compile(
         add_parents(&mut entries).map_err(|m| invalid(0, m))?;
     }
     let mut stream_plans = Vec::with_capacity(streams.len());
+    let mut warmup_plans = Vec::new();
     for st in streams {
         let slots = st.slots.len() as u32;
-        stream_plans.push(StreamPlan {
-            stream: st.stream,
-            ops: st.writer.finish().map_err(spool_err)?,
-            slots,
-        });
+        if st.open.iter().any(|&o| o) && !st.measuring {
+            return Err(invalid(
+                0,
+                format!(
+                    "stream {} ends its warm-up with a file still open; close it in the warm-up",
+                    st.stream
+                ),
+            ));
+        }
+        if let Some(w) = st.warmup {
+            warmup_plans.push(StreamPlan {
+                stream: st.stream,
+                ops: w.finish().map_err(spool_err)?,
+                slots,
+            });
+        }
+        let ops = st.writer.finish().map_err(spool_err)?;
+        if !ops.is_empty() {
+            stream_plans.push(StreamPlan {
+                stream: st.stream,
+                ops,
+                slots,
+            });
+        }
     }
     Ok(Plan {
         header,
         source: source.display().to_string(),
         files: Arc::new(FileTable { entries }),
         streams: stream_plans,
+        warmup: warmup_plans,
+        warmup_counts,
         t0_us: if t0_us == u64::MAX { 0 } else { t0_us },
         op_counts: plan_counts,
         first_line,

@@ -93,6 +93,7 @@ pub fn write_records(
             len: op.len,
             flags: op.flags,
             to: (op.to != u32::MAX).then(|| id_of(op.to)),
+            warmup: false,
         };
         w.op(&record, Some(&m))?;
         written += 1;

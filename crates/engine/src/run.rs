@@ -8,10 +8,11 @@ use naslab_trace::OpKind;
 
 use crate::backend::{BackendOptions, OpError, Target};
 use crate::clock::MonotonicClock;
+use crate::pacing::Pacing;
 use crate::plan::Plan;
 use crate::prepare::{drop_caches, prepare, PrepareError};
 use crate::records::{write_records, RecordsError};
-use crate::replay::{replay, Progress, ReplayError, ReplayOptions};
+use crate::replay::{replay, Phase, Progress, ReplayError, ReplayOptions};
 use crate::sandbox::{Sandbox, SandboxError};
 use crate::summarize::summarize;
 
@@ -44,6 +45,8 @@ pub enum RunError {
     DropAllCaches(std::io::Error),
     #[error(transparent)]
     Replay(#[from] ReplayError),
+    #[error("the warm-up failed at {0}")]
+    Warmup(String),
     #[error("cannot write op records to '{path}': {source}")]
     Records {
         path: PathBuf,
@@ -80,7 +83,7 @@ pub fn check_caps(plan: &Plan, target: &dyn Target) -> Result<(), RunError> {
         });
     }
     for k in OpKind::ALL {
-        if plan.op_counts[k.index()] > 0 && !caps.can(k) {
+        if plan.op_counts[k.index()] + plan.warmup_counts[k.index()] > 0 && !caps.can(k) {
             return Err(RunError::Unsupported {
                 backend: target.backend_name(),
                 op: k,
@@ -120,6 +123,9 @@ pub fn run_iteration(spec: &IterationSpec, iteration: u32) -> Result<IterationRe
         }
         prepared
     };
+    if !plan.warmup.is_empty() {
+        warm_up(spec, replay_options)?;
+    }
     let outcome = replay(
         plan,
         spec.target,
@@ -143,6 +149,62 @@ pub fn run_iteration(spec: &IterationSpec, iteration: u32) -> Result<IterationRe
         result.records = path.file_name().map(|n| n.to_string_lossy().into_owned());
     }
     Ok(result)
+}
+
+/// Runs the plan's warm-up ops (all streams at once, as fast as possible, unmeasured,
+/// stopping at the first failure), then handles the client cache again, since the
+/// warm-up may have written files the measured phase reads.
+fn warm_up(spec: &IterationSpec, measured: ReplayOptions) -> Result<(), RunError> {
+    let plan = spec.plan;
+    let name = plan.header.workload.as_str();
+    let options = ReplayOptions {
+        pacing: Pacing::Afap,
+        records: false,
+        stop_on_error: true,
+        phase: Phase::Warmup,
+        ..measured
+    };
+    let progress = Progress::default();
+    let outcome = replay(
+        plan,
+        spec.target,
+        name,
+        options,
+        spec.spool_dir,
+        &progress,
+        MonotonicClock::starting_now,
+    )?;
+    if let Some(f) = outcome.fatal() {
+        return Err(RunError::Warmup(format!("{}:{f}", plan.source)));
+    }
+    if spec.drop_all_caches {
+        drop_page_cache().map_err(RunError::DropAllCaches)?;
+    }
+    if spec.cache == CacheMode::Drop {
+        let mut backend = spec
+            .target
+            .connect(name, plan.files.clone(), BackendOptions::default())
+            .map_err(RunError::Connect)?;
+        for (i, e) in plan.files.entries.iter().enumerate() {
+            if e.kind != naslab_trace::FileKind::File {
+                continue;
+            }
+            match backend.drop_cache(i as u32) {
+                Ok(()) => {}
+                // The warm-up may have removed it, or never made it.
+                Err(err) if err.errno == libc::ENOENT => {}
+                Err(err) => {
+                    return Err(RunError::Prepare(crate::prepare::PrepareError {
+                        path: e.path.clone(),
+                        stage: "dropping cached pages after the warm-up",
+                        error: err,
+                        hint: "",
+                    }))
+                }
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Writes dirty pages back, then drops the whole page cache, dentries and inodes.

@@ -76,5 +76,6 @@ pub fn summarize(
         0.0
     };
     r.aborted = outcome.fatal().map(|f| f.to_string());
+    r.time_limited = outcome.streams.iter().any(|s| s.time_limited);
     r
 }

@@ -906,3 +906,112 @@ fn a_backend_without_queues_is_refused_before_anything_runs() {
     );
     assert!(target.log.lock().unwrap().is_empty(), "nothing was issued");
 }
+
+#[test]
+fn warm_up_ops_run_first_unmeasured_and_the_measured_phase_sees_their_files() {
+    let mut t = Trace::new("warm");
+    t.files.push(file(1, "made", 0, false, Prepare::Copy));
+    for s in 0..4u32 {
+        // Each stream writes its part of the file during the warm-up...
+        let mut w = op(s, 0, OpKind::Open, 1, 0, 0);
+        w.kind = if s == 0 { OpKind::Create } else { OpKind::Open };
+        w.flags = OpFlags::WRITE;
+        w.warmup = true;
+        if s == 0 {
+            t.ops.push(w);
+            for i in 0..64u64 {
+                let mut o = op(0, 1, OpKind::Write, 1, i * 65536, 65536);
+                o.warmup = true;
+                t.ops.push(o);
+            }
+            let mut c = op(0, 2, OpKind::Close, 1, 0, 0);
+            c.warmup = true;
+            t.ops.push(c);
+        }
+    }
+    // ...then stream 1 reads it, measured.
+    let mut o = op(1, 10, OpKind::Open, 1, 0, 0);
+    o.flags = OpFlags::READ;
+    t.ops.push(o);
+    for i in 0..64u64 {
+        t.ops.push(op(1, 11, OpKind::Read, 1, i * 65536, 65536));
+    }
+    t.ops.push(op(1, 12, OpKind::Close, 1, 0, 0));
+    let target_dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let sandbox = Sandbox::open(target_dir.path()).unwrap();
+    let spool = tempfile::tempdir().unwrap();
+    let plan = plan_of(&t, spool.path());
+    assert_eq!(plan.warmup.len(), 1);
+    assert_eq!(plan.ops(), 66);
+    let target = PosixTarget::new(sandbox.root());
+    let progress = Progress::default();
+    let records = spool.path().join("w.ops.jsonl");
+    let spec = IterationSpec {
+        plan: &plan,
+        target: &target,
+        sandbox: Some(&sandbox),
+        cache: CacheMode::Drop,
+        replay: ReplayOptions::default(),
+        spool_dir: spool.path(),
+        records_path: Some(records.clone()),
+        progress: &progress,
+        drop_all_caches: false,
+    };
+    let r = run_iteration(&spec, 1).unwrap();
+    assert_eq!(r.errors, 0, "{:?}", r.op_stats);
+    assert_eq!(r.ops, 66);
+    assert_eq!(r.bytes_read, 64 * 65536);
+    assert_eq!(r.bytes_written, 0);
+    assert!(r.op("create").is_none() && r.op("write").is_none());
+    assert_eq!(records_of(&records).len(), 66);
+    assert_eq!(r.streams.len(), 1);
+}
+
+#[test]
+fn warm_up_rules_are_checked() {
+    let mut t = Trace::new("bad");
+    t.files.push(file(1, "a", 10, true, Prepare::Copy));
+    t.ops.push(op(0, 0, OpKind::Stat, 1, 0, 0));
+    let mut w = op(0, 1, OpKind::Stat, 1, 0, 0);
+    w.warmup = true;
+    t.ops.push(w);
+    assert!(compile_error(&t).contains("come first"));
+
+    let mut t = Trace::new("bad");
+    t.files.push(file(1, "a", 10, true, Prepare::Copy));
+    let mut w = op(0, 0, OpKind::Open, 1, 0, 0);
+    w.warmup = true;
+    t.ops.push(w);
+    t.ops.push(op(0, 1, OpKind::Read, 1, 0, 10));
+    assert!(compile_error(&t).contains("open at the end of its warm-up"));
+}
+
+#[test]
+fn the_time_limit_ends_the_measured_phase() {
+    let mut t = Trace::new("long");
+    t.files.push(file(1, "a", 4096, true, Prepare::Copy));
+    for i in 0..1000u64 {
+        t.ops.push(op(0, i, OpKind::Stat, 1, 0, 0));
+    }
+    let spool = tempfile::tempdir().unwrap();
+    let plan = plan_of(&t, spool.path());
+    let target = scripted(1_000_000);
+    let clock = target.clock.clone();
+    let options = ReplayOptions {
+        time_limit_ns: Some(100_000_000),
+        ..ReplayOptions::default()
+    };
+    let out = replay(
+        &plan,
+        &target,
+        "long",
+        options,
+        spool.path(),
+        &Progress::default(),
+        move || clock,
+    )
+    .unwrap();
+    // 1 ms per op: ops issued at 0..=99 ms run, the one due at 100 ms does not.
+    assert_eq!(out.streams[0].ops, 100);
+    assert!(out.streams[0].time_limited);
+}

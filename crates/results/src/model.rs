@@ -167,6 +167,9 @@ pub struct IterationResult {
     /// Set when this iteration stopped early.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub aborted: Option<String>,
+    /// Whether the time limit (`--time-limit`) ended the measured phase before the trace did.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub time_limited: bool,
 }
 
 impl IterationResult {

@@ -259,6 +259,8 @@ pub struct Op {
     pub flags: OpFlags,
     /// The new name's entry (rename).
     pub to: Option<u32>,
+    /// A warm-up op: run before the measured phase, as a phase of its own, and not measured.
+    pub warmup: bool,
 }
 
 impl Op {
@@ -273,6 +275,7 @@ impl Op {
             len: 0,
             flags: OpFlags::default(),
             to: None,
+            warmup: false,
         }
     }
 }

@@ -64,6 +64,7 @@ struct RawLine {
     len: Option<u64>,
     flags: Option<OpFlags>,
     to: Option<u32>,
+    warmup: Option<bool>,
     // measured
     sched_ns: Option<u64>,
     issued_ns: Option<u64>,
@@ -299,6 +300,7 @@ impl<R: BufRead> TraceReader<R> {
             len: raw.len.unwrap_or(0),
             flags: raw.flags.unwrap_or_default(),
             to: raw.to,
+            warmup: raw.warmup.unwrap_or(false),
         };
         if op.offset.checked_add(op.len).is_none() {
             return Err(self.invalid("offset + len overflows".into()));

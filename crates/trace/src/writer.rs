@@ -128,6 +128,9 @@ impl<W: Write> TraceWriter<W> {
         if let Some(to) = op.to {
             let _ = write!(l, ",\"to\":{to}");
         }
+        if op.warmup {
+            l.push_str(",\"warmup\":true");
+        }
         if let Some(m) = measured {
             let _ = write!(
                 l,

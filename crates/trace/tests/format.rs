@@ -42,6 +42,7 @@ fn sample() -> Trace {
     t.ops.push(read);
     let mut rename = Op::new(1, 11, OpKind::Rename, 1);
     rename.to = Some(2);
+    rename.warmup = true;
     t.ops.push(rename);
     for kind in OpKind::ALL {
         let mut op = Op::new(2, 20, kind, 1);

@@ -21,6 +21,16 @@ mod stream;
 
 use stream::StreamRun;
 
+/// Which of a plan's op sets a replay runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Phase {
+    /// The warm-up ops: run first, unmeasured.
+    Warmup,
+    /// The measured ops.
+    #[default]
+    Measured,
+}
+
 /// How the measured phase runs.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct ReplayOptions {
@@ -30,6 +40,10 @@ pub struct ReplayOptions {
     pub records: bool,
     /// Stop at the first failed op, not only at fatal ones.
     pub stop_on_error: bool,
+    /// Which ops to run.
+    pub phase: Phase,
+    /// Stop issuing ops this long after the first one (the rest of the trace is skipped).
+    pub time_limit_ns: Option<u64>,
 }
 
 /// Live counters for a progress display; written by the streams, read by anyone.
@@ -99,6 +113,8 @@ pub struct StreamOutcome {
     /// When its last op completed.
     pub done_ns: u64,
     pub fatal: Option<Fatal>,
+    /// Whether the stream stopped at the time limit with ops left.
+    pub time_limited: bool,
     /// One measurement per issued op, in the stream's order.
     pub measured: Option<Spool>,
     pub unaligned_direct_ops: u64,
@@ -107,14 +123,13 @@ pub struct StreamOutcome {
 impl StreamOutcome {
     /// An empty outcome with a histogram for every op kind the plan holds, made before
     /// the first op so no allocation falls inside the measured phase.
-    fn new(plan: &Plan, stream: u32) -> StreamOutcome {
+    fn new(counts: &[u64; OpKind::ALL.len()], stream: u32) -> StreamOutcome {
         StreamOutcome {
             stream,
             ops: 0,
             bytes_read: 0,
             bytes_written: 0,
-            latency: plan
-                .op_counts
+            latency: counts
                 .iter()
                 .map(|&n| (n > 0).then(LatencyHistogram::new))
                 .collect(),
@@ -125,6 +140,7 @@ impl StreamOutcome {
             first_issued_ns: u64::MAX,
             done_ns: 0,
             fatal: None,
+            time_limited: false,
             measured: None,
             unaligned_direct_ops: 0,
         }
@@ -175,7 +191,11 @@ pub fn replay<C: Clock + Sync>(
     progress: &Progress,
     make_clock: impl FnOnce() -> C,
 ) -> Result<ReplayOutcome, ReplayError> {
-    let n = plan.streams.len();
+    let (streams, counts) = match options.phase {
+        Phase::Warmup => (&plan.warmup, &plan.warmup_counts),
+        Phase::Measured => (&plan.streams, &plan.op_counts),
+    };
+    let n = streams.len();
     // Streams connect, say they are ready, then block on the gate until the clock is set:
     // every stream starts at once, and a failure to spawn releases the others with None.
     let gate: RwLock<Option<C>> = RwLock::new(None);
@@ -187,7 +207,7 @@ pub fn replay<C: Clock + Sync>(
         let mut guard = gate.write().unwrap_or_else(|e| e.into_inner());
         let mut handles = Vec::with_capacity(n);
         let mut spawn_error = None;
-        for sp in &plan.streams {
+        for sp in streams {
             let (gate, stop, ready_tx) = (&gate, &stop, ready_tx.clone());
             let files = Arc::clone(&plan.files);
             let builder = std::thread::Builder::new()
@@ -205,7 +225,7 @@ pub fn replay<C: Clock + Sync>(
                 // One read buffer per op that can be in flight; writes share one pattern.
                 let rbuf = AlignedBuf::zeroed(read_len * depth);
                 let wbuf = AlignedBuf::patterned(read_len, sp.stream as u64 + 1);
-                let out = StreamOutcome::new(plan, sp.stream);
+                let out = StreamOutcome::new(counts, sp.stream);
                 tighten_timer_slack();
                 let _ = ready_tx.send(());
                 let clock = gate.read().unwrap_or_else(|e| e.into_inner()).clone();
@@ -239,6 +259,7 @@ pub fn replay<C: Clock + Sync>(
                     clock,
                     pacing: options.pacing,
                     stop_on_error: options.stop_on_error,
+                    time_limit_ns: options.time_limit_ns,
                     stop,
                     progress,
                     measured,

@@ -74,7 +74,9 @@ impl<C: Clock> StreamRun<'_, C> {
         loop {
             // Queue reads and writes until the queue is full or another kind of op comes.
             while !stopping && !free.is_empty() {
-                if self.stop.load(Ordering::Relaxed) {
+                if self.stop.load(Ordering::Relaxed)
+                    || prev_done.is_some_and(|d| self.past_time_limit(out, d))
+                {
                     stopping = true;
                     break;
                 }

@@ -26,6 +26,7 @@ pub(super) struct StreamRun<'a, C> {
     pub clock: C,
     pub pacing: Pacing,
     pub stop_on_error: bool,
+    pub time_limit_ns: Option<u64>,
     pub stop: &'a AtomicBool,
     pub progress: &'a Progress,
     pub measured: Option<SpoolWriter>,
@@ -91,6 +92,9 @@ impl<C: Clock> StreamRun<'_, C> {
                 self.clock.wait_until(d);
             }
             let issued = self.clock.now_ns();
+            if self.past_time_limit(out, issued) {
+                break;
+            }
             let result = self.execute(backend, &op, handles);
             let done = self.clock.now_ns();
             prev_done = Some(done);
@@ -101,6 +105,17 @@ impl<C: Clock> StreamRun<'_, C> {
             }
         }
         Ok(prev_done)
+    }
+
+    /// Whether `now` is past the time limit (marking the stream as cut short if so).
+    #[inline]
+    pub(super) fn past_time_limit(&self, out: &mut StreamOutcome, now: u64) -> bool {
+        let Some(limit) = self.time_limit_ns else {
+            return false;
+        };
+        let past = now >= out.first_issued_ns.saturating_add(limit);
+        out.time_limited |= past;
+        past
     }
 
     /// Books one finished op: its latency, counts, bytes and errors, and the progress
