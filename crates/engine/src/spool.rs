@@ -155,10 +155,15 @@ impl Spool {
 
     /// A reader from the first record.
     pub fn reader(&self) -> std::io::Result<SpoolReader> {
+        self.reader_with_buffer(1 << 18)
+    }
+
+    /// A reader from the first record, buffering `bytes` at a time.
+    pub fn reader_with_buffer(&self, bytes: usize) -> std::io::Result<SpoolReader> {
         let mut file = self.file.try_clone()?;
         file.seek(SeekFrom::Start(0))?;
         Ok(SpoolReader {
-            input: BufReader::with_capacity(1 << 18, file),
+            input: BufReader::with_capacity(bytes, file),
             left: self.count,
         })
     }

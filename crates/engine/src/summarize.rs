@@ -50,7 +50,9 @@ pub fn summarize(
         }
     }
     for s in &outcome.streams {
-        lag.merge(&s.lag);
+        if let Some(l) = &s.lag {
+            lag.merge(l);
+        }
         r.bytes_read += s.bytes_read;
         r.bytes_written += s.bytes_written;
         r.ops += s.ops;

@@ -5,6 +5,7 @@ mod histogram;
 mod model;
 
 pub mod export;
+pub mod views;
 
 pub use histogram::{LatencyHistogram, LatencySummary};
 pub use model::{

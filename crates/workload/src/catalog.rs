@@ -84,6 +84,13 @@ pub fn catalog() -> &'static [WorkloadInfo] {
 pub fn suite(name: &str) -> Option<Vec<&'static str>> {
     if name.eq_ignore_ascii_case(NASPT) {
         Some(CATALOG.iter().map(|w| w.name).collect())
+    } else if name.eq_ignore_ascii_case(crate::synthetic::iometer::SUITE) {
+        Some(
+            crate::synthetic::iometer::TESTS
+                .iter()
+                .map(|t| t.name)
+                .collect(),
+        )
     } else {
         None
     }

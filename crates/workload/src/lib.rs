@@ -12,19 +12,25 @@ mod error;
 mod naspt;
 mod params;
 mod sample;
+pub mod synthetic;
 
 pub use catalog::{catalog, suite, WorkloadInfo, NASPT};
 pub use error::WorkloadError;
 pub use params::{GenParams, MAX_SCALE, MIN_FILE_BYTES};
 
-/// Generates the workload `name` (case is ignored) with `params`.
+/// Generates the workload `name` (case is ignored) with `params`: one of the NAS suite's
+/// twelve, or one of the IOMeter-style set.
 pub fn generate(name: &str, params: &GenParams) -> Result<naslab_trace::Trace, WorkloadError> {
     params.validate()?;
+    if let Some(test) = synthetic::iometer::lookup(name) {
+        return Ok(synthetic::iometer::generate(test, params));
+    }
     let info = catalog::lookup(name).ok_or_else(|| WorkloadError::UnknownWorkload {
         name: name.to_string(),
         known: catalog()
             .iter()
             .map(|w| w.name)
+            .chain(synthetic::iometer::TESTS.iter().map(|t| t.name))
             .collect::<Vec<_>>()
             .join(", "),
     })?;

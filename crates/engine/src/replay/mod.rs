@@ -106,8 +106,8 @@ pub struct StreamOutcome {
     pub errors: [u64; OpKind::ALL.len()],
     /// Failures by (op kind index, errno).
     pub errnos: HashMap<(usize, i32), u64>,
-    /// Issue time minus scheduled time, for paced runs (empty under `afap`).
-    pub lag: LatencyHistogram,
+    /// Issue time minus scheduled time, for paced runs (`None` under `afap`).
+    pub lag: Option<LatencyHistogram>,
     /// When its first op was issued.
     pub first_issued_ns: u64,
     /// When its last op completed.
@@ -136,7 +136,7 @@ impl StreamOutcome {
             counts: [0; OpKind::ALL.len()],
             errors: [0; OpKind::ALL.len()],
             errnos: HashMap::new(),
-            lag: LatencyHistogram::new(),
+            lag: None,
             first_issued_ns: u64::MAX,
             done_ns: 0,
             fatal: None,
@@ -196,6 +196,8 @@ pub fn replay<C: Clock + Sync>(
         Phase::Measured => (&plan.streams, &plan.op_counts),
     };
     let n = streams.len();
+    // Many streams each get smaller spool buffers, so memory stays modest at 600 streams.
+    let buffer = if n > 64 { 16 << 10 } else { 256 << 10 };
     // Streams connect, say they are ready, then block on the gate until the clock is set:
     // every stream starts at once, and a failure to spawn releases the others with None.
     let gate: RwLock<Option<C>> = RwLock::new(None);
@@ -217,15 +219,18 @@ pub fn replay<C: Clock + Sync>(
                 // Everything that allocates or opens happens before the start.
                 let backend = target.connect(workload_dir, files, options.backend);
                 let measured = if options.records {
-                    Some(SpoolWriter::new(spool_dir, 1 << 16))
+                    Some(SpoolWriter::new(spool_dir, buffer))
                 } else {
                     None
                 };
-                let reader = sp.ops.reader();
+                let reader = sp.ops.reader_with_buffer(buffer);
                 // One read buffer per op that can be in flight; writes share one pattern.
                 let rbuf = AlignedBuf::zeroed(read_len * depth);
                 let wbuf = AlignedBuf::patterned(read_len, sp.stream as u64 + 1);
-                let out = StreamOutcome::new(counts, sp.stream);
+                let mut out = StreamOutcome::new(counts, sp.stream);
+                if options.pacing != Pacing::Afap {
+                    out.lag = Some(LatencyHistogram::new());
+                }
                 tighten_timer_slack();
                 let _ = ready_tx.send(());
                 let clock = gate.read().unwrap_or_else(|e| e.into_inner()).clone();

@@ -135,8 +135,8 @@ impl<C: Clock> StreamRun<'_, C> {
         if let Some(h) = out.latency[k].as_mut() {
             h.record(done - issued);
         }
-        if due.is_some() {
-            out.lag.record(issued.saturating_sub(sched));
+        if let (Some(lag), Some(_)) = (out.lag.as_mut(), due) {
+            lag.record(issued.saturating_sub(sched));
         }
         out.first_issued_ns = out.first_issued_ns.min(issued);
         out.counts[k] += 1;

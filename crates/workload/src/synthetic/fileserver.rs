@@ -1,0 +1,122 @@
+//! The multi-connection file-server test of the NSS delayed-allocation study (seed 000):
+//! each connection writes its own files of 4 KB to 2 MB in 4 KB records, then the same
+//! connections read them back.
+
+use naslab_trace::{FileKind, Trace};
+
+use super::Multi;
+
+/// The file sizes the study cycled through.
+pub const SIZES: [u64; 10] = [
+    4 << 10,
+    8 << 10,
+    16 << 10,
+    32 << 10,
+    64 << 10,
+    128 << 10,
+    256 << 10,
+    512 << 10,
+    1 << 20,
+    2 << 20,
+];
+
+/// The file server's shape.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FileServer {
+    /// Connections (streams), each with its own files.
+    pub connections: u32,
+    /// Files each connection writes and reads (the study used 1000).
+    pub files_per_connection: u32,
+    /// Bytes per write and read (the study used 4 KB).
+    pub record: u64,
+}
+
+impl Default for FileServer {
+    fn default() -> Self {
+        FileServer {
+            connections: 590,
+            files_per_connection: 10,
+            record: 4096,
+        }
+    }
+}
+
+impl FileServer {
+    /// The size of connection `c`'s file `f`: the sizes in turn, shifted per connection.
+    pub fn size_of(&self, c: u32, f: u32) -> u64 {
+        SIZES[((c + f) as usize) % SIZES.len()]
+    }
+
+    /// Bytes each phase moves.
+    pub fn bytes(&self) -> u64 {
+        (0..self.connections)
+            .flat_map(|c| (0..self.files_per_connection).map(move |f| (c, f)))
+            .map(|(c, f)| self.size_of(c, f))
+            .sum()
+    }
+
+    fn declare_files(&self, m: &mut Multi) -> Vec<Vec<u32>> {
+        (0..self.connections)
+            .map(|c| {
+                (0..self.files_per_connection)
+                    .map(|f| {
+                        m.declare(
+                            format!("conn{c:03}/file{f:04}.dat"),
+                            FileKind::File,
+                            0,
+                            false,
+                        )
+                    })
+                    .collect()
+            })
+            .collect()
+    }
+
+    fn header(&self, phase: &str) -> (String, String) {
+        (
+            format!(
+                "{} connections each {phase} {} files of 4 KB to 2 MB in {} B records",
+                self.connections, self.files_per_connection, self.record
+            ),
+            format!(
+                "naslab-workload fileserver connections={} files={} record={}",
+                self.connections, self.files_per_connection, self.record
+            ),
+        )
+    }
+
+    /// The write phase: every connection creates and writes its files.
+    pub fn write_phase(&self) -> Trace {
+        let (d, g) = self.header("writes");
+        let mut m = Multi::new("FileServer_Write", d, g);
+        let files = self.declare_files(&mut m);
+        for (c, fs) in files.iter().enumerate() {
+            for (f, &id) in fs.iter().enumerate() {
+                let size = self.size_of(c as u32, f as u32);
+                m.write_new(c as u32, id, size, self.record, false);
+            }
+        }
+        m.finish()
+    }
+
+    /// The read phase: the files are written by the same connections in a warm-up, then
+    /// read back, measured.
+    pub fn read_phase(&self) -> Trace {
+        let (d, g) = self.header("reads back");
+        let mut m = Multi::new("FileServer_Read", d, g);
+        let files = self.declare_files(&mut m);
+        for (c, fs) in files.iter().enumerate() {
+            for (f, &id) in fs.iter().enumerate() {
+                let size = self.size_of(c as u32, f as u32);
+                m.write_new(c as u32, id, size, self.record, true);
+            }
+        }
+        for (c, fs) in files.iter().enumerate() {
+            for (f, &id) in fs.iter().enumerate() {
+                let size = self.size_of(c as u32, f as u32);
+                m.read_all(c as u32, id, size, self.record, false);
+            }
+        }
+        m.finish()
+    }
+}
