@@ -44,6 +44,29 @@ fn op(stream: u32, t_us: u64, kind: OpKind, file: u32, offset: u64, len: u64) ->
     o
 }
 
+/// An iteration with default replay options.
+fn spec_of<'a>(
+    plan: &'a Plan,
+    target: &'a dyn Target,
+    sandbox: Option<&'a Sandbox>,
+    cache: CacheMode,
+    spool_dir: &'a Path,
+    records_path: Option<PathBuf>,
+    progress: &'a Progress,
+) -> IterationSpec<'a> {
+    IterationSpec {
+        plan,
+        target,
+        sandbox,
+        cache,
+        replay: ReplayOptions::default(),
+        spool_dir,
+        records_path,
+        progress,
+        drop_all_caches: false,
+    }
+}
+
 fn plan_of(trace: &Trace, spool: &Path) -> Plan {
     compile(Path::new("test.jsonl"), records_from_trace(trace), spool).expect("trace compiles")
 }
@@ -275,17 +298,15 @@ fn null_backend_counts_exactly_what_the_trace_asks() {
     let spool = tempfile::tempdir().unwrap();
     let plan = plan_of(&t, spool.path());
     let progress = Progress::default();
-    let spec = IterationSpec {
-        plan: &plan,
-        target: &NullTarget,
-        sandbox: None,
-        cache: CacheMode::Drop,
-        replay: ReplayOptions::default(),
-        spool_dir: spool.path(),
-        records_path: Some(spool.path().join("r.ops.jsonl.zst")),
-        progress: &progress,
-        drop_all_caches: false,
-    };
+    let spec = spec_of(
+        &plan,
+        &NullTarget,
+        None,
+        CacheMode::Drop,
+        spool.path(),
+        Some(spool.path().join("r.ops.jsonl.zst")),
+        &progress,
+    );
     let r = run_iteration(&spec, 1).unwrap();
     assert_eq!(r.ops, 3 * 1002 + 3);
     assert_eq!(r.op("read").unwrap().count, 3000);
@@ -324,17 +345,15 @@ fn a_full_target_stops_the_run_and_keeps_what_was_measured() {
     let mut target = scripted(1000);
     target.fail_write_after = Some(40);
     let progress = Progress::default();
-    let spec = IterationSpec {
-        plan: &plan,
-        target: &target,
-        sandbox: None,
-        cache: CacheMode::Keep,
-        replay: ReplayOptions::default(),
-        spool_dir: spool.path(),
-        records_path: None,
-        progress: &progress,
-        drop_all_caches: false,
-    };
+    let spec = spec_of(
+        &plan,
+        &target,
+        None,
+        CacheMode::Keep,
+        spool.path(),
+        None,
+        &progress,
+    );
     let r = run_iteration(&spec, 1).unwrap();
     let why = r.aborted.as_deref().expect("the run stopped");
     assert!(why.contains("line 44"), "{why}");
@@ -451,17 +470,15 @@ fn posix_preparation_builds_the_file_set_on_disk() {
     assert!(!wd.join("made").exists());
     // And the measured phase then creates them.
     let progress = Progress::default();
-    let spec = IterationSpec {
-        plan: &plan,
-        target: &target,
-        sandbox: Some(&sandbox),
-        cache: CacheMode::Drop,
-        replay: ReplayOptions::default(),
-        spool_dir: spool.path(),
-        records_path: None,
-        progress: &progress,
-        drop_all_caches: false,
-    };
+    let spec = spec_of(
+        &plan,
+        &target,
+        Some(&sandbox),
+        CacheMode::Drop,
+        spool.path(),
+        None,
+        &progress,
+    );
     let r = run_iteration(&spec, 1).unwrap();
     assert_eq!(r.errors, 0, "{:?}", r.op_stats);
     assert_eq!(
@@ -508,17 +525,15 @@ fn posix_backend_does_every_op_for_real() {
     let target = PosixTarget::new(sandbox.root());
     let progress = Progress::default();
     let records = spool.path().join("ops.jsonl");
-    let spec = IterationSpec {
-        plan: &plan,
-        target: &target,
-        sandbox: Some(&sandbox),
-        cache: CacheMode::Drop,
-        replay: ReplayOptions::default(),
-        spool_dir: spool.path(),
-        records_path: Some(records.clone()),
-        progress: &progress,
-        drop_all_caches: false,
-    };
+    let spec = spec_of(
+        &plan,
+        &target,
+        Some(&sandbox),
+        CacheMode::Drop,
+        spool.path(),
+        Some(records.clone()),
+        &progress,
+    );
     let r = run_iteration(&spec, 1).unwrap();
     let wd = sandbox.root().join("ops");
     // The last unlink fails (the file was renamed away): counted, not fatal.
@@ -650,17 +665,15 @@ fn nothing_outside_naslabs_directory_is_touched() {
     let target = PosixTarget::new(sandbox.root());
     let progress = Progress::default();
     for i in 1..=2 {
-        let spec = IterationSpec {
-            plan: &plan,
-            target: &target,
-            sandbox: Some(&sandbox),
-            cache: CacheMode::Drop,
-            replay: ReplayOptions::default(),
-            spool_dir: spool.path(),
-            records_path: None,
-            progress: &progress,
-            drop_all_caches: false,
-        };
+        let spec = spec_of(
+            &plan,
+            &target,
+            Some(&sandbox),
+            CacheMode::Drop,
+            spool.path(),
+            None,
+            &progress,
+        );
         let r = run_iteration(&spec, i).unwrap();
         assert_eq!(r.errors, 0);
     }
@@ -746,17 +759,15 @@ fn cache_drop_leaves_no_prepared_page_in_memory_and_keep_leaves_them() {
     let path = sandbox.root().join("cached/f");
     let mut resident = Vec::new();
     for cache in [CacheMode::Keep, CacheMode::Drop] {
-        let spec = IterationSpec {
-            plan: &plan,
-            target: &target,
-            sandbox: Some(&sandbox),
+        let spec = spec_of(
+            &plan,
+            &target,
+            Some(&sandbox),
             cache,
-            replay: ReplayOptions::default(),
-            spool_dir: spool.path(),
-            records_path: None,
-            progress: &progress,
-            drop_all_caches: false,
-        };
+            spool.path(),
+            None,
+            &progress,
+        );
         run_iteration(&spec, 1).unwrap();
         resident.push(resident_pages(&path));
     }
@@ -810,17 +821,15 @@ fn queued_replay_on_posix_moves_every_byte_and_keeps_trace_order() {
     let target = PosixTarget::new(sandbox.root());
     let progress = Progress::default();
     let records = spool.path().join("q.ops.jsonl");
-    let spec = IterationSpec {
-        plan: &plan,
-        target: &target,
-        sandbox: Some(&sandbox),
-        cache: CacheMode::Keep,
-        replay: ReplayOptions::default(),
-        spool_dir: spool.path(),
-        records_path: Some(records.clone()),
-        progress: &progress,
-        drop_all_caches: false,
-    };
+    let spec = spec_of(
+        &plan,
+        &target,
+        Some(&sandbox),
+        CacheMode::Keep,
+        spool.path(),
+        Some(records.clone()),
+        &progress,
+    );
     let r = run_iteration(&spec, 1).unwrap();
     assert_eq!(r.errors, 0, "{:?}", r.op_stats);
     assert_eq!(r.op("read").unwrap().count, 5000);
@@ -865,17 +874,15 @@ fn queued_replay_on_the_null_backend_counts_exactly() {
     let spool = tempfile::tempdir().unwrap();
     let plan = plan_of(&queued_trace(32, 10_000), spool.path());
     let progress = Progress::default();
-    let spec = IterationSpec {
-        plan: &plan,
-        target: &NullTarget,
-        sandbox: None,
-        cache: CacheMode::Drop,
-        replay: ReplayOptions::default(),
-        spool_dir: spool.path(),
-        records_path: None,
-        progress: &progress,
-        drop_all_caches: false,
-    };
+    let spec = spec_of(
+        &plan,
+        &NullTarget,
+        None,
+        CacheMode::Drop,
+        spool.path(),
+        None,
+        &progress,
+    );
     let r = run_iteration(&spec, 1).unwrap();
     assert_eq!(r.ops, 10_000 + 256 + 4);
     assert_eq!(r.bytes_read, 10_000 * 4096);
@@ -888,17 +895,15 @@ fn a_backend_without_queues_is_refused_before_anything_runs() {
     let plan = plan_of(&queued_trace(4, 10), spool.path());
     let target = scripted(10);
     let progress = Progress::default();
-    let spec = IterationSpec {
-        plan: &plan,
-        target: &target,
-        sandbox: None,
-        cache: CacheMode::Keep,
-        replay: ReplayOptions::default(),
-        spool_dir: spool.path(),
-        records_path: None,
-        progress: &progress,
-        drop_all_caches: false,
-    };
+    let spec = spec_of(
+        &plan,
+        &target,
+        None,
+        CacheMode::Keep,
+        spool.path(),
+        None,
+        &progress,
+    );
     let e = run_iteration(&spec, 1).unwrap_err().to_string();
     assert!(
         e.contains("at most 1 ops in flight") && e.contains("asks for 4"),
@@ -946,17 +951,15 @@ fn warm_up_ops_run_first_unmeasured_and_the_measured_phase_sees_their_files() {
     let target = PosixTarget::new(sandbox.root());
     let progress = Progress::default();
     let records = spool.path().join("w.ops.jsonl");
-    let spec = IterationSpec {
-        plan: &plan,
-        target: &target,
-        sandbox: Some(&sandbox),
-        cache: CacheMode::Drop,
-        replay: ReplayOptions::default(),
-        spool_dir: spool.path(),
-        records_path: Some(records.clone()),
-        progress: &progress,
-        drop_all_caches: false,
-    };
+    let spec = spec_of(
+        &plan,
+        &target,
+        Some(&sandbox),
+        CacheMode::Drop,
+        spool.path(),
+        Some(records.clone()),
+        &progress,
+    );
     let r = run_iteration(&spec, 1).unwrap();
     assert_eq!(r.errors, 0, "{:?}", r.op_stats);
     assert_eq!(r.ops, 66);

@@ -1,7 +1,7 @@
 use std::fmt::Write;
 
 use super::{us, Exporter};
-use crate::{IterationResult, RunResult};
+use crate::{IterationResult, RunResult, Warning};
 
 /// The terminal table: one row per workload (throughput, ops, bytes, and the read, write
 /// and open latencies the original toolkit showed), then each workload's op types with
@@ -101,12 +101,39 @@ impl Exporter for Table {
                     errors
                 );
             }
+            if let Some(l) = &it.layout {
+                let _ = writeln!(
+                    o,
+                    "    layout     prepared {} files in {} extents (ideal {}), written {} files in {} extents (ideal {})",
+                    l.prepared.files,
+                    l.prepared.extents,
+                    l.prepared.ideal_extents,
+                    l.written.files,
+                    l.written.extents,
+                    l.written.ideal_extents
+                );
+            }
             if let Some(why) = &it.aborted {
                 let _ = writeln!(o, "    stopped early: {why}");
             }
         }
+        // One line per warning, but a warning many workloads share is said once.
+        let cache_warnings: Vec<&Warning> = run
+            .warnings
+            .iter()
+            .filter(|w| matches!(w, Warning::FitsInClientCache { .. }))
+            .collect();
         for warning in &run.warnings {
-            let _ = writeln!(o, "warning: {warning}");
+            if cache_warnings.len() <= 3 || !matches!(warning, Warning::FitsInClientCache { .. }) {
+                let _ = writeln!(o, "warning: {warning}");
+            }
+        }
+        if cache_warnings.len() > 3 {
+            let _ = writeln!(
+                o,
+                "warning: the data of {} workloads fit in this client's memory and caches were kept, so reads may be served by the client; use --cache drop or --cache direct (run.json lists them)",
+                cache_warnings.len()
+            );
         }
         if let Some(why) = &run.aborted {
             let _ = writeln!(o, "run stopped early: {why}");

@@ -32,7 +32,7 @@ pub fn fileserver_table(run: &RunResult) -> String {
         Some(v) => format!("{v:>14.digits$}"),
         None => format!("{:>14}", "-"),
     };
-    let rows: [(&str, &dyn Fn(&IterationResult) -> Option<f64>, usize); 9] = [
+    let rows: [(&str, &Figure, usize); 9] = [
         ("Connections", &|it| Some(it.streams.len() as f64), 0),
         ("Avg Open response time (ms)", &|it| avg_ms(it, "open"), 3),
         ("Avg Close response time (ms)", &|it| avg_ms(it, "close"), 3),
@@ -69,6 +69,9 @@ pub fn fileserver_table(run: &RunResult) -> String {
     }
     o
 }
+
+/// One row's figure from a phase's median iteration.
+type Figure = dyn Fn(&IterationResult) -> Option<f64>;
 
 fn per_connection_kb_s(it: &IterationResult) -> Option<f64> {
     let rates: Vec<f64> = it

@@ -88,7 +88,7 @@ pub fn generate(test: &IometerTest, params: &GenParams) -> Trace {
     };
     m.op(0, 0, OpKind::Open, file, 0, 0, flags, false);
     let blocks = size / test.block;
-    let mut rng = Rng8::seed_from_u64(params.seed ^ 0x696f_6d65_7465_72);
+    let mut rng = Rng8::seed_from_u64(params.seed ^ 0x0069_6f6d_6574_6572);
     let kind = if test.write {
         OpKind::Write
     } else {

@@ -66,59 +66,31 @@ impl Multi {
 
     /// Writes `size` bytes into a new file in `record`-sized writes: create, writes, close.
     pub fn write_new(&mut self, stream: u32, file: u32, size: u64, record: u64, warmup: bool) {
-        self.op(
-            stream,
-            0,
-            OpKind::Create,
-            file,
-            0,
-            0,
-            OpFlags::WRITE,
-            warmup,
-        );
-        let mut off = 0;
-        while off < size {
-            let n = record.min(size - off);
-            self.op(
-                stream,
-                0,
-                OpKind::Write,
-                file,
-                off,
-                n,
-                OpFlags::default(),
-                warmup,
-            );
-            off += n;
-        }
-        self.op(
-            stream,
-            0,
-            OpKind::Close,
-            file,
-            0,
-            0,
-            OpFlags::default(),
-            warmup,
-        );
+        let how = (OpKind::Create, OpFlags::WRITE, OpKind::Write);
+        self.whole_file(stream, file, size, record, warmup, how);
     }
 
     /// Reads a whole file in `record`-sized reads: open, reads, close.
     pub fn read_all(&mut self, stream: u32, file: u32, size: u64, record: u64, warmup: bool) {
-        self.op(stream, 0, OpKind::Open, file, 0, 0, OpFlags::READ, warmup);
+        let how = (OpKind::Open, OpFlags::READ, OpKind::Read);
+        self.whole_file(stream, file, size, record, warmup, how);
+    }
+
+    /// Opens (or creates) a file, moves all of it in order in `record`-sized transfers, closes it.
+    fn whole_file(
+        &mut self,
+        stream: u32,
+        file: u32,
+        size: u64,
+        record: u64,
+        warmup: bool,
+        (open, flags, data): (OpKind, OpFlags, OpKind),
+    ) {
+        self.op(stream, 0, open, file, 0, 0, flags, warmup);
         let mut off = 0;
         while off < size {
             let n = record.min(size - off);
-            self.op(
-                stream,
-                0,
-                OpKind::Read,
-                file,
-                off,
-                n,
-                OpFlags::default(),
-                warmup,
-            );
+            self.op(stream, 0, data, file, off, n, OpFlags::default(), warmup);
             off += n;
         }
         self.op(
