@@ -12,3 +12,4 @@ pub use model::{
     CacheMode, Environment, IterationResult, OpStats, PrepareResult, RunOptions, RunResult,
     StreamResult, TargetInfo, Warning, WorkloadResult, SCHEMA_VERSION,
 };
+pub use model::{IterationLayout, LayoutSummary};

@@ -170,6 +170,31 @@ pub struct IterationResult {
     /// Whether the time limit (`--time-limit`) ended the measured phase before the trace did.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub time_limited: bool,
+    /// Where the workload's files landed on disk, read after the measured phase (local
+    /// targets whose file system reports extents only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub layout: Option<IterationLayout>,
+}
+
+/// The on-disk layout of an iteration's files: those preparation made and those the
+/// workload created.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct IterationLayout {
+    pub prepared: LayoutSummary,
+    pub written: LayoutSummary,
+}
+
+/// Extents of a set of files, counted as e2fsprogs' filefrag counts them.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct LayoutSummary {
+    pub files: u64,
+    pub bytes: u64,
+    pub extents: u64,
+    /// The fewest extents the file system's longest extent allows for this data.
+    pub ideal_extents: u64,
+    /// The share of blocks right after their predecessor on disk (1.0: every file in one run).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub score: Option<f64>,
 }
 
 impl IterationResult {
