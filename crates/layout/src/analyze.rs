@@ -1,0 +1,465 @@
+//! A file's layout from its extents: the extent count as filefrag gives it, the ideal
+//! count, the fragmentation ratio and the layout score; and the same summed over trees.
+
+use std::fs::File;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::LayoutError;
+use crate::fiemap::{self, Extent, FiemapError, EXTENT_DELALLOC, EXTENT_ENCODED, EXTENT_UNWRITTEN};
+use crate::limits::{extent_limit, fs_info, ExtentLimit};
+
+/// Counts extents exactly as e2fsprogs' filefrag (1.43 and later) does: an extent starts
+/// a new one unless it begins at file offset 0, or its physical start is where the
+/// previous extent ended, or where the previous one would have put it had the logical
+/// gap between them been allocated too.
+pub fn count_like_filefrag(extents: &[Extent]) -> u64 {
+    let mut total = 0u64;
+    let mut last = Extent::default();
+    for e in extents {
+        let expected_dense = last.physical.wrapping_add(last.length);
+        let expected = last
+            .physical
+            .wrapping_add(e.logical)
+            .wrapping_sub(last.logical);
+        if e.logical != 0 && e.physical != expected && e.physical != expected_dense {
+            total += 1;
+        } else if total == 0 {
+            total = 1;
+        }
+        last = *e;
+    }
+    total
+}
+
+/// One file's layout.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FileLayout {
+    pub path: PathBuf,
+    /// The mounted file system's type (ext4, xfs, btrfs, ...).
+    pub fs: String,
+    pub size_bytes: u64,
+    /// Bytes the file's extents cover (holes excluded; unwritten space included).
+    pub mapped_bytes: u64,
+    /// The block size offsets are counted in.
+    pub block_bytes: u64,
+    /// Extents as filefrag counts them (physically contiguous FIEMAP records join).
+    pub extents: u64,
+    /// FIEMAP records as the file system returned them.
+    pub fiemap_records: u64,
+    /// The fewest extents the file system could give this much data, from its longest
+    /// extent; absent where naslab knows no limit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ideal_extents: Option<u64>,
+    /// The longest extent used for `ideal_extents`, in bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_extent_bytes: Option<u64>,
+    /// FIEMAP records flagged unwritten (allocated, never written: preallocation).
+    pub unwritten_extents: u64,
+    /// FIEMAP records flagged delalloc (no blocks yet); zero after a synced read.
+    pub delalloc_extents: u64,
+    /// Blocks with a known location.
+    pub blocks: u64,
+    /// Of those, blocks that sit right after the file's previous block on disk.
+    pub following_blocks: u64,
+    /// Runs of physically adjacent blocks: unlike `extents`, a hole always ends a run,
+    /// even where the disk skips exactly as many blocks (filefrag's first FIEMAP code
+    /// counted this way).
+    pub physical_runs: u64,
+}
+
+impl FileLayout {
+    /// Builds a layout from a file's extents.
+    pub fn from_extents(
+        path: PathBuf,
+        fs: String,
+        size_bytes: u64,
+        block_bytes: u64,
+        limit: Option<ExtentLimit>,
+        extents: &[Extent],
+    ) -> FileLayout {
+        let bs = block_bytes.max(1);
+        let (mut mapped, mut encoded) = (0u64, 0u64);
+        let (mut unwritten, mut delalloc) = (0u64, 0u64);
+        let (mut blocks, mut following) = (0u64, 0u64);
+        let mut prev_end: Option<u64> = None;
+        for e in extents {
+            mapped += e.length;
+            if e.has(EXTENT_ENCODED) {
+                encoded += e.length;
+            }
+            if e.has(EXTENT_UNWRITTEN) {
+                unwritten += 1;
+            }
+            if e.has(EXTENT_DELALLOC) {
+                delalloc += 1;
+            }
+            if !e.location_known() || e.length == 0 {
+                prev_end = None;
+                continue;
+            }
+            let n = e.length.div_ceil(bs);
+            blocks += n;
+            following += n - 1;
+            if prev_end == Some(e.physical) {
+                following += 1;
+            }
+            prev_end = Some(e.physical.wrapping_add(e.length));
+        }
+        let ideal = limit.map(|l| ideal_extents(mapped, encoded, l));
+        FileLayout {
+            path,
+            fs,
+            size_bytes,
+            mapped_bytes: mapped,
+            block_bytes: bs,
+            extents: count_like_filefrag(extents),
+            fiemap_records: extents.len() as u64,
+            ideal_extents: ideal,
+            max_extent_bytes: limit.map(|l| l.bytes),
+            unwritten_extents: unwritten,
+            delalloc_extents: delalloc,
+            blocks,
+            following_blocks: following,
+            physical_runs: blocks - following,
+        }
+    }
+
+    /// Extents over ideal extents: 1.0 is as contiguous as the file system allows.
+    /// Below 1.0 where maximal extents lie back to back, which filefrag counts as one.
+    pub fn ratio(&self) -> Option<f64> {
+        ratio(self.extents, self.ideal_extents?)
+    }
+
+    /// The share of blocks that sit right after their predecessor on disk (1.0: one run).
+    pub fn score(&self) -> Option<f64> {
+        score(self.following_blocks, self.blocks)
+    }
+}
+
+fn ideal_extents(mapped: u64, encoded: u64, limit: ExtentLimit) -> u64 {
+    let plain = mapped - encoded.min(mapped);
+    let enc_limit = limit.encoded_bytes.unwrap_or(limit.bytes).max(1);
+    let n = plain.div_ceil(limit.bytes.max(1)) + encoded.div_ceil(enc_limit);
+    if mapped > 0 {
+        n.max(1)
+    } else {
+        0
+    }
+}
+
+fn ratio(extents: u64, ideal: u64) -> Option<f64> {
+    (ideal > 0).then(|| extents as f64 / ideal as f64)
+}
+
+fn score(following: u64, blocks: u64) -> Option<f64> {
+    (blocks >= 2).then(|| following as f64 / (blocks - 1) as f64)
+}
+
+/// Reads one regular file's layout. With `sync`, its dirty data is written back first.
+pub fn analyze_file(path: &Path, sync: bool) -> Result<FileLayout, LayoutError> {
+    // Checked before opening: opening a FIFO would wait for a writer.
+    let before = std::fs::metadata(path).map_err(LayoutError::io("examine", path))?;
+    if !before.is_file() {
+        return Err(LayoutError::NotFileOrDir(path.to_path_buf()));
+    }
+    let file = File::open(path).map_err(LayoutError::io("open", path))?;
+    let meta = file.metadata().map_err(LayoutError::io("examine", path))?;
+    if !meta.is_file() {
+        return Err(LayoutError::NotFileOrDir(path.to_path_buf()));
+    }
+    let fs = fs_info(&file).map_err(LayoutError::io("statfs", path))?;
+    let extents = match fiemap::extents(&file, sync) {
+        Ok(e) => e,
+        Err(FiemapError::Unsupported) => {
+            return Err(LayoutError::Unsupported {
+                path: path.to_path_buf(),
+                fs: fs.name,
+            })
+        }
+        Err(FiemapError::Io(source)) => {
+            return Err(LayoutError::Fiemap {
+                path: path.to_path_buf(),
+                source,
+            })
+        }
+    };
+    let limit = extent_limit(&file, &fs);
+    Ok(FileLayout::from_extents(
+        path.to_path_buf(),
+        fs.name,
+        meta.len(),
+        fs.block_bytes,
+        limit,
+        &extents,
+    ))
+}
+
+/// Layouts added up over many files.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Totals {
+    pub files: u64,
+    pub size_bytes: u64,
+    pub extents: u64,
+    /// Summed over the files with a known limit.
+    pub ideal_extents: u64,
+    /// Files without a known limit (not in `ideal_extents`).
+    pub files_without_ideal: u64,
+    pub unwritten_extents: u64,
+    pub delalloc_extents: u64,
+    pub blocks: u64,
+    pub following_blocks: u64,
+    /// Block pairs the score is over: each file's blocks less one.
+    pub block_pairs: u64,
+}
+
+impl Totals {
+    /// Adds one file.
+    pub fn add(&mut self, f: &FileLayout) {
+        self.files += 1;
+        self.size_bytes += f.size_bytes;
+        self.extents += f.extents;
+        match f.ideal_extents {
+            Some(i) => self.ideal_extents += i,
+            None => self.files_without_ideal += 1,
+        }
+        self.unwritten_extents += f.unwritten_extents;
+        self.delalloc_extents += f.delalloc_extents;
+        self.blocks += f.blocks;
+        self.following_blocks += f.following_blocks;
+        self.block_pairs += f.blocks.saturating_sub(1);
+    }
+
+    /// Total extents over total ideal extents.
+    pub fn ratio(&self) -> Option<f64> {
+        ratio(self.extents, self.ideal_extents)
+    }
+
+    /// Following blocks over block pairs, across every file.
+    pub fn score(&self) -> Option<f64> {
+        (self.block_pairs > 0).then(|| self.following_blocks as f64 / self.block_pairs as f64)
+    }
+}
+
+/// A file or directory that could not be read during a walk, and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Skipped {
+    pub path: PathBuf,
+    pub reason: String,
+}
+
+/// Calls `on_file` with every regular file under `root` (itself, if it is a file) and
+/// its layout or error. Symbolic links below `root` are not followed and other file
+/// systems mounted below it are not entered. Returns what could not be listed.
+pub fn walk(
+    root: &Path,
+    sync: bool,
+    mut on_file: impl FnMut(&Path, Result<FileLayout, LayoutError>),
+) -> Result<Vec<Skipped>, LayoutError> {
+    use std::os::unix::fs::MetadataExt;
+    // The root is followed if it is a link; links below it are not.
+    let meta = std::fs::metadata(root).map_err(LayoutError::io("examine", root))?;
+    if meta.is_file() {
+        on_file(root, analyze_file(root, sync));
+        return Ok(Vec::new());
+    }
+    if !meta.is_dir() {
+        return Err(LayoutError::NotFileOrDir(root.to_path_buf()));
+    }
+    let dev = meta.dev();
+    let mut skipped = Vec::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        let entries = match std::fs::read_dir(&dir) {
+            Ok(e) => e,
+            Err(e) => {
+                skipped.push(Skipped {
+                    path: dir,
+                    reason: e.to_string(),
+                });
+                continue;
+            }
+        };
+        let mut names: Vec<PathBuf> = Vec::new();
+        for entry in entries {
+            match entry {
+                Ok(e) => names.push(e.path()),
+                Err(e) => skipped.push(Skipped {
+                    path: dir.clone(),
+                    reason: e.to_string(),
+                }),
+            }
+        }
+        names.sort();
+        for path in names.into_iter().rev() {
+            let m = match std::fs::symlink_metadata(&path) {
+                Ok(m) => m,
+                Err(e) => {
+                    skipped.push(Skipped {
+                        path,
+                        reason: e.to_string(),
+                    });
+                    continue;
+                }
+            };
+            if m.is_dir() {
+                if m.dev() == dev {
+                    stack.push(path);
+                } else {
+                    skipped.push(Skipped {
+                        path,
+                        reason: "another file system is mounted here".into(),
+                    });
+                }
+            } else if m.is_file() {
+                on_file(&path, analyze_file(&path, sync));
+            }
+        }
+    }
+    Ok(skipped)
+}
+
+/// A directory tree's layout: totals and the worst files.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TreeLayout {
+    pub root: PathBuf,
+    pub totals: Totals,
+    /// The files with the most extents beyond their ideal, worst first.
+    pub worst: Vec<FileLayout>,
+    /// What could not be read.
+    pub skipped: Vec<Skipped>,
+}
+
+/// How far a file is from its ideal, for ranking the worst.
+fn excess(f: &FileLayout) -> (u64, u64) {
+    (
+        f.extents.saturating_sub(f.ideal_extents.unwrap_or(1)),
+        f.extents,
+    )
+}
+
+/// Reads every file under `root`, keeping the `top` worst.
+pub fn analyze_tree(root: &Path, top: usize, sync: bool) -> Result<TreeLayout, LayoutError> {
+    let mut totals = Totals::default();
+    let mut worst: Vec<FileLayout> = Vec::new();
+    let mut errors: Vec<Skipped> = Vec::new();
+    let keep = |worst: &mut Vec<FileLayout>| {
+        worst.sort_by(|a, b| excess(b).cmp(&excess(a)).then_with(|| a.path.cmp(&b.path)));
+        worst.truncate(top);
+    };
+    let mut skipped = walk(root, sync, |path, r| match r {
+        Ok(f) => {
+            totals.add(&f);
+            worst.push(f);
+            if worst.len() > top.saturating_mul(4) + 64 {
+                keep(&mut worst);
+            }
+        }
+        Err(e) => errors.push(Skipped {
+            path: path.to_path_buf(),
+            reason: e.to_string(),
+        }),
+    })?;
+    keep(&mut worst);
+    skipped.extend(errors);
+    Ok(TreeLayout {
+        root: root.to_path_buf(),
+        totals,
+        worst,
+        skipped,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fiemap::{EXTENT_LAST, EXTENT_UNKNOWN};
+
+    fn ext(logical: u64, physical: u64, length: u64) -> Extent {
+        Extent {
+            logical,
+            physical,
+            length,
+            flags: 0,
+        }
+    }
+
+    const K4: u64 = 4096;
+
+    #[test]
+    fn contiguous_records_count_as_one_like_filefrag() {
+        let e = [ext(0, 100 * K4, 8 * K4), ext(8 * K4, 108 * K4, 8 * K4)];
+        assert_eq!(count_like_filefrag(&e), 1);
+    }
+
+    #[test]
+    fn a_jump_on_disk_starts_a_new_extent() {
+        let e = [ext(0, 100 * K4, 8 * K4), ext(8 * K4, 500 * K4, 8 * K4)];
+        assert_eq!(count_like_filefrag(&e), 2);
+    }
+
+    #[test]
+    fn a_hole_matched_by_a_gap_on_disk_is_not_a_new_extent() {
+        // Logical gap of 4 blocks, physical gap of 4 blocks: filefrag's "expected".
+        let e = [ext(0, 100 * K4, 8 * K4), ext(12 * K4, 112 * K4, 8 * K4)];
+        assert_eq!(count_like_filefrag(&e), 1);
+    }
+
+    #[test]
+    fn a_file_starting_with_a_hole_has_one_extent_and_empty_files_none() {
+        assert_eq!(count_like_filefrag(&[ext(64 * K4, 7 * K4, K4)]), 1);
+        assert_eq!(count_like_filefrag(&[]), 0);
+    }
+
+    #[test]
+    fn an_extent_at_offset_zero_never_counts_twice() {
+        // filefrag's quirk: logical 0 is never "a new extent", even after others.
+        let e = [ext(0, 100 * K4, K4), ext(0, 900 * K4, K4)];
+        assert_eq!(count_like_filefrag(&e), 1);
+    }
+
+    #[test]
+    fn score_counts_blocks_that_follow_their_predecessor() {
+        let limit = ExtentLimit {
+            bytes: 32768 * K4,
+            encoded_bytes: None,
+            basis: "",
+        };
+        let e = [ext(0, 100 * K4, 4 * K4), ext(4 * K4, 200 * K4, 4 * K4)];
+        let f = FileLayout::from_extents("f".into(), "ext4".into(), 8 * K4, K4, Some(limit), &e);
+        assert_eq!((f.blocks, f.following_blocks), (8, 6));
+        assert_eq!(f.score(), Some(6.0 / 7.0));
+        assert_eq!(f.extents, 2);
+        assert_eq!(f.ideal_extents, Some(1));
+        assert_eq!(f.ratio(), Some(2.0));
+    }
+
+    #[test]
+    fn unwritten_and_delalloc_records_are_reported_as_such() {
+        let mut a = ext(0, 100 * K4, 4 * K4);
+        a.flags = EXTENT_UNWRITTEN;
+        let mut b = ext(4 * K4, 0, 4 * K4);
+        b.flags = EXTENT_DELALLOC | EXTENT_UNKNOWN | EXTENT_LAST;
+        let f = FileLayout::from_extents("f".into(), "ext4".into(), 8 * K4, K4, None, &[a, b]);
+        assert_eq!((f.unwritten_extents, f.delalloc_extents), (1, 1));
+        // Only the located blocks count for the score.
+        assert_eq!(f.blocks, 4);
+        assert_eq!(f.ideal_extents, None);
+        assert_eq!(f.ratio(), None);
+    }
+
+    #[test]
+    fn ideal_extents_round_up_to_the_longest_extent() {
+        let l = ExtentLimit {
+            bytes: 128 << 20,
+            encoded_bytes: Some(128 << 10),
+            basis: "",
+        };
+        assert_eq!(ideal_extents(0, 0, l), 0);
+        assert_eq!(ideal_extents(1, 0, l), 1);
+        assert_eq!(ideal_extents(128 << 20, 0, l), 1);
+        assert_eq!(ideal_extents((128 << 20) + 1, 0, l), 2);
+        assert_eq!(ideal_extents(1 << 20, 1 << 20, l), 8);
+    }
+}

@@ -1,0 +1,66 @@
+//! What can go wrong reading a layout or running the allocation lab, each with what to do.
+
+use std::path::PathBuf;
+
+/// An error of this crate; every message says what the user can do about it.
+#[derive(Debug, thiserror::Error)]
+pub enum LayoutError {
+    /// A path could not be opened or examined.
+    #[error("cannot {what} '{path}': {source}")]
+    Io {
+        what: &'static str,
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    /// The file system does not implement FIEMAP (NFS, SMB, tmpfs before 6.x, most FUSE).
+    #[error("the {fs} file system holding '{path}' does not report file extents (FIEMAP); layouts can be read only on local file systems such as ext4, xfs or btrfs")]
+    Unsupported { path: PathBuf, fs: String },
+    /// A path that is neither a regular file nor a directory.
+    #[error("'{0}' is neither a regular file nor a directory; give files or directories")]
+    NotFileOrDir(PathBuf),
+    /// The FIEMAP ioctl failed for another reason.
+    #[error("cannot read the extents of '{path}' (FIEMAP): {source}")]
+    Fiemap {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    /// The file system ran out of room during an allocation pattern.
+    #[error(
+        "the file system under '{path}' is full; give a smaller --size or a --dir with more room"
+    )]
+    NoSpace { path: PathBuf },
+    /// An external tool the matrix needs is not installed.
+    #[error("{tool} not found on PATH; install {package} (apt-get install {package})")]
+    ToolMissing {
+        tool: &'static str,
+        package: &'static str,
+    },
+    /// An external command failed.
+    #[error("'{command}' failed ({status}): {stderr}")]
+    Command {
+        command: String,
+        status: String,
+        stderr: String,
+    },
+    /// The matrix needs root for loop devices and mounts.
+    #[error("the file-system matrix needs root (it attaches loop devices and mounts file systems); run it as root, or leave out --matrix to run the patterns in --dir")]
+    NeedsRoot,
+    /// An option value that cannot work.
+    #[error("{flag}: {message}")]
+    InvalidOption { flag: &'static str, message: String },
+    /// The user interrupted the run (Ctrl-C or SIGTERM); everything made was cleaned up.
+    #[error("interrupted; the images and mounts made so far were removed")]
+    Interrupted,
+}
+
+impl LayoutError {
+    pub(crate) fn io(
+        what: &'static str,
+        path: impl Into<PathBuf>,
+    ) -> impl FnOnce(std::io::Error) -> Self {
+        let path = path.into();
+        move |source| LayoutError::Io { what, path, source }
+    }
+}

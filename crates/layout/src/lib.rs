@@ -1,0 +1,20 @@
+//! Where files land on disk: FIEMAP extents counted exactly as e2fsprogs' `filefrag`
+//! counts them, the ideal count from each file system's longest extent, a layout score,
+//! and the allocation lab that replays the write patterns behind Samba's fragmentation.
+
+pub mod analyze;
+pub mod error;
+pub mod fiemap;
+pub mod limits;
+pub mod loopdev;
+pub mod matrix;
+pub mod patterns;
+
+pub use analyze::{
+    analyze_file, analyze_tree, count_like_filefrag, walk, FileLayout, Skipped, Totals, TreeLayout,
+};
+pub use error::LayoutError;
+pub use matrix::{
+    run_matrix, CaseInfo, Cell, FsCase, FsMount, MatrixOptions, MatrixResult, ScratchFs,
+};
+pub use patterns::{run_pattern, Pattern, PatternOptions, PatternRun};
