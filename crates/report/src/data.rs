@@ -1,0 +1,431 @@
+//! Reading one iteration's op records in a single streaming pass into what the report
+//! shows: the transaction list's columns (up to a cap), time series, latency and size
+//! histograms, per-file statistics and the decimated access map.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use naslab_trace::{open_trace, FileKind, OpKind, Record};
+use serde::Serialize;
+
+use crate::decimate::{Access, AccessMap};
+use crate::encode::{BlobBuilder, BlobLayout};
+use crate::hist::{LatencyBuckets, LatencyStats, SizeBuckets, StatsSummary, CHART_PER_DECADE};
+use crate::series::TimeSeries;
+
+/// How much of an iteration to keep for display.
+#[derive(Debug, Clone, Copy)]
+pub struct LoadOptions {
+    /// Rows kept for the transaction list (0: no list).
+    pub max_rows: usize,
+    /// Points kept for the access map (0: no map).
+    pub access_points: usize,
+    /// Width of a time-series bin, ns (`None`: about a thousand bins over the phase).
+    pub bin_ns: Option<u64>,
+}
+
+/// One entry of the file set, as the page lists it.
+#[derive(Debug, Clone, Serialize)]
+pub struct FileView {
+    /// Path under the workload directory.
+    pub path: String,
+    /// Size preparation gave it.
+    pub size: u64,
+    /// Whether it is a directory.
+    pub dir: bool,
+}
+
+/// What one file saw during the measured phase.
+#[derive(Debug, Clone, Default)]
+struct FileAcc {
+    ops: u64,
+    reads: u64,
+    writes: u64,
+    bytes_read: u64,
+    bytes_written: u64,
+    errors: u64,
+    latency: LatencyStats,
+}
+
+/// One file's row in the per-file statistics.
+#[derive(Debug, Clone, Serialize)]
+pub struct FileStatView {
+    /// Index into the iteration's file table.
+    pub file: u32,
+    /// Ops on it (any kind).
+    pub ops: u64,
+    /// Reads of it.
+    pub reads: u64,
+    /// Writes to it.
+    pub writes: u64,
+    /// Bytes its reads returned.
+    pub bytes_read: u64,
+    /// Bytes its writes moved.
+    pub bytes_written: u64,
+    /// Ops on it that failed.
+    pub errors: u64,
+    /// Latency of all its ops.
+    pub latency: StatsSummary,
+}
+
+/// Latency counts per logarithmic bucket, by op type and for all ops.
+#[derive(Debug, Clone, Serialize)]
+pub struct LatencyHistView {
+    /// Buckets per power of ten.
+    pub per_decade: u32,
+    /// The first bucket shown: its lower edge is 10^(first / per_decade) ns.
+    pub first: usize,
+    /// Counts per bucket from `first` on; `all` holds every op.
+    pub by_op: Vec<(String, Vec<u64>)>,
+}
+
+/// Transfer sizes per power-of-two bucket, for reads and writes.
+#[derive(Debug, Clone, Serialize)]
+pub struct SizeHistView {
+    /// The first bucket shown: bucket b holds sizes in [2^(b-1), 2^b), bucket 0 holds 0.
+    pub first: usize,
+    /// Counts per bucket from `first` on.
+    pub by_op: Vec<(String, Vec<u64>)>,
+}
+
+/// The access map's points and how many accesses they stand for.
+#[derive(Debug, Clone, Serialize)]
+pub struct AccessView {
+    /// Reads and writes in the records.
+    pub seen: u64,
+    /// Points kept for the map.
+    pub shown: usize,
+    /// Where the points' columns are (t_ns, offset, len, file, kind).
+    pub blob: BlobLayout,
+}
+
+/// The transaction list's columns.
+#[derive(Debug, Clone, Serialize)]
+pub struct RowsView {
+    /// Ops in the records.
+    pub total: u64,
+    /// Rows in the list (the first `shown` ops in issue order).
+    pub shown: usize,
+    /// Where the columns are (start_ns, latency_ns, offset, len, result, file, stream, kind).
+    pub blob: BlobLayout,
+}
+
+/// Everything the page shows for one iteration, built from its records.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct IterationData {
+    /// Ops read from the records.
+    pub ops: u64,
+    /// Why some of the views are missing or partial, for the reader.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+    /// The file table ops refer to by index.
+    pub files: Vec<FileView>,
+    /// Throughput and latency over time.
+    pub series: Option<TimeSeries>,
+    /// Latency histogram.
+    pub latency: Option<LatencyHistView>,
+    /// Transfer-size histogram.
+    pub sizes: Option<SizeHistView>,
+    /// Per-file statistics, busiest first.
+    pub file_stats: Vec<FileStatView>,
+    /// The access map.
+    pub access: Option<AccessView>,
+    /// The transaction list.
+    pub rows: Option<RowsView>,
+}
+
+/// The transaction list's columns while they are filled.
+#[derive(Default)]
+struct Rows {
+    start_ns: Vec<f64>,
+    latency_ns: Vec<f64>,
+    offset: Vec<f64>,
+    len: Vec<f64>,
+    result: Vec<f64>,
+    file: Vec<u32>,
+    stream: Vec<u32>,
+    kind: Vec<u8>,
+}
+
+/// Where an iteration's records are and what run.json says about its timing.
+pub struct IterationSource<'a> {
+    /// The op records file, when the run kept one.
+    pub records: Option<&'a Path>,
+    /// run.json's `clock_start_ns`: record times minus this are times into the phase.
+    pub clock_start_ns: u64,
+    /// run.json's `wall_ns`: the measured phase's length.
+    pub wall_ns: u64,
+    /// Prefix for the ids of the page elements holding this iteration's columns.
+    pub blob_prefix: String,
+}
+
+/// Everything gathered in the pass over the records.
+struct Pass {
+    opts: LoadOptions,
+    files: Vec<FileView>,
+    index_of: HashMap<u32, u32>,
+    per_file: Vec<FileAcc>,
+    series: TimeSeries,
+    latency_all: LatencyBuckets,
+    latency: Vec<LatencyBuckets>,
+    sizes: [SizeBuckets; 2],
+    access: AccessMap,
+    rows: Rows,
+    ops: u64,
+}
+
+impl Pass {
+    fn new(src: &IterationSource, opts: LoadOptions) -> Self {
+        let series = match opts.bin_ns {
+            Some(bin) => TimeSeries::with_bin(bin, src.wall_ns),
+            None => TimeSeries::for_duration(src.wall_ns),
+        };
+        Pass {
+            opts,
+            files: Vec::new(),
+            index_of: HashMap::new(),
+            per_file: Vec::new(),
+            series,
+            latency_all: LatencyBuckets::default(),
+            latency: vec![LatencyBuckets::default(); OpKind::ALL.len()],
+            sizes: Default::default(),
+            access: AccessMap::new(src.wall_ns, opts.access_points),
+            rows: Rows::default(),
+            ops: 0,
+        }
+    }
+
+    fn file(&mut self, id: u32, path: String, size: u64, dir: bool) {
+        let index = self.files.len() as u32;
+        self.index_of.insert(id, index);
+        self.files.push(FileView { path, size, dir });
+        self.per_file.push(FileAcc::default());
+    }
+
+    fn op(&mut self, op: &naslab_trace::Op, m: &naslab_trace::Measured, clock_start_ns: u64) {
+        self.ops += 1;
+        let start = m.issued_ns.saturating_sub(clock_start_ns);
+        let done = m.done_ns.saturating_sub(clock_start_ns);
+        let latency = m.done_ns.saturating_sub(m.issued_ns);
+        // The reader checks that every op names a declared file.
+        let file = self.index_of.get(&op.file).copied().unwrap_or(0);
+        let moved = m.result.max(0) as u64;
+        let (read, written) = match op.kind {
+            OpKind::Read => (moved, 0),
+            OpKind::Write => (0, moved),
+            _ => (0, 0),
+        };
+        self.series.add(done, latency, read, written);
+        self.latency_all.record(latency);
+        self.latency[op.kind.index()].record(latency);
+        if let Some(acc) = self.per_file.get_mut(file as usize) {
+            acc.ops += 1;
+            acc.errors += (m.result < 0) as u64;
+            acc.latency.record(latency);
+            match op.kind {
+                OpKind::Read => {
+                    acc.reads += 1;
+                    acc.bytes_read += read;
+                }
+                OpKind::Write => {
+                    acc.writes += 1;
+                    acc.bytes_written += written;
+                }
+                _ => {}
+            }
+        }
+        if matches!(op.kind, OpKind::Read | OpKind::Write) {
+            self.sizes[(op.kind == OpKind::Write) as usize].record(op.len);
+            if self.opts.access_points > 0 {
+                self.access.add(Access {
+                    t_ns: start,
+                    offset: op.offset,
+                    len: op.len,
+                    file,
+                    kind: op.kind.index() as u8,
+                });
+            }
+        }
+        if self.rows.kind.len() < self.opts.max_rows {
+            let r = &mut self.rows;
+            r.start_ns.push(start as f64);
+            r.latency_ns.push(latency as f64);
+            r.offset.push(op.offset as f64);
+            r.len.push(op.len as f64);
+            r.result.push(m.result as f64);
+            r.file.push(file);
+            r.stream.push(op.stream);
+            r.kind.push(op.kind.index() as u8);
+        }
+    }
+
+    fn finish(
+        self,
+        prefix: &str,
+        mut notes: Vec<String>,
+    ) -> (IterationData, Vec<(String, String)>) {
+        let mut blobs = Vec::new();
+        let mut data = IterationData {
+            ops: self.ops,
+            files: self.files,
+            ..IterationData::default()
+        };
+        if self.ops == 0 {
+            notes.push("the op records hold no ops".into());
+            data.notes = notes;
+            return (data, blobs);
+        }
+        data.series = Some(self.series);
+        if let Some((first, last)) = self.latency_all.range() {
+            let mut by_op = vec![("all".to_string(), self.latency_all.slice(first, last))];
+            for kind in OpKind::ALL {
+                let h = &self.latency[kind.index()];
+                if h.range().is_some() {
+                    by_op.push((kind.name().to_string(), h.slice(first, last)));
+                }
+            }
+            data.latency = Some(LatencyHistView {
+                per_decade: CHART_PER_DECADE,
+                first,
+                by_op,
+            });
+        }
+        let ranges: Vec<(usize, usize)> = self.sizes.iter().filter_map(|s| s.range()).collect();
+        if let (Some(first), Some(last)) = (
+            ranges.iter().map(|r| r.0).min(),
+            ranges.iter().map(|r| r.1).max(),
+        ) {
+            let by_op = ["read", "write"]
+                .iter()
+                .zip(&self.sizes)
+                .filter(|(_, s)| s.range().is_some())
+                .map(|(name, s)| (name.to_string(), s.slice(first, last)))
+                .collect();
+            data.sizes = Some(SizeHistView { first, by_op });
+        }
+        let mut stats: Vec<FileStatView> = self
+            .per_file
+            .iter()
+            .enumerate()
+            .filter(|(_, a)| a.ops > 0)
+            .map(|(i, a)| FileStatView {
+                file: i as u32,
+                ops: a.ops,
+                reads: a.reads,
+                writes: a.writes,
+                bytes_read: a.bytes_read,
+                bytes_written: a.bytes_written,
+                errors: a.errors,
+                latency: a.latency.summary(),
+            })
+            .collect();
+        stats.sort_by(|a, b| {
+            (b.bytes_read + b.bytes_written, b.ops, a.file).cmp(&(
+                a.bytes_read + a.bytes_written,
+                a.ops,
+                b.file,
+            ))
+        });
+        data.file_stats = stats;
+        if self.opts.access_points > 0 && self.access.seen > 0 {
+            let seen = self.access.seen;
+            let points = self.access.into_points();
+            let mut b = BlobBuilder::new(format!("{prefix}-map"), points.len());
+            let col = |f: fn(&Access) -> f64| points.iter().map(f).collect::<Vec<f64>>();
+            b.f64("t_ns", &col(|a| a.t_ns as f64), true);
+            b.f64("offset", &col(|a| a.offset as f64), false);
+            b.f64("len", &col(|a| a.len as f64), false);
+            b.u32("file", &points.iter().map(|a| a.file).collect::<Vec<_>>());
+            b.u8("kind", &points.iter().map(|a| a.kind).collect::<Vec<_>>());
+            let (layout, text) = b.finish();
+            if (points.len() as u64) < seen {
+                notes.push(format!(
+                    "the access map shows {} of {seen} reads and writes: at most one per file per grid cell, so it stays quick; zoom in for the detail kept",
+                    points.len()
+                ));
+            }
+            blobs.push((layout.id.clone(), text));
+            data.access = Some(AccessView {
+                seen,
+                shown: points.len(),
+                blob: layout,
+            });
+        }
+        if self.opts.max_rows > 0 {
+            let r = self.rows;
+            let shown = r.kind.len();
+            let mut b = BlobBuilder::new(format!("{prefix}-rows"), shown);
+            b.f64("start_ns", &r.start_ns, true);
+            b.f64("latency_ns", &r.latency_ns, false);
+            b.f64("offset", &r.offset, false);
+            b.f64("len", &r.len, false);
+            b.f64("result", &r.result, false);
+            b.u32("file", &r.file);
+            b.u32("stream", &r.stream);
+            b.u8("kind", &r.kind);
+            let (layout, text) = b.finish();
+            if (shown as u64) < self.ops {
+                notes.push(format!(
+                    "the transaction list holds the first {shown} of {} ops (the cap); every op is in the records file and in the charts",
+                    self.ops
+                ));
+            }
+            blobs.push((layout.id.clone(), text));
+            data.rows = Some(RowsView {
+                total: self.ops,
+                shown,
+                blob: layout,
+            });
+        }
+        data.notes = notes;
+        (data, blobs)
+    }
+}
+
+/// Reads one iteration's op records. Never fails: what cannot be read becomes a note
+/// on the page, and whatever was read before a bad line is still shown. Returns the
+/// data and the base64 blobs (element id, text) it refers to.
+pub fn load_iteration(
+    src: &IterationSource,
+    opts: LoadOptions,
+) -> (IterationData, Vec<(String, String)>) {
+    let mut pass = Pass::new(src, opts);
+    let mut notes = Vec::new();
+    let Some(path) = src.records else {
+        notes.push(
+            "no op records were kept for this iteration (--no-records), so only its summary is shown"
+                .into(),
+        );
+        return pass.finish(&src.blob_prefix, notes);
+    };
+    let mut reader = match open_trace(path) {
+        Ok(r) => r,
+        Err(e) => {
+            notes.push(format!("cannot read the op records: {e}"));
+            return pass.finish(&src.blob_prefix, notes);
+        }
+    };
+    let mut unmeasured = 0u64;
+    loop {
+        match reader.next_record() {
+            Ok(None) => break,
+            Ok(Some(Record::Header(_))) => {}
+            Ok(Some(Record::File(f))) => pass.file(f.id, f.path, f.size, f.kind == FileKind::Dir),
+            Ok(Some(Record::Op(op, Some(m)))) => pass.op(&op, &m, src.clock_start_ns),
+            Ok(Some(Record::Op(_, None))) => unmeasured += 1,
+            Err(e) => {
+                notes.push(format!(
+                    "the op records stop being readable at line {}: {e}; the views show the ops before it",
+                    reader.line()
+                ));
+                break;
+            }
+        }
+    }
+    if unmeasured > 0 {
+        notes.push(format!(
+            "{unmeasured} ops in the records have no measurements and are left out"
+        ));
+    }
+    pass.finish(&src.blob_prefix, notes)
+}

@@ -1,0 +1,39 @@
+//! naslab's analyzer: turns a run directory (run.json and the op records) into an
+//! offline HTML report, and several runs into a side-by-side comparison (the NASPT
+//! paper's Table 2). See `docs/report.md`.
+
+mod compare;
+mod data;
+mod decimate;
+mod encode;
+mod error;
+mod hist;
+mod html;
+mod run_dir;
+mod series;
+
+use std::path::{Path, PathBuf};
+
+use naslab_results::RunResult;
+
+pub use compare::{
+    compare, csv_field, resolve_baseline, Comparison, RunInfo, WorkloadRow, MEAN_NAME,
+};
+pub use error::ReportError;
+pub use html::{compare_html, report_html, write_atomic, ReportOptions};
+pub use run_dir::{load_run, LoadedRun};
+
+/// The report's file name in a run directory.
+pub const REPORT_FILE: &str = "report.html";
+
+/// Writes `report.html` into the run directory `dir` of the run `result` (what
+/// `naslab run` calls when it finishes) and returns its path.
+pub fn write_run_report(dir: &Path, result: &RunResult) -> Result<PathBuf, ReportError> {
+    let run = LoadedRun {
+        dir: dir.to_path_buf(),
+        result: result.clone(),
+    };
+    let path = dir.join(REPORT_FILE);
+    write_atomic(&path, &report_html(&run, &ReportOptions::default()))?;
+    Ok(path)
+}

@@ -1,0 +1,249 @@
+// The report's charts, drawn by uPlot: throughput and latency over time, latency and
+// transfer-size histograms. Each chart's box carries data-points (how many data points
+// it holds) so a reader, or a test, can tell an empty chart from a drawn one.
+import uPlot from 'uplot';
+import { h } from './dom';
+import { bytes, colour, duration } from './format';
+import type { LatencyHist, SizeHist, TimeSeries } from './types';
+
+const charts = new Set<{ u: uPlot; box: HTMLElement }>();
+let resizeTimer = 0;
+window.addEventListener('resize', () => {
+  clearTimeout(resizeTimer);
+  resizeTimer = window.setTimeout(() => {
+    for (const c of charts) {
+      if (!c.box.isConnected) { charts.delete(c); continue; }
+      const w = chartWidth(c.box);
+      if (w > 0 && Math.abs(w - c.u.width) > 4) c.u.setSize({ width: w, height: c.u.height });
+    }
+  }, 150);
+});
+
+function chartWidth(box: HTMLElement): number {
+  // The box's own width (a grid cell), less its padding and border.
+  return Math.max(300, Math.min(box.clientWidth - 18, 1400));
+}
+
+/** A titled chart box (with optional controls above the plot): `plot` receives its
+ * width and returns the uPlot it drew. */
+export function chartBox(parent: HTMLElement, title: string, points: number, note: string, plot: (target: HTMLElement, width: number) => uPlot, controls?: HTMLElement): { box: HTMLElement; u: uPlot } {
+  const target = h('div', { class: 'plot' });
+  const box = h('div', { class: 'chart', 'data-points': points, 'data-title': title },
+    h('h4', {}, title), controls ?? null, target, note ? h('p', { class: 'note' }, note) : null);
+  parent.append(box);
+  const u = plot(target, chartWidth(box));
+  charts.add({ u, box });
+  return { box, u };
+}
+
+/** Sets how many data points a chart box now holds. */
+export function setPoints(box: HTMLElement, points: number): void {
+  box.dataset.points = String(points);
+}
+
+/** The time unit that suits a phase `totalNs` long: ns per unit and its name. */
+export function timeUnit(totalNs: number): { ns: number; name: string } {
+  if (totalNs < 2e6) return { ns: 1e3, name: 'µs' };
+  if (totalNs < 2e9) return { ns: 1e6, name: 'ms' };
+  return { ns: 1e9, name: 's' };
+}
+
+const timeAxis = (unit: { name: string }): uPlot.Axis => ({ label: `${unit.name} into the measured phase`, size: 40 });
+
+function series(label: string, i: number, extra: Partial<uPlot.Series> = {}): uPlot.Series {
+  return { label, stroke: colour(i), width: 1.5, points: { show: false }, ...extra };
+}
+
+/** Merges `k` neighbouring bins of `v`. */
+function merge(v: number[], k: number, f: (a: number, b: number) => number): number[] {
+  const out: number[] = [];
+  for (let i = 0; i < v.length; i += k) {
+    let acc = v[i];
+    for (let j = i + 1; j < Math.min(i + k, v.length); j++) acc = f(acc, v[j]);
+    out.push(acc);
+  }
+  return out;
+}
+
+const add = (a: number, b: number) => a + b;
+
+/** The periods (multiples of the finest bin) a reader may choose. */
+function periods(s: TimeSeries): number[] {
+  return [1, 2, 5, 10, 20, 50, 100, 200, 500].filter((k) => k === 1 || k * 2 <= s.ops.length);
+}
+
+function meanSd(v: number[]): [number, number] {
+  if (v.length === 0) return [0, 0];
+  const m = v.reduce(add, 0) / v.length;
+  const sd = Math.sqrt(v.reduce((a, x) => a + (x - m) * (x - m), 0) / v.length);
+  return [m, sd];
+}
+
+/** Throughput over time (read, write, total MB/s), with a period selector and its mean and spread. */
+export function throughputChart(parent: HTMLElement, s: TimeSeries): void {
+  const unit = timeUnit(s.bin_ns * s.ops.length);
+  const select = h('select', { 'aria-label': 'period' }) as HTMLSelectElement;
+  for (const k of periods(s)) select.append(h('option', { value: k }, `period ${duration(k * s.bin_ns)}`));
+  const stats = h('span', { class: 'stats' });
+  const controls = h('div', { class: 'controls' }, select, stats);
+  const build = (k: number): uPlot.AlignedData => {
+    const secs = (k * s.bin_ns) / 1e9;
+    const r = merge(s.read_bytes, k, add).map((b) => b / secs / 1e6);
+    const w = merge(s.write_bytes, k, add).map((b) => b / secs / 1e6);
+    const x = r.map((_, i) => ((i + 0.5) * k * s.bin_ns) / unit.ns);
+    return [x, r, w, r.map((v, i) => v + w[i])];
+  };
+  const describe = (d: uPlot.AlignedData) => {
+    const total = d[3] as number[];
+    const [m, sd] = meanSd(total);
+    stats.textContent = `total over ${total.length} periods: mean ${m.toFixed(2)} MB/s, standard deviation ${sd.toFixed(2)} MB/s, peak ${Math.max(...total).toFixed(2)} MB/s`;
+  };
+  const first = build(1);
+  describe(first);
+  const { u } = chartBox(parent, 'Throughput over time', s.ops.filter((n) => n > 0).length, 'Bytes are counted when their op completes.', (target, width) =>
+    new uPlot({
+      width, height: 260,
+      scales: { x: { time: false } },
+      axes: [timeAxis(unit), { label: 'MB/s', size: 60 }],
+      series: [{ label: unit.name, value: (_u, v) => (v == null ? '-' : v.toPrecision(4)) }, series('read MB/s', 0), series('write MB/s', 1), series('total MB/s', 2, { width: 1 })],
+    }, first, target), controls);
+  select.addEventListener('change', () => {
+    const d = build(Number(select.value));
+    describe(d);
+    u.setData(d);
+  });
+}
+
+/** Latency over time: the slowest and the mean op per bin, on a log scale, so tails stand out. */
+export function latencyTimeChart(parent: HTMLElement, s: TimeSeries): void {
+  const unit = timeUnit(s.bin_ns * s.ops.length);
+  const x = s.ops.map((_, i) => ((i + 0.5) * s.bin_ns) / unit.ns);
+  const maxUs = s.latency_max_ns.map((v, i) => (s.ops[i] > 0 ? Math.max(v, 1) / 1e3 : null));
+  const meanUs = s.latency_sum_ns.map((v, i) => (s.ops[i] > 0 ? Math.max(v / s.ops[i], 1) / 1e3 : null));
+  chartBox(parent, 'Latency over time', s.ops.filter((n) => n > 0).length, 'Per bin: the slowest op (kept however the page is zoomed) and the mean.', (target, width) =>
+    new uPlot({
+      width, height: 220,
+      scales: { x: { time: false }, y: { distr: 3 } },
+      axes: [timeAxis(unit), { label: 'µs', size: 60 }],
+      series: [{ label: unit.name, value: (_u, v) => (v == null ? '-' : v.toPrecision(4)) }, series('max µs', 1, { spanGaps: false, points: { show: true, size: 3 } }), series('mean µs', 0, { spanGaps: false })],
+    }, [x, maxUs, meanUs] as uPlot.AlignedData, target));
+}
+
+/** Lower bucket edges in µs of a latency histogram starting at `first`, `n` buckets, plus the end. */
+function latencyEdges(perDecade: number, first: number, n: number): number[] {
+  const x: number[] = [];
+  for (let i = 0; i <= n; i++) x.push(Math.pow(10, (first + i) / perDecade) / 1e3);
+  return x;
+}
+
+/** A latency histogram: ops per logarithmic latency bucket, one line per op type. */
+export function latencyHistChart(parent: HTMLElement, hist: LatencyHist, title = 'Latency histogram', labelOf: (name: string) => string = (n) => n): void {
+  const n = hist.by_op[0]?.[1].length ?? 0;
+  const x = latencyEdges(hist.per_decade, hist.first, n);
+  const data: (number | null)[][] = [x];
+  const ser: uPlot.Series[] = [{ label: 'µs ≥', value: (_u, v) => (v == null ? '-' : v < 10 ? v.toPrecision(2) : v.toFixed(0)) }];
+  hist.by_op.forEach(([name, counts], i) => {
+    data.push([...counts, counts[counts.length - 1] ?? 0]);
+    ser.push(series(labelOf(name), i, { paths: uPlot.paths.stepped!({ align: 1 }), width: name === 'all' ? 2.5 : 1.5 }));
+  });
+  const points = hist.by_op.reduce((a, [, c]) => a + c.filter((v) => v > 0).length, 0);
+  chartBox(parent, title, points, `Ops per latency bucket; ${hist.per_decade} buckets per power of ten. Click a legend entry to hide a line; drag to zoom, double-click to reset.`, (target, width) =>
+    new uPlot({
+      width, height: 260,
+      scales: { x: { time: false, distr: 3 }, y: { range: (_u, _min, mx) => [0, Math.max(1, mx * 1.05)] } },
+      axes: [{ label: 'latency, µs (log scale)', size: 40 }, { label: 'ops', size: 60 }],
+      series: ser,
+    }, data as uPlot.AlignedData, target));
+}
+
+function sizeLabel(b: number): string {
+  return b === 0 ? '0' : bytes(Math.pow(2, b - 1));
+}
+
+/** A transfer-size histogram: reads and writes per power-of-two size bucket. */
+export function sizeHistChart(parent: HTMLElement, hist: SizeHist, title = 'Transfer-size histogram', labelOf: (name: string) => string = (n) => n): void {
+  const n = hist.by_op[0]?.[1].length ?? 0;
+  const x = Array.from({ length: n }, (_, i) => hist.first + i);
+  const data: number[][] = [x];
+  const m = hist.by_op.length;
+  const ser: uPlot.Series[] = [{ label: 'size ≥', value: (_u, v) => (v == null ? '-' : sizeLabel(v)) }];
+  hist.by_op.forEach(([name, counts], i) => {
+    data.push(counts);
+    if (m > 2) {
+      // Bars side by side only read well in pairs; more series (runs) become stepped lines.
+      ser.push(series(labelOf(name), i, { points: { show: true, size: 5 } }));
+      return;
+    }
+    ser.push({
+      label: labelOf(name), stroke: colour(i), fill: colour(i, 0.55), width: 1, points: { show: false },
+      paths: uPlot.paths.bars!({ size: [0.4, 60], align: m === 1 ? 0 : i === 0 ? -1 : 1 }),
+    });
+  });
+  const points = hist.by_op.reduce((a, [, c]) => a + c.filter((v) => v > 0).length, 0);
+  chartBox(parent, title, points, 'Ops per requested size; each bar covers sizes from its label up to twice that.', (target, width) =>
+    new uPlot({
+      width, height: 240,
+      scales: { x: { time: false, range: (_u, lo, hi) => [lo - 0.7, hi + 0.7] }, y: { range: (_u, _min, mx) => [0, Math.max(1, mx * 1.08)] } },
+      axes: [{ label: 'transfer size', size: 40, splits: (u) => {
+        // One label per bucket when they fit, else every second, fourth ...
+        const step = Math.max(1, Math.ceil((x.length * 48) / Math.max(1, u.bbox.width / devicePixelRatio)));
+        return x.filter((b) => (b - x[0]) % step === 0);
+      }, values: (_u, v) => v.map((b) => sizeLabel(b)) }, { label: 'ops', size: 60 }],
+      series: ser,
+    }, data as uPlot.AlignedData, target));
+}
+
+/** Several runs' throughput over time on one axis (the comparison page). */
+export function overlayThroughput(parent: HTMLElement, binNs: number, runs: { label: string; s: TimeSeries | null }[]): void {
+  const n = Math.max(1, ...runs.map((r) => r.s?.ops.length ?? 0));
+  const unit = timeUnit(n * binNs);
+  const x = Array.from({ length: n }, (_, i) => ((i + 0.5) * binNs) / unit.ns);
+  const data: (number | null)[][] = [x];
+  const ser: uPlot.Series[] = [{ label: unit.name, value: (_u, v) => (v == null ? '-' : v.toPrecision(4)) }];
+  let points = 0;
+  runs.forEach((r, i) => {
+    const secs = binNs / 1e9;
+    const v = x.map((_, j) => (r.s && j < r.s.ops.length ? (r.s.read_bytes[j] + r.s.write_bytes[j]) / secs / 1e6 : null));
+    points += v.filter((y) => y !== null).length;
+    data.push(v);
+    ser.push(series(r.label, i));
+  });
+  chartBox(parent, 'Throughput over time (MB/s, read + write)', points, '', (target, width) =>
+    new uPlot({ width, height: 240, scales: { x: { time: false } }, axes: [timeAxis(unit), { label: 'MB/s', size: 60 }], series: ser }, data as uPlot.AlignedData, target));
+}
+
+/** Several runs' latency histograms (all ops) on one axis. */
+export function overlayLatency(parent: HTMLElement, runs: { label: string; hist: LatencyHist | null }[]): void {
+  const present = runs.filter((r) => r.hist);
+  if (present.length === 0) return;
+  const per = present[0].hist!.per_decade;
+  const lo = Math.min(...present.map((r) => r.hist!.first));
+  const hi = Math.max(...present.map((r) => r.hist!.first + (r.hist!.by_op[0]?.[1].length ?? 0)));
+  const merged: LatencyHist = {
+    per_decade: per, first: lo,
+    by_op: runs.map((r) => {
+      const v = new Array<number>(hi - lo).fill(0);
+      const all = r.hist?.by_op.find(([n]) => n === 'all')?.[1] ?? [];
+      all.forEach((c, i) => { v[r.hist!.first - lo + i] = c; });
+      return [r.label, v] as [string, number[]];
+    }),
+  };
+  latencyHistChart(parent, merged, 'Latency histogram (all ops)');
+}
+
+/** Several runs' transfer-size histograms (reads and writes together) on one axis. */
+export function overlaySizes(parent: HTMLElement, runs: { label: string; hist: SizeHist | null }[]): void {
+  const present = runs.filter((r) => r.hist);
+  if (present.length === 0) return;
+  const lo = Math.min(...present.map((r) => r.hist!.first));
+  const hi = Math.max(...present.map((r) => r.hist!.first + (r.hist!.by_op[0]?.[1].length ?? 0)));
+  const merged: SizeHist = {
+    first: lo,
+    by_op: runs.map((r) => {
+      const v = new Array<number>(hi - lo).fill(0);
+      for (const [, counts] of r.hist?.by_op ?? []) counts.forEach((c, i) => { v[r.hist!.first - lo + i] += c; });
+      return [r.label, v] as [string, number[]];
+    }),
+  };
+  sizeHistChart(parent, merged, 'Transfer-size histogram (reads and writes)');
+}

@@ -1,0 +1,111 @@
+// The run report: an overview page, then one page per workload (and iteration) with
+// its charts, statistics, access map and transaction list. Pages are built the first
+// time they are opened and kept.
+import { accessMap } from './accessmap';
+import { latencyHistChart, latencyTimeChart, sizeHistChart, throughputChart } from './charts';
+import { h, nextFrame } from './dom';
+import { environmentTable, fileStatsTable, iterationFacts, opStatsTable, suiteTable, warningsList } from './tables';
+import { transactionList } from './txlist';
+import type { ReportPage } from './types';
+
+export function renderReport(page: ReportPage, app: HTMLElement): void {
+  const nav = h('nav', { class: 'tabs' });
+  const main = h('main');
+  app.replaceChildren(
+    h('header', {}, h('h1', {}, page.title), h('span', { class: 'by' }, `made by ${page.generated_by}`)),
+    nav, main);
+  const tabs: [string, string][] = [['overview', 'Overview'], ...page.workloads.map((w, i): [string, string] => [`w${i}`, w.name])];
+  for (const [id, label] of tabs) nav.append(h('a', { href: `#${id}`, 'data-tab': id }, label));
+
+  const views = new Map<string, HTMLElement>();
+  let current = '';
+
+  async function show(): Promise<void> {
+    const want = location.hash.replace(/^#/, '') || 'overview';
+    const m = /^w(\d+)(?:\/i(\d+))?$/.exec(want);
+    const wi = m ? Number(m[1]) : -1;
+    const key = m && page.workloads[wi] ? want : 'overview';
+    if (key === current) return;
+    current = key;
+    document.body.dataset.ready = '';
+    for (const a of nav.querySelectorAll('a')) a.classList.toggle('active', a.dataset.tab === (key === 'overview' ? 'overview' : `w${wi}`));
+    for (const v of views.values()) v.hidden = true;
+    let view = views.get(key);
+    if (!view) {
+      view = h('section', { class: 'view', 'data-view': key });
+      views.set(key, view);
+      main.append(view);
+      try {
+        if (key === 'overview') overview(page, view);
+        else await workload(page, wi, m?.[2] ? Number(m[2]) : null, view);
+      } catch (e) {
+        view.append(h('p', { class: 'err' }, `This part of the report could not be shown: ${String(e)}`));
+        console.error(e);
+      }
+    }
+    view.hidden = false;
+    if (current === key) {
+      document.body.dataset.ready = key;
+      performance.mark(`naslab-ready:${key}`);
+    }
+  }
+  window.addEventListener('hashchange', () => void show());
+  void show();
+}
+
+function overview(page: ReportPage, view: HTMLElement): void {
+  const warnings = warningsList(page.run);
+  view.append(
+    h('h2', {}, 'Suite'),
+    page.run.workloads.length ? suiteTable(page) : h('p', {}, 'This run has no finished workload.'),
+    h('p', { class: 'note' }, 'Throughput is the median iteration’s (1 MB = 10^6 bytes); latencies are means in µs. Open a workload for its charts, access map and every transaction.'));
+  if (warnings) view.append(h('h2', {}, 'Warnings'), warnings);
+  view.append(h('h2', {}, 'Environment'), environmentTable(page.run, page.run_dir));
+}
+
+async function workload(page: ReportPage, wi: number, iterNo: number | null, view: HTMLElement): Promise<void> {
+  const w = page.workloads[wi];
+  const result = page.run.workloads[wi];
+  const chosen = iterNo ?? w.median ?? w.iterations[0]?.iteration;
+  const idx = Math.max(0, w.iterations.findIndex((i) => i.iteration === chosen));
+  const it = w.iterations[idx];
+  const res = result.iterations[idx];
+  view.append(h('h2', {}, w.name), h('p', { class: 'source' }, result.source));
+  if (w.iterations.length > 1) {
+    const pick = h('div', { class: 'iterations' }, 'iteration: ');
+    for (const other of w.iterations) {
+      const label = `${other.iteration}${other.iteration === w.median ? ' (median)' : ''}`;
+      pick.append(other.iteration === it.iteration ? h('strong', {}, label) : h('a', { href: `#w${wi}/i${other.iteration}` }, label));
+    }
+    view.append(pick);
+  }
+  if (!it || !res) {
+    view.append(h('p', {}, 'This workload has no finished iteration.'));
+    return;
+  }
+  for (const note of it.notes ?? []) view.append(h('p', { class: 'note warn' }, note));
+  view.append(iterationFacts(res));
+  const charts = h('div', { class: 'charts' });
+  view.append(charts);
+  if (it.series) {
+    throughputChart(charts, it.series);
+    latencyTimeChart(charts, it.series);
+  }
+  if (it.latency) latencyHistChart(charts, it.latency);
+  if (it.sizes) sizeHistChart(charts, it.sizes);
+  view.append(h('h3', {}, 'Latency by op type'), opStatsTable(res),
+    h('p', { class: 'note' }, 'From run.json: percentiles within 0.1 % (HDR histograms), mean exact.'));
+  await nextFrame();
+  if (it.access) {
+    view.append(h('h3', {}, 'File access map'));
+    await accessMap(view, it, page.kinds);
+  }
+  if (it.file_stats.length) {
+    view.append(h('h3', {}, 'Per file'), fileStatsTable(it.file_stats, it.files),
+      h('p', { class: 'note' }, 'Latency of every op on the file; percentiles within about 1 %.'));
+  }
+  if (it.rows) {
+    view.append(h('h3', {}, 'Every transaction'));
+    await transactionList(view, it, page.kinds);
+  }
+}

@@ -1,0 +1,156 @@
+// The report's tables: the suite, the run's environment, an iteration's op statistics
+// and its per-file statistics (sortable by clicking a header).
+import { h, table } from './dom';
+import { bytes, count, duration, mbs, us } from './format';
+import type { FileStat, FileView, IterationResult, ReportPage, RunResult } from './types';
+
+function avgUs(it: IterationResult, ops: string[]): string {
+  let n = 0;
+  let sum = 0;
+  for (const op of ops) {
+    const s = it.op_stats[op];
+    if (s) { n += s.latency.count; sum += s.latency.avg_ns * s.latency.count; }
+  }
+  return n === 0 ? '-' : us(sum / n);
+}
+
+function median(w: RunResult['workloads'][number]): IterationResult | undefined {
+  const sorted = [...w.iterations].sort((a, b) => a.throughput_mb_s - b.throughput_mb_s);
+  return sorted[Math.floor((sorted.length - 1) / 2)];
+}
+
+/** The suite table: one row per workload, linking to its page. */
+export function suiteTable(page: ReportPage): HTMLElement {
+  const batch = page.run.workloads.some((w) => w.iterations.length > 1);
+  const head = ['workload', 'MB/s', ...(batch ? ['min..max MB/s', 'runs'] : []), 'ops', 'errors', 'MB read', 'MB written', 'read µs', 'write µs', 'open µs', 'wall s'];
+  const rows = page.run.workloads.map((w, i) => {
+    const it = median(w);
+    const link = h('a', { href: `#w${i}` }, w.name);
+    if (!it) return [link, mbs(w.throughput_mb_s)];
+    return [link, mbs(w.throughput_mb_s),
+      ...(batch ? [`${mbs(w.throughput_min_mb_s)}..${mbs(w.throughput_max_mb_s)}`, String(w.iterations.length)] : []),
+      count(it.ops), count(it.errors), (it.bytes_read / 1e6).toFixed(2), (it.bytes_written / 1e6).toFixed(2),
+      avgUs(it, ['read']), avgUs(it, ['write']), avgUs(it, ['open', 'create']), (it.wall_ns / 1e9).toFixed(3)];
+  });
+  return table(head, rows, 'grid suite');
+}
+
+/** What the run measured and how: target, file system, cache mode, client. */
+export function environmentTable(run: RunResult, runDir: string): HTMLElement {
+  const e = run.environment;
+  const t = run.target;
+  const o = run.options;
+  const extra = Object.entries(o.extra).map(([k, v]) => `${k} ${v}`).join(', ');
+  const rows: [string, string][] = [
+    ['run directory', runDir],
+    ['started', run.started_at],
+    ['naslab', run.naslab_version],
+    ['target', t.path || '(none)'],
+    ['backend', t.backend],
+    ['file system', t.fs_type ? `${t.fs_type} on ${t.source || '?'}` : '(not known)'],
+    ['cache', o.cache === 'drop' ? 'drop: prepared files written back and dropped before measuring' : o.cache === 'keep' ? 'keep: client cache left as preparation left it' : 'direct: client cache bypassed (O_DIRECT)'],
+    ['pacing', o.pacing],
+    ['iterations per workload', String(o.iterations)],
+    ['op records', o.records ? 'kept' : 'not kept (--no-records)'],
+    ['workload parameters', extra || '-'],
+    ['client', `${e.host}: ${e.os}, kernel ${e.kernel}`],
+    ['CPU', `${e.cpu} (${e.cpus} usable)`],
+    ['memory', bytes(e.memory_bytes)],
+  ];
+  return h('table', { class: 'kv' }, h('tbody', {}, ...rows.map(([k, v]) => h('tr', {}, h('th', {}, k), h('td', {}, v)))));
+}
+
+/** Warnings (with what to do) and why the run stopped, if it did. */
+export function warningsList(run: RunResult): HTMLElement | null {
+  const items: HTMLElement[] = [];
+  for (const w of run.warnings) items.push(h('li', {}, describeWarning(w)));
+  if (run.aborted) items.push(h('li', { class: 'err' }, `the run stopped early: ${run.aborted}`));
+  return items.length ? h('ul', { class: 'warnings' }, ...items) : null;
+}
+
+function describeWarning(w: RunResult['warnings'][number]): string {
+  const wl = w.workload ?? '';
+  switch (w.kind) {
+    case 'fits_in_client_cache':
+      return `${wl}: its ${(Number(w.data_bytes) / 1e6).toFixed(1)} MB of data fit in this client's ${(Number(w.memory_bytes) / 1e9).toFixed(1)} GB of memory and caches were kept, so reads may be served by the client; use --cache drop or --cache direct`;
+    case 'unaligned_direct':
+      return `${wl}: ${w.ops} ops were not aligned for direct I/O and went through the page cache; their latencies include client caching`;
+    case 'pacing_lag':
+      return `${wl}: some ops were issued late (p99 ${duration(Number(w.p99_ns))}); the client could not keep the trace's pace, so compare with --pace afap`;
+    default:
+      return `${wl}: ${w.kind} ${JSON.stringify(w)}`;
+  }
+}
+
+/** An iteration's op types: count, bytes, errors and latency figures (from run.json). */
+export function opStatsTable(it: IterationResult): HTMLElement {
+  const head = ['op', 'count', 'bytes', 'errors', 'mean µs', 'std dev µs', 'min µs', 'p50 µs', 'p90 µs', 'p99 µs', 'p99.9 µs', 'max µs'];
+  const rows = Object.entries(it.op_stats).map(([op, s]) => {
+    const l = s.latency;
+    const errs = s.errors > 0 ? `${s.errors} (${Object.entries(s.errors_by_errno ?? {}).map(([e, n]) => `${e} ${n}`).join(', ')})` : '0';
+    return [op, count(s.count), bytes(s.bytes), errs, us(l.avg_ns), us(l.stddev_ns), us(l.min_ns), us(l.p50_ns), us(l.p90_ns), us(l.p99_ns), us(l.p999_ns), us(l.max_ns)];
+  });
+  return table(head, rows, 'grid num');
+}
+
+/** An iteration's headline figures. */
+export function iterationFacts(it: IterationResult): HTMLElement {
+  const facts: [string, string][] = [
+    ['throughput', `${mbs(it.throughput_mb_s)} MB/s`],
+    ['measured phase', duration(it.wall_ns)],
+    ['ops', count(it.ops)],
+    ['errors', count(it.errors)],
+    ['read', bytes(it.bytes_read)],
+    ['written', bytes(it.bytes_written)],
+    ['first / last stream done', `${duration(it.first_done_ns)} / ${duration(it.last_done_ns)}`],
+    ['prepared', `${count(it.prepare.files)} files, ${count(it.prepare.dirs)} dirs, ${bytes(it.prepare.bytes)} in ${duration(it.prepare.wall_ns)}`],
+  ];
+  if (it.pacing_lag.count > 0) facts.push(['pacing lag p50 / p99 / max', `${duration(it.pacing_lag.p50_ns)} / ${duration(it.pacing_lag.p99_ns)} / ${duration(it.pacing_lag.max_ns)}`]);
+  if (it.aborted) facts.push(['stopped early', it.aborted]);
+  return h('dl', { class: 'facts' }, ...facts.flatMap(([k, v]) => [h('dt', {}, k), h('dd', {}, v)]));
+}
+
+const FILE_LIMIT = 2000;
+
+/** Per-file statistics, sortable; the busiest files first. */
+export function fileStatsTable(stats: FileStat[], files: FileView[]): HTMLElement {
+  type Col = [string, (s: FileStat) => number | string, (s: FileStat) => string];
+  const cols: Col[] = [
+    ['file', (s) => files[s.file]?.path ?? '?', (s) => files[s.file]?.path ?? '?'],
+    ['ops', (s) => s.ops, (s) => count(s.ops)],
+    ['reads', (s) => s.reads, (s) => count(s.reads)],
+    ['writes', (s) => s.writes, (s) => count(s.writes)],
+    ['read', (s) => s.bytes_read, (s) => bytes(s.bytes_read)],
+    ['written', (s) => s.bytes_written, (s) => bytes(s.bytes_written)],
+    ['errors', (s) => s.errors, (s) => count(s.errors)],
+    ['mean µs', (s) => s.latency.mean_ns, (s) => us(s.latency.mean_ns)],
+    ['std dev µs', (s) => s.latency.stddev_ns, (s) => us(s.latency.stddev_ns)],
+    ['p50 µs', (s) => s.latency.p50_ns, (s) => us(s.latency.p50_ns)],
+    ['p99 µs', (s) => s.latency.p99_ns, (s) => us(s.latency.p99_ns)],
+    ['max µs', (s) => s.latency.max_ns, (s) => us(s.latency.max_ns)],
+  ];
+  let rows = stats.slice();
+  let sortCol = -1;
+  let desc = true;
+  const tbody = h('tbody');
+  const headCells = cols.map(([name], c) => h('th', { class: 'sortable', title: `sort by ${name}`, onclick: () => {
+    desc = sortCol === c ? !desc : c !== 0;
+    sortCol = c;
+    const key = cols[c][1];
+    rows.sort((a, b) => {
+      const x = key(a), y = key(b);
+      const d = typeof x === 'string' ? String(x).localeCompare(String(y)) : (x as number) - (y as number);
+      return desc ? -d : d;
+    });
+    fill();
+  } }, name));
+  const fill = () => {
+    tbody.replaceChildren(...rows.slice(0, FILE_LIMIT).map((s) => h('tr', {}, ...cols.map(([, , fmt]) => h('td', {}, fmt(s))))));
+  };
+  fill();
+  const wrap = h('div', { class: 'files-wrap', 'data-files': stats.length },
+    h('table', { class: 'grid num files' }, h('thead', {}, h('tr', {}, ...headCells)), tbody));
+  if (stats.length > FILE_LIMIT) wrap.append(h('p', { class: 'note' }, `Showing ${FILE_LIMIT} of ${stats.length} files; sort to bring others up.`));
+  rows = rows.slice();
+  return wrap;
+}

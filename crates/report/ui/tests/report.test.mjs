@@ -1,0 +1,256 @@
+// Opens naslab's generated reports in headless Chromium and checks them as a reader
+// would: no console errors, no network, every chart holding data points, the access map
+// responding, and the transaction list filtering and sorting correctly. Screenshots go
+// to $NASLAB_SCREENSHOTS (default $TMPDIR/naslab-report-screenshots) for CI artifacts.
+//
+// usage: node --test tests/   (NASLAB_BIN: the naslab binary; default target/debug/naslab)
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { launch, open } from './browser.mjs';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const repo = path.resolve(here, '..', '..', '..', '..');
+const bin = process.env.NASLAB_BIN ?? path.join(repo, 'target', 'debug', 'naslab');
+const shots = process.env.NASLAB_SCREENSHOTS ?? path.join(tmpdir(), 'naslab-report-screenshots');
+
+let work;
+let browser;
+const runs = {};
+
+function naslab(...args) {
+  return execFileSync(bin, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+}
+
+function runDir(out, label) {
+  const base = path.join(out, label);
+  return path.join(base, readdirSync(base).sort().at(-1));
+}
+
+async function shot(page, name) {
+  mkdirSync(shots, { recursive: true });
+  await page.screenshot({ path: path.join(shots, `${name}.png`), fullPage: true });
+}
+
+async function ready(page, key) {
+  await page.waitForFunction((k) => document.body.dataset.ready === k, key, { timeout: 60000 });
+}
+
+async function txState(page) {
+  return page.evaluate(() => {
+    const box = document.querySelector('section.view:not([hidden]) .txlist');
+    const rows = [...box.querySelectorAll('[data-role=tx-row]')].filter((r) => r.style.visibility !== 'hidden');
+    const cells = rows.map((r) => [...r.children].map((c) => c.textContent));
+    return { rows: Number(box.dataset.rows), sort: box.dataset.sort, busy: box.classList.contains('busy'), cells };
+  });
+}
+
+async function settled(page) {
+  await page.waitForFunction(() => {
+    const b = document.querySelector('section.view:not([hidden]) .txlist');
+    return b && !b.classList.contains('busy');
+  }, null, { timeout: 60000 });
+  // Filters apply after a short pause in typing.
+  await page.waitForTimeout(300);
+  await page.waitForFunction(() => !document.querySelector('section.view:not([hidden]) .txlist.busy'), null, { timeout: 60000 });
+}
+
+before(async () => {
+  work = mkdtempSync(path.join(tmpdir(), 'naslab-report-test-'));
+  const out = path.join(work, 'out');
+  naslab('run', path.join(repo, 'examples', 'document-save.jsonl'), '--backend', 'null', '--out', out, '--label', 'example');
+  runs.example = runDir(out, 'example');
+  for (const label of ['suite-a', 'suite-b']) {
+    naslab('run', '--workload', 'OfficeProductivity,HDVideo_1Play,DirectoryCopyToNAS', '--scale', '0.01',
+      '--backend', 'null', '--batch', '2', '--out', out, '--label', label);
+    runs[label] = runDir(out, label);
+  }
+  naslab('compare', runs['suite-a'], runs['suite-b'], '--format', 'html', '-o', path.join(work, 'compare.html'));
+  browser = await launch();
+});
+
+after(async () => {
+  await browser?.close();
+  if (work) rmSync(work, { recursive: true, force: true });
+});
+
+describe('the run report', () => {
+  test('opens on the overview with the suite and environment, offline and without errors', async () => {
+    const { page, problems, requests } = await open(browser.context, path.join(runs['suite-a'], 'report.html'));
+    await ready(page, 'overview');
+    const rows = await page.$$eval('table.suite tbody tr', (r) => r.map((x) => x.children[0].textContent));
+    assert.deepEqual(rows, ['OfficeProductivity', 'HDVideo_1Play', 'DirectoryCopyToNAS']);
+    const env = await page.textContent('table.kv');
+    for (const want of ['backend', 'null', 'cache', 'pacing', 'afap']) assert.ok(env.includes(want), `environment lacks ${want}`);
+    await shot(page, 'overview');
+    assert.deepEqual(problems, []);
+    assert.deepEqual(requests, []);
+    await page.close();
+  });
+
+  test('every workload page has every chart drawn with its data points', async () => {
+    const run = JSON.parse(readFileSync(path.join(runs['suite-a'], 'run.json'), 'utf8'));
+    const { page, problems, requests } = await open(browser.context, path.join(runs['suite-a'], 'report.html'));
+    await ready(page, 'overview');
+    for (const [i, w] of run.workloads.entries()) {
+      await page.click(`nav.tabs a[data-tab=w${i}]`);
+      await ready(page, `w${i}`);
+      const charts = await page.$$eval(`section[data-view=w${i}] .chart`, (els) =>
+        els.map((e) => ({ title: e.dataset.title, points: Number(e.dataset.points), canvas: !!e.querySelector('canvas') })));
+      const titles = charts.map((c) => c.title);
+      for (const want of ['Throughput over time', 'Latency over time', 'Latency histogram', 'Transfer-size histogram', 'File access map']) {
+        assert.ok(titles.includes(want), `${w.name} lacks ${want}: ${titles}`);
+      }
+      for (const c of charts) {
+        assert.ok(c.canvas, `${w.name}: ${c.title} has no canvas`);
+        assert.ok(c.points > 0, `${w.name}: ${c.title} has no data points`);
+      }
+      const median = w.iterations.find((it) => it.throughput_mb_s === w.throughput_mb_s) ?? w.iterations[0];
+      const listed = await page.$eval(`section[data-view=w${i}] .txlist`, (e) => Number(e.dataset.rows));
+      assert.equal(listed, median.ops, `${w.name}: the list holds every op`);
+      await shot(page, `workload-${w.name}`);
+    }
+    assert.deepEqual(problems, []);
+    assert.deepEqual(requests, []);
+    await page.close();
+  });
+
+  test('another iteration of a batch opens on its own page', async () => {
+    const { page, problems } = await open(browser.context, path.join(runs['suite-a'], 'report.html'), '#w1');
+    await ready(page, 'w1');
+    const links = await page.$$eval('section[data-view=w1] .iterations a', (a) => a.map((x) => x.getAttribute('href')));
+    assert.equal(links.length, 1);
+    await page.click(`section[data-view=w1] .iterations a`);
+    const key = links[0].slice(1);
+    await ready(page, key);
+    const points = await page.$$eval(`section[data-view="${key}"] .chart`, (els) => els.map((e) => Number(e.dataset.points)));
+    assert.ok(points.length >= 5 && points.every((p) => p > 0), String(points));
+    assert.deepEqual(problems, []);
+    await page.close();
+  });
+
+  test('the transaction list filters and sorts', async () => {
+    const dir = runs['suite-a'];
+    const run = JSON.parse(readFileSync(path.join(dir, 'run.json'), 'utf8'));
+    const wl = run.workloads[0];
+    const it = wl.iterations.find((x) => x.throughput_mb_s === wl.throughput_mb_s) ?? wl.iterations[0];
+    const { page, problems } = await open(browser.context, path.join(dir, 'report.html'), '#w0');
+    await ready(page, 'w0');
+    let s = await txState(page);
+    assert.equal(s.rows, it.ops);
+    assert.equal(s.cells[0][0], '1', 'issue order first');
+
+    await page.selectOption('section[data-view=w0] [data-role=tx-op]', { label: 'write' });
+    await settled(page);
+    s = await txState(page);
+    assert.equal(s.rows, it.op_stats.write.count, 'as many rows as writes');
+    assert.ok(s.cells.length > 0 && s.cells.every((c) => c[4] === 'write'), 'only writes shown');
+
+    await page.click('section[data-view=w0] .tx-head [data-key=latency]');
+    await settled(page);
+    s = await txState(page);
+    assert.equal(s.sort, 'latency:asc');
+    const lat = s.cells.map((c) => Number(c[3]));
+    assert.ok(lat.every((v, i) => i === 0 || lat[i - 1] <= v), `ascending: ${lat}`);
+    await page.click('section[data-view=w0] .tx-head [data-key=latency]');
+    await settled(page);
+    s = await txState(page);
+    assert.equal(s.sort, 'latency:desc');
+    const down = s.cells.map((c) => Number(c[3]));
+    assert.ok(down.every((v, i) => i === 0 || down[i - 1] >= v), `descending: ${down}`);
+    assert.equal(down[0], Math.round(it.op_stats.write.latency.max_ns / 100) / 10, 'the slowest write first');
+
+    await page.selectOption('section[data-view=w0] [data-role=tx-op]', { label: 'every op' });
+    await page.click('section[data-view=w0] .tx-head [data-key=file]');
+    await settled(page);
+    s = await txState(page);
+    const files = s.cells.map((c) => c[5]);
+    assert.deepEqual(files, [...files].sort(), 'sorted by file');
+
+    await page.fill('section[data-view=w0] [data-role=tx-file]', 'Inventory.mdb');
+    await settled(page);
+    s = await txState(page);
+    assert.ok(s.rows > 0 && s.rows < it.ops);
+    assert.ok(s.cells.every((c) => c[5].includes('Inventory.mdb')));
+
+    await page.fill('section[data-view=w0] [data-role=tx-minlat]', '1000000');
+    await settled(page);
+    s = await txState(page);
+    assert.equal(s.rows, 0, 'nothing took a second on the null backend');
+    const status = await page.textContent('section[data-view=w0] [data-role=tx-count]');
+    assert.match(status, /^0 of /);
+    await page.fill('section[data-view=w0] [data-role=tx-minlat]', '');
+    await page.fill('section[data-view=w0] [data-role=tx-file]', '');
+    await page.click('section[data-view=w0] .tx-head [data-key=row]');
+    await settled(page);
+    s = await txState(page);
+    assert.equal(s.rows, it.ops);
+
+    // Scrolled to the end, the last op is in view.
+    await page.$eval('section[data-view=w0] .tx-scroll', (el) => { el.scrollTop = el.scrollHeight; });
+    await page.waitForTimeout(200);
+    s = await txState(page);
+    assert.equal(s.cells.at(-1)[0], String(it.ops));
+    await shot(page, 'transactions');
+    assert.deepEqual(problems, []);
+    await page.close();
+  });
+
+  test('the access map zooms and selects files', async () => {
+    const { page, problems } = await open(browser.context, path.join(runs['suite-a'], 'report.html'), '#w0');
+    await ready(page, 'w0');
+    const map = 'section[data-view=w0] .chart[data-title="File access map"]';
+    const points = () => page.$eval(map, (e) => Number(e.dataset.points));
+    const all = await points();
+    assert.ok(all > 0);
+    await page.click(`section[data-view=w0] .access button:text("none")`);
+    assert.equal(await points(), 0, 'no file selected, nothing drawn');
+    await page.click(`section[data-view=w0] .access button:text("all shown")`);
+    assert.equal(await points(), all);
+    const box = await page.$eval(`${map} .u-over`, (e) => { const r = e.getBoundingClientRect(); return { x: r.x, y: r.y, w: r.width, h: r.height }; });
+    await page.mouse.move(box.x + box.w * 0.1, box.y + box.h * 0.6);
+    await page.mouse.down();
+    await page.mouse.move(box.x + box.w * 0.3, box.y + box.h * 0.95, { steps: 5 });
+    await page.mouse.up();
+    await page.waitForTimeout(100);
+    const zoomed = await points();
+    assert.ok(zoomed < all, `zooming in draws fewer points (${zoomed} of ${all})`);
+    await page.dblclick(`${map} .u-over`);
+    await page.waitForTimeout(100);
+    assert.equal(await points(), all, 'double-click shows everything again');
+    assert.deepEqual(problems, []);
+    await page.close();
+  });
+
+  test('a small trace with two streams reports too', async () => {
+    const { page, problems } = await open(browser.context, path.join(runs.example, 'report.html'), '#w0');
+    await ready(page, 'w0');
+    const points = await page.$$eval('section[data-view=w0] .chart', (els) => els.map((e) => Number(e.dataset.points)));
+    assert.ok(points.length >= 4 && points.every((p) => p > 0), String(points));
+    await shot(page, 'example');
+    assert.deepEqual(problems, []);
+    await page.close();
+  });
+});
+
+describe('the comparison page', () => {
+  test('shows the table and overlays each workload\'s charts', async () => {
+    const { page, problems, requests } = await open(browser.context, path.join(work, 'compare.html'));
+    await ready(page, 'compare');
+    const rows = await page.$$eval('table.compare tbody tr', (r) => r.map((x) => x.children[0].textContent));
+    assert.deepEqual(rows, ['OfficeProductivity', 'HDVideo_1Play', 'DirectoryCopyToNAS']);
+    const foot = await page.textContent('table.compare tfoot');
+    assert.match(foot, /geometric mean/);
+    const charts = await page.$$eval('.chart', (els) => els.map((e) => ({ title: e.dataset.title, points: Number(e.dataset.points) })));
+    assert.equal(charts.length, 9);
+    for (const c of charts) assert.ok(c.points > 0, `${c.title} has no data points`);
+    await shot(page, 'compare');
+    assert.deepEqual(problems, []);
+    assert.deepEqual(requests, []);
+    await page.close();
+  });
+});

@@ -1,0 +1,63 @@
+use std::fmt::Write;
+
+use super::{us, Exporter};
+use crate::RunResult;
+
+/// results.csv: one row per workload, iteration and op type, with the iteration's
+/// throughput beside each op's count, bytes, errors and latency figures in µs; tidy
+/// (long) data for spreadsheets and plotting tools. `median` marks the iteration whose
+/// throughput is the workload's figure.
+pub struct Csv;
+
+/// The header line.
+pub const CSV_COLUMNS: &str = "workload,iteration,median,throughput_mb_s,wall_s,op,count,bytes,errors,avg_us,stddev_us,min_us,p50_us,p90_us,p99_us,p999_us,max_us";
+
+/// A CSV field, quoted when it holds a comma, quote or line break.
+fn field(text: &str) -> String {
+    if text.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", text.replace('"', "\"\""))
+    } else {
+        text.to_string()
+    }
+}
+
+impl Exporter for Csv {
+    fn file_name(&self) -> &'static str {
+        "results.csv"
+    }
+
+    fn export(&self, run: &RunResult) -> Vec<u8> {
+        let mut o = String::from(CSV_COLUMNS);
+        o.push('\n');
+        for w in &run.workloads {
+            let median = w.median_iteration().map(|m| m.iteration);
+            for it in &w.iterations {
+                for (op, s) in &it.op_stats {
+                    let l = &s.latency;
+                    let _ = writeln!(
+                        o,
+                        "{},{},{},{:.3},{:.6},{},{},{},{},{:.1},{:.1},{:.1},{:.1},{:.1},{:.1},{:.1},{:.1}",
+                        field(&w.name),
+                        it.iteration,
+                        median == Some(it.iteration),
+                        it.throughput_mb_s,
+                        it.wall_ns as f64 / 1e9,
+                        field(op),
+                        s.count,
+                        s.bytes,
+                        s.errors,
+                        us(l.avg_ns),
+                        us(l.stddev_ns),
+                        us(l.min_ns),
+                        us(l.p50_ns),
+                        us(l.p90_ns),
+                        us(l.p99_ns),
+                        us(l.p999_ns),
+                        us(l.max_ns)
+                    );
+                }
+            }
+        }
+        o.into_bytes()
+    }
+}

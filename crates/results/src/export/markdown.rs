@@ -1,0 +1,158 @@
+use std::fmt::Write;
+
+use super::{us, Exporter};
+use crate::{CacheMode, IterationResult, RunResult};
+
+/// results.md: the suite table, each workload's latency per op type, warnings and the
+/// environment, as Markdown for pasting into issues, wikis and reviews.
+pub struct Markdown;
+
+/// Text safe inside a Markdown table cell.
+fn cell(text: &str) -> String {
+    text.replace('|', "\\|").replace('\n', " ")
+}
+
+/// The count-weighted mean latency, in µs, of some op types.
+fn mean_us(it: &IterationResult, ops: &[&str]) -> String {
+    let (mut n, mut sum) = (0u64, 0u128);
+    for s in ops.iter().filter_map(|op| it.op(op)) {
+        n += s.latency.count;
+        sum += s.latency.avg_ns as u128 * s.latency.count as u128;
+    }
+    if n == 0 {
+        "-".into()
+    } else {
+        format!("{:.1}", us((sum / n as u128) as u64))
+    }
+}
+
+impl Exporter for Markdown {
+    fn file_name(&self) -> &'static str {
+        "results.md"
+    }
+
+    fn export(&self, run: &RunResult) -> Vec<u8> {
+        let mut o = String::from("# naslab results\n\n");
+        let t = &run.target;
+        let cache = match run.options.cache {
+            CacheMode::Drop => "drop",
+            CacheMode::Keep => "keep",
+            CacheMode::Direct => "direct",
+        };
+        let fs = if t.fs_type.is_empty() {
+            String::new()
+        } else {
+            format!(", {} on {}", t.fs_type, t.source)
+        };
+        let _ = writeln!(
+            o,
+            "Started {} with naslab {}; target `{}` ({}{fs}); cache {cache}; pacing {}; {} iteration(s) per workload.\n",
+            run.started_at,
+            run.naslab_version,
+            t.path,
+            t.backend,
+            run.options.pacing,
+            run.options.iterations
+        );
+        let batch = run.workloads.iter().any(|w| w.iterations.len() > 1);
+        o.push_str("## Suite\n\n");
+        o.push_str("| workload | MB/s |");
+        if batch {
+            o.push_str(" min..max MB/s | runs |");
+        }
+        o.push_str(" ops | errors | MB read | MB written | read µs | write µs | open µs | wall s |\n|---|---:|");
+        if batch {
+            o.push_str("---:|---:|");
+        }
+        o.push_str("---:|---:|---:|---:|---:|---:|---:|---:|\n");
+        for w in &run.workloads {
+            let Some(it) = w.median_iteration() else {
+                continue;
+            };
+            let _ = write!(o, "| {} | {:.2} |", cell(&w.name), w.throughput_mb_s);
+            if batch {
+                let _ = write!(
+                    o,
+                    " {:.2}..{:.2} | {} |",
+                    w.throughput_min_mb_s,
+                    w.throughput_max_mb_s,
+                    w.iterations.len()
+                );
+            }
+            let _ = writeln!(
+                o,
+                " {} | {} | {:.2} | {:.2} | {} | {} | {} | {:.3} |",
+                it.ops,
+                it.errors,
+                it.bytes_read as f64 / 1e6,
+                it.bytes_written as f64 / 1e6,
+                mean_us(it, &["read"]),
+                mean_us(it, &["write"]),
+                mean_us(it, &["open", "create"]),
+                it.wall_ns as f64 / 1e9
+            );
+        }
+        let _ = writeln!(
+            o,
+            "\nThroughput in MB/s (1 MB = 10^6 bytes){}; latencies are means in µs.\n",
+            if batch {
+                " of the median iteration"
+            } else {
+                ""
+            }
+        );
+        o.push_str("## Latency per op type (µs)\n");
+        for w in &run.workloads {
+            let Some(it) = w.median_iteration() else {
+                continue;
+            };
+            let _ = writeln!(o, "\n### {}\n", w.name);
+            o.push_str("| op | count | bytes | errors | mean | std dev | min | p50 | p90 | p99 | p99.9 | max |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+            for (name, s) in &it.op_stats {
+                let l = &s.latency;
+                let _ = writeln!(
+                    o,
+                    "| {name} | {} | {} | {} | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} |",
+                    s.count,
+                    s.bytes,
+                    s.errors,
+                    us(l.avg_ns),
+                    us(l.stddev_ns),
+                    us(l.min_ns),
+                    us(l.p50_ns),
+                    us(l.p90_ns),
+                    us(l.p99_ns),
+                    us(l.p999_ns),
+                    us(l.max_ns)
+                );
+            }
+            if let Some(why) = &it.aborted {
+                let _ = writeln!(o, "\nStopped early: {why}");
+            }
+        }
+        if !run.warnings.is_empty() || run.aborted.is_some() {
+            o.push_str("\n## Warnings\n\n");
+            for w in &run.warnings {
+                let _ = writeln!(o, "- {w}");
+            }
+            if let Some(why) = &run.aborted {
+                let _ = writeln!(o, "- the run stopped early: {why}");
+            }
+        }
+        let e = &run.environment;
+        o.push_str("\n## Environment\n\n| | |\n|---|---|\n");
+        for (k, v) in [
+            ("host", e.host.clone()),
+            ("OS", e.os.clone()),
+            ("kernel", e.kernel.clone()),
+            ("CPU", format!("{} ({} usable)", e.cpu, e.cpus)),
+            ("memory", format!("{:.1} GB", e.memory_bytes as f64 / 1e9)),
+        ] {
+            let _ = writeln!(o, "| {k} | {} |", cell(&v));
+        }
+        for (k, v) in &run.options.extra {
+            let _ = writeln!(o, "| {} | {} |", cell(k), cell(v));
+        }
+        o.into_bytes()
+    }
+}
