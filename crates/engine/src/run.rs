@@ -39,6 +39,8 @@ pub enum RunError {
     Direct(OpError),
     #[error("cannot connect to the target for preparation: {0}")]
     Connect(OpError),
+    #[error("cannot empty the workload's directory '{dir}' on the target: {error}")]
+    WorkloadDir { dir: String, error: OpError },
     #[error(transparent)]
     Prepare(#[from] PrepareError),
     #[error("cannot drop the page cache through /proc/sys/vm/drop_caches ({0}); it needs root: run as root or without --drop-all-caches")]
@@ -103,6 +105,12 @@ pub fn run_iteration(spec: &IterationSpec, iteration: u32) -> Result<IterationRe
     if let Some(sb) = spec.sandbox {
         sb.fresh_workload_dir(name)?;
     }
+    spec.target
+        .fresh_workload_dir(name)
+        .map_err(|error| RunError::WorkloadDir {
+            dir: name.to_string(),
+            error,
+        })?;
     let mut replay_options = spec.replay;
     replay_options.backend.direct = spec.cache == CacheMode::Direct;
     replay_options.records = spec.records_path.is_some();
@@ -123,9 +131,13 @@ pub fn run_iteration(spec: &IterationSpec, iteration: u32) -> Result<IterationRe
         }
         prepared
     };
+    // Extra protocol ops (a client profile's hints) are reported per phase, apart from
+    // the workload's own figures.
+    let prepare_extra = spec.target.take_extra_ops(name);
     if !plan.warmup.is_empty() {
         warm_up(spec, replay_options)?;
     }
+    let warmup_extra = spec.target.take_extra_ops(name);
     let outcome = replay(
         plan,
         spec.target,
@@ -136,6 +148,15 @@ pub fn run_iteration(spec: &IterationSpec, iteration: u32) -> Result<IterationRe
         MonotonicClock::starting_now,
     )?;
     let mut result = summarize(iteration, prepared, &outcome);
+    for (prefix, extra) in [
+        ("prepare_", prepare_extra),
+        ("warmup_", warmup_extra),
+        ("", spec.target.take_extra_ops(name)),
+    ] {
+        for (op, stats) in extra {
+            result.op_stats.insert(format!("{prefix}{op}"), stats);
+        }
+    }
     if let Some(path) = &spec.records_path {
         let generator = format!(
             "naslab {} replay of {}",

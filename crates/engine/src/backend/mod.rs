@@ -1,11 +1,23 @@
 //! The seam every target sits behind: one trait, one module per backend.
 
+#[cfg(feature = "nfs")]
+mod nfs;
 mod null;
 mod posix;
+mod profile;
+pub mod remote;
+#[cfg(feature = "smb")]
+mod smb;
 mod uring;
+pub mod url;
 
+#[cfg(feature = "nfs")]
+pub use nfs::{NfsBackend, NfsError, NfsTarget};
 pub use null::{NullBackend, NullTarget};
 pub use posix::{PosixBackend, PosixTarget};
+pub use profile::{ClientProfile, ProfiledTarget, HINT_LEAD_BYTES, HINT_STRIDE_BYTES};
+#[cfg(feature = "smb")]
+pub use smb::{SmbBackend, SmbError, SmbTarget};
 pub use uring::UringQueue;
 
 use std::sync::Arc;
@@ -205,6 +217,8 @@ pub trait QueuedIo {
 pub struct BackendOptions {
     /// Bypass the client cache for data ops.
     pub direct: bool,
+    /// What the client sends besides the trace's own requests (see [`ProfiledTarget`]).
+    pub client_profile: ClientProfile,
 }
 
 /// A place workloads run against; makes one backend per stream.
@@ -223,5 +237,17 @@ pub trait Target: Send + Sync {
     /// Checks that direct I/O works in `workload_dir` (some file systems refuse it).
     fn check_direct(&self, _workload_dir: &str) -> Result<(), OpError> {
         Ok(())
+    }
+    /// Empties (or makes) the workload's directory before an iteration, for targets
+    /// whose sandbox is not a local [`crate::Sandbox`] (protocol targets); local targets
+    /// have theirs emptied by the sandbox and do nothing here.
+    fn fresh_workload_dir(&self, _workload_dir: &str) -> Result<(), OpError> {
+        Ok(())
+    }
+    /// Protocol requests the target's connections sent for the workload beyond its own
+    /// ops (a client profile's hints), by name, since the last call; each is reported
+    /// apart from the workload's figures.
+    fn take_extra_ops(&self, _workload_dir: &str) -> Vec<(String, naslab_results::OpStats)> {
+        Vec::new()
     }
 }

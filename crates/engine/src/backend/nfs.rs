@@ -1,0 +1,379 @@
+//! NFS version 3 spoken by naslab itself (the `nfs3_client` crate's RPC layer): no
+//! kernel mount and no admin rights on the client. Each trace op becomes the requests a
+//! cacheless NFSv3 client sends for it: LOOKUP (or CREATE) to open, READ, WRITE
+//! (UNSTABLE, or FILE_SYNC on a `sync` open), COMMIT for fsync and at close after
+//! unstable writes (close-to-open, as the Linux client does), SETATTR for truncate,
+//! GETATTR/LOOKUP for stat, MKDIR, READDIR, REMOVE/RMDIR and RENAME. NFSv3 has no way to
+//! reserve space, so `fallocate` is not offered.
+//!
+//! The crate's I/O traits are async, but naslab gives it a blocking socket: every
+//! future completes the first time it is polled, so a tiny poll loop drives it with no
+//! runtime and no extra thread.
+
+mod session;
+
+use std::sync::{Arc, Mutex};
+
+use naslab_trace::{FileKind, OpKind};
+use nfs3_client::nfs3_types::nfs3::{
+    diropargs3, ftype3, nfs_fh3, stable_how, READ3args, RENAME3args,
+};
+
+use self::session::{block_on, check, name, split, Session};
+use super::remote::{RemoteFs, RemoteSandbox, RemoteSandboxError};
+use super::url::RemoteUrl;
+use super::{Backend, BackendOptions, Caps, Handle, OpError, OpenHow, Target};
+use crate::plan::FileTable;
+
+const NFS_CAPS: Caps = {
+    let mut ops = [true; OpKind::ALL.len()];
+    // OpKind's discriminants are its indices.
+    ops[OpKind::Fallocate as usize] = false;
+    Caps {
+        ops,
+        // naslab's client keeps no cache: every data op already reaches the server.
+        direct_io: true,
+        drop_cache: true,
+        moves_data: true,
+        max_queue_depth: 1,
+    }
+};
+
+/// Why naslab could not start working on an NFS target.
+#[derive(Debug, thiserror::Error)]
+pub enum NfsError {
+    #[error("cannot resolve '{host}': {source}")]
+    Resolve {
+        host: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("cannot mount {export} from {host}: {detail}; check the host, the export and the ports in the URL (nfs://host:NFSPORT/export?mountport=N) and that the server runs")]
+    Mount {
+        host: String,
+        export: String,
+        detail: String,
+    },
+    #[error("cannot use {export} on {host}: {error}")]
+    Request {
+        host: String,
+        export: String,
+        error: OpError,
+    },
+    #[error(transparent)]
+    Sandbox(#[from] RemoteSandboxError),
+}
+
+/// An NFSv3 export as a target: `nfs://host[:port]/export[/path][?mountport=N]`.
+pub struct NfsTarget {
+    url: RemoteUrl,
+    sandbox: RemoteSandbox,
+    admin: Mutex<Session>,
+}
+
+impl std::fmt::Debug for NfsTarget {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "NfsTarget({})", self.url)
+    }
+}
+
+impl NfsTarget {
+    /// Mounts the export (over the MOUNT protocol, not the kernel) and checks (or makes
+    /// and marks) `<path>/naslab` there.
+    pub fn connect(url: RemoteUrl) -> Result<NfsTarget, NfsError> {
+        let mut admin = Session::open(&url)?;
+        let sandbox = RemoteSandbox::open(&mut admin, &url.path)?;
+        Ok(NfsTarget {
+            url,
+            sandbox,
+            admin: Mutex::new(admin),
+        })
+    }
+
+    /// The target's URL.
+    pub fn url(&self) -> &RemoteUrl {
+        &self.url
+    }
+}
+
+impl Target for NfsTarget {
+    fn backend_name(&self) -> &'static str {
+        "nfs"
+    }
+
+    fn caps(&self) -> Caps {
+        NFS_CAPS
+    }
+
+    fn connect(
+        &self,
+        workload_dir: &str,
+        files: Arc<FileTable>,
+        _options: BackendOptions,
+    ) -> Result<Box<dyn Backend>, OpError> {
+        let session = Session::open(&self.url).map_err(|e| OpError {
+            errno: libc::ENOTCONN,
+            detail: Some(e.to_string()),
+        })?;
+        let dir = format!("{}/{workload_dir}", self.sandbox.root());
+        let paths = files
+            .entries
+            .iter()
+            .map(|e| format!("{dir}/{}", e.path))
+            .collect();
+        Ok(Box::new(NfsBackend {
+            session,
+            files,
+            paths,
+            handles: Vec::new(),
+            free: Vec::new(),
+        }))
+    }
+
+    fn fresh_workload_dir(&self, name: &str) -> Result<(), OpError> {
+        let mut admin = self.admin.lock().unwrap_or_else(|e| e.into_inner());
+        // Another connection may have removed directories this one remembers.
+        admin.dirs.clear();
+        self.sandbox
+            .fresh_workload_dir(&mut *admin, name)
+            .map(|_| ())
+            .map_err(RemoteSandboxError::into_op_error)
+    }
+}
+
+/// One open file: NFS has no open, so this is the handle and what the client tracks.
+struct Open {
+    fh: nfs_fh3,
+    stable: stable_how,
+    /// Unstable writes not yet committed.
+    dirty: bool,
+    /// For append opens: where the next write goes.
+    append_at: Option<u64>,
+}
+
+/// One stream's NFS connection.
+pub struct NfsBackend {
+    session: Session,
+    files: Arc<FileTable>,
+    paths: Vec<String>,
+    handles: Vec<Option<Open>>,
+    free: Vec<usize>,
+}
+
+impl NfsBackend {
+    fn path(&self, file: u32) -> Result<String, OpError> {
+        self.paths
+            .get(file as usize)
+            .cloned()
+            .ok_or(OpError::errno(libc::EINVAL))
+    }
+
+    fn slot(&mut self, h: Handle) -> Result<&mut Open, OpError> {
+        (h as usize)
+            .checked_sub(1)
+            .and_then(|i| self.handles.get_mut(i))
+            .and_then(Option::as_mut)
+            .ok_or(OpError::errno(libc::EBADF))
+    }
+
+    fn is_dir(&self, file: u32) -> bool {
+        self.files
+            .entries
+            .get(file as usize)
+            .is_some_and(|e| e.kind == FileKind::Dir)
+    }
+}
+
+impl Backend for NfsBackend {
+    fn caps(&self) -> Caps {
+        NFS_CAPS
+    }
+
+    fn open(&mut self, file: u32, how: OpenHow) -> Result<Handle, OpError> {
+        let path = self.path(file)?;
+        let (fh, size) = if how.create {
+            self.session.create(&path, how.truncate)?
+        } else {
+            let (fh, t, size) = self.session.resolve(&path)?;
+            if t == ftype3::NF3DIR {
+                return Err(OpError::errno(libc::EISDIR));
+            }
+            if how.truncate && size > 0 {
+                self.session.set_size(&fh, 0)?;
+                (fh, 0)
+            } else {
+                (fh, size)
+            }
+        };
+        let open = Open {
+            fh,
+            stable: if how.sync {
+                stable_how::FILE_SYNC
+            } else {
+                stable_how::UNSTABLE
+            },
+            dirty: false,
+            append_at: how.append.then_some(size),
+        };
+        let slot = match self.free.pop() {
+            Some(i) => {
+                self.handles[i] = Some(open);
+                i
+            }
+            None => {
+                self.handles.push(Some(open));
+                self.handles.len() - 1
+            }
+        };
+        Ok(slot as Handle + 1)
+    }
+
+    fn close(&mut self, h: Handle) -> Result<(), OpError> {
+        let o = self.slot(h)?;
+        let (fh, dirty) = (o.fh.clone(), o.dirty);
+        let i = h as usize - 1;
+        self.handles[i] = None;
+        self.free.push(i);
+        if dirty {
+            self.session.commit(&fh)?;
+        }
+        Ok(())
+    }
+
+    fn read(&mut self, h: Handle, offset: u64, buf: &mut [u8]) -> Result<usize, OpError> {
+        let fh = self.slot(h)?.fh.clone();
+        let rtmax = self.session.rtmax as usize;
+        let mut done = 0usize;
+        while done < buf.len() {
+            let n = (buf.len() - done).min(rtmax);
+            let args = READ3args {
+                file: fh.clone(),
+                offset: offset + done as u64,
+                count: n as u32,
+            };
+            let ok = check(block_on(self.session.client.read(&args)))?;
+            let data: &[u8] = ok.data.as_ref();
+            let got = data.len().min(n);
+            buf[done..done + got].copy_from_slice(&data[..got]);
+            done += got;
+            if got < n || ok.eof {
+                break;
+            }
+        }
+        Ok(done)
+    }
+
+    fn write(&mut self, h: Handle, offset: u64, buf: &[u8]) -> Result<usize, OpError> {
+        let o = self.slot(h)?;
+        let (fh, stable) = (o.fh.clone(), o.stable);
+        let at = o.append_at.unwrap_or(offset);
+        let n = self.session.write_at(&fh, at, buf, stable)?;
+        let o = self.slot(h)?;
+        if stable == stable_how::UNSTABLE {
+            o.dirty = true;
+        }
+        if let Some(a) = o.append_at.as_mut() {
+            *a += n as u64;
+        }
+        Ok(n)
+    }
+
+    fn fsync(&mut self, h: Handle) -> Result<(), OpError> {
+        let o = self.slot(h)?;
+        let fh = o.fh.clone();
+        o.dirty = false;
+        self.session.commit(&fh)
+    }
+
+    fn truncate(&mut self, h: Handle, len: u64) -> Result<(), OpError> {
+        let fh = self.slot(h)?.fh.clone();
+        self.session.set_size(&fh, len)
+    }
+
+    fn fallocate(&mut self, _h: Handle, _offset: u64, _len: u64) -> Result<(), OpError> {
+        Err(OpError {
+            errno: libc::EOPNOTSUPP,
+            detail: Some("NFSv3 cannot reserve space".into()),
+        })
+    }
+
+    fn stat(&mut self, file: u32) -> Result<u64, OpError> {
+        let path = self.path(file)?;
+        self.session.resolve(&path).map(|(_, _, size)| size)
+    }
+
+    fn mkdir(&mut self, file: u32) -> Result<(), OpError> {
+        let path = self.path(file)?;
+        self.session.make_dir(&path)
+    }
+
+    fn readdir(&mut self, file: u32) -> Result<u64, OpError> {
+        let path = self.path(file)?;
+        let fh = self.session.dir(&path)?;
+        self.session.count_entries(&fh)
+    }
+
+    fn unlink(&mut self, file: u32) -> Result<(), OpError> {
+        let path = self.path(file)?;
+        if self.is_dir(file) {
+            self.session.remove_dir(&path)
+        } else {
+            self.session.remove_file(&path)
+        }
+    }
+
+    fn rename(&mut self, from: u32, to: u32) -> Result<(), OpError> {
+        let a = self.path(from)?;
+        let b = self.path(to)?;
+        let (pa, na) = split(&a);
+        let (pb, nb) = split(&b);
+        let fa = self.session.dir(pa)?;
+        let fb = self.session.dir(pb)?;
+        let args = RENAME3args {
+            from: diropargs3 {
+                dir: fa,
+                name: name(na),
+            },
+            to: diropargs3 {
+                dir: fb,
+                name: name(nb),
+            },
+        };
+        self.session.forget(&a);
+        self.session.forget(&b);
+        check(block_on(self.session.client.rename(&args))).map(|_| ())
+    }
+
+    fn drop_cache(&mut self, file: u32) -> Result<(), OpError> {
+        // No client cache to drop; commit the server's copy, as posix's fsync before
+        // dropping pages does.
+        let path = self.path(file)?;
+        let (fh, _, _) = self.session.resolve(&path)?;
+        self.session.commit(&fh)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::session::{nfs_errno, rpc_error};
+    use super::*;
+    use nfs3_client::nfs3_types::nfs3::nfsstat3;
+    use nfs3_client::RpcError;
+
+    #[test]
+    fn statuses_map_to_errnos() {
+        assert_eq!(nfs_errno(nfsstat3::NFS3ERR_NOENT), libc::ENOENT);
+        assert_eq!(nfs_errno(nfsstat3::NFS3ERR_NOSPC), libc::ENOSPC);
+        assert_eq!(nfs_errno(nfsstat3::NFS3ERR_NOTEMPTY), libc::ENOTEMPTY);
+        assert_eq!(nfs_errno(nfsstat3::NFS3ERR_STALE), libc::ESTALE);
+        assert!(rpc_error(RpcError::Io(std::io::ErrorKind::ConnectionReset.into())).is_fatal());
+        assert!(!NFS_CAPS.can(OpKind::Fallocate) && NFS_CAPS.can(OpKind::Write));
+    }
+
+    #[test]
+    fn a_closed_port_is_a_clear_error() {
+        let url: RemoteUrl = "nfs://127.0.0.1:1/x?mountport=1".parse().unwrap();
+        let e = NfsTarget::connect(url).unwrap_err();
+        assert!(e.to_string().contains("cannot mount"), "{e}");
+    }
+}

@@ -1,0 +1,504 @@
+//! One NFSv3 connection: the blocking socket behind the crate's async traits, the
+//! RPCs naslab sends, the directory handles it has looked up, and the path-based calls
+//! the remote sandbox needs.
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
+use std::task::{Context, Poll, Waker};
+use std::time::Duration;
+
+use nfs3_client::io::{AsyncRead, AsyncWrite};
+use nfs3_client::net::Connector;
+use nfs3_client::nfs3_types::nfs3::{
+    createhow3, diropargs3, filename3, ftype3, nfs_fh3, nfsstat3, sattr3, stable_how, COMMIT3args,
+    CREATE3args, FSINFO3args, GETATTR3args, LOOKUP3args, MKDIR3args, Nfs3Option, Nfs3Result,
+    READDIR3args, READDIRPLUS3args, REMOVE3args, RMDIR3args, SETATTR3args, WRITE3args,
+};
+use nfs3_client::nfs3_types::rpc::{auth_unix, opaque_auth};
+use nfs3_client::nfs3_types::xdr_codec::Opaque;
+use nfs3_client::{Nfs3Client, Nfs3ConnectionBuilder, RpcError};
+
+use super::NfsError;
+use crate::backend::remote::{EntryKind, RemoteFs};
+use crate::backend::url::RemoteUrl;
+use crate::backend::OpError;
+
+/// How long a request may wait for the server before the connection counts as lost.
+pub(super) const IO_TIMEOUT: Duration = Duration::from_secs(60);
+/// The most naslab asks for in one READ or WRITE when the server names no limit.
+pub(super) const DEFAULT_XFER: u32 = 1 << 20;
+
+/// Drives a future whose I/O blocks, so it is ready the first time it is polled.
+pub(super) fn block_on<F: Future>(fut: F) -> F::Output {
+    let mut fut = std::pin::pin!(fut);
+    let mut cx = Context::from_waker(Waker::noop());
+    loop {
+        if let Poll::Ready(v) = fut.as_mut().poll(&mut cx) {
+            return v;
+        }
+        // Not reached with blocking sockets; yielding keeps a surprise from spinning hot.
+        std::thread::yield_now();
+    }
+}
+
+/// A blocking TCP socket behind the crate's async I/O traits.
+pub(super) struct BlockingIo(TcpStream);
+
+impl AsyncRead for BlockingIo {
+    async fn async_read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.0.read(buf)?;
+        if n == 0 && !buf.is_empty() {
+            return Err(std::io::ErrorKind::UnexpectedEof.into());
+        }
+        Ok(n)
+    }
+}
+
+impl AsyncWrite for BlockingIo {
+    async fn async_write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.write(buf)
+    }
+}
+
+struct BlockingConnector;
+
+impl Connector for BlockingConnector {
+    type Connection = BlockingIo;
+
+    async fn connect(&self, addr: SocketAddr) -> std::io::Result<BlockingIo> {
+        let s = TcpStream::connect_timeout(&addr, Duration::from_secs(10))?;
+        s.set_nodelay(true)?;
+        s.set_read_timeout(Some(IO_TIMEOUT))?;
+        s.set_write_timeout(Some(IO_TIMEOUT))?;
+        Ok(BlockingIo(s))
+    }
+
+    async fn connect_with_port(
+        &self,
+        _addr: SocketAddr,
+        _port: u16,
+    ) -> std::io::Result<BlockingIo> {
+        // naslab needs no admin rights, so it never binds a privileged port.
+        Err(std::io::ErrorKind::Unsupported.into())
+    }
+}
+
+pub(super) fn nfs_errno(s: nfsstat3) -> i32 {
+    match s {
+        nfsstat3::NFS3ERR_NAMETOOLONG => libc::ENAMETOOLONG,
+        nfsstat3::NFS3ERR_NOTEMPTY => libc::ENOTEMPTY,
+        nfsstat3::NFS3ERR_DQUOT => libc::EDQUOT,
+        nfsstat3::NFS3ERR_STALE | nfsstat3::NFS3ERR_BADHANDLE => libc::ESTALE,
+        nfsstat3::NFS3ERR_NOTSUPP => libc::EOPNOTSUPP,
+        nfsstat3::NFS3ERR_JUKEBOX => libc::EAGAIN,
+        nfsstat3::NFS3ERR_SERVERFAULT => libc::EIO,
+        nfsstat3::NFS3ERR_REMOTE => libc::EREMOTE,
+        nfsstat3::NFS3ERR_TOOSMALL | nfsstat3::NFS3ERR_BAD_COOKIE => libc::EINVAL,
+        nfsstat3::NFS3ERR_NOT_SYNC | nfsstat3::NFS3ERR_BADTYPE => libc::EINVAL,
+        // The rest are numbered as their errnos (RFC 1813 took them from Unix).
+        other => other as i32,
+    }
+}
+
+pub(super) fn status_error(s: nfsstat3) -> OpError {
+    OpError {
+        errno: nfs_errno(s),
+        detail: Some(format!("NFS: {s}")),
+    }
+}
+
+/// A failure below NFS (the socket, the RPC layer): the server is gone or broken, so
+/// it stops the run.
+pub(super) fn rpc_error(e: RpcError) -> OpError {
+    OpError {
+        errno: libc::ENOTCONN,
+        detail: Some(format!("NFS RPC: {e}")),
+    }
+}
+
+pub(super) fn check<T, E>(r: Result<Nfs3Result<T, E>, RpcError>) -> Result<T, OpError> {
+    match r.map_err(rpc_error)? {
+        Nfs3Result::Ok(v) => Ok(v),
+        Nfs3Result::Err((s, _)) => Err(status_error(s)),
+    }
+}
+
+pub(super) fn name(n: &str) -> filename3<'_> {
+    filename3(Opaque::borrowed(n.as_bytes()))
+}
+
+pub(super) fn split(path: &str) -> (&str, &str) {
+    match path.rsplit_once('/') {
+        Some((d, n)) => (d, n),
+        None => ("", path),
+    }
+}
+
+/// One NFS connection, with the directory handles it has looked up.
+pub(super) struct Session {
+    pub(super) client: Nfs3Client<BlockingIo>,
+    /// The export's root handle.
+    root: nfs_fh3,
+    /// Directories already looked up, by path relative to the export.
+    pub(super) dirs: HashMap<String, nfs_fh3>,
+    pub(super) rtmax: u32,
+    pub(super) wtmax: u32,
+}
+
+impl Session {
+    pub(super) fn open(url: &RemoteUrl) -> Result<Session, NfsError> {
+        let export = url.share.clone();
+        let host_ip = (url.host.as_str(), 0)
+            .to_socket_addrs()
+            .map_err(|source| NfsError::Resolve {
+                host: url.host.clone(),
+                source,
+            })?
+            .next()
+            .map(|a| a.ip().to_string())
+            .ok_or_else(|| NfsError::Resolve {
+                host: url.host.clone(),
+                source: std::io::ErrorKind::NotFound.into(),
+            })?;
+        // SAFETY: geteuid and getegid have no preconditions.
+        let (uid, gid) = unsafe { (libc::geteuid(), libc::getegid()) };
+        let cred = opaque_auth::auth_unix(&auth_unix {
+            stamp: std::process::id(),
+            machinename: Opaque::owned(b"naslab".to_vec()),
+            uid,
+            gid,
+            gids: vec![],
+        });
+        let mut b = Nfs3ConnectionBuilder::new(BlockingConnector, host_ip, &export)
+            .connect_from_privileged_port(false)
+            .credential(cred)
+            .nfs3_port(url.port.unwrap_or(2049));
+        if let Some(m) = url.mount_port {
+            b = b.mount_port(m);
+        }
+        let conn = block_on(b.mount()).map_err(|e| NfsError::Mount {
+            host: url.host.clone(),
+            export: export.clone(),
+            detail: e.to_string(),
+        })?;
+        let root = conn.root_nfs_fh3();
+        let mut client = conn.into_nfs3_client();
+        let fail = |error| NfsError::Request {
+            host: url.host.clone(),
+            export: export.clone(),
+            error,
+        };
+        let info = check(block_on(client.fsinfo(&FSINFO3args {
+            fsroot: root.clone(),
+        })))
+        .map_err(fail)?;
+        let pick = |v: u32| {
+            if v == 0 {
+                DEFAULT_XFER
+            } else {
+                v.min(16 << 20)
+            }
+        };
+        Ok(Session {
+            client,
+            root,
+            dirs: HashMap::new(),
+            rtmax: pick(info.rtmax),
+            wtmax: pick(info.wtmax),
+        })
+    }
+
+    pub(super) fn lookup(
+        &mut self,
+        dir: &nfs_fh3,
+        n: &str,
+    ) -> Result<(nfs_fh3, Option<(ftype3, u64)>), OpError> {
+        let args = LOOKUP3args {
+            what: diropargs3 {
+                dir: dir.clone(),
+                name: name(n),
+            },
+        };
+        let ok = check(block_on(self.client.lookup(&args)))?;
+        let attrs = match ok.obj_attributes {
+            Nfs3Option::Some(a) => Some((a.type_, a.size)),
+            Nfs3Option::None => None,
+        };
+        Ok((ok.object, attrs))
+    }
+
+    /// The handle of directory `path` (relative to the export), looked up once.
+    pub(super) fn dir(&mut self, path: &str) -> Result<nfs_fh3, OpError> {
+        if path.is_empty() {
+            return Ok(self.root.clone());
+        }
+        if let Some(fh) = self.dirs.get(path) {
+            return Ok(fh.clone());
+        }
+        let (parent, n) = split(path);
+        let pfh = self.dir(parent)?;
+        let (fh, attrs) = self.lookup(&pfh, n)?;
+        if let Some((t, _)) = attrs {
+            if t != ftype3::NF3DIR {
+                return Err(OpError::errno(libc::ENOTDIR));
+            }
+        }
+        self.dirs.insert(path.to_string(), fh.clone());
+        Ok(fh)
+    }
+
+    /// Forgets cached handles of `path` and everything below it.
+    pub(super) fn forget(&mut self, path: &str) {
+        let prefix = format!("{path}/");
+        self.dirs
+            .retain(|k, _| k != path && !k.starts_with(&prefix));
+    }
+
+    pub(super) fn attrs(&mut self, fh: &nfs_fh3) -> Result<(ftype3, u64), OpError> {
+        let ok = check(block_on(
+            self.client.getattr(&GETATTR3args { object: fh.clone() }),
+        ))?;
+        Ok((ok.obj_attributes.type_, ok.obj_attributes.size))
+    }
+
+    /// The handle, type and size of `path`.
+    pub(super) fn resolve(&mut self, path: &str) -> Result<(nfs_fh3, ftype3, u64), OpError> {
+        if path.is_empty() {
+            let root = self.root.clone();
+            let (t, s) = self.attrs(&root)?;
+            return Ok((root, t, s));
+        }
+        let (parent, n) = split(path);
+        let dfh = self.dir(parent)?;
+        let (fh, attrs) = self.lookup(&dfh, n)?;
+        let (t, s) = match attrs {
+            Some(a) => a,
+            None => self.attrs(&fh)?,
+        };
+        Ok((fh, t, s))
+    }
+
+    pub(super) fn create(&mut self, path: &str, truncate: bool) -> Result<(nfs_fh3, u64), OpError> {
+        let (parent, n) = split(path);
+        let dfh = self.dir(parent)?;
+        let attributes = sattr3 {
+            mode: Nfs3Option::Some(0o644),
+            size: if truncate {
+                Nfs3Option::Some(0)
+            } else {
+                Nfs3Option::None
+            },
+            ..sattr3::default()
+        };
+        let args = CREATE3args {
+            where_: diropargs3 {
+                dir: dfh.clone(),
+                name: name(n),
+            },
+            how: createhow3::UNCHECKED(attributes),
+        };
+        let ok = check(block_on(self.client.create(&args)))?;
+        let size = match ok.obj_attributes {
+            Nfs3Option::Some(a) => Some(a.size),
+            Nfs3Option::None => None,
+        };
+        let fh = match ok.obj {
+            Nfs3Option::Some(fh) => fh,
+            // The server may leave the handle out; look it up then.
+            Nfs3Option::None => self.lookup(&dfh, n)?.0,
+        };
+        let size = match size {
+            Some(s) => s,
+            None => self.attrs(&fh)?.1,
+        };
+        Ok((fh, size))
+    }
+
+    pub(super) fn set_size(&mut self, fh: &nfs_fh3, len: u64) -> Result<(), OpError> {
+        let args = SETATTR3args {
+            object: fh.clone(),
+            new_attributes: sattr3 {
+                size: Nfs3Option::Some(len),
+                ..sattr3::default()
+            },
+            guard: Nfs3Option::None,
+        };
+        check(block_on(self.client.setattr(&args))).map(|_| ())
+    }
+
+    pub(super) fn commit(&mut self, fh: &nfs_fh3) -> Result<(), OpError> {
+        let args = COMMIT3args {
+            file: fh.clone(),
+            offset: 0,
+            count: 0,
+        };
+        check(block_on(self.client.commit(&args))).map(|_| ())
+    }
+
+    pub(super) fn write_at(
+        &mut self,
+        fh: &nfs_fh3,
+        offset: u64,
+        data: &[u8],
+        stable: stable_how,
+    ) -> Result<usize, OpError> {
+        let mut done = 0usize;
+        while done < data.len() {
+            let n = (data.len() - done).min(self.wtmax as usize);
+            let args = WRITE3args {
+                file: fh.clone(),
+                offset: offset + done as u64,
+                count: n as u32,
+                stable,
+                data: Opaque::borrowed(&data[done..done + n]),
+            };
+            let ok = check(block_on(self.client.write(&args)))?;
+            let wrote = (ok.count as usize).min(n);
+            done += wrote;
+            if wrote == 0 {
+                break;
+            }
+        }
+        Ok(done)
+    }
+
+    pub(super) fn count_entries(&mut self, fh: &nfs_fh3) -> Result<u64, OpError> {
+        let mut cookie = 0;
+        let mut cookieverf = Default::default();
+        let mut n = 0u64;
+        // Bounded: a server that never says eof cannot keep naslab here forever.
+        for _ in 0..1_000_000 {
+            let args = READDIR3args {
+                dir: fh.clone(),
+                cookie,
+                cookieverf,
+                count: 65536,
+            };
+            let ok = check(block_on(self.client.readdir(&args)))?;
+            cookieverf = ok.cookieverf;
+            let entries = ok.reply.entries.into_inner();
+            for e in &entries {
+                let nm: &[u8] = e.name.0.as_ref();
+                if nm != b"." && nm != b".." {
+                    n += 1;
+                }
+            }
+            match entries.last() {
+                Some(last) if !ok.reply.eof => cookie = last.cookie,
+                _ => return Ok(n),
+            }
+        }
+        Err(OpError {
+            errno: libc::EIO,
+            detail: Some("NFS: READDIR never reached the end".into()),
+        })
+    }
+}
+
+impl RemoteFs for Session {
+    fn kind(&mut self, path: &str) -> Result<Option<EntryKind>, OpError> {
+        match self.resolve(path) {
+            Ok((_, ftype3::NF3DIR, _)) => Ok(Some(EntryKind::Dir)),
+            Ok((_, ftype3::NF3LNK, _)) => Ok(Some(EntryKind::Link)),
+            Ok(_) => Ok(Some(EntryKind::File)),
+            Err(e) if e.errno == libc::ENOENT => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    fn make_dir(&mut self, path: &str) -> Result<(), OpError> {
+        let (parent, n) = split(path);
+        let dfh = self.dir(parent)?;
+        let args = MKDIR3args {
+            where_: diropargs3 {
+                dir: dfh,
+                name: name(n),
+            },
+            attributes: sattr3 {
+                mode: Nfs3Option::Some(0o755),
+                ..sattr3::default()
+            },
+        };
+        check(block_on(self.client.mkdir(&args))).map(|_| ())
+    }
+
+    fn put_file(&mut self, path: &str, data: &[u8]) -> Result<(), OpError> {
+        let (fh, _) = self.create(path, true)?;
+        self.write_at(&fh, 0, data, stable_how::FILE_SYNC)
+            .map(|_| ())
+    }
+
+    fn list(&mut self, path: &str) -> Result<Vec<(String, EntryKind)>, OpError> {
+        let fh = self.dir(path)?;
+        let mut out = Vec::new();
+        let mut cookie = 0;
+        let mut cookieverf = Default::default();
+        for _ in 0..1_000_000 {
+            let args = READDIRPLUS3args {
+                dir: fh.clone(),
+                cookie,
+                cookieverf,
+                dircount: 65536,
+                maxcount: 262144,
+            };
+            let ok = check(block_on(self.client.readdirplus(&args)))?;
+            cookieverf = ok.cookieverf;
+            let entries = ok.reply.entries.into_inner();
+            for e in &entries {
+                let nm = String::from_utf8_lossy(e.name.0.as_ref()).into_owned();
+                if nm == "." || nm == ".." {
+                    continue;
+                }
+                let kind = match &e.name_attributes {
+                    Nfs3Option::Some(a) if a.type_ == ftype3::NF3DIR => EntryKind::Dir,
+                    Nfs3Option::Some(a) if a.type_ == ftype3::NF3LNK => EntryKind::Link,
+                    Nfs3Option::Some(_) => EntryKind::File,
+                    Nfs3Option::None => {
+                        let p = if path.is_empty() {
+                            nm.clone()
+                        } else {
+                            format!("{path}/{nm}")
+                        };
+                        self.kind(&p)?.unwrap_or(EntryKind::File)
+                    }
+                };
+                out.push((nm, kind));
+            }
+            match entries.last() {
+                Some(last) if !ok.reply.eof => cookie = last.cookie,
+                _ => return Ok(out),
+            }
+        }
+        Err(OpError {
+            errno: libc::EIO,
+            detail: Some("NFS: READDIRPLUS never reached the end".into()),
+        })
+    }
+
+    fn remove_file(&mut self, path: &str) -> Result<(), OpError> {
+        let (parent, n) = split(path);
+        let dfh = self.dir(parent)?;
+        let args = REMOVE3args {
+            object: diropargs3 {
+                dir: dfh,
+                name: name(n),
+            },
+        };
+        check(block_on(self.client.remove(&args))).map(|_| ())
+    }
+
+    fn remove_dir(&mut self, path: &str) -> Result<(), OpError> {
+        let (parent, n) = split(path);
+        let dfh = self.dir(parent)?;
+        let args = RMDIR3args {
+            object: diropargs3 {
+                dir: dfh,
+                name: name(n),
+            },
+        };
+        self.forget(path);
+        check(block_on(self.client.rmdir(&args))).map(|_| ())
+    }
+}

@@ -1,0 +1,288 @@
+//! naslab's safety rules on a share it reaches through a protocol client: the same
+//! marked `naslab/` directory as [`crate::Sandbox`] keeps on a local target, checked,
+//! made and emptied with the protocol's own requests.
+
+use super::OpError;
+use crate::sandbox::{MARKER_NAME, ROOT_NAME};
+
+const MARKER_TEXT: &[u8] = b"This directory belongs to naslab, a file-system benchmark.\nnaslab creates, rewrites and deletes everything in it: keep no other files here.\n";
+
+/// How deep naslab follows directories when it empties one; deeper trees are refused
+/// rather than walked without end.
+const MAX_DEPTH: usize = 64;
+
+/// What a directory entry is, as far as the sandbox cares.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EntryKind {
+    File,
+    Dir,
+    /// A symbolic link, junction or other reparse point: removed itself, never followed.
+    Link,
+}
+
+/// The path-based requests the sandbox needs from a protocol session. Paths are
+/// relative to the share or export, `/`-separated, `""` for its root.
+pub trait RemoteFs {
+    /// What `path` is, or `None` when it does not exist.
+    fn kind(&mut self, path: &str) -> Result<Option<EntryKind>, OpError>;
+    /// Makes a directory.
+    fn make_dir(&mut self, path: &str) -> Result<(), OpError>;
+    /// Creates (or replaces) a small file holding `data`.
+    fn put_file(&mut self, path: &str, data: &[u8]) -> Result<(), OpError>;
+    /// A directory's entries, without `.` and `..`.
+    fn list(&mut self, path: &str) -> Result<Vec<(String, EntryKind)>, OpError>;
+    /// Removes a file or link.
+    fn remove_file(&mut self, path: &str) -> Result<(), OpError>;
+    /// Removes an empty directory.
+    fn remove_dir(&mut self, path: &str) -> Result<(), OpError>;
+}
+
+/// Why naslab will not (or cannot) work on a protocol target.
+#[derive(Debug, thiserror::Error)]
+pub enum RemoteSandboxError {
+    #[error(
+        "'{0}' does not exist on the server; create it there, or give a directory that exists"
+    )]
+    Missing(String),
+    #[error("'{0}' is not a directory on the server; give a directory in the target URL")]
+    NotDir(String),
+    #[error("'{0}' exists on the server but was not made by naslab (it has no {MARKER_NAME} file); naslab will not write or delete there: move it away or choose another directory in the URL")]
+    NotOurs(String),
+    #[error("'{0}' is a symbolic link or reparse point; naslab will not follow it: remove it or choose another directory in the URL")]
+    Link(String),
+    #[error("workload name '{0}' is reserved or not a plain name; rename the workload")]
+    BadName(String),
+    #[error("'{0}' is nested more than {MAX_DEPTH} directories deep; naslab stops there: empty it by hand")]
+    TooDeep(String),
+    #[error("cannot {action} '{path}' on the server: {error}")]
+    Request {
+        action: &'static str,
+        path: String,
+        error: OpError,
+    },
+}
+
+impl RemoteSandboxError {
+    /// The errno that best stands for the failure, for callers that speak in [`OpError`].
+    pub fn into_op_error(self) -> OpError {
+        let errno = match &self {
+            RemoteSandboxError::Request { error, .. } => error.errno,
+            RemoteSandboxError::Missing(_) => libc::ENOENT,
+            RemoteSandboxError::NotDir(_) => libc::ENOTDIR,
+            _ => libc::EPERM,
+        };
+        OpError {
+            errno,
+            detail: Some(self.to_string()),
+        }
+    }
+}
+
+fn join(a: &str, b: &str) -> String {
+    if a.is_empty() {
+        b.to_string()
+    } else {
+        format!("{a}/{b}")
+    }
+}
+
+fn req<'a>(action: &'static str, path: &'a str) -> impl FnOnce(OpError) -> RemoteSandboxError + 'a {
+    move |error| RemoteSandboxError::Request {
+        action,
+        path: path.to_string(),
+        error,
+    }
+}
+
+/// naslab's directory on a share: `<base>/naslab`, relative to the share's root.
+#[derive(Debug, Clone)]
+pub struct RemoteSandbox {
+    root: String,
+}
+
+impl RemoteSandbox {
+    /// Checks `<base>/naslab` and makes and marks it when it is absent. `base` is the
+    /// directory the target URL names inside its share.
+    pub fn open(fs: &mut dyn RemoteFs, base: &str) -> Result<RemoteSandbox, RemoteSandboxError> {
+        if !base.is_empty() {
+            match fs.kind(base).map_err(req("look up", base))? {
+                None => return Err(RemoteSandboxError::Missing(base.to_string())),
+                Some(EntryKind::Dir) => {}
+                Some(EntryKind::Link) => return Err(RemoteSandboxError::Link(base.to_string())),
+                Some(EntryKind::File) => return Err(RemoteSandboxError::NotDir(base.to_string())),
+            }
+        }
+        let root = join(base, ROOT_NAME);
+        let marker = join(&root, MARKER_NAME);
+        match fs.kind(&root).map_err(req("look up", &root))? {
+            None => {
+                fs.make_dir(&root).map_err(req("create", &root))?;
+                fs.put_file(&marker, MARKER_TEXT)
+                    .map_err(req("write", &marker))?;
+            }
+            Some(EntryKind::Dir) => {
+                if fs.kind(&marker).map_err(req("look up", &marker))? != Some(EntryKind::File) {
+                    return Err(RemoteSandboxError::NotOurs(root));
+                }
+            }
+            Some(EntryKind::Link) => return Err(RemoteSandboxError::Link(root)),
+            Some(EntryKind::File) => return Err(RemoteSandboxError::NotOurs(root)),
+        }
+        Ok(RemoteSandbox { root })
+    }
+
+    /// `<base>/naslab`, relative to the share's root.
+    pub fn root(&self) -> &str {
+        &self.root
+    }
+
+    /// A workload's directory, emptied of whatever an earlier run left there.
+    pub fn fresh_workload_dir(
+        &self,
+        fs: &mut dyn RemoteFs,
+        name: &str,
+    ) -> Result<String, RemoteSandboxError> {
+        if name.is_empty()
+            || name == MARKER_NAME
+            || name == "."
+            || name == ".."
+            || name.contains('/')
+            || name.contains('\\')
+        {
+            return Err(RemoteSandboxError::BadName(name.to_string()));
+        }
+        let marker = join(&self.root, MARKER_NAME);
+        if fs.kind(&marker).map_err(req("look up", &marker))? != Some(EntryKind::File) {
+            return Err(RemoteSandboxError::NotOurs(self.root.clone()));
+        }
+        let dir = join(&self.root, name);
+        match fs.kind(&dir).map_err(req("look up", &dir))? {
+            None => {}
+            Some(EntryKind::Dir) => remove_tree(fs, &dir, 0)?,
+            Some(_) => fs.remove_file(&dir).map_err(req("remove", &dir))?,
+        }
+        fs.make_dir(&dir).map_err(req("create", &dir))?;
+        Ok(dir)
+    }
+
+    /// Removes everything naslab made, the marked directory included.
+    pub fn remove_all(self, fs: &mut dyn RemoteFs) -> Result<(), RemoteSandboxError> {
+        let marker = join(&self.root, MARKER_NAME);
+        if fs.kind(&marker).map_err(req("look up", &marker))? != Some(EntryKind::File) {
+            return Err(RemoteSandboxError::NotOurs(self.root));
+        }
+        remove_tree(fs, &self.root, 0)
+    }
+}
+
+/// Removes `dir` and everything in it; links are removed, never followed.
+fn remove_tree(fs: &mut dyn RemoteFs, dir: &str, depth: usize) -> Result<(), RemoteSandboxError> {
+    if depth > MAX_DEPTH {
+        return Err(RemoteSandboxError::TooDeep(dir.to_string()));
+    }
+    for (name, kind) in fs.list(dir).map_err(req("list", dir))? {
+        let p = join(dir, &name);
+        match kind {
+            EntryKind::Dir => remove_tree(fs, &p, depth + 1)?,
+            EntryKind::File | EntryKind::Link => fs.remove_file(&p).map_err(req("remove", &p))?,
+        }
+    }
+    fs.remove_dir(dir).map_err(req("remove", dir))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeMap;
+
+    /// A share in memory.
+    #[derive(Default)]
+    struct MemFs(BTreeMap<String, EntryKind>);
+
+    impl RemoteFs for MemFs {
+        fn kind(&mut self, path: &str) -> Result<Option<EntryKind>, OpError> {
+            Ok(self.0.get(path).copied())
+        }
+        fn make_dir(&mut self, path: &str) -> Result<(), OpError> {
+            if self.0.contains_key(path) {
+                return Err(OpError::errno(libc::EEXIST));
+            }
+            self.0.insert(path.into(), EntryKind::Dir);
+            Ok(())
+        }
+        fn put_file(&mut self, path: &str, _data: &[u8]) -> Result<(), OpError> {
+            self.0.insert(path.into(), EntryKind::File);
+            Ok(())
+        }
+        fn list(&mut self, path: &str) -> Result<Vec<(String, EntryKind)>, OpError> {
+            let prefix = format!("{path}/");
+            Ok(self
+                .0
+                .iter()
+                .filter_map(|(k, v)| {
+                    let rest = k.strip_prefix(&prefix)?;
+                    (!rest.contains('/')).then(|| (rest.to_string(), *v))
+                })
+                .collect())
+        }
+        fn remove_file(&mut self, path: &str) -> Result<(), OpError> {
+            self.0
+                .remove(path)
+                .map(|_| ())
+                .ok_or(OpError::errno(libc::ENOENT))
+        }
+        fn remove_dir(&mut self, path: &str) -> Result<(), OpError> {
+            if !self.list(path)?.is_empty() {
+                return Err(OpError::errno(libc::ENOTEMPTY));
+            }
+            self.0
+                .remove(path)
+                .map(|_| ())
+                .ok_or(OpError::errno(libc::ENOENT))
+        }
+    }
+
+    #[test]
+    fn makes_marks_and_empties_its_own_directory_only() {
+        let mut fs = MemFs::default();
+        fs.0.insert("base".into(), EntryKind::Dir);
+        let sb = RemoteSandbox::open(&mut fs, "base").unwrap();
+        assert_eq!(sb.root(), "base/naslab");
+        assert_eq!(
+            fs.0.get("base/naslab/.naslab-owned"),
+            Some(&EntryKind::File)
+        );
+        let d = sb.fresh_workload_dir(&mut fs, "W").unwrap();
+        fs.0.insert(format!("{d}/a"), EntryKind::Dir);
+        fs.0.insert(format!("{d}/a/b"), EntryKind::File);
+        fs.0.insert(format!("{d}/l"), EntryKind::Link);
+        sb.fresh_workload_dir(&mut fs, "W").unwrap();
+        assert_eq!(fs.list(&d).unwrap(), vec![]);
+        // Opening again finds the marker.
+        RemoteSandbox::open(&mut fs, "base").unwrap();
+        for bad in ["", "..", "a/b", ".naslab-owned"] {
+            assert!(sb.fresh_workload_dir(&mut fs, bad).is_err(), "{bad}");
+        }
+        sb.remove_all(&mut fs).unwrap();
+        assert_eq!(fs.0.len(), 1, "{:?}", fs.0);
+    }
+
+    #[test]
+    fn refuses_what_it_did_not_make() {
+        let mut fs = MemFs::default();
+        fs.0.insert("naslab".into(), EntryKind::Dir);
+        let e = RemoteSandbox::open(&mut fs, "").unwrap_err();
+        assert!(matches!(e, RemoteSandboxError::NotOurs(_)), "{e}");
+        let mut fs = MemFs::default();
+        fs.0.insert("naslab".into(), EntryKind::Link);
+        assert!(matches!(
+            RemoteSandbox::open(&mut fs, "").unwrap_err(),
+            RemoteSandboxError::Link(_)
+        ));
+        let mut fs = MemFs::default();
+        assert!(matches!(
+            RemoteSandbox::open(&mut fs, "nowhere").unwrap_err(),
+            RemoteSandboxError::Missing(_)
+        ));
+    }
+}

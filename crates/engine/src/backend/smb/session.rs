@@ -1,0 +1,356 @@
+//! One SMB session on one share, on its own runtime: the requests naslab builds and
+//! sends itself, and the path-based calls the remote sandbox needs.
+
+use std::time::Duration;
+
+use smb2::client::connection::Connection;
+use smb2::msg::close::CloseRequest;
+use smb2::msg::create::{
+    CreateDisposition, CreateRequest, CreateResponse, ImpersonationLevel, ShareAccess,
+};
+use smb2::msg::query_info::{InfoType, QueryInfoRequest, QueryInfoResponse};
+use smb2::msg::set_info::SetInfoRequest;
+use smb2::msg::write::WriteRequest;
+use smb2::pack::{ReadCursor, Unpack};
+use smb2::types::flags::{FileAccessMask, FileAttributes};
+use smb2::types::{Command, CreditCharge, FileId, OplockLevel};
+use smb2::{ClientConfig, ErrorKind, SmbClient, Tree};
+
+use super::SmbError;
+use crate::backend::remote::{EntryKind, RemoteFs};
+use crate::backend::url::RemoteUrl;
+use crate::backend::OpError;
+
+pub(super) const FILE_WRITE_THROUGH: u32 = 0x0000_0002;
+pub(super) const FILE_NON_DIRECTORY_FILE: u32 = 0x0000_0040;
+pub(super) const FILE_ALLOCATION_INFORMATION: u8 = 19;
+pub(super) const FILE_END_OF_FILE_INFORMATION: u8 = 20;
+pub(super) const FILE_STANDARD_INFORMATION: u8 = 5;
+pub(super) const STATUS_END_OF_FILE: u32 = 0xC000_0011;
+/// One credit pays for up to 64 KiB of a READ or WRITE (MS-SMB2 3.1.5.2).
+pub(super) const CREDIT_BYTES: usize = 65536;
+
+/// Maps an SMB failure to the errno the results report, keeping the server's words.
+pub(super) fn op_error(e: smb2::Error) -> OpError {
+    let errno = match &e {
+        smb2::Error::Protocol { status, .. } => match status.0 {
+            0xC000_0034 | 0xC000_003A | 0xC000_000F => libc::ENOENT,
+            0xC000_0035 => libc::EEXIST,
+            0xC000_0022 => libc::EACCES,
+            0xC000_0101 => libc::ENOTEMPTY,
+            0xC000_00BA => libc::EISDIR,
+            0xC000_0103 => libc::ENOTDIR,
+            0xC000_007F | 0xC000_0044 => libc::ENOSPC,
+            0xC000_00A2 => libc::EROFS,
+            0xC000_0043 => libc::EBUSY,
+            0xC000_00BB => libc::EOPNOTSUPP,
+            0xC000_000D => libc::EINVAL,
+            0xC000_0033 => libc::ENAMETOOLONG,
+            0xC000_0128 | 0xC000_0008 => libc::EBADF,
+            0xC000_0203 | 0xC000_020C | 0xC000_0184 => libc::ENOTCONN,
+            _ => libc::EIO,
+        },
+        _ => match e.kind() {
+            ErrorKind::NotFound => libc::ENOENT,
+            ErrorKind::AlreadyExists => libc::EEXIST,
+            ErrorKind::AccessDenied => libc::EACCES,
+            ErrorKind::SharingViolation => libc::EBUSY,
+            ErrorKind::IsADirectory => libc::EISDIR,
+            ErrorKind::NotADirectory => libc::ENOTDIR,
+            ErrorKind::DiskFull => libc::ENOSPC,
+            ErrorKind::InvalidName => libc::EINVAL,
+            ErrorKind::Unsupported => libc::EOPNOTSUPP,
+            // A server that went away or stopped answering: the run cannot go on.
+            ErrorKind::ConnectionLost | ErrorKind::TimedOut | ErrorKind::SessionExpired => {
+                libc::ENOTCONN
+            }
+            _ => libc::EIO,
+        },
+    };
+    OpError {
+        errno,
+        detail: Some(format!("SMB: {e}")),
+    }
+}
+
+/// An open SMB session on one share, on its own runtime.
+pub(super) struct Session {
+    pub(super) rt: tokio::runtime::Runtime,
+    pub(super) client: SmbClient,
+    pub(super) tree: Tree,
+    pub(super) max_read: usize,
+    pub(super) max_write: usize,
+}
+
+impl Session {
+    pub(super) fn open(url: &RemoteUrl, password: &str) -> Result<Session, SmbError> {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(SmbError::Runtime)?;
+        let addr = url.address();
+        let config = ClientConfig {
+            addr: addr.clone(),
+            timeout: Duration::from_secs(10),
+            username: url.user.clone().unwrap_or_default(),
+            password: password.to_string(),
+            // The request pattern is naslab's to choose: no compression, no reconnects
+            // behind its back, no DFS detours.
+            auto_reconnect: false,
+            compression: false,
+            dfs_enabled: false,
+            ..ClientConfig::default()
+        };
+        let mut client = rt.block_on(SmbClient::connect(config)).map_err(|source| {
+            if matches!(
+                source.kind(),
+                ErrorKind::AuthRequired | ErrorKind::AccessDenied | ErrorKind::GuestSessionRefused
+            ) || matches!(source, smb2::Error::Auth { .. })
+            {
+                SmbError::Auth {
+                    addr: addr.clone(),
+                    who: url
+                        .user
+                        .as_deref()
+                        .map(|u| format!("user '{u}'"))
+                        .unwrap_or_else(|| "a guest".into()),
+                    source,
+                }
+            } else {
+                SmbError::Connect {
+                    addr: addr.clone(),
+                    source,
+                }
+            }
+        })?;
+        let tree = rt
+            .block_on(client.connect_share(&url.share))
+            .map_err(|source| SmbError::Share {
+                addr: addr.clone(),
+                share: url.share.clone(),
+                source,
+            })?;
+        let (max_read, max_write) = client
+            .params()
+            .map(|p| (p.max_read_size as usize, p.max_write_size as usize))
+            .unwrap_or((CREDIT_BYTES, CREDIT_BYTES));
+        Ok(Session {
+            rt,
+            client,
+            tree,
+            max_read: max_read.max(4096),
+            max_write: max_write.max(4096),
+        })
+    }
+
+    pub(super) fn conn(&self) -> &Connection {
+        self.client.connection()
+    }
+
+    pub(super) fn wire_path(path: &str) -> String {
+        smb2::encode_path(path)
+    }
+
+    /// Sends one request; its reply whatever its status.
+    pub(super) fn call_raw(
+        &self,
+        command: Command,
+        body: &dyn smb2::pack::Pack,
+        credits: u16,
+    ) -> Result<smb2::client::connection::Frame, OpError> {
+        self.rt
+            .block_on(self.conn().execute_with_credits(
+                command,
+                body,
+                Some(self.tree.tree_id),
+                CreditCharge(credits.max(1)),
+            ))
+            .map_err(op_error)
+    }
+
+    /// Sends one request and checks its status.
+    pub(super) fn call(
+        &self,
+        command: Command,
+        body: &dyn smb2::pack::Pack,
+        credits: u16,
+    ) -> Result<smb2::client::connection::Frame, OpError> {
+        let frame = self.call_raw(command, body, credits)?;
+        if frame.header.status.0 != 0 {
+            return Err(op_error(smb2::Error::Protocol {
+                status: frame.header.status,
+                command,
+            }));
+        }
+        Ok(frame)
+    }
+
+    pub(super) fn create(
+        &self,
+        path: &str,
+        access: u32,
+        disposition: CreateDisposition,
+        options: u32,
+    ) -> Result<CreateResponse, OpError> {
+        let req = CreateRequest {
+            requested_oplock_level: OplockLevel::None,
+            impersonation_level: ImpersonationLevel::Impersonation,
+            desired_access: FileAccessMask::new(access | FileAccessMask::SYNCHRONIZE),
+            file_attributes: FileAttributes::NORMAL,
+            share_access: ShareAccess(
+                ShareAccess::FILE_SHARE_READ
+                    | ShareAccess::FILE_SHARE_WRITE
+                    | ShareAccess::FILE_SHARE_DELETE,
+            ),
+            create_disposition: disposition,
+            create_options: options,
+            name: Self::wire_path(path),
+            create_contexts: vec![],
+        };
+        let frame = self.call(Command::Create, &req, 1)?;
+        CreateResponse::unpack(&mut ReadCursor::new(&frame.body)).map_err(op_error)
+    }
+
+    pub(super) fn close(&self, file_id: FileId) -> Result<(), OpError> {
+        self.call(Command::Close, &CloseRequest { flags: 0, file_id }, 1)
+            .map(|_| ())
+    }
+
+    pub(super) fn set_info(&self, file_id: FileId, class: u8, value: u64) -> Result<(), OpError> {
+        let req = SetInfoRequest {
+            info_type: InfoType::File,
+            file_info_class: class,
+            additional_information: 0,
+            file_id,
+            buffer: value.to_le_bytes().to_vec(),
+        };
+        self.call(Command::SetInfo, &req, 1).map(|_| ())
+    }
+
+    /// The allocation size and end of file of an open file.
+    pub(super) fn standard_info(&self, file_id: FileId) -> Result<(u64, u64), OpError> {
+        let req = QueryInfoRequest {
+            info_type: InfoType::File,
+            file_info_class: FILE_STANDARD_INFORMATION,
+            output_buffer_length: 64,
+            additional_information: 0,
+            flags: 0,
+            file_id,
+            input_buffer: vec![],
+        };
+        let frame = self.call(Command::QueryInfo, &req, 1)?;
+        let resp =
+            QueryInfoResponse::unpack(&mut ReadCursor::new(&frame.body)).map_err(op_error)?;
+        let b = &resp.output_buffer;
+        let word = |at: usize| -> Result<u64, OpError> {
+            b.get(at..at + 8)
+                .and_then(|s| s.try_into().ok())
+                .map(u64::from_le_bytes)
+                .ok_or_else(|| OpError {
+                    errno: libc::EIO,
+                    detail: Some("SMB: short FileStandardInformation reply".into()),
+                })
+        };
+        Ok((word(0)?, word(8)?))
+    }
+
+    pub(super) fn path_kind(&mut self, path: &str) -> Result<Option<EntryKind>, OpError> {
+        let conn = self.client.connection_mut();
+        match self.rt.block_on(self.tree.stat(conn, path)) {
+            Ok(info) if info.is_link() => Ok(Some(EntryKind::Link)),
+            Ok(info) if info.is_directory => Ok(Some(EntryKind::Dir)),
+            Ok(_) => Ok(Some(EntryKind::File)),
+            Err(e) => {
+                let e = op_error(e);
+                if e.errno == libc::ENOENT {
+                    Ok(None)
+                } else {
+                    Err(e)
+                }
+            }
+        }
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        let conn = self.client.connection_mut();
+        let _ = self.rt.block_on(self.tree.disconnect(conn));
+    }
+}
+
+impl RemoteFs for Session {
+    fn kind(&mut self, path: &str) -> Result<Option<EntryKind>, OpError> {
+        self.path_kind(path)
+    }
+    fn make_dir(&mut self, path: &str) -> Result<(), OpError> {
+        let conn = self.client.connection_mut();
+        self.rt
+            .block_on(self.tree.create_directory(conn, path))
+            .map_err(op_error)
+    }
+    fn put_file(&mut self, path: &str, data: &[u8]) -> Result<(), OpError> {
+        let r = self.create(
+            path,
+            FileAccessMask::FILE_WRITE_DATA,
+            CreateDisposition::FileOverwriteIf,
+            FILE_NON_DIRECTORY_FILE,
+        )?;
+        let req = write_request(r.file_id, 0, data.to_vec());
+        let written = self.call(Command::Write, &req, 1).map(|_| ());
+        let closed = self.close(r.file_id);
+        written.and(closed)
+    }
+    fn list(&mut self, path: &str) -> Result<Vec<(String, EntryKind)>, OpError> {
+        let conn = self.client.connection_mut();
+        let entries = self
+            .rt
+            .block_on(self.tree.list_directory(conn, path))
+            .map_err(op_error)?;
+        Ok(entries
+            .into_iter()
+            .filter(|e| e.name != "." && e.name != "..")
+            .map(|e| {
+                let kind = if e.is_link() {
+                    EntryKind::Link
+                } else if e.is_directory {
+                    EntryKind::Dir
+                } else {
+                    EntryKind::File
+                };
+                (e.name, kind)
+            })
+            .collect())
+    }
+    fn remove_file(&mut self, path: &str) -> Result<(), OpError> {
+        let conn = self.client.connection_mut();
+        self.rt
+            .block_on(self.tree.delete_file(conn, path))
+            .map_err(op_error)
+    }
+    fn remove_dir(&mut self, path: &str) -> Result<(), OpError> {
+        let conn = self.client.connection_mut();
+        self.rt
+            .block_on(self.tree.delete_directory(conn, path))
+            .map_err(op_error)
+    }
+}
+
+pub(super) fn write_request(file_id: FileId, offset: u64, data: Vec<u8>) -> WriteRequest {
+    WriteRequest {
+        // The header (64 bytes) plus the request's fixed part (48 bytes).
+        data_offset: 0x70,
+        offset,
+        file_id,
+        channel: 0,
+        remaining_bytes: 0,
+        write_channel_info_offset: 0,
+        write_channel_info_length: 0,
+        flags: 0,
+        data,
+    }
+}
+
+pub(super) fn credits_for(len: usize) -> u16 {
+    len.div_ceil(CREDIT_BYTES).clamp(1, u16::MAX as usize) as u16
+}

@@ -1,0 +1,332 @@
+//! Targets named by URL: `smb://[user@]host[:port]/share[/path]` and
+//! `nfs://host[:port]/export[/path][?mountport=N]`. Parsed here whatever backends were
+//! built, so a URL is checked (and a missing backend named) before anything connects.
+
+use std::fmt;
+use std::str::FromStr;
+
+/// Which file protocol a URL speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Protocol {
+    /// SMB 2 and 3 (Samba, Windows, most NAS devices).
+    Smb,
+    /// NFS version 3.
+    Nfs,
+}
+
+impl Protocol {
+    /// The URL scheme, which is also the backend's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Protocol::Smb => "smb",
+            Protocol::Nfs => "nfs",
+        }
+    }
+
+    /// The server's usual port.
+    pub fn default_port(self) -> u16 {
+        match self {
+            Protocol::Smb => 445,
+            Protocol::Nfs => 2049,
+        }
+    }
+}
+
+/// A parsed protocol target.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RemoteUrl {
+    pub protocol: Protocol,
+    /// The account to sign in as (SMB only); `None` for a guest session.
+    pub user: Option<String>,
+    pub host: String,
+    /// The server's port, when the URL gives one.
+    pub port: Option<u16>,
+    /// The SMB share, or the NFS export's path (with its leading `/`).
+    pub share: String,
+    /// The directory inside the share or export to work in, `/`-separated, without a
+    /// leading or trailing `/`; empty for the share's root.
+    pub path: String,
+    /// NFS only: the MOUNT service's port (`?mountport=N`); without it the portmapper
+    /// on port 111 is asked.
+    pub mount_port: Option<u16>,
+}
+
+/// Why a target URL was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum UrlError {
+    #[error("'{0}' is not an smb:// or nfs:// URL")]
+    Scheme(String),
+    #[error("'{url}' has a password in it; naslab never takes one there (it would end up in shell history and results): set NASLAB_SMB_PASSWORD instead")]
+    Password { url: String },
+    #[error("'{url}' names no host; write it as {example}")]
+    NoHost { url: String, example: &'static str },
+    #[error("'{url}': port '{port}' is not a number from 1 to 65535")]
+    Port { url: String, port: String },
+    #[error("'{url}' names no {what}; write it as {example}")]
+    NoShare {
+        url: String,
+        what: &'static str,
+        example: &'static str,
+    },
+    #[error("'{url}': the path may not contain '.', '..' or empty components, nor a backslash")]
+    Path { url: String },
+    #[error("'{url}': unknown query '{query}'; nfs:// URLs take only ?mountport=N")]
+    Query { url: String, query: String },
+    #[error("'{url}': '{what}' is not valid percent-encoding")]
+    Escape { url: String, what: String },
+}
+
+/// Whether a `--target` value is a protocol URL rather than a local directory.
+pub fn is_remote(target: &str) -> bool {
+    target.starts_with("smb://") || target.starts_with("nfs://")
+}
+
+fn decode(url: &str, s: &str) -> Result<String, UrlError> {
+    let bad = || UrlError::Escape {
+        url: url.to_string(),
+        what: s.to_string(),
+    };
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' {
+            let hex = bytes.get(i + 1..i + 3).ok_or_else(bad)?;
+            let hex = std::str::from_utf8(hex).map_err(|_| bad())?;
+            out.push(u8::from_str_radix(hex, 16).map_err(|_| bad())?);
+            i += 3;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).map_err(|_| bad())
+}
+
+fn parse_port(url: &str, p: &str) -> Result<u16, UrlError> {
+    match p.parse::<u16>() {
+        Ok(n) if n > 0 => Ok(n),
+        _ => Err(UrlError::Port {
+            url: url.to_string(),
+            port: p.to_string(),
+        }),
+    }
+}
+
+impl FromStr for RemoteUrl {
+    type Err = UrlError;
+
+    fn from_str(url: &str) -> Result<Self, UrlError> {
+        let (protocol, rest) = if let Some(r) = url.strip_prefix("smb://") {
+            (Protocol::Smb, r)
+        } else if let Some(r) = url.strip_prefix("nfs://") {
+            (Protocol::Nfs, r)
+        } else {
+            return Err(UrlError::Scheme(url.to_string()));
+        };
+        let example = match protocol {
+            Protocol::Smb => "smb://[user@]host[:port]/share[/path]",
+            Protocol::Nfs => "nfs://host[:port]/export[/path][?mountport=N]",
+        };
+        let (rest, query) = match rest.split_once('?') {
+            Some((r, q)) => (r, Some(q)),
+            None => (rest, None),
+        };
+        let (authority, path) = match rest.find('/') {
+            Some(i) => (&rest[..i], &rest[i + 1..]),
+            None => (rest, ""),
+        };
+        let (user, hostport) = match authority.rsplit_once('@') {
+            Some((u, h)) => {
+                if u.contains(':') {
+                    return Err(UrlError::Password { url: redact(url) });
+                }
+                (Some(decode(url, u)?), h)
+            }
+            None => (None, authority),
+        };
+        let (host, port) = if let Some(inner) = hostport.strip_prefix('[') {
+            // An IPv6 literal: [::1]:445
+            let (h, after) = inner.split_once(']').ok_or_else(|| UrlError::NoHost {
+                url: url.to_string(),
+                example,
+            })?;
+            let port = match after.strip_prefix(':') {
+                Some(p) => Some(parse_port(url, p)?),
+                None => None,
+            };
+            (h.to_string(), port)
+        } else {
+            match hostport.rsplit_once(':') {
+                Some((h, p)) => (h.to_string(), Some(parse_port(url, p)?)),
+                None => (hostport.to_string(), None),
+            }
+        };
+        if host.is_empty() {
+            return Err(UrlError::NoHost {
+                url: url.to_string(),
+                example,
+            });
+        }
+        let mut parts = Vec::new();
+        for c in path.split('/').filter(|c| !c.is_empty()) {
+            let c = decode(url, c)?;
+            if c == "." || c == ".." || c.contains('\\') || c.contains('\0') {
+                return Err(UrlError::Path {
+                    url: url.to_string(),
+                });
+            }
+            parts.push(c);
+        }
+        let mut mount_port = None;
+        if let Some(q) = query.filter(|q| !q.is_empty()) {
+            for kv in q.split('&') {
+                match (protocol, kv.split_once('=')) {
+                    (Protocol::Nfs, Some(("mountport", v))) => {
+                        mount_port = Some(parse_port(url, v)?)
+                    }
+                    _ => {
+                        return Err(UrlError::Query {
+                            url: url.to_string(),
+                            query: kv.to_string(),
+                        })
+                    }
+                }
+            }
+        }
+        if parts.is_empty() {
+            return Err(UrlError::NoShare {
+                url: url.to_string(),
+                what: match protocol {
+                    Protocol::Smb => "share",
+                    Protocol::Nfs => "export",
+                },
+                example,
+            });
+        }
+        // An SMB share is one name. An NFS export may be a longer path, but where it ends
+        // only the server knows: naslab takes the first component as the export (the lab
+        // exports one-component pseudo paths) and the rest as the directory inside it.
+        let (share, path) = match protocol {
+            Protocol::Smb => (parts[0].clone(), parts[1..].join("/")),
+            Protocol::Nfs => (format!("/{}", parts[0]), parts[1..].join("/")),
+        };
+        Ok(RemoteUrl {
+            protocol,
+            user,
+            host,
+            port,
+            share,
+            path,
+            mount_port,
+        })
+    }
+}
+
+/// The URL with anything after `user:` in its authority replaced, for error messages.
+fn redact(url: &str) -> String {
+    match (url.find("://"), url.rfind('@')) {
+        (Some(s), Some(at)) if at > s => match url[s + 3..at].split_once(':') {
+            Some((user, _)) => format!("{}{user}:***{}", &url[..s + 3], &url[at..]),
+            None => url.to_string(),
+        },
+        _ => url.to_string(),
+    }
+}
+
+impl RemoteUrl {
+    /// `host:port` to connect to, with the protocol's usual port when none was given.
+    pub fn address(&self) -> String {
+        let port = self.port.unwrap_or(self.protocol.default_port());
+        if self.host.contains(':') {
+            format!("[{}]:{port}", self.host)
+        } else {
+            format!("{}:{port}", self.host)
+        }
+    }
+}
+
+impl fmt::Display for RemoteUrl {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}://", self.protocol.name())?;
+        if let Some(u) = &self.user {
+            write!(f, "{u}@")?;
+        }
+        if self.host.contains(':') {
+            write!(f, "[{}]", self.host)?;
+        } else {
+            f.write_str(&self.host)?;
+        }
+        if let Some(p) = self.port {
+            write!(f, ":{p}")?;
+        }
+        write!(f, "/{}", self.share.trim_start_matches('/'))?;
+        if !self.path.is_empty() {
+            write!(f, "/{}", self.path)?;
+        }
+        if let Some(m) = self.mount_port {
+            write!(f, "?mountport={m}")?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn smb_urls_parse_with_user_port_and_path() {
+        let u: RemoteUrl = "smb://bob@127.0.0.1:4450/media/a/b".parse().unwrap();
+        assert_eq!(u.protocol, Protocol::Smb);
+        assert_eq!(u.user.as_deref(), Some("bob"));
+        assert_eq!(u.address(), "127.0.0.1:4450");
+        assert_eq!((u.share.as_str(), u.path.as_str()), ("media", "a/b"));
+        assert_eq!(u.to_string(), "smb://bob@127.0.0.1:4450/media/a/b");
+        let g: RemoteUrl = "smb://nas/share".parse().unwrap();
+        assert_eq!((g.user.clone(), g.address()), (None, "nas:445".to_string()));
+    }
+
+    #[test]
+    fn nfs_urls_take_the_export_and_a_mount_port() {
+        let u: RemoteUrl = "nfs://127.0.0.1:20490/naslab-lab?mountport=20491"
+            .parse()
+            .unwrap();
+        assert_eq!(u.share, "/naslab-lab");
+        assert_eq!(u.mount_port, Some(20491));
+        assert_eq!(
+            u.to_string(),
+            "nfs://127.0.0.1:20490/naslab-lab?mountport=20491"
+        );
+    }
+
+    #[test]
+    fn bad_urls_say_what_to_write() {
+        let e = "smb://bob:secret@nas/share"
+            .parse::<RemoteUrl>()
+            .unwrap_err();
+        assert!(!e.to_string().contains("secret"), "{e}");
+        assert!(e.to_string().contains("NASLAB_SMB_PASSWORD"), "{e}");
+        for bad in [
+            "smb://nas",
+            "smb:///share",
+            "smb://nas:0/share",
+            "smb://nas:99999/share",
+            "smb://nas/share/../x",
+            "nfs://nas/x?foo=1",
+            "smb://nas/share?mountport=1",
+            "smb://nas/%zz",
+            "ftp://nas/x",
+        ] {
+            assert!(bad.parse::<RemoteUrl>().is_err(), "{bad}");
+        }
+        assert!(is_remote("nfs://h/x") && !is_remote("/mnt/nas"));
+    }
+
+    #[test]
+    fn ipv6_hosts_and_escapes() {
+        let u: RemoteUrl = "smb://[::1]:445/my%20share".parse().unwrap();
+        assert_eq!((u.host.as_str(), u.share.as_str()), ("::1", "my share"));
+        assert_eq!(u.address(), "[::1]:445");
+    }
+}

@@ -1,0 +1,273 @@
+//! Standing a lab up and taking it down: image, loop device, mount, server, in that
+//! order, each step recorded before the next; `down` undoes them in reverse.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use crate::error::LabError;
+use crate::fs::{self, FsKind};
+use crate::server::{self, ServerKind};
+use crate::state::{lab_dir, LabState};
+
+/// What `up` makes.
+#[derive(Debug, Clone)]
+pub struct LabOptions {
+    /// Names the lab and its directory under `base`.
+    pub name: String,
+    pub base: PathBuf,
+    pub fs: FsKind,
+    pub server: ServerKind,
+    /// The image's size (ignored for `dir`).
+    pub size_bytes: u64,
+    /// Server settings, `name = value`, added to the share (Samba) or export (ganesha).
+    pub opts: Vec<String>,
+}
+
+/// A lab that is up.
+#[derive(Debug, Clone)]
+pub struct Lab {
+    /// Its directory (state, configuration, logs).
+    pub dir: PathBuf,
+    pub state: LabState,
+}
+
+/// How a lab looks now.
+#[derive(Debug, Clone)]
+pub struct LabStatus {
+    pub dir: PathBuf,
+    pub state: LabState,
+    /// Each process and whether it still runs.
+    pub running: Vec<(String, u32, bool)>,
+    /// Whether its file system is still mounted.
+    pub mounted: bool,
+}
+
+fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    unsafe { libc::geteuid() == 0 }
+}
+
+/// Stands a lab up. On any failure, whatever was made is taken down again.
+pub fn up(opts: &LabOptions) -> Result<Lab, LabError> {
+    if !is_root() {
+        return Err(LabError::NotRoot);
+    }
+    for o in &opts.opts {
+        server::check_option(o)?;
+    }
+    let dir = lab_dir(&opts.base, &opts.name)?;
+    // A state file means a lab is up, or a crashed one left work for `down`: either
+    // way, never stack a second lab on it.
+    if LabState::load(&dir)?.is_some() {
+        return Err(LabError::AlreadyUp {
+            name: opts.name.clone(),
+            dir,
+        });
+    }
+    std::fs::create_dir_all(&dir).map_err(LabError::io("create", &dir))?;
+    let mut state = LabState {
+        name: opts.name.clone(),
+        fs: opts.fs,
+        server: opts.server,
+        opts: opts.opts.iter().map(|o| o.trim().to_string()).collect(),
+        image: None,
+        image_bytes: 0,
+        mkfs: String::new(),
+        loop_device: None,
+        mount: None,
+        mount_options: String::new(),
+        share_dir: PathBuf::new(),
+        processes: Vec::new(),
+        url: String::new(),
+        ports: Vec::new(),
+    };
+    state.save(&dir)?;
+    match build(&dir, opts, &mut state) {
+        Ok(()) => Ok(Lab { dir, state }),
+        Err(e) => {
+            if let Err(undo) = take_down(&dir, &state) {
+                return Err(LabError::Leftovers(format!(
+                    "{e}; and undoing the lab failed too: {undo}"
+                )));
+            }
+            Err(e)
+        }
+    }
+}
+
+fn build(dir: &Path, opts: &LabOptions, state: &mut LabState) -> Result<(), LabError> {
+    let share_dir = if opts.fs == FsKind::Dir {
+        dir.join("share")
+    } else {
+        let image = dir.join("image.img");
+        state.image = Some(image.clone());
+        state.image_bytes = opts.size_bytes;
+        state.save(dir)?;
+        state.mkfs = fs::make_image(opts.fs, &image, opts.size_bytes)?;
+        state.loop_device = Some(fs::attach(&image)?);
+        state.save(dir)?;
+        let mnt = dir.join("mnt");
+        std::fs::create_dir_all(&mnt).map_err(LabError::io("create", &mnt))?;
+        let dev = state.loop_device.clone().unwrap_or_default();
+        state.mount_options = fs::mount(opts.fs, &dev, &mnt)?;
+        state.mount = Some(mnt.clone());
+        state.save(dir)?;
+        mnt.join("share")
+    };
+    std::fs::create_dir_all(&share_dir).map_err(LabError::io("create", &share_dir))?;
+    state.share_dir = share_dir.clone();
+    state.save(dir)?;
+    let mut record = |p: &crate::process::Proc| {
+        state.processes.push(p.clone());
+        state.save(dir)
+    };
+    let started = match opts.server {
+        ServerKind::Samba => server::start_samba(dir, &share_dir, &opts.opts, &mut record)?,
+        ServerKind::Nfs => server::start_nfs(dir, &share_dir, &opts.opts, &mut record)?,
+    };
+    state.ports = started.ports;
+    state.url = started.url;
+    state.save(dir)
+}
+
+/// Undoes what `state` records, in reverse: processes, mount, loop device, image.
+fn take_down(dir: &Path, state: &LabState) -> Result<(), LabError> {
+    let mut problems = Vec::new();
+    // Servers first (ganesha before the rpcbind it registered with).
+    for p in state.processes.iter().rev() {
+        if p.name == "rpcbind" && other_nfs_lab_up(dir) {
+            eprintln!(
+                "note: rpcbind (pid {}) is left running for another nfs lab; it stops with that lab",
+                p.pid
+            );
+            continue;
+        }
+        if let Err(e) = p.stop(Duration::from_secs(10)) {
+            problems.push(e.to_string());
+        }
+    }
+    if let Some(m) = &state.mount {
+        if let Err(e) = fs::unmount(m) {
+            problems.push(format!("{e} (unmount it with: umount {})", m.display()));
+        }
+    }
+    if let (Some(dev), Some(image)) = (&state.loop_device, &state.image) {
+        if let Err(e) = fs::detach(dev, image) {
+            problems.push(format!(
+                "{e} (detach it with: losetup -d {})",
+                dev.display()
+            ));
+        }
+    }
+    if !problems.is_empty() {
+        return Err(LabError::Leftovers(problems.join("; ")));
+    }
+    if let Some(image) = &state.image {
+        let _ = std::fs::remove_file(image);
+    }
+    if let Some(m) = &state.mount {
+        let _ = std::fs::remove_dir(m);
+    }
+    let state_file = crate::state::state_path(dir);
+    std::fs::remove_file(&state_file).map_err(LabError::io("remove", &state_file))
+}
+
+/// Whether another lab under the same base serves NFS (and so needs rpcbind).
+fn other_nfs_lab_up(dir: &Path) -> bool {
+    let Some(base) = dir.parent() else {
+        return false;
+    };
+    let Ok(entries) = std::fs::read_dir(base) else {
+        return false;
+    };
+    entries.flatten().any(|e| {
+        e.path() != dir
+            && matches!(LabState::load(&e.path()), Ok(Some(s)) if s.server == ServerKind::Nfs
+                && s.processes.iter().any(|p| p.name == "ganesha.nfsd" && p.alive()))
+    })
+}
+
+/// Takes the lab named `name` down: stops exactly the processes it started (by PID),
+/// unmounts and detaches what it mounted, and removes its image. Logs stay.
+pub fn down(base: &Path, name: &str) -> Result<LabState, LabError> {
+    let dir = lab_dir(base, name)?;
+    let state = LabState::load(&dir)?.ok_or_else(|| LabError::NotUp {
+        name: name.to_string(),
+        dir: dir.clone(),
+    })?;
+    take_down(&dir, &state)?;
+    Ok(state)
+}
+
+/// Every lab under `base` with a state file.
+pub fn status(base: &Path) -> Result<Vec<LabStatus>, LabError> {
+    let mut out = Vec::new();
+    let entries = match std::fs::read_dir(base) {
+        Ok(e) => e,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(out),
+        Err(e) => return Err(LabError::io("list", base)(e)),
+    };
+    let mut dirs: Vec<PathBuf> = entries.flatten().map(|e| e.path()).collect();
+    dirs.sort();
+    for dir in dirs {
+        if let Some(state) = LabState::load(&dir)? {
+            let running = state
+                .processes
+                .iter()
+                .map(|p| (p.name.clone(), p.pid, p.alive()))
+                .collect();
+            let mounted = state
+                .mount
+                .as_ref()
+                .is_some_and(|m| fs::mount_options(m).is_some());
+            out.push(LabStatus {
+                dir,
+                state,
+                running,
+                mounted,
+            });
+        }
+    }
+    Ok(out)
+}
+
+/// A lab that takes itself down when dropped: for tests and `lab matrix`, so every
+/// server stops and every mount goes, also when something fails or panics.
+pub struct LabGuard {
+    lab: Lab,
+    done: bool,
+}
+
+impl LabGuard {
+    /// Stands a lab up, to be taken down when the guard goes.
+    pub fn up(opts: &LabOptions) -> Result<LabGuard, LabError> {
+        Ok(LabGuard {
+            lab: up(opts)?,
+            done: false,
+        })
+    }
+
+    /// The lab.
+    pub fn lab(&self) -> &Lab {
+        &self.lab
+    }
+
+    /// Takes the lab down now, reporting any failure.
+    pub fn down(mut self) -> Result<(), LabError> {
+        self.done = true;
+        take_down(&self.lab.dir, &self.lab.state)
+    }
+}
+
+impl Drop for LabGuard {
+    fn drop(&mut self) {
+        if !self.done {
+            if let Err(e) = take_down(&self.lab.dir, &self.lab.state) {
+                eprintln!(
+                    "warning: the lab '{}' was not fully taken down: {e}",
+                    self.lab.state.name
+                );
+            }
+        }
+    }
+}

@@ -1,0 +1,20 @@
+//! naslab's test NAS: a file system in a loop image (or a plain directory), served on
+//! 127.0.0.1 by Samba's smbd or by nfs-ganesha, started and stopped by naslab itself.
+//!
+//! Everything a lab starts is recorded, step by step, in `<lab dir>/state.json`, so
+//! `down` undoes exactly that (processes by PID, the mount, the loop device) even after
+//! the naslab that made it crashed. Nothing is ever stopped by name.
+
+pub mod error;
+pub mod fs;
+pub mod lab;
+pub mod layout;
+pub mod process;
+pub mod server;
+pub mod state;
+
+pub use error::LabError;
+pub use fs::FsKind;
+pub use lab::{down, status, up, Lab, LabGuard, LabOptions, LabStatus};
+pub use server::ServerKind;
+pub use state::{LabState, DEFAULT_BASE};

@@ -1,0 +1,189 @@
+//! Shared by the lab's tests: a lab in a temporary directory, a small workload that
+//! uses every op, and running it through the engine.
+
+#![allow(dead_code)]
+
+use std::path::Path;
+use std::sync::atomic::Ordering;
+
+use naslab_engine::{
+    compile, records_from_trace, run_iteration, IterationSpec, Progress, ReplayOptions, Target,
+};
+use naslab_lab::lab::LabGuard;
+use naslab_lab::{FsKind, LabOptions, ServerKind};
+use naslab_results::{CacheMode, IterationResult};
+use naslab_trace::{FileDecl, FileKind, Op, OpFlags, OpKind, Prepare, Trace};
+
+/// Skips the test (with a note saying why) unless it runs as root with the servers
+/// installed; CI runs as root after scripts/test.sh installs them.
+#[macro_export]
+macro_rules! needs_root_and_servers {
+    ($server:expr) => {
+        // SAFETY: geteuid has no preconditions.
+        if unsafe { libc::geteuid() } != 0 {
+            eprintln!("skipped: needs root (loop devices, mounts and servers); CI runs it as root");
+            return;
+        }
+        let tool = match $server {
+            naslab_lab::ServerKind::Samba => "smbd",
+            naslab_lab::ServerKind::Nfs => "ganesha.nfsd",
+        };
+        if naslab_layout::loopdev::find_tool(tool).is_none() {
+            eprintln!("skipped: {tool} is not installed (scripts/test.sh installs it as root)");
+            return;
+        }
+    };
+}
+
+/// A lab under `base`, taken down when the guard drops.
+pub fn lab(base: &Path, fs: FsKind, server: ServerKind, opts: &[&str]) -> LabGuard {
+    LabGuard::up(&LabOptions {
+        name: "t".into(),
+        base: base.to_path_buf(),
+        fs,
+        server,
+        size_bytes: 512 << 20,
+        opts: opts.iter().map(|s| s.to_string()).collect(),
+    })
+    .expect("lab up")
+}
+
+/// Bytes one small write is.
+pub const CHUNK: u64 = 64 << 10;
+/// Writes the workload makes to `new/data.bin`.
+pub const WRITES: u64 = 40;
+/// Size of the prepared file it reads.
+pub const PREPARED: u64 = 3 << 20;
+
+fn op(kind: OpKind, file: u32) -> Op {
+    Op::new(0, 0, kind, file)
+}
+
+/// A workload using every op the protocols offer (fallocate only when `fallocate`):
+/// read a prepared file, write a new one in order, sync, stat, list, rename, remove.
+pub fn small_trace(name: &str, fallocate: bool) -> Trace {
+    let mut t = Trace::new(name);
+    let file = |id, path: &str, kind, size, exists| FileDecl {
+        id,
+        path: path.into(),
+        kind,
+        size,
+        exists,
+        prepare: Prepare::Copy,
+    };
+    t.files
+        .push(file(1, "in/video.bin", FileKind::File, PREPARED, true));
+    t.files.push(file(2, "new", FileKind::Dir, 0, false));
+    t.files
+        .push(file(3, "new/data.bin", FileKind::File, 0, false));
+    t.files
+        .push(file(4, "new/final.bin", FileKind::File, 0, false));
+    t.files
+        .push(file(5, "new/tmp.bin", FileKind::File, 0, false));
+    t.files.push(file(6, "in", FileKind::Dir, 0, true));
+    let mut o = op(OpKind::Open, 1);
+    o.flags = OpFlags::READ;
+    t.ops.push(o);
+    for i in 0..(PREPARED / (256 << 10)) {
+        let mut r = op(OpKind::Read, 1);
+        r.offset = i * (256 << 10);
+        r.len = 256 << 10;
+        t.ops.push(r);
+    }
+    t.ops.push(op(OpKind::Close, 1));
+    t.ops.push(op(OpKind::Mkdir, 2));
+    let mut c = op(OpKind::Create, 3);
+    c.flags = OpFlags::WRITE;
+    t.ops.push(c);
+    for i in 0..WRITES {
+        let mut w = op(OpKind::Write, 3);
+        w.offset = i * CHUNK;
+        w.len = CHUNK;
+        t.ops.push(w);
+    }
+    if fallocate {
+        let mut f = op(OpKind::Fallocate, 3);
+        f.offset = 0;
+        f.len = WRITES * CHUNK;
+        t.ops.push(f);
+    }
+    t.ops.push(op(OpKind::Fsync, 3));
+    t.ops.push(op(OpKind::Close, 3));
+    t.ops.push(op(OpKind::Stat, 3));
+    t.ops.push(op(OpKind::Readdir, 6));
+    let mut rn = op(OpKind::Rename, 3);
+    rn.to = Some(4);
+    t.ops.push(rn);
+    let mut c = op(OpKind::Create, 5);
+    c.flags = OpFlags::WRITE;
+    t.ops.push(c);
+    let mut w = op(OpKind::Write, 5);
+    w.len = 1000;
+    t.ops.push(w);
+    let mut tr = op(OpKind::Truncate, 5);
+    tr.len = 10;
+    t.ops.push(tr);
+    t.ops.push(op(OpKind::Close, 5));
+    t.ops.push(op(OpKind::Unlink, 5));
+    t
+}
+
+/// Runs `trace` once against `target` (spools in `spool`).
+pub fn run(trace: &Trace, target: &dyn Target, spool: &Path) -> IterationResult {
+    let plan =
+        compile(Path::new("test.jsonl"), records_from_trace(trace), spool).expect("compiles");
+    let progress = Progress::default();
+    let spec = IterationSpec {
+        plan: &plan,
+        target,
+        sandbox: None,
+        cache: CacheMode::Drop,
+        replay: ReplayOptions::default(),
+        spool_dir: spool,
+        records_path: None,
+        progress: &progress,
+        drop_all_caches: false,
+    };
+    let r = run_iteration(&spec, 1).expect("runs");
+    assert_eq!(progress.prepared_bytes.load(Ordering::Relaxed), PREPARED);
+    r
+}
+
+/// Checks what the run measured against what the trace asked for.
+pub fn check_counts(r: &IterationResult, trace: &Trace) {
+    assert_eq!(r.errors, 0, "{:?}", r.op_stats);
+    assert!(r.aborted.is_none(), "{:?}", r.aborted);
+    for k in OpKind::ALL {
+        let want = trace
+            .ops
+            .iter()
+            .filter(|o| o.kind == k && !o.warmup)
+            .count() as u64;
+        let got = r.op(k.name()).map(|s| s.count).unwrap_or(0);
+        assert_eq!(got, want, "{k} ops");
+    }
+    assert_eq!(r.bytes_read, PREPARED);
+    assert_eq!(r.bytes_written, WRITES * CHUNK + 1000);
+}
+
+/// Checks the server's own file system holds what the workload left.
+pub fn check_server_files(share_dir: &Path, workload: &str) {
+    let dir = naslab_lab::layout::workload_dir(share_dir, workload);
+    let meta = |p: &str| std::fs::metadata(dir.join(p));
+    assert_eq!(
+        meta("in/video.bin").unwrap().len(),
+        PREPARED,
+        "prepared by the backend"
+    );
+    assert_eq!(
+        meta("new/final.bin").unwrap().len(),
+        WRITES * CHUNK,
+        "renamed, all bytes"
+    );
+    assert!(meta("new/data.bin").is_err(), "renamed away");
+    assert!(meta("new/tmp.bin").is_err(), "unlinked");
+    assert!(
+        share_dir.join("naslab/.naslab-owned").is_file(),
+        "marked as naslab's"
+    );
+}

@@ -1,0 +1,210 @@
+//! Each protocol backend against a real server the lab starts: a small workload's op
+//! counts and bytes, checked against what the server's file system then holds; the
+//! sandbox rules over the protocol; a lost connection; and `down` after a crash.
+//! Needs root (loop devices, mounts, servers): skipped with a note otherwise.
+
+mod common;
+
+use std::time::Duration;
+
+use common::*;
+use naslab_engine::backend::url::RemoteUrl;
+use naslab_engine::backend::{
+    ClientProfile, NfsTarget, ProfiledTarget, SmbTarget, HINT_STRIDE_BYTES,
+};
+use naslab_engine::{BackendOptions, OpenHow, Target};
+use naslab_lab::{FsKind, ServerKind};
+
+fn smb(url: &str) -> SmbTarget {
+    SmbTarget::connect(url.parse().unwrap(), String::new()).expect("smb connects")
+}
+
+fn nfs(url: &str) -> NfsTarget {
+    NfsTarget::connect(url.parse().unwrap()).expect("nfs mounts")
+}
+
+#[test]
+fn smb_backend_runs_every_op_and_the_server_holds_the_bytes() {
+    needs_root_and_servers!(ServerKind::Samba);
+    let base = tempfile::tempdir().unwrap();
+    let guard = lab(base.path(), FsKind::Ext4, ServerKind::Samba, &[]);
+    let st = guard.lab().state.clone();
+    let target = smb(&st.url);
+    let trace = small_trace("SmbSmall", true);
+    let r = run(&trace, &target, base.path());
+    check_counts(&r, &trace);
+    check_server_files(&st.share_dir, "SmbSmall");
+    drop(target);
+    let procs = st.processes.clone();
+    guard.down().unwrap();
+    assert!(procs.iter().all(|p| !p.alive()), "smbd stopped");
+    assert!(
+        naslab_lab::fs::mount_options(st.mount.as_ref().unwrap()).is_none(),
+        "unmounted"
+    );
+}
+
+#[test]
+fn nfs_backend_runs_every_op_and_the_server_holds_the_bytes() {
+    needs_root_and_servers!(ServerKind::Nfs);
+    let base = tempfile::tempdir().unwrap();
+    let guard = lab(base.path(), FsKind::Ext4, ServerKind::Nfs, &[]);
+    let st = guard.lab().state.clone();
+    let target = nfs(&st.url);
+    assert!(!target.caps().can(naslab_trace::OpKind::Fallocate));
+    let trace = small_trace("NfsSmall", false);
+    let r = run(&trace, &target, base.path());
+    check_counts(&r, &trace);
+    check_server_files(&st.share_dir, "NfsSmall");
+    // A second iteration starts from an emptied directory.
+    let r = run(&trace, &target, base.path());
+    check_counts(&r, &trace);
+    drop(target);
+    let procs = st.processes.clone();
+    guard.down().unwrap();
+    assert!(
+        procs.iter().all(|p| !p.alive()),
+        "ganesha (and rpcbind if ours) stopped"
+    );
+}
+
+#[test]
+fn an_op_the_backend_lacks_fails_before_the_run_naming_backend_and_op() {
+    needs_root_and_servers!(ServerKind::Nfs);
+    let base = tempfile::tempdir().unwrap();
+    let guard = lab(base.path(), FsKind::Dir, ServerKind::Nfs, &[]);
+    let target = nfs(&guard.lab().state.url);
+    let trace = small_trace("NfsFallocate", true);
+    let plan = naslab_engine::compile(
+        std::path::Path::new("t.jsonl"),
+        naslab_engine::records_from_trace(&trace),
+        base.path(),
+    )
+    .unwrap();
+    let e = naslab_engine::run::check_caps(&plan, &target)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("nfs backend cannot do 'fallocate'"), "{e}");
+}
+
+#[test]
+fn the_windows_profile_hints_ahead_and_keeps_the_workloads_figures_honest() {
+    needs_root_and_servers!(ServerKind::Samba);
+    let base = tempfile::tempdir().unwrap();
+    let guard = lab(base.path(), FsKind::Ext4, ServerKind::Samba, &[]);
+    let st = guard.lab().state.clone();
+    let target = ProfiledTarget::new(Box::new(smb(&st.url)), ClientProfile::Windows);
+    let trace = small_trace("SmbHints", false);
+    let r = run(&trace, &target, base.path());
+    check_counts(&r, &trace);
+    let hints = r.op("hint_write").map(|s| s.count).unwrap_or(0);
+    // data.bin grows by 40 appends of 64 KiB: hints reach 15 MiB past its end, one
+    // every 128 KiB; tmp.bin gets its own before its one write.
+    let data_end = WRITES * CHUNK;
+    let lead = naslab_engine::backend::HINT_LEAD_BYTES;
+    let want = (data_end + lead) / HINT_STRIDE_BYTES + lead / HINT_STRIDE_BYTES;
+    assert_eq!(hints, want, "{:?}", r.op_stats);
+    assert!(r.op("hint_set_eof").is_some_and(|s| s.count >= 1));
+    assert_eq!(
+        r.op("write").unwrap().count,
+        WRITES + 1,
+        "hints are not workload writes"
+    );
+    // The client set the end of file back: the server holds exactly the data.
+    check_server_files(&st.share_dir, "SmbHints");
+}
+
+#[test]
+fn a_naslab_directory_without_the_marker_is_refused_over_the_protocol() {
+    needs_root_and_servers!(ServerKind::Samba);
+    let base = tempfile::tempdir().unwrap();
+    let guard = lab(base.path(), FsKind::Dir, ServerKind::Samba, &[]);
+    let st = guard.lab().state.clone();
+    std::fs::create_dir(st.share_dir.join("naslab")).unwrap();
+    std::fs::write(st.share_dir.join("naslab/precious.txt"), b"keep").unwrap();
+    let url: RemoteUrl = st.url.parse().unwrap();
+    let e = SmbTarget::connect(url, String::new())
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("was not made by naslab"), "{e}");
+    assert!(st.share_dir.join("naslab/precious.txt").is_file());
+    let missing: RemoteUrl = format!("{}/no/such/dir", st.url).parse().unwrap();
+    let e = SmbTarget::connect(missing, String::new())
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("does not exist"), "{e}");
+}
+
+#[test]
+fn a_lost_connection_is_fatal_and_says_so() {
+    needs_root_and_servers!(ServerKind::Samba);
+    let base = tempfile::tempdir().unwrap();
+    let guard = lab(base.path(), FsKind::Dir, ServerKind::Samba, &[]);
+    let st = guard.lab().state.clone();
+    let target = smb(&st.url);
+    let trace = small_trace("SmbLost", false);
+    let plan = naslab_engine::compile(
+        std::path::Path::new("t.jsonl"),
+        naslab_engine::records_from_trace(&trace),
+        base.path(),
+    )
+    .unwrap();
+    target.fresh_workload_dir("SmbLost").unwrap();
+    let mut b = target
+        .connect("SmbLost", plan.files.clone(), BackendOptions::default())
+        .unwrap();
+    let how = OpenHow {
+        write: true,
+        create: true,
+        truncate: true,
+        ..OpenHow::default()
+    };
+    let h = b.open(1, how).unwrap();
+    for p in &st.processes {
+        p.stop(Duration::from_secs(10)).unwrap();
+    }
+    let e = b.write(h, 0, &[7u8; 4096]).unwrap_err();
+    assert!(e.is_fatal(), "{e}");
+    assert_eq!(e.errno, libc::ENOTCONN, "{e}");
+}
+
+#[test]
+fn down_after_a_crash_undoes_the_lab_from_its_state_file() {
+    needs_root_and_servers!(ServerKind::Samba);
+    let base = tempfile::tempdir().unwrap();
+    // `up` without a guard: as if naslab died right after it.
+    let lab = naslab_lab::up(&naslab_lab::LabOptions {
+        name: "crashed".into(),
+        base: base.path().to_path_buf(),
+        fs: FsKind::Ext4NoDelalloc,
+        server: ServerKind::Samba,
+        size_bytes: 256 << 20,
+        opts: vec!["strict allocate = yes".into()],
+    })
+    .unwrap();
+    assert!(std::fs::read_to_string(lab.dir.join("smb.conf"))
+        .unwrap()
+        .contains("strict allocate = yes"));
+    let again = naslab_lab::up(&naslab_lab::LabOptions {
+        name: "crashed".into(),
+        base: base.path().to_path_buf(),
+        fs: FsKind::Dir,
+        server: ServerKind::Samba,
+        size_bytes: 0,
+        opts: vec![],
+    });
+    assert!(again.unwrap_err().to_string().contains("already up"));
+    let st = naslab_lab::down(base.path(), "crashed").unwrap();
+    assert!(st.processes.iter().all(|p| !p.alive()));
+    assert!(naslab_lab::fs::mount_options(st.mount.as_ref().unwrap()).is_none());
+    let (dev, image) = (st.loop_device.unwrap(), st.image.unwrap());
+    assert!(!naslab_lab::fs::backs(&dev, &image), "loop device detached");
+    assert!(
+        lab.dir.join("smbd.log").exists() || lab.dir.join("smbd.out").exists(),
+        "logs kept"
+    );
+    assert!(
+        naslab_lab::down(base.path(), "crashed").is_err(),
+        "nothing left to take down"
+    );
+}
