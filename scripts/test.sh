@@ -5,9 +5,15 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 need=()
-for tool in strace:strace zstd:zstd fio:fio; do
+# mkfs.*, filefrag and losetup live in the sbin directories.
+export PATH="$PATH:/usr/local/sbin:/usr/sbin:/sbin"
+for tool in strace:strace zstd:zstd fio:fio filefrag:e2fsprogs mkfs.xfs:xfsprogs mkfs.btrfs:btrfs-progs losetup:mount smbd:samba smbclient:smbclient ganesha.nfsd:nfs-ganesha rpcbind:rpcbind chromium:chromium node:nodejs npm:npm; do
   command -v "${tool%%:*}" >/dev/null 2>&1 || need+=("${tool#*:}")
 done
+# The lab's NFS server loads its VFS back end as a plug-in of its own package.
+if ! ls /usr/lib/*/ganesha/libfsalvfs.so /usr/lib/ganesha/libfsalvfs.so >/dev/null 2>&1; then
+  need+=(nfs-ganesha-vfs)
+fi
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" -eq 0 ]; then
     echo "installing: ${need[*]}"
@@ -20,9 +26,19 @@ if [ ${#need[@]} -gt 0 ]; then
   fi
 fi
 if [ "$(id -u)" -ne 0 ]; then
-  echo "note: not root, so the tests that mount file systems report themselves skipped" >&2
+  echo "note: not root, so the tests that mount file systems or start servers (the lab) report themselves skipped" >&2
 fi
+
+# The report UI's packages (esbuild, TypeScript, uPlot, playwright-core), pinned by its
+# package-lock.json; then its type check.
+(cd crates/report/ui && npm ci --no-audit --no-fund --loglevel=error)
+(cd crates/report/ui && node node_modules/typescript/bin/tsc --noEmit -p .)
 
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --quiet -- -D warnings
-cargo test --workspace
+NASLAB_REQUIRE_UI=1 cargo test --workspace
+
+# Browser tests: generated reports opened in headless Chromium (screenshots are left in
+# $TMPDIR/naslab-report-screenshots).
+cargo build --quiet -p naslab
+(cd crates/report/ui && NASLAB_BIN="$PWD/../../../target/debug/naslab" node --test tests/)

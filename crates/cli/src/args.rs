@@ -24,6 +24,28 @@ pub enum Command {
     ExportTrace(ExportArgs),
     /// Remove everything naslab made under a target (its marked naslab/ directory).
     Clean(CleanArgs),
+    /// Rebuild a run's report from its run directory: HTML (default), JSON, CSV, Markdown or the table.
+    Report(ReportArgs),
+    /// Compare runs: each workload's throughput relative to a baseline run (NASPT Table 2).
+    Compare(CompareArgs),
+    /// iozone-style tests: a matrix of file sizes by record sizes, or throughput mode.
+    Iozone(IozoneArgs),
+    /// Make N entries in one directory, listing it every K (a big-directory test).
+    Bigdir(BigDirArgs),
+    /// Write TOTALFILES files, FILESPERDIR to a directory (an NFS-style ingest).
+    Ingest(IngestArgs),
+    /// Many connections writing, then reading back, their own files (a file-server test).
+    Fileserver(FileServerArgs),
+    /// Files written by many connections at once, then backed up by one reader.
+    Backup(BackupArgs),
+    /// Show how files lie on disk: extents as filefrag counts them, ideal extents, layout score.
+    Frag(FragArgs),
+    /// Time Samba's allocation patterns and count the extents each leaves, in a directory or
+    /// (as root, with --matrix) on fresh ext4, ext3, xfs and btrfs loop images.
+    Alloc(AllocArgs),
+    /// A test NAS on this machine (loop-mounted file system served by Samba or
+    /// nfs-ganesha on 127.0.0.1): up, status, down, and a matrix of server settings.
+    Lab(LabArgs),
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -70,7 +92,7 @@ pub struct RunArgs {
     /// Trace files to replay (.jsonl or .jsonl.zst), one workload each.
     #[arg(value_name = "TRACE")]
     pub traces: Vec<PathBuf>,
-    /// Run a suite of built-in workloads (see `naslab list`).
+    /// Run a suite of built-in workloads: naspt or iometer (see `naslab list`).
     #[arg(long)]
     pub suite: Option<String>,
     /// Run these workloads, by name: built-in ones or traces in the trace directory.
@@ -80,27 +102,46 @@ pub struct RunArgs {
     pub generate: GenArgs,
     #[command(flatten)]
     pub trace_dir: TraceDirArg,
-    /// Iterations per workload, each on a freshly prepared file set; the figure is the median.
-    #[arg(long, default_value_t = 1, value_name = "N")]
-    pub batch: u32,
-    /// Also drop the whole page cache (/proc/sys/vm/drop_caches) before measuring; needs root.
-    #[arg(long)]
-    pub drop_all_caches: bool,
-    /// The directory to run in: a mounted share or a local disk. naslab works in TARGET/naslab/.
-    #[arg(long, short = 't', value_name = "DIR")]
+    #[command(flatten)]
+    pub opts: RunOpts,
+}
+
+/// How any workload runs and where its results go: shared by `run` and the workload
+/// commands (iozone, bigdir, ingest, fileserver, backup).
+#[derive(Args, Debug, Clone)]
+pub struct RunOpts {
+    /// Where to run: a directory (a mounted share or a local disk), or a share spoken to
+    /// directly, smb://[user@]host[:port]/share[/path] or nfs://host[:port]/export[/path].
+    /// naslab works in TARGET/naslab/.
+    #[arg(long, short = 't', value_name = "DIR|URL")]
     pub target: Option<PathBuf>,
+    /// Send what this client would besides the workload's requests: `windows` adds the
+    /// SMB redirector's preallocation hints (1-byte writes ahead of appends), reported
+    /// apart from the workload's figures.
+    #[arg(long, value_name = "PROFILE")]
+    pub client_profile: Option<String>,
     /// Which backend speaks to the target.
     #[arg(long, value_enum, default_value = "posix")]
     pub backend: BackendName,
+    /// Iterations per workload, each on a freshly prepared file set; the figure is the median.
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    pub batch: u32,
     /// Pacing: afap (as fast as possible), original (the trace's timestamps) or delay:DURATION.
     #[arg(long, default_value = "afap", value_name = "MODE")]
     pub pace: String,
-    /// Client cache handling between preparation and the measured phase.
-    #[arg(long, value_enum, default_value = "drop")]
-    pub cache: CacheArg,
+    /// Client cache handling between preparation and the measured phase
+    /// [default: drop; keep for iozone, as iozone itself does].
+    #[arg(long, value_enum)]
+    pub cache: Option<CacheArg>,
     /// Same as --cache direct.
     #[arg(long, conflicts_with = "cache")]
     pub direct: bool,
+    /// Also drop the whole page cache (/proc/sys/vm/drop_caches) before measuring; needs root.
+    #[arg(long)]
+    pub drop_all_caches: bool,
+    /// End each measured phase this long after its first op (e.g. 30s), skipping the rest.
+    #[arg(long, value_name = "DURATION")]
+    pub time_limit: Option<String>,
     /// Where run directories are made.
     #[arg(long, default_value = "naslab-results", value_name = "DIR")]
     pub out: PathBuf,
@@ -153,4 +194,329 @@ pub struct CleanArgs {
     /// The target whose naslab/ directory to remove.
     #[arg(long, short = 't', value_name = "DIR")]
     pub target: PathBuf,
+}
+
+#[derive(Args, Debug)]
+pub struct FragArgs {
+    /// Files and directories to examine (directories are walked, staying on their file system).
+    #[arg(value_name = "PATH", required = true)]
+    pub paths: Vec<PathBuf>,
+    /// Print JSON instead of the table.
+    #[arg(long)]
+    pub json: bool,
+    /// How many of a directory's worst files to list.
+    #[arg(long, default_value_t = 10, value_name = "N")]
+    pub top: usize,
+    /// Read the mapping as it is, without writing dirty data back first (delayed
+    /// allocations then show as delalloc).
+    #[arg(long)]
+    pub no_sync: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct AllocArgs {
+    /// Where the pattern files go [default: the current directory]; with --matrix, where
+    /// the temporary loop images go [default: $TMPDIR].
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
+    /// Each file's size in bytes (K, M, G suffixes allowed); the default is the seed's
+    /// client program, 10,000 blocks of 9123 bytes.
+    #[arg(long, default_value = "91230000", value_name = "BYTES")]
+    pub size: String,
+    /// The testbench's block: each step of skip, clear, fallocate, fallocate+1 and
+    /// unbuffered covers one.
+    #[arg(long, default_value = "9123", value_name = "BYTES")]
+    pub blksize: String,
+    /// How far beyond the data the hint patterns' 1-byte writes run [default: 15M].
+    #[arg(long, value_name = "BYTES")]
+    pub hint_lead: Option<String>,
+    /// Patterns to run: skip, clear, fallocate, fallocate+1, unbuffered, hints, hints-fix [default: all].
+    #[arg(long, value_delimiter = ',', value_name = "P,...")]
+    pub pattern: Vec<String>,
+    /// Run every pattern on fresh loop images of each file system (needs root).
+    #[arg(long)]
+    pub matrix: bool,
+    /// The matrix's file systems: ext4, ext4-nodelalloc, ext3, xfs, btrfs [default: all].
+    #[arg(long, value_delimiter = ',', value_name = "FS,...")]
+    pub fs: Vec<String>,
+    /// The matrix's image size [default: max(512M, 2 x size + 256M)].
+    #[arg(long, value_name = "BYTES")]
+    pub image_size: Option<String>,
+    /// Print JSON instead of the table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct IozoneArgs {
+    /// Tests to run: write, rewrite, read, reread, randread, randwrite, bkwdread,
+    /// recrewrite, strideread, mixed.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "write,rewrite,read,reread,randread,randwrite,bkwdread,recrewrite,strideread,mixed"
+    )]
+    pub tests: Vec<String>,
+    /// Smallest file size of the matrix.
+    #[arg(long, default_value = "64k")]
+    pub min_file: String,
+    /// Largest file size of the matrix (powers of two in between).
+    #[arg(long, default_value = "16m")]
+    pub max_file: String,
+    /// Smallest record size.
+    #[arg(long, default_value = "4k")]
+    pub min_record: String,
+    /// Largest record size (never more than the file).
+    #[arg(long, default_value = "16m")]
+    pub max_record: String,
+    /// Throughput mode: this many streams, each on its own file of --size in --record transfers.
+    #[arg(long, value_name = "N")]
+    pub throughput: Option<u32>,
+    /// Throughput mode: each stream's file size.
+    #[arg(long, default_value = "100m")]
+    pub size: String,
+    /// Throughput mode: the record size.
+    #[arg(long, default_value = "64k")]
+    pub record: String,
+    /// Seed for the random tests' offsets.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    #[command(flatten)]
+    pub opts: RunOpts,
+}
+
+#[derive(Args, Debug)]
+pub struct BigDirArgs {
+    /// Entries to make in the directory.
+    pub entries: u32,
+    /// List the directory after every this many entries.
+    #[arg(default_value_t = 1)]
+    pub every: u32,
+    /// Make empty files instead of subdirectories.
+    #[arg(long)]
+    pub files: bool,
+    #[command(flatten)]
+    pub opts: RunOpts,
+}
+
+#[derive(Args, Debug)]
+pub struct IngestArgs {
+    /// Bytes per write.
+    pub block_size: u64,
+    /// Writes per file.
+    pub blocks_per_file: u64,
+    /// Files in all.
+    pub total_files: u64,
+    /// Files per directory (leave out with --sweep).
+    #[arg(required_unless_present = "sweep")]
+    pub files_per_dir: Option<u64>,
+    /// Iterations (each on a fresh directory); the same as --batch.
+    #[arg(long, short = 'i', default_value_t = 1)]
+    pub iterations: u32,
+    /// Run once per files-per-directory value, e.g. 5000,1000,100,10.
+    #[arg(long, value_delimiter = ',')]
+    pub sweep: Vec<u64>,
+    #[command(flatten)]
+    pub opts: RunOpts,
+}
+
+#[derive(Args, Debug)]
+pub struct FileServerArgs {
+    /// Connections, each a stream with its own files.
+    #[arg(long, short = 'c', default_value_t = 590)]
+    pub connections: u32,
+    /// Files each connection writes and reads (4 KB to 2 MB in turn).
+    #[arg(long, short = 'f', default_value_t = 10)]
+    pub files: u32,
+    /// Bytes per write and read.
+    #[arg(long, default_value = "4k")]
+    pub record: String,
+    /// Which phases to measure.
+    #[arg(long, value_enum, default_value = "both")]
+    pub phase: FileServerPhase,
+    #[command(flatten)]
+    pub opts: RunOpts,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FileServerPhase {
+    Write,
+    Read,
+    Both,
+}
+
+#[derive(Args, Debug)]
+pub struct BackupArgs {
+    /// Connections writing files at once before the backup.
+    #[arg(long, default_value_t = 590)]
+    pub writers: u32,
+    /// Files each writer creates.
+    #[arg(long, default_value_t = 5)]
+    pub files: u32,
+    /// Each file's size.
+    #[arg(long, default_value = "1m")]
+    pub size: String,
+    /// The writers' record size.
+    #[arg(long, default_value = "4k")]
+    pub record: String,
+    /// The backup's read size.
+    #[arg(long, default_value = "1m")]
+    pub block: String,
+    #[command(flatten)]
+    pub opts: RunOpts,
+}
+
+/// The formats `naslab report` writes.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReportFormat {
+    /// The self-contained HTML report (charts, access map, every transaction).
+    Html,
+    /// run.json's model.
+    Json,
+    /// One row per workload, iteration and op type.
+    Csv,
+    /// Markdown tables.
+    Md,
+    /// The terminal table.
+    Table,
+}
+
+#[derive(Args, Debug)]
+pub struct ReportArgs {
+    /// The run directory (OUT/LABEL/TIMESTAMP, holding run.json and the op records).
+    #[arg(value_name = "RUN_DIR")]
+    pub run_dir: PathBuf,
+    /// What to write.
+    #[arg(long, value_enum, default_value = "html")]
+    pub format: ReportFormat,
+    /// Where to write it [default: RUN_DIR/report.html for html, standard output otherwise].
+    #[arg(long, short = 'o', value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Rows of the HTML transaction list per iteration (later ops stay in the charts and records).
+    #[arg(long, default_value_t = 2_000_000, value_name = "N")]
+    pub max_rows: usize,
+}
+
+/// The formats `naslab compare` writes.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CompareFormat {
+    /// A terminal table.
+    Table,
+    /// Markdown.
+    Md,
+    /// CSV: a ratio and an MB/s column per run.
+    Csv,
+    /// JSON.
+    Json,
+    /// A self-contained HTML page with the runs' charts overlaid.
+    Html,
+}
+
+#[derive(Args, Debug)]
+pub struct CompareArgs {
+    /// The run directories to compare.
+    #[arg(value_name = "RUN_DIR", required = true)]
+    pub runs: Vec<PathBuf>,
+    /// The run the others are divided by: one of RUN_DIR (its path or last component),
+    /// or another run directory [default: the first].
+    #[arg(long, value_name = "RUN")]
+    pub baseline: Option<String>,
+    /// What to write.
+    #[arg(long, value_enum, default_value = "table")]
+    pub format: CompareFormat,
+    /// Where to write it [default: standard output; for html, compare.html in the current directory].
+    #[arg(long, short = 'o', value_name = "FILE")]
+    pub output: Option<PathBuf>,
+}
+
+#[derive(Args, Debug)]
+pub struct LabArgs {
+    #[command(subcommand)]
+    pub command: LabCommand,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum LabCommand {
+    /// Make and mount a file system, start its server on 127.0.0.1 and print the target URL (root).
+    Up(LabUpArgs),
+    /// Show the labs that are up: their URL, file system, server and processes.
+    Status(LabWhere),
+    /// Stop exactly what `lab up` started (by PID), unmount and detach (root).
+    Down(LabDownArgs),
+    /// Run the same workloads against each configuration in turn (up, run, layout, down)
+    /// and compare throughput and the server-side file layout (root).
+    Matrix(Box<LabMatrixArgs>),
+}
+
+/// Where labs keep their state.
+#[derive(Args, Debug, Clone)]
+pub struct LabWhere {
+    /// The directory holding every lab's directory (state, configuration, logs).
+    #[arg(long, default_value = "/var/tmp/naslab-lab", value_name = "DIR")]
+    pub lab_dir: PathBuf,
+}
+
+#[derive(Args, Debug)]
+pub struct LabUpArgs {
+    /// The file system: ext4, ext4-nodelalloc, ext3, xfs, btrfs, or dir (a plain directory).
+    #[arg(long, default_value = "ext4")]
+    pub fs: String,
+    /// The server: samba or nfs (nfs-ganesha, with rpcbind).
+    #[arg(long, default_value = "samba")]
+    pub server: String,
+    /// The image's size (K, M, G suffixes).
+    #[arg(long, default_value = "4G")]
+    pub size: String,
+    /// A server setting, `name = value`, added to the share (Samba) or export (ganesha);
+    /// repeat for more.
+    #[arg(long = "opt", value_name = "SETTING")]
+    pub opts: Vec<String>,
+    /// The lab's name (its directory under --lab-dir).
+    #[arg(long, default_value = "default")]
+    pub name: String,
+    #[command(flatten)]
+    pub at: LabWhere,
+}
+
+#[derive(Args, Debug)]
+pub struct LabDownArgs {
+    /// The lab's name.
+    #[arg(long, default_value = "default")]
+    pub name: String,
+    #[command(flatten)]
+    pub at: LabWhere,
+}
+
+#[derive(Args, Debug)]
+pub struct LabMatrixArgs {
+    /// File systems to compare (comma-separated).
+    #[arg(long, value_delimiter = ',', default_value = "ext4")]
+    pub fs: Vec<String>,
+    /// Servers to compare (comma-separated): samba, nfs.
+    #[arg(long, value_delimiter = ',', default_value = "samba")]
+    pub server: Vec<String>,
+    /// A named set of server settings, NAME='setting = value; setting = value'; repeat
+    /// to compare sets. Without it, each server runs with its defaults.
+    #[arg(long = "opts", value_name = "NAME=SETTINGS")]
+    pub opts: Vec<String>,
+    /// Run a suite of built-in workloads (naspt, iometer).
+    #[arg(long)]
+    pub suite: Option<String>,
+    /// Run these workloads by name; HDVideo_RecordThenPlay records a video in its
+    /// warm-up and plays that recording back as its measured phase.
+    #[arg(long, value_delimiter = ',', value_name = "A,B")]
+    pub workload: Vec<String>,
+    /// Each lab image's size.
+    #[arg(long, default_value = "4G")]
+    pub size: String,
+    /// Keep the servers' page cache between preparation and the measured phase (by
+    /// default naslab drops it, so reads come from the lab's disk).
+    #[arg(long)]
+    pub keep_server_cache: bool,
+    #[command(flatten)]
+    pub generate: GenArgs,
+    #[command(flatten)]
+    pub at: LabWhere,
+    #[command(flatten)]
+    pub opts_run: RunOpts,
 }

@@ -1,8 +1,19 @@
 //! One module per subcommand.
 
+mod alloc;
+mod backup;
+mod bigdir;
 mod clean;
+mod compare;
 mod describe;
+mod fileserver;
+mod frag;
+mod ingest;
+mod iozone;
+mod lab;
 mod list;
+mod protocol;
+mod report;
 mod run;
 mod sources;
 
@@ -13,6 +24,16 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Command::Run(a) => run::run(a),
         Command::Clean(a) => clean::clean(a),
+        Command::Report(a) => report::report(a),
+        Command::Compare(a) => compare::compare(a),
+        Command::Iozone(a) => iozone::iozone(a),
+        Command::Bigdir(a) => bigdir::bigdir(a),
+        Command::Ingest(a) => ingest::ingest(a),
+        Command::Fileserver(a) => fileserver::fileserver(a),
+        Command::Backup(a) => backup::backup(a),
+        Command::Frag(a) => frag::frag(a),
+        Command::Alloc(a) => alloc::alloc(a),
+        Command::Lab(a) => lab::lab(a),
         Command::List(a) => list::list(a),
         Command::Describe(a) => describe::describe_cmd(a),
         Command::ExportTrace(a) => describe::export(a),

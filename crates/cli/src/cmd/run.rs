@@ -4,6 +4,7 @@ use std::sync::Arc;
 
 use anyhow::{bail, Context};
 use naslab_engine::environment::{environment, mount_of};
+use naslab_engine::pacing::parse_duration_ns;
 use naslab_engine::{
     compile, records_from_reader, records_from_trace, run_iteration, IterationSpec, NullTarget,
     Pacing, Plan, PosixTarget, Progress, ReplayOptions, Sandbox, Target,
@@ -12,12 +13,12 @@ use naslab_results::export::{Exporter, Json, Table};
 use naslab_results::{
     CacheMode, RunOptions, RunResult, TargetInfo, Warning, WorkloadResult, SCHEMA_VERSION,
 };
-use naslab_trace::open_trace;
+use naslab_trace::{open_trace, Trace};
 
 use naslab_workload::GenParams;
 
 use super::sources::{build, gen_params, resolve, resolve_suite, trace_dir, Source};
-use crate::args::{BackendName, CacheArg, RunArgs};
+use crate::args::{BackendName, CacheArg, RunArgs, RunOpts};
 use crate::output::write_exports;
 use crate::progress::Display;
 use crate::timestamp::{compact_now, rfc3339_now};
@@ -42,19 +43,6 @@ pub struct RunContext {
 
 /// `naslab run TRACE...`.
 pub fn run(args: RunArgs) -> anyhow::Result<()> {
-    let cache = if args.direct {
-        CacheMode::Direct
-    } else {
-        match args.cache {
-            CacheArg::Drop => CacheMode::Drop,
-            CacheArg::Keep => CacheMode::Keep,
-            CacheArg::Direct => CacheMode::Direct,
-        }
-    };
-    let pacing: Pacing = args.pace.parse().map_err(anyhow::Error::msg)?;
-    if args.batch == 0 {
-        bail!("--batch must be at least 1");
-    }
     let dir = trace_dir(&args.trace_dir);
     let mut sources: Vec<Source> = args.traces.iter().cloned().map(Source::File).collect();
     if let Some(s) = &args.suite {
@@ -64,7 +52,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
         sources.push(resolve(name, dir.as_deref())?);
     }
     if sources.is_empty() {
-        bail!("nothing to run: give trace files, --suite naspt or --workload NAME (see `naslab list`)");
+        bail!("nothing to run: give trace files, --suite naspt|iometer or --workload NAME (see `naslab list`)");
     }
     let params = gen_params(&args.generate)?;
     let mut extra = BTreeMap::new();
@@ -75,26 +63,37 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
     if let Some(s) = &args.suite {
         extra.insert("suite".to_string(), s.clone());
     }
-    if args.drop_all_caches {
-        if cache != CacheMode::Drop {
-            bail!("--drop-all-caches goes with --cache drop (the default), not with --cache keep or direct");
-        }
-        // SAFETY: geteuid has no preconditions.
-        if unsafe { libc::geteuid() } != 0 {
-            bail!("--drop-all-caches needs root (it writes /proc/sys/vm/drop_caches); run as root or leave it out");
-        }
-        extra.insert("drop_all_caches".to_string(), "true".to_string());
-    }
-    let ctx = context(&args, pacing, cache, args.batch, extra)?;
+    let ctx = context(&args.opts, CacheMode::Drop, extra)?;
     let compiled = compile_all(&sources, &params, &ctx.run_dir);
     match compiled {
-        Ok(workloads) => execute(ctx, workloads),
+        Ok(workloads) => execute(ctx, workloads).map(|_| ()),
         Err(e) => {
             // Nothing ran: leave no empty run directory behind.
             let _ = std::fs::remove_dir(&ctx.run_dir);
             Err(e)
         }
     }
+}
+
+/// Compiles in-memory traces (a workload command's) into workloads; on failure removes
+/// the still empty run directory.
+pub fn compile_traces(ctx: &RunContext, traces: Vec<Trace>) -> anyhow::Result<Vec<Workload>> {
+    let mut out = Vec::new();
+    for trace in traces {
+        let label = trace
+            .header
+            .generator
+            .clone()
+            .unwrap_or_else(|| trace.header.workload.clone());
+        match compile(Path::new(&label), records_from_trace(&trace), &ctx.run_dir) {
+            Ok(plan) => out.push(Workload { plan }),
+            Err(e) => {
+                let _ = std::fs::remove_dir(&ctx.run_dir);
+                return Err(e.into());
+            }
+        }
+    }
+    Ok(out)
 }
 
 /// Compiles every workload before anything runs, so a bad one fails the run at once.
@@ -124,24 +123,70 @@ fn compile_all(
     Ok(out)
 }
 
-/// Checks the target and makes the run directory.
+/// Checks the options and the target and makes the run directory. `default_cache` is
+/// the command's cache mode when `--cache` is not given.
 pub fn context(
-    args: &RunArgs,
-    pacing: Pacing,
-    cache: CacheMode,
-    iterations: u32,
-    extra: BTreeMap<String, String>,
+    opts: &RunOpts,
+    default_cache: CacheMode,
+    mut extra: BTreeMap<String, String>,
 ) -> anyhow::Result<RunContext> {
-    if args.label.is_empty() || args.label.contains('/') || args.label.starts_with('.') {
+    let cache = if opts.direct {
+        CacheMode::Direct
+    } else {
+        match opts.cache {
+            Some(CacheArg::Drop) => CacheMode::Drop,
+            Some(CacheArg::Keep) => CacheMode::Keep,
+            Some(CacheArg::Direct) => CacheMode::Direct,
+            None => default_cache,
+        }
+    };
+    let pacing: Pacing = opts.pace.parse().map_err(anyhow::Error::msg)?;
+    if opts.batch == 0 {
+        bail!("--batch must be at least 1");
+    }
+    let time_limit_ns = match &opts.time_limit {
+        Some(t) => {
+            let ns = parse_duration_ns(t).map_err(|e| anyhow::anyhow!("--time-limit: {e}"))?;
+            if ns == 0 {
+                bail!("--time-limit must be more than zero");
+            }
+            extra.insert("time_limit".to_string(), t.clone());
+            Some(ns)
+        }
+        None => None,
+    };
+    if opts.drop_all_caches {
+        if cache != CacheMode::Drop {
+            bail!("--drop-all-caches goes with --cache drop, not with --cache keep or direct");
+        }
+        // SAFETY: geteuid has no preconditions.
+        if unsafe { libc::geteuid() } != 0 {
+            bail!("--drop-all-caches needs root (it writes /proc/sys/vm/drop_caches); run as root or leave it out");
+        }
+        extra.insert("drop_all_caches".to_string(), "true".to_string());
+    }
+    if opts.label.is_empty() || opts.label.contains('/') || opts.label.starts_with('.') {
         bail!(
             "--label '{}' must be a plain name (no '/', not starting with '.')",
-            args.label
+            opts.label
         );
     }
+    // A target URL (smb://, nfs://) is spoken to by naslab's own protocol clients.
+    let remote = opts
+        .target
+        .as_ref()
+        .and_then(|p| p.to_str())
+        .filter(|s| naslab_engine::backend::url::is_remote(s))
+        .map(str::to_string);
     let (target, sandbox, target_info): (Box<dyn Target>, Option<Sandbox>, TargetInfo) =
-        match args.backend {
+        match opts.backend {
+            BackendName::Posix if remote.is_some() => {
+                let url = remote.as_deref().unwrap_or_default();
+                let (target, info) = super::protocol::remote_target(url)?;
+                (target, None, info)
+            }
             BackendName::Posix => {
-                let dir = args.target.as_ref().context(
+                let dir = opts.target.as_ref().context(
                 "--target DIR is needed: the directory (a mounted share or a local disk) to run in",
             )?;
                 let sandbox = Sandbox::open(dir)?;
@@ -160,7 +205,7 @@ pub fn context(
             }
             BackendName::Null => {
                 let info = TargetInfo {
-                    path: args
+                    path: opts
                         .target
                         .as_ref()
                         .map(|p| p.display().to_string())
@@ -171,12 +216,16 @@ pub fn context(
                 (Box::new(NullTarget), None, info)
             }
         };
-    let run_dir = make_run_dir(&args.out.join(&args.label))?;
+    let target = super::protocol::with_profile(target, opts.client_profile.as_deref())?;
+    if let Some(p) = &opts.client_profile {
+        extra.insert("client_profile".to_string(), p.clone());
+    }
+    let run_dir = make_run_dir(&opts.out.join(&opts.label))?;
     let options = RunOptions {
         pacing: pacing.to_string(),
         cache,
-        records: !args.no_records,
-        iterations,
+        records: !opts.no_records,
+        iterations: opts.batch,
         extra,
     };
     Ok(RunContext {
@@ -187,12 +236,13 @@ pub fn context(
         options,
         replay: ReplayOptions {
             pacing,
-            stop_on_error: args.stop_on_error,
+            stop_on_error: opts.stop_on_error,
+            time_limit_ns,
             ..ReplayOptions::default()
         },
         cache,
-        drop_all_caches: args.drop_all_caches,
-        json: args.json,
+        drop_all_caches: opts.drop_all_caches,
+        json: opts.json,
     })
 }
 
@@ -219,8 +269,29 @@ fn make_run_dir(base: &Path) -> anyhow::Result<PathBuf> {
     )
 }
 
+/// Makes a view's text from the run's results and its directory.
+pub type Render = dyn Fn(&RunResult, &Path) -> anyhow::Result<String>;
+
+/// A workload family's own table (iozone's matrices, the file server's response times,
+/// ...), made from the run's results and its directory (where the op records are).
+pub struct View {
+    /// The file it is written to in the run directory.
+    pub file_name: &'static str,
+    pub render: Box<Render>,
+}
+
 /// Runs every workload's iterations, writing the exports after each, and prints the table.
 pub fn execute(ctx: RunContext, workloads: Vec<Workload>) -> anyhow::Result<()> {
+    execute_with(ctx, workloads, None)
+}
+
+/// Like [`execute`], then prints `view` (also when the run stopped early) and writes it
+/// into the run directory.
+pub fn execute_with(
+    ctx: RunContext,
+    workloads: Vec<Workload>,
+    view: Option<View>,
+) -> anyhow::Result<()> {
     let mut names = std::collections::HashSet::new();
     for w in &workloads {
         if !names.insert(w.plan.header.workload.clone()) {
@@ -290,7 +361,11 @@ pub fn execute(ctx: RunContext, workloads: Vec<Workload>) -> anyhow::Result<()> 
             let outcome = run_iteration(&spec, i);
             drop(display);
             match outcome {
-                Ok(r) => {
+                Ok(mut r) => {
+                    // Not measured: one FIEMAP per file, after the measured phase.
+                    if let Some(sb) = ctx.sandbox.as_ref() {
+                        r.layout = super::frag::iteration_layout(&sb.root().join(&name), plan);
+                    }
                     let aborted = r.aborted.clone();
                     results.push(r);
                     if let Some(why) = aborted {
@@ -333,8 +408,27 @@ pub fn execute(ctx: RunContext, workloads: Vec<Workload>) -> anyhow::Result<()> 
     }
     run.aborted = failure.clone();
     write_exports(&ctx.run_dir, &run)?;
+    // The HTML report is a view of what is already saved: if it cannot be written the
+    // run still succeeded, and `naslab report` can make it later.
+    if let Err(e) = naslab_report::write_run_report(&ctx.run_dir, &run) {
+        eprintln!(
+            "warning: report.html was not written ({e}); run `naslab report {}` to try again",
+            ctx.run_dir.display()
+        );
+    }
     let shown: &dyn Exporter = if ctx.json { &Json } else { &Table };
     print!("{}", String::from_utf8_lossy(&shown.export(&run)));
+    if let Some(v) = view {
+        let text = (v.render)(&run, &ctx.run_dir)?;
+        std::fs::write(ctx.run_dir.join(v.file_name), &text).with_context(|| {
+            format!("cannot write '{}'", ctx.run_dir.join(v.file_name).display())
+        })?;
+        if ctx.json {
+            eprint!("{text}");
+        } else {
+            print!("\n{text}");
+        }
+    }
     eprintln!("results: {}", ctx.run_dir.display());
     match failure {
         Some(why) => bail!(

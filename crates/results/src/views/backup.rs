@@ -3,14 +3,18 @@ use std::fmt::Write;
 use super::workload;
 use crate::RunResult;
 
-/// The backup table (seed 000): files backed up, bytes, throughput in MB/min (MB = 10^6
-/// bytes) and time taken; `extents` is the backed-up files' total extents when the
-/// target's layout could be read.
-pub fn backup_table(run: &RunResult, extents: Option<u64>) -> String {
+/// The backup table (seed 000): files backed up, bytes, total extents of the backed-up
+/// files (when the target's layout could be read), throughput in MB/min (MB = 10^6
+/// bytes) and time taken.
+pub fn backup_table(run: &RunResult) -> String {
     let mut o = String::new();
     let Some(it) = workload(run, "Backup").and_then(|w| w.median_iteration()) else {
         return o;
     };
+    let extents = it
+        .layout
+        .as_ref()
+        .map(|l| l.prepared.extents + l.written.extents);
     let files = it.op("open").map(|s| s.count).unwrap_or(0);
     let minutes = it.wall_ns as f64 / 60e9;
     let _ = writeln!(o, "{:<32} {:>16}", "Backup test", "");

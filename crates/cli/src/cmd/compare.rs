@@ -1,0 +1,35 @@
+//! `naslab compare RUN_DIR...`: each workload's throughput relative to a baseline run.
+
+use std::path::PathBuf;
+
+use naslab_report::{compare_html, load_run, resolve_baseline};
+
+use super::report::emit;
+use crate::args::{CompareArgs, CompareFormat};
+
+/// `naslab compare`.
+pub fn compare(args: CompareArgs) -> anyhow::Result<()> {
+    let mut runs = args
+        .runs
+        .iter()
+        .map(|dir| load_run(dir))
+        .collect::<Result<Vec<_>, _>>()?;
+    let baseline = resolve_baseline(&mut runs, args.baseline.as_deref())?;
+    let comparison = naslab_report::compare(&runs, baseline);
+    let bytes = match args.format {
+        CompareFormat::Table => comparison.table().into_bytes(),
+        CompareFormat::Md => comparison.markdown().into_bytes(),
+        CompareFormat::Csv => comparison.csv().into_bytes(),
+        CompareFormat::Json => comparison.json().into_bytes(),
+        CompareFormat::Html => {
+            let html = compare_html(&runs, &comparison);
+            // A page is no use on a terminal: without -o it goes to a file.
+            let path = args
+                .output
+                .clone()
+                .unwrap_or_else(|| PathBuf::from("compare.html"));
+            return emit(Some(&path), &html);
+        }
+    };
+    emit(args.output.as_deref(), &bytes)
+}

@@ -1,0 +1,117 @@
+//! `naslab lab`: a test NAS on this machine. `up`, `status` and `down` here; the
+//! comparison of configurations in `matrix`.
+
+mod matrix;
+mod record_play;
+
+use anyhow::Context;
+use naslab_lab::{fs::parse_size, FsKind, LabOptions, ServerKind};
+
+use crate::args::{LabArgs, LabCommand, LabDownArgs, LabUpArgs, LabWhere};
+
+/// Runs a `naslab lab` subcommand.
+pub fn lab(args: LabArgs) -> anyhow::Result<()> {
+    match args.command {
+        LabCommand::Up(a) => up(a),
+        LabCommand::Status(a) => status(a),
+        LabCommand::Down(a) => down(a),
+        LabCommand::Matrix(a) => matrix::matrix(*a),
+    }
+}
+
+fn up(a: LabUpArgs) -> anyhow::Result<()> {
+    let opts = LabOptions {
+        name: a.name,
+        base: a.at.lab_dir,
+        fs: a.fs.parse::<FsKind>()?,
+        server: a.server.parse::<ServerKind>()?,
+        size_bytes: parse_size(&a.size)?,
+        opts: a.opts,
+    };
+    let lab = naslab_lab::up(&opts).context("lab up failed")?;
+    let s = &lab.state;
+    eprintln!(
+        "lab '{}': {} on {} served by {} (pids {}); logs and state in {}",
+        s.name,
+        s.fs,
+        s.loop_device
+            .as_ref()
+            .map(|d| d.display().to_string())
+            .unwrap_or_else(|| "a directory".into()),
+        s.server,
+        s.processes
+            .iter()
+            .map(|p| format!("{} {}", p.name, p.pid))
+            .collect::<Vec<_>>()
+            .join(", "),
+        lab.dir.display()
+    );
+    eprintln!("take it down with: naslab lab down --name {}", s.name);
+    println!("{}", s.url);
+    Ok(())
+}
+
+fn status(a: LabWhere) -> anyhow::Result<()> {
+    let labs = naslab_lab::status(&a.lab_dir)?;
+    if labs.is_empty() {
+        println!("no lab is up under {}", a.lab_dir.display());
+        return Ok(());
+    }
+    for l in labs {
+        let s = &l.state;
+        println!(
+            "{}  {}",
+            s.name,
+            if s.url.is_empty() {
+                "(not ready)"
+            } else {
+                &s.url
+            }
+        );
+        println!(
+            "  file system  {} {}",
+            s.fs,
+            if l.mounted { "mounted" } else { "not mounted" }
+        );
+        if let Some(d) = &s.loop_device {
+            println!("  device       {}", d.display());
+        }
+        println!("  share        {}", s.share_dir.display());
+        println!(
+            "  server       {}{}",
+            s.server,
+            if s.opts.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", s.opts.join("; "))
+            }
+        );
+        for (name, pid, alive) in &l.running {
+            println!(
+                "  process      {name} pid {pid} {}",
+                if *alive { "running" } else { "gone" }
+            );
+        }
+        println!("  directory    {}", l.dir.display());
+    }
+    Ok(())
+}
+
+fn down(a: LabDownArgs) -> anyhow::Result<()> {
+    let s = naslab_lab::down(&a.at.lab_dir, &a.name)?;
+    eprintln!(
+        "lab '{}' is down: stopped {}{}; logs kept in {}",
+        s.name,
+        s.processes
+            .iter()
+            .map(|p| format!("{} (pid {})", p.name, p.pid))
+            .collect::<Vec<_>>()
+            .join(", "),
+        s.mount
+            .as_ref()
+            .map(|m| format!(", unmounted {}", m.display()))
+            .unwrap_or_default(),
+        a.at.lab_dir.join(&s.name).display()
+    );
+    Ok(())
+}

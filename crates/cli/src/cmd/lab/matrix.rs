@@ -1,0 +1,400 @@
+//! `naslab lab matrix`: the same workloads against each configuration in turn (a lab
+//! up, the run, the server-side layout of what the workloads left, the lab down), then
+//! one comparison of throughput and extents.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context};
+use naslab_lab::fs::parse_size;
+use naslab_lab::lab::LabGuard;
+use naslab_lab::{FsKind, LabOptions, ServerKind};
+use naslab_results::{CacheMode, RunResult};
+use naslab_trace::Trace;
+use serde::Serialize;
+
+use super::record_play;
+use crate::args::LabMatrixArgs;
+use crate::cmd::run::{compile_traces, context, execute};
+use crate::cmd::sources::{build, gen_params, resolve_suite, Source};
+use crate::timestamp::compact_now;
+
+/// One configuration: a file system, a server and a set of its settings.
+#[derive(Debug, Clone, Serialize)]
+struct Config {
+    label: String,
+    fs: String,
+    server: String,
+    opts_name: String,
+    opts: Vec<String>,
+}
+
+/// What one workload showed on one configuration.
+#[derive(Debug, Clone, Serialize, Default)]
+struct Cell {
+    /// The median over iterations, and the slowest and fastest.
+    throughput_mb_s: Option<f64>,
+    throughput_min_mb_s: f64,
+    throughput_max_mb_s: f64,
+    /// Preallocation hint writes the client profile sent (all phases).
+    hint_writes: u64,
+    files: u64,
+    bytes: u64,
+    extents: u64,
+    ideal_extents: u64,
+    /// The largest file: its name, size and extents.
+    largest: Option<(String, u64, u64)>,
+    error: Option<String>,
+}
+
+/// The comparison, as written to comparison.json.
+#[derive(Debug, Serialize)]
+struct Comparison {
+    configs: Vec<Config>,
+    workloads: Vec<String>,
+    /// cells[config][workload]
+    cells: Vec<Vec<Cell>>,
+    runs: Vec<Option<PathBuf>>,
+}
+
+fn parse_opt_sets(specs: &[String]) -> anyhow::Result<Vec<(String, Vec<String>)>> {
+    if specs.is_empty() {
+        return Ok(vec![("defaults".into(), vec![])]);
+    }
+    let mut out = Vec::new();
+    for s in specs {
+        let Some((name, settings)) = s.split_once('=') else {
+            bail!("--opts '{s}' must be NAME='setting = value; ...' (e.g. sa_yes='strict allocate = yes')");
+        };
+        let name = name.trim();
+        if name.is_empty()
+            || !name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+        {
+            bail!("--opts '{s}': the set's name '{name}' must be letters, digits, '-' or '_'");
+        }
+        let settings: Vec<String> = settings
+            .split(';')
+            .map(|x| x.trim().to_string())
+            .filter(|x| !x.is_empty())
+            .collect();
+        for x in &settings {
+            naslab_lab::server::check_option(x)?;
+        }
+        out.push((name.to_string(), settings));
+    }
+    Ok(out)
+}
+
+fn traces(a: &LabMatrixArgs) -> anyhow::Result<Vec<Trace>> {
+    let params = gen_params(&a.generate)?;
+    let mut names: Vec<String> = Vec::new();
+    if let Some(s) = &a.suite {
+        for src in resolve_suite(s)? {
+            if let Source::Builtin(n) = src {
+                names.push(n.to_string());
+            }
+        }
+    }
+    names.extend(a.workload.iter().cloned());
+    if names.is_empty() {
+        bail!(
+            "nothing to run: give --suite naspt or --workload NAME (e.g. HDVideo_RecordThenPlay)"
+        );
+    }
+    names
+        .iter()
+        .map(|n| {
+            if n == record_play::NAME {
+                record_play::build(&params)
+            } else {
+                build(n, &params)
+            }
+        })
+        .collect()
+}
+
+/// Runs `naslab lab matrix`.
+pub fn matrix(a: LabMatrixArgs) -> anyhow::Result<()> {
+    if a.opts_run.target.is_some() {
+        bail!("lab matrix makes its own targets; leave out --target");
+    }
+    let fss: Vec<FsKind> = a.fs.iter().map(|f| f.parse()).collect::<Result<_, _>>()?;
+    let servers: Vec<ServerKind> = a
+        .server
+        .iter()
+        .map(|s| s.parse())
+        .collect::<Result<_, _>>()?;
+    let sets = parse_opt_sets(&a.opts)?;
+    let size = parse_size(&a.size)?;
+    let traces = traces(&a)?;
+    let workloads: Vec<String> = traces.iter().map(|t| t.header.workload.clone()).collect();
+    let mut configs = Vec::new();
+    for fs in &fss {
+        for server in &servers {
+            for (name, opts) in &sets {
+                configs.push(Config {
+                    label: format!("{fs}-{server}-{name}"),
+                    fs: fs.name().into(),
+                    server: server.name().into(),
+                    opts_name: name.clone(),
+                    opts: opts.clone(),
+                });
+            }
+        }
+    }
+    let out = a.opts_run.out.join("matrix").join(compact_now());
+    std::fs::create_dir_all(&out).with_context(|| format!("cannot create '{}'", out.display()))?;
+    let mut cells = Vec::new();
+    let mut runs = Vec::new();
+    for (i, c) in configs.iter().enumerate() {
+        eprintln!(
+            "== configuration {}/{}: {} on {} ({}) ==",
+            i + 1,
+            configs.len(),
+            c.server,
+            c.fs,
+            if c.opts.is_empty() {
+                "defaults".to_string()
+            } else {
+                c.opts.join("; ")
+            }
+        );
+        let (row, run) = run_config(&a, c, size, &out, traces.clone(), &workloads);
+        cells.push(row);
+        runs.push(run);
+    }
+    let cmp = Comparison {
+        configs,
+        workloads,
+        cells,
+        runs,
+    };
+    let text = render(&cmp);
+    print!("\n{text}");
+    std::fs::write(out.join("comparison.txt"), &text)?;
+    std::fs::write(
+        out.join("comparison.json"),
+        serde_json::to_string_pretty(&cmp)? + "\n",
+    )?;
+    eprintln!("comparison: {}", out.display());
+    Ok(())
+}
+
+/// Up, run, layout, down for one configuration; failures are kept in its cells.
+fn run_config(
+    a: &LabMatrixArgs,
+    c: &Config,
+    size: u64,
+    out: &Path,
+    traces: Vec<Trace>,
+    workloads: &[String],
+) -> (Vec<Cell>, Option<PathBuf>) {
+    let fail = |e: String| {
+        let cell = Cell {
+            error: Some(e),
+            ..Cell::default()
+        };
+        (vec![cell; workloads.len()], None)
+    };
+    let opts = LabOptions {
+        name: "matrix".into(),
+        base: a.at.lab_dir.clone(),
+        fs: c.fs.parse().unwrap_or(FsKind::Ext4),
+        server: c.server.parse().unwrap_or(ServerKind::Samba),
+        size_bytes: size,
+        opts: c.opts.clone(),
+    };
+    let guard = match LabGuard::up(&opts) {
+        Ok(g) => g,
+        Err(e) => return fail(format!("lab up failed: {e}")),
+    };
+    let lab = guard.lab().clone();
+    let mut run_opts = a.opts_run.clone();
+    run_opts.target = Some(PathBuf::from(&lab.state.url));
+    run_opts.out = out.to_path_buf();
+    run_opts.label = c.label.clone();
+    run_opts.drop_all_caches = !a.keep_server_cache;
+    let mut extra = BTreeMap::new();
+    extra.insert("lab".to_string(), format!("{} on {}", c.server, c.fs));
+    extra.insert("scale".to_string(), a.generate.scale.to_string());
+    extra.insert("seed".to_string(), a.generate.seed.to_string());
+    if !c.opts.is_empty() {
+        extra.insert("server_options".to_string(), c.opts.join("; "));
+    }
+    let ctx = match context(&run_opts, CacheMode::Drop, extra) {
+        Ok(x) => x,
+        Err(e) => return fail(format!("{e:#}")),
+    };
+    let run_dir = ctx.run_dir.clone();
+    let outcome = compile_traces(&ctx, traces).and_then(|w| execute(ctx, w));
+    let run: Option<RunResult> = std::fs::read_to_string(run_dir.join("run.json"))
+        .ok()
+        .and_then(|t| serde_json::from_str(&t).ok());
+    let mut row = Vec::new();
+    for w in workloads {
+        let mut cell = Cell::default();
+        if let Some(r) = run
+            .as_ref()
+            .and_then(|r| r.workloads.iter().find(|x| &x.name == w))
+        {
+            cell.throughput_mb_s = Some(r.throughput_mb_s);
+            cell.throughput_min_mb_s = r.throughput_min_mb_s;
+            cell.throughput_max_mb_s = r.throughput_max_mb_s;
+            if let Some(it) = r.median_iteration() {
+                cell.hint_writes = it
+                    .op_stats
+                    .iter()
+                    .filter(|(k, _)| k.ends_with("hint_write"))
+                    .map(|(_, s)| s.count)
+                    .sum();
+            }
+        }
+        match naslab_lab::layout::workload_layout(&lab.state.share_dir, w, 1) {
+            Ok(t) => {
+                cell.files = t.totals.files;
+                cell.bytes = t.totals.size_bytes;
+                cell.extents = t.totals.extents;
+                cell.ideal_extents = t.totals.ideal_extents;
+                cell.largest = largest_file(&lab.state.share_dir, w);
+            }
+            Err(e) => cell.error = Some(format!("layout: {e}")),
+        }
+        if cell.throughput_mb_s.is_none() && cell.error.is_none() {
+            cell.error = Some("not run".into());
+        }
+        row.push(cell);
+    }
+    if let Err(e) = &outcome {
+        eprintln!("warning: {} did not complete: {e:#}", c.label);
+    }
+    if let Err(e) = guard.down() {
+        eprintln!("warning: {e}");
+    }
+    (row, Some(run_dir))
+}
+
+/// The largest file under a workload's directory on the server, with its extents.
+fn largest_file(share_dir: &Path, workload: &str) -> Option<(String, u64, u64)> {
+    let dir = naslab_lab::layout::workload_dir(share_dir, workload);
+    let mut best: Option<(PathBuf, u64)> = None;
+    let mut stack = vec![dir.clone()];
+    let mut seen = 0;
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).ok()?.flatten() {
+            seen += 1;
+            if seen > 1_000_000 {
+                break;
+            }
+            let Ok(m) = e.metadata() else { continue };
+            if m.is_dir() {
+                stack.push(e.path());
+            } else if m.is_file() && best.as_ref().is_none_or(|b| m.len() > b.1) {
+                best = Some((e.path(), m.len()));
+            }
+        }
+    }
+    let (path, size) = best?;
+    let layout = naslab_layout::analyze_file(&path, true).ok()?;
+    let name = path
+        .strip_prefix(&dir)
+        .unwrap_or(&path)
+        .display()
+        .to_string();
+    Some((name, size, layout.extents))
+}
+
+fn render(c: &Comparison) -> String {
+    let mut s = String::new();
+    let _ = writeln!(s, "configurations:");
+    for cfg in &c.configs {
+        let _ = writeln!(
+            s,
+            "  {:<28} {} on {}, {}",
+            cfg.label,
+            cfg.server,
+            cfg.fs,
+            if cfg.opts.is_empty() {
+                "server defaults".to_string()
+            } else {
+                cfg.opts.join("; ")
+            }
+        );
+    }
+    let _ = writeln!(s);
+    let _ = writeln!(
+        s,
+        "{:<24} {:<28} {:>20} {:>8} {:>6} {:>8} {:>6}  largest file: MB, extents",
+        "workload", "configuration", "MB/s", "hints", "files", "extents", "ideal"
+    );
+    for (wi, w) in c.workloads.iter().enumerate() {
+        for (ci, cfg) in c.configs.iter().enumerate() {
+            let Some(cell) = c.cells.get(ci).and_then(|r| r.get(wi)) else {
+                continue;
+            };
+            if let Some(e) = &cell.error {
+                if cell.throughput_mb_s.is_none() {
+                    let _ = writeln!(s, "{w:<24} {:<28} failed: {e}", cfg.label);
+                    continue;
+                }
+            }
+            let largest = cell
+                .largest
+                .as_ref()
+                .map(|(n, b, x)| format!("{n}: {:.1} MB, {x}", *b as f64 / 1e6))
+                .unwrap_or_else(|| "-".into());
+            let _ = writeln!(
+                s,
+                "{w:<24} {:<28} {:>20} {:>8} {:>6} {:>8} {:>6}  {largest}",
+                cfg.label,
+                cell.throughput_mb_s
+                    .map(|t| if cell.throughput_max_mb_s > cell.throughput_min_mb_s {
+                        format!(
+                            "{t:.1} ({:.0}-{:.0})",
+                            cell.throughput_min_mb_s, cell.throughput_max_mb_s
+                        )
+                    } else {
+                        format!("{t:.1}")
+                    })
+                    .unwrap_or_else(|| "-".into()),
+                cell.hint_writes,
+                cell.files,
+                cell.extents,
+                cell.ideal_extents,
+            );
+        }
+    }
+    let _ = writeln!(
+        s,
+        "\nMB/s: the workload's measured throughput (its own bytes only); with --batch, the median and (min-max) of the iterations. hints: preallocation hint writes the client profile added, all phases. files, extents, ideal: what the workload left in its directory on the server's file system, counted with FIEMAP as filefrag counts them; ideal is the fewest extents that file system allows."
+    );
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn option_sets_parse_and_bad_ones_are_named() {
+        let s = parse_opt_sets(&[
+            "sa_no=strict allocate = no".into(),
+            "two=a = 1; b = 2".into(),
+        ])
+        .unwrap();
+        assert_eq!(
+            s[0],
+            (
+                "sa_no".to_string(),
+                vec!["strict allocate = no".to_string()]
+            )
+        );
+        assert_eq!(s[1].1.len(), 2);
+        assert!(parse_opt_sets(&["no-equals".into()]).is_err());
+        assert!(parse_opt_sets(&["x y=a = b".into()]).is_err());
+        assert!(parse_opt_sets(&["n=a".into()]).is_err());
+        assert_eq!(parse_opt_sets(&[]).unwrap()[0].0, "defaults");
+    }
+}

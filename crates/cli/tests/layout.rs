@@ -1,0 +1,253 @@
+//! `naslab frag`, `naslab alloc` and the layout a run records, end to end. The matrix
+//! test needs root and loop devices and says when it is skipped.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn naslab() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_naslab"))
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+fn ok(cmd: &mut Command) -> Output {
+    let out = cmd.output().expect("naslab starts");
+    assert!(
+        out.status.success(),
+        "naslab failed:\nstdout: {}\nstderr: {}",
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+    out
+}
+
+fn fails(cmd: &mut Command) -> String {
+    let out = cmd.output().expect("naslab starts");
+    assert_eq!(out.status.code(), Some(1), "stdout: {}", text(&out.stdout));
+    let err = text(&out.stderr);
+    assert!(!err.contains("panicked"), "{err}");
+    err
+}
+
+fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    unsafe { libc::geteuid() == 0 }
+}
+
+fn filefrag_count(file: &Path) -> Option<u64> {
+    let out = Command::new("filefrag").arg(file).output().ok()?;
+    let t = text(&out.stdout);
+    t.trim_end()
+        .rsplit(": ")
+        .next()?
+        .split(' ')
+        .next()?
+        .parse()
+        .ok()
+}
+
+/// A file written as two interleaved halves with syncs between, so it has a few extents.
+fn some_file(dir: &Path, name: &str) -> PathBuf {
+    use std::os::unix::fs::FileExt;
+    let p = dir.join(name);
+    let f = std::fs::File::create(&p).unwrap();
+    let other = std::fs::File::create(dir.join(format!("{name}.other"))).unwrap();
+    let chunk = vec![7u8; 256 << 10];
+    for i in 0..16u64 {
+        f.write_all_at(&chunk, i * (256 << 10)).unwrap();
+        f.sync_all().unwrap();
+        other.write_all_at(&chunk, i * (256 << 10)).unwrap();
+        other.sync_all().unwrap();
+    }
+    p
+}
+
+#[test]
+fn frag_prints_each_files_extents_as_filefrag_counts_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = some_file(dir.path(), "data.bin");
+    let out = ok(naslab().arg("frag").arg(&f));
+    let table = text(&out.stdout);
+    assert!(
+        table.contains("extents") && table.contains("data.bin"),
+        "{table}"
+    );
+    let out = ok(naslab().arg("frag").arg("--json").arg(&f));
+    let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let file = &j["files"][0];
+    assert_eq!(file["size_bytes"], 16 * (256 << 10));
+    let extents = file["extents"].as_u64().unwrap();
+    assert!(extents >= 1);
+    if let Some(n) = filefrag_count(&f) {
+        assert_eq!(extents, n, "filefrag says {n}");
+    }
+    assert!(file["score"].as_f64().is_some());
+}
+
+#[test]
+fn frag_on_a_directory_sums_the_tree_and_lists_the_worst_files() {
+    let dir = tempfile::tempdir().unwrap();
+    some_file(dir.path(), "a");
+    std::fs::create_dir(dir.path().join("sub")).unwrap();
+    some_file(&dir.path().join("sub"), "b");
+    let out = ok(naslab().arg("frag").arg(dir.path()).args(["--top", "1"]));
+    let t = text(&out.stdout);
+    assert!(t.contains("4 files"), "{t}");
+    assert!(t.contains("worst files"), "{t}");
+    let out = ok(naslab()
+        .arg("frag")
+        .arg(dir.path())
+        .args(["--top", "2", "--json"]));
+    let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let tree = &j["trees"][0];
+    assert_eq!(tree["totals"]["files"], 4);
+    assert_eq!(tree["worst"].as_array().unwrap().len(), 2);
+}
+
+#[test]
+fn frag_refuses_what_it_cannot_map_and_says_why() {
+    let err = fails(naslab().args(["frag", "/nonexistent/naslab-frag"]));
+    assert!(err.contains("cannot examine"), "{err}");
+    // procfs has no extents to report.
+    let err = fails(naslab().args(["frag", "/proc/self/status"]));
+    assert!(err.contains("does not report file extents"), "{err}");
+    // A FIFO is refused at once rather than opened (which would wait for a writer).
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("fifo");
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: a valid, NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let err = fails(naslab().arg("frag").arg(&fifo));
+    assert!(
+        err.contains("neither a regular file nor a directory"),
+        "{err}"
+    );
+}
+
+#[test]
+fn alloc_runs_the_patterns_in_a_directory_and_cleans_up() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = ok(naslab().arg("alloc").arg("--dir").arg(dir.path()).args([
+        "--size",
+        "2M",
+        "--pattern",
+        "skip,clear,hints-fix",
+    ]));
+    let t = text(&out.stdout);
+    for p in ["skip", "clear", "hints-fix"] {
+        assert!(t.contains(&format!("\n{p} ")), "{t}");
+    }
+    assert!(!t.contains("\nunbuffered"), "{t}");
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+    let out = ok(naslab().arg("alloc").arg("--dir").arg(dir.path()).args([
+        "--size",
+        "1M",
+        "--pattern",
+        "fallocate+1",
+        "--json",
+    ]));
+    let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let run = &j["runs"][0];
+    assert_eq!(run["pattern"], "fallocate+1");
+    assert_eq!(run["bytes_written"], 0);
+    assert_eq!(run["layout"]["size_bytes"], (1u64 << 20) / 9123 * 9123);
+}
+
+#[test]
+fn alloc_names_the_flag_at_fault() {
+    let err = fails(naslab().args(["alloc", "--pattern", "zero"]));
+    assert!(err.contains("fallocate+1"), "{err}");
+    let err = fails(naslab().args(["alloc", "--size", "12Q"]));
+    assert!(err.contains("--size"), "{err}");
+    let err = fails(naslab().args(["alloc", "--size", "100"]));
+    assert!(err.contains("--size") && err.contains("block"), "{err}");
+    let err = fails(naslab().args(["alloc", "--matrix", "--fs", "ntfs"]));
+    assert!(err.contains("ext4-nodelalloc"), "{err}");
+}
+
+#[test]
+fn a_run_records_the_layout_of_prepared_and_written_files() {
+    let target = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let probe = naslab().arg("frag").arg(target.path()).output().unwrap();
+    if text(&probe.stderr).contains("does not report file extents") {
+        eprintln!("skipped: the temporary directory's file system has no FIEMAP");
+        return;
+    }
+    let trace = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/document-save.jsonl");
+    let res = ok(naslab()
+        .arg("run")
+        .arg(&trace)
+        .arg("--target")
+        .arg(target.path())
+        .arg("--out")
+        .arg(out.path()));
+    let table = text(&res.stdout);
+    assert!(table.contains("    layout     prepared"), "{table}");
+    let label = std::fs::read_dir(out.path())
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let run_dir = std::fs::read_dir(label)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let j: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(run_dir.join("run.json")).unwrap()).unwrap();
+    let layout = &j["workloads"][0]["iterations"][0]["layout"];
+    let prepared = &layout["prepared"];
+    assert!(prepared["files"].as_u64().unwrap() >= 1, "{layout}");
+    assert!(prepared["extents"].as_u64().unwrap() >= prepared["files"].as_u64().unwrap());
+    assert!(layout["written"]["files"].is_u64(), "{layout}");
+}
+
+#[test]
+fn the_matrix_prints_seconds_and_extents_per_file_system_and_leaves_no_loop_device() {
+    if !is_root() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = ok(naslab()
+            .arg("alloc")
+            .arg("--matrix")
+            .arg("--dir")
+            .arg(dir.path())
+            .args(["--size", "1M", "--pattern", "skip"]));
+        assert!(text(&out.stderr).contains("needs root"));
+        eprintln!(
+            "skipped the matrix itself: it needs root for loop devices (.ci/run runs as root)"
+        );
+        return;
+    }
+    let work = tempfile::tempdir().unwrap();
+    let out = ok(naslab()
+        .args([
+            "alloc",
+            "--matrix",
+            "--fs",
+            "ext4,ext4-nodelalloc,ext3",
+            "--pattern",
+            "skip,clear",
+        ])
+        .args(["--size", "4M", "--dir"])
+        .arg(work.path()));
+    let t = text(&out.stdout);
+    let header = t.lines().nth(1).unwrap();
+    for fs in ["ext4", "ext4-nodelalloc", "ext3"] {
+        assert!(header.contains(fs), "{t}");
+    }
+    assert!(t.contains("\nskip ") && t.contains("\nclear "), "{t}");
+    assert!(t.contains("no delayed allocation"), "{t}");
+    // Every image, mount point and loop device is gone.
+    assert_eq!(std::fs::read_dir(work.path()).unwrap().count(), 0);
+    let loops = Command::new("losetup").arg("-a").output().unwrap();
+    let listed = text(&loops.stdout);
+    assert!(
+        !listed.contains(&work.path().display().to_string()),
+        "{listed}"
+    );
+}

@@ -1,0 +1,319 @@
+//! The `naslab` binary with protocol targets and the lab: URLs and their errors, `lab
+//! up` / `run` / `lab down` over SMB and NFS, and a two-configuration `lab matrix`.
+//! The lab tests need root (loop devices, mounts, servers) and say so when skipped.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn naslab() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_naslab"));
+    c.env_remove("NASLAB_SMB_PASSWORD");
+    c
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+fn run_ok(cmd: &mut Command) -> Output {
+    let out = cmd.output().expect("naslab starts");
+    assert!(
+        out.status.success(),
+        "{:?} failed:\n{}\n{}",
+        cmd,
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+    out
+}
+
+fn run_err(cmd: &mut Command) -> String {
+    let out = cmd.output().expect("naslab starts");
+    assert!(!out.status.success(), "{cmd:?} should fail");
+    text(&out.stderr)
+}
+
+fn lab_ready(server: &str) -> bool {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("skipped: needs root (loop devices, mounts and servers); CI runs it as root");
+        return false;
+    }
+    let tool = if server == "samba" {
+        "smbd"
+    } else {
+        "ganesha.nfsd"
+    };
+    if naslab_layout::loopdev::find_tool(tool).is_none() {
+        eprintln!("skipped: {tool} is not installed (scripts/test.sh installs it as root)");
+        return false;
+    }
+    true
+}
+
+/// Takes the lab down when dropped, so a failed assertion leaves no server behind.
+struct Down<'a>(&'a Path, &'a str);
+
+impl Drop for Down<'_> {
+    fn drop(&mut self) {
+        let _ = naslab()
+            .args(["lab", "down", "--name", self.1, "--lab-dir"])
+            .arg(self.0)
+            .output();
+    }
+}
+
+#[test]
+fn urls_with_passwords_or_bad_parts_are_refused_with_what_to_do() {
+    let dir = tempfile::tempdir().unwrap();
+    let e = run_err(
+        naslab()
+            .args([
+                "run",
+                "--workload",
+                "HDVideo_1Play",
+                "--target",
+                "smb://bob:hunter2@127.0.0.1/share",
+                "--out",
+            ])
+            .arg(dir.path()),
+    );
+    assert!(
+        e.contains("NASLAB_SMB_PASSWORD") && !e.contains("hunter2"),
+        "{e}"
+    );
+    let e = run_err(
+        naslab()
+            .args([
+                "run",
+                "--workload",
+                "HDVideo_1Play",
+                "--target",
+                "nfs://127.0.0.1",
+                "--out",
+            ])
+            .arg(dir.path()),
+    );
+    assert!(e.contains("names no export"), "{e}");
+    let e = run_err(
+        naslab()
+            .args([
+                "run",
+                "--workload",
+                "HDVideo_1Play",
+                "--target",
+                "smb://127.0.0.1:1/share",
+                "--out",
+            ])
+            .arg(dir.path()),
+    );
+    assert!(
+        e.contains("cannot reach the SMB server at 127.0.0.1:1"),
+        "{e}"
+    );
+    // A user with no password and no terminal to ask on.
+    let e = run_err(
+        naslab()
+            .args([
+                "run",
+                "--workload",
+                "HDVideo_1Play",
+                "--target",
+                "smb://bob@127.0.0.1:1/share",
+                "--out",
+            ])
+            .arg(dir.path())
+            .stdin(std::process::Stdio::null()),
+    );
+    assert!(e.contains("NASLAB_SMB_PASSWORD is not set"), "{e}");
+    let e = run_err(
+        naslab()
+            .args([
+                "run",
+                "--workload",
+                "HDVideo_1Play",
+                "--backend",
+                "null",
+                "--client-profile",
+                "macos",
+                "--out",
+            ])
+            .arg(dir.path()),
+    );
+    assert!(e.contains("plain and windows"), "{e}");
+}
+
+#[test]
+fn lab_up_run_down_over_smb_and_nfs() {
+    for server in ["samba", "nfs"] {
+        if !lab_ready(server) {
+            return;
+        }
+        let base = tempfile::tempdir().unwrap();
+        let name = format!("cli-{server}");
+        let up = run_ok(
+            naslab()
+                .args([
+                    "lab",
+                    "up",
+                    "--fs",
+                    "ext4",
+                    "--size",
+                    "256M",
+                    "--server",
+                    server,
+                    "--name",
+                    &name,
+                    "--lab-dir",
+                ])
+                .arg(base.path()),
+        );
+        let _down = Down(base.path(), &name);
+        let url = text(&up.stdout).trim().to_string();
+        assert!(
+            url.starts_with(if server == "samba" {
+                "smb://127.0.0.1:"
+            } else {
+                "nfs://127.0.0.1:"
+            }),
+            "{url}"
+        );
+        let status = run_ok(
+            naslab()
+                .args(["lab", "status", "--lab-dir"])
+                .arg(base.path()),
+        );
+        assert!(text(&status.stdout).contains(&url));
+        let out = base.path().join("results");
+        let run = run_ok(
+            naslab()
+                .args([
+                    "run",
+                    "--workload",
+                    "FileCopyToNAS,FileCopyFromNAS",
+                    "--scale",
+                    "0.002",
+                    "--json",
+                    "--target",
+                    &url,
+                    "--out",
+                ])
+                .arg(&out),
+        );
+        let v: serde_json::Value = serde_json::from_slice(&run.stdout).unwrap();
+        assert_eq!(
+            v["target"]["backend"],
+            if server == "samba" { "smb" } else { "nfs" }
+        );
+        assert_eq!(v["target"]["path"], url.as_str());
+        for w in v["workloads"].as_array().unwrap() {
+            let it = &w["iterations"][0];
+            assert_eq!(it["errors"], 0, "{it}");
+            assert!(it["throughput_mb_s"].as_f64().unwrap() > 0.0);
+        }
+        // The copy to the NAS wrote exactly the bytes the server now holds.
+        let state: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(base.path().join(&name).join("state.json")).unwrap(),
+        )
+        .unwrap();
+        let share = Path::new(state["share_dir"].as_str().unwrap());
+        let written = v["workloads"][0]["iterations"][0]["bytes_written"]
+            .as_u64()
+            .unwrap();
+        let on_server: u64 = walk_sizes(&share.join("naslab/FileCopyToNAS"));
+        assert_eq!(on_server, written);
+        run_ok(
+            naslab()
+                .args(["lab", "down", "--name", &name, "--lab-dir"])
+                .arg(base.path()),
+        );
+        let status = run_ok(
+            naslab()
+                .args(["lab", "status", "--lab-dir"])
+                .arg(base.path()),
+        );
+        assert!(text(&status.stdout).contains("no lab is up"));
+    }
+}
+
+fn walk_sizes(dir: &Path) -> u64 {
+    let mut n = 0;
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        let m = e.metadata().unwrap();
+        n += if m.is_dir() {
+            walk_sizes(&e.path())
+        } else {
+            m.len()
+        };
+    }
+    n
+}
+
+#[test]
+fn lab_matrix_compares_two_samba_settings_with_the_windows_profile() {
+    if !lab_ready("samba") {
+        return;
+    }
+    let base = tempfile::tempdir().unwrap();
+    let out = base.path().join("results");
+    let run = run_ok(
+        naslab()
+            .args([
+                "lab",
+                "matrix",
+                "--fs",
+                "ext4",
+                "--server",
+                "samba",
+                "--opts",
+                "sa_no=strict allocate = no",
+                "--opts",
+                "sa_yes=strict allocate = yes",
+                "--workload",
+                "HDVideo_RecordThenPlay",
+                "--client-profile",
+                "windows",
+                "--scale",
+                "0.005",
+                "--size",
+                "256M",
+                "--lab-dir",
+            ])
+            .arg(base.path())
+            .arg("--out")
+            .arg(&out),
+    );
+    let table = text(&run.stdout);
+    assert!(
+        table.contains("ext4-samba-sa_no") && table.contains("ext4-samba-sa_yes"),
+        "{table}"
+    );
+    let dir = std::fs::read_dir(out.join("matrix"))
+        .unwrap()
+        .flatten()
+        .next()
+        .unwrap()
+        .path();
+    let cmp: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("comparison.json")).unwrap())
+            .unwrap();
+    for row in cmp["cells"].as_array().unwrap() {
+        let c = &row[0];
+        assert!(c["error"].is_null(), "{c}");
+        assert!(c["throughput_mb_s"].as_f64().unwrap() > 0.0);
+        assert!(c["hint_writes"].as_u64().unwrap() > 0);
+        assert_eq!(c["files"], 1);
+        assert!(c["extents"].as_u64().unwrap() >= 1);
+        // The recording holds exactly what the recorder wrote: 0.5 % of 1.6 GB.
+        assert_eq!(c["bytes"], 8_000_000);
+    }
+    let status = run_ok(
+        naslab()
+            .args(["lab", "status", "--lab-dir"])
+            .arg(base.path()),
+    );
+    assert!(
+        text(&status.stdout).contains("no lab is up"),
+        "every configuration was taken down"
+    );
+}
