@@ -3,38 +3,10 @@
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Command;
 
-fn naslab() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_naslab"))
-}
-
-fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
-
-fn run_ok(cmd: &mut Command) -> Output {
-    let out = cmd.output().expect("naslab starts");
-    assert!(
-        out.status.success(),
-        "naslab failed:\nstdout: {}\nstderr: {}",
-        text(&out.stdout),
-        text(&out.stderr)
-    );
-    out
-}
-
-fn run_err(cmd: &mut Command) -> String {
-    let out = cmd.output().expect("naslab starts");
-    assert_eq!(out.status.code(), Some(1), "stdout: {}", text(&out.stdout));
-    let err = text(&out.stderr);
-    assert!(!err.contains("panicked"), "{err}");
-    err
-}
+mod common;
+use common::*;
 
 fn only_run_dir(out: &Path) -> PathBuf {
     let label = std::fs::read_dir(out)
@@ -53,11 +25,6 @@ fn only_run_dir(out: &Path) -> PathBuf {
 
 fn json(path: &Path) -> serde_json::Value {
     serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
-}
-
-fn is_root() -> bool {
-    // SAFETY: geteuid has no preconditions.
-    unsafe { libc::geteuid() == 0 }
 }
 
 #[test]

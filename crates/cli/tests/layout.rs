@@ -2,39 +2,10 @@
 //! test needs root and loop devices and says when it is skipped.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Command;
 
-fn naslab() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_naslab"))
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
-
-fn ok(cmd: &mut Command) -> Output {
-    let out = cmd.output().expect("naslab starts");
-    assert!(
-        out.status.success(),
-        "naslab failed:\nstdout: {}\nstderr: {}",
-        text(&out.stdout),
-        text(&out.stderr)
-    );
-    out
-}
-
-fn fails(cmd: &mut Command) -> String {
-    let out = cmd.output().expect("naslab starts");
-    assert_eq!(out.status.code(), Some(1), "stdout: {}", text(&out.stdout));
-    let err = text(&out.stderr);
-    assert!(!err.contains("panicked"), "{err}");
-    err
-}
-
-fn is_root() -> bool {
-    // SAFETY: geteuid has no preconditions.
-    unsafe { libc::geteuid() == 0 }
-}
+mod common;
+use common::*;
 
 fn filefrag_count(file: &Path) -> Option<u64> {
     let out = Command::new("filefrag").arg(file).output().ok()?;
@@ -68,13 +39,13 @@ fn some_file(dir: &Path, name: &str) -> PathBuf {
 fn frag_prints_each_files_extents_as_filefrag_counts_them() {
     let dir = tempfile::tempdir().unwrap();
     let f = some_file(dir.path(), "data.bin");
-    let out = ok(naslab().arg("frag").arg(&f));
+    let out = run_ok(naslab().arg("frag").arg(&f));
     let table = text(&out.stdout);
     assert!(
         table.contains("extents") && table.contains("data.bin"),
         "{table}"
     );
-    let out = ok(naslab().arg("frag").arg("--json").arg(&f));
+    let out = run_ok(naslab().arg("frag").arg("--json").arg(&f));
     let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let file = &j["files"][0];
     assert_eq!(file["size_bytes"], 16 * (256 << 10));
@@ -92,14 +63,16 @@ fn frag_on_a_directory_sums_the_tree_and_lists_the_worst_files() {
     some_file(dir.path(), "a");
     std::fs::create_dir(dir.path().join("sub")).unwrap();
     some_file(&dir.path().join("sub"), "b");
-    let out = ok(naslab().arg("frag").arg(dir.path()).args(["--top", "1"]));
+    let out = run_ok(naslab().arg("frag").arg(dir.path()).args(["--top", "1"]));
     let t = text(&out.stdout);
     assert!(t.contains("4 files"), "{t}");
     assert!(t.contains("worst files"), "{t}");
-    let out = ok(naslab()
-        .arg("frag")
-        .arg(dir.path())
-        .args(["--top", "2", "--json"]));
+    let out = run_ok(
+        naslab()
+            .arg("frag")
+            .arg(dir.path())
+            .args(["--top", "2", "--json"]),
+    );
     let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let tree = &j["trees"][0];
     assert_eq!(tree["totals"]["files"], 4);
@@ -108,10 +81,10 @@ fn frag_on_a_directory_sums_the_tree_and_lists_the_worst_files() {
 
 #[test]
 fn frag_refuses_what_it_cannot_map_and_says_why() {
-    let err = fails(naslab().args(["frag", "/nonexistent/naslab-frag"]));
+    let err = run_err(naslab().args(["frag", "/nonexistent/naslab-frag"]));
     assert!(err.contains("cannot examine"), "{err}");
     // procfs has no extents to report.
-    let err = fails(naslab().args(["frag", "/proc/self/status"]));
+    let err = run_err(naslab().args(["frag", "/proc/self/status"]));
     assert!(err.contains("does not report file extents"), "{err}");
     // A FIFO is refused at once rather than opened (which would wait for a writer).
     let dir = tempfile::tempdir().unwrap();
@@ -119,7 +92,7 @@ fn frag_refuses_what_it_cannot_map_and_says_why() {
     let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
     // SAFETY: a valid, NUL-terminated path.
     assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
-    let err = fails(naslab().arg("frag").arg(&fifo));
+    let err = run_err(naslab().arg("frag").arg(&fifo));
     assert!(
         err.contains("neither a regular file nor a directory"),
         "{err}"
@@ -129,7 +102,7 @@ fn frag_refuses_what_it_cannot_map_and_says_why() {
 #[test]
 fn alloc_runs_the_patterns_in_a_directory_and_cleans_up() {
     let dir = tempfile::tempdir().unwrap();
-    let out = ok(naslab().arg("alloc").arg("--dir").arg(dir.path()).args([
+    let out = run_ok(naslab().arg("alloc").arg("--dir").arg(dir.path()).args([
         "--size",
         "2M",
         "--pattern",
@@ -141,7 +114,7 @@ fn alloc_runs_the_patterns_in_a_directory_and_cleans_up() {
     }
     assert!(!t.contains("\nunbuffered"), "{t}");
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
-    let out = ok(naslab().arg("alloc").arg("--dir").arg(dir.path()).args([
+    let out = run_ok(naslab().arg("alloc").arg("--dir").arg(dir.path()).args([
         "--size",
         "1M",
         "--pattern",
@@ -157,13 +130,13 @@ fn alloc_runs_the_patterns_in_a_directory_and_cleans_up() {
 
 #[test]
 fn alloc_names_the_flag_at_fault() {
-    let err = fails(naslab().args(["alloc", "--pattern", "zero"]));
+    let err = run_err(naslab().args(["alloc", "--pattern", "zero"]));
     assert!(err.contains("fallocate+1"), "{err}");
-    let err = fails(naslab().args(["alloc", "--size", "12Q"]));
+    let err = run_err(naslab().args(["alloc", "--size", "12Q"]));
     assert!(err.contains("--size"), "{err}");
-    let err = fails(naslab().args(["alloc", "--size", "100"]));
+    let err = run_err(naslab().args(["alloc", "--size", "100"]));
     assert!(err.contains("--size") && err.contains("block"), "{err}");
-    let err = fails(naslab().args(["alloc", "--matrix", "--fs", "ntfs"]));
+    let err = run_err(naslab().args(["alloc", "--matrix", "--fs", "ntfs"]));
     assert!(err.contains("ext4-nodelalloc"), "{err}");
 }
 
@@ -177,13 +150,15 @@ fn a_run_records_the_layout_of_prepared_and_written_files() {
         return;
     }
     let trace = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/document-save.jsonl");
-    let res = ok(naslab()
-        .arg("run")
-        .arg(&trace)
-        .arg("--target")
-        .arg(target.path())
-        .arg("--out")
-        .arg(out.path()));
+    let res = run_ok(
+        naslab()
+            .arg("run")
+            .arg(&trace)
+            .arg("--target")
+            .arg(target.path())
+            .arg("--out")
+            .arg(out.path()),
+    );
     let table = text(&res.stdout);
     assert!(table.contains("    layout     prepared"), "{table}");
     let label = std::fs::read_dir(out.path())
@@ -211,12 +186,14 @@ fn a_run_records_the_layout_of_prepared_and_written_files() {
 fn the_matrix_prints_seconds_and_extents_per_file_system_and_leaves_no_loop_device() {
     if !is_root() {
         let dir = tempfile::tempdir().unwrap();
-        let out = ok(naslab()
-            .arg("alloc")
-            .arg("--matrix")
-            .arg("--dir")
-            .arg(dir.path())
-            .args(["--size", "1M", "--pattern", "skip"]));
+        let out = run_ok(
+            naslab()
+                .arg("alloc")
+                .arg("--matrix")
+                .arg("--dir")
+                .arg(dir.path())
+                .args(["--size", "1M", "--pattern", "skip"]),
+        );
         assert!(text(&out.stderr).contains("needs root"));
         eprintln!(
             "skipped the matrix itself: it needs root for loop devices (.ci/run runs as root)"
@@ -224,17 +201,19 @@ fn the_matrix_prints_seconds_and_extents_per_file_system_and_leaves_no_loop_devi
         return;
     }
     let work = tempfile::tempdir().unwrap();
-    let out = ok(naslab()
-        .args([
-            "alloc",
-            "--matrix",
-            "--fs",
-            "ext4,ext4-nodelalloc,ext3",
-            "--pattern",
-            "skip,clear",
-        ])
-        .args(["--size", "4M", "--dir"])
-        .arg(work.path()));
+    let out = run_ok(
+        naslab()
+            .args([
+                "alloc",
+                "--matrix",
+                "--fs",
+                "ext4,ext4-nodelalloc,ext3",
+                "--pattern",
+                "skip,clear",
+            ])
+            .args(["--size", "4M", "--dir"])
+            .arg(work.path()),
+    );
     let t = text(&out.stdout);
     let header = t.lines().nth(1).unwrap();
     for fs in ["ext4", "ext4-nodelalloc", "ext3"] {

@@ -2,38 +2,9 @@
 //! directory, and `naslab compare`, end to end on the null backend.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
-fn naslab() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_naslab"))
-}
-
-fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
-
-fn run_ok(cmd: &mut Command) -> Output {
-    let out = cmd.output().expect("naslab starts");
-    assert!(
-        out.status.success(),
-        "naslab failed:\nstdout: {}\nstderr: {}",
-        text(&out.stdout),
-        text(&out.stderr)
-    );
-    out
-}
-
-fn run_err(cmd: &mut Command) -> String {
-    let out = cmd.output().expect("naslab starts");
-    assert_eq!(out.status.code(), Some(1), "stdout: {}", text(&out.stdout));
-    let err = text(&out.stderr);
-    assert!(!err.contains("panicked"), "{err}");
-    err
-}
+mod common;
+use common::*;
 
 /// Runs the example trace on the null backend under `out/label` and returns the run directory.
 fn example_run(out: &Path, label: &str) -> PathBuf {

@@ -7,6 +7,8 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
+use naslab_layout::FsCase;
+
 use crate::error::LabError;
 use crate::process::{run, tool};
 
@@ -58,25 +60,23 @@ impl FsKind {
 
     /// The mkfs program, its Debian package and its arguments before the image.
     fn mkfs(self) -> Option<(&'static str, &'static str, &'static [&'static str])> {
-        match self {
-            FsKind::Ext4 | FsKind::Ext4NoDelalloc => {
-                Some(("mkfs.ext4", "e2fsprogs", &["-q", "-F"]))
-            }
-            FsKind::Ext3 => Some(("mkfs.ext3", "e2fsprogs", &["-q", "-F"])),
-            FsKind::Xfs => Some(("mkfs.xfs", "xfsprogs", &["-q", "-f"])),
-            FsKind::Btrfs => Some(("mkfs.btrfs", "btrfs-progs", &["-q", "-f"])),
-            FsKind::Dir => None,
-        }
+        self.case().map(FsCase::mkfs)
     }
 
     /// The type and options given to mount.
     fn mount(self) -> (&'static str, Option<&'static str>) {
+        self.case().map_or(("ext4", None), FsCase::mount)
+    }
+
+    /// The same file system as the allocation lab makes it; `None` for `dir`.
+    fn case(self) -> Option<FsCase> {
         match self {
-            FsKind::Ext4 | FsKind::Dir => ("ext4", None),
-            FsKind::Ext4NoDelalloc => ("ext4", Some("nodelalloc")),
-            FsKind::Ext3 => ("ext3", None),
-            FsKind::Xfs => ("xfs", None),
-            FsKind::Btrfs => ("btrfs", None),
+            FsKind::Ext4 => Some(FsCase::Ext4),
+            FsKind::Ext4NoDelalloc => Some(FsCase::Ext4NoDelalloc),
+            FsKind::Ext3 => Some(FsCase::Ext3),
+            FsKind::Xfs => Some(FsCase::Xfs),
+            FsKind::Btrfs => Some(FsCase::Btrfs),
+            FsKind::Dir => None,
         }
     }
 }

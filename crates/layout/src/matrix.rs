@@ -55,7 +55,7 @@ impl FsCase {
     }
 
     /// The mkfs program, its package, and its arguments before the device.
-    fn mkfs(self) -> (&'static str, &'static str, &'static [&'static str]) {
+    pub fn mkfs(self) -> (&'static str, &'static str, &'static [&'static str]) {
         match self {
             FsCase::Ext4 | FsCase::Ext4NoDelalloc => ("mkfs.ext4", "e2fsprogs", &["-q", "-F"]),
             FsCase::Ext3 => ("mkfs.ext3", "e2fsprogs", &["-q", "-F"]),
@@ -65,7 +65,7 @@ impl FsCase {
     }
 
     /// The type and options given to mount.
-    fn mount(self) -> (&'static str, Option<&'static str>) {
+    pub fn mount(self) -> (&'static str, Option<&'static str>) {
         match self {
             FsCase::Ext4 => ("ext4", None),
             FsCase::Ext4NoDelalloc => ("ext4", Some("nodelalloc")),

@@ -1,0 +1,47 @@
+//! What every test of the `naslab` binary uses: running it and reading what it said.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// The binary under test.
+pub fn naslab() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_naslab"))
+}
+
+/// The repository's top directory (for examples/).
+pub fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// Output bytes as text.
+pub fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// Runs the command, which must succeed.
+pub fn run_ok(cmd: &mut Command) -> Output {
+    let out = cmd.output().expect("naslab starts");
+    assert!(
+        out.status.success(),
+        "naslab failed:\nstdout: {}\nstderr: {}",
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+    out
+}
+
+/// Runs the command, which must fail with exit code 1 and no panic; returns its stderr.
+pub fn run_err(cmd: &mut Command) -> String {
+    let out = cmd.output().expect("naslab starts");
+    assert_eq!(out.status.code(), Some(1), "stdout: {}", text(&out.stdout));
+    let err = text(&out.stderr);
+    assert!(!err.contains("panicked"), "{err}");
+    err
+}
+
+/// Whether the tests run as root (mounts, loop devices, servers).
+pub fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    unsafe { libc::geteuid() == 0 }
+}
