@@ -144,7 +144,7 @@ fn files_only_written_are_absent_after_preparation_and_the_rest_are_there() {
         let plan = compile(Path::new(w.name), records_from_trace(&trace), spool.path()).unwrap();
         let sandbox = Sandbox::open(target.path()).unwrap();
         let wd = sandbox.fresh_workload_dir(w.name).unwrap();
-        let t = PosixTarget::new(sandbox.root());
+        let t = PosixTarget::new(sandbox.clone());
         let mut b = t
             .connect(w.name, plan.files.clone(), BackendOptions::default())
             .unwrap();

@@ -13,15 +13,12 @@ use crate::plan::Plan;
 use crate::prepare::{drop_caches, prepare, PrepareError};
 use crate::records::{write_records, RecordsError};
 use crate::replay::{replay, Phase, Progress, ReplayError, ReplayOptions};
-use crate::sandbox::{Sandbox, SandboxError};
 use crate::summarize::summarize;
 
 /// Why an iteration could not run (a failure during the measured phase is not one of
 /// these: it ends the iteration early and is reported in its results).
 #[derive(Debug, thiserror::Error)]
 pub enum RunError {
-    #[error(transparent)]
-    Sandbox(#[from] SandboxError),
     #[error("{trace}:{line}: the {backend} backend cannot do '{op}'; run this trace on a backend that can (e.g. posix)")]
     Unsupported {
         backend: &'static str,
@@ -61,8 +58,6 @@ pub enum RunError {
 pub struct IterationSpec<'a> {
     pub plan: &'a Plan,
     pub target: &'a dyn Target,
-    /// naslab's directory on a local target; `None` for targets without one (null).
-    pub sandbox: Option<&'a Sandbox>,
     pub cache: CacheMode,
     pub replay: ReplayOptions,
     /// Where spools go (a local, writable directory).
@@ -102,9 +97,6 @@ pub fn run_iteration(spec: &IterationSpec, iteration: u32) -> Result<IterationRe
     let plan = spec.plan;
     check_caps(plan, spec.target)?;
     let name = plan.header.workload.as_str();
-    if let Some(sb) = spec.sandbox {
-        sb.fresh_workload_dir(name)?;
-    }
     spec.target
         .fresh_workload_dir(name)
         .map_err(|error| RunError::WorkloadDir {

@@ -48,7 +48,6 @@ fn op(stream: u32, t_us: u64, kind: OpKind, file: u32, offset: u64, len: u64) ->
 fn spec_of<'a>(
     plan: &'a Plan,
     target: &'a dyn Target,
-    sandbox: Option<&'a Sandbox>,
     cache: CacheMode,
     spool_dir: &'a Path,
     records_path: Option<PathBuf>,
@@ -57,7 +56,6 @@ fn spec_of<'a>(
     IterationSpec {
         plan,
         target,
-        sandbox,
         cache,
         replay: ReplayOptions::default(),
         spool_dir,
@@ -301,7 +299,6 @@ fn null_backend_counts_exactly_what_the_trace_asks() {
     let spec = spec_of(
         &plan,
         &NullTarget,
-        None,
         CacheMode::Drop,
         spool.path(),
         Some(spool.path().join("r.ops.jsonl.zst")),
@@ -348,7 +345,6 @@ fn a_full_target_stops_the_run_and_keeps_what_was_measured() {
     let spec = spec_of(
         &plan,
         &target,
-        None,
         CacheMode::Keep,
         spool.path(),
         None,
@@ -450,7 +446,7 @@ fn posix_preparation_builds_the_file_set_on_disk() {
     let sandbox = Sandbox::open(target_dir.path()).unwrap();
     let spool = tempfile::tempdir().unwrap();
     let plan = plan_of(&t, spool.path());
-    let target = PosixTarget::new(sandbox.root());
+    let target = PosixTarget::new(sandbox.clone());
     let wd = sandbox.fresh_workload_dir("ondisk").unwrap();
     let mut b = target
         .connect("ondisk", plan.files.clone(), BackendOptions::default())
@@ -473,7 +469,6 @@ fn posix_preparation_builds_the_file_set_on_disk() {
     let spec = spec_of(
         &plan,
         &target,
-        Some(&sandbox),
         CacheMode::Drop,
         spool.path(),
         None,
@@ -522,13 +517,12 @@ fn posix_backend_does_every_op_for_real() {
     let sandbox = Sandbox::open(target_dir.path()).unwrap();
     let spool = tempfile::tempdir().unwrap();
     let plan = plan_of(&t, spool.path());
-    let target = PosixTarget::new(sandbox.root());
+    let target = PosixTarget::new(sandbox.clone());
     let progress = Progress::default();
     let records = spool.path().join("ops.jsonl");
     let spec = spec_of(
         &plan,
         &target,
-        Some(&sandbox),
         CacheMode::Drop,
         spool.path(),
         Some(records.clone()),
@@ -662,13 +656,12 @@ fn nothing_outside_naslabs_directory_is_touched() {
     let spool = tempfile::tempdir().unwrap();
     let plan = plan_of(&tr, spool.path());
     let sandbox = Sandbox::open(t).unwrap();
-    let target = PosixTarget::new(sandbox.root());
+    let target = PosixTarget::new(sandbox.clone());
     let progress = Progress::default();
     for i in 1..=2 {
         let spec = spec_of(
             &plan,
             &target,
-            Some(&sandbox),
             CacheMode::Drop,
             spool.path(),
             None,
@@ -754,20 +747,12 @@ fn cache_drop_leaves_no_prepared_page_in_memory_and_keep_leaves_them() {
     let sandbox = Sandbox::open(target_dir.path()).unwrap();
     let spool = tempfile::tempdir().unwrap();
     let plan = plan_of(&t, spool.path());
-    let target = PosixTarget::new(sandbox.root());
+    let target = PosixTarget::new(sandbox.clone());
     let progress = Progress::default();
     let path = sandbox.root().join("cached/f");
     let mut resident = Vec::new();
     for cache in [CacheMode::Keep, CacheMode::Drop] {
-        let spec = spec_of(
-            &plan,
-            &target,
-            Some(&sandbox),
-            cache,
-            spool.path(),
-            None,
-            &progress,
-        );
+        let spec = spec_of(&plan, &target, cache, spool.path(), None, &progress);
         run_iteration(&spec, 1).unwrap();
         resident.push(resident_pages(&path));
     }
@@ -818,13 +803,12 @@ fn queued_replay_on_posix_moves_every_byte_and_keeps_trace_order() {
     let spool = tempfile::tempdir().unwrap();
     let t = queued_trace(16, 5000);
     let plan = plan_of(&t, spool.path());
-    let target = PosixTarget::new(sandbox.root());
+    let target = PosixTarget::new(sandbox.clone());
     let progress = Progress::default();
     let records = spool.path().join("q.ops.jsonl");
     let spec = spec_of(
         &plan,
         &target,
-        Some(&sandbox),
         CacheMode::Keep,
         spool.path(),
         Some(records.clone()),
@@ -877,7 +861,6 @@ fn queued_replay_on_the_null_backend_counts_exactly() {
     let spec = spec_of(
         &plan,
         &NullTarget,
-        None,
         CacheMode::Drop,
         spool.path(),
         None,
@@ -898,7 +881,6 @@ fn a_backend_without_queues_is_refused_before_anything_runs() {
     let spec = spec_of(
         &plan,
         &target,
-        None,
         CacheMode::Keep,
         spool.path(),
         None,
@@ -948,13 +930,12 @@ fn warm_up_ops_run_first_unmeasured_and_the_measured_phase_sees_their_files() {
     let plan = plan_of(&t, spool.path());
     assert_eq!(plan.warmup.len(), 1);
     assert_eq!(plan.ops(), 66);
-    let target = PosixTarget::new(sandbox.root());
+    let target = PosixTarget::new(sandbox.clone());
     let progress = Progress::default();
     let records = spool.path().join("w.ops.jsonl");
     let spec = spec_of(
         &plan,
         &target,
-        Some(&sandbox),
         CacheMode::Drop,
         spool.path(),
         Some(records.clone()),

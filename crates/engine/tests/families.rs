@@ -23,13 +23,12 @@ fn run(trace: &Trace, cache: CacheMode) -> Ran {
     let spool = tempfile::tempdir().unwrap();
     let plan = compile(Path::new("t"), records_from_trace(trace), spool.path()).unwrap();
     let sandbox = Sandbox::open(target.path()).unwrap();
-    let posix = PosixTarget::new(sandbox.root());
+    let posix = PosixTarget::new(sandbox.clone());
     let progress = Progress::default();
     let records = spool.path().join("r.ops.jsonl.zst");
     let spec = IterationSpec {
         plan: &plan,
         target: &posix,
-        sandbox: Some(&sandbox),
         cache,
         replay: ReplayOptions::default(),
         spool_dir: spool.path(),

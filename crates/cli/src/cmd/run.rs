@@ -198,7 +198,7 @@ pub fn context(
                     source,
                 };
                 (
-                    Box::new(PosixTarget::new(sandbox.root())),
+                    Box::new(PosixTarget::new(sandbox.clone())),
                     Some(sandbox),
                     info,
                 )
@@ -350,7 +350,6 @@ pub fn execute_with(
             let spec = IterationSpec {
                 plan,
                 target: ctx.target.as_ref(),
-                sandbox: ctx.sandbox.as_ref(),
                 cache: ctx.cache,
                 replay: ctx.replay,
                 spool_dir: &ctx.run_dir,

@@ -238,9 +238,9 @@ pub trait Target: Send + Sync {
     fn check_direct(&self, _workload_dir: &str) -> Result<(), OpError> {
         Ok(())
     }
-    /// Empties (or makes) the workload's directory before an iteration, for targets
-    /// whose sandbox is not a local [`crate::Sandbox`] (protocol targets); local targets
-    /// have theirs emptied by the sandbox and do nothing here.
+    /// Empties (or makes) the workload's directory inside naslab's marked directory
+    /// before an iteration: the local [`crate::Sandbox`] for posix, the protocol's own
+    /// for remote targets; the null target has none.
     fn fresh_workload_dir(&self, _workload_dir: &str) -> Result<(), OpError> {
         Ok(())
     }

@@ -1,7 +1,7 @@
 use std::collections::HashMap;
 use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
 use naslab_trace::{FileKind, OpKind};
@@ -10,21 +10,25 @@ use super::{
     Backend, BackendOptions, Caps, Handle, OpError, OpenHow, QueuedIo, Target, UringQueue,
 };
 use crate::plan::FileTable;
+use crate::sandbox::{Sandbox, SandboxError};
 
 /// A local directory or a mounted share, through the kernel's file API. Every path is
 /// resolved relative to the workload directory's descriptor, never from `/`.
 #[derive(Debug, Clone)]
 pub struct PosixTarget {
-    /// The directory naslab owns (`<target>/naslab`).
-    root: PathBuf,
+    /// The directory naslab owns (`<target>/naslab`), where every workload runs.
+    sandbox: Sandbox,
 }
 
 impl PosixTarget {
-    /// A target whose workloads live under `root`.
-    pub fn new(root: &Path) -> Self {
-        PosixTarget {
-            root: root.to_path_buf(),
-        }
+    /// A target whose workloads live in `sandbox`.
+    pub fn new(sandbox: Sandbox) -> Self {
+        PosixTarget { sandbox }
+    }
+
+    /// naslab's directory under the target (`<target>/naslab`).
+    pub fn root(&self) -> &Path {
+        self.sandbox.root()
     }
 }
 
@@ -40,8 +44,23 @@ const POSIX_CAPS: Caps = Caps {
 const DIRECT_ALIGN: u64 = 512;
 
 impl Target for PosixTarget {
+    fn fresh_workload_dir(&self, workload_dir: &str) -> Result<(), OpError> {
+        self.sandbox
+            .fresh_workload_dir(workload_dir)
+            .map(|_| ())
+            .map_err(|e| OpError {
+                errno: match &e {
+                    SandboxError::Io { source, .. } | SandboxError::ReadOnly { source, .. } => {
+                        source.raw_os_error().unwrap_or(libc::EIO)
+                    }
+                    _ => libc::EPERM,
+                },
+                detail: Some(e.to_string()),
+            })
+    }
+
     fn check_direct(&self, workload_dir: &str) -> Result<(), OpError> {
-        let probe = self.root.join(workload_dir).join(".naslab-direct-probe");
+        let probe = self.root().join(workload_dir).join(".naslab-direct-probe");
         let c =
             CString::new(probe.as_os_str().as_bytes()).map_err(|_| OpError::errno(libc::EINVAL))?;
         // SAFETY: c is a valid NUL-terminated path.
@@ -81,7 +100,7 @@ impl Target for PosixTarget {
         files: Arc<FileTable>,
         options: BackendOptions,
     ) -> Result<Box<dyn Backend>, OpError> {
-        let dir = self.root.join(workload_dir);
+        let dir = self.root().join(workload_dir);
         let c =
             CString::new(dir.as_os_str().as_bytes()).map_err(|_| OpError::errno(libc::EINVAL))?;
         // SAFETY: c is a valid NUL-terminated path; the descriptor is owned by the backend.

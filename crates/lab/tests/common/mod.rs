@@ -136,7 +136,6 @@ pub fn run(trace: &Trace, target: &dyn Target, spool: &Path) -> IterationResult 
     let spec = IterationSpec {
         plan: &plan,
         target,
-        sandbox: None,
         cache: CacheMode::Drop,
         replay: ReplayOptions::default(),
         spool_dir: spool,
