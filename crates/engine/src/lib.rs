@@ -2,6 +2,7 @@
 //! streams against a backend with exact timing, and keeps every measurement.
 
 pub mod backend;
+pub mod beneath;
 pub mod buffer;
 pub mod clock;
 pub mod environment;

@@ -1,16 +1,28 @@
 //! The one directory naslab writes in: `<target>/naslab/`, marked as its own. Nothing
 //! outside it is ever created, changed or deleted, and it refuses a `naslab/` it did
 //! not make.
+//!
+//! The directory is held open and everything in it is reached through that descriptor
+//! with [`crate::beneath`], so no symbolic link (put there before or during a run) is
+//! ever followed. While a [`Sandbox`] is open its marker file is locked (`flock`), so a
+//! second naslab on the same target is refused until the first is done.
 
-use std::fs;
-use std::io::ErrorKind;
+use std::ffi::{CStr, CString};
+use std::io::{ErrorKind, Read, Seek, Write};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use crate::beneath;
 
 /// The name of naslab's directory under a target.
 pub const ROOT_NAME: &str = "naslab";
 /// The file that marks the directory as naslab's.
 pub const MARKER_NAME: &str = ".naslab-owned";
 const MARKER_TEXT: &str = "This directory belongs to naslab, a file-system benchmark.\nnaslab creates, rewrites and deletes everything in it: keep no other files here.\n";
+/// The marker's line naming the process that holds the target.
+const HOLDER_PREFIX: &str = "in use by naslab pid ";
 
 /// Why the target cannot be used.
 #[derive(Debug, thiserror::Error)]
@@ -29,10 +41,18 @@ pub enum SandboxError {
     },
     #[error("'{0}' exists but was not made by naslab (it has no {MARKER_NAME} file); naslab will not write or delete there: move it away or choose another --target")]
     NotOurs(PathBuf),
+    #[error("'{0}' is not a regular file (a symbolic link or another kind of entry), so the directory is not trusted as naslab's; naslab will not write or delete there: remove it yourself after checking what it points to")]
+    BadMarker(PathBuf),
     #[error(
         "'{0}' is a symbolic link; naslab will not follow it: remove it or choose another --target"
     )]
     Symlink(PathBuf),
+    #[error("{target} is in use by naslab pid {pid} since {since}; wait for it to finish (or stop it) and try again")]
+    InUse {
+        target: PathBuf,
+        pid: String,
+        since: String,
+    },
     #[error("workload name '{0}' is reserved; rename the workload")]
     ReservedName(String),
     #[error("cannot {action} '{path}': {source}")]
@@ -61,42 +81,174 @@ fn io<'a>(
     }
 }
 
-/// naslab's own directory under a target.
+fn cpath(s: &str) -> CString {
+    CString::new(s).unwrap_or_default()
+}
+
+fn openat_raw(
+    dir: RawFd,
+    name: &CStr,
+    flags: libc::c_int,
+    mode: libc::c_uint,
+) -> std::io::Result<OwnedFd> {
+    // SAFETY: name is NUL-terminated; dir is an open directory.
+    let fd = unsafe { libc::openat(dir, name.as_ptr(), flags | libc::O_CLOEXEC, mode) };
+    if fd < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: the kernel just gave us this descriptor.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+/// The current UTC time as `YYYY-MM-DDTHH:MM:SSZ`.
+fn utc_now() -> String {
+    // SAFETY: time accepts a null pointer; gmtime_r writes only the tm we pass.
+    let mut tm: libc::tm = unsafe { std::mem::zeroed() };
+    unsafe {
+        let t = libc::time(std::ptr::null_mut());
+        libc::gmtime_r(&t, &mut tm);
+    }
+    format!(
+        "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}Z",
+        tm.tm_year + 1900,
+        tm.tm_mon + 1,
+        tm.tm_mday,
+        tm.tm_hour,
+        tm.tm_min,
+        tm.tm_sec
+    )
+}
+
+/// The open, locked directory; dropped (closing both descriptors and so releasing the
+/// lock) when the last [`Sandbox`] clone goes.
+#[derive(Debug)]
+struct Held {
+    dir: OwnedFd,
+    marker: std::fs::File,
+}
+
+/// naslab's own directory under a target, held open and locked.
 #[derive(Debug, Clone)]
 pub struct Sandbox {
     root: PathBuf,
+    target: PathBuf,
+    held: Arc<Held>,
 }
 
 impl Sandbox {
-    /// Opens (creating and marking it if needed) `<target>/naslab`.
+    /// Opens (creating and marking it if needed) `<target>/naslab`, and locks it for
+    /// this process until the sandbox (every clone of it) is dropped.
     pub fn open(target: &Path) -> Result<Sandbox, SandboxError> {
-        let meta = match fs::metadata(target) {
-            Ok(m) => m,
-            Err(e) if e.kind() == ErrorKind::NotFound => {
-                return Err(SandboxError::Missing(target.to_path_buf()))
-            }
-            Err(e) => return Err(io("read", target)(e)),
-        };
-        if !meta.is_dir() {
-            return Err(SandboxError::NotDir(target.to_path_buf()));
-        }
         let root = target.join(ROOT_NAME);
-        let marker = root.join(MARKER_NAME);
-        match fs::symlink_metadata(&root) {
-            Ok(m) if m.file_type().is_symlink() => return Err(SandboxError::Symlink(root)),
-            Ok(m) if !m.is_dir() => return Err(SandboxError::NotOurs(root)),
-            Ok(_) => {
-                if !marker.is_file() {
-                    return Err(SandboxError::NotOurs(root));
-                }
-            }
-            Err(e) if e.kind() == ErrorKind::NotFound => {
-                fs::create_dir(&root).map_err(io("create", &root))?;
-                fs::write(&marker, MARKER_TEXT).map_err(io("write", &marker))?;
-            }
-            Err(e) => return Err(io("read", &root)(e)),
+        let marker_path = root.join(MARKER_NAME);
+        let ctarget = CString::new(target.as_os_str().as_bytes())
+            .map_err(|_| SandboxError::Missing(target.to_path_buf()))?;
+        // The target itself is the user's choice, links and all.
+        // SAFETY: ctarget is NUL-terminated.
+        let tfd = unsafe {
+            libc::open(
+                ctarget.as_ptr(),
+                libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC,
+            )
+        };
+        if tfd < 0 {
+            let e = std::io::Error::last_os_error();
+            return Err(match e.raw_os_error() {
+                Some(libc::ENOENT) => SandboxError::Missing(target.to_path_buf()),
+                Some(libc::ENOTDIR) => SandboxError::NotDir(target.to_path_buf()),
+                _ => io("read", target)(e),
+            });
         }
-        Ok(Sandbox { root })
+        // SAFETY: the kernel just gave us this descriptor.
+        let tfd = unsafe { OwnedFd::from_raw_fd(tfd) };
+        let name = cpath(ROOT_NAME);
+        let marker_name = cpath(MARKER_NAME);
+        let dir_flags = libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW;
+        let (dir, created) = match openat_raw(tfd.as_raw_fd(), &name, dir_flags, 0) {
+            Ok(d) => (d, false),
+            Err(e) if e.kind() == ErrorKind::NotFound => {
+                // SAFETY: name is NUL-terminated.
+                if unsafe { libc::mkdirat(tfd.as_raw_fd(), name.as_ptr(), 0o755) } < 0 {
+                    return Err(io("create", &root)(std::io::Error::last_os_error()));
+                }
+                let d =
+                    openat_raw(tfd.as_raw_fd(), &name, dir_flags, 0).map_err(io("open", &root))?;
+                (d, true)
+            }
+            Err(e) => {
+                let st = beneath::stat_beneath(tfd.as_raw_fd(), &name);
+                return Err(match st {
+                    Ok(st) if st.st_mode & libc::S_IFMT == libc::S_IFLNK => {
+                        SandboxError::Symlink(root)
+                    }
+                    Ok(st) if st.st_mode & libc::S_IFMT != libc::S_IFDIR => {
+                        SandboxError::NotOurs(root)
+                    }
+                    _ => io("open", &root)(e),
+                });
+            }
+        };
+        let marker_flags = libc::O_RDWR | libc::O_NOFOLLOW | libc::O_NONBLOCK;
+        let marker = if created {
+            openat_raw(
+                dir.as_raw_fd(),
+                &marker_name,
+                marker_flags | libc::O_CREAT | libc::O_EXCL,
+                0o644,
+            )
+            .map_err(io("write", &marker_path))?
+        } else {
+            match openat_raw(dir.as_raw_fd(), &marker_name, marker_flags, 0) {
+                Ok(m) => m,
+                Err(e) if e.kind() == ErrorKind::NotFound => {
+                    return Err(SandboxError::NotOurs(root))
+                }
+                Err(e) if e.raw_os_error() == Some(libc::ELOOP) => {
+                    return Err(SandboxError::BadMarker(marker_path))
+                }
+                Err(e) => return Err(io("open", &marker_path)(e)),
+            }
+        };
+        let mut marker = std::fs::File::from(marker);
+        let meta = marker.metadata().map_err(io("read", &marker_path))?;
+        if !meta.is_file() {
+            return Err(SandboxError::BadMarker(marker_path));
+        }
+        // SAFETY: flock on a descriptor we own.
+        if unsafe { libc::flock(marker.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } < 0 {
+            let e = std::io::Error::last_os_error();
+            if e.raw_os_error() != Some(libc::EWOULDBLOCK) {
+                return Err(io("lock", &marker_path)(e));
+            }
+            let mut text = String::new();
+            let _ = marker.read_to_string(&mut text);
+            let (pid, since) = text
+                .lines()
+                .find_map(|l| l.strip_prefix(HOLDER_PREFIX))
+                .and_then(|rest| rest.split_once(" since "))
+                .map(|(p, s)| (p.to_string(), s.to_string()))
+                .unwrap_or_else(|| ("(unknown)".into(), "(unknown)".into()));
+            return Err(SandboxError::InUse {
+                target: target.to_path_buf(),
+                pid,
+                since,
+            });
+        }
+        let text = format!(
+            "{MARKER_TEXT}{HOLDER_PREFIX}{} since {}\n",
+            std::process::id(),
+            utc_now()
+        );
+        marker
+            .set_len(0)
+            .and_then(|_| marker.rewind())
+            .and_then(|_| marker.write_all(text.as_bytes()))
+            .map_err(io("write", &marker_path))?;
+        Ok(Sandbox {
+            root,
+            target: target.to_path_buf(),
+            held: Arc::new(Held { dir, marker }),
+        })
     }
 
     /// `<target>/naslab`.
@@ -104,58 +256,117 @@ impl Sandbox {
         &self.root
     }
 
+    /// The descriptor of `<target>/naslab`, open as long as the sandbox is.
+    pub fn dir_fd(&self) -> RawFd {
+        self.held.dir.as_raw_fd()
+    }
+
+    /// Opens a workload's directory for I/O beneath it (no link followed).
+    pub fn open_workload_dir(&self, name: &str) -> std::io::Result<OwnedFd> {
+        check_name(name).map_err(|_| std::io::Error::from_raw_os_error(libc::EINVAL))?;
+        beneath::open_beneath(
+            self.dir_fd(),
+            &cpath(name),
+            libc::O_RDONLY | libc::O_DIRECTORY,
+            0,
+        )
+    }
+
     /// A workload's directory, emptied: whatever an earlier run left there is removed.
     pub fn fresh_workload_dir(&self, name: &str) -> Result<PathBuf, SandboxError> {
-        if name == MARKER_NAME || naslab_trace::check_rel_path(name).is_err() || name.contains('/')
-        {
-            return Err(SandboxError::ReservedName(name.to_string()));
-        }
+        check_name(name)?;
         let dir = self.root.join(name);
-        self.remove_inside(&dir)?;
-        fs::create_dir(&dir).map_err(io("create", &dir))?;
+        self.remove_inside(name)?;
+        // SAFETY: the name is NUL-terminated and a single component.
+        if unsafe { libc::mkdirat(self.dir_fd(), cpath(name).as_ptr(), 0o755) } < 0 {
+            return Err(io("create", &dir)(std::io::Error::last_os_error()));
+        }
         Ok(dir)
     }
 
     /// Removes a workload's directory if it is there.
     pub fn remove_workload_dir(&self, name: &str) -> Result<(), SandboxError> {
-        if name == MARKER_NAME
-            || name.contains('/')
-            || name.is_empty()
-            || name == ".."
-            || name == "."
-        {
-            return Err(SandboxError::ReservedName(name.to_string()));
-        }
-        self.remove_inside(&self.root.join(name))
+        check_name(name)?;
+        self.remove_inside(name)
     }
 
     /// Removes everything naslab made under the target, the marked directory included.
     pub fn remove_all(self) -> Result<(), SandboxError> {
-        let marker = self.root.join(MARKER_NAME);
-        if !marker.is_file() {
-            return Err(SandboxError::NotOurs(self.root));
-        }
-        for entry in fs::read_dir(&self.root).map_err(io("list", &self.root))? {
-            let entry = entry.map_err(io("list", &self.root))?;
-            if entry.file_name() != MARKER_NAME {
-                self.remove_inside(&entry.path())?;
+        self.check_marker()?;
+        let names = beneath::list_dir(self.dir_fd()).map_err(io("list", &self.root))?;
+        for name in names {
+            if name.to_bytes() != MARKER_NAME.as_bytes() {
+                let path = self.root.join(std::ffi::OsStr::from_bytes(name.to_bytes()));
+                beneath::remove_tree(self.dir_fd(), &name).map_err(io("remove", &path))?;
             }
         }
-        fs::remove_file(&marker).map_err(io("remove", &marker))?;
-        fs::remove_dir(&self.root).map_err(io("remove", &self.root))
+        let marker = self.root.join(MARKER_NAME);
+        self.check_marker()?;
+        // SAFETY: the name is NUL-terminated.
+        if unsafe { libc::unlinkat(self.dir_fd(), cpath(MARKER_NAME).as_ptr(), 0) } < 0 {
+            return Err(io("remove", &marker)(std::io::Error::last_os_error()));
+        }
+        let target = CString::new(self.target.as_os_str().as_bytes())
+            .map_err(|_| SandboxError::Missing(self.target.clone()))?;
+        // The directory is removed by name from the target, only if still empty.
+        // SAFETY: target is NUL-terminated.
+        let tfd = unsafe {
+            libc::open(
+                target.as_ptr(),
+                libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC,
+            )
+        };
+        if tfd < 0 {
+            return Err(io("open", &self.target)(std::io::Error::last_os_error()));
+        }
+        // SAFETY: the kernel just gave us this descriptor.
+        let tfd = unsafe { OwnedFd::from_raw_fd(tfd) };
+        // SAFETY: the name is NUL-terminated.
+        if unsafe {
+            libc::unlinkat(
+                tfd.as_raw_fd(),
+                cpath(ROOT_NAME).as_ptr(),
+                libc::AT_REMOVEDIR,
+            )
+        } < 0
+        {
+            return Err(io("remove", &self.root)(std::io::Error::last_os_error()));
+        }
+        Ok(())
     }
 
-    /// Deletes `path`, which must be a direct child of the marked root (a symbolic link
-    /// is removed itself, never followed).
-    fn remove_inside(&self, path: &Path) -> Result<(), SandboxError> {
-        if path.parent() != Some(self.root.as_path()) || !self.root.join(MARKER_NAME).is_file() {
-            return Err(SandboxError::NotOurs(path.to_path_buf()));
+    /// The marker must still be the regular file this sandbox locked.
+    fn check_marker(&self) -> Result<(), SandboxError> {
+        let path = self.root.join(MARKER_NAME);
+        let st = beneath::stat_beneath(self.dir_fd(), &cpath(MARKER_NAME))
+            .map_err(|_| SandboxError::NotOurs(self.root.clone()))?;
+        let locked = self.held.marker.metadata().map_err(io("read", &path))?;
+        use std::os::unix::fs::MetadataExt;
+        if st.st_mode & libc::S_IFMT != libc::S_IFREG
+            || st.st_ino != locked.ino()
+            || st.st_dev != locked.dev()
+        {
+            return Err(SandboxError::BadMarker(path));
         }
-        match fs::symlink_metadata(path) {
-            Err(e) if e.kind() == ErrorKind::NotFound => Ok(()),
-            Err(e) => Err(io("read", path)(e)),
-            Ok(m) if m.is_dir() => fs::remove_dir_all(path).map_err(io("remove", path)),
-            Ok(_) => fs::remove_file(path).map_err(io("remove", path)),
-        }
+        Ok(())
     }
+
+    /// Deletes `name`, a direct child of the marked root, with everything under it (a
+    /// symbolic link is removed itself, never followed).
+    fn remove_inside(&self, name: &str) -> Result<(), SandboxError> {
+        self.check_marker()?;
+        let path = self.root.join(name);
+        beneath::remove_tree(self.dir_fd(), &cpath(name)).map_err(io("remove", &path))
+    }
+}
+
+fn check_name(name: &str) -> Result<(), SandboxError> {
+    if name == MARKER_NAME
+        || name.contains('/')
+        || name.contains('\0')
+        || naslab_trace::check_rel_path(name).is_err()
+    {
+        return Err(SandboxError::ReservedName(name.to_string()));
+    }
+    Ok(())
 }

@@ -1,6 +1,6 @@
 use std::collections::HashMap;
-use std::ffi::CString;
-use std::os::unix::ffi::OsStrExt;
+use std::ffi::CStr;
+use std::os::fd::{AsRawFd, IntoRawFd};
 use std::path::Path;
 use std::sync::Arc;
 
@@ -9,11 +9,13 @@ use naslab_trace::{FileKind, OpKind};
 use super::{
     Backend, BackendOptions, Caps, Handle, OpError, OpenHow, QueuedIo, Target, UringQueue,
 };
+use crate::beneath::{mkdir_beneath, open_beneath, rename_beneath, stat_beneath, unlink_beneath};
 use crate::plan::FileTable;
 use crate::sandbox::{Sandbox, SandboxError};
 
 /// A local directory or a mounted share, through the kernel's file API. Every path is
-/// resolved relative to the workload directory's descriptor, never from `/`.
+/// resolved beneath the workload directory's descriptor, never from `/`, and no symbolic
+/// link is followed (see [`crate::beneath`]).
 #[derive(Debug, Clone)]
 pub struct PosixTarget {
     /// The directory naslab owns (`<target>/naslab`), where every workload runs.
@@ -60,30 +62,20 @@ impl Target for PosixTarget {
     }
 
     fn check_direct(&self, workload_dir: &str) -> Result<(), OpError> {
-        let probe = self.root().join(workload_dir).join(".naslab-direct-probe");
-        let c =
-            CString::new(probe.as_os_str().as_bytes()).map_err(|_| OpError::errno(libc::EINVAL))?;
-        // SAFETY: c is a valid NUL-terminated path.
-        let fd = unsafe {
-            libc::open(
-                c.as_ptr(),
-                libc::O_RDWR | libc::O_CREAT | libc::O_DIRECT | libc::O_CLOEXEC,
-                0o644 as libc::c_uint,
-            )
-        };
-        let result = if fd < 0 {
-            Err(OpError::last_os())
-        } else {
-            Ok(())
-        };
-        if fd >= 0 {
-            // SAFETY: fd was just opened; the probe file is ours and removed at once.
-            unsafe {
-                libc::close(fd);
-                libc::unlink(c.as_ptr());
-            }
-        }
-        result
+        let dir = self
+            .sandbox
+            .open_workload_dir(workload_dir)
+            .map_err(io_err)?;
+        let probe = c".naslab-direct-probe";
+        let fd = open_beneath(
+            dir.as_raw_fd(),
+            probe,
+            libc::O_RDWR | libc::O_CREAT | libc::O_DIRECT,
+            0o644,
+        );
+        // The probe file is ours and removed at once.
+        let _ = unlink_beneath(dir.as_raw_fd(), probe, 0);
+        fd.map(|_| ()).map_err(io_err)
     }
 
     fn backend_name(&self) -> &'static str {
@@ -100,19 +92,11 @@ impl Target for PosixTarget {
         files: Arc<FileTable>,
         options: BackendOptions,
     ) -> Result<Box<dyn Backend>, OpError> {
-        let dir = self.root().join(workload_dir);
-        let c =
-            CString::new(dir.as_os_str().as_bytes()).map_err(|_| OpError::errno(libc::EINVAL))?;
-        // SAFETY: c is a valid NUL-terminated path; the descriptor is owned by the backend.
-        let dirfd = unsafe {
-            libc::open(
-                c.as_ptr(),
-                libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC,
-            )
-        };
-        if dirfd < 0 {
-            return Err(OpError::last_os());
-        }
+        let dirfd = self
+            .sandbox
+            .open_workload_dir(workload_dir)
+            .map_err(io_err)?
+            .into_raw_fd();
         Ok(Box::new(PosixBackend {
             dirfd,
             files,
@@ -141,11 +125,22 @@ pub struct PosixBackend {
     ring: Option<UringQueue>,
 }
 
-fn fill_path(buf: &mut Vec<u8>, files: &FileTable, file: u32) -> *const libc::c_char {
+fn fill_path<'a>(buf: &'a mut Vec<u8>, files: &FileTable, file: u32) -> Result<&'a CStr, OpError> {
     buf.clear();
     buf.extend_from_slice(files.path(file).as_bytes());
     buf.push(0);
-    buf.as_ptr() as *const libc::c_char
+    CStr::from_bytes_with_nul(buf).map_err(|_| OpError::errno(libc::EINVAL))
+}
+
+fn io_err(e: std::io::Error) -> OpError {
+    OpError::errno(e.raw_os_error().unwrap_or(libc::EIO))
+}
+
+/// Opens a file beneath `dirfd`; the descriptor is the caller's to close.
+fn open_raw(dirfd: libc::c_int, path: &CStr, flags: libc::c_int) -> Result<libc::c_int, OpError> {
+    open_beneath(dirfd, path, flags, 0o644)
+        .map(IntoRawFd::into_raw_fd)
+        .map_err(io_err)
 }
 
 fn check(ret: libc::c_int) -> Result<(), OpError> {
@@ -194,12 +189,8 @@ impl PosixBackend {
         if buffered >= 0 {
             return Ok(buffered);
         }
-        let p = fill_path(&mut self.path_a, &self.files, file);
-        // SAFETY: p points at a NUL-terminated path in self.path_a.
-        let bfd = unsafe { libc::openat(self.dirfd, p, libc::O_RDWR | libc::O_CLOEXEC) };
-        if bfd < 0 {
-            return Err(OpError::last_os());
-        }
+        let p = fill_path(&mut self.path_a, &self.files, file)?;
+        let bfd = open_raw(self.dirfd, p, libc::O_RDWR)?;
         self.direct_files.insert(fd, (file, bfd));
         Ok(bfd)
     }
@@ -231,12 +222,8 @@ impl Backend for PosixBackend {
         if self.direct {
             flags |= libc::O_DIRECT;
         }
-        let p = fill_path(&mut self.path_a, &self.files, file);
-        // SAFETY: p points at a NUL-terminated path in self.path_a.
-        let fd = unsafe { libc::openat(self.dirfd, p, flags, 0o644 as libc::c_uint) };
-        if fd < 0 {
-            return Err(OpError::last_os());
-        }
+        let p = fill_path(&mut self.path_a, &self.files, file)?;
+        let fd = open_raw(self.dirfd, p, flags)?;
         if self.direct {
             self.direct_files.insert(fd, (file, -1));
         }
@@ -313,33 +300,19 @@ impl Backend for PosixBackend {
     }
 
     fn stat(&mut self, file: u32) -> Result<u64, OpError> {
-        let p = fill_path(&mut self.path_a, &self.files, file);
-        // SAFETY: an all-zero stat is a valid value for fstatat to overwrite.
-        let mut st: libc::stat = unsafe { std::mem::zeroed() };
-        // SAFETY: p is NUL-terminated; st is a valid out-pointer.
-        check(unsafe { libc::fstatat(self.dirfd, p, &mut st, 0) })?;
+        let p = fill_path(&mut self.path_a, &self.files, file)?;
+        let st = stat_beneath(self.dirfd, p).map_err(io_err)?;
         Ok(st.st_size as u64)
     }
 
     fn mkdir(&mut self, file: u32) -> Result<(), OpError> {
-        let p = fill_path(&mut self.path_a, &self.files, file);
-        // SAFETY: p is NUL-terminated.
-        check(unsafe { libc::mkdirat(self.dirfd, p, 0o755) })
+        let p = fill_path(&mut self.path_a, &self.files, file)?;
+        mkdir_beneath(self.dirfd, p, 0o755).map_err(io_err)
     }
 
     fn readdir(&mut self, file: u32) -> Result<u64, OpError> {
-        let p = fill_path(&mut self.path_a, &self.files, file);
-        // SAFETY: p is NUL-terminated.
-        let fd = unsafe {
-            libc::openat(
-                self.dirfd,
-                p,
-                libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC,
-            )
-        };
-        if fd < 0 {
-            return Err(OpError::last_os());
-        }
+        let p = fill_path(&mut self.path_a, &self.files, file)?;
+        let fd = open_raw(self.dirfd, p, libc::O_RDONLY | libc::O_DIRECTORY)?;
         // SAFETY: fd is an open directory; fdopendir takes it over (closedir closes it).
         let dir = unsafe { libc::fdopendir(fd) };
         if dir.is_null() {
@@ -372,26 +345,20 @@ impl Backend for PosixBackend {
             .entries
             .get(file as usize)
             .is_some_and(|e| e.kind == FileKind::Dir);
-        let p = fill_path(&mut self.path_a, &self.files, file);
+        let p = fill_path(&mut self.path_a, &self.files, file)?;
         let flags = if is_dir { libc::AT_REMOVEDIR } else { 0 };
-        // SAFETY: p is NUL-terminated.
-        check(unsafe { libc::unlinkat(self.dirfd, p, flags) })
+        unlink_beneath(self.dirfd, p, flags).map_err(io_err)
     }
 
     fn rename(&mut self, from: u32, to: u32) -> Result<(), OpError> {
-        let a = fill_path(&mut self.path_a, &self.files, from);
-        let b = fill_path(&mut self.path_b, &self.files, to);
-        // SAFETY: a and b are NUL-terminated paths in two distinct buffers.
-        check(unsafe { libc::renameat(self.dirfd, a, self.dirfd, b) })
+        let a = fill_path(&mut self.path_a, &self.files, from)?;
+        let b = fill_path(&mut self.path_b, &self.files, to)?;
+        rename_beneath(self.dirfd, a, b).map_err(io_err)
     }
 
     fn drop_cache(&mut self, file: u32) -> Result<(), OpError> {
-        let p = fill_path(&mut self.path_a, &self.files, file);
-        // SAFETY: p is NUL-terminated.
-        let fd = unsafe { libc::openat(self.dirfd, p, libc::O_RDONLY | libc::O_CLOEXEC) };
-        if fd < 0 {
-            return Err(OpError::last_os());
-        }
+        let p = fill_path(&mut self.path_a, &self.files, file)?;
+        let fd = open_raw(self.dirfd, p, libc::O_RDONLY)?;
         // SAFETY: fd is open; fsync writes dirty pages back so DONTNEED can drop them all.
         let result = check(unsafe { libc::fsync(fd) }).and_then(|_| {
             // SAFETY: as above; posix_fadvise returns the errno instead of setting it.

@@ -1,0 +1,384 @@
+//! Path operations confined to a directory: every path is resolved beneath a directory
+//! descriptor and no symbolic link is followed on the way, so a directory swapped for a
+//! link while naslab runs cannot lead it outside.
+//!
+//! On Linux 5.6 and later this is `openat2` with `RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS`.
+//! Where the kernel lacks it (`ENOSYS`), or when `NASLAB_NO_OPENAT2=1` is set, each
+//! component is opened in turn with `O_NOFOLLOW`. Either way a link met on the way fails
+//! with `ELOOP` and a `..` that would climb out fails with `EXDEV`.
+
+use std::ffi::CStr;
+use std::io;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::sync::atomic::{AtomicU8, Ordering};
+
+/// Set to `1` to resolve paths component by component even where `openat2` exists.
+pub const NO_OPENAT2_ENV: &str = "NASLAB_NO_OPENAT2";
+
+/// 0: not decided yet, 1: openat2, 2: the component walk.
+static MODE: AtomicU8 = AtomicU8::new(0);
+
+fn use_openat2() -> bool {
+    match MODE.load(Ordering::Relaxed) {
+        1 => true,
+        2 => false,
+        _ => {
+            let forced = std::env::var_os(NO_OPENAT2_ENV).is_some_and(|v| v == "1");
+            MODE.store(if forced { 2 } else { 1 }, Ordering::Relaxed);
+            !forced
+        }
+    }
+}
+
+/// Which resolution is in use: `"openat2"` or `"component walk"`.
+pub fn resolver() -> &'static str {
+    if use_openat2() {
+        "openat2"
+    } else {
+        "component walk"
+    }
+}
+
+/// Forces the component walk (`true`) or goes back to `openat2` where the kernel has it.
+pub fn force_component_walk(on: bool) {
+    MODE.store(if on { 2 } else { 1 }, Ordering::Relaxed);
+}
+
+fn last_err() -> io::Error {
+    io::Error::last_os_error()
+}
+
+fn cvt(ret: libc::c_int) -> io::Result<libc::c_int> {
+    if ret < 0 {
+        Err(last_err())
+    } else {
+        Ok(ret)
+    }
+}
+
+/// Opens `path` (relative, without a leading `/`) beneath `dirfd` with `flags`, following
+/// no symbolic link, the last component included.
+pub fn open_beneath(
+    dirfd: RawFd,
+    path: &CStr,
+    flags: libc::c_int,
+    mode: libc::mode_t,
+) -> io::Result<OwnedFd> {
+    let flags = flags | libc::O_CLOEXEC;
+    if use_openat2() {
+        let mut how: libc::open_how = unsafe {
+            // SAFETY: open_how is plain integers; all-zero is a valid value.
+            std::mem::zeroed()
+        };
+        how.flags = flags as u64;
+        how.mode = if flags & libc::O_CREAT != 0 || flags & libc::O_TMPFILE == libc::O_TMPFILE {
+            mode as u64
+        } else {
+            0
+        };
+        how.resolve = libc::RESOLVE_BENEATH | libc::RESOLVE_NO_SYMLINKS;
+        // SAFETY: path is NUL-terminated and how is a valid open_how of the size given.
+        let fd = unsafe {
+            libc::syscall(
+                libc::SYS_openat2,
+                dirfd,
+                path.as_ptr(),
+                &how as *const libc::open_how,
+                std::mem::size_of::<libc::open_how>(),
+            )
+        };
+        if fd >= 0 {
+            // SAFETY: the kernel just gave us this descriptor.
+            return Ok(unsafe { OwnedFd::from_raw_fd(fd as RawFd) });
+        }
+        let e = last_err();
+        if e.raw_os_error() != Some(libc::ENOSYS) {
+            return Err(e);
+        }
+        MODE.store(2, Ordering::Relaxed);
+    }
+    let (parent, last) = walk_parent(dirfd, path.to_bytes())?;
+    let pfd = parent.as_ref().map_or(dirfd, |p| p.as_raw_fd());
+    let name = cname(last)?;
+    // SAFETY: name is NUL-terminated; pfd is an open directory.
+    let fd = cvt(unsafe { libc::openat(pfd, name.as_ptr(), flags | libc::O_NOFOLLOW, mode) })?;
+    // SAFETY: the kernel just gave us this descriptor.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+fn cname(bytes: &[u8]) -> io::Result<std::ffi::CString> {
+    std::ffi::CString::new(bytes).map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))
+}
+
+/// Splits `path` into its directory part and last component.
+fn split_last(path: &[u8]) -> (&[u8], &[u8]) {
+    let trimmed = path.strip_suffix(b"/").unwrap_or(path);
+    match trimmed.iter().rposition(|&b| b == b'/') {
+        Some(i) => (&trimmed[..i], &trimmed[i + 1..]),
+        None => (&[][..], trimmed),
+    }
+}
+
+fn check_last(last: &[u8]) -> io::Result<()> {
+    match last {
+        b"" | b"." => Err(io::Error::from_raw_os_error(libc::EINVAL)),
+        b".." => Err(io::Error::from_raw_os_error(libc::EXDEV)),
+        _ => Ok(()),
+    }
+}
+
+/// Opens the directory that holds `path`'s last component (`None`: `dirfd` itself) and
+/// returns it with that component.
+fn walk_parent(dirfd: RawFd, path: &[u8]) -> io::Result<(Option<OwnedFd>, &[u8])> {
+    if path.first() == Some(&b'/') {
+        return Err(io::Error::from_raw_os_error(libc::EXDEV));
+    }
+    let (dir, last) = split_last(path);
+    check_last(last)?;
+    if dir.iter().all(|&b| b == b'/' || b == b'.') && !dir.windows(2).any(|w| w == b"..") {
+        return Ok((None, last));
+    }
+    if use_openat2() {
+        let c = cname(dir)?;
+        let fd = open_beneath(dirfd, &c, libc::O_PATH | libc::O_DIRECTORY, 0)?;
+        return Ok((Some(fd), last));
+    }
+    let mut cur: Option<OwnedFd> = None;
+    for comp in dir.split(|&b| b == b'/') {
+        match comp {
+            b"" | b"." => continue,
+            b".." => return Err(io::Error::from_raw_os_error(libc::EXDEV)),
+            _ => {}
+        }
+        let c = cname(comp)?;
+        let at = cur.as_ref().map_or(dirfd, |f| f.as_raw_fd());
+        // SAFETY: c is NUL-terminated; `at` is an open directory. O_PATH with
+        // O_NOFOLLOW opens a link itself, which the check below then refuses.
+        let fd = cvt(unsafe {
+            libc::openat(
+                at,
+                c.as_ptr(),
+                libc::O_PATH | libc::O_NOFOLLOW | libc::O_CLOEXEC,
+            )
+        })?;
+        // SAFETY: an all-zero stat is valid for fstat to overwrite; fd is open.
+        let mut st: libc::stat = unsafe { std::mem::zeroed() };
+        let kind = cvt(unsafe { libc::fstat(fd, &mut st) }).map(|_| st.st_mode & libc::S_IFMT);
+        let refused = match kind {
+            Ok(libc::S_IFDIR) => None,
+            Ok(libc::S_IFLNK) => Some(io::Error::from_raw_os_error(libc::ELOOP)),
+            Ok(_) => Some(io::Error::from_raw_os_error(libc::ENOTDIR)),
+            Err(e) => Some(e),
+        };
+        if let Some(e) = refused {
+            // SAFETY: fd is ours and closed once.
+            unsafe { libc::close(fd) };
+            return Err(e);
+        }
+        // SAFETY: the kernel just gave us this descriptor.
+        cur = Some(unsafe { OwnedFd::from_raw_fd(fd) });
+    }
+    Ok((cur, last))
+}
+
+/// Runs `f` with the directory holding `path`'s last component and that component.
+fn at_parent<T>(
+    dirfd: RawFd,
+    path: &CStr,
+    f: impl FnOnce(RawFd, &CStr) -> io::Result<T>,
+) -> io::Result<T> {
+    let (parent, last) = walk_parent(dirfd, path.to_bytes())?;
+    let pfd = parent.as_ref().map_or(dirfd, |p| p.as_raw_fd());
+    if last.len() == path.to_bytes().len() {
+        return f(pfd, path);
+    }
+    let name = cname(last)?;
+    f(pfd, &name)
+}
+
+/// Makes directory `path` beneath `dirfd`.
+pub fn mkdir_beneath(dirfd: RawFd, path: &CStr, mode: libc::mode_t) -> io::Result<()> {
+    at_parent(dirfd, path, |p, name| {
+        // SAFETY: name is NUL-terminated; p is an open directory.
+        cvt(unsafe { libc::mkdirat(p, name.as_ptr(), mode) }).map(|_| ())
+    })
+}
+
+/// Removes `path` beneath `dirfd` (`AT_REMOVEDIR` in `flags` for a directory); a link
+/// at the end is removed itself.
+pub fn unlink_beneath(dirfd: RawFd, path: &CStr, flags: libc::c_int) -> io::Result<()> {
+    at_parent(dirfd, path, |p, name| {
+        // SAFETY: name is NUL-terminated; p is an open directory.
+        cvt(unsafe { libc::unlinkat(p, name.as_ptr(), flags) }).map(|_| ())
+    })
+}
+
+/// Renames `from` to `to`, both beneath `dirfd`.
+pub fn rename_beneath(dirfd: RawFd, from: &CStr, to: &CStr) -> io::Result<()> {
+    at_parent(dirfd, from, |pa, a| {
+        at_parent(dirfd, to, |pb, b| {
+            // SAFETY: a and b are NUL-terminated; pa and pb are open directories.
+            cvt(unsafe { libc::renameat(pa, a.as_ptr(), pb, b.as_ptr()) }).map(|_| ())
+        })
+    })
+}
+
+/// The status of `path` beneath `dirfd` (of a link at the end, not of what it names).
+pub fn stat_beneath(dirfd: RawFd, path: &CStr) -> io::Result<libc::stat> {
+    at_parent(dirfd, path, |p, name| {
+        // SAFETY: an all-zero stat is a valid value for fstatat to overwrite.
+        let mut st: libc::stat = unsafe { std::mem::zeroed() };
+        // SAFETY: name is NUL-terminated; st is a valid out-pointer.
+        cvt(unsafe { libc::fstatat(p, name.as_ptr(), &mut st, libc::AT_SYMLINK_NOFOLLOW) })?;
+        Ok(st)
+    })
+}
+
+/// The names in the directory `fd` (without `.` and `..`).
+pub fn list_dir(fd: RawFd) -> io::Result<Vec<std::ffi::CString>> {
+    // SAFETY: duplicating a descriptor we were lent; fdopendir takes the duplicate over.
+    let dup = cvt(unsafe { libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, 0) })?;
+    // SAFETY: dup is an open directory descriptor we own.
+    let dir = unsafe { libc::fdopendir(dup) };
+    if dir.is_null() {
+        let e = last_err();
+        // SAFETY: fdopendir failed, so dup is still ours to close.
+        unsafe { libc::close(dup) };
+        return Err(e);
+    }
+    // SAFETY: dir is a valid stream; start from the first entry whatever dup's offset.
+    unsafe { libc::rewinddir(dir) };
+    let mut names = Vec::new();
+    loop {
+        // SAFETY: dir is a valid DIR stream until closedir below.
+        let ent = unsafe { libc::readdir(dir) };
+        if ent.is_null() {
+            break;
+        }
+        // SAFETY: readdir returned a valid dirent whose d_name is NUL-terminated.
+        let name = unsafe { CStr::from_ptr((*ent).d_name.as_ptr()) };
+        if name.to_bytes() != b"." && name.to_bytes() != b".." {
+            names.push(name.to_owned());
+        }
+    }
+    // SAFETY: dir came from fdopendir and is closed once.
+    unsafe { libc::closedir(dir) };
+    Ok(names)
+}
+
+/// Removes `name` in the directory `parent` with everything under it, never following
+/// a symbolic link (a link is removed itself).
+pub fn remove_tree(parent: RawFd, name: &CStr) -> io::Result<()> {
+    // SAFETY: an all-zero stat is a valid value for fstatat to overwrite.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: name is NUL-terminated; st is a valid out-pointer.
+    if unsafe { libc::fstatat(parent, name.as_ptr(), &mut st, libc::AT_SYMLINK_NOFOLLOW) } < 0 {
+        let e = last_err();
+        return if e.raw_os_error() == Some(libc::ENOENT) {
+            Ok(())
+        } else {
+            Err(e)
+        };
+    }
+    if st.st_mode & libc::S_IFMT == libc::S_IFDIR {
+        // SAFETY: name is NUL-terminated; O_NOFOLLOW refuses a link put there since.
+        let fd = cvt(unsafe {
+            libc::openat(
+                parent,
+                name.as_ptr(),
+                libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC,
+            )
+        })?;
+        // SAFETY: the kernel just gave us this descriptor.
+        let dir = unsafe { OwnedFd::from_raw_fd(fd) };
+        for child in list_dir(dir.as_raw_fd())? {
+            remove_tree(dir.as_raw_fd(), &child)?;
+        }
+        drop(dir);
+        // SAFETY: name is NUL-terminated.
+        cvt(unsafe { libc::unlinkat(parent, name.as_ptr(), libc::AT_REMOVEDIR) })?;
+    } else {
+        // SAFETY: name is NUL-terminated.
+        cvt(unsafe { libc::unlinkat(parent, name.as_ptr(), 0) })?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::symlink;
+
+    fn c(s: &str) -> std::ffi::CString {
+        std::ffi::CString::new(s).unwrap()
+    }
+
+    fn errno(r: io::Result<impl Sized>) -> i32 {
+        r.err().and_then(|e| e.raw_os_error()).unwrap_or(0)
+    }
+
+    /// Both resolvers refuse a link anywhere on the path and a climb out, and leave the
+    /// directory the link names untouched.
+    #[test]
+    fn no_link_is_followed_and_nothing_escapes_with_either_resolver() {
+        for walk in [false, true] {
+            force_component_walk(walk);
+            let inside = tempfile::tempdir().unwrap();
+            let outside = tempfile::tempdir().unwrap();
+            std::fs::write(outside.path().join("victim"), b"keep").unwrap();
+            std::fs::create_dir(inside.path().join("real")).unwrap();
+            symlink(outside.path(), inside.path().join("sub")).unwrap();
+            symlink(outside.path().join("victim"), inside.path().join("file")).unwrap();
+            let dir = std::fs::File::open(inside.path()).unwrap();
+            let d = dir.as_raw_fd();
+            let rw = libc::O_RDWR | libc::O_CREAT;
+            assert_eq!(
+                errno(open_beneath(d, &c("sub/victim"), libc::O_RDONLY, 0)),
+                libc::ELOOP,
+                "{}",
+                resolver()
+            );
+            assert_eq!(
+                errno(open_beneath(d, &c("sub/new"), rw, 0o644)),
+                libc::ELOOP
+            );
+            assert_eq!(
+                errno(open_beneath(d, &c("file"), libc::O_RDONLY, 0)),
+                libc::ELOOP
+            );
+            assert_eq!(
+                errno(open_beneath(d, &c("real/../../x"), rw, 0o644)),
+                libc::EXDEV
+            );
+            assert_eq!(errno(unlink_beneath(d, &c("sub/victim"), 0)), libc::ELOOP);
+            assert_eq!(errno(mkdir_beneath(d, &c("sub/d"), 0o755)), libc::ELOOP);
+            assert_eq!(errno(stat_beneath(d, &c("sub/victim"))), libc::ELOOP);
+            assert_eq!(
+                errno(rename_beneath(d, &c("sub/victim"), &c("real/v"))),
+                libc::ELOOP
+            );
+            assert_eq!(
+                errno(rename_beneath(d, &c("real"), &c("sub/r"))),
+                libc::ELOOP
+            );
+            // Real paths work, nested ones included.
+            let f = open_beneath(d, &c("real/a"), rw, 0o644).unwrap();
+            drop(f);
+            mkdir_beneath(d, &c("real/b"), 0o755).unwrap();
+            rename_beneath(d, &c("real/a"), &c("real/b/a")).unwrap();
+            assert_eq!(stat_beneath(d, &c("real/b/a")).unwrap().st_size, 0);
+            unlink_beneath(d, &c("real/b/a"), 0).unwrap();
+            // A link inside the tree is removed, not followed.
+            symlink(outside.path(), inside.path().join("real/b/out")).unwrap();
+            remove_tree(d, &c("real")).unwrap();
+            remove_tree(d, &c("sub")).unwrap();
+            assert!(!inside.path().join("real").exists());
+            assert_eq!(
+                std::fs::read(outside.path().join("victim")).unwrap(),
+                b"keep"
+            );
+            assert_eq!(std::fs::read_dir(outside.path()).unwrap().count(), 1);
+        }
+        force_component_walk(false);
+    }
+}
