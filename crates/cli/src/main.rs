@@ -2,6 +2,7 @@
 
 mod args;
 mod cmd;
+mod interrupt;
 mod output;
 mod progress;
 mod timestamp;
@@ -12,6 +13,6 @@ fn main() {
     let cli = args::Cli::parse();
     if let Err(e) = cmd::dispatch(cli) {
         eprintln!("error: {e:#}");
-        std::process::exit(1);
+        std::process::exit(interrupt::exit_status().unwrap_or(1));
     }
 }

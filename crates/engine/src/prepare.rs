@@ -1,7 +1,7 @@
 //! Preparation: builds the file set the trace expects before the measured phase.
 //! Files the workload creates are left absent. Nothing here is measured.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use naslab_results::PrepareResult;
 use naslab_trace::{FileKind, Prepare};
@@ -52,6 +52,17 @@ pub fn prepare(
     backend: &mut dyn Backend,
     bytes_done: &AtomicU64,
 ) -> Result<PrepareResult, PrepareError> {
+    prepare_until(plan, backend, bytes_done, None)
+}
+
+/// Like [`prepare`], but stops (failing with `EINTR`) once `cancel` is set.
+pub fn prepare_until(
+    plan: &Plan,
+    backend: &mut dyn Backend,
+    bytes_done: &AtomicU64,
+    cancel: Option<&AtomicBool>,
+) -> Result<PrepareResult, PrepareError> {
+    let cancelled = || cancel.is_some_and(|c| c.load(Ordering::Relaxed));
     let start = monotonic_ns();
     let entries = &plan.files.entries;
     let mut order: Vec<u32> = (0..entries.len() as u32)
@@ -66,6 +77,9 @@ pub fn prepare(
     let mut result = PrepareResult::default();
     for i in order {
         let e = &entries[i as usize];
+        if cancelled() {
+            return Err(fail(&e.path, "stopped", OpError::errno(libc::EINTR)));
+        }
         if e.kind == FileKind::Dir {
             backend
                 .mkdir(i)
@@ -93,6 +107,10 @@ pub fn prepare(
         };
         let mut offset = 0u64;
         while offset < e.size {
+            if cancelled() {
+                let _ = backend.close(h);
+                return Err(fail(&e.path, "stopped", OpError::errno(libc::EINTR)));
+            }
             let n = (e.size - offset).min(step as u64) as usize;
             // Rotate through the pattern so equal-sized files still differ.
             let start_at = ((offset / step as u64 + i as u64) as usize * 4096) % COPY_CHUNK;

@@ -10,7 +10,7 @@ use crate::backend::{BackendOptions, OpError, Target};
 use crate::clock::MonotonicClock;
 use crate::pacing::Pacing;
 use crate::plan::Plan;
-use crate::prepare::{drop_caches, prepare, PrepareError};
+use crate::prepare::{drop_caches, prepare_until, PrepareError};
 use crate::records::{write_records, RecordsError};
 use crate::replay::{replay, Phase, Progress, ReplayError, ReplayOptions};
 use crate::summarize::summarize;
@@ -44,6 +44,8 @@ pub enum RunError {
     DropAllCaches(std::io::Error),
     #[error(transparent)]
     Replay(#[from] ReplayError),
+    #[error("stopped before the measured phase began")]
+    Cancelled,
     #[error("the warm-up failed at {0}")]
     Warmup(String),
     #[error("cannot write op records to '{path}': {source}")]
@@ -114,7 +116,12 @@ pub fn run_iteration(spec: &IterationSpec, iteration: u32) -> Result<IterationRe
             .target
             .connect(name, plan.files.clone(), BackendOptions::default())
             .map_err(RunError::Connect)?;
-        let prepared = prepare(plan, backend.as_mut(), &spec.progress.prepared_bytes)?;
+        let prepared = prepare_until(
+            plan,
+            backend.as_mut(),
+            &spec.progress.prepared_bytes,
+            spec.replay.cancel,
+        )?;
         if spec.cache == CacheMode::Drop {
             drop_caches(plan, backend.as_mut())?;
         }
@@ -130,6 +137,13 @@ pub fn run_iteration(spec: &IterationSpec, iteration: u32) -> Result<IterationRe
         warm_up(spec, replay_options)?;
     }
     let warmup_extra = spec.target.take_extra_ops(name);
+    if spec
+        .replay
+        .cancel
+        .is_some_and(|c| c.load(std::sync::atomic::Ordering::Relaxed))
+    {
+        return Err(RunError::Cancelled);
+    }
     let outcome = replay(
         plan,
         spec.target,
@@ -140,6 +154,7 @@ pub fn run_iteration(spec: &IterationSpec, iteration: u32) -> Result<IterationRe
         MonotonicClock::starting_now,
     )?;
     let mut result = summarize(iteration, prepared, &outcome);
+    result.ops_planned = plan.ops();
     for (prefix, extra) in [
         ("prepare_", prepare_extra),
         ("warmup_", warmup_extra),

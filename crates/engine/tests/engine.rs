@@ -999,3 +999,82 @@ fn the_time_limit_ends_the_measured_phase() {
     assert_eq!(out.streams[0].ops, 100);
     assert!(out.streams[0].time_limited);
 }
+
+/// Two stats, the second an hour after the first, replayed at the trace's own pace.
+fn an_hour_apart() -> Trace {
+    let mut t = Trace::new("later");
+    t.files.push(file(1, "a", 4096, true, Prepare::Copy));
+    t.ops.push(op(0, 0, OpKind::Stat, 1, 0, 0));
+    t.ops.push(op(0, 3_600_000_000, OpKind::Stat, 1, 0, 0));
+    t
+}
+
+#[test]
+fn the_time_limit_ends_a_paced_wait_on_time() {
+    let spool = tempfile::tempdir().unwrap();
+    let plan = plan_of(&an_hour_apart(), spool.path());
+    let target = scripted(1_000_000);
+    let clock = target.clock.clone();
+    let options = ReplayOptions {
+        pacing: Pacing::Original,
+        time_limit_ns: Some(2_000_000_000),
+        ..ReplayOptions::default()
+    };
+    let out = replay(
+        &plan,
+        &target,
+        "later",
+        options,
+        spool.path(),
+        &Progress::default(),
+        {
+            let c = clock.clone();
+            move || c
+        },
+    )
+    .unwrap();
+    assert_eq!(out.streams[0].ops, 1, "the op an hour away is not issued");
+    assert!(out.streams[0].time_limited);
+    // The stream gave up waiting at the limit (2 s after its first op), not an hour on.
+    let now = naslab_engine::Clock::now_ns(&clock);
+    assert!(
+        (2_000_000_000..2_100_000_000).contains(&now),
+        "the wait ended at {now} ns"
+    );
+}
+
+#[test]
+fn a_stop_from_outside_ends_a_paced_wait_and_keeps_what_was_done() {
+    static CANCEL: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+    let spool = tempfile::tempdir().unwrap();
+    let plan = plan_of(&an_hour_apart(), spool.path());
+    let target = NullTarget;
+    let options = ReplayOptions {
+        pacing: Pacing::Original,
+        cancel: Some(&CANCEL),
+        ..ReplayOptions::default()
+    };
+    let setter = std::thread::spawn(|| {
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        CANCEL.store(true, std::sync::atomic::Ordering::SeqCst);
+    });
+    let started = std::time::Instant::now();
+    let out = replay(
+        &plan,
+        &target,
+        "later",
+        options,
+        spool.path(),
+        &Progress::default(),
+        naslab_engine::MonotonicClock::starting_now,
+    )
+    .unwrap();
+    setter.join().unwrap();
+    let waited = started.elapsed();
+    assert_eq!(out.streams[0].ops, 1);
+    assert!(out.fatal().is_none());
+    assert!(
+        waited < std::time::Duration::from_secs(5),
+        "the stop was seen after {waited:?}"
+    );
+}

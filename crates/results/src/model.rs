@@ -150,6 +150,10 @@ pub struct IterationResult {
     pub throughput_mb_s: f64,
     /// Ops issued (successful or not).
     pub ops: u64,
+    /// Ops the workload's measured phase holds: `ops` falls short of it when the
+    /// iteration stopped early (0 in results written before this was kept).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub ops_planned: u64,
     /// Ops that failed.
     pub errors: u64,
     /// Per op type: count, bytes, errors and latency.
@@ -174,6 +178,36 @@ pub struct IterationResult {
     /// targets whose file system reports extents only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub layout: Option<IterationLayout>,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+impl IterationResult {
+    /// How the iteration ended short of its trace, for tables: `aborted 4246/21034` or
+    /// `time-limited 300/1000` (ops done out of ops planned); `None` when it ran whole.
+    pub fn cut_short(&self) -> Option<String> {
+        let what = if self.aborted.is_some() {
+            "aborted"
+        } else if self.time_limited {
+            "time-limited"
+        } else {
+            return None;
+        };
+        Some(if self.ops_planned > 0 {
+            format!("{what} {}/{}", self.ops, self.ops_planned)
+        } else {
+            format!("{what} after {} ops", self.ops)
+        })
+    }
+}
+
+impl WorkloadResult {
+    /// The first iteration that ended short of its trace, if any.
+    pub fn cut_short(&self) -> Option<String> {
+        self.iterations.iter().find_map(IterationResult::cut_short)
+    }
 }
 
 /// The on-disk layout of an iteration's files: those preparation made and those the

@@ -6,7 +6,7 @@ use crate::args::CleanArgs;
 /// `naslab clean`: removes TARGET/naslab, and only if naslab made it.
 pub fn clean(args: CleanArgs) -> anyhow::Result<()> {
     let root = args.target.join(naslab_engine::sandbox::ROOT_NAME);
-    if !root.exists() {
+    if std::fs::symlink_metadata(&root).is_err() {
         eprintln!("nothing to clean: '{}' does not exist", root.display());
         return Ok(());
     }

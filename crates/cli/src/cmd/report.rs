@@ -9,10 +9,37 @@ use naslab_results::export::{Csv, Exporter, Json, Markdown, Table};
 
 use crate::args::{ReportArgs, ReportFormat};
 
+/// Pages a report writes, the only files of a run directory it may replace.
+const PAGES: [&str; 2] = [REPORT_FILE, "compare.html"];
+
+/// Refuses to replace a file a run directory (one holding run.json) already has, other
+/// than a report page: run.json, the tables and the op records are the measurement.
+fn refuse_run_file(path: &Path) -> anyhow::Result<()> {
+    let Ok(meta) = std::fs::metadata(path) else {
+        return Ok(());
+    };
+    let real = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
+    let name = real.file_name().and_then(|n| n.to_str()).unwrap_or("");
+    let in_run_dir = real.parent().is_some_and(|d| d.join("run.json").is_file());
+    if meta.is_dir() || (in_run_dir && !PAGES.contains(&name)) {
+        anyhow::bail!(
+            "'{}' is {}; naslab will not write over it: give -o a new file name (or {REPORT_FILE})",
+            path.display(),
+            if meta.is_dir() {
+                "a directory"
+            } else {
+                "part of a run's results"
+            }
+        );
+    }
+    Ok(())
+}
+
 /// Writes `bytes` to `path`, or to standard output when there is no path.
 pub fn emit(path: Option<&Path>, bytes: &[u8]) -> anyhow::Result<()> {
     match path {
         Some(p) => {
+            refuse_run_file(p)?;
             write_atomic(p, bytes)?;
             eprintln!("wrote {}", p.display());
         }

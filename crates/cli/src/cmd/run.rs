@@ -216,6 +216,9 @@ pub fn context(
                 (Box::new(NullTarget), None, info)
             }
         };
+    if let Some(sb) = &sandbox {
+        refuse_out_inside(&opts.out, sb.root())?;
+    }
     let target = super::protocol::with_profile(target, opts.client_profile.as_deref())?;
     if let Some(p) = &opts.client_profile {
         extra.insert("client_profile".to_string(), p.clone());
@@ -238,12 +241,45 @@ pub fn context(
             pacing,
             stop_on_error: opts.stop_on_error,
             time_limit_ns,
+            cancel: Some(&crate::interrupt::STOP),
             ..ReplayOptions::default()
         },
         cache,
         drop_all_caches: opts.drop_all_caches,
         json: opts.json,
     })
+}
+
+/// `path` with symbolic links resolved as far as it exists (the rest appended as given).
+fn resolved(path: &Path) -> PathBuf {
+    let abs = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    let mut existing = abs.as_path();
+    let mut rest = Vec::new();
+    loop {
+        if let Ok(real) = existing.canonicalize() {
+            return rest.iter().rev().fold(real, |p, c| p.join(c));
+        }
+        match (existing.parent(), existing.file_name()) {
+            (Some(parent), Some(name)) => {
+                rest.push(name.to_os_string());
+                existing = parent;
+            }
+            _ => return abs,
+        }
+    }
+}
+
+/// Refuses a results directory inside naslab's directory on the target, which the next
+/// run would empty.
+fn refuse_out_inside(out: &Path, sandbox_root: &Path) -> anyhow::Result<()> {
+    if resolved(out).starts_with(resolved(sandbox_root)) {
+        bail!(
+            "--out '{}' is inside '{}', which naslab empties on every run; keep results outside it (e.g. --out results)",
+            out.display(),
+            sandbox_root.display()
+        );
+    }
+    Ok(())
 }
 
 fn make_run_dir(base: &Path) -> anyhow::Result<PathBuf> {
@@ -295,9 +331,12 @@ pub fn execute_with(
     let mut names = std::collections::HashSet::new();
     for w in &workloads {
         if !names.insert(w.plan.header.workload.clone()) {
+            let name = w.plan.header.workload.clone();
+            // Nothing ran: leave no empty run directory behind.
+            drop(workloads);
+            let _ = std::fs::remove_dir(&ctx.run_dir);
             bail!(
-                "two traces name the same workload '{}'; each workload runs in its own directory, so give them different names",
-                w.plan.header.workload
+                "two traces name the same workload '{name}'; each workload runs in its own directory, so give them different names"
             );
         }
     }
@@ -315,7 +354,13 @@ pub fn execute_with(
     };
     let iterations = ctx.options.iterations.max(1);
     let mut failure = None;
+    crate::interrupt::install();
+    let stopped = || crate::interrupt::stopped_by().map(|sig| format!("stopped by {sig}"));
     'workloads: for w in &workloads {
+        if let Some(why) = stopped() {
+            failure = Some(why);
+            break;
+        }
         let plan = &w.plan;
         let name = plan.header.workload.clone();
         if ctx.cache == CacheMode::Keep
@@ -361,6 +406,9 @@ pub fn execute_with(
             drop(display);
             match outcome {
                 Ok(mut r) => {
+                    if let Some(why) = stopped() {
+                        r.aborted.get_or_insert(why);
+                    }
                     // Not measured: one FIEMAP per file, after the measured phase.
                     if let Some(sb) = ctx.sandbox.as_ref() {
                         r.layout = super::frag::iteration_layout(&sb.root().join(&name), plan);
@@ -368,7 +416,10 @@ pub fn execute_with(
                     let aborted = r.aborted.clone();
                     results.push(r);
                     if let Some(why) = aborted {
-                        failure = Some(format!("{name} stopped early: {}:{why}", plan.source));
+                        failure = Some(match stopped() {
+                            Some(signal) => signal,
+                            None => format!("{name} stopped early: {}:{why}", plan.source),
+                        });
                         run.workloads.push(WorkloadResult::from_iterations(
                             name.clone(),
                             plan.source.clone(),
@@ -378,7 +429,7 @@ pub fn execute_with(
                     }
                 }
                 Err(e) => {
-                    failure = Some(format!("{name}: {e}"));
+                    failure = Some(stopped().unwrap_or_else(|| format!("{name}: {e}")));
                     if !results.is_empty() {
                         run.workloads.push(WorkloadResult::from_iterations(
                             name.clone(),
@@ -404,6 +455,14 @@ pub fn execute_with(
             results,
         ));
         write_exports(&ctx.run_dir, &run)?;
+    }
+    if run.workloads.is_empty() && stopped().is_none() {
+        if let Some(why) = failure {
+            // Nothing was measured: leave no empty run directory behind.
+            drop(workloads);
+            let _ = std::fs::remove_dir(&ctx.run_dir);
+            bail!("{why}");
+        }
     }
     run.aborted = failure.clone();
     write_exports(&ctx.run_dir, &run)?;

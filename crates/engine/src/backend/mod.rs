@@ -55,12 +55,13 @@ impl OpError {
         )
     }
 
-    /// Whether the failure means the target cannot go on (full, read-only, broken):
-    /// the run stops, keeping what it measured.
+    /// Whether the failure means the target cannot go on (full, read-only, broken, or
+    /// a symbolic link put in the workload directory, which naslab never follows): the
+    /// run stops, keeping what it measured.
     pub fn is_fatal(&self) -> bool {
         matches!(
             self.errno,
-            libc::ENOSPC | libc::EDQUOT | libc::EROFS | libc::EIO | libc::ENOTCONN
+            libc::ENOSPC | libc::EDQUOT | libc::EROFS | libc::EIO | libc::ENOTCONN | libc::ELOOP
         )
     }
 }
@@ -103,6 +104,9 @@ pub fn errno_name(errno: i32) -> String {
         libc::ENOTCONN => "ENOTCONN",
         libc::ESTALE => "ESTALE",
         libc::ETIMEDOUT => "ETIMEDOUT",
+        libc::ELOOP => "ELOOP",
+        libc::EXDEV => "EXDEV",
+        libc::EINTR => "EINTR",
         _ => return format!("errno {errno}"),
     };
     name.to_string()

@@ -42,8 +42,12 @@ pub struct ReplayOptions {
     pub stop_on_error: bool,
     /// Which ops to run.
     pub phase: Phase,
-    /// Stop issuing ops this long after the first one (the rest of the trace is skipped).
+    /// Stop issuing ops this long after the first one (the rest of the trace is skipped);
+    /// a paced wait for a later op ends at the limit too.
     pub time_limit_ns: Option<u64>,
+    /// Set from outside (a signal handler) to stop issuing: ops in flight complete, the
+    /// rest are skipped, and the outcome holds what was done.
+    pub cancel: Option<&'static AtomicBool>,
 }
 
 /// Live counters for a progress display; written by the streams, read by anyone.
@@ -84,6 +88,10 @@ impl std::fmt::Display for Fatal {
             libc::EROFS => write!(
                 f,
                 "; the target became read-only: check it and remount it read-write"
+            ),
+            libc::ELOOP => write!(
+                f,
+                "; something put a symbolic link in the workload directory, and naslab follows none: keep other programs out of <target>/naslab"
             ),
             libc::ENOTCONN | libc::EIO => write!(
                 f,
@@ -266,6 +274,7 @@ pub fn replay<C: Clock + Sync>(
                     stop_on_error: options.stop_on_error,
                     time_limit_ns: options.time_limit_ns,
                     stop,
+                    cancel: options.cancel,
                     progress,
                     measured,
                     rbuf,

@@ -74,9 +74,7 @@ impl<C: Clock> StreamRun<'_, C> {
         loop {
             // Queue reads and writes until the queue is full or another kind of op comes.
             while !stopping && !free.is_empty() {
-                if self.stop.load(Ordering::Relaxed)
-                    || prev_done.is_some_and(|d| self.past_time_limit(out, d))
-                {
+                if self.halted() || prev_done.is_some_and(|d| self.past_time_limit(out, d)) {
                     stopping = true;
                     break;
                 }
@@ -97,7 +95,10 @@ impl<C: Clock> StreamRun<'_, C> {
                     }
                     next = None;
                     if let Some(d) = due {
-                        self.clock.wait_until(d);
+                        if !self.wait_due(out, d) {
+                            stopping = true;
+                            break;
+                        }
                     }
                     let issued = self.clock.now_ns();
                     let result = self.execute(backend, &op, handles);
@@ -114,7 +115,10 @@ impl<C: Clock> StreamRun<'_, C> {
                         if busy {
                             break;
                         }
-                        self.clock.wait_until(d);
+                        if !self.wait_due(out, d) {
+                            stopping = true;
+                            break;
+                        }
                     }
                 }
                 next = None;

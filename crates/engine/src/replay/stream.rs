@@ -16,6 +16,9 @@ use crate::spool::{CompiledOp, SpoolReader, SpoolWriter};
 /// A handle slot whose open failed or which was closed.
 pub(super) const NO_HANDLE: Handle = u64::MAX;
 
+/// A paced wait looks at the stop flags at least this often.
+const WAIT_SLICE_NS: u64 = 20_000_000;
+
 /// How often a stream publishes its counters for the progress display.
 const PROGRESS_EVERY: u64 = 256;
 
@@ -28,6 +31,7 @@ pub(super) struct StreamRun<'a, C> {
     pub stop_on_error: bool,
     pub time_limit_ns: Option<u64>,
     pub stop: &'a AtomicBool,
+    pub cancel: Option<&'a AtomicBool>,
     pub progress: &'a Progress,
     pub measured: Option<SpoolWriter>,
     /// Read buffers, `slot_len` bytes per op that can be in flight.
@@ -84,12 +88,14 @@ impl<C: Clock> StreamRun<'_, C> {
         let t0_us = self.plan.t0_us;
         let mut prev_done: Option<u64> = None;
         while let Some(op) = reader.next_op().map_err(|e| self.spool_err(e))? {
-            if self.stop.load(Ordering::Relaxed) {
+            if self.halted() {
                 break;
             }
             let due = self.pacing.due(op.t_us, t0_us, prev_done);
             if let Some(d) = due {
-                self.clock.wait_until(d);
+                if !self.wait_due(out, d) {
+                    break;
+                }
             }
             let issued = self.clock.now_ns();
             if self.past_time_limit(out, issued) {
@@ -107,15 +113,52 @@ impl<C: Clock> StreamRun<'_, C> {
         Ok(prev_done)
     }
 
+    /// Whether the run was stopped: by a fatal failure in any stream, or from outside.
+    #[inline]
+    pub(super) fn halted(&self) -> bool {
+        self.stop.load(Ordering::Relaxed) || self.cancel.is_some_and(|c| c.load(Ordering::Relaxed))
+    }
+
+    /// When the time limit ends the stream: that long after its first issue, or after the
+    /// start of the phase while it has issued nothing.
+    #[inline]
+    fn limit_end(&self, out: &StreamOutcome) -> Option<u64> {
+        let base = if out.first_issued_ns == u64::MAX {
+            0
+        } else {
+            out.first_issued_ns
+        };
+        self.time_limit_ns.map(|l| base.saturating_add(l))
+    }
+
     /// Whether `now` is past the time limit (marking the stream as cut short if so).
     #[inline]
     pub(super) fn past_time_limit(&self, out: &mut StreamOutcome, now: u64) -> bool {
-        let Some(limit) = self.time_limit_ns else {
-            return false;
-        };
-        let past = now >= out.first_issued_ns.saturating_add(limit);
+        let past = self.limit_end(out).is_some_and(|end| now >= end);
         out.time_limited |= past;
         past
+    }
+
+    /// Waits until an op's due time. Returns false, without waiting longer, when the
+    /// time limit comes first or the run is stopped meanwhile: the op is not issued.
+    pub(super) fn wait_due(&self, out: &mut StreamOutcome, due: u64) -> bool {
+        loop {
+            if self.halted() {
+                return false;
+            }
+            let now = self.clock.now_ns();
+            if self.past_time_limit(out, now) {
+                return false;
+            }
+            if now >= due {
+                return true;
+            }
+            let mut until = due.min(now.saturating_add(WAIT_SLICE_NS));
+            if let Some(end) = self.limit_end(out) {
+                until = until.min(end);
+            }
+            self.clock.wait_until(until);
+        }
     }
 
     /// Books one finished op: its latency, counts, bytes and errors, and the progress

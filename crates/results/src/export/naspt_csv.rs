@@ -37,10 +37,16 @@ impl Exporter for NasptCsv {
                 open.count = total;
             }
             let (read, write) = (lat("read"), lat("write"));
+            // A workload that stopped early is named so in its row: its figures cover
+            // only the ops it did.
+            let name = match w.cut_short() {
+                Some(short) => format!("{} ({short})", w.name),
+                None => w.name.clone(),
+            };
             let _ = writeln!(
                 out,
                 "{},{:.3},{},{},{:.1},{:.1},{:.1},{:.1},{:.1},{:.1}",
-                w.name,
+                name,
                 w.throughput_mb_s,
                 it.bytes_read,
                 it.bytes_written,

@@ -49,7 +49,7 @@ impl Exporter for Table {
             let Some(it) = w.median_iteration() else {
                 continue;
             };
-            let spread = if batch {
+            let mut spread = if batch {
                 format!(
                     "  {:.2}..{:.2} ({})",
                     w.throughput_min_mb_s,
@@ -59,6 +59,10 @@ impl Exporter for Table {
             } else {
                 String::new()
             };
+            if let Some(short) = w.cut_short() {
+                spread.push_str("  ");
+                spread.push_str(&short);
+            }
             let _ = writeln!(
                 o,
                 "{:<24} {:>9.2} {:>9} {:>9.2} {:>10.2} {:>11} {:>11} {:>11} {:>8.3}{}",
