@@ -1,0 +1,411 @@
+//! What a careless or hostile neighbour cannot make naslab do: follow a link out of its
+//! directory, share a target with a second naslab, lose results to Ctrl-C, or write
+//! over a run's files.
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+mod common;
+use common::*;
+
+const ROUNDS: usize = 30;
+
+/// A workload that, every `--pace` gap, creates `d/f<i>` and removes `d/k<i>` (a
+/// prepared file): 3 × ROUNDS ops inside directory `d`.
+fn race_trace(dir: &Path) -> PathBuf {
+    let path = dir.join("race.jsonl");
+    let mut w = std::io::BufWriter::new(std::fs::File::create(&path).unwrap());
+    writeln!(
+        w,
+        r#"{{"type":"header","format":"naslab-trace","version":1,"workload":"Race"}}"#
+    )
+    .unwrap();
+    writeln!(
+        w,
+        r#"{{"type":"file","id":1,"path":"d","kind":"dir","exists":true}}"#
+    )
+    .unwrap();
+    for i in 0..ROUNDS {
+        writeln!(
+            w,
+            r#"{{"type":"file","id":{},"path":"d/f{i}","exists":false}}"#,
+            10 + i
+        )
+        .unwrap();
+        writeln!(
+            w,
+            r#"{{"type":"file","id":{},"path":"d/k{i}","size":100,"exists":true}}"#,
+            1000 + i
+        )
+        .unwrap();
+    }
+    for i in 0..ROUNDS {
+        let t = i * 300;
+        writeln!(
+            w,
+            r#"{{"type":"op","op":"create","t_us":{t},"file":{}}}"#,
+            10 + i
+        )
+        .unwrap();
+        writeln!(
+            w,
+            r#"{{"type":"op","op":"close","t_us":{},"file":{}}}"#,
+            t + 100,
+            10 + i
+        )
+        .unwrap();
+        writeln!(
+            w,
+            r#"{{"type":"op","op":"unlink","t_us":{},"file":{}}}"#,
+            t + 200,
+            1000 + i
+        )
+        .unwrap();
+    }
+    w.flush().unwrap();
+    path
+}
+
+/// Every entry under `root` with its size and content.
+fn snapshot(root: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
+    let mut out = BTreeMap::new();
+    for e in std::fs::read_dir(root).unwrap() {
+        let p = e.unwrap().path();
+        let content = if p.is_dir() {
+            b"<dir>".to_vec()
+        } else {
+            std::fs::read(&p).unwrap()
+        };
+        out.insert(p, content);
+    }
+    out
+}
+
+fn wait_for(what: &str, mut ok: impl FnMut() -> bool) {
+    let start = Instant::now();
+    while !ok() {
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "timed out waiting for {what}"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+fn only_run_dir(out: &Path) -> PathBuf {
+    let label = out.join("run");
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(label)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(dirs.len(), 1, "{dirs:?}");
+    dirs.pop().unwrap()
+}
+
+fn json(path: &Path) -> serde_json::Value {
+    serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
+}
+
+fn start_paced(trace: &Path, target: &Path, out: &Path, gap: &str, walk: bool) -> Child {
+    let mut cmd = naslab();
+    cmd.arg("run")
+        .arg(trace)
+        .arg("-t")
+        .arg(target)
+        .arg("--out")
+        .arg(out)
+        .arg("--pace")
+        .arg(format!("delay:{gap}"))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    if walk {
+        cmd.env("NASLAB_NO_OPENAT2", "1");
+    }
+    cmd.spawn().unwrap()
+}
+
+/// Swaps `d` in the workload directory for a link to `outside` while a paced run works
+/// in it, and checks nothing outside changed and the run says why it stopped.
+fn swapped_directory_is_not_followed(walk: bool) {
+    let work = tempfile::tempdir().unwrap();
+    let target = work.path().join("target");
+    let outside = work.path().join("outside");
+    let out = work.path().join("out");
+    std::fs::create_dir_all(&target).unwrap();
+    std::fs::create_dir_all(&outside).unwrap();
+    // Files the run would create or delete there, were it to follow the link.
+    for i in 0..ROUNDS {
+        std::fs::write(outside.join(format!("k{i}")), format!("user file {i}")).unwrap();
+    }
+    std::fs::write(outside.join("f29"), b"precious").unwrap();
+    let before = snapshot(&outside);
+    let trace = race_trace(work.path());
+    let child = start_paced(&trace, &target, &out, "50ms", walk);
+    let d = target.join("naslab/Race/d");
+    wait_for("the run to create d/f2", || d.join("f2").exists());
+    std::fs::rename(&d, target.join("naslab/Race/moved")).unwrap();
+    std::os::unix::fs::symlink(&outside, &d).unwrap();
+    let done = child.wait_with_output().unwrap();
+    let err = text(&done.stderr);
+    assert_eq!(done.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("ELOOP") && err.contains("symbolic link"),
+        "{err}"
+    );
+    assert_eq!(snapshot(&outside), before, "files outside naslab/ changed");
+    let run = json(&only_run_dir(&out).join("run.json"));
+    assert!(run["aborted"].as_str().unwrap().contains("ELOOP"), "{run}");
+    let it = &run["workloads"][0]["iterations"][0];
+    assert_eq!(it["errors"], 1, "{it}");
+    let planned = it["ops_planned"].as_u64().unwrap();
+    assert_eq!(planned, 3 * ROUNDS as u64);
+    assert!(it["ops"].as_u64().unwrap() < planned);
+    // The next run removes the link itself, never what it points to.
+    run_ok(naslab().arg("clean").arg("-t").arg(&target));
+    assert_eq!(snapshot(&outside), before);
+}
+
+#[test]
+fn a_directory_swapped_for_a_link_mid_run_is_not_followed_with_openat2() {
+    swapped_directory_is_not_followed(false);
+}
+
+#[test]
+fn a_directory_swapped_for_a_link_mid_run_is_not_followed_by_the_component_walk() {
+    swapped_directory_is_not_followed(true);
+}
+
+/// Under `NASLAB_NO_OPENAT2=1` the posix target makes no openat2 call at all, and without
+/// it every open under the workload directory is one (seen by strace).
+#[test]
+fn the_component_walk_replaces_openat2_when_asked() {
+    if Command::new("strace").arg("-V").output().is_err() {
+        assert!(
+            std::env::var_os("NASLAB_REQUIRE_ROOT").is_none(),
+            "strace is missing"
+        );
+        eprintln!("skipped: strace is not installed");
+        return;
+    }
+    for walk in [false, true] {
+        let work = tempfile::tempdir().unwrap();
+        let log = work.path().join("strace.log");
+        let mut cmd = Command::new("strace");
+        cmd.args(["-f", "-qq", "-e", "trace=openat2", "-o"])
+            .arg(&log)
+            .arg(env!("CARGO_BIN_EXE_naslab"))
+            .arg("run")
+            .arg(repo_root().join("examples/document-save.jsonl"))
+            .arg("-t")
+            .arg(work.path())
+            .arg("--out")
+            .arg(work.path().join("out"));
+        if walk {
+            cmd.env("NASLAB_NO_OPENAT2", "1");
+        }
+        run_ok(&mut cmd);
+        let calls = std::fs::read_to_string(&log)
+            .unwrap()
+            .lines()
+            .filter(|l| l.contains("openat2("))
+            .count();
+        if walk {
+            assert_eq!(calls, 0, "the component walk made openat2 calls");
+        } else {
+            assert!(calls >= 10, "only {calls} openat2 calls");
+        }
+    }
+}
+
+#[test]
+fn clean_refuses_a_marker_that_is_a_link() {
+    let work = tempfile::tempdir().unwrap();
+    let target = work.path().join("target");
+    let precious = work.path().join("precious");
+    std::fs::create_dir_all(target.join("naslab")).unwrap();
+    std::fs::create_dir_all(&precious).unwrap();
+    std::fs::write(precious.join("marker"), b"any file").unwrap();
+    std::fs::write(target.join("naslab/thesis.tex"), b"user data").unwrap();
+    std::os::unix::fs::symlink(precious.join("marker"), target.join("naslab/.naslab-owned"))
+        .unwrap();
+    let err = run_err(naslab().arg("clean").arg("-t").arg(&target));
+    assert!(err.contains("not a regular file"), "{err}");
+    assert_eq!(
+        std::fs::read(target.join("naslab/thesis.tex")).unwrap(),
+        b"user data"
+    );
+    assert_eq!(std::fs::read(precious.join("marker")).unwrap(), b"any file");
+    // A run refuses it too.
+    let err = run_err(
+        naslab()
+            .arg("run")
+            .arg(repo_root().join("examples/document-save.jsonl"))
+            .arg("-t")
+            .arg(&target)
+            .arg("--out")
+            .arg(work.path().join("out")),
+    );
+    assert!(err.contains("not a regular file"), "{err}");
+    assert!(target.join("naslab/thesis.tex").is_file());
+}
+
+#[test]
+fn a_second_run_or_a_clean_is_told_who_holds_the_target_and_ctrl_c_keeps_the_results() {
+    let work = tempfile::tempdir().unwrap();
+    let target = work.path().join("target");
+    let out = work.path().join("out");
+    std::fs::create_dir_all(&target).unwrap();
+    let trace = race_trace(work.path());
+    let child = start_paced(&trace, &target, &out, "100ms", false);
+    let pid = child.id();
+    wait_for("the run to start its measured phase", || {
+        target.join("naslab/Race/d/f1").exists()
+    });
+    let holder = format!("is in use by naslab pid {pid} since ");
+    let err = run_err(
+        naslab()
+            .arg("run")
+            .arg(&trace)
+            .arg("-t")
+            .arg(&target)
+            .arg("--out")
+            .arg(work.path().join("out2")),
+    );
+    assert!(err.contains(&holder), "{err}");
+    assert!(
+        !work.path().join("out2/run").exists()
+            || std::fs::read_dir(work.path().join("out2/run"))
+                .unwrap()
+                .next()
+                .is_none(),
+        "the refused run left a run directory"
+    );
+    let err = run_err(naslab().arg("clean").arg("-t").arg(&target));
+    assert!(err.contains(&holder), "{err}");
+    assert!(
+        target.join("naslab/Race/d").is_dir(),
+        "clean removed files in use"
+    );
+
+    // Ctrl-C: ops in flight finish, what was done is written, exit 130.
+    // SAFETY: kill on our own child's pid.
+    assert_eq!(unsafe { libc::kill(pid as i32, libc::SIGINT) }, 0);
+    let started = Instant::now();
+    let done = child.wait_with_output().unwrap();
+    let err = text(&done.stderr);
+    assert_eq!(done.status.code(), Some(130), "{err}");
+    assert!(started.elapsed() < Duration::from_secs(5));
+    assert!(err.contains("stopped by SIGINT"), "{err}");
+    let dir = only_run_dir(&out);
+    let run = json(&dir.join("run.json"));
+    assert_eq!(run["aborted"], "stopped by SIGINT", "{run}");
+    let it = &run["workloads"][0]["iterations"][0];
+    let ops = it["ops"].as_u64().unwrap();
+    assert!(ops > 0 && ops < 3 * ROUNDS as u64, "{it}");
+    assert_eq!(it["errors"], 0);
+    let table = std::fs::read_to_string(dir.join("results.txt")).unwrap();
+    assert!(
+        table.contains(&format!("aborted {ops}/{}", 3 * ROUNDS)),
+        "{table}"
+    );
+    let csv = std::fs::read_to_string(dir.join("naspt.csv")).unwrap();
+    assert!(
+        csv.contains(&format!("Race (aborted {ops}/{})", 3 * ROUNDS)),
+        "{csv}"
+    );
+    assert!(dir.join("report.html").is_file());
+    assert!(dir.join("Race.ops.jsonl.zst").is_file());
+    // The records hold exactly the ops done.
+    let records = Command::new("zstd")
+        .arg("-dc")
+        .arg(dir.join("Race.ops.jsonl.zst"))
+        .output()
+        .expect("zstd is installed");
+    let op_lines = text(&records.stdout)
+        .lines()
+        .filter(|l| l.contains(r#""type":"op""#))
+        .count();
+    assert_eq!(op_lines as u64, ops);
+    // The lock went with the process: the target can be cleaned now.
+    run_ok(naslab().arg("clean").arg("-t").arg(&target));
+    assert!(!target.join("naslab").exists());
+}
+
+#[test]
+fn reports_never_write_over_a_runs_files_and_out_stays_outside_the_sandbox() {
+    let work = tempfile::tempdir().unwrap();
+    let target = work.path().join("target");
+    let out = work.path().join("out");
+    std::fs::create_dir_all(&target).unwrap();
+    run_ok(
+        naslab()
+            .arg("run")
+            .arg(repo_root().join("examples/document-save.jsonl"))
+            .arg("-t")
+            .arg(&target)
+            .arg("--out")
+            .arg(&out),
+    );
+    let dir = only_run_dir(&out);
+    let before = std::fs::read(dir.join("run.json")).unwrap();
+    for name in [
+        "run.json",
+        "results.txt",
+        "naspt.csv",
+        "DocumentSave.ops.jsonl.zst",
+    ] {
+        let err = run_err(
+            naslab()
+                .arg("report")
+                .arg(&dir)
+                .arg("-o")
+                .arg(dir.join(name)),
+        );
+        assert!(err.contains("will not write over it"), "{name}: {err}");
+    }
+    // Through a link too.
+    std::os::unix::fs::symlink(dir.join("run.json"), work.path().join("alias")).unwrap();
+    let err = run_err(
+        naslab()
+            .arg("report")
+            .arg(&dir)
+            .arg("-o")
+            .arg(work.path().join("alias")),
+    );
+    assert!(err.contains("will not write over it"), "{err}");
+    assert_eq!(std::fs::read(dir.join("run.json")).unwrap(), before);
+    // report.html may be rewritten, and a new file may be made.
+    run_ok(
+        naslab()
+            .arg("report")
+            .arg(&dir)
+            .arg("-o")
+            .arg(dir.join("report.html")),
+    );
+    run_ok(
+        naslab()
+            .args(["report", "--format", "csv"])
+            .arg(&dir)
+            .arg("-o")
+            .arg(dir.join("summary.csv")),
+    );
+
+    // --out inside <target>/naslab is refused, also when reached through a link.
+    std::os::unix::fs::symlink(target.join("naslab"), work.path().join("sneaky")).unwrap();
+    for bad in [target.join("naslab/results"), work.path().join("sneaky/r")] {
+        let err = run_err(
+            naslab()
+                .arg("run")
+                .arg(repo_root().join("examples/document-save.jsonl"))
+                .arg("-t")
+                .arg(&target)
+                .arg("--out")
+                .arg(&bad),
+        );
+        assert!(err.contains("which naslab empties on every run"), "{err}");
+    }
+    assert!(!target.join("naslab/results").exists());
+}
