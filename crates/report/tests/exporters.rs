@@ -40,6 +40,7 @@ fn table_export_matches_its_snapshot() {
 #[test]
 fn naspt_csv_export_matches_its_snapshot() {
     snapshot("naspt.csv", &export(&NasptCsv, &single_run()));
+    snapshot("naspt-batch.csv", &export(&NasptCsv, &batch_run()));
 }
 
 #[test]

@@ -204,9 +204,18 @@ impl IterationResult {
 }
 
 impl WorkloadResult {
-    /// The first iteration that ended short of its trace, if any.
+    /// The first iteration that ended short of its trace, if any (naming the iteration
+    /// when there are several: `run 2 aborted 280/1000`).
     pub fn cut_short(&self) -> Option<String> {
-        self.iterations.iter().find_map(IterationResult::cut_short)
+        let (it, short) = self
+            .iterations
+            .iter()
+            .find_map(|it| it.cut_short().map(|s| (it, s)))?;
+        Some(if self.iterations.len() > 1 {
+            format!("run {} {short}", it.iteration)
+        } else {
+            short
+        })
     }
 }
 

@@ -63,6 +63,7 @@ pub fn iteration(n: u32, mb_s: f64, records: Option<&str>) -> IterationResult {
         bytes_written: 2_000_000,
         throughput_mb_s: mb_s,
         ops: 280,
+        ops_planned: 280,
         errors: 2,
         op_stats,
         pacing_lag: LatencySummary::default(),
@@ -153,6 +154,7 @@ pub fn batch_run() -> RunResult {
             vec![iteration(1, 12.0, None), {
                 let mut it = iteration(2, 10.0, None);
                 it.aborted = Some("write of 'a.jpg' failed: ENOSPC".into());
+                it.ops_planned = 1_000;
                 it
             }],
         ),
