@@ -409,3 +409,52 @@ fn reports_never_write_over_a_runs_files_and_out_stays_outside_the_sandbox() {
     }
     assert!(!target.join("naslab/results").exists());
 }
+
+#[test]
+fn a_run_that_fails_before_measuring_leaves_no_run_directory() {
+    let work = tempfile::tempdir().unwrap();
+    let target = work.path().join("target");
+    let out = work.path().join("out");
+    std::fs::create_dir_all(&target).unwrap();
+    // Preparation fails: a name longer than any file system allows.
+    let long = work.path().join("long.jsonl");
+    std::fs::write(
+        &long,
+        format!(
+            "{}\n{}\n{}\n",
+            r#"{"type":"header","format":"naslab-trace","version":1,"workload":"Long"}"#,
+            format_args!(
+                r#"{{"type":"file","id":1,"path":"{}","size":10,"exists":true}}"#,
+                "n".repeat(300)
+            ),
+            r#"{"type":"op","op":"stat","file":1}"#
+        ),
+    )
+    .unwrap();
+    let err = run_err(
+        naslab()
+            .arg("run")
+            .arg(&long)
+            .arg("-t")
+            .arg(&target)
+            .arg("--out")
+            .arg(&out),
+    );
+    assert!(err.contains("ENAMETOOLONG"), "{err}");
+    assert!(!err.contains("results measured so far"), "{err}");
+    assert_eq!(std::fs::read_dir(out.join("run")).unwrap().count(), 0);
+    // Two traces naming one workload.
+    let example = repo_root().join("examples/document-save.jsonl");
+    let err = run_err(
+        naslab()
+            .arg("run")
+            .arg(&example)
+            .arg(&example)
+            .arg("-t")
+            .arg(&target)
+            .arg("--out")
+            .arg(&out),
+    );
+    assert!(err.contains("same workload"), "{err}");
+    assert_eq!(std::fs::read_dir(out.join("run")).unwrap().count(), 0);
+}
