@@ -159,7 +159,9 @@ fn swapped_directory_is_not_followed(walk: bool) {
     let run = json(&only_run_dir(&out).join("run.json"));
     assert!(run["aborted"].as_str().unwrap().contains("ELOOP"), "{run}");
     let it = &run["workloads"][0]["iterations"][0];
-    assert_eq!(it["errors"], 1, "{it}");
+    // The op that met the link is the failure (another may have found `d` missing
+    // in the instant between the rename and the link).
+    assert!(it["errors"].as_u64().unwrap() >= 1, "{it}");
     let planned = it["ops_planned"].as_u64().unwrap();
     assert_eq!(planned, 3 * ROUNDS as u64);
     assert!(it["ops"].as_u64().unwrap() < planned);
@@ -457,4 +459,51 @@ fn a_run_that_fails_before_measuring_leaves_no_run_directory() {
     );
     assert!(err.contains("same workload"), "{err}");
     assert_eq!(std::fs::read_dir(out.join("run")).unwrap().count(), 0);
+}
+
+#[test]
+fn a_second_ctrl_c_exits_at_once() {
+    let work = tempfile::tempdir().unwrap();
+    let target = work.path().join("target");
+    std::fs::create_dir_all(&target).unwrap();
+    let trace = race_trace(work.path());
+    let mut child = start_paced(&trace, &target, &work.path().join("out"), "100ms", false);
+    let pid = child.id() as i32;
+    wait_for("the measured phase", || {
+        target.join("naslab/Race/d/f1").exists()
+    });
+    // Standard signals do not queue: the second is sent once the first was handled.
+    let stderr = child.stderr.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let reader = std::thread::spawn(move || {
+        use std::io::BufRead;
+        let mut all = String::new();
+        for line in std::io::BufReader::new(stderr)
+            .lines()
+            .map_while(Result::ok)
+        {
+            let _ = tx.send(line.clone());
+            all.push_str(&line);
+            all.push('\n');
+        }
+        all
+    });
+    // SAFETY: kill on our own child's pid.
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGINT) }, 0);
+    loop {
+        let line = rx.recv_timeout(Duration::from_secs(10)).expect("a notice");
+        if line.starts_with("interrupted:") {
+            break;
+        }
+    }
+    // SAFETY: as above.
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGINT) }, 0);
+    let status = child.wait().unwrap();
+    let err = reader.join().unwrap();
+    assert_eq!(status.code(), Some(130), "{err}");
+    assert!(err.contains("interrupted again: exiting now"), "{err}");
+    assert!(
+        !err.contains("results: "),
+        "it went on to write results: {err}"
+    );
 }
