@@ -252,6 +252,13 @@ fn clean_refuses_a_marker_that_is_a_link() {
     );
     assert!(err.contains("not a regular file"), "{err}");
     assert!(target.join("naslab/thesis.tex").is_file());
+    // Nor is a hard link to another file (which the run would rewrite) trusted.
+    std::fs::remove_file(target.join("naslab/.naslab-owned")).unwrap();
+    std::fs::hard_link(precious.join("marker"), target.join("naslab/.naslab-owned")).unwrap();
+    let err = run_err(naslab().arg("clean").arg("-t").arg(&target));
+    assert!(err.contains("hard link"), "{err}");
+    assert_eq!(std::fs::read(precious.join("marker")).unwrap(), b"any file");
+    assert!(target.join("naslab/thesis.tex").is_file());
 }
 
 #[test]

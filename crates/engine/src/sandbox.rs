@@ -41,7 +41,7 @@ pub enum SandboxError {
     },
     #[error("'{0}' exists but was not made by naslab (it has no {MARKER_NAME} file); naslab will not write or delete there: move it away or choose another --target")]
     NotOurs(PathBuf),
-    #[error("'{0}' is not a regular file (a symbolic link or another kind of entry), so the directory is not trusted as naslab's; naslab will not write or delete there: remove it yourself after checking what it points to")]
+    #[error("'{0}' is not a regular file of its own (it is a symbolic link, a hard link to another file, or another kind of entry), so the directory is not trusted as naslab's; naslab will not write or delete there: remove it yourself after checking what it points to")]
     BadMarker(PathBuf),
     #[error(
         "'{0}' is a symbolic link; naslab will not follow it: remove it or choose another --target"
@@ -211,7 +211,8 @@ impl Sandbox {
         };
         let mut marker = std::fs::File::from(marker);
         let meta = marker.metadata().map_err(io("read", &marker_path))?;
-        if !meta.is_file() {
+        // A hard link would make the marker someone else's file, which naslab rewrites.
+        if !meta.is_file() || std::os::unix::fs::MetadataExt::nlink(&meta) != 1 {
             return Err(SandboxError::BadMarker(marker_path));
         }
         // SAFETY: flock on a descriptor we own.

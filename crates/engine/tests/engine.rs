@@ -1078,3 +1078,19 @@ fn a_stop_from_outside_ends_a_paced_wait_and_keeps_what_was_done() {
         "the stop was seen after {waited:?}"
     );
 }
+
+#[test]
+fn a_held_target_names_its_holder_until_released() {
+    let t = tempfile::tempdir().unwrap();
+    let first = Sandbox::open(t.path()).unwrap();
+    let e = Sandbox::open(t.path()).unwrap_err().to_string();
+    let holder = format!("is in use by naslab pid {} since ", std::process::id());
+    assert!(e.contains(&holder), "{e}");
+    // Clones share the lock; dropping the last releases it.
+    let clone = first.clone();
+    drop(first);
+    assert!(Sandbox::open(t.path()).is_err());
+    drop(clone);
+    Sandbox::open(t.path()).unwrap().remove_all().unwrap();
+    assert!(!t.path().join("naslab").exists());
+}
