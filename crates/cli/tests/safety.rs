@@ -514,3 +514,25 @@ fn a_second_ctrl_c_exits_at_once() {
         "it went on to write results: {err}"
     );
 }
+
+#[test]
+fn sigterm_stops_a_run_like_ctrl_c() {
+    let work = tempfile::tempdir().unwrap();
+    let target = work.path().join("target");
+    let out = work.path().join("out");
+    std::fs::create_dir_all(&target).unwrap();
+    let trace = race_trace(work.path());
+    let child = start_paced(&trace, &target, &out, "100ms", false);
+    wait_for("the measured phase", || {
+        target.join("naslab/Race/d/f1").exists()
+    });
+    // SAFETY: kill on our own child's pid.
+    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGTERM) }, 0);
+    let done = child.wait_with_output().unwrap();
+    let err = text(&done.stderr);
+    assert_eq!(done.status.code(), Some(143), "{err}");
+    let dir = only_run_dir(&out);
+    let run = json(&dir.join("run.json"));
+    assert_eq!(run["aborted"], "stopped by SIGTERM", "{run}");
+    assert!(dir.join("report.html").is_file());
+}
