@@ -45,10 +45,12 @@ pub fn stopped_by() -> Option<&'static str> {
     }
 }
 
-/// The exit status for a run a signal stopped: 128 + the signal (130 for SIGINT).
+/// The exit status for a run a signal stopped: 130, whether SIGINT or SIGTERM stopped
+/// it (run.json's `aborted` names which), so scripts see one status for "stopped, results
+/// kept".
 pub fn exit_status() -> Option<i32> {
     match SIGNAL.load(Ordering::SeqCst) {
         0 => None,
-        sig => Some(128 + sig),
+        _ => Some(130),
     }
 }

@@ -530,7 +530,7 @@ fn sigterm_stops_a_run_like_ctrl_c() {
     assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGTERM) }, 0);
     let done = child.wait_with_output().unwrap();
     let err = text(&done.stderr);
-    assert_eq!(done.status.code(), Some(143), "{err}");
+    assert_eq!(done.status.code(), Some(130), "{err}");
     let dir = only_run_dir(&out);
     let run = json(&dir.join("run.json"));
     assert_eq!(run["aborted"], "stopped by SIGTERM", "{run}");
