@@ -1,16 +1,19 @@
 //! Compiling a trace into a plan: every check that can fail is made here, before
 //! preparation, so a bad trace never starts a run. Ops go to per-stream spools.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::io::BufRead;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use naslab_trace::{FileKind, Header, OpKind, Prepare, Record, Trace, TraceError, TraceReader};
+use naslab_trace::{
+    check_rel_path, FileKind, Header, OpKind, Prepare, Record, Trace, TraceError, TraceReader,
+    MAX_QUEUE_DEPTH,
+};
 
 use crate::spool::{CompiledOp, Spool, SpoolWriter};
 
-/// The largest single read or write a trace may ask for.
+/// The largest single read, write or fallocate a trace may ask for.
 pub const MAX_OP_BYTES: u64 = 256 << 20;
 
 /// One entry of the run's file set, by dense index.
@@ -167,6 +170,7 @@ pub fn compile(
     let mut header = None;
     let mut entries: Vec<FileEntry> = Vec::new();
     let mut index_of: HashMap<u32, u32> = HashMap::new();
+    let mut paths: HashSet<String> = HashSet::new();
     let mut files_done = false;
     let mut streams: Vec<StreamState> = Vec::new();
     let mut stream_index: HashMap<u32, usize> = HashMap::new();
@@ -179,9 +183,44 @@ pub fn compile(
     for item in records {
         let (record, line) = item?;
         match record {
-            Record::Header(h) => header = Some(h),
+            Record::Header(h) => {
+                if header.is_some() {
+                    return Err(invalid(
+                        line,
+                        "a second header line; a trace has exactly one".into(),
+                    ));
+                }
+                if let Some(d) = h.queue_depth {
+                    if !(1..=MAX_QUEUE_DEPTH).contains(&d) {
+                        return Err(invalid(
+                            line,
+                            format!("queue_depth {d} is out of range; use 1 to {MAX_QUEUE_DEPTH}"),
+                        ));
+                    }
+                }
+                header = Some(h)
+            }
             Record::File(f) => {
-                index_of.insert(f.id, entries.len() as u32);
+                // What a reader checks as it reads, checked again for in-memory traces.
+                if header.is_none() {
+                    return Err(invalid(line, "the first line must be the header".into()));
+                }
+                if files_done {
+                    return Err(invalid(
+                        line,
+                        "a file line after the first op; declare every file before the ops".into(),
+                    ));
+                }
+                check_rel_path(&f.path).map_err(|why| invalid(line, why))?;
+                if index_of.insert(f.id, entries.len() as u32).is_some() {
+                    return Err(invalid(line, format!("file id {} is declared twice", f.id)));
+                }
+                if !paths.insert(f.path.clone()) {
+                    return Err(invalid(
+                        line,
+                        format!("path '{}' is declared twice", f.path),
+                    ));
+                }
                 entries.push(FileEntry {
                     id: Some(f.id),
                     path: f.path,
@@ -192,12 +231,34 @@ pub fn compile(
                 });
             }
             Record::Op(op, _) => {
+                if header.is_none() {
+                    return Err(invalid(line, "the first line must be the header".into()));
+                }
+                if op.offset.checked_add(op.len).is_none() {
+                    return Err(invalid(line, "offset + len overflows".into()));
+                }
                 if !files_done {
                     files_done = true;
                     add_parents(&mut entries).map_err(|m| invalid(line, m))?;
                 }
-                let file = index_of[&op.file];
-                let to = op.to.map(|t| index_of[&t]).unwrap_or(u32::MAX);
+                // A reader checks this as it reads; an in-memory trace is checked here.
+                let undeclared = |id: u32| {
+                    invalid(
+                        line,
+                        format!(
+                            "the {} op refers to file {id}, which no file line declares; declare it before the ops",
+                            op.kind
+                        ),
+                    )
+                };
+                let file = *index_of.get(&op.file).ok_or_else(|| undeclared(op.file))?;
+                let to = match op.to {
+                    Some(t) => *index_of.get(&t).ok_or_else(|| undeclared(t))?,
+                    None if op.kind == OpKind::Rename => {
+                        return Err(invalid(line, "the rename op has no 'to'".into()))
+                    }
+                    None => u32::MAX,
+                };
                 let entry = &entries[file as usize];
                 check_kind_fits(op.kind, entry).map_err(|m| invalid(line, m))?;
                 if op.kind == OpKind::Rename && entries[to as usize].kind != entry.kind {
@@ -206,7 +267,9 @@ pub fn compile(
                         "rename between a file and a directory".into(),
                     ));
                 }
-                if matches!(op.kind, OpKind::Read | OpKind::Write) && op.len > MAX_OP_BYTES {
+                if matches!(op.kind, OpKind::Read | OpKind::Write | OpKind::Fallocate)
+                    && op.len > MAX_OP_BYTES
+                {
                     return Err(invalid(
                         line,
                         format!(
@@ -328,13 +391,11 @@ pub fn compile(
                 }
                 let writer = if op.warmup {
                     warmup_counts[k] += 1;
-                    if st.warmup.is_none() {
-                        st.warmup = Some(SpoolWriter::new(spool_dir, 1 << 12).map_err(spool_err)?);
-                    }
-                    match st.warmup.as_mut() {
+                    let w = match st.warmup.take() {
                         Some(w) => w,
-                        None => &mut st.writer,
-                    }
+                        None => SpoolWriter::new(spool_dir, 1 << 12).map_err(spool_err)?,
+                    };
+                    st.warmup.insert(w)
                 } else {
                     plan_counts[k] += 1;
                     &mut st.writer
