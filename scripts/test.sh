@@ -25,8 +25,16 @@ if [ ${#need[@]} -gt 0 ]; then
     exit 1
   fi
 fi
+# Under CI every test must run: one that needs root or a missing tool then fails.
+if [ "${CI:-}" = "true" ]; then
+  export NASLAB_REQUIRE_ROOT=1
+fi
 if [ "$(id -u)" -ne 0 ]; then
-  echo "note: not root, so the tests that mount file systems or start servers (the lab) report themselves skipped" >&2
+  if [ "${NASLAB_REQUIRE_ROOT:-}" = "1" ]; then
+    echo "NASLAB_REQUIRE_ROOT=1 but not root: the tests that mount file systems or start servers will fail" >&2
+  else
+    echo "note: not root, so the tests that mount file systems or start servers (the lab) report themselves skipped" >&2
+  fi
 fi
 
 # The report UI's packages (esbuild, TypeScript, uPlot, playwright-core), pinned by its

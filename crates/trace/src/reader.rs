@@ -17,11 +17,23 @@ pub const MAX_LINE_BYTES: usize = 1 << 20;
 
 /// Opens a trace file, plain or zstd-compressed (told apart by its first bytes).
 pub fn open_trace(path: &Path) -> Result<TraceReader<Box<dyn BufRead + Send>>, TraceError> {
+    let file = File::open(path).map_err(|cause| TraceError::Io {
+        path: path.to_path_buf(),
+        cause,
+    })?;
+    read_trace(path, file)
+}
+
+/// Reads a trace, plain or zstd-compressed, from `input`; `path` names it in errors.
+pub fn read_trace<R: Read + Send + 'static>(
+    path: &Path,
+    input: R,
+) -> Result<TraceReader<Box<dyn BufRead + Send>>, TraceError> {
     let io = |cause| TraceError::Io {
         path: path.to_path_buf(),
         cause,
     };
-    let mut file = BufReader::with_capacity(1 << 20, File::open(path).map_err(io)?);
+    let mut file = BufReader::with_capacity(1 << 20, input);
     let compressed = file.fill_buf().map_err(io)?.starts_with(&ZSTD_MAGIC);
     let input: Box<dyn BufRead + Send> = if compressed {
         let decoder = zstd::stream::read::Decoder::with_buffer(file).map_err(io)?;
