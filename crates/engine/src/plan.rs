@@ -11,6 +11,7 @@ use naslab_trace::{
     MAX_QUEUE_DEPTH,
 };
 
+use crate::buffer::StreamBuffers;
 use crate::spool::{CompiledOp, Spool, SpoolWriter};
 
 /// The largest single read, write or fallocate a trace may ask for.
@@ -70,6 +71,9 @@ pub struct StreamPlan {
     pub ops: Spool,
     /// Handle slots the stream uses.
     pub slots: u32,
+    /// The stream's largest read and largest write (both phases), which size its buffers.
+    pub max_read: u64,
+    pub max_write: u64,
 }
 
 /// A compiled trace, ready to prepare and replay.
@@ -108,6 +112,34 @@ impl Plan {
     /// How many reads and writes each stream may have in flight.
     pub fn queue_depth(&self) -> u32 {
         self.header.queue_depth.unwrap_or(1).max(1)
+    }
+
+    /// The I/O buffers the larger of its two phases holds at once, all streams together.
+    pub fn buffer_bytes(&self) -> u64 {
+        let depth = self.queue_depth();
+        let phase = |streams: &[StreamPlan]| -> u64 {
+            streams
+                .iter()
+                .map(|s| StreamBuffers::for_stream(s.max_read, s.max_write, depth).bytes())
+                .sum()
+        };
+        phase(&self.streams).max(phase(&self.warmup))
+    }
+
+    /// When the read buffer limit keeps some stream below the queue depth: the fewest
+    /// reads any stream may have in flight, and that stream's largest read.
+    pub fn reads_in_flight_bound(&self) -> Option<(u32, u64)> {
+        let depth = self.queue_depth();
+        self.streams
+            .iter()
+            .chain(&self.warmup)
+            .filter(|s| s.max_read > 0)
+            .map(|s| {
+                let b = StreamBuffers::for_stream(s.max_read, s.max_write, depth);
+                (b.read_slots as u32, s.max_read)
+            })
+            .filter(|&(slots, _)| slots < depth)
+            .min()
     }
 
     /// Bytes preparation writes.
@@ -150,6 +182,8 @@ struct StreamState {
     slots: HashMap<u32, u32>,
     open: Vec<bool>,
     last_t_us: u64,
+    max_read: u64,
+    max_write: u64,
 }
 
 /// Compiles `records` (from `source`, named in errors) into a plan, spooling ops into `spool_dir`.
@@ -290,6 +324,8 @@ pub fn compile(
                             slots: HashMap::new(),
                             open: Vec::new(),
                             last_t_us: 0,
+                            max_read: 0,
+                            max_write: 0,
                         });
                         stream_index.insert(op.stream, streams.len() - 1);
                         streams.len() - 1
@@ -375,8 +411,14 @@ pub fn compile(
                     _ => {}
                 }
                 match op.kind {
-                    OpKind::Read => rd += op.len,
-                    OpKind::Write => wr += op.len,
+                    OpKind::Read => {
+                        rd += op.len;
+                        st.max_read = st.max_read.max(op.len);
+                    }
+                    OpKind::Write => {
+                        wr += op.len;
+                        st.max_write = st.max_write.max(op.len);
+                    }
                     _ => {}
                 }
                 if matches!(op.kind, OpKind::Read | OpKind::Write) {
@@ -438,6 +480,8 @@ pub fn compile(
                 stream: st.stream,
                 ops: w.finish().map_err(spool_err)?,
                 slots,
+                max_read: st.max_read,
+                max_write: st.max_write,
             });
         }
         let ops = st.writer.finish().map_err(spool_err)?;
@@ -446,6 +490,8 @@ pub fn compile(
                 stream: st.stream,
                 ops,
                 slots,
+                max_read: st.max_read,
+                max_write: st.max_write,
             });
         }
     }

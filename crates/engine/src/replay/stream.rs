@@ -30,11 +30,12 @@ pub(super) struct StreamRun<'a, C> {
     pub stop: &'a AtomicBool,
     pub progress: &'a Progress,
     pub measured: Option<SpoolWriter>,
-    /// Read buffers, `slot_len` bytes per op that can be in flight.
+    /// Read buffers, `slot_len` bytes for each of `read_slots` reads in flight.
     pub rbuf: AlignedBuf,
     /// The write pattern, shared by every write.
     pub wbuf: AlignedBuf,
     pub slot_len: usize,
+    pub read_slots: usize,
     pub spool_dir: &'a Path,
     /// Ops and bytes already added to the progress counters.
     pub published: (u64, u64),
