@@ -231,3 +231,151 @@ fn buffers_beyond_the_memory_limit_are_refused_before_the_run() {
             .arg(d.path().join("out2")),
     );
 }
+
+#[test]
+fn describe_refuses_what_run_refuses() {
+    let d = tempfile::tempdir().unwrap();
+    let head = r#"{"type":"header","format":"naslab-trace","version":1,"workload":"w"}"#;
+    let file = r#"{"type":"file","id":0,"path":"a","size":10,"exists":true}"#;
+    let cases = [
+        ("empty.jsonl", String::new(), ":1: the trace is empty"),
+        ("blank.jsonl", "\n\n".to_string(), ":1: the trace is empty"),
+        ("headless.jsonl", format!("{file}\n"), ":1: the first line must be the header"),
+        (
+            "unopened.jsonl",
+            format!("{head}\n{file}\n{{\"type\":\"op\",\"op\":\"read\",\"file\":0,\"len\":4}}\n"),
+            ":3: stream 0 issues a read on 'a' without opening it",
+        ),
+        (
+            "huge-fallocate.jsonl",
+            format!("{head}\n{file}\n{{\"type\":\"op\",\"op\":\"open\",\"file\":0}}\n{{\"type\":\"op\",\"op\":\"fallocate\",\"file\":0,\"len\":1099511627776}}\n"),
+            ":4: a fallocate of 1099511627776 bytes is over naslab's limit",
+        ),
+    ];
+    for (name, body, want) in cases {
+        let path = d.path().join(name);
+        std::fs::write(&path, body).unwrap();
+        let described = run_err(naslab().arg("describe").arg(&path));
+        let ran = run_err(
+            naslab()
+                .arg("run")
+                .arg(&path)
+                .args(["--backend", "null", "--out"])
+                .arg(d.path().join("out")),
+        );
+        let want = format!("{}{want}", path.display());
+        assert!(described.contains(&want), "describe: {described}");
+        assert!(ran.contains(&want), "run: {ran}");
+    }
+    // What run accepts, describe describes.
+    let out = run_ok(
+        naslab()
+            .arg("describe")
+            .arg(repo_root().join("examples/document-save.jsonl")),
+    );
+    assert!(text(&out.stdout).contains("DocumentSave"));
+}
+
+#[test]
+fn a_damaged_zst_is_called_damaged_once() {
+    let d = tempfile::tempdir().unwrap();
+    let zst = d.path().join("doc.jsonl.zst");
+    let mut enc = zstd::stream::write::Encoder::new(std::fs::File::create(&zst).unwrap(), 3)
+        .unwrap()
+        .auto_finish();
+    let doc = std::fs::read(repo_root().join("examples/document-save.jsonl")).unwrap();
+    // Enough lines for several blocks of compressed data.
+    enc.write_all(&doc).unwrap();
+    for i in 0..200_000u64 {
+        writeln!(
+            enc,
+            r#"{{"type":"op","op":"stat","stream":9,"t_us":{i},"file":1}}"#
+        )
+        .unwrap();
+    }
+    drop(enc);
+    let mut bytes = std::fs::read(&zst).unwrap();
+    let n = bytes.len();
+    for b in &mut bytes[n / 2..n / 2 + 32] {
+        *b ^= 0xa5;
+    }
+    std::fs::write(&zst, &bytes).unwrap();
+    for cmd in ["describe", "run"] {
+        let err = run_err(naslab().arg(cmd).arg(&zst).args(if cmd == "run" {
+            &["--backend", "null"][..]
+        } else {
+            &[][..]
+        }));
+        assert!(
+            err.contains("the zstd stream is damaged after line"),
+            "{err}"
+        );
+        assert!(!err.contains("permissions"), "{err}");
+        // The decompressor's cause, said once.
+        let causes: usize = [
+            "Data corruption detected",
+            "Unknown frame descriptor",
+            "checksum",
+        ]
+        .iter()
+        .map(|c| err.matches(c).count())
+        .sum();
+        assert_eq!(causes, 1, "{err}");
+    }
+}
+
+#[test]
+fn too_many_open_files_says_so_and_not_tmpdir() {
+    let d = tempfile::tempdir().unwrap();
+    let trace = d.path().join("streams.jsonl");
+    let mut w = std::io::BufWriter::new(std::fs::File::create(&trace).unwrap());
+    writeln!(
+        w,
+        r#"{{"type":"header","format":"naslab-trace","version":1,"workload":"many"}}"#
+    )
+    .unwrap();
+    writeln!(w, r#"{{"type":"file","id":0,"path":"a","exists":true}}"#).unwrap();
+    for s in 0..200 {
+        writeln!(w, r#"{{"type":"op","op":"stat","stream":{s},"file":0}}"#).unwrap();
+    }
+    w.flush().unwrap();
+    drop(w);
+    let mut cmd = naslab();
+    // SAFETY: setrlimit is async-signal-safe and touches only the child's own limits.
+    unsafe {
+        cmd.pre_exec(|| {
+            let lim = libc::rlimit {
+                rlim_cur: 64,
+                rlim_max: 64,
+            };
+            if libc::setrlimit(libc::RLIMIT_NOFILE, &lim) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let err = run_err(
+        cmd.arg("run")
+            .arg(&trace)
+            .args(["--backend", "null", "--out"])
+            .arg(d.path().join("out")),
+    );
+    assert!(
+        err.contains("too many open files") && err.contains("ulimit -n"),
+        "{err}"
+    );
+    assert!(!err.contains("TMPDIR"), "{err}");
+}
+
+#[test]
+fn export_trace_into_a_directory_says_it_cannot_write() {
+    let d = tempfile::tempdir().unwrap();
+    let err = run_err(
+        naslab()
+            .args(["export-trace", "FileCopyToNAS", "--scale", "0.001", "-o"])
+            .arg(d.path()),
+    );
+    assert!(err.contains("cannot write trace"), "{err}");
+    assert!(err.contains("it is a directory"), "{err}");
+    assert!(!err.contains("cannot read"), "{err}");
+}

@@ -56,12 +56,23 @@ pub enum PlanError {
         line: u64,
         message: String,
     },
-    #[error("cannot spool the trace into '{dir}': {source}; free space there or set TMPDIR")]
-    Spool {
-        dir: PathBuf,
-        #[source]
-        source: std::io::Error,
-    },
+    #[error("cannot spool the trace into '{dir}': {cause}{}", spool_hint(cause))]
+    Spool { dir: PathBuf, cause: std::io::Error },
+}
+
+/// What to do about a spool file that cannot be made or written, by its cause.
+pub fn spool_hint(cause: &std::io::Error) -> &'static str {
+    match cause.raw_os_error() {
+        Some(libc::ENOSPC) | Some(libc::EDQUOT) => "; the file system is full: free space there",
+        Some(libc::EMFILE) | Some(libc::ENFILE) => {
+            "; too many open files: every stream keeps a spool file open, so raise the limit (ulimit -n) or use fewer streams"
+        }
+        Some(libc::EACCES) | Some(libc::EPERM) => {
+            "; permission denied: give a directory naslab may write in"
+        }
+        Some(libc::EROFS) => "; the file system is read-only: give a writable directory",
+        _ => "",
+    }
 }
 
 /// One stream's compiled ops.
@@ -197,9 +208,9 @@ pub fn compile(
         line,
         message,
     };
-    let spool_err = |source: std::io::Error| PlanError::Spool {
+    let spool_err = |cause: std::io::Error| PlanError::Spool {
         dir: spool_dir.to_path_buf(),
-        source,
+        cause,
     };
     let mut header = None;
     let mut entries: Vec<FileEntry> = Vec::new();
@@ -458,7 +469,13 @@ pub fn compile(
             }
         }
     }
-    let header = header.ok_or_else(|| invalid(0, "the trace has no header".into()))?;
+    let header = header.ok_or_else(|| {
+        invalid(
+            1,
+            "the trace is empty; a trace starts with a header line (see docs/trace-format.md)"
+                .into(),
+        )
+    })?;
     if !files_done {
         add_parents(&mut entries).map_err(|m| invalid(0, m))?;
     }

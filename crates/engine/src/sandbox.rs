@@ -27,6 +27,12 @@ pub enum SandboxError {
         #[source]
         source: std::io::Error,
     },
+    #[error("target '{path}' may not be written by this user ({source}); give a directory you may write in, or fix its permissions")]
+    Denied {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
     #[error("'{0}' exists but was not made by naslab (it has no {MARKER_NAME} file); naslab will not write or delete there: move it away or choose another --target")]
     NotOurs(PathBuf),
     #[error(
@@ -49,7 +55,11 @@ fn io<'a>(
     path: &'a Path,
 ) -> impl FnOnce(std::io::Error) -> SandboxError + 'a {
     move |source| match source.raw_os_error() {
-        Some(libc::EROFS) | Some(libc::EACCES) | Some(libc::EPERM) => SandboxError::ReadOnly {
+        Some(libc::EROFS) => SandboxError::ReadOnly {
+            path: path.to_path_buf(),
+            source,
+        },
+        Some(libc::EACCES) | Some(libc::EPERM) => SandboxError::Denied {
             path: path.to_path_buf(),
             source,
         },
@@ -157,5 +167,23 @@ impl Sandbox {
             Ok(m) if m.is_dir() => fs::remove_dir_all(path).map_err(io("remove", path)),
             Ok(_) => fs::remove_file(path).map_err(io("remove", path)),
         }
+    }
+}
+
+#[cfg(test)]
+mod error_tests {
+    use super::*;
+
+    #[test]
+    fn permission_denied_is_not_called_read_only() {
+        let p = Path::new("/t");
+        let denied = io("create", p)(std::io::Error::from_raw_os_error(libc::EACCES)).to_string();
+        assert!(
+            denied.starts_with("target '/t' may not be written by this user"),
+            "{denied}"
+        );
+        assert!(!denied.contains("read-only"), "{denied}");
+        let rofs = io("create", p)(std::io::Error::from_raw_os_error(libc::EROFS)).to_string();
+        assert!(rofs.starts_with("target '/t' is read-only"), "{rofs}");
     }
 }

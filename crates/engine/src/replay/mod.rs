@@ -152,11 +152,13 @@ impl StreamOutcome {
 pub enum ReplayError {
     #[error("cannot connect stream {stream} to the target: {error}")]
     Connect { stream: u32, error: OpError },
-    #[error("cannot keep op measurements in '{dir}': {source}; free space there")]
+    #[error(
+        "cannot keep op measurements in '{dir}': {cause}{}",
+        crate::plan::spool_hint(cause)
+    )]
     Spool {
         dir: std::path::PathBuf,
-        #[source]
-        source: std::io::Error,
+        cause: std::io::Error,
     },
     #[error("this target cannot keep {depth} ops in flight per stream: {error}")]
     Queue { depth: usize, error: OpError },
@@ -250,9 +252,9 @@ pub fn replay<C: Clock + Sync>(
                         return Err(ReplayError::Queue { depth, error });
                     }
                 }
-                let spool_err = |source| ReplayError::Spool {
+                let spool_err = |cause| ReplayError::Spool {
                     dir: spool_dir.to_path_buf(),
-                    source,
+                    cause,
                 };
                 let (Some(rbuf), Some(wbuf)) = (rbuf, wbuf) else {
                     stop.store(true, Ordering::Relaxed);

@@ -45,7 +45,7 @@ impl<C: Clock> StreamRun<'_, C> {
     pub(super) fn spool_err(&self, source: std::io::Error) -> ReplayError {
         ReplayError::Spool {
             dir: self.spool_dir.to_path_buf(),
-            source,
+            cause: source,
         }
     }
 
