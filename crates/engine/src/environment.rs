@@ -87,19 +87,6 @@ fn unescape(s: &str) -> String {
         .replace("\\134", "\\")
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn finds_the_root_file_system() {
-        let (fs, _) = mount_of(Path::new("/"));
-        assert!(!fs.is_empty());
-        let (proc_fs, _) = mount_of(Path::new("/proc/self"));
-        assert_eq!(proc_fs, "proc");
-    }
-}
-
 /// How much memory new buffers can take: the smaller of the kernel's MemAvailable and
 /// what the address-space limit (`ulimit -v`, `prlimit --as`) leaves, with which of the
 /// two it is. `None` when neither can be read.
@@ -128,7 +115,7 @@ pub fn memory_for_buffers() -> Option<(u64, &'static str)> {
             .and_then(|t| kib(&t, "VmSize:"))
             .unwrap_or(0);
         Some((
-            (limit.rlim_cur as u64).saturating_sub(used),
+            limit.rlim_cur.saturating_sub(used),
             "of address space is left under this process's limit (ulimit -v)",
         ))
     } else {
@@ -137,5 +124,18 @@ pub fn memory_for_buffers() -> Option<(u64, &'static str)> {
     match (available, left) {
         (Some(a), Some(l)) => Some(if l.0 < a.0 { l } else { a }),
         (a, l) => a.or(l),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn finds_the_root_file_system() {
+        let (fs, _) = mount_of(Path::new("/"));
+        assert!(!fs.is_empty());
+        let (proc_fs, _) = mount_of(Path::new("/proc/self"));
+        assert_eq!(proc_fs, "proc");
     }
 }
