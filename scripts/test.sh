@@ -25,8 +25,16 @@ if [ ${#need[@]} -gt 0 ]; then
     exit 1
   fi
 fi
+# Under CI every test must run: one that needs root or a missing tool then fails.
+if [ "${CI:-}" = "true" ]; then
+  export NASLAB_REQUIRE_ROOT=1
+fi
 if [ "$(id -u)" -ne 0 ]; then
-  echo "note: not root, so the tests that mount file systems or start servers (the lab) report themselves skipped" >&2
+  if [ "${NASLAB_REQUIRE_ROOT:-}" = "1" ]; then
+    echo "NASLAB_REQUIRE_ROOT=1 but not root: the tests that mount file systems or start servers will fail" >&2
+  else
+    echo "note: not root, so the tests that mount file systems or start servers (the lab) report themselves skipped" >&2
+  fi
 fi
 
 # The report UI's packages (esbuild, TypeScript, uPlot, playwright-core), pinned by its
@@ -42,3 +50,37 @@ NASLAB_REQUIRE_UI=1 cargo test --workspace
 # $TMPDIR/naslab-report-screenshots).
 cargo build --quiet -p naslab
 (cd crates/report/ui && NASLAB_BIN="$PWD/../../../target/debug/naslab" node --test tests/)
+
+# ---- Fuzzing smoke test -------------------------------------------------------------
+# Each cargo-fuzz target (fuzz/README.md) runs for 60 s from its seed corpus; a crash
+# fails the script. cargo-fuzz is installed from crates.io when root and missing. It
+# uses a nightly toolchain when there is one, else the stable one with RUSTC_BOOTSTRAP=1
+# and no sanitizer.
+if ! command -v cargo-fuzz >/dev/null 2>&1; then
+  if [ "$(id -u)" -eq 0 ]; then
+    cargo install cargo-fuzz --locked --quiet
+  else
+    echo "cargo-fuzz is missing: cargo install cargo-fuzz --locked" >&2
+    exit 1
+  fi
+fi
+if rustup toolchain list 2>/dev/null | grep -q '^nightly'; then
+  fuzz=(cargo +nightly fuzz)
+  sanitizer=address
+else
+  fuzz=(env RUSTC_BOOTSTRAP=1 cargo fuzz)
+  sanitizer=none
+fi
+for target in trace_compile run_json target_url; do
+  mkdir -p "fuzz/corpus/$target"
+  log="$(mktemp)"
+  if ! (cd fuzz && "${fuzz[@]}" run -O -s "$sanitizer" "$target" "corpus/$target" "seeds/$target" -- \
+      -max_total_time=60 -rss_limit_mb=2048 -print_final_stats=1) >"$log" 2>&1; then
+    tail -n 40 "$log" >&2
+    echo "fuzzing $target failed or found a crash (its input is in fuzz/artifacts/$target)" >&2
+    exit 1
+  fi
+  echo "fuzz $target: $(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$') runs, no crash"
+  rm -f "$log"
+done
+# ---- end of fuzzing smoke test ------------------------------------------------------

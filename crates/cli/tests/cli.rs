@@ -233,8 +233,7 @@ fn write_trace(path: &Path, ops: impl FnOnce(&mut std::io::BufWriter<std::fs::Fi
 
 #[test]
 fn a_full_disk_stops_the_run_with_the_line_and_keeps_the_results() {
-    if !is_root() {
-        eprintln!("skipped: mounting a small tmpfs needs root (.ci/run runs as root)");
+    if !root_or_skip("mounting a small tmpfs") {
         return;
     }
     let d = tempfile::tempdir().unwrap();
@@ -283,8 +282,7 @@ fn a_full_disk_stops_the_run_with_the_line_and_keeps_the_results() {
 
 #[test]
 fn a_read_only_target_is_named_as_such() {
-    if !is_root() {
-        eprintln!("skipped: mounting a read-only tmpfs needs root (.ci/run runs as root)");
+    if !root_or_skip("mounting a read-only tmpfs") {
         return;
     }
     with_tmpfs("ro,size=1m", |mnt| {

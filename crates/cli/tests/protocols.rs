@@ -5,6 +5,8 @@
 use std::path::Path;
 use std::process::{Command, Output};
 
+use naslab_layout::requirements::{root_or_skip, tool_or_skip};
+
 fn naslab() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_naslab"));
     c.env_remove("NASLAB_SMB_PASSWORD");
@@ -34,9 +36,7 @@ fn run_err(cmd: &mut Command) -> String {
 }
 
 fn lab_ready(server: &str) -> bool {
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } != 0 {
-        eprintln!("skipped: needs root (loop devices, mounts and servers); CI runs it as root");
+    if !root_or_skip("the lab (loop devices, mounts and servers)") {
         return false;
     }
     let tool = if server == "samba" {
@@ -44,11 +44,7 @@ fn lab_ready(server: &str) -> bool {
     } else {
         "ganesha.nfsd"
     };
-    if naslab_layout::loopdev::find_tool(tool).is_none() {
-        eprintln!("skipped: {tool} is not installed (scripts/test.sh installs it as root)");
-        return false;
-    }
-    true
+    tool_or_skip(tool).is_some()
 }
 
 /// Takes the lab down when dropped, so a failed assertion leaves no server behind.

@@ -28,6 +28,22 @@ impl AlignedBuf {
         AlignedBuf { ptr, len }
     }
 
+    /// A zeroed buffer of `len` bytes, or `None` when the memory cannot be had.
+    pub fn try_zeroed(len: usize) -> Option<AlignedBuf> {
+        let len = len.max(ALIGN).checked_next_multiple_of(ALIGN)?;
+        let layout = Layout::from_size_align(len, ALIGN).ok()?;
+        // SAFETY: layout has a non-zero size.
+        let ptr = unsafe { alloc_zeroed(layout) };
+        (!ptr.is_null()).then_some(AlignedBuf { ptr, len })
+    }
+
+    /// A patterned buffer as [`AlignedBuf::patterned`], or `None` when the memory cannot be had.
+    pub fn try_patterned(len: usize, seed: u64) -> Option<AlignedBuf> {
+        let mut b = AlignedBuf::try_zeroed(len)?;
+        fill_pattern(b.as_mut_slice(), seed);
+        Some(b)
+    }
+
     /// A buffer of `len` bytes filled with the write pattern starting at `seed`.
     pub fn patterned(len: usize, seed: u64) -> AlignedBuf {
         let mut b = AlignedBuf::zeroed(len);
@@ -65,6 +81,46 @@ impl Drop for AlignedBuf {
     }
 }
 
+/// The most read buffer one stream holds for ops in flight: with larger reads, fewer
+/// are in flight at once (always at least one), so memory does not grow with queue
+/// depth times op size.
+pub const STREAM_READ_BUDGET: u64 = 256 << 20;
+
+/// How one stream's I/O buffers are sized: only as large as its own reads and writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StreamBuffers {
+    /// Bytes of each read buffer (the stream's largest read, page-rounded).
+    pub read_slot_len: usize,
+    /// Reads that can be in flight at once.
+    pub read_slots: usize,
+    /// Bytes of the write pattern (the stream's largest write, page-rounded).
+    pub write_len: usize,
+}
+
+impl StreamBuffers {
+    /// Buffers for a stream whose largest read and write are `max_read` and `max_write`
+    /// bytes, at queue depth `depth`.
+    pub fn for_stream(max_read: u64, max_write: u64, depth: u32) -> StreamBuffers {
+        let page = |n: u64| n.next_multiple_of(ALIGN as u64) as usize;
+        let read_slot_len = page(max_read);
+        let read_slots = if max_read == 0 {
+            0
+        } else {
+            (STREAM_READ_BUDGET / read_slot_len as u64).clamp(1, u64::from(depth.max(1))) as usize
+        };
+        StreamBuffers {
+            read_slot_len,
+            read_slots,
+            write_len: page(max_write),
+        }
+    }
+
+    /// What the buffers take in all.
+    pub fn bytes(&self) -> u64 {
+        (self.read_slot_len * self.read_slots + self.write_len) as u64
+    }
+}
+
 /// Fills `buf` with xorshift64* output: incompressible and different for every seed.
 pub fn fill_pattern(buf: &mut [u8], seed: u64) {
     let mut x = seed ^ 0x9e37_79b9_7f4a_7c15;
@@ -95,5 +151,38 @@ mod tests {
             AlignedBuf::patterned(4096, 1).as_slice(),
             AlignedBuf::patterned(4096, 2).as_slice()
         );
+    }
+}
+
+#[cfg(test)]
+mod stream_buffer_tests {
+    use super::*;
+
+    #[test]
+    fn buffers_follow_the_streams_own_ops_and_stay_bounded() {
+        // Queue depth 1024 and one 256 MiB read: one read buffer, not 256 GiB.
+        let b = StreamBuffers::for_stream(256 << 20, 0, 1024);
+        assert_eq!(
+            (b.read_slots, b.read_slot_len, b.write_len),
+            (1, 256 << 20, 0)
+        );
+        assert_eq!(b.bytes(), 256 << 20);
+        // Small reads keep the full queue depth.
+        let b = StreamBuffers::for_stream(65536, 4096, 32);
+        assert_eq!(
+            (b.read_slots, b.read_slot_len, b.write_len),
+            (32, 65536, 4096)
+        );
+        // 4 MiB reads at depth 128 fit 64 in the budget.
+        assert_eq!(StreamBuffers::for_stream(4 << 20, 0, 128).read_slots, 64);
+        // A stream that only writes holds no read buffer.
+        let b = StreamBuffers::for_stream(0, 1000, 8);
+        assert_eq!((b.read_slots, b.write_len), (0, 4096));
+    }
+
+    #[test]
+    fn an_impossible_buffer_is_none_not_an_abort() {
+        assert!(AlignedBuf::try_zeroed(usize::MAX - 10).is_none());
+        assert!(AlignedBuf::try_zeroed(1 << 62).is_none());
     }
 }

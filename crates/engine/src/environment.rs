@@ -87,6 +87,46 @@ fn unescape(s: &str) -> String {
         .replace("\\134", "\\")
 }
 
+/// How much memory new buffers can take: the smaller of the kernel's MemAvailable and
+/// what the address-space limit (`ulimit -v`, `prlimit --as`) leaves, with which of the
+/// two it is. `None` when neither can be read.
+pub fn memory_for_buffers() -> Option<(u64, &'static str)> {
+    let kib = |text: &str, key: &str| -> Option<u64> {
+        text.lines()
+            .find_map(|l| l.strip_prefix(key))
+            .and_then(|v| v.split_whitespace().next())
+            .and_then(|n| n.parse::<u64>().ok())
+            .map(|n| n * 1024)
+    };
+    let available = std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|t| kib(&t, "MemAvailable:"))
+        .map(|b| (b, "of memory is available"));
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit writes only the struct it is given.
+    let limited = unsafe { libc::getrlimit(libc::RLIMIT_AS, &mut limit) } == 0
+        && limit.rlim_cur != libc::RLIM_INFINITY;
+    let left = if limited {
+        let used = std::fs::read_to_string("/proc/self/status")
+            .ok()
+            .and_then(|t| kib(&t, "VmSize:"))
+            .unwrap_or(0);
+        Some((
+            limit.rlim_cur.saturating_sub(used),
+            "of address space is left under this process's limit (ulimit -v)",
+        ))
+    } else {
+        None
+    };
+    match (available, left) {
+        (Some(a), Some(l)) => Some(if l.0 < a.0 { l } else { a }),
+        (a, l) => a.or(l),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,16 +1,20 @@
 //! Compiling a trace into a plan: every check that can fail is made here, before
 //! preparation, so a bad trace never starts a run. Ops go to per-stream spools.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::io::BufRead;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use naslab_trace::{FileKind, Header, OpKind, Prepare, Record, Trace, TraceError, TraceReader};
+use naslab_trace::{
+    check_rel_path, FileKind, Header, OpKind, Prepare, Record, Trace, TraceError, TraceReader,
+    MAX_QUEUE_DEPTH,
+};
 
+use crate::buffer::StreamBuffers;
 use crate::spool::{CompiledOp, Spool, SpoolWriter};
 
-/// The largest single read or write a trace may ask for.
+/// The largest single read, write or fallocate a trace may ask for.
 pub const MAX_OP_BYTES: u64 = 256 << 20;
 
 /// One entry of the run's file set, by dense index.
@@ -52,12 +56,23 @@ pub enum PlanError {
         line: u64,
         message: String,
     },
-    #[error("cannot spool the trace into '{dir}': {source}; free space there or set TMPDIR")]
-    Spool {
-        dir: PathBuf,
-        #[source]
-        source: std::io::Error,
-    },
+    #[error("cannot spool the trace into '{dir}': {cause}{}", spool_hint(cause))]
+    Spool { dir: PathBuf, cause: std::io::Error },
+}
+
+/// What to do about a spool file that cannot be made or written, by its cause.
+pub fn spool_hint(cause: &std::io::Error) -> &'static str {
+    match cause.raw_os_error() {
+        Some(libc::ENOSPC) | Some(libc::EDQUOT) => "; the file system is full: free space there",
+        Some(libc::EMFILE) | Some(libc::ENFILE) => {
+            "; too many open files: every stream keeps a spool file open, so raise the limit (ulimit -n) or use fewer streams"
+        }
+        Some(libc::EACCES) | Some(libc::EPERM) => {
+            "; permission denied: give a directory naslab may write in"
+        }
+        Some(libc::EROFS) => "; the file system is read-only: give a writable directory",
+        _ => "",
+    }
 }
 
 /// One stream's compiled ops.
@@ -67,6 +82,9 @@ pub struct StreamPlan {
     pub ops: Spool,
     /// Handle slots the stream uses.
     pub slots: u32,
+    /// The stream's largest read and largest write (both phases), which size its buffers.
+    pub max_read: u64,
+    pub max_write: u64,
 }
 
 /// A compiled trace, ready to prepare and replay.
@@ -105,6 +123,34 @@ impl Plan {
     /// How many reads and writes each stream may have in flight.
     pub fn queue_depth(&self) -> u32 {
         self.header.queue_depth.unwrap_or(1).max(1)
+    }
+
+    /// The I/O buffers the larger of its two phases holds at once, all streams together.
+    pub fn buffer_bytes(&self) -> u64 {
+        let depth = self.queue_depth();
+        let phase = |streams: &[StreamPlan]| -> u64 {
+            streams
+                .iter()
+                .map(|s| StreamBuffers::for_stream(s.max_read, s.max_write, depth).bytes())
+                .sum()
+        };
+        phase(&self.streams).max(phase(&self.warmup))
+    }
+
+    /// When the read buffer limit keeps some stream below the queue depth: the fewest
+    /// reads any stream may have in flight, and that stream's largest read.
+    pub fn reads_in_flight_bound(&self) -> Option<(u32, u64)> {
+        let depth = self.queue_depth();
+        self.streams
+            .iter()
+            .chain(&self.warmup)
+            .filter(|s| s.max_read > 0)
+            .map(|s| {
+                let b = StreamBuffers::for_stream(s.max_read, s.max_write, depth);
+                (b.read_slots as u32, s.max_read)
+            })
+            .filter(|&(slots, _)| slots < depth)
+            .min()
     }
 
     /// Bytes preparation writes.
@@ -147,6 +193,8 @@ struct StreamState {
     slots: HashMap<u32, u32>,
     open: Vec<bool>,
     last_t_us: u64,
+    max_read: u64,
+    max_write: u64,
 }
 
 /// Compiles `records` (from `source`, named in errors) into a plan, spooling ops into `spool_dir`.
@@ -160,13 +208,14 @@ pub fn compile(
         line,
         message,
     };
-    let spool_err = |source: std::io::Error| PlanError::Spool {
+    let spool_err = |cause: std::io::Error| PlanError::Spool {
         dir: spool_dir.to_path_buf(),
-        source,
+        cause,
     };
     let mut header = None;
     let mut entries: Vec<FileEntry> = Vec::new();
     let mut index_of: HashMap<u32, u32> = HashMap::new();
+    let mut paths: HashSet<String> = HashSet::new();
     let mut files_done = false;
     let mut streams: Vec<StreamState> = Vec::new();
     let mut stream_index: HashMap<u32, usize> = HashMap::new();
@@ -179,9 +228,44 @@ pub fn compile(
     for item in records {
         let (record, line) = item?;
         match record {
-            Record::Header(h) => header = Some(h),
+            Record::Header(h) => {
+                if header.is_some() {
+                    return Err(invalid(
+                        line,
+                        "a second header line; a trace has exactly one".into(),
+                    ));
+                }
+                if let Some(d) = h.queue_depth {
+                    if !(1..=MAX_QUEUE_DEPTH).contains(&d) {
+                        return Err(invalid(
+                            line,
+                            format!("queue_depth {d} is out of range; use 1 to {MAX_QUEUE_DEPTH}"),
+                        ));
+                    }
+                }
+                header = Some(h)
+            }
             Record::File(f) => {
-                index_of.insert(f.id, entries.len() as u32);
+                // What a reader checks as it reads, checked again for in-memory traces.
+                if header.is_none() {
+                    return Err(invalid(line, "the first line must be the header".into()));
+                }
+                if files_done {
+                    return Err(invalid(
+                        line,
+                        "a file line after the first op; declare every file before the ops".into(),
+                    ));
+                }
+                check_rel_path(&f.path).map_err(|why| invalid(line, why))?;
+                if index_of.insert(f.id, entries.len() as u32).is_some() {
+                    return Err(invalid(line, format!("file id {} is declared twice", f.id)));
+                }
+                if !paths.insert(f.path.clone()) {
+                    return Err(invalid(
+                        line,
+                        format!("path '{}' is declared twice", f.path),
+                    ));
+                }
                 entries.push(FileEntry {
                     id: Some(f.id),
                     path: f.path,
@@ -192,12 +276,34 @@ pub fn compile(
                 });
             }
             Record::Op(op, _) => {
+                if header.is_none() {
+                    return Err(invalid(line, "the first line must be the header".into()));
+                }
+                if op.offset.checked_add(op.len).is_none() {
+                    return Err(invalid(line, "offset + len overflows".into()));
+                }
                 if !files_done {
                     files_done = true;
                     add_parents(&mut entries).map_err(|m| invalid(line, m))?;
                 }
-                let file = index_of[&op.file];
-                let to = op.to.map(|t| index_of[&t]).unwrap_or(u32::MAX);
+                // A reader checks this as it reads; an in-memory trace is checked here.
+                let undeclared = |id: u32| {
+                    invalid(
+                        line,
+                        format!(
+                            "the {} op refers to file {id}, which no file line declares; declare it before the ops",
+                            op.kind
+                        ),
+                    )
+                };
+                let file = *index_of.get(&op.file).ok_or_else(|| undeclared(op.file))?;
+                let to = match op.to {
+                    Some(t) => *index_of.get(&t).ok_or_else(|| undeclared(t))?,
+                    None if op.kind == OpKind::Rename => {
+                        return Err(invalid(line, "the rename op has no 'to'".into()))
+                    }
+                    None => u32::MAX,
+                };
                 let entry = &entries[file as usize];
                 check_kind_fits(op.kind, entry).map_err(|m| invalid(line, m))?;
                 if op.kind == OpKind::Rename && entries[to as usize].kind != entry.kind {
@@ -206,7 +312,9 @@ pub fn compile(
                         "rename between a file and a directory".into(),
                     ));
                 }
-                if matches!(op.kind, OpKind::Read | OpKind::Write) && op.len > MAX_OP_BYTES {
+                if matches!(op.kind, OpKind::Read | OpKind::Write | OpKind::Fallocate)
+                    && op.len > MAX_OP_BYTES
+                {
                     return Err(invalid(
                         line,
                         format!(
@@ -227,6 +335,8 @@ pub fn compile(
                             slots: HashMap::new(),
                             open: Vec::new(),
                             last_t_us: 0,
+                            max_read: 0,
+                            max_write: 0,
                         });
                         stream_index.insert(op.stream, streams.len() - 1);
                         streams.len() - 1
@@ -312,8 +422,14 @@ pub fn compile(
                     _ => {}
                 }
                 match op.kind {
-                    OpKind::Read => rd += op.len,
-                    OpKind::Write => wr += op.len,
+                    OpKind::Read => {
+                        rd += op.len;
+                        st.max_read = st.max_read.max(op.len);
+                    }
+                    OpKind::Write => {
+                        wr += op.len;
+                        st.max_write = st.max_write.max(op.len);
+                    }
                     _ => {}
                 }
                 if matches!(op.kind, OpKind::Read | OpKind::Write) {
@@ -328,13 +444,11 @@ pub fn compile(
                 }
                 let writer = if op.warmup {
                     warmup_counts[k] += 1;
-                    if st.warmup.is_none() {
-                        st.warmup = Some(SpoolWriter::new(spool_dir, 1 << 12).map_err(spool_err)?);
-                    }
-                    match st.warmup.as_mut() {
+                    let w = match st.warmup.take() {
                         Some(w) => w,
-                        None => &mut st.writer,
-                    }
+                        None => SpoolWriter::new(spool_dir, 1 << 12).map_err(spool_err)?,
+                    };
+                    st.warmup.insert(w)
                 } else {
                     plan_counts[k] += 1;
                     &mut st.writer
@@ -355,7 +469,13 @@ pub fn compile(
             }
         }
     }
-    let header = header.ok_or_else(|| invalid(0, "the trace has no header".into()))?;
+    let header = header.ok_or_else(|| {
+        invalid(
+            1,
+            "the trace is empty; a trace starts with a header line (see docs/trace-format.md)"
+                .into(),
+        )
+    })?;
     if !files_done {
         add_parents(&mut entries).map_err(|m| invalid(0, m))?;
     }
@@ -377,6 +497,8 @@ pub fn compile(
                 stream: st.stream,
                 ops: w.finish().map_err(spool_err)?,
                 slots,
+                max_read: st.max_read,
+                max_write: st.max_write,
             });
         }
         let ops = st.writer.finish().map_err(spool_err)?;
@@ -385,6 +507,8 @@ pub fn compile(
                 stream: st.stream,
                 ops,
                 slots,
+                max_read: st.max_read,
+                max_write: st.max_write,
             });
         }
     }

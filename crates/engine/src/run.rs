@@ -34,6 +34,16 @@ pub enum RunError {
     },
     #[error("direct I/O does not work on this target ({0}); the file system may not support O_DIRECT (tmpfs before Linux 6.6 and some FUSE file systems do not): run with --cache drop instead")]
     Direct(OpError),
+    #[error("the workload's I/O buffers need {:.1} MiB (largest read {:.1} MiB, largest write {:.1} MiB, queue depth {depth}, {streams} streams), but only {:.1} MiB {what}; free memory, or use smaller ops, a lower queue_depth or fewer streams", mib(*needed), mib(*max_read), mib(*max_write), mib(*available))]
+    Memory {
+        needed: u64,
+        available: u64,
+        what: &'static str,
+        max_read: u64,
+        max_write: u64,
+        depth: u32,
+        streams: usize,
+    },
     #[error("cannot connect to the target for preparation: {0}")]
     Connect(OpError),
     #[error("cannot empty the workload's directory '{dir}' on the target: {error}")]
@@ -94,10 +104,37 @@ pub fn check_caps(plan: &Plan, target: &dyn Target) -> Result<(), RunError> {
     Ok(())
 }
 
+fn mib(bytes: u64) -> f64 {
+    bytes as f64 / 1048576.0
+}
+
+/// Checks, before anything is written, that the replay's I/O buffers fit in the memory
+/// this process can have (see [`crate::buffer::StreamBuffers`] for how they are sized).
+pub fn check_memory(plan: &Plan) -> Result<(), RunError> {
+    let needed = plan.buffer_bytes();
+    let Some((available, what)) = crate::environment::memory_for_buffers() else {
+        return Ok(());
+    };
+    if needed <= available {
+        return Ok(());
+    }
+    let all = || plan.streams.iter().chain(&plan.warmup);
+    Err(RunError::Memory {
+        needed,
+        available,
+        what,
+        max_read: all().map(|s| s.max_read).max().unwrap_or(0),
+        max_write: all().map(|s| s.max_write).max().unwrap_or(0),
+        depth: plan.queue_depth(),
+        streams: plan.streams.len().max(plan.warmup.len()),
+    })
+}
+
 /// Runs one iteration of a workload.
 pub fn run_iteration(spec: &IterationSpec, iteration: u32) -> Result<IterationResult, RunError> {
     let plan = spec.plan;
     check_caps(plan, spec.target)?;
+    check_memory(plan)?;
     let name = plan.header.workload.as_str();
     spec.target
         .fresh_workload_dir(name)

@@ -39,6 +39,12 @@ pub enum SandboxError {
         #[source]
         source: std::io::Error,
     },
+    #[error("target '{path}' may not be written by this user ({source}); give a directory you may write in, or fix its permissions")]
+    Denied {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
     #[error("'{0}' exists but was not made by naslab (it has no {MARKER_NAME} file); naslab will not write or delete there: move it away or choose another --target")]
     NotOurs(PathBuf),
     #[error("'{0}' is not a regular file of its own (it is a symbolic link, a hard link to another file, or another kind of entry), so the directory is not trusted as naslab's; naslab will not write or delete there: remove it yourself after checking what it points to")]
@@ -69,7 +75,11 @@ fn io<'a>(
     path: &'a Path,
 ) -> impl FnOnce(std::io::Error) -> SandboxError + 'a {
     move |source| match source.raw_os_error() {
-        Some(libc::EROFS) | Some(libc::EACCES) | Some(libc::EPERM) => SandboxError::ReadOnly {
+        Some(libc::EROFS) => SandboxError::ReadOnly {
+            path: path.to_path_buf(),
+            source,
+        },
+        Some(libc::EACCES) | Some(libc::EPERM) => SandboxError::Denied {
             path: path.to_path_buf(),
             source,
         },
@@ -370,4 +380,22 @@ fn check_name(name: &str) -> Result<(), SandboxError> {
         return Err(SandboxError::ReservedName(name.to_string()));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod error_tests {
+    use super::*;
+
+    #[test]
+    fn permission_denied_is_not_called_read_only() {
+        let p = Path::new("/t");
+        let denied = io("create", p)(std::io::Error::from_raw_os_error(libc::EACCES)).to_string();
+        assert!(
+            denied.starts_with("target '/t' may not be written by this user"),
+            "{denied}"
+        );
+        assert!(!denied.contains("read-only"), "{denied}");
+        let rofs = io("create", p)(std::io::Error::from_raw_os_error(libc::EROFS)).to_string();
+        assert!(rofs.starts_with("target '/t' is read-only"), "{rofs}");
+    }
 }

@@ -602,6 +602,96 @@ fn compile_rejects_misuse_with_the_line() {
     assert!(compile_error(&t).contains("declare 'd/x' as a directory"));
 }
 
+#[test]
+fn an_in_memory_trace_naming_an_undeclared_file_is_an_error_not_a_panic() {
+    let mut t = Trace::new("bad");
+    t.files.push(file(1, "a", 100, true, Prepare::Copy));
+    t.ops.push(op(0, 0, OpKind::Stat, 7, 0, 0));
+    let e = compile_error(&t);
+    assert!(
+        e.starts_with("bad.jsonl:3:")
+            && e.contains("refers to file 7, which no file line declares"),
+        "{e}"
+    );
+    // The rename target too, and a rename without one.
+    let mut t = Trace::new("bad");
+    t.files.push(file(1, "a", 100, true, Prepare::Copy));
+    let mut r = op(0, 0, OpKind::Rename, 1, 0, 0);
+    r.to = Some(9);
+    t.ops.push(r);
+    assert!(compile_error(&t).contains("refers to file 9"));
+    let mut t = Trace::new("bad");
+    t.files.push(file(1, "a", 100, true, Prepare::Copy));
+    t.ops.push(op(0, 0, OpKind::Rename, 1, 0, 0));
+    assert!(compile_error(&t).contains("has no 'to'"));
+}
+
+#[test]
+fn an_in_memory_trace_gets_the_readers_checks() {
+    let mut t = Trace::new("bad");
+    t.files.push(file(1, "../escape", 1, true, Prepare::Copy));
+    assert!(compile_error(&t).starts_with("bad.jsonl:2:"));
+    let mut t = Trace::new("bad");
+    t.files.push(file(1, "a", 1, true, Prepare::Copy));
+    t.files.push(file(1, "b", 1, true, Prepare::Copy));
+    assert!(compile_error(&t).contains("file id 1 is declared twice"));
+    let mut t = Trace::new("bad");
+    t.files.push(file(1, "a", 1, true, Prepare::Copy));
+    t.files.push(file(2, "a", 1, true, Prepare::Copy));
+    assert!(compile_error(&t).contains("path 'a' is declared twice"));
+    let mut t = Trace::new("bad");
+    t.header.queue_depth = Some(5000);
+    assert!(compile_error(&t).contains("queue_depth 5000 is out of range"));
+    let mut t = Trace::new("bad");
+    t.files.push(file(1, "a", 1, true, Prepare::Copy));
+    t.ops.push(op(0, 0, OpKind::Open, 1, 0, 0));
+    t.ops.push(op(0, 0, OpKind::Read, 1, u64::MAX, 1));
+    assert!(compile_error(&t).contains("offset + len overflows"));
+}
+
+#[test]
+fn every_sized_op_has_the_same_limit() {
+    for kind in [OpKind::Read, OpKind::Write, OpKind::Fallocate] {
+        let mut t = Trace::new("big");
+        t.files.push(file(1, "a", 1, true, Prepare::Copy));
+        t.ops.push(op(0, 0, OpKind::Open, 1, 0, 0));
+        t.ops.push(op(0, 1, kind, 1, 0, 1 << 40));
+        let e = compile_error(&t);
+        assert!(
+            e.starts_with("bad.jsonl:4:")
+                && e.contains(&format!(
+                    "a {kind} of 1099511627776 bytes is over naslab's limit"
+                )),
+            "{e}"
+        );
+        // At the limit it compiles.
+        t.ops[1].len = naslab_engine::plan::MAX_OP_BYTES;
+        t.ops.push(op(0, 2, OpKind::Close, 1, 0, 0));
+        let spool = tempfile::tempdir().unwrap();
+        plan_of(&t, spool.path());
+    }
+}
+
+#[test]
+fn warm_up_ops_go_to_the_warm_up_spool_only() {
+    let mut t = Trace::new("warm");
+    t.files.push(file(1, "a", 10, true, Prepare::Copy));
+    for s in 0..3u32 {
+        let mut w = op(s, 0, OpKind::Stat, 1, 0, 0);
+        w.warmup = true;
+        t.ops.push(w);
+        t.ops.push(w);
+        t.ops.push(op(s, 1, OpKind::Stat, 1, 0, 0));
+    }
+    let spool = tempfile::tempdir().unwrap();
+    let plan = plan_of(&t, spool.path());
+    assert_eq!(plan.warmup.len(), 3);
+    assert!(plan.warmup.iter().all(|s| s.ops.len() == 2));
+    assert!(plan.streams.iter().all(|s| s.ops.len() == 1));
+    assert_eq!(plan.ops(), 3);
+    assert_eq!(plan.warmup_counts.iter().sum::<u64>(), 6);
+}
+
 /// Every path under `root` except naslab's own directory, with size and mtime.
 fn snapshot(root: &Path) -> BTreeMap<PathBuf, (u64, i64, bool)> {
     use std::os::unix::fs::MetadataExt;

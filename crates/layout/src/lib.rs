@@ -9,6 +9,7 @@ pub mod limits;
 pub mod loopdev;
 pub mod matrix;
 pub mod patterns;
+pub mod requirements;
 
 pub use analyze::{
     analyze_file, analyze_tree, count_like_filefrag, walk, FileLayout, Skipped, Totals, TreeLayout,

@@ -8,7 +8,7 @@ use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use naslab_layout::loopdev::{find_tool, is_root};
+use naslab_layout::requirements::{root_or_skip, tool_or_skip};
 use naslab_layout::{analyze_file, FsCase, ScratchFs};
 
 const K: u64 = 1024;
@@ -173,14 +173,10 @@ fn filefrag(tool: &Path, file: &Path) -> (u64, u64) {
 
 #[test]
 fn extent_counts_equal_filefrags_on_ext4_xfs_and_btrfs() {
-    if !is_root() {
-        eprintln!(
-            "skipped: comparing with filefrag needs root for loop devices (.ci/run runs as root)"
-        );
+    if !root_or_skip("comparing with filefrag on loop devices") {
         return;
     }
-    let Some(tool) = find_tool("filefrag") else {
-        eprintln!("skipped: filefrag is not installed (apt-get install e2fsprogs)");
+    let Some(tool) = tool_or_skip("filefrag") else {
         return;
     };
     let scratch = ScratchFs::new(1 << 30, None).expect("a loop image");
@@ -206,8 +202,7 @@ fn extent_counts_equal_filefrags_on_ext4_xfs_and_btrfs() {
             FsCase::Ext3 => ("mkfs.ext3", ()),
             _ => ("mkfs.ext4", ()),
         };
-        if find_tool(mkfs).is_none() {
-            eprintln!("skipped {case}: {mkfs} is not installed");
+        if tool_or_skip(mkfs).is_none() {
             continue;
         }
         let mount = scratch.format(case).expect("mkfs and mount");

@@ -4,7 +4,7 @@
 use std::os::unix::fs::FileExt;
 use std::sync::atomic::AtomicBool;
 
-use naslab_layout::loopdev::{find_tool, is_root};
+use naslab_layout::requirements::{root_or_skip, tool_or_skip};
 use naslab_layout::{analyze_file, run_pattern, FsCase, Pattern, PatternOptions, ScratchFs};
 
 fn small() -> PatternOptions {
@@ -77,12 +77,10 @@ fn a_raised_cancel_flag_stops_a_pattern_and_leaves_no_file() {
 }
 
 fn scratch(tools: &[&str]) -> Option<ScratchFs> {
-    if !is_root() {
-        eprintln!("skipped: needs root for loop devices (.ci/run runs as root)");
+    if !root_or_skip("a scratch file system (loop devices)") {
         return None;
     }
-    if let Some(t) = tools.iter().find(|t| find_tool(t).is_none()) {
-        eprintln!("skipped: {t} is not installed");
+    if tools.iter().any(|t| tool_or_skip(t).is_none()) {
         return None;
     }
     Some(ScratchFs::new(1 << 30, None).expect("a loop image"))

@@ -21,7 +21,7 @@ pub use compare::{
 };
 pub use error::ReportError;
 pub use html::{compare_html, report_html, write_atomic, ReportOptions};
-pub use run_dir::{load_run, LoadedRun};
+pub use run_dir::{load_run, parse_run_json, LoadedRun, MAX_RUN_JSON_BYTES};
 
 /// The report's file name in a run directory.
 pub const REPORT_FILE: &str = "report.html";

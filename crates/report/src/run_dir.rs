@@ -49,7 +49,7 @@ pub fn load_run(dir: &Path) -> Result<LoadedRun, ReportError> {
         return Err(ReportError::NoDir(dir.to_path_buf()));
     }
     let path = dir.join("run.json");
-    let bytes = match std::fs::read(&path) {
+    let bytes = match read_limited(&path, MAX_RUN_JSON_BYTES) {
         Ok(b) => b,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             return Err(ReportError::NoRunJson {
@@ -63,6 +63,15 @@ pub fn load_run(dir: &Path) -> Result<LoadedRun, ReportError> {
                 hint: " (it is a file; give the directory that holds run.json)".into(),
             });
         }
+        Err(e) if e.kind() == std::io::ErrorKind::FileTooLarge => {
+            return Err(ReportError::BadRunJson {
+                path,
+                why: format!(
+                    "it is larger than {} MiB, far more than naslab writes; is it a run.json?",
+                    MAX_RUN_JSON_BYTES >> 20
+                ),
+            })
+        }
         Err(source) => {
             return Err(ReportError::Io {
                 what: "read",
@@ -71,39 +80,60 @@ pub fn load_run(dir: &Path) -> Result<LoadedRun, ReportError> {
             })
         }
     };
-    // Check the version first, so a newer layout is reported as such and not as garbage.
+    let result = parse_run_json(&path, &bytes)?;
+    Ok(LoadedRun {
+        dir: dir.to_path_buf(),
+        result,
+    })
+}
+
+/// The largest run.json read: naslab's own are well under a few MiB (the op records
+/// live in files of their own), so anything bigger is not one of them.
+pub const MAX_RUN_JSON_BYTES: u64 = 64 << 20;
+
+/// Reads at most `limit` bytes of `path`; a longer file is a `FileTooLarge` error.
+fn read_limited(path: &Path, limit: u64) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)?
+        .take(limit + 1)
+        .read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > limit {
+        return Err(std::io::ErrorKind::FileTooLarge.into());
+    }
+    Ok(bytes)
+}
+
+/// Parses run.json's bytes (`path` names it in errors), checking its schema version
+/// first, so a newer layout is reported as such and not as garbage.
+pub fn parse_run_json(path: &Path, bytes: &[u8]) -> Result<RunResult, ReportError> {
     #[derive(serde::Deserialize)]
     struct Version {
         schema_version: Option<u32>,
     }
-    let version: Version = serde_json::from_slice(&bytes).map_err(|e| ReportError::BadRunJson {
-        path: path.clone(),
+    let version: Version = serde_json::from_slice(bytes).map_err(|e| ReportError::BadRunJson {
+        path: path.to_path_buf(),
         why: e.to_string(),
     })?;
     match version.schema_version {
         Some(v) if v > SCHEMA_VERSION => {
             return Err(ReportError::NewerSchema {
-                path,
+                path: path.to_path_buf(),
                 found: v,
                 known: SCHEMA_VERSION,
             })
         }
         None => {
             return Err(ReportError::BadRunJson {
-                path,
+                path: path.to_path_buf(),
                 why: "it has no schema_version".into(),
             })
         }
         Some(_) => {}
     }
-    let result: RunResult =
-        serde_json::from_slice(&bytes).map_err(|e| ReportError::BadRunJson {
-            path: path.clone(),
-            why: e.to_string(),
-        })?;
-    Ok(LoadedRun {
-        dir: dir.to_path_buf(),
-        result,
+    serde_json::from_slice(bytes).map_err(|e| ReportError::BadRunJson {
+        path: path.to_path_buf(),
+        why: e.to_string(),
     })
 }
 

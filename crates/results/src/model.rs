@@ -286,6 +286,14 @@ pub enum Warning {
     UnalignedDirect { workload: String, ops: u64 },
     /// The pacing could not keep up: ops were issued late.
     PacingLag { workload: String, p99_ns: u64 },
+    /// Reads were so large that a stream could keep fewer of them in flight than the
+    /// trace's queue depth (each stream holds at most a fixed amount of read buffers).
+    ReadsInFlightBound {
+        workload: String,
+        in_flight: u32,
+        queue_depth: u32,
+        max_read: u64,
+    },
 }
 
 impl std::fmt::Display for Warning {
@@ -309,6 +317,16 @@ impl std::fmt::Display for Warning {
                 f,
                 "{workload}: 99 % of ops were issued within {:.1} µs of their schedule but some were later; the client could not keep the trace's pace, so compare with --pace afap",
                 *p99_ns as f64 / 1e3
+            ),
+            Warning::ReadsInFlightBound {
+                workload,
+                in_flight,
+                queue_depth,
+                max_read,
+            } => write!(
+                f,
+                "{workload}: with reads of up to {:.1} MiB a stream kept at most {in_flight} reads in flight, not the trace's queue depth of {queue_depth}, to bound its read buffers; split the reads into smaller ones to keep the full depth",
+                *max_read as f64 / 1048576.0
             ),
         }
     }

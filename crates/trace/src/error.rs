@@ -5,11 +5,23 @@ use std::path::PathBuf;
 #[derive(Debug, thiserror::Error)]
 pub enum TraceError {
     /// The file could not be opened or read.
-    #[error("cannot read trace '{path}': {source}; check the path and its permissions")]
+    #[error("cannot read trace '{path}': {cause}; check the path and its permissions")]
     Io {
         path: PathBuf,
-        #[source]
-        source: std::io::Error,
+        cause: std::io::Error,
+    },
+    /// The file could not be created or written.
+    #[error("cannot write trace '{path}': {cause}{}", write_hint(cause))]
+    Write {
+        path: PathBuf,
+        cause: std::io::Error,
+    },
+    /// The zstd stream is damaged: what follows line `after` cannot be decompressed.
+    #[error("{path}: the zstd stream is damaged after line {after} ({cause}); the file is truncated or corrupt: copy or export it again")]
+    Corrupt {
+        path: PathBuf,
+        after: u64,
+        cause: std::io::Error,
     },
     /// A line is not what the format allows.
     #[error("{path}:{line}: {message}")]
@@ -27,11 +39,24 @@ pub enum TraceError {
     },
 }
 
+fn write_hint(cause: &std::io::Error) -> &'static str {
+    match cause.kind() {
+        std::io::ErrorKind::IsADirectory => {
+            "; it is a directory: give a file name, such as DIR/trace.jsonl.zst"
+        }
+        std::io::ErrorKind::NotFound => "; create its directory first",
+        std::io::ErrorKind::PermissionDenied => "; you may not write there: choose another place",
+        std::io::ErrorKind::StorageFull => "; the disk is full: free space or choose another place",
+        _ => "",
+    }
+}
+
 impl TraceError {
     /// The line the error is about, when there is one.
     pub fn line(&self) -> Option<u64> {
         match self {
-            TraceError::Io { .. } => None,
+            TraceError::Io { .. } | TraceError::Write { .. } => None,
+            TraceError::Corrupt { after, .. } => Some(after + 1),
             TraceError::Invalid { line, .. } | TraceError::Unsupported { line, .. } => Some(*line),
         }
     }

@@ -14,7 +14,7 @@ pub use error::TraceError;
 pub use memory::Trace;
 pub use model::{FileDecl, FileKind, Header, Measured, Op, OpFlags, OpKind, Prepare, Record};
 pub use path::check_rel_path;
-pub use reader::{open_trace, read_all, TraceReader};
+pub use reader::{open_trace, read_all, read_trace, TraceReader, MAX_LINE_BYTES};
 pub use writer::{create_trace, Sink, TraceWriter};
 
 /// The format name every trace's first line carries.

@@ -10,13 +10,30 @@ use crate::{check_rel_path, TraceError, FORMAT_NAME, FORMAT_VERSION, MAX_QUEUE_D
 
 const ZSTD_MAGIC: [u8; 4] = [0x28, 0xb5, 0x2f, 0xfd];
 
+/// The longest line a trace may hold, newline included. Real lines are a few hundred
+/// bytes; the limit keeps a file that is not a trace (`/dev/zero`, one huge line in a
+/// small .zst) from filling memory.
+pub const MAX_LINE_BYTES: usize = 1 << 20;
+
 /// Opens a trace file, plain or zstd-compressed (told apart by its first bytes).
 pub fn open_trace(path: &Path) -> Result<TraceReader<Box<dyn BufRead + Send>>, TraceError> {
-    let io = |source| TraceError::Io {
+    let file = File::open(path).map_err(|cause| TraceError::Io {
         path: path.to_path_buf(),
-        source,
+        cause,
+    })?;
+    read_trace(path, file)
+}
+
+/// Reads a trace, plain or zstd-compressed, from `input`; `path` names it in errors.
+pub fn read_trace<R: Read + Send + 'static>(
+    path: &Path,
+    input: R,
+) -> Result<TraceReader<Box<dyn BufRead + Send>>, TraceError> {
+    let io = |cause| TraceError::Io {
+        path: path.to_path_buf(),
+        cause,
     };
-    let mut file = BufReader::with_capacity(1 << 20, File::open(path).map_err(io)?);
+    let mut file = BufReader::with_capacity(1 << 20, input);
     let compressed = file.fill_buf().map_err(io)?.starts_with(&ZSTD_MAGIC);
     let input: Box<dyn BufRead + Send> = if compressed {
         let decoder = zstd::stream::read::Decoder::with_buffer(file).map_err(io)?;
@@ -24,7 +41,9 @@ pub fn open_trace(path: &Path) -> Result<TraceReader<Box<dyn BufRead + Send>>, T
     } else {
         Box::new(file)
     };
-    Ok(TraceReader::new(path.to_path_buf(), input))
+    let mut reader = TraceReader::new(path.to_path_buf(), input);
+    reader.compressed = compressed;
+    Ok(reader)
 }
 
 #[derive(Deserialize, Clone, Copy, PartialEq, Eq)]
@@ -79,7 +98,8 @@ pub struct TraceReader<R> {
     path: PathBuf,
     input: R,
     line: u64,
-    buf: String,
+    buf: Vec<u8>,
+    compressed: bool,
     header: Option<Header>,
     ids: HashSet<u32>,
     paths: HashSet<String>,
@@ -93,7 +113,8 @@ impl<R: BufRead> TraceReader<R> {
             path,
             input,
             line: 0,
-            buf: String::new(),
+            buf: Vec::new(),
+            compressed: false,
             header: None,
             ids: HashSet::new(),
             paths: HashSet::new(),
@@ -129,22 +150,12 @@ impl<R: BufRead> TraceReader<R> {
     /// The next record, or `None` at the end of the trace.
     pub fn next_record(&mut self) -> Result<Option<Record>, TraceError> {
         loop {
-            self.buf.clear();
-            let n = self.input.read_line(&mut self.buf).map_err(|e| {
-                if e.kind() == std::io::ErrorKind::InvalidData {
-                    self.invalid("the line is not UTF-8 text".into())
-                } else {
-                    TraceError::Io {
-                        path: self.path.clone(),
-                        source: e,
-                    }
-                }
-            })?;
-            if n == 0 {
+            if !self.read_line()? {
                 return Ok(None);
             }
-            self.line += 1;
-            let text = self.buf.trim();
+            let text = std::str::from_utf8(&self.buf)
+                .map_err(|_| self.invalid("the line is not UTF-8 text".into()))?
+                .trim();
             if text.is_empty() {
                 continue;
             }
@@ -156,10 +167,71 @@ impl<R: BufRead> TraceReader<R> {
                     } else {
                         ""
                     };
-                    return Err(self.invalid(format!("not a valid trace line: {e}{hint}")));
+                    // serde numbers lines within the one line it was given: keep its column only.
+                    let full = e.to_string();
+                    let at = format!(" at line {} column {}", e.line(), e.column());
+                    let why = full.strip_suffix(&at).unwrap_or(&full);
+                    return Err(self.invalid(format!(
+                        "not a valid trace line (column {}): {why}{hint}",
+                        e.column()
+                    )));
                 }
             };
             return self.classify(raw).map(Some);
+        }
+    }
+
+    /// Reads the next line into `buf`, at most [`MAX_LINE_BYTES`] of it; `false` at the end.
+    /// `line` counts the line from its first byte, so every error names the line it is in.
+    fn read_line(&mut self) -> Result<bool, TraceError> {
+        self.buf.clear();
+        loop {
+            let available = match self.input.fill_buf() {
+                Ok(b) => b,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => {
+                    let complete = self.line - u64::from(!self.buf.is_empty());
+                    return Err(self.read_error(complete, e));
+                }
+            };
+            if available.is_empty() {
+                return Ok(!self.buf.is_empty());
+            }
+            if self.buf.is_empty() {
+                self.line += 1;
+            }
+            let (take, done) = match available.iter().position(|&b| b == b'\n') {
+                Some(i) => (i + 1, true),
+                None => (available.len(), false),
+            };
+            if self.buf.len() + take > MAX_LINE_BYTES {
+                return Err(self.invalid(format!(
+                    "the line is longer than {} MiB, the most a trace line may hold; is this a naslab trace? (see docs/trace-format.md)",
+                    MAX_LINE_BYTES >> 20
+                )));
+            }
+            self.buf.extend_from_slice(&available[..take]);
+            self.input.consume(take);
+            if done {
+                return Ok(true);
+            }
+        }
+    }
+
+    /// A failed read after `complete` whole lines.
+    fn read_error(&self, complete: u64, cause: std::io::Error) -> TraceError {
+        // The decompressor reports damage as an error without an OS error number.
+        if self.compressed && cause.raw_os_error().is_none() {
+            TraceError::Corrupt {
+                path: self.path.clone(),
+                after: complete,
+                cause,
+            }
+        } else {
+            TraceError::Io {
+                path: self.path.clone(),
+                cause,
+            }
         }
     }
 

@@ -34,9 +34,9 @@ impl Write for Sink {
 
 /// Creates `path` and returns a writer for it, compressed when the name ends in `.zst`.
 pub fn create_trace(path: &Path) -> Result<TraceWriter<Sink>, TraceError> {
-    let io = |source| TraceError::Io {
+    let io = |cause| TraceError::Write {
         path: path.to_path_buf(),
-        source,
+        cause,
     };
     let file = BufWriter::with_capacity(1 << 20, File::create(path).map_err(io)?);
     let sink = if path.extension().is_some_and(|e| e == "zst") {
@@ -72,10 +72,10 @@ impl<W: Write> TraceWriter<W> {
         }
     }
 
-    fn io(&self, source: std::io::Error) -> TraceError {
-        TraceError::Io {
+    fn io(&self, cause: std::io::Error) -> TraceError {
+        TraceError::Write {
             path: self.path.clone(),
-            source,
+            cause,
         }
     }
 
@@ -147,9 +147,9 @@ impl<W: Write> TraceWriter<W> {
     /// Flushes and closes the trace (ending the zstd frame when compressed).
     pub fn finish(self) -> Result<W, TraceError> {
         let TraceWriter { path, mut out, .. } = self;
-        out.flush().map_err(|source| TraceError::Io {
+        out.flush().map_err(|cause| TraceError::Write {
             path: path.clone(),
-            source,
+            cause,
         })?;
         Ok(out)
     }
@@ -159,9 +159,9 @@ impl TraceWriter<Sink> {
     /// Flushes, ends the zstd frame if any, and syncs nothing further: the file is complete.
     pub fn close(self) -> Result<(), TraceError> {
         let path = self.path.clone();
-        let io = |source| TraceError::Io {
+        let io = |cause| TraceError::Write {
             path: path.clone(),
-            source,
+            cause,
         };
         match self.finish()? {
             Sink::Plain(mut w) => w.flush().map_err(io),

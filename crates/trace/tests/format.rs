@@ -3,7 +3,7 @@ use std::path::Path;
 
 use naslab_trace::{
     create_trace, open_trace, read_all, FileDecl, FileKind, Measured, Op, OpFlags, OpKind, Prepare,
-    Record, Trace, TraceError, TraceReader,
+    Record, Trace, TraceError, TraceReader, MAX_LINE_BYTES,
 };
 
 fn sample() -> Trace {
@@ -178,4 +178,138 @@ fn binary_garbage_does_not_panic() {
     let r = TraceReader::new("junk".into(), Cursor::new(junk));
     let results: Vec<_> = r.take(10).collect();
     assert!(results.iter().any(|r| r.is_err()));
+}
+
+#[test]
+fn a_line_over_the_limit_is_refused_with_its_number() {
+    // 2 MiB without a newline, as /dev/zero would give.
+    let e = error_of(&"\0".repeat(2 << 20));
+    assert_eq!(e.line(), Some(1), "{e}");
+    assert!(e.to_string().contains("longer than 1 MiB"), "{e}");
+    let long = format!(
+        "{HEAD}\n{FILE}\n{{\"type\":\"op\",\"op\":\"stat\",\"file\":0,\"x\":\"{}\"}}\n",
+        "a".repeat(MAX_LINE_BYTES)
+    );
+    let e = error_of(&long);
+    assert_eq!(e.line(), Some(3), "{e}");
+    assert!(
+        e.to_string().starts_with("bad.jsonl:3: the line is longer"),
+        "{e}"
+    );
+    // A line of exactly the limit, newline included, is still read.
+    let pad = MAX_LINE_BYTES - FILE.len() - 1;
+    let fits = format!(
+        "{HEAD}\n{}{}\n",
+        &FILE[..FILE.len() - 1],
+        format_args!("{}}}", " ".repeat(pad))
+    );
+    assert_eq!(fits.lines().nth(1).unwrap().len() + 1, MAX_LINE_BYTES);
+    let recs = read_all(Path::new("fits"), Cursor::new(fits.into_bytes())).unwrap();
+    assert_eq!(recs.len(), 2);
+}
+
+#[test]
+fn a_compressed_huge_line_fails_after_reading_one_mebibyte() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("huge.jsonl.zst");
+    // 256 MiB of one line compresses to a few kB; reading must stop at the limit.
+    let mut enc =
+        zstd::stream::write::Encoder::new(std::fs::File::create(&path).unwrap(), 19).unwrap();
+    use std::io::Write;
+    writeln!(enc, "{HEAD}").unwrap();
+    let chunk = vec![b'a'; 1 << 20];
+    for _ in 0..256 {
+        enc.write_all(&chunk).unwrap();
+    }
+    enc.finish().unwrap();
+    assert!(std::fs::metadata(&path).unwrap().len() < 100_000);
+    let e = open_trace(&path)
+        .unwrap()
+        .find_map(|r| r.err())
+        .expect("an error");
+    assert_eq!(e.line(), Some(2), "{e}");
+    assert!(e.to_string().contains("longer than 1 MiB"), "{e}");
+}
+
+#[test]
+fn a_non_utf8_line_is_reported_at_its_own_number() {
+    let mut bytes = format!("{HEAD}\n{FILE}\n").into_bytes();
+    bytes.extend_from_slice(b"{\"type\":\"op\",\"op\":\"stat\",\"file\":0,\"x\":\"\xff\"}\n");
+    let e = TraceReader::new("bad.jsonl".into(), Cursor::new(bytes))
+        .find_map(|r| r.err())
+        .unwrap();
+    assert_eq!(e.line(), Some(3), "{e}");
+    assert_eq!(e.to_string(), "bad.jsonl:3: the line is not UTF-8 text");
+}
+
+#[test]
+fn json_errors_name_the_trace_line_and_column_not_serdes_line_one() {
+    let e = error_of(&format!(
+        "{HEAD}\n{FILE}\n{{\"type\":\"op\",\"op\":\"read\",\"file\":0,\"len\":-1}}\n"
+    ));
+    let msg = e.to_string();
+    assert!(
+        msg.starts_with("bad.jsonl:3: not a valid trace line (column "),
+        "{msg}"
+    );
+    assert!(!msg.contains("at line"), "{msg}");
+}
+
+#[test]
+fn a_damaged_zstd_stream_is_called_damaged_and_says_so_once() {
+    let t = sample();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t.jsonl.zst");
+    let mut w = create_trace(&path).unwrap();
+    w.header(&t.header).unwrap();
+    for f in &t.files {
+        w.file(f).unwrap();
+    }
+    for i in 0..100_000u64 {
+        let mut op = t.ops[1];
+        op.offset = i * 7919;
+        w.op(&op, None).unwrap();
+    }
+    w.close().unwrap();
+    let mut bytes = std::fs::read(&path).unwrap();
+    let n = bytes.len();
+    for b in &mut bytes[n / 2..n / 2 + 64] {
+        *b ^= 0x5a;
+    }
+    std::fs::write(&path, &bytes).unwrap();
+    let e = open_trace(&path)
+        .unwrap()
+        .find_map(|r| r.err())
+        .expect("an error");
+    let msg = e.to_string();
+    assert!(matches!(e, TraceError::Corrupt { .. }), "{msg}");
+    assert!(msg.contains("zstd stream is damaged"), "{msg}");
+    assert!(!msg.contains("permissions"), "{msg}");
+    // The cause is in the message, and not repeated as a source.
+    assert!(std::error::Error::source(&e).is_none());
+    // Whole lines came before the damage, and the message says after which one.
+    let TraceError::Corrupt { after, .. } = e else {
+        unreachable!()
+    };
+    assert!(after > 100, "{msg}");
+    assert!(
+        msg.starts_with(&format!(
+            "{}: the zstd stream is damaged after line {after} (",
+            path.display()
+        )),
+        "{msg}"
+    );
+}
+
+#[test]
+fn writing_to_a_directory_says_write_not_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let e = match create_trace(dir.path()) {
+        Err(e) => e,
+        Ok(_) => panic!("a directory was accepted"),
+    };
+    let msg = e.to_string();
+    assert!(msg.starts_with("cannot write trace"), "{msg}");
+    assert!(msg.contains("it is a directory"), "{msg}");
+    assert!(std::error::Error::source(&e).is_none());
 }

@@ -342,6 +342,23 @@ fn buckets(sizes: &BTreeMap<u64, u64>) -> Vec<SizeBucket> {
     out
 }
 
+/// Describes records handed over one at a time, for a caller that also passes them on
+/// elsewhere (`naslab describe` compiles them as `naslab run` would, in the same pass).
+#[derive(Default)]
+pub struct Describer(Acc);
+
+impl Describer {
+    /// Adds the next record.
+    pub fn add(&mut self, record: Record) {
+        self.0.add(record);
+    }
+
+    /// The description of the records added.
+    pub fn finish(self) -> Description {
+        self.0.finish()
+    }
+}
+
 /// Describes a trace from its records, read one at a time (for traces too big to load).
 pub fn describe_records(records: impl Iterator<Item = Record>) -> Description {
     let mut acc = Acc::default();

@@ -1,6 +1,7 @@
 use anyhow::Context;
+use naslab_engine::{compile, records_from_reader};
 use naslab_trace::{create_trace, open_trace};
-use naslab_workload::describe::{describe, describe_records};
+use naslab_workload::describe::{describe, Describer};
 
 use super::sources::{build, gen_params, resolve, trace_dir, Source};
 use crate::args::{DescribeArgs, ExportArgs};
@@ -11,21 +12,16 @@ pub fn describe_cmd(args: DescribeArgs) -> anyhow::Result<()> {
     let d = match resolve(&args.workload, dir.as_deref())? {
         Source::Builtin(name) => describe(&build(name, &gen_params(&args.generate)?)?),
         Source::File(path) => {
-            let mut reader = open_trace(&path)?;
-            let mut failure = None;
-            // Streamed: describe_records folds records one by one.
-            let iter = std::iter::from_fn(|| match reader.next_record() {
-                Ok(r) => r,
-                Err(e) => {
-                    failure = Some(e);
-                    None
+            // One pass, streamed: every record is described and compiled as `naslab run`
+            // compiles it, so describe accepts exactly the traces run accepts.
+            let mut describer = Describer::default();
+            let records = records_from_reader(open_trace(&path)?).inspect(|r| {
+                if let Ok((record, _)) = r {
+                    describer.add(record.clone());
                 }
             });
-            let d = describe_records(iter);
-            if let Some(e) = failure {
-                return Err(e.into());
-            }
-            d
+            compile(&path, records, &std::env::temp_dir())?;
+            describer.finish()
         }
     };
     if args.json {

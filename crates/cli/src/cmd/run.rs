@@ -373,6 +373,14 @@ pub fn execute_with(
                 memory_bytes: env.memory_bytes,
             });
         }
+        if let Some((in_flight, max_read)) = plan.reads_in_flight_bound() {
+            run.warnings.push(Warning::ReadsInFlightBound {
+                workload: name.clone(),
+                in_flight,
+                queue_depth: plan.queue_depth(),
+                max_read,
+            });
+        }
         if ctx.cache == CacheMode::Direct && plan.unaligned_ops > 0 {
             run.warnings.push(Warning::UnalignedDirect {
                 workload: name.clone(),

@@ -74,7 +74,9 @@ pub fn resolve(name: &str, dir: Option<&Path>) -> anyhow::Result<Source> {
         }
     }
     let as_path = Path::new(name);
-    if as_path.is_file() {
+    // Any path that is not a directory is read as a trace (a pipe too), and refused by
+    // the reader if it is not one.
+    if as_path.exists() && !as_path.is_dir() {
         return Ok(Source::File(as_path.to_path_buf()));
     }
     let known: Vec<&str> = catalog().iter().map(|w| w.name).collect();

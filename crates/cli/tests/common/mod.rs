@@ -40,6 +40,9 @@ pub fn run_err(cmd: &mut Command) -> String {
     err
 }
 
+#[allow(unused_imports)]
+pub use naslab_layout::requirements::{cannot_run, root_or_skip, tool_or_skip};
+
 /// Whether the tests run as root (mounts, loop devices, servers).
 pub fn is_root() -> bool {
     // SAFETY: geteuid has no preconditions.

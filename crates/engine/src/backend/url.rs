@@ -68,7 +68,7 @@ pub enum UrlError {
         what: &'static str,
         example: &'static str,
     },
-    #[error("'{url}': the path may not contain '.', '..' or empty components, nor a backslash")]
+    #[error("'{url}': the path may not contain '.', '..' or empty components, nor a backslash or an encoded '/' (%2F)")]
     Path { url: String },
     #[error("'{url}': unknown query '{query}'; nfs:// URLs take only ?mountport=N")]
     Query { url: String, query: String },
@@ -171,7 +171,9 @@ impl FromStr for RemoteUrl {
         let mut parts = Vec::new();
         for c in path.split('/').filter(|c| !c.is_empty()) {
             let c = decode(url, c)?;
-            if c == "." || c == ".." || c.contains('\\') || c.contains('\0') {
+            // A '/' decoded from %2F would make components the check above never saw
+            // ("a%2F..%2Fb" is "a/../b").
+            if c == "." || c == ".." || c.contains(['/', '\\', '\0']) {
                 return Err(UrlError::Path {
                     url: url.to_string(),
                 });
@@ -273,6 +275,24 @@ impl fmt::Display for RemoteUrl {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn an_encoded_slash_cannot_smuggle_components_into_the_path() {
+        for url in [
+            "smb://h/share/a%2F..%2Fb",
+            "smb://h/share/a%2F%2Fb",
+            "nfs://h/export/x%2f..",
+            "smb://h/sh%2Fare/x",
+        ] {
+            assert!(
+                matches!(url.parse::<RemoteUrl>(), Err(UrlError::Path { .. })),
+                "{url} was accepted"
+            );
+        }
+        let ok: RemoteUrl = "smb://h/share/a%20b/c".parse().unwrap();
+        assert_eq!(ok.path, "a b/c");
+    }
+
     use super::*;
 
     #[test]

@@ -10,7 +10,7 @@ use naslab_results::LatencyHistogram;
 use naslab_trace::OpKind;
 
 use crate::backend::{BackendOptions, OpError, Target};
-use crate::buffer::AlignedBuf;
+use crate::buffer::{AlignedBuf, StreamBuffers};
 use crate::clock::{tighten_timer_slack, Clock};
 use crate::pacing::Pacing;
 use crate::plan::Plan;
@@ -160,14 +160,18 @@ impl StreamOutcome {
 pub enum ReplayError {
     #[error("cannot connect stream {stream} to the target: {error}")]
     Connect { stream: u32, error: OpError },
-    #[error("cannot keep op measurements in '{dir}': {source}; free space there")]
+    #[error(
+        "cannot keep op measurements in '{dir}': {cause}{}",
+        crate::plan::spool_hint(cause)
+    )]
     Spool {
         dir: std::path::PathBuf,
-        #[source]
-        source: std::io::Error,
+        cause: std::io::Error,
     },
     #[error("this target cannot keep {depth} ops in flight per stream: {error}")]
     Queue { depth: usize, error: OpError },
+    #[error("cannot allocate stream {stream}'s {:.1} MiB of I/O buffers; free memory, raise the memory limit (ulimit -v) or use smaller ops or fewer streams", *bytes as f64 / 1048576.0)]
+    Memory { stream: u32, bytes: u64 },
     #[error("a stream thread failed: {0}")]
     Thread(String),
 }
@@ -211,7 +215,6 @@ pub fn replay<C: Clock + Sync>(
     let gate: RwLock<Option<C>> = RwLock::new(None);
     let (ready_tx, ready_rx) = mpsc::channel::<()>();
     let stop = AtomicBool::new(false);
-    let read_len = (plan.max_len as usize).next_multiple_of(4096);
     let depth = plan.queue_depth() as usize;
     let outcomes = std::thread::scope(|scope| {
         let mut guard = gate.write().unwrap_or_else(|e| e.into_inner());
@@ -232,9 +235,11 @@ pub fn replay<C: Clock + Sync>(
                     None
                 };
                 let reader = sp.ops.reader_with_buffer(buffer);
-                // One read buffer per op that can be in flight; writes share one pattern.
-                let rbuf = AlignedBuf::zeroed(read_len * depth);
-                let wbuf = AlignedBuf::patterned(read_len, sp.stream as u64 + 1);
+                // A read buffer per read that can be in flight (as many as the stream's
+                // budget allows, see StreamBuffers); writes share one pattern.
+                let sizes = StreamBuffers::for_stream(sp.max_read, sp.max_write, depth as u32);
+                let rbuf = AlignedBuf::try_zeroed(sizes.read_slot_len * sizes.read_slots);
+                let wbuf = AlignedBuf::try_patterned(sizes.write_len, sp.stream as u64 + 1);
                 let mut out = StreamOutcome::new(counts, sp.stream);
                 if options.pacing != Pacing::Afap {
                     out.lag = Some(LatencyHistogram::new());
@@ -255,9 +260,16 @@ pub fn replay<C: Clock + Sync>(
                         return Err(ReplayError::Queue { depth, error });
                     }
                 }
-                let spool_err = |source| ReplayError::Spool {
+                let spool_err = |cause| ReplayError::Spool {
                     dir: spool_dir.to_path_buf(),
-                    source,
+                    cause,
+                };
+                let (Some(rbuf), Some(wbuf)) = (rbuf, wbuf) else {
+                    stop.store(true, Ordering::Relaxed);
+                    return Err(ReplayError::Memory {
+                        stream: sp.stream,
+                        bytes: sizes.bytes(),
+                    });
                 };
                 let measured = measured.transpose().map_err(spool_err)?;
                 let reader = reader.map_err(spool_err)?;
@@ -279,7 +291,8 @@ pub fn replay<C: Clock + Sync>(
                     measured,
                     rbuf,
                     wbuf,
-                    slot_len: read_len,
+                    slot_len: sizes.read_slot_len,
+                    read_slots: sizes.read_slots,
                     spool_dir,
                     published: (0, 0),
                 };

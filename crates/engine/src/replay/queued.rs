@@ -21,6 +21,8 @@ struct InFlight {
     due: Option<u64>,
     issued: u64,
     seq: u64,
+    /// The read buffer it holds, for a read.
+    rbuf: Option<usize>,
 }
 
 /// Puts measurements back into trace order.
@@ -62,6 +64,9 @@ impl<C: Clock> StreamRun<'_, C> {
         let t0_us = self.plan.t0_us;
         let mut slots: Vec<Option<InFlight>> = (0..depth).map(|_| None).collect();
         let mut free: Vec<usize> = (0..depth).rev().collect();
+        // Reads also need one of the stream's read buffers, which may be fewer than the
+        // queue depth when reads are large.
+        let mut free_reads: Vec<usize> = (0..self.read_slots).rev().collect();
         let mut queued: Vec<usize> = Vec::with_capacity(depth);
         let mut in_flight = 0usize;
         let mut next: Option<CompiledOp> = None;
@@ -110,6 +115,10 @@ impl<C: Clock> StreamRun<'_, C> {
                     stopping |= stop;
                     continue;
                 }
+                if op.kind == OpKind::Read && free_reads.is_empty() {
+                    // Every read buffer is in flight: reap before queueing more.
+                    break;
+                }
                 if let Some(d) = due {
                     if d > self.clock.now_ns() {
                         if busy {
@@ -125,15 +134,20 @@ impl<C: Clock> StreamRun<'_, C> {
                 let Some(slot) = free.pop() else {
                     break;
                 };
+                let rslot = if op.kind == OpKind::Read {
+                    free_reads.pop()
+                } else {
+                    None
+                };
                 let h = handles[op.slot as usize];
                 let len = op.len as usize;
                 let queue = backend.queued(depth as u32);
-                // SAFETY: slot `slot` of rbuf belongs to this op alone until it is reaped
-                // (the slot returns to `free` only then), and rbuf and wbuf outlive the
-                // loop, which reaps every op before it returns.
+                // SAFETY: read buffer `r` of rbuf belongs to this op alone until it is
+                // reaped (it returns to `free_reads` only then), and rbuf and wbuf outlive
+                // the loop, which reaps every op before it returns.
                 let result = queue.and_then(|q| unsafe {
-                    if op.kind == OpKind::Read {
-                        let buf = self.rbuf.as_mut_slice()[slot * self.slot_len..].as_mut_ptr();
+                    if let Some(r) = rslot {
+                        let buf = self.rbuf.as_mut_slice()[r * self.slot_len..].as_mut_ptr();
                         q.queue_read(h, op.offset, buf, len, slot as u64)
                     } else {
                         q.queue_write(
@@ -152,11 +166,13 @@ impl<C: Clock> StreamRun<'_, C> {
                             due,
                             issued: 0,
                             seq,
+                            rbuf: rslot,
                         });
                         queued.push(slot);
                     }
                     Err(e) => {
                         free.push(slot);
+                        free_reads.extend(rslot);
                         let now = self.clock.now_ns();
                         let (m, stop) = self.account(out, &op, due, now, now, Err(e));
                         self.emit(&mut order, seq, m)?;
@@ -196,6 +212,7 @@ impl<C: Clock> StreamRun<'_, C> {
                 };
                 in_flight -= 1;
                 free.push(tag as usize);
+                free_reads.extend(f.rbuf);
                 let result = if res < 0 {
                     Err(OpError::errno(-res as i32))
                 } else {

@@ -34,11 +34,12 @@ pub(super) struct StreamRun<'a, C> {
     pub cancel: Option<&'a AtomicBool>,
     pub progress: &'a Progress,
     pub measured: Option<SpoolWriter>,
-    /// Read buffers, `slot_len` bytes per op that can be in flight.
+    /// Read buffers, `slot_len` bytes for each of `read_slots` reads in flight.
     pub rbuf: AlignedBuf,
     /// The write pattern, shared by every write.
     pub wbuf: AlignedBuf,
     pub slot_len: usize,
+    pub read_slots: usize,
     pub spool_dir: &'a Path,
     /// Ops and bytes already added to the progress counters.
     pub published: (u64, u64),
@@ -48,7 +49,7 @@ impl<C: Clock> StreamRun<'_, C> {
     pub(super) fn spool_err(&self, source: std::io::Error) -> ReplayError {
         ReplayError::Spool {
             dir: self.spool_dir.to_path_buf(),
-            source,
+            cause: source,
         }
     }
 

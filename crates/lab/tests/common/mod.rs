@@ -15,21 +15,19 @@ use naslab_results::{CacheMode, IterationResult};
 use naslab_trace::{FileDecl, FileKind, Op, OpFlags, OpKind, Prepare, Trace};
 
 /// Skips the test (with a note saying why) unless it runs as root with the servers
-/// installed; CI runs as root after scripts/test.sh installs them.
+/// installed; under NASLAB_REQUIRE_ROOT=1 (CI) it fails instead.
 #[macro_export]
 macro_rules! needs_root_and_servers {
     ($server:expr) => {
-        // SAFETY: geteuid has no preconditions.
-        if unsafe { libc::geteuid() } != 0 {
-            eprintln!("skipped: needs root (loop devices, mounts and servers); CI runs it as root");
+        if !naslab_layout::requirements::root_or_skip("the lab (loop devices, mounts and servers)")
+        {
             return;
         }
         let tool = match $server {
             naslab_lab::ServerKind::Samba => "smbd",
             naslab_lab::ServerKind::Nfs => "ganesha.nfsd",
         };
-        if naslab_layout::loopdev::find_tool(tool).is_none() {
-            eprintln!("skipped: {tool} is not installed (scripts/test.sh installs it as root)");
+        if naslab_layout::requirements::tool_or_skip(tool).is_none() {
             return;
         }
     };
