@@ -812,6 +812,25 @@ impl StraceImporter {
         if self.failed(c, b, true) {
             return Ok(());
         }
+        // A stat of a directory descriptor is part of listing it (opendir does one).
+        let by_fd = c.name == "fstat"
+            || c.args
+                .get(1)
+                .and_then(|a| string_arg(a))
+                .is_some_and(|p| p.is_empty());
+        if by_fd {
+            if let Some((fd, _)) = c.args.first().and_then(|a| fd_arg(a)) {
+                let is_dir = self
+                    .tables
+                    .get(&c.tid)
+                    .and_then(|t| t.borrow().get(&fd).map(|d| d.borrow().dir))
+                    .unwrap_or(false);
+                if is_dir {
+                    b.skip("stats of an open directory descriptor (part of listing it)");
+                    return Ok(());
+                }
+            }
+        }
         let buf = buf.map(|s| s.as_str()).unwrap_or("");
         let mode = field(buf, "st_mode").or_else(|| field(buf, "stx_mode"));
         let kind = match (mode, b.kind_of(&rel)) {
