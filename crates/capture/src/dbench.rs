@@ -88,7 +88,9 @@ pub fn read(
         let cmd = words[0].clone();
         let args = &words[1..words.len() - 1];
         if status != "NT_STATUS_OK" {
-            b.skip(&format!("{cmd} calls the loadfile expects to fail"));
+            for _ in 0..clients {
+                b.skip(&format!("{cmd} calls the loadfile expects to fail"));
+            }
             continue;
         }
         for c in 0..clients {
@@ -218,6 +220,9 @@ impl Ctx<'_> {
                 }
             }
             "ReadX" | "WriteX" => {
+                let offset = self.num(args, 1, cmd, "offset")?;
+                let size = self.num(args, 2, cmd, "size")?;
+                let ret = self.num(args, 3, cmd, "returned size")?;
                 let Some((id, dir)) = self.handle(args, cmd)? else {
                     return self.unknown_handle(cmd);
                 };
@@ -225,9 +230,6 @@ impl Ctx<'_> {
                     self.b.skip(&format!("{cmd} on a directory handle"));
                     return Ok(());
                 }
-                let offset = self.num(args, 1, cmd, "offset")?;
-                let size = self.num(args, 2, cmd, "size")?;
-                let ret = self.num(args, 3, cmd, "returned size")?;
                 if cmd == "ReadX" {
                     self.b.read(key, t, id, offset, size, Some(ret))
                 } else {
