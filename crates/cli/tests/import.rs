@@ -62,8 +62,11 @@ fn skipped(said: &str, why: &str) -> u64 {
         .unwrap_or(0)
 }
 
-/// path → (size, exists) from the trace's file lines, and (stream, t_us) of every op.
-fn files_and_times(trace: &Path) -> (BTreeMap<String, (u64, bool)>, Vec<(u32, u64)>) {
+/// path → (size, exists), from a trace's file lines.
+type Files = BTreeMap<String, (u64, bool)>;
+
+/// The trace's file set, and (stream, t_us) of every op.
+fn files_and_times(trace: &Path) -> (Files, Vec<(u32, u64)>) {
     let recs = naslab_trace::read_all(trace, std::fs::File::open(trace).unwrap()).unwrap();
     let mut files = BTreeMap::new();
     let mut times = Vec::new();
