@@ -214,6 +214,11 @@ impl Builder {
         *self.summary.skipped.entry(why.to_string()).or_default() += 1;
     }
 
+    /// How many things were left out for `why` so far.
+    pub fn skipped_count(&self, why: &str) -> u64 {
+        self.summary.skipped(why)
+    }
+
     /// Counts one op added or changed to keep the trace replayable.
     pub fn adjust(&mut self, why: &str) {
         *self.summary.adjusted.entry(why.to_string()).or_default() += 1;

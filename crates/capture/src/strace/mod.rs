@@ -78,6 +78,8 @@ const EXECUTABLE: &str = "ops on executables run under the root";
 const LIBRARY: &str = "ops on shared libraries (by name, or mapped executable)";
 const ROOT_ITSELF: &str = "ops on the root directory itself";
 const FAILED: &str = "failed calls";
+const UNDECODED: &str =
+    "calls on descriptors strace did not decode to a path (make the log with -yy)";
 const MMAP: &str = "mmap of a file under the root (its I/O is invisible to a tracer)";
 
 /// One open file description: what a descriptor points at and where it stands.
@@ -175,6 +177,9 @@ impl StraceImporter {
 
     /// Adds the warnings that need the whole log.
     pub fn finish(&mut self, b: &mut Builder) {
+        if b.skipped_count(UNDECODED) > 0 {
+            b.warn("the log does not name descriptors' files: make it with strace -f -ttt -T -yy (see docs/capture.md)".into());
+        }
         if !self.mapped.is_empty() {
             let mut files: Vec<&String> = self.mapped.iter().collect();
             files.sort();
@@ -266,7 +271,11 @@ impl StraceImporter {
 
     /// A descriptor argument's place, from the path strace decoded for it.
     fn fd_place(&self, arg: Option<&String>) -> Option<(i64, Place)> {
-        let (fd, path) = fd_arg(arg?)?;
+        let arg = arg?;
+        let (fd, path) = fd_arg(arg)?;
+        if fd >= 0 && !arg.contains('<') {
+            return Some((fd, Place::Skip(UNDECODED)));
+        }
         let place = match path {
             Some(p) => self.place(&p),
             None => return Some((fd, Place::Skip(""))),
