@@ -455,3 +455,54 @@ fn a_procmon_export_imports_for_one_process_under_a_windows_root_and_replays() {
     );
     assert!(err.contains("bad.csv:3:"), "{err}");
 }
+
+/// fio's own iolog of a random read-write job imports with as many reads and writes as
+/// fio reports having issued.
+#[test]
+fn an_iolog_fio_wrote_imports_with_the_ios_fio_counted() {
+    let ok = std::process::Command::new("fio")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    assert!(
+        ok,
+        "fio is needed for this test: apt-get install fio (scripts/test.sh installs it)"
+    );
+    let d = tempfile::tempdir().unwrap();
+    let log = d.path().join("job.iolog");
+    let res = run_ok(
+        std::process::Command::new("fio")
+            .args([
+                "--name=mixed",
+                "--rw=randrw",
+                "--bs=4k",
+                "--size=512k",
+                "--ioengine=psync",
+                "--output-format=json",
+            ])
+            .arg(format!("--filename={}", d.path().join("data").display()))
+            .arg(format!("--write_iolog={}", log.display())),
+    );
+    let fio: serde_json::Value = serde_json::from_slice(&res.stdout).unwrap();
+    let job = &fio["jobs"][0];
+    let (reads, writes) = (
+        job["read"]["total_ios"].as_u64().unwrap(),
+        job["write"]["total_ios"].as_u64().unwrap(),
+    );
+    assert_eq!(reads + writes, 128);
+    let out = d.path().join("fio.jsonl");
+    run_ok(
+        naslab()
+            .args(["import", "fio-iolog"])
+            .arg(&log)
+            .arg("-o")
+            .arg(&out)
+            .arg("--root")
+            .arg(d.path()),
+    );
+    let got = replay_null(d.path(), &out);
+    assert_eq!(got.get("read").copied().unwrap_or(0), reads);
+    assert_eq!(got.get("write").copied().unwrap_or(0), writes);
+    let (files, _) = files_and_times(&out);
+    assert_eq!(files["data"], (512 << 10, true));
+}
