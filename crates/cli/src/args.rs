@@ -46,6 +46,10 @@ pub enum Command {
     /// A test NAS on this machine (loop-mounted file system served by Samba or
     /// nfs-ganesha on 127.0.0.1): up, status, down, and a matrix of server settings.
     Lab(LabArgs),
+    /// Run a command and record its file I/O under a directory as a trace (through strace).
+    Capture(crate::cmd::capture::CaptureArgs),
+    /// Turn an strace log, a dbench loadfile, a fio iolog or a Process Monitor CSV into a trace.
+    Import(crate::cmd::capture::ImportArgs),
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]

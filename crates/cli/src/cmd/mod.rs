@@ -3,6 +3,7 @@
 mod alloc;
 mod backup;
 mod bigdir;
+pub mod capture;
 mod clean;
 mod compare;
 mod describe;
@@ -37,5 +38,7 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<()> {
         Command::List(a) => list::list(a),
         Command::Describe(a) => describe::describe_cmd(a),
         Command::ExportTrace(a) => describe::export(a),
+        Command::Capture(a) => capture::capture_cmd(a),
+        Command::Import(a) => capture::import_cmd(a),
     }
 }

@@ -1,0 +1,230 @@
+//! `naslab capture`: runs a command under strace and turns what it does under a root
+//! into a trace, reading strace's output through a pipe as it comes.
+
+use std::ffi::{CString, OsString};
+use std::io::{BufRead, BufReader, Write};
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitStatus};
+
+use crate::builder::{Builder, Summary};
+use crate::strace::{LineFault, StraceImporter, TRACED_CALLS};
+use crate::{tree, ImportError};
+
+/// What to capture.
+#[derive(Debug, Clone)]
+pub struct CaptureOptions {
+    /// Ops under this directory are recorded, with paths relative to it.
+    pub root: PathBuf,
+    /// The program and its arguments.
+    pub command: Vec<OsString>,
+    /// The trace to write.
+    pub output: PathBuf,
+    /// The workload's name in the trace.
+    pub workload: String,
+    /// Also keep strace's raw output here.
+    pub keep_log: Option<PathBuf>,
+}
+
+/// What a capture made, and how the command ended.
+pub struct Captured {
+    pub summary: Summary,
+    pub status: ExitStatus,
+}
+
+/// The strace options capture uses: every thread and child (`-f`), start times in µs
+/// (`-ttt`), durations (`-T`), descriptors decoded to paths (`-yy`), paths whole
+/// (`-s 4096`), and only the calls that matter, filtered in the kernel.
+pub fn strace_args(log: &Path) -> Vec<OsString> {
+    let calls: Vec<String> = TRACED_CALLS.iter().map(|c| format!("?{c}")).collect();
+    let mut a: Vec<OsString> = [
+        "-f",
+        "-ttt",
+        "-T",
+        "-yy",
+        "-qq",
+        "-s",
+        "4096",
+        "--seccomp-bpf",
+    ]
+    .iter()
+    .map(OsString::from)
+    .collect();
+    a.push("-e".into());
+    a.push(format!("trace={}", calls.join(",")).into());
+    a.push("-o".into());
+    a.push(log.as_os_str().to_owned());
+    a.push("--".into());
+    a
+}
+
+/// Runs the command under strace and writes the trace.
+pub fn capture(opts: &CaptureOptions) -> Result<Captured, ImportError> {
+    if opts.command.is_empty() {
+        return Err(ImportError::Usage(
+            "no command to capture; give it after '--': naslab capture -- CMD ARGS...".into(),
+        ));
+    }
+    let root = std::fs::canonicalize(&opts.root).map_err(|e| {
+        ImportError::Usage(format!(
+            "the root '{}' cannot be used: {e}; give an existing directory with --root",
+            opts.root.display()
+        ))
+    })?;
+    if !root.is_dir() {
+        return Err(ImportError::Usage(format!(
+            "the root '{}' is not a directory",
+            root.display()
+        )));
+    }
+    let out_abs = std::path::absolute(&opts.output).unwrap_or_else(|_| opts.output.clone());
+    let out_abs = match (out_abs.parent(), out_abs.file_name()) {
+        (Some(p), Some(n)) => std::fs::canonicalize(p)
+            .map(|p| p.join(n))
+            .unwrap_or(out_abs.clone()),
+        _ => out_abs.clone(),
+    };
+    let mut except = vec![out_abs.clone()];
+    if let Some(k) = &opts.keep_log {
+        except.push(std::path::absolute(k).unwrap_or_else(|_| k.clone()));
+    }
+    let listing = tree::list(&root, &except).map_err(|e| ImportError::Read {
+        path: root.clone(),
+        source: e,
+    })?;
+    let mut b = Builder::new(
+        &opts.workload,
+        &format!(
+            "naslab {} capture (strace) of: {}",
+            env!("CARGO_PKG_VERSION"),
+            opts.command
+                .iter()
+                .map(|a| a.to_string_lossy().into_owned())
+                .collect::<Vec<_>>()
+                .join(" ")
+        ),
+    )?;
+    b.set_snapshot(listing.entries);
+    for _ in 0..listing.left_out {
+        b.skip("entries of the tree before the run that are no file or directory (symbolic links, devices)");
+    }
+
+    let dir = tempfile::tempdir().map_err(|e| {
+        ImportError::Usage(format!(
+            "cannot make a temporary directory: {e}; set TMPDIR"
+        ))
+    })?;
+    let fifo = dir.path().join("strace.pipe");
+    let c = CString::new(fifo.as_os_str().as_bytes())
+        .map_err(|_| ImportError::Usage("bad temporary path".into()))?;
+    // SAFETY: c is a valid NUL-terminated path.
+    if unsafe { libc::mkfifo(c.as_ptr(), 0o600) } != 0 {
+        return Err(ImportError::Usage(format!(
+            "cannot make a pipe for strace's output: {}",
+            std::io::Error::last_os_error()
+        )));
+    }
+    let mut child = Command::new("strace")
+        .args(strace_args(&fifo))
+        .args(&opts.command)
+        .spawn()
+        .map_err(|e| {
+            ImportError::Usage(if e.kind() == std::io::ErrorKind::NotFound {
+                "strace is not installed; install it (apt-get install strace) to capture"
+                    .to_string()
+            } else {
+                format!("cannot start strace: {e}")
+            })
+        })?;
+    // If strace dies before it opens the pipe, the blocked open below is released by
+    // a writer of our own once strace has ended.
+    let waiter = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || {
+            let status = child.wait();
+            let _ = std::fs::OpenOptions::new()
+                .write(true)
+                .custom_flags_nonblock()
+                .open(&fifo);
+            status
+        })
+    };
+    let file = std::fs::File::open(&fifo).map_err(|e| ImportError::Read {
+        path: fifo.clone(),
+        source: e,
+    })?;
+    let mut keep = match &opts.keep_log {
+        Some(p) => Some(std::io::BufWriter::new(
+            std::fs::File::create(p)
+                .map_err(|e| ImportError::Write(format!("{}: {e}", p.display())))?,
+        )),
+        None => None,
+    };
+    let mut imp = StraceImporter::new(&root);
+    let mut input = BufReader::with_capacity(1 << 20, file);
+    let mut buf = Vec::new();
+    let mut n = 0u64;
+    let mut fault = None;
+    loop {
+        buf.clear();
+        match input.read_until(b'\n', &mut buf) {
+            Ok(0) => break,
+            Ok(_) => {}
+            Err(e) => {
+                fault = Some(ImportError::Read {
+                    path: fifo.clone(),
+                    source: e,
+                });
+                break;
+            }
+        }
+        n += 1;
+        if let Some(k) = keep.as_mut() {
+            let _ = k.write_all(&buf);
+        }
+        if fault.is_some() {
+            continue;
+        }
+        let text = String::from_utf8_lossy(&buf);
+        if let Err(f) = imp.line(&text, &mut b) {
+            // Keep draining the pipe so the command is not blocked, then report.
+            fault = Some(match f {
+                LineFault::Text(m) => ImportError::Line {
+                    path: PathBuf::from("(strace output)"),
+                    line: n,
+                    message: m,
+                },
+                LineFault::Import(e) => e,
+            });
+        }
+    }
+    let status = waiter
+        .join()
+        .map_err(|_| ImportError::Usage("the strace waiter failed".into()))?
+        .map_err(|e| ImportError::Usage(format!("strace: {e}")))?;
+    if let Some(k) = keep.as_mut() {
+        let _ = k.flush();
+    }
+    if let Some(f) = fault {
+        return Err(f);
+    }
+    if n == 0 && !status.success() {
+        return Err(ImportError::Usage(format!(
+            "strace wrote nothing and ended with {status}; check that the command exists and that ptrace is allowed here (in a container, run it with the SYS_PTRACE capability)"
+        )));
+    }
+    imp.finish(&mut b);
+    let summary = b.finish(&opts.output)?;
+    Ok(Captured { summary, status })
+}
+
+trait NonBlock {
+    fn custom_flags_nonblock(&mut self) -> &mut Self;
+}
+
+impl NonBlock for std::fs::OpenOptions {
+    fn custom_flags_nonblock(&mut self) -> &mut Self {
+        use std::os::unix::fs::OpenOptionsExt;
+        self.custom_flags(libc::O_NONBLOCK)
+    }
+}

@@ -1,0 +1,413 @@
+//! dbench loadfiles (NetBench operations, as dbench reads them): one line per SMB call,
+//! optionally led by a time stamp in seconds, ending with the status the call must give.
+//!
+//! ```text
+//! 0.012 NTCreateX "\clients\client1\~dmtmp\WORD\CHAP10.DOC" 0x40 0x1 1001 NT_STATUS_OK
+//! 0.013 ReadX 1001 0 4096 4096 NT_STATUS_OK
+//! 0.014 Close 1001 NT_STATUS_OK
+//! ```
+//!
+//! Every client replays the same loadfile in its own directory (`client1` in paths
+//! becomes `clientN`), each as a stream of its own.
+
+use std::collections::HashMap;
+use std::io::BufRead;
+use std::path::Path;
+
+use naslab_trace::FileKind;
+
+use crate::builder::{normalize, Builder, Creation, OpenReq, Presence};
+use crate::error::LineErr;
+use crate::ImportError;
+
+/// NTCreateX's create options bit for a directory (FILE_DIRECTORY_FILE).
+const DIRECTORY_FILE: u64 = 0x1;
+
+/// Reads a loadfile and replays it as `clients` streams.
+pub fn read(
+    path: &Path,
+    mut input: impl BufRead,
+    clients: u32,
+    b: &mut Builder,
+) -> Result<(), ImportError> {
+    let err = LineErr {
+        path: path.to_path_buf(),
+    };
+    let mut handles: Vec<HashMap<u64, (u32, bool)>> = vec![HashMap::new(); clients as usize];
+    let mut buf = String::new();
+    let mut n = 0u64;
+    let mut timed = false;
+    loop {
+        buf.clear();
+        let got = input.read_line(&mut buf).map_err(|e| {
+            if e.kind() == std::io::ErrorKind::InvalidData {
+                err.at(n + 1, "the line is not UTF-8 text")
+            } else {
+                ImportError::Read {
+                    path: path.to_path_buf(),
+                    source: e,
+                }
+            }
+        })?;
+        if got == 0 {
+            break;
+        }
+        n += 1;
+        let line = buf.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let mut words = tokens(line).map_err(|m| err.at(n, m))?;
+        let mut t_us = 0;
+        if words.first().is_some_and(|w| w.contains('.')) {
+            let ts: f64 = words[0].parse().map_err(|_| {
+                err.at(
+                    n,
+                    format!(
+                        "'{}' is neither a command nor a time stamp in seconds",
+                        words[0]
+                    ),
+                )
+            })?;
+            if !(ts.is_finite() && ts >= 0.0) {
+                return Err(err.at(n, format!("time stamp {ts} is out of range")));
+            }
+            t_us = (ts * 1e6).round() as u64;
+            timed = true;
+            words.remove(0);
+        }
+        let Some(status) = words.last().cloned() else {
+            continue;
+        };
+        if !status.starts_with("NT_STATUS_") {
+            return Err(err.at(
+                n,
+                format!("the line does not end with the status the call must give (NT_STATUS_OK, ...): '{line}'"),
+            ));
+        }
+        let cmd = words[0].clone();
+        let args = &words[1..words.len() - 1];
+        if status != "NT_STATUS_OK" {
+            for _ in 0..clients {
+                b.skip(&format!("{cmd} calls the loadfile expects to fail"));
+            }
+            continue;
+        }
+        for c in 0..clients {
+            let mut ctx = Ctx {
+                b,
+                handles: &mut handles[c as usize],
+                client: c + 1,
+                key: c as u64,
+                t_us,
+                err: &err,
+                line: n,
+            };
+            ctx.command(&cmd, args)?;
+        }
+    }
+    if !timed {
+        b.warn(
+            "the loadfile has no time stamps: --pace original replays it as fast as possible"
+                .into(),
+        );
+    }
+    Ok(())
+}
+
+/// Splits a line at spaces, keeping quoted paths whole (without their quotes).
+fn tokens(line: &str) -> Result<Vec<String>, String> {
+    let mut out = Vec::new();
+    let mut chars = line.chars().peekable();
+    while let Some(&c) = chars.peek() {
+        if c.is_whitespace() {
+            chars.next();
+            continue;
+        }
+        let mut word = String::new();
+        if c == '"' {
+            chars.next();
+            loop {
+                match chars.next() {
+                    Some('"') => break,
+                    Some(ch) => word.push(ch),
+                    None => return Err("a quoted path is never closed".into()),
+                }
+            }
+        } else {
+            while let Some(&ch) = chars.peek() {
+                if ch.is_whitespace() {
+                    break;
+                }
+                word.push(ch);
+                chars.next();
+            }
+        }
+        out.push(word);
+    }
+    Ok(out)
+}
+
+struct Ctx<'a> {
+    b: &'a mut Builder,
+    handles: &'a mut HashMap<u64, (u32, bool)>,
+    client: u32,
+    key: u64,
+    t_us: u64,
+    err: &'a LineErr,
+    line: u64,
+}
+
+impl Ctx<'_> {
+    fn arg<'s>(
+        &self,
+        args: &'s [String],
+        i: usize,
+        cmd: &str,
+        what: &str,
+    ) -> Result<&'s str, ImportError> {
+        args.get(i).map(|s| s.as_str()).ok_or_else(|| {
+            self.err.at(
+                self.line,
+                format!("{cmd} needs its {what} (argument {})", i + 1),
+            )
+        })
+    }
+
+    fn num(&self, args: &[String], i: usize, cmd: &str, what: &str) -> Result<u64, ImportError> {
+        let s = self.arg(args, i, cmd, what)?;
+        let v = match s.strip_prefix("0x") {
+            Some(h) => u64::from_str_radix(h, 16),
+            None => s.parse(),
+        };
+        v.map_err(|_| {
+            self.err
+                .at(self.line, format!("{cmd}: {what} '{s}' is not a number"))
+        })
+    }
+
+    /// A loadfile path as this client's path under the workload directory.
+    fn path(&self, windows: &str) -> Option<String> {
+        let own = format!("client{}", self.client);
+        normalize(
+            windows
+                .split(['\\', '/'])
+                .map(|c| if c == "client1" { own.as_str() } else { c }),
+        )
+        .filter(|p| !p.is_empty())
+    }
+
+    fn handle(&self, args: &[String], cmd: &str) -> Result<Option<(u32, bool)>, ImportError> {
+        let fnum = self.num(args, 0, cmd, "file handle number")?;
+        Ok(self.handles.get(&fnum).copied())
+    }
+
+    fn command(&mut self, cmd: &str, args: &[String]) -> Result<(), ImportError> {
+        let (key, t) = (self.key, self.t_us);
+        match cmd {
+            "NTCreateX" => self.create(args),
+            "Close" => {
+                let fnum = self.num(args, 0, cmd, "file handle number")?;
+                match self.handles.remove(&fnum) {
+                    Some((id, false)) => self.b.close(key, t, id),
+                    Some((_, true)) => {
+                        self.b.skip(
+                            "Close of a directory handle (its NTCreateX became a stat or mkdir)",
+                        );
+                        Ok(())
+                    }
+                    None => self.unknown_handle(cmd),
+                }
+            }
+            "ReadX" | "WriteX" => {
+                let offset = self.num(args, 1, cmd, "offset")?;
+                let size = self.num(args, 2, cmd, "size")?;
+                let ret = self.num(args, 3, cmd, "returned size")?;
+                let Some((id, dir)) = self.handle(args, cmd)? else {
+                    return self.unknown_handle(cmd);
+                };
+                if dir {
+                    self.b.skip(&format!("{cmd} on a directory handle"));
+                    return Ok(());
+                }
+                if cmd == "ReadX" {
+                    self.b.read(key, t, id, offset, size, Some(ret))
+                } else {
+                    self.b.write(key, t, id, offset, size)
+                }
+            }
+            "Flush" => match self.handle(args, cmd)? {
+                Some((id, false)) => self.b.fsync(key, t, id),
+                Some((_, true)) => {
+                    self.b.skip("Flush of a directory handle");
+                    Ok(())
+                }
+                None => self.unknown_handle(cmd),
+            },
+            "QUERY_FILE_INFORMATION" => match self.handle(args, cmd)? {
+                Some((id, _)) => self.b.stat(key, t, id),
+                None => self.unknown_handle(cmd),
+            },
+            "Rename" => {
+                let from = self.arg(args, 0, cmd, "old path")?.to_string();
+                let to = self.arg(args, 1, cmd, "new path")?.to_string();
+                let (Some(from), Some(to)) = (self.path(&from), self.path(&to)) else {
+                    self.b.skip("Rename of the workload directory itself");
+                    return Ok(());
+                };
+                let kind = self.b.kind_of(&from).unwrap_or(FileKind::File);
+                let Some(f) = self.b.file(&from, kind, Presence::Existing) else {
+                    return Ok(());
+                };
+                let Some(to) = self.b.file(&to, kind, Presence::New) else {
+                    return Ok(());
+                };
+                self.b.rename(key, t, f, to)
+            }
+            "Unlink" | "Rmdir" | "Mkdir" | "QUERY_PATH_INFORMATION" | "Deltree" => {
+                let p = self.arg(args, 0, cmd, "path")?.to_string();
+                let Some(rel) = self.path(&p) else {
+                    self.b
+                        .skip(&format!("{cmd} of the workload directory itself"));
+                    return Ok(());
+                };
+                self.by_path(cmd, &rel)
+            }
+            "FIND_FIRST" => {
+                let p = self.arg(args, 0, cmd, "pattern")?.to_string();
+                let dir = self
+                    .path(&p)
+                    .and_then(|p| p.rsplit_once('/').map(|(d, _)| d.to_string()));
+                let Some(dir) = dir else {
+                    self.b.skip("FIND_FIRST in the workload directory itself");
+                    return Ok(());
+                };
+                let Some(id) = self.b.file(&dir, FileKind::Dir, Presence::Existing) else {
+                    return Ok(());
+                };
+                self.b.readdir(key, t, id)
+            }
+            "LockX" | "UnlockX" | "QUERY_FS_INFORMATION" | "SET_FILE_INFORMATION" => {
+                self.b
+                    .skip(&format!("{cmd} (the trace format has no such op)"));
+                Ok(())
+            }
+            other => {
+                self.b
+                    .skip(&format!("{other} (not a NetBench command naslab knows)"));
+                Ok(())
+            }
+        }
+    }
+
+    fn unknown_handle(&mut self, cmd: &str) -> Result<(), ImportError> {
+        self.b
+            .skip(&format!("{cmd} on a handle no successful NTCreateX opened"));
+        Ok(())
+    }
+
+    fn by_path(&mut self, cmd: &str, rel: &str) -> Result<(), ImportError> {
+        let (key, t) = (self.key, self.t_us);
+        match cmd {
+            "Unlink" => {
+                let kind = self.b.kind_of(rel).unwrap_or(FileKind::File);
+                if let Some(id) = self.b.file(rel, kind, Presence::Existing) {
+                    self.b.unlink(key, t, id)?;
+                }
+            }
+            "Rmdir" => {
+                if let Some(id) = self.b.file(rel, FileKind::Dir, Presence::Existing) {
+                    self.b.unlink(key, t, id)?;
+                }
+            }
+            "Mkdir" => {
+                if let Some(id) = self.b.file(rel, FileKind::Dir, Presence::New) {
+                    if !self.b.exists_now(id) {
+                        self.b.mkdir(key, t, id)?;
+                    } else {
+                        self.b.skip("Mkdir of a directory that exists");
+                    }
+                }
+            }
+            "QUERY_PATH_INFORMATION" => {
+                let kind = self.b.kind_of(rel).unwrap_or(FileKind::File);
+                if let Some(id) = self.b.file(rel, kind, Presence::Existing) {
+                    self.b.stat(key, t, id)?;
+                }
+            }
+            _ => {
+                // Deltree: every entry known to exist below, deepest first, then the
+                // directory itself.
+                let below = self.b.existing_below(rel);
+                let own = self.b.known(rel).filter(|&id| self.b.exists_now(id));
+                if below.is_empty() && own.is_none() {
+                    self.b
+                        .skip("Deltree of a tree the loadfile never made (nothing to remove)");
+                    return Ok(());
+                }
+                for id in below.into_iter().chain(own) {
+                    self.b.adjust("unlinks a Deltree expanded into");
+                    self.b.unlink(key, t, id)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn create(&mut self, args: &[String]) -> Result<(), ImportError> {
+        let cmd = "NTCreateX";
+        let p = self.arg(args, 0, cmd, "path")?.to_string();
+        let options = self.num(args, 1, cmd, "create options")?;
+        let disposition = self.num(args, 2, cmd, "create disposition")?;
+        let fnum = self.num(args, 3, cmd, "file handle number")?;
+        if disposition > 5 {
+            return Err(self.err.at(
+                self.line,
+                format!("NTCreateX: create disposition {disposition} is not 0 to 5"),
+            ));
+        }
+        let (key, t) = (self.key, self.t_us);
+        let Some(rel) = self.path(&p) else {
+            self.b.skip("NTCreateX of the workload directory itself");
+            return Ok(());
+        };
+        // 0 supersede, 1 open, 2 create, 3 open-if, 4 overwrite, 5 overwrite-if.
+        let creates = matches!(disposition, 0 | 2 | 3 | 5);
+        let first = if matches!(disposition, 1 | 4) {
+            Presence::Existing
+        } else {
+            Presence::New
+        };
+        if options & DIRECTORY_FILE != 0 {
+            let Some(id) = self.b.file(&rel, FileKind::Dir, first) else {
+                return Ok(());
+            };
+            if creates && !self.b.exists_now(id) {
+                self.b.mkdir(key, t, id)?;
+            } else {
+                self.b
+                    .adjust("directory opens (NTCreateX of a directory) recorded as stat");
+                self.b.stat(key, t, id)?;
+            }
+            self.handles.insert(fnum, (id, true));
+            return Ok(());
+        }
+        let Some(id) = self.b.file(&rel, FileKind::File, first) else {
+            return Ok(());
+        };
+        let req = OpenReq {
+            read: true,
+            write: true,
+            create: if creates {
+                Creation::IfAbsent
+            } else {
+                Creation::Never
+            },
+            truncate: matches!(disposition, 0 | 4 | 5),
+            ..OpenReq::default()
+        };
+        self.b.open(key, t, id, req)?;
+        self.handles.insert(fnum, (id, false));
+        Ok(())
+    }
+}

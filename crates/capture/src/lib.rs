@@ -1,0 +1,83 @@
+//! Getting real workloads into naslab: capturing a program's file I/O (through strace)
+//! and importing traces other tools made (strace logs, dbench loadfiles, fio iologs,
+//! Process Monitor CSV exports). Every importer reads its input as a stream and writes
+//! a naslab trace through one [`Builder`].
+
+pub mod builder;
+pub mod capture;
+pub mod dbench;
+mod error;
+pub mod fio;
+pub mod procmon;
+pub mod strace;
+pub mod tree;
+
+pub use builder::{Builder, Summary};
+pub use capture::{capture, CaptureOptions, Captured};
+pub use error::ImportError;
+
+use std::io::BufRead;
+use std::path::Path;
+
+/// The formats `naslab import` reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    Strace,
+    Dbench,
+    FioIolog,
+    Procmon,
+}
+
+/// Options the importers share or need.
+#[derive(Debug, Clone, Default)]
+pub struct ImportOptions {
+    pub workload: String,
+    /// strace: the directory whose files are kept (paths become relative to it).
+    /// fio: the directory absolute file names are taken relative to.
+    pub root: Option<std::path::PathBuf>,
+    /// dbench: how many clients (streams) replay the loadfile.
+    pub clients: u32,
+    /// procmon: keep only this process's events (by name, case-insensitive).
+    pub process: Option<String>,
+    /// procmon: the Windows directory that becomes the workload directory.
+    pub windows_root: Option<String>,
+}
+
+/// Imports `input` (in `format`) into a trace at `output`.
+pub fn import(
+    format: Format,
+    input: &Path,
+    output: &Path,
+    opts: &ImportOptions,
+) -> Result<Summary, ImportError> {
+    let file = std::fs::File::open(input).map_err(|e| ImportError::Read {
+        path: input.to_path_buf(),
+        source: e,
+    })?;
+    let reader: Box<dyn BufRead> = Box::new(std::io::BufReader::with_capacity(1 << 20, file));
+    let name = input.display();
+    let mut b = match format {
+        Format::Strace => Builder::new(&opts.workload, &format!("naslab import strace {name}"))?,
+        Format::Dbench => Builder::new(&opts.workload, &format!("naslab import dbench {name}"))?,
+        Format::FioIolog => {
+            Builder::new(&opts.workload, &format!("naslab import fio-iolog {name}"))?
+        }
+        Format::Procmon => Builder::new(&opts.workload, &format!("naslab import procmon {name}"))?,
+    };
+    match format {
+        Format::Strace => {
+            let root = match &opts.root {
+                Some(r) => std::path::absolute(r).unwrap_or_else(|_| r.clone()),
+                None => std::env::current_dir().map_err(|e| ImportError::Read {
+                    path: ".".into(),
+                    source: e,
+                })?,
+            };
+            strace::StraceImporter::new(&root).read_log(input, reader, &mut b)?;
+        }
+        Format::Dbench => dbench::read(input, reader, opts.clients.max(1), &mut b)?,
+        Format::FioIolog => fio::read(input, reader, opts.root.as_deref(), &mut b)?,
+        Format::Procmon => procmon::read(input, reader, opts, &mut b)?,
+    }
+    b.finish(output)
+}

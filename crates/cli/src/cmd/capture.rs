@@ -1,0 +1,143 @@
+//! `naslab capture` and `naslab import`: real workloads in, as naslab traces.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+
+use anyhow::bail;
+use clap::{Args, ValueEnum};
+use naslab_capture::{capture, import, CaptureOptions, Format, ImportOptions};
+
+#[derive(Args, Debug)]
+pub struct CaptureArgs {
+    /// Record operations on files under this directory, with paths relative to it
+    /// [default: the current directory].
+    #[arg(long, value_name = "DIR")]
+    pub root: Option<PathBuf>,
+    /// The trace to write (compressed with zstd when it ends in .zst).
+    #[arg(
+        long,
+        short = 'o',
+        value_name = "TRACE",
+        default_value = "capture.jsonl"
+    )]
+    pub output: PathBuf,
+    /// The workload's name in the trace [default: the trace file's name].
+    #[arg(long, value_name = "NAME")]
+    pub workload: Option<String>,
+    /// Also keep strace's own output in this file.
+    #[arg(long, value_name = "FILE")]
+    pub keep_log: Option<PathBuf>,
+    /// The command to run, and its arguments (after `--`).
+    #[arg(
+        required = true,
+        trailing_var_arg = true,
+        allow_hyphen_values = true,
+        value_name = "CMD"
+    )]
+    pub command: Vec<OsString>,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ImportFormat {
+    /// A log of `strace -f -ttt -T -yy -s 4096 -o LOG CMD` (see docs/capture.md).
+    Strace,
+    /// A dbench (NetBench) loadfile, like dbench's client.txt.
+    Dbench,
+    /// A fio iolog, version 2 or 3 (fio's write_iolog=).
+    FioIolog,
+    /// A Process Monitor CSV export (File > Save > CSV).
+    Procmon,
+}
+
+#[derive(Args, Debug)]
+pub struct ImportArgs {
+    /// The input's format.
+    #[arg(value_enum)]
+    pub format: ImportFormat,
+    /// The file to import.
+    pub input: PathBuf,
+    /// The trace to write (compressed with zstd when it ends in .zst).
+    #[arg(long, short = 'o', value_name = "TRACE")]
+    pub output: PathBuf,
+    /// The workload's name in the trace [default: the trace file's name].
+    #[arg(long, value_name = "NAME")]
+    pub workload: Option<String>,
+    /// strace: keep operations under this directory [default: the current directory];
+    /// fio-iolog: file names under it become relative to it.
+    #[arg(long, value_name = "DIR")]
+    pub root: Option<PathBuf>,
+    /// dbench: how many clients replay the loadfile, each as its own stream in its own
+    /// directory (client1 in paths becomes clientN).
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    pub clients: u32,
+    /// procmon: keep only this process's events (its Process Name, e.g. WINWORD.EXE).
+    #[arg(long, value_name = "NAME")]
+    pub process: Option<String>,
+    /// procmon: the Windows directory that becomes the workload directory
+    /// (e.g. 'C:\Users\me\Documents'); events outside it are left out
+    /// [default: every path, without its drive letter].
+    #[arg(long, value_name = "PATH")]
+    pub windows_root: Option<String>,
+}
+
+/// The workload name a trace file's name gives: `build.jsonl.zst` → `build`.
+fn workload_name(given: Option<String>, output: &Path) -> String {
+    given.unwrap_or_else(|| {
+        output
+            .file_name()
+            .and_then(|n| n.to_str())
+            .and_then(|n| n.split('.').next())
+            .filter(|n| !n.is_empty())
+            .unwrap_or("captured")
+            .to_string()
+    })
+}
+
+/// `naslab capture [--root DIR] [-o TRACE] -- CMD ARGS...`
+pub fn capture_cmd(args: CaptureArgs) -> anyhow::Result<()> {
+    let root = match args.root {
+        Some(r) => r,
+        None => std::env::current_dir()?,
+    };
+    let opts = CaptureOptions {
+        root,
+        workload: workload_name(args.workload, &args.output),
+        output: args.output,
+        command: args.command,
+        keep_log: args.keep_log,
+    };
+    let done = capture(&opts)?;
+    eprint!("{}", done.summary);
+    eprintln!("trace written to {}", opts.output.display());
+    if !done.status.success() {
+        bail!(
+            "the command ended with {}; the trace holds what it did until then",
+            done.status
+        );
+    }
+    Ok(())
+}
+
+/// `naslab import FORMAT FILE -o TRACE`
+pub fn import_cmd(args: ImportArgs) -> anyhow::Result<()> {
+    if args.clients == 0 {
+        bail!("--clients must be at least 1");
+    }
+    let format = match args.format {
+        ImportFormat::Strace => Format::Strace,
+        ImportFormat::Dbench => Format::Dbench,
+        ImportFormat::FioIolog => Format::FioIolog,
+        ImportFormat::Procmon => Format::Procmon,
+    };
+    let opts = ImportOptions {
+        workload: workload_name(args.workload, &args.output),
+        root: args.root,
+        clients: args.clients,
+        process: args.process,
+        windows_root: args.windows_root,
+    };
+    let summary = import(format, &args.input, &args.output, &opts)?;
+    eprint!("{summary}");
+    eprintln!("trace written to {}", args.output.display());
+    Ok(())
+}

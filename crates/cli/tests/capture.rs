@@ -1,0 +1,451 @@
+//! `naslab capture`: a program's file I/O under a root, as strace sees it, becomes a
+//! trace; replaying that trace and capturing the replay gives the same ops back.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use common::{naslab, run_ok, text};
+use naslab_trace::{FileKind, OpKind, Record};
+
+/// One op as the round trip compares them: kind, path, offset, length.
+type Seq = Vec<(OpKind, String, u64, u64)>;
+
+struct Read {
+    /// path → (kind, size, exists)
+    files: BTreeMap<String, (FileKind, u64, bool)>,
+    streams: BTreeMap<u32, Seq>,
+    /// Each stream's op times (t_us).
+    times: BTreeMap<u32, Vec<u64>>,
+    flags: Vec<(OpKind, String, String)>,
+}
+
+fn read_trace(path: &Path) -> Read {
+    let recs = naslab_trace::read_all(path, std::fs::File::open(path).unwrap()).unwrap();
+    let mut names = BTreeMap::new();
+    let mut r = Read {
+        files: BTreeMap::new(),
+        streams: BTreeMap::new(),
+        times: BTreeMap::new(),
+        flags: Vec::new(),
+    };
+    for rec in recs {
+        match rec {
+            Record::File(f) => {
+                names.insert(f.id, f.path.clone());
+                r.files.insert(f.path, (f.kind, f.size, f.exists));
+            }
+            Record::Op(op, _) => {
+                let name = names[&op.file].clone();
+                let mut name_to = name.clone();
+                if let Some(to) = op.to {
+                    name_to = format!("{name} -> {}", names[&to]);
+                }
+                if matches!(op.kind, OpKind::Open | OpKind::Create) {
+                    r.flags.push((op.kind, name.clone(), op.flags.to_string()));
+                }
+                r.streams
+                    .entry(op.stream)
+                    .or_default()
+                    .push((op.kind, name_to, op.offset, op.len));
+                r.times.entry(op.stream).or_default().push(op.t_us);
+            }
+            Record::Header(_) => {}
+        }
+    }
+    r
+}
+
+fn need(tool: &str, arg: &str) {
+    let ok = Command::new(tool)
+        .arg(arg)
+        .output()
+        .is_ok_and(|o| o.status.success());
+    assert!(
+        ok,
+        "{tool} is needed for this test: apt-get install {tool} (scripts/test.sh installs it)"
+    );
+}
+
+fn capture(root: &Path, out: &Path, cmd: &[&str], cwd: &Path) -> String {
+    need("strace", "-V");
+    let res = run_ok(
+        naslab()
+            .current_dir(cwd)
+            .arg("capture")
+            .arg("--root")
+            .arg(root)
+            .arg("-o")
+            .arg(out)
+            .arg("--")
+            .args(cmd),
+    );
+    text(&res.stderr)
+}
+
+fn op(kind: OpKind, path: &str, offset: u64, len: u64) -> (OpKind, String, u64, u64) {
+    (kind, path.to_string(), offset, len)
+}
+
+/// A small program whose every file operation under the root is known: two threads,
+/// one after the other, so each is a stream of its own.
+const PROGRAM: &str = r#"
+import mmap, os, subprocess, sys, threading
+root = sys.argv[1]
+p = lambda *a: os.path.join(root, *a)
+def first():
+    fd = os.open(p("in.dat"), os.O_RDONLY)
+    os.read(fd, 4096)
+    os.read(fd, 4096)
+    os.close(fd)
+    fd = os.open(p("out", "x.bin"), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    os.write(fd, b"a" * 1000)
+    os.pwrite(fd, b"b" * 500, 8192)
+    os.fsync(fd)
+    os.ftruncate(fd, 4000)
+    os.close(fd)
+    os.rename(p("out", "x.bin"), p("out", "y.bin"))
+    os.stat(p("out", "y.bin"))
+    os.listdir(p("out"))
+    os.unlink(p("out", "y.bin"))
+    os.mkdir(p("out", "sub"))
+    os.rmdir(p("out", "sub"))
+    try:
+        os.stat(p("missing"))
+    except FileNotFoundError:
+        pass
+def second():
+    fd = os.open(p("b.log"), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    for _ in range(3):
+        os.write(fd, b"c" * 100)
+    os.close(fd)
+    with open(p("in.dat"), "rb") as f:
+        m = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+        m.close()
+    subprocess.run([p("tool")], check=True)
+    with open(p("tool"), "rb") as f:
+        f.read(10)
+    with open(p("libx.so.1"), "rb") as f:
+        f.read(10)
+for fn in (first, second):
+    t = threading.Thread(target=fn)
+    t.start()
+    t.join()
+"#;
+
+fn small_program_setup(d: &Path) -> (PathBuf, PathBuf) {
+    let root = d.join("root");
+    std::fs::create_dir_all(root.join("out")).unwrap();
+    std::fs::write(root.join("in.dat"), vec![7u8; 6000]).unwrap();
+    std::fs::copy("/bin/true", root.join("tool")).unwrap();
+    std::fs::write(root.join("libx.so.1"), b"not really a library").unwrap();
+    let prog = d.join("prog.py");
+    std::fs::write(&prog, PROGRAM).unwrap();
+    (root, prog)
+}
+
+#[test]
+fn capture_of_a_small_program_records_exactly_its_ops() {
+    need("python3", "--version");
+    let d = tempfile::tempdir().unwrap();
+    let (root, prog) = small_program_setup(d.path());
+    let out = d.path().join("prog.jsonl");
+    let said = capture(
+        &root,
+        &out,
+        &["python3", prog.to_str().unwrap(), root.to_str().unwrap()],
+        d.path(),
+    );
+    let t = read_trace(&out);
+    use OpKind::*;
+    let expected_first: Seq = vec![
+        op(Open, "in.dat", 0, 0),
+        op(Read, "in.dat", 0, 4096),
+        op(Read, "in.dat", 4096, 4096),
+        op(Close, "in.dat", 0, 0),
+        op(Create, "out/x.bin", 0, 0),
+        op(Write, "out/x.bin", 0, 1000),
+        op(Write, "out/x.bin", 8192, 500),
+        op(Fsync, "out/x.bin", 0, 0),
+        op(Truncate, "out/x.bin", 0, 4000),
+        op(Close, "out/x.bin", 0, 0),
+        op(Rename, "out/x.bin -> out/y.bin", 0, 0),
+        op(Stat, "out/y.bin", 0, 0),
+        op(Readdir, "out", 0, 0),
+        op(Unlink, "out/y.bin", 0, 0),
+        op(Mkdir, "out/sub", 0, 0),
+        op(Unlink, "out/sub", 0, 0),
+    ];
+    let expected_second: Seq = vec![
+        op(Create, "b.log", 0, 0),
+        op(Write, "b.log", 0, 100),
+        op(Write, "b.log", 100, 100),
+        op(Write, "b.log", 200, 100),
+        op(Close, "b.log", 0, 0),
+    ];
+    let streams: Vec<&Seq> = t.streams.values().collect();
+    assert_eq!(streams.len(), 2, "{:#?}\n{said}", t.streams);
+    assert_eq!(streams[0], &expected_first, "{said}");
+    // The second thread also opens in.dat (for the mmap) and stats it (Python's
+    // buffered open does an fstat); mmap'd bytes are invisible, as documented.
+    let second: Seq = streams[1]
+        .iter()
+        .filter(|o| o.1 != "in.dat")
+        .cloned()
+        .collect();
+    assert_eq!(second, expected_second, "{said}");
+    // The file set is the tree before the run, with sizes; what the run made is absent.
+    assert_eq!(t.files["in.dat"], (FileKind::File, 6000, true));
+    assert_eq!(t.files["out"], (FileKind::Dir, 0, true));
+    assert!(!t.files["out/x.bin"].2);
+    assert!(!t.files["b.log"].2);
+    assert!(t
+        .flags
+        .contains(&(Create, "b.log".to_string(), "append".to_string())));
+    assert!(t
+        .flags
+        .contains(&(Open, "in.dat".to_string(), "read".to_string())));
+    // What was left out, and why.
+    let count = |why: &str| -> u64 {
+        said.lines()
+            .find(|l| l.contains(why))
+            .and_then(|l| l.split_whitespace().next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(0)
+    };
+    assert_eq!(count("ops on executables run under the root"), 3, "{said}");
+    assert_eq!(count("ops on shared libraries"), 3, "{said}");
+    assert_eq!(count("mmap of a file under the root"), 1, "{said}");
+    assert_eq!(
+        count("failed calls (newfstatat ENOENT)") + count("failed calls (statx ENOENT)"),
+        1,
+        "{said}"
+    );
+    assert!(count("ops on files outside the root") > 0, "{said}");
+    assert!(said.contains("memory-mapped (in.dat)"), "{said}");
+}
+
+/// Lays out `src` under `root`: files of known sizes in two directories.
+fn source_tree(root: &Path) -> BTreeMap<String, u64> {
+    let sizes = [
+        ("src/a.txt", 10u64),
+        ("src/b.bin", 300_000),
+        ("src/sub/c.dat", 70_000),
+        ("src/sub/empty", 0),
+    ];
+    let mut m = BTreeMap::new();
+    for (p, size) in sizes {
+        let path = root.join(p);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        let body: Vec<u8> = (0..size).map(|i| (i * 7 % 251) as u8).collect();
+        std::fs::write(&path, body).unwrap();
+        m.insert(p.to_string(), size);
+    }
+    m
+}
+
+/// Bytes per file of the ops of `kind`; a read counts what it can return from a file of
+/// the size the file set declares (a read at the end of a file asks for more than it gets).
+fn bytes_by_file(t: &Read, kind: OpKind) -> BTreeMap<String, u64> {
+    let mut m = BTreeMap::new();
+    for seq in t.streams.values() {
+        for (k, path, offset, len) in seq {
+            if *k == kind {
+                let got = match t.files.get(path) {
+                    Some((_, size, true)) if kind == OpKind::Read => {
+                        (*len).min(size.saturating_sub(*offset))
+                    }
+                    _ => *len,
+                };
+                *m.entry(path.clone()).or_default() += got;
+            }
+        }
+    }
+    m
+}
+
+fn ops_of(t: &Read, kind: OpKind) -> Vec<String> {
+    let mut v: Vec<String> = t
+        .streams
+        .values()
+        .flatten()
+        .filter(|o| o.0 == kind)
+        .map(|o| o.1.clone())
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn capture_of_cp_r_reads_every_file_and_writes_its_copy() {
+    let d = tempfile::tempdir().unwrap();
+    let root = d.path().join("root");
+    let sizes = source_tree(&root);
+    let out = d.path().join("cp.jsonl");
+    capture(&root, &out, &["cp", "-r", "src", "dst"], &root);
+    let t = read_trace(&out);
+    for (p, size) in &sizes {
+        assert_eq!(t.files[p], (FileKind::File, *size, true), "{p}");
+    }
+    assert!(!t.files["dst"].2);
+    assert_eq!(ops_of(&t, OpKind::Mkdir), vec!["dst", "dst/sub"]);
+    let created = ops_of(&t, OpKind::Create);
+    assert_eq!(
+        created,
+        vec!["dst/a.txt", "dst/b.bin", "dst/sub/c.dat", "dst/sub/empty"]
+    );
+    let read = bytes_by_file(&t, OpKind::Read);
+    let written = bytes_by_file(&t, OpKind::Write);
+    for (p, size) in &sizes {
+        let copy = p.replacen("src/", "dst/", 1);
+        assert_eq!(read.get(p).copied().unwrap_or(0), *size, "{p} read");
+        assert_eq!(
+            written.get(&copy).copied().unwrap_or(0),
+            *size,
+            "{copy} written"
+        );
+    }
+    assert_eq!(ops_of(&t, OpKind::Readdir), vec!["src", "src/sub"]);
+}
+
+#[test]
+fn capture_of_tar_create_and_extract() {
+    need("tar", "--version");
+    let d = tempfile::tempdir().unwrap();
+    let root = d.path().join("root");
+    let sizes = source_tree(&root);
+    let out = d.path().join("tar-c.jsonl");
+    capture(&root, &out, &["tar", "-cf", "all.tar", "src"], &root);
+    let t = read_trace(&out);
+    let read = bytes_by_file(&t, OpKind::Read);
+    for (p, size) in &sizes {
+        assert_eq!(read.get(p).copied().unwrap_or(0), *size, "{p} read");
+    }
+    let tar_size = std::fs::metadata(root.join("all.tar")).unwrap().len();
+    assert_eq!(bytes_by_file(&t, OpKind::Write)["all.tar"], tar_size);
+    assert!(!t.files["all.tar"].2);
+
+    std::fs::create_dir(root.join("x")).unwrap();
+    let out = d.path().join("tar-x.jsonl");
+    capture(&root, &out, &["tar", "-xf", "all.tar", "-C", "x"], &root);
+    let t = read_trace(&out);
+    // The archive exists before the extraction, with its size; it is read whole.
+    assert_eq!(t.files["all.tar"], (FileKind::File, tar_size, true));
+    let written = bytes_by_file(&t, OpKind::Write);
+    for (p, size) in &sizes {
+        let x = format!("x/{p}");
+        assert_eq!(written.get(&x).copied().unwrap_or(0), *size, "{x} written");
+    }
+    assert!(bytes_by_file(&t, OpKind::Read)["all.tar"] >= tar_size);
+    assert_eq!(
+        ops_of(&t, OpKind::Create),
+        vec![
+            "x/src/a.txt",
+            "x/src/b.bin",
+            "x/src/sub/c.dat",
+            "x/src/sub/empty"
+        ]
+    );
+}
+
+/// Capture a program, replay its trace with naslab on a directory, capture the replay:
+/// each stream's ops (kind, file, offset, length) come back the same.
+#[test]
+fn round_trip_capture_replay_capture_gives_the_same_ops() {
+    need("python3", "--version");
+    let d = tempfile::tempdir().unwrap();
+    let (root, prog) = small_program_setup(d.path());
+    let first = d.path().join("RoundTrip.jsonl");
+    capture(
+        &root,
+        &first,
+        &["python3", prog.to_str().unwrap(), root.to_str().unwrap()],
+        d.path(),
+    );
+    let target = d.path().join("target");
+    std::fs::create_dir(&target).unwrap();
+    let results = d.path().join("results");
+    let replay = |extra: &[&str]| {
+        let mut cmd: Vec<String> = extra.iter().map(|s| s.to_string()).collect();
+        cmd.extend(
+            [
+                env!("CARGO_BIN_EXE_naslab"),
+                "run",
+                first.to_str().unwrap(),
+                "--target",
+                target.to_str().unwrap(),
+                "--cache",
+                "keep",
+                "--out",
+                results.to_str().unwrap(),
+            ]
+            .map(String::from),
+        );
+        cmd
+    };
+    // A first replay makes the workload directory the second one is captured under.
+    let plain = replay(&[]);
+    run_ok(Command::new(&plain[0]).args(&plain[1..]));
+    let workdir = target.join("naslab/RoundTrip");
+    assert!(workdir.is_dir());
+    let second = d.path().join("replayed.jsonl");
+    let cmd = replay(&[]);
+    let cmd: Vec<&str> = cmd.iter().map(|s| s.as_str()).collect();
+    capture(&workdir, &second, &cmd, d.path());
+    let a = read_trace(&first);
+    let b = read_trace(&second);
+    // naslab's main thread prepares the file set (its own stream, which ends before the
+    // replay starts); each replayed stream runs on a thread of its own.
+    let mut unmatched: Vec<u32> = b.streams.keys().copied().collect();
+    for (s, seq) in &a.streams {
+        let found = unmatched
+            .iter()
+            .position(|k| &b.streams[k] == seq)
+            .unwrap_or_else(|| {
+                panic!(
+                    "stream {s} of the capture has no equal in the replay's capture:\n{seq:#?}\nreplay:\n{:#?}",
+                    b.streams
+                )
+            });
+        unmatched.remove(found);
+    }
+    // The unmatched stream is naslab's main thread: it prepares the file set before the
+    // replay and checks it afterwards, but issues nothing while the streams run.
+    let replayed: Vec<u64> = b
+        .times
+        .iter()
+        .filter(|(k, _)| !unmatched.contains(k))
+        .flat_map(|(_, t)| t.iter().copied())
+        .collect();
+    let (start, end) = (
+        *replayed.iter().min().unwrap(),
+        *replayed.iter().max().unwrap(),
+    );
+    assert!(unmatched.len() <= 1, "{unmatched:?}");
+    for k in &unmatched {
+        assert!(
+            b.times[k].iter().all(|&t| t < start || t > end),
+            "stream {k} of the replay's capture ran during the replay: {:#?}",
+            b.streams[k]
+        );
+    }
+}
+
+#[test]
+fn capture_without_a_command_or_with_a_bad_root_says_what_to_do() {
+    let d = tempfile::tempdir().unwrap();
+    let err = common::run_err(
+        naslab()
+            .args(["capture", "--root"])
+            .arg(d.path().join("nope"))
+            .args(["-o"])
+            .arg(d.path().join("t.jsonl"))
+            .args(["--", "true"]),
+    );
+    assert!(
+        err.contains("give an existing directory with --root"),
+        "{err}"
+    );
+}
