@@ -150,6 +150,7 @@ fn lab_up_run_down_over_smb_and_nfs() {
             return;
         }
         let base = tempfile::tempdir().unwrap();
+        open_for_lab(base.path());
         let name = format!("cli-{server}");
         let up = run_ok(
             naslab()
@@ -172,7 +173,7 @@ fn lab_up_run_down_over_smb_and_nfs() {
         let url = text(&up.stdout).trim().to_string();
         assert!(
             url.starts_with(if server == "samba" {
-                "smb://127.0.0.1:"
+                "smb://naslab-lab@127.0.0.1:"
             } else {
                 "nfs://127.0.0.1:"
             }),
@@ -185,8 +186,15 @@ fn lab_up_run_down_over_smb_and_nfs() {
         );
         assert!(text(&status.stdout).contains(&url));
         let out = base.path().join("results");
+        let state: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(base.path().join(&name).join("state.json")).unwrap(),
+        )
+        .unwrap();
+        let password = state["password"].as_str().unwrap_or_default().to_string();
+        assert_eq!(password.is_empty(), server != "samba");
         let run = run_ok(
             naslab()
+                .env("NASLAB_SMB_PASSWORD", &password)
                 .args([
                     "run",
                     "--workload",
@@ -236,6 +244,12 @@ fn lab_up_run_down_over_smb_and_nfs() {
     }
 }
 
+/// Lets the lab's servers, which work as an unprivileged account, pass through `dir`.
+fn open_for_lab(dir: &Path) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o711)).unwrap();
+}
+
 fn walk_sizes(dir: &Path) -> u64 {
     let mut n = 0;
     for e in std::fs::read_dir(dir).unwrap().flatten() {
@@ -255,6 +269,7 @@ fn lab_matrix_compares_two_samba_settings_with_the_windows_profile() {
         return;
     }
     let base = tempfile::tempdir().unwrap();
+    open_for_lab(base.path());
     let out = base.path().join("results");
     let run = run_ok(
         naslab()

@@ -4,6 +4,9 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use std::os::unix::fs::PermissionsExt;
+
+use crate::account;
 use crate::error::LabError;
 use crate::fs::{self, FsKind};
 use crate::server::{self, ServerKind};
@@ -65,6 +68,10 @@ pub fn up(opts: &LabOptions) -> Result<Lab, LabError> {
         });
     }
     std::fs::create_dir_all(&dir).map_err(LabError::io("create", &dir))?;
+    // Others may pass through (the servers work as the lab account) but not list it.
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o711))
+        .map_err(LabError::io("chmod", &dir))?;
+    account::check_reachable(&dir.join("share"))?;
     let mut state = LabState {
         name: opts.name.clone(),
         fs: opts.fs,
@@ -80,6 +87,8 @@ pub fn up(opts: &LabOptions) -> Result<Lab, LabError> {
         processes: Vec::new(),
         url: String::new(),
         ports: Vec::new(),
+        user: String::new(),
+        password: String::new(),
     };
     state.save(&dir)?;
     match build(&dir, opts, &mut state) {
@@ -115,6 +124,8 @@ fn build(dir: &Path, opts: &LabOptions, state: &mut LabState) -> Result<(), LabE
         mnt.join("share")
     };
     std::fs::create_dir_all(&share_dir).map_err(LabError::io("create", &share_dir))?;
+    let anon = account::ensure()?;
+    account::own(&share_dir, anon)?;
     state.share_dir = share_dir.clone();
     state.save(dir)?;
     let mut record = |p: &crate::process::Proc| {
@@ -123,9 +134,11 @@ fn build(dir: &Path, opts: &LabOptions, state: &mut LabState) -> Result<(), LabE
     };
     let started = match opts.server {
         ServerKind::Samba => server::start_samba(dir, &share_dir, &opts.opts, &mut record)?,
-        ServerKind::Nfs => server::start_nfs(dir, &share_dir, &opts.opts, &mut record)?,
+        ServerKind::Nfs => server::start_nfs(dir, &share_dir, &opts.opts, anon, &mut record)?,
     };
     state.ports = started.ports;
+    state.user = started.user;
+    state.password = started.password;
     state.url = started.url;
     state.save(dir)
 }

@@ -15,8 +15,8 @@ use naslab_engine::backend::{
 use naslab_engine::{BackendOptions, OpenHow, Target};
 use naslab_lab::{FsKind, ServerKind};
 
-fn smb(url: &str) -> SmbTarget {
-    SmbTarget::connect(url.parse().unwrap(), String::new()).expect("smb connects")
+fn smb(st: &naslab_lab::LabState) -> SmbTarget {
+    SmbTarget::connect(st.url.parse().unwrap(), st.password.clone()).expect("smb connects")
 }
 
 fn nfs(url: &str) -> NfsTarget {
@@ -29,7 +29,7 @@ fn smb_backend_runs_every_op_and_the_server_holds_the_bytes() {
     let base = tempfile::tempdir().unwrap();
     let guard = lab(base.path(), FsKind::Ext4, ServerKind::Samba, &[]);
     let st = guard.lab().state.clone();
-    let target = smb(&st.url);
+    let target = smb(&st);
     let trace = small_trace("SmbSmall", true);
     let r = run(&trace, &target, base.path());
     check_counts(&r, &trace);
@@ -93,7 +93,7 @@ fn the_windows_profile_hints_ahead_and_keeps_the_workloads_figures_honest() {
     let base = tempfile::tempdir().unwrap();
     let guard = lab(base.path(), FsKind::Ext4, ServerKind::Samba, &[]);
     let st = guard.lab().state.clone();
-    let target = ProfiledTarget::new(Box::new(smb(&st.url)), ClientProfile::Windows);
+    let target = ProfiledTarget::new(Box::new(smb(&st)), ClientProfile::Windows);
     let trace = small_trace("SmbHints", false);
     let r = run(&trace, &target, base.path());
     check_counts(&r, &trace);
@@ -123,13 +123,13 @@ fn a_naslab_directory_without_the_marker_is_refused_over_the_protocol() {
     std::fs::create_dir(st.share_dir.join("naslab")).unwrap();
     std::fs::write(st.share_dir.join("naslab/precious.txt"), b"keep").unwrap();
     let url: RemoteUrl = st.url.parse().unwrap();
-    let e = SmbTarget::connect(url, String::new())
+    let e = SmbTarget::connect(url, st.password.clone())
         .unwrap_err()
         .to_string();
     assert!(e.contains("was not made by naslab"), "{e}");
     assert!(st.share_dir.join("naslab/precious.txt").is_file());
     let missing: RemoteUrl = format!("{}/no/such/dir", st.url).parse().unwrap();
-    let e = SmbTarget::connect(missing, String::new())
+    let e = SmbTarget::connect(missing, st.password.clone())
         .unwrap_err()
         .to_string();
     assert!(e.contains("does not exist"), "{e}");
@@ -141,7 +141,7 @@ fn a_lost_connection_is_fatal_and_says_so() {
     let base = tempfile::tempdir().unwrap();
     let guard = lab(base.path(), FsKind::Dir, ServerKind::Samba, &[]);
     let st = guard.lab().state.clone();
-    let target = smb(&st.url);
+    let target = smb(&st);
     let trace = small_trace("SmbLost", false);
     let plan = naslab_engine::compile(
         std::path::Path::new("t.jsonl"),
@@ -173,6 +173,8 @@ fn down_after_a_crash_undoes_the_lab_from_its_state_file() {
     needs_root_and_servers!(ServerKind::Samba);
     let base = tempfile::tempdir().unwrap();
     // `up` without a guard: as if naslab died right after it.
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(base.path(), std::fs::Permissions::from_mode(0o711)).unwrap();
     let lab = naslab_lab::up(&naslab_lab::LabOptions {
         name: "crashed".into(),
         base: base.path().to_path_buf(),

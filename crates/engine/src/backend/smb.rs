@@ -50,12 +50,12 @@ pub enum SmbError {
         #[source]
         source: smb2::Error,
     },
-    #[error("the SMB server at {addr} refused to sign in {who}: {source}; check the user in the URL and NASLAB_SMB_PASSWORD")]
+    #[error("the SMB server at {addr} refused to sign in {who}: {why}")]
     Auth {
         addr: String,
         who: String,
-        #[source]
-        source: smb2::Error,
+        /// What the refusal means and what to do, with the server's status.
+        why: String,
     },
     #[error("cannot open share '{share}' on {addr}: {source}; check the share's name (smbclient -L can list them)")]
     Share {

@@ -114,7 +114,7 @@ impl Session {
                         .as_deref()
                         .map(|u| format!("user '{u}'"))
                         .unwrap_or_else(|| "a guest".into()),
-                    source,
+                    why: auth_hint(&source, url.user.is_some()),
                 }
             } else {
                 SmbError::Connect {
@@ -333,6 +333,25 @@ impl RemoteFs for Session {
         self.rt
             .block_on(self.tree.delete_directory(conn, path))
             .map_err(op_error)
+    }
+}
+
+/// Why a sign-in failed, in the user's terms, and what to do about it.
+fn auth_hint(e: &smb2::Error, named_user: bool) -> String {
+    let status = match e {
+        smb2::Error::Protocol { status, .. } => Some(status.0),
+        _ => None,
+    };
+    match status {
+        Some(0xC000_006D) if named_user => format!("wrong user name or password ({e}); check the user in the URL and the password in NASLAB_SMB_PASSWORD"),
+        Some(0xC000_006D) | Some(0xC000_0022) if !named_user => format!("the server admits no guests ({e}); name a user in the URL (smb://user@host/share) and set NASLAB_SMB_PASSWORD"),
+        Some(0xC000_0072) => format!("the account is disabled on the server ({e})"),
+        Some(0xC000_0071) | Some(0xC000_0224) => format!("the account's password has expired or must be changed on the server ({e})"),
+        Some(0xC000_0234) => format!("the account is locked out on the server ({e})"),
+        _ => match e.kind() {
+            ErrorKind::GuestSessionRefused => format!("the server answered with a guest session instead of the named account ({e}); check the user in the URL and NASLAB_SMB_PASSWORD"),
+            _ => format!("{e}; check the user in the URL and NASLAB_SMB_PASSWORD"),
+        },
     }
 }
 
