@@ -148,7 +148,7 @@ fn take_down(dir: &Path, state: &LabState) -> Result<(), LabError> {
     let mut problems = Vec::new();
     // Servers first (ganesha before the rpcbind it registered with).
     for p in state.processes.iter().rev() {
-        if p.name == "rpcbind" && other_nfs_lab_up(dir) {
+        if p.name == "rpcbind" && (other_nfs_lab_up(dir) || other_ganesha_runs(state)) {
             eprintln!(
                 "note: rpcbind (pid {}) is left running for another nfs lab; it stops with that lab",
                 p.pid
@@ -183,6 +183,23 @@ fn take_down(dir: &Path, state: &LabState) -> Result<(), LabError> {
     }
     let state_file = crate::state::state_path(dir);
     std::fs::remove_file(&state_file).map_err(LabError::io("remove", &state_file))
+}
+
+/// Whether an nfs-ganesha this lab did not start runs on this machine (another lab's,
+/// under another base, or the system's): it is registered with this rpcbind.
+fn other_ganesha_runs(state: &LabState) -> bool {
+    let ours: Vec<u32> = state.processes.iter().map(|p| p.pid).collect();
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return false;
+    };
+    entries.flatten().any(|e| {
+        let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else {
+            return false;
+        };
+        !ours.contains(&pid)
+            && std::fs::read_to_string(e.path().join("comm"))
+                .is_ok_and(|c| c.trim() == "ganesha.nfsd")
+    })
 }
 
 /// Whether another lab under the same base serves NFS (and so needs rpcbind).

@@ -210,3 +210,63 @@ fn down_after_a_crash_undoes_the_lab_from_its_state_file() {
         "nothing left to take down"
     );
 }
+
+#[test]
+fn an_nfs_export_of_three_components_is_found_in_the_servers_export_list() {
+    needs_root_and_servers!(ServerKind::Nfs);
+    let base = tempfile::tempdir().unwrap();
+    let guard = lab(
+        base.path(),
+        FsKind::Ext4,
+        ServerKind::Nfs,
+        &["Pseudo = /volume1/shares/naslab", "Squash = Root_Squash"],
+    );
+    let st = guard.lab().state.clone();
+    assert!(st.url.contains("/volume1/shares/naslab?"), "{}", st.url);
+    // A directory inside the export, written naturally after it.
+    let sub = st.share_dir.join("sub");
+    std::fs::create_dir(&sub).unwrap();
+    let uid = std::os::unix::fs::MetadataExt::uid(&std::fs::metadata(&st.share_dir).unwrap());
+    std::os::unix::fs::chown(&sub, Some(uid), None).unwrap();
+    let deep = st.url.replace("/naslab?", "/naslab/sub?");
+    let target = nfs(&deep);
+    assert_eq!(target.url().share, "/volume1/shares/naslab");
+    assert_eq!(target.url().path, "sub");
+    assert_eq!(target.url().to_string(), deep, "recorded as given");
+    let trace = small_trace("Deep", false);
+    let r = run(&trace, &target, base.path());
+    check_counts(&r, &trace);
+    check_server_files(&sub, "Deep");
+    drop(target);
+    // A path no export holds: the error lists what the server exports.
+    let wrong = st
+        .url
+        .replace("/volume1/shares/naslab?", "/volume2/naslab?");
+    let e = NfsTarget::connect(wrong.parse().unwrap())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("no export") && e.contains("/volume1/shares/naslab"),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_read_only_export_says_so() {
+    needs_root_and_servers!(ServerKind::Nfs);
+    let base = tempfile::tempdir().unwrap();
+    let guard = lab(
+        base.path(),
+        FsKind::Dir,
+        ServerKind::Nfs,
+        &["Access_Type = RO"],
+    );
+    let st = guard.lab().state.clone();
+    let e = NfsTarget::connect(st.url.parse().unwrap())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("Read-only") || e.contains("read-only") || e.contains("ROFS"),
+        "{e}"
+    );
+}

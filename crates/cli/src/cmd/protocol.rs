@@ -19,7 +19,9 @@ pub fn remote_target(url: &str) -> anyhow::Result<(Box<dyn Target>, TargetInfo)>
         path: url.to_string(),
         backend: url.protocol.name().into(),
         fs_type: url.protocol.name().into(),
-        source: format!("{}{}", url.address(), url.share),
+        // The URL itself (never a password: URLs cannot carry one), so the run can be
+        // repeated with `naslab run --target SOURCE`.
+        source: url.to_string(),
     };
     let target: Box<dyn Target> = match url.protocol {
         Protocol::Smb => smb(url)?,

@@ -60,6 +60,12 @@ pub enum NfsError {
         export: String,
         error: OpError,
     },
+    #[error("no export on {host} holds '{path}'; the server exports: {exports}. Write the URL as nfs://{host}/EXPORT[/directory inside it]")]
+    NoExport {
+        host: String,
+        path: String,
+        exports: String,
+    },
     #[error(transparent)]
     Sandbox(#[from] RemoteSandboxError),
 }
@@ -81,6 +87,7 @@ impl NfsTarget {
     /// Mounts the export (over the MOUNT protocol, not the kernel) and checks (or makes
     /// and marks) `<path>/naslab` there.
     pub fn connect(url: RemoteUrl) -> Result<NfsTarget, NfsError> {
+        let url = resolve_export(url)?;
         let mut admin = Session::open(&url)?;
         let sandbox = RemoteSandbox::open(&mut admin, &url.path)?;
         Ok(NfsTarget {
@@ -93,6 +100,33 @@ impl NfsTarget {
     /// The target's URL.
     pub fn url(&self) -> &RemoteUrl {
         &self.url
+    }
+}
+
+/// Finds where the export ends in the URL's path: the longest export on the server's
+/// list that holds the path; the rest is the directory inside it. When the server
+/// will not list its exports, the whole path is tried as the export.
+fn resolve_export(url: RemoteUrl) -> Result<RemoteUrl, NfsError> {
+    let full = if url.path.is_empty() {
+        url.share.clone()
+    } else {
+        format!("{}/{}", url.share, url.path)
+    };
+    let exports = match session::list_exports(&url) {
+        Ok(list) => list,
+        Err(_) => return Ok(url),
+    };
+    match session::split_export(&full, &exports) {
+        Some((share, path)) => Ok(RemoteUrl { share, path, ..url }),
+        None => Err(NfsError::NoExport {
+            host: url.host.clone(),
+            path: full,
+            exports: if exports.is_empty() {
+                "none".into()
+            } else {
+                exports.join(", ")
+            },
+        }),
     }
 }
 
@@ -359,6 +393,34 @@ mod tests {
     use super::*;
     use nfs3_client::nfs3_types::nfs3::nfsstat3;
     use nfs3_client::RpcError;
+
+    #[test]
+    fn the_longest_export_holding_the_path_wins() {
+        let ex: Vec<String> = ["/", "/volume1", "/volume1/share", "/vol"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let s = |full: &str| session::split_export(full, &ex);
+        assert_eq!(
+            s("/volume1/share/sub/x"),
+            Some(("/volume1/share".into(), "sub/x".into()))
+        );
+        assert_eq!(
+            s("/volume1/shared"),
+            Some(("/volume1".into(), "shared".into()))
+        );
+        assert_eq!(
+            s("/volume1/share"),
+            Some(("/volume1/share".into(), String::new()))
+        );
+        assert_eq!(s("/other"), Some(("/".into(), "other".into())));
+        let ex = vec!["/exports/bench".to_string()];
+        assert_eq!(session::split_export("/exports", &ex), None);
+        assert_eq!(
+            session::split_export("/exports/bench/a", &ex),
+            Some(("/exports/bench".into(), "a".into()))
+        );
+    }
 
     #[test]
     fn statuses_map_to_errnos() {

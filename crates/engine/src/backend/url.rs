@@ -41,7 +41,9 @@ pub struct RemoteUrl {
     pub host: String,
     /// The server's port, when the URL gives one.
     pub port: Option<u16>,
-    /// The SMB share, or the NFS export's path (with its leading `/`).
+    /// The SMB share, or the NFS export's path (with its leading `/`). As parsed, an
+    /// NFS URL's whole path stands here; the client splits it into the export and
+    /// [`RemoteUrl::path`] against the server's export list.
     pub share: String,
     /// The directory inside the share or export to work in, `/`-separated, without a
     /// leading or trailing `/`; empty for the share's root.
@@ -204,12 +206,12 @@ impl FromStr for RemoteUrl {
                 example,
             });
         }
-        // An SMB share is one name. An NFS export may be a longer path, but where it ends
-        // only the server knows: naslab takes the first component as the export (the lab
-        // exports one-component pseudo paths) and the rest as the directory inside it.
+        // An SMB share is one name. An NFS export may be a longer path, and where it
+        // ends only the server knows: the whole path stands as the export here, and the
+        // NFS client splits it against the server's export list when it connects.
         let (share, path) = match protocol {
             Protocol::Smb => (parts[0].clone(), parts[1..].join("/")),
-            Protocol::Nfs => (format!("/{}", parts[0]), parts[1..].join("/")),
+            Protocol::Nfs => (format!("/{}", parts.join("/")), String::new()),
         };
         Ok(RemoteUrl {
             protocol,
@@ -297,6 +299,22 @@ mod tests {
         assert_eq!(
             u.to_string(),
             "nfs://127.0.0.1:20490/naslab-lab?mountport=20491"
+        );
+        let deep: RemoteUrl = "nfs://nas/volume1/share/sub".parse().unwrap();
+        assert_eq!(
+            (deep.share.as_str(), deep.path.as_str()),
+            ("/volume1/share/sub", "")
+        );
+        assert_eq!(deep.to_string(), "nfs://nas/volume1/share/sub");
+        let split = RemoteUrl {
+            share: "/volume1/share".into(),
+            path: "sub".into(),
+            ..deep.clone()
+        };
+        assert_eq!(
+            split.to_string(),
+            deep.to_string(),
+            "the same URL either way"
         );
     }
 

@@ -136,6 +136,65 @@ pub(super) fn split(path: &str) -> (&str, &str) {
     }
 }
 
+/// The host's address as text, as the crate wants it.
+pub(super) fn host_ip(url: &RemoteUrl) -> Result<String, NfsError> {
+    (url.host.as_str(), 0)
+        .to_socket_addrs()
+        .map_err(|source| NfsError::Resolve {
+            host: url.host.clone(),
+            source,
+        })?
+        .next()
+        .map(|a| a.ip().to_string())
+        .ok_or_else(|| NfsError::Resolve {
+            host: url.host.clone(),
+            source: std::io::ErrorKind::NotFound.into(),
+        })
+}
+
+/// The server's export list (the MOUNT protocol's EXPORT call), asking the portmapper
+/// for the MOUNT service's port unless the URL gives it.
+pub(super) fn list_exports(url: &RemoteUrl) -> Result<Vec<String>, String> {
+    use nfs3_client::nfs3_types::{mount, portmap};
+    let ip: std::net::IpAddr = host_ip(url)
+        .map_err(|e| e.to_string())?
+        .parse()
+        .map_err(|e| format!("{e}"))?;
+    let port = match url.mount_port {
+        Some(p) => p,
+        None => {
+            let io = block_on(BlockingConnector.connect(SocketAddr::new(ip, 111)))
+                .map_err(|e| format!("portmapper at {ip}:111: {e}"))?;
+            let mut pm = nfs3_client::PortmapperClient::new(io);
+            block_on(pm.getport(mount::PROGRAM, mount::VERSION, portmap::IPPROTO_TCP))
+                .map_err(|e| format!("portmapper at {ip}:111: {e}"))?
+        }
+    };
+    let io = block_on(BlockingConnector.connect(SocketAddr::new(ip, port)))
+        .map_err(|e| format!("MOUNT service at {ip}:{port}: {e}"))?;
+    let mut mc = nfs3_client::MountClient::new(io);
+    let list = block_on(mc.export()).map_err(|e| format!("EXPORT call: {e}"))?;
+    Ok(list
+        .0
+        .iter()
+        .map(|n| String::from_utf8_lossy(n.ex_dir.0.as_ref()).into_owned())
+        .collect())
+}
+
+/// Splits `full` (the URL's path, `/a/b/c`) into the longest export in `exports` that
+/// holds it, component by component, and the directory inside that export.
+pub(super) fn split_export(full: &str, exports: &[String]) -> Option<(String, String)> {
+    let parts: Vec<&str> = full.split('/').filter(|c| !c.is_empty()).collect();
+    exports
+        .iter()
+        .filter_map(|e| {
+            let ex: Vec<&str> = e.split('/').filter(|c| !c.is_empty()).collect();
+            (ex.len() <= parts.len() && ex[..] == parts[..ex.len()]).then_some(ex.len())
+        })
+        .max()
+        .map(|n| (format!("/{}", parts[..n].join("/")), parts[n..].join("/")))
+}
+
 /// One NFS connection, with the directory handles it has looked up.
 pub(super) struct Session {
     pub(super) client: Nfs3Client<BlockingIo>,
@@ -150,18 +209,7 @@ pub(super) struct Session {
 impl Session {
     pub(super) fn open(url: &RemoteUrl) -> Result<Session, NfsError> {
         let export = url.share.clone();
-        let host_ip = (url.host.as_str(), 0)
-            .to_socket_addrs()
-            .map_err(|source| NfsError::Resolve {
-                host: url.host.clone(),
-                source,
-            })?
-            .next()
-            .map(|a| a.ip().to_string())
-            .ok_or_else(|| NfsError::Resolve {
-                host: url.host.clone(),
-                source: std::io::ErrorKind::NotFound.into(),
-            })?;
+        let host_ip = host_ip(url)?;
         // SAFETY: geteuid and getegid have no preconditions.
         let (uid, gid) = unsafe { (libc::geteuid(), libc::getegid()) };
         let cred = opaque_auth::auth_unix(&auth_unix {
