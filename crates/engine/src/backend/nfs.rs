@@ -21,7 +21,7 @@ use nfs3_client::nfs3_types::nfs3::{
 
 use self::session::{block_on, check, name, split, Session};
 use super::remote::{RemoteFs, RemoteSandbox, RemoteSandboxError};
-use super::url::RemoteUrl;
+use super::url::{ClientOptions, RemoteUrl};
 use super::{Backend, BackendOptions, Caps, Handle, OpError, OpenHow, Target};
 use crate::plan::FileTable;
 
@@ -73,6 +73,7 @@ pub enum NfsError {
 /// An NFSv3 export as a target: `nfs://host[:port]/export[/path][?mountport=N]`.
 pub struct NfsTarget {
     url: RemoteUrl,
+    timeout: std::time::Duration,
     sandbox: RemoteSandbox,
     admin: Mutex<Session>,
 }
@@ -87,11 +88,18 @@ impl NfsTarget {
     /// Mounts the export (over the MOUNT protocol, not the kernel) and checks (or makes
     /// and marks) `<path>/naslab` there.
     pub fn connect(url: RemoteUrl) -> Result<NfsTarget, NfsError> {
-        let url = resolve_export(url)?;
-        let mut admin = Session::open(&url)?;
+        NfsTarget::connect_with(url, ClientOptions::default())
+    }
+
+    /// [`NfsTarget::connect`] with the client's timeout chosen.
+    pub fn connect_with(url: RemoteUrl, opts: ClientOptions) -> Result<NfsTarget, NfsError> {
+        let timeout = opts.io_timeout;
+        let url = resolve_export(url, timeout)?;
+        let mut admin = Session::open(&url, timeout)?;
         let sandbox = RemoteSandbox::open(&mut admin, &url.path)?;
         Ok(NfsTarget {
             url,
+            timeout,
             sandbox,
             admin: Mutex::new(admin),
         })
@@ -106,14 +114,22 @@ impl NfsTarget {
 /// Finds where the export ends in the URL's path: the longest export on the server's
 /// list that holds the path; the rest is the directory inside it. When the server
 /// will not list its exports, the whole path is tried as the export.
-fn resolve_export(url: RemoteUrl) -> Result<RemoteUrl, NfsError> {
+fn resolve_export(url: RemoteUrl, timeout: std::time::Duration) -> Result<RemoteUrl, NfsError> {
     let full = if url.path.is_empty() {
         url.share.clone()
     } else {
         format!("{}/{}", url.share, url.path)
     };
-    let exports = match session::list_exports(&url) {
+    let exports = match session::list_exports(&url, timeout) {
         Ok(list) => list,
+        // A silent server: say so now rather than after a second wait in MNT.
+        Err(e) if e.contains("no reply from") => {
+            return Err(NfsError::Mount {
+                host: url.host.clone(),
+                export: full,
+                detail: format!("{e}; check that the server runs and answers"),
+            })
+        }
         Err(_) => return Ok(url),
     };
     match session::split_export(&full, &exports) {
@@ -145,7 +161,7 @@ impl Target for NfsTarget {
         files: Arc<FileTable>,
         _options: BackendOptions,
     ) -> Result<Box<dyn Backend>, OpError> {
-        let session = Session::open(&self.url).map_err(|e| OpError {
+        let session = Session::open(&self.url, self.timeout).map_err(|e| OpError {
             errno: libc::ENOTCONN,
             detail: Some(e.to_string()),
         })?;

@@ -78,6 +78,64 @@ pub enum UrlError {
     Escape { url: String, what: String },
 }
 
+/// When naslab's SMB client encrypts (SMB 3.0 and later, AES-128/256-GCM/CCM).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SmbEncrypt {
+    /// Offer encryption; the session is encrypted when the server desires or requires
+    /// it (as Windows and smbclient do by default).
+    #[default]
+    Desired,
+    /// Offer it, and refuse to work unencrypted.
+    Required,
+    /// Do not offer it: a server that requires encryption then refuses the session.
+    Off,
+}
+
+impl std::str::FromStr for SmbEncrypt {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "desired" => Ok(SmbEncrypt::Desired),
+            "required" => Ok(SmbEncrypt::Required),
+            "off" => Ok(SmbEncrypt::Off),
+            _ => Err(format!(
+                "--smb-encrypt '{s}': the choices are required, desired and off"
+            )),
+        }
+    }
+}
+
+/// How naslab's protocol clients behave, whatever the server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ClientOptions {
+    /// How long a request waits for its reply before the server counts as gone (the
+    /// run then stops, naming the op, file and trace line).
+    pub io_timeout: std::time::Duration,
+    pub smb_encrypt: SmbEncrypt,
+}
+
+/// The default `--io-timeout`.
+pub const DEFAULT_IO_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
+
+impl Default for ClientOptions {
+    fn default() -> Self {
+        ClientOptions {
+            io_timeout: DEFAULT_IO_TIMEOUT,
+            smb_encrypt: SmbEncrypt::Desired,
+        }
+    }
+}
+
+/// "no reply from HOST:PORT within N s": what a request that timed out says.
+pub fn no_reply(addr: &str, timeout: std::time::Duration) -> String {
+    let secs = timeout.as_secs_f64();
+    if secs.fract() == 0.0 {
+        format!("no reply from {addr} within {secs:.0} s")
+    } else {
+        format!("no reply from {addr} within {secs:.1} s")
+    }
+}
+
 /// Whether a `--target` value is a protocol URL rather than a local directory.
 pub fn is_remote(target: &str) -> bool {
     target.starts_with("smb://") || target.starts_with("nfs://")

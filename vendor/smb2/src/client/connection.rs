@@ -1966,6 +1966,10 @@ struct Inner {
     compression_enabled: AtomicBool,
     /// Whether the client wants compression (from config).
     compression_requested: AtomicBool,
+    /// Whether NEGOTIATE offers encryption (from config): the
+    /// `SMB2_GLOBAL_CAP_ENCRYPTION` capability for SMB 3.0 and 3.0.2, and the
+    /// encryption capabilities context for SMB 3.1.1.
+    encryption_offered: AtomicBool,
     /// Preauth integrity hash (for SMB 3.1.1 key derivation). Mutated during
     /// negotiate and session setup; both happen on one task before any clone
     /// is expected to observe it.
@@ -2084,6 +2088,7 @@ impl Inner {
             write_lateness_hint: StdMutex::new(None),
             compression_enabled: AtomicBool::new(false),
             compression_requested: AtomicBool::new(true),
+            encryption_offered: AtomicBool::new(true),
             preauth_hasher: StdMutex::new(PreauthHasher::new()),
             dfs_trees: StdMutex::new(HashSet::new()),
             ipc_tree: StdMutex::new(None),
@@ -2983,23 +2988,24 @@ impl Connection {
         debug!("negotiate: sending request, dialects={:?}", Dialect::ALL);
         let client_guid = self.inner.client_guid;
 
-        let mut negotiate_contexts = vec![
-            NegotiateContext::PreauthIntegrity {
-                hash_algorithms: vec![HASH_ALGORITHM_SHA512],
-                salt: generate_salt(),
-            },
-            NegotiateContext::Encryption {
+        let encryption_offered = self.inner.encryption_offered.load(Ordering::Acquire);
+        let mut negotiate_contexts = vec![NegotiateContext::PreauthIntegrity {
+            hash_algorithms: vec![HASH_ALGORITHM_SHA512],
+            salt: generate_salt(),
+        }];
+        if encryption_offered {
+            negotiate_contexts.push(NegotiateContext::Encryption {
                 ciphers: vec![
                     CIPHER_AES_128_GCM,
                     CIPHER_AES_128_CCM,
                     CIPHER_AES_256_GCM,
                     CIPHER_AES_256_CCM,
                 ],
-            },
-            NegotiateContext::Signing {
-                algorithms: vec![SIGNING_AES_GMAC, SIGNING_AES_CMAC, SIGNING_HMAC_SHA256],
-            },
-        ];
+            });
+        }
+        negotiate_contexts.push(NegotiateContext::Signing {
+            algorithms: vec![SIGNING_AES_GMAC, SIGNING_AES_CMAC, SIGNING_HMAC_SHA256],
+        });
 
         if self.inner.compression_requested.load(Ordering::Acquire) {
             negotiate_contexts.push(NegotiateContext::Compression {
@@ -3010,8 +3016,17 @@ impl Connection {
 
         let request = NegotiateRequest {
             security_mode: SecurityMode::new(SecurityMode::SIGNING_ENABLED),
+            // ENCRYPTION is what SMB 3.0 and 3.0.2 servers look at (MS-SMB2
+            // 2.2.3); SMB 3.1.1 servers look at the encryption context above.
             capabilities: Capabilities::new(
-                Capabilities::DFS | Capabilities::LEASING | Capabilities::LARGE_MTU,
+                Capabilities::DFS
+                    | Capabilities::LEASING
+                    | Capabilities::LARGE_MTU
+                    | if encryption_offered {
+                        Capabilities::ENCRYPTION
+                    } else {
+                        0
+                    },
             ),
             client_guid,
             dialects: Dialect::ALL.to_vec(),
@@ -3604,6 +3619,18 @@ impl Connection {
     /// Get the server name.
     pub fn server_name(&self) -> &str {
         &self.inner.server_name
+    }
+
+    /// Set whether NEGOTIATE offers encryption (default: offered).
+    ///
+    /// A server only asks a client to encrypt (`smb encrypt = desired` or
+    /// `required` in Samba, `EncryptData` in Windows) when the client said it
+    /// can, so without the offer such a server either leaves the session in
+    /// the clear or refuses it with `STATUS_ACCESS_DENIED`.
+    pub fn set_encryption_offered(&mut self, offered: bool) {
+        self.inner
+            .encryption_offered
+            .store(offered, Ordering::Release);
     }
 
     /// Set whether the client wants compression.

@@ -143,6 +143,12 @@ pub struct ClientConfig {
     /// Incompressible data (photos, videos) is sent uncompressed automatically.
     /// Default: true.
     pub compression: bool,
+    /// Offer SMB 3 encryption in NEGOTIATE, so a server that wants it
+    /// (Samba's `smb encrypt = desired` or `required`, a share flagged
+    /// `EncryptData`) can turn it on. With `false`, such a server keeps the
+    /// session in the clear or, when it requires encryption, refuses it.
+    /// Default: true.
+    pub encryption: bool,
     /// Enable DFS (Distributed File System) path resolution.
     ///
     /// When `true`, operations that receive a DFS referral response
@@ -238,6 +244,7 @@ impl std::fmt::Debug for ClientConfig {
             domain,
             auto_reconnect,
             compression,
+            encryption,
             dfs_enabled,
             dfs_target_overrides,
             dfs_target_policy,
@@ -253,6 +260,7 @@ impl std::fmt::Debug for ClientConfig {
             .field("domain", domain)
             .field("auto_reconnect", auto_reconnect)
             .field("compression", compression)
+            .field("encryption", encryption)
             .field("dfs_enabled", dfs_enabled)
             .field("dfs_target_overrides", dfs_target_overrides)
             .field("dfs_target_policy", dfs_target_policy)
@@ -299,6 +307,7 @@ impl Default for ClientConfig {
             domain: String::new(),
             auto_reconnect: false,
             compression: true,
+            encryption: true,
             dfs_enabled: true,
             dfs_target_overrides: std::collections::HashMap::new(),
             dfs_target_policy: DfsTargetPolicy::default(),
@@ -323,6 +332,7 @@ struct ClientReviver {
     addr: String,
     connect_options: crate::transport::ConnectOptions,
     compression: bool,
+    encryption: bool,
     username: String,
     password: String,
     domain: String,
@@ -366,6 +376,7 @@ impl ClientReviver {
             addr,
             connect_options: config.connect_options(),
             compression: config.compression,
+            encryption: config.encryption,
             username: config.username.clone(),
             password: config.password.clone(),
             domain: config.domain.clone(),
@@ -398,6 +409,7 @@ impl connection::SessionReviver for ClientReviver {
 
     async fn reauthenticate(&self, conn: &mut Connection) -> Result<()> {
         conn.set_compression_requested(self.compression);
+        conn.set_encryption_offered(self.encryption);
         conn.negotiate().await?;
         // `Session::setup` publishes the new session onto the connection, so
         // an `SmbClient` that has one cached picks the new keys up.
@@ -617,6 +629,7 @@ impl SmbClient {
 
         let mut conn = Connection::connect_with(&config.addr, config.connect_options()).await?;
         conn.set_compression_requested(config.compression);
+        conn.set_encryption_offered(config.encryption);
         // Before NEGOTIATE, so the handshake itself is bounded by it.
         conn.set_response_timeout(config.response_timeout);
         conn.negotiate().await?;
@@ -1611,6 +1624,7 @@ impl SmbClient {
         // Create new connection to target.
         let mut conn = Connection::connect_with(target_addr, self.config.connect_options()).await?;
         conn.set_compression_requested(self.config.compression);
+        conn.set_encryption_offered(self.config.encryption);
         // The primary's deadline as it stands now, not the config's: the
         // consumer may have tuned it since `connect`. Before NEGOTIATE, so a
         // target that accepts and never answers can't hang the call.
