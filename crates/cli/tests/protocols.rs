@@ -388,7 +388,7 @@ fn a_server_that_stops_answering_ends_the_run_on_time_saying_so() {
             serde_json::from_str(&std::fs::read_to_string(lab.join("state.json")).unwrap())
                 .unwrap();
         let out = base.path().join("results");
-        let mut child = naslab()
+        let child = naslab()
             .env(
                 "NASLAB_SMB_PASSWORD",
                 state["password"].as_str().unwrap_or_default(),

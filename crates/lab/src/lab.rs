@@ -237,7 +237,11 @@ pub fn status(base: &Path) -> Result<Vec<LabStatus>, LabError> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(out),
         Err(e) => return Err(LabError::io("list", base)(e)),
     };
-    let mut dirs: Vec<PathBuf> = entries.flatten().map(|e| e.path()).collect();
+    let mut dirs: Vec<PathBuf> = entries
+        .flatten()
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+        .map(|e| e.path())
+        .collect();
     dirs.sort();
     for dir in dirs {
         if let Some(state) = LabState::load(&dir)? {

@@ -330,7 +330,7 @@ fn encryption_refusals_say_what_happened_without_blaming_the_password() {
         ],
     );
     let st = guard.lab().state.clone();
-    let e = connect(&st, SmbEncrypt::Desired).err().expect("refused");
+    let e = connect(&st, SmbEncrypt::Desired).expect_err("refused");
     assert!(e.contains("SMB 3") && !e.contains("password"), "{e}");
     drop(guard);
     // Encryption required, and the client told not to offer it.
@@ -342,7 +342,7 @@ fn encryption_refusals_say_what_happened_without_blaming_the_password() {
         &["global: server smb encrypt = required"],
     );
     let st = guard.lab().state.clone();
-    let e = connect(&st, SmbEncrypt::Off).err().expect("refused");
+    let e = connect(&st, SmbEncrypt::Off).expect_err("refused");
     assert!(
         e.contains("--smb-encrypt off") && !e.contains("password"),
         "{e}"
@@ -352,7 +352,7 @@ fn encryption_refusals_say_what_happened_without_blaming_the_password() {
     let base = tempfile::tempdir().unwrap();
     let guard = lab(base.path(), FsKind::Dir, ServerKind::Samba, &[]);
     let st = guard.lab().state.clone();
-    let e = connect(&st, SmbEncrypt::Required).err().expect("refused");
+    let e = connect(&st, SmbEncrypt::Required).expect_err("refused");
     assert!(
         e.contains("did not encrypt") && e.contains("--smb-encrypt required"),
         "{e}"
