@@ -36,10 +36,16 @@ mbs() { python3 -c "print('%.1f' % ($size / 1e6 / $1))"; }
 naslab_secs() {
   local out
   out=$("$bin" run "$work/traces/seq$1m.jsonl" --target "$2" --cache keep --no-records \
-    --out "$work/results" --label "$3-$1m" --json)
+    --out "$work/results" --label "$3-$1m" --json 2>/dev/null)
   python3 -c "import json,sys; it=json.load(sys.stdin)['workloads'][0]['iterations'][0]; assert it['errors']==0 and it['bytes_read']==$size; print(it['wall_ns']/1e9)" <<<"$out"
 }
-timed() { local t0 t1; t0=$(date +%s.%N); "$@" >/dev/null 2>&1; t1=$(date +%s.%N); python3 -c "print($t1 - $t0)"; }
+timed() {
+  local t0 t1
+  t0=$(date +%s.%N)
+  "$@" >/dev/null 2>&1 || { echo "failed: $*" >&2; exit 1; }
+  t1=$(date +%s.%N)
+  python3 -c "print($t1 - $t0)"
+}
 
 for server in samba nfs; do
   name=bench-$server
@@ -64,7 +70,11 @@ for server in samba nfs; do
     else
       tool=nfs-cp
       mport=$(sed -E 's#.*mountport=([0-9]+).*#\1#' <<<"$url")
-      s=$(timed nfs-cp "nfs://127.0.0.1/naslab/$file?nfsport=$port&mountport=$mport" /dev/null)
+      # nfs-cp cannot write to /dev/null; memory (tmpfs) is the nearest thing.
+      copy=/dev/shm/naslab-bench-nfs-cp.$$
+      s=$(timed nfs-cp "nfs://127.0.0.1/naslab/$file?nfsport=$port&mountport=$mport" "$copy")
+      [ "$(stat -c %s "$copy")" = "$size" ] || { echo "nfs-cp copied a short file" >&2; exit 1; }
+      rm -f "$copy"
     fi
     printf 'round %d: naslab 1 MiB %s MB/s, naslab 4 MiB %s MB/s, %s %s MB/s; ratio 1 MiB %.2f, 4 MiB %.2f\n' \
       "$round" "$(mbs "$n1")" "$(mbs "$n4")" "$tool" "$(mbs "$s")" \
