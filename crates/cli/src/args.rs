@@ -124,6 +124,14 @@ pub struct RunOpts {
     /// apart from the workload's figures.
     #[arg(long, value_name = "PROFILE")]
     pub client_profile: Option<String>,
+    /// smb:// and nfs:// targets: how long a request waits for its reply before the
+    /// server counts as gone and the run stops (e.g. 30s, 2m).
+    #[arg(long, default_value = "30s", value_name = "DURATION")]
+    pub io_timeout: String,
+    /// smb:// targets: required (refuse to work unencrypted), desired (encrypt when the
+    /// server wants it) or off (never offer encryption).
+    #[arg(long, default_value = "desired", value_name = "MODE")]
+    pub smb_encrypt: String,
     /// Which backend speaks to the target.
     #[arg(long, value_enum, default_value = "posix")]
     pub backend: BackendName,

@@ -146,6 +146,7 @@ fn lab_up_run_down_over_smb_and_nfs() {
             return;
         }
         let base = tempfile::tempdir().unwrap();
+        open_for_lab(base.path());
         let name = format!("cli-{server}");
         let up = run_ok(
             naslab()
@@ -168,7 +169,7 @@ fn lab_up_run_down_over_smb_and_nfs() {
         let url = text(&up.stdout).trim().to_string();
         assert!(
             url.starts_with(if server == "samba" {
-                "smb://127.0.0.1:"
+                "smb://naslab-lab@127.0.0.1:"
             } else {
                 "nfs://127.0.0.1:"
             }),
@@ -181,8 +182,15 @@ fn lab_up_run_down_over_smb_and_nfs() {
         );
         assert!(text(&status.stdout).contains(&url));
         let out = base.path().join("results");
+        let state: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(base.path().join(&name).join("state.json")).unwrap(),
+        )
+        .unwrap();
+        let password = state["password"].as_str().unwrap_or_default().to_string();
+        assert_eq!(password.is_empty(), server != "samba");
         let run = run_ok(
             naslab()
+                .env("NASLAB_SMB_PASSWORD", &password)
                 .args([
                     "run",
                     "--workload",
@@ -202,6 +210,9 @@ fn lab_up_run_down_over_smb_and_nfs() {
             if server == "samba" { "smb" } else { "nfs" }
         );
         assert_eq!(v["target"]["path"], url.as_str());
+        // The source is the URL as `run --target` takes it again, without secrets.
+        assert_eq!(v["target"]["source"], url.as_str());
+        assert!(!text(&run.stdout).contains(&password) || password.is_empty());
         for w in v["workloads"].as_array().unwrap() {
             let it = &w["iterations"][0];
             assert_eq!(it["errors"], 0, "{it}");
@@ -232,6 +243,12 @@ fn lab_up_run_down_over_smb_and_nfs() {
     }
 }
 
+/// Lets the lab's servers, which work as an unprivileged account, pass through `dir`.
+fn open_for_lab(dir: &Path) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o711)).unwrap();
+}
+
 fn walk_sizes(dir: &Path) -> u64 {
     let mut n = 0;
     for e in std::fs::read_dir(dir).unwrap().flatten() {
@@ -251,6 +268,7 @@ fn lab_matrix_compares_two_samba_settings_with_the_windows_profile() {
         return;
     }
     let base = tempfile::tempdir().unwrap();
+    open_for_lab(base.path());
     let out = base.path().join("results");
     let run = run_ok(
         naslab()
@@ -312,4 +330,127 @@ fn lab_matrix_compares_two_samba_settings_with_the_windows_profile() {
         text(&status.stdout).contains("no lab is up"),
         "every configuration was taken down"
     );
+}
+
+/// The server's processes: the one the lab started and, for Samba, the children it
+/// forked for each client.
+fn server_pids(lab: &Path, name: &str) -> Vec<i32> {
+    let state: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(lab.join("state.json")).unwrap()).unwrap();
+    let main: Vec<i32> = state["processes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| p["name"] != "rpcbind")
+        .map(|p| p["pid"].as_i64().unwrap() as i32)
+        .collect();
+    let mut all = main.clone();
+    if name == "samba" {
+        for e in std::fs::read_dir("/proc").unwrap().flatten() {
+            let Ok(stat) = std::fs::read_to_string(e.path().join("stat")) else {
+                continue;
+            };
+            let after = &stat[stat.rfind(')').unwrap() + 2..];
+            let ppid: i32 = after.split(' ').nth(1).unwrap().parse().unwrap();
+            if main.contains(&ppid) {
+                all.push(e.file_name().to_str().unwrap().parse().unwrap());
+            }
+        }
+    }
+    all
+}
+
+#[test]
+fn a_server_that_stops_answering_ends_the_run_on_time_saying_so() {
+    for (server, timeout) in [("samba", "30s"), ("nfs", "5s")] {
+        if !lab_ready(server) {
+            return;
+        }
+        let base = tempfile::tempdir().unwrap();
+        open_for_lab(base.path());
+        let name = format!("stop-{server}");
+        let up = run_ok(
+            naslab()
+                .args([
+                    "lab", "up", "--fs", "dir", "--server", server, "--name", &name,
+                ])
+                .arg("--lab-dir")
+                .arg(base.path()),
+        );
+        let _down = Down(base.path(), &name);
+        let url = text(&up.stdout).trim().to_string();
+        let lab = base.path().join(&name);
+        let state: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(lab.join("state.json")).unwrap())
+                .unwrap();
+        let out = base.path().join("results");
+        let child = naslab()
+            .env(
+                "NASLAB_SMB_PASSWORD",
+                state["password"].as_str().unwrap_or_default(),
+            )
+            .args([
+                "run",
+                "--workload",
+                "FileCopyToNAS",
+                "--scale",
+                "0.05",
+                "--pace",
+                "delay:20ms",
+                "--io-timeout",
+                timeout,
+                "--target",
+                &url,
+                "--out",
+            ])
+            .arg(&out)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(std::time::Duration::from_secs(3));
+        let pids = server_pids(&lab, server);
+        for &p in &pids {
+            // SAFETY: plain signals to processes this test's lab started.
+            unsafe { libc::kill(p, libc::SIGSTOP) };
+        }
+        let stopped = std::time::Instant::now();
+        let result = child.wait_with_output().unwrap();
+        let took = stopped.elapsed();
+        let ended = std::time::SystemTime::now();
+        for &p in &pids {
+            // SAFETY: as above.
+            unsafe { libc::kill(p, libc::SIGCONT) };
+        }
+        let err = text(&result.stderr);
+        assert!(!result.status.success(), "{err}");
+        let limit = if server == "samba" { 35 } else { 10 };
+        assert!(
+            took.as_secs() < limit,
+            "{server}: ended {took:?} after SIGSTOP: {err}"
+        );
+        let port = url.split(':').nth(2).unwrap().split('/').next().unwrap();
+        let want = format!(
+            "no reply from 127.0.0.1:{port} within {}",
+            timeout.trim_end_matches('s')
+        );
+        assert!(
+            err.contains(&want) && err.contains("line "),
+            "{server}: {err}"
+        );
+        // The results were written, and the process ended right after.
+        let run_json = std::fs::read_dir(out.join("run"))
+            .unwrap()
+            .flatten()
+            .next()
+            .unwrap()
+            .path()
+            .join("run.json");
+        let written = std::fs::metadata(&run_json).unwrap().modified().unwrap();
+        let gap = ended.duration_since(written).unwrap_or_default();
+        assert!(
+            gap.as_secs_f64() < 2.0,
+            "{server}: exited {gap:?} after writing run.json"
+        );
+    }
 }

@@ -164,15 +164,22 @@ pub fn detach(dev: &Path, image: &Path) -> Result<(), LabError> {
     retry(|| run(&losetup, &["-d".as_ref(), dev.as_os_str()]).map(|_| ()))
 }
 
-/// Mounts `dev` on `at` as `fs` mounts; returns the options the kernel reports.
+/// Mounts `dev` on `at` as `fs` mounts, nosuid and nodev; returns the options the kernel reports.
 pub fn mount(fs: FsKind, dev: &Path, at: &Path) -> Result<String, LabError> {
     let mount = tool("mount", "mount")?;
     let (fstype, options) = fs.mount();
-    let mut argv: Vec<&std::ffi::OsStr> = vec!["-t".as_ref(), fstype.as_ref()];
-    if let Some(o) = options {
-        argv.push("-o".as_ref());
-        argv.push(o.as_ref());
-    }
+    // No set-user-ID programs or device nodes from what clients write.
+    let options = match options {
+        Some(o) => format!("nosuid,nodev,{o}"),
+        None => "nosuid,nodev".to_string(),
+    };
+    let argv: Vec<&std::ffi::OsStr> = vec![
+        "-t".as_ref(),
+        fstype.as_ref(),
+        "-o".as_ref(),
+        options.as_ref(),
+    ];
+    let mut argv = argv;
     argv.push(dev.as_os_str());
     argv.push(at.as_os_str());
     run(&mount, &argv)?;

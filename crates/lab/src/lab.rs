@@ -4,6 +4,9 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use std::os::unix::fs::PermissionsExt;
+
+use crate::account;
 use crate::error::LabError;
 use crate::fs::{self, FsKind};
 use crate::server::{self, ServerKind};
@@ -65,6 +68,10 @@ pub fn up(opts: &LabOptions) -> Result<Lab, LabError> {
         });
     }
     std::fs::create_dir_all(&dir).map_err(LabError::io("create", &dir))?;
+    // Others may pass through (the servers work as the lab account) but not list it.
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o711))
+        .map_err(LabError::io("chmod", &dir))?;
+    account::check_reachable(&dir.join("share"))?;
     let mut state = LabState {
         name: opts.name.clone(),
         fs: opts.fs,
@@ -80,6 +87,8 @@ pub fn up(opts: &LabOptions) -> Result<Lab, LabError> {
         processes: Vec::new(),
         url: String::new(),
         ports: Vec::new(),
+        user: String::new(),
+        password: String::new(),
     };
     state.save(&dir)?;
     match build(&dir, opts, &mut state) {
@@ -115,6 +124,8 @@ fn build(dir: &Path, opts: &LabOptions, state: &mut LabState) -> Result<(), LabE
         mnt.join("share")
     };
     std::fs::create_dir_all(&share_dir).map_err(LabError::io("create", &share_dir))?;
+    let anon = account::ensure()?;
+    account::own(&share_dir, anon)?;
     state.share_dir = share_dir.clone();
     state.save(dir)?;
     let mut record = |p: &crate::process::Proc| {
@@ -123,9 +134,11 @@ fn build(dir: &Path, opts: &LabOptions, state: &mut LabState) -> Result<(), LabE
     };
     let started = match opts.server {
         ServerKind::Samba => server::start_samba(dir, &share_dir, &opts.opts, &mut record)?,
-        ServerKind::Nfs => server::start_nfs(dir, &share_dir, &opts.opts, &mut record)?,
+        ServerKind::Nfs => server::start_nfs(dir, &share_dir, &opts.opts, anon, &mut record)?,
     };
     state.ports = started.ports;
+    state.user = started.user;
+    state.password = started.password;
     state.url = started.url;
     state.save(dir)
 }
@@ -135,7 +148,7 @@ fn take_down(dir: &Path, state: &LabState) -> Result<(), LabError> {
     let mut problems = Vec::new();
     // Servers first (ganesha before the rpcbind it registered with).
     for p in state.processes.iter().rev() {
-        if p.name == "rpcbind" && other_nfs_lab_up(dir) {
+        if p.name == "rpcbind" && (other_nfs_lab_up(dir) || other_ganesha_runs(state)) {
             eprintln!(
                 "note: rpcbind (pid {}) is left running for another nfs lab; it stops with that lab",
                 p.pid
@@ -170,6 +183,23 @@ fn take_down(dir: &Path, state: &LabState) -> Result<(), LabError> {
     }
     let state_file = crate::state::state_path(dir);
     std::fs::remove_file(&state_file).map_err(LabError::io("remove", &state_file))
+}
+
+/// Whether an nfs-ganesha this lab did not start runs on this machine (another lab's,
+/// under another base, or the system's): it is registered with this rpcbind.
+fn other_ganesha_runs(state: &LabState) -> bool {
+    let ours: Vec<u32> = state.processes.iter().map(|p| p.pid).collect();
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return false;
+    };
+    entries.flatten().any(|e| {
+        let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else {
+            return false;
+        };
+        !ours.contains(&pid)
+            && std::fs::read_to_string(e.path().join("comm"))
+                .is_ok_and(|c| c.trim() == "ganesha.nfsd")
+    })
 }
 
 /// Whether another lab under the same base serves NFS (and so needs rpcbind).
@@ -207,7 +237,11 @@ pub fn status(base: &Path) -> Result<Vec<LabStatus>, LabError> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(out),
         Err(e) => return Err(LabError::io("list", base)(e)),
     };
-    let mut dirs: Vec<PathBuf> = entries.flatten().map(|e| e.path()).collect();
+    let mut dirs: Vec<PathBuf> = entries
+        .flatten()
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+        .map(|e| e.path())
+        .collect();
     dirs.sort();
     for dir in dirs {
         if let Some(state) = LabState::load(&dir)? {

@@ -1,10 +1,14 @@
 //! naslab's test NAS: a file system in a loop image (or a plain directory), served on
 //! 127.0.0.1 by Samba's smbd or by nfs-ganesha, started and stopped by naslab itself.
 //!
+//! Servers work as one unprivileged account, which owns the share; the image is mounted
+//! nosuid and nodev.
+//!
 //! Everything a lab starts is recorded, step by step, in `<lab dir>/state.json`, so
 //! `down` undoes exactly that (processes by PID, the mount, the loop device) even after
 //! the naslab that made it crashed. Nothing is ever stopped by name.
 
+pub mod account;
 pub mod error;
 pub mod fs;
 pub mod lab;

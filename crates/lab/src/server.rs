@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use crate::account::{new_password, Account, LAB_USER};
 use crate::error::LabError;
 use crate::process::{free_port, listening, spawn, tool, Proc};
 
@@ -57,16 +58,42 @@ impl FromStr for ServerKind {
     }
 }
 
-/// Checks a `--opt` value: one `name = value` line, nothing that could open a section
-/// or block of its own.
+/// The prefix that puts a `--opt` setting in the server's global section (Samba's
+/// `[global]`, ganesha's `NFS_CORE_PARAM`) instead of the share or export.
+pub const GLOBAL_PREFIX: &str = "global:";
+
+/// Splits a `--opt` value into whether it is global and its `name = value` text.
+pub fn split_option(opt: &str) -> (bool, &str) {
+    let t = opt.trim();
+    match t.strip_prefix(GLOBAL_PREFIX) {
+        Some(rest) => (true, rest.trim()),
+        None => (false, t),
+    }
+}
+
+/// The setting's name, lower case, without spaces (`Pseudo`, `smb encrypt`...).
+fn option_name(opt: &str) -> String {
+    let (_, o) = split_option(opt);
+    o.split('=')
+        .next()
+        .unwrap_or_default()
+        .chars()
+        .filter(|c| !c.is_whitespace() && *c != '_')
+        .flat_map(char::to_lowercase)
+        .collect()
+}
+
+/// Checks a `--opt` value: one `name = value` line (optionally `global: name = value`),
+/// nothing that could open a section or block of its own.
 pub fn check_option(opt: &str) -> Result<(), LabError> {
-    let ok = opt.contains('=')
+    let (_, body) = split_option(opt);
+    let ok = body.contains('=')
+        && !body.trim_start().starts_with('=')
         && !opt.contains('\n')
         && !opt.contains('\r')
         && !opt.contains('[')
         && !opt.contains('{')
-        && !opt.contains('}')
-        && !opt.trim_start().starts_with('=');
+        && !opt.contains('}');
     if ok {
         Ok(())
     } else {
@@ -74,10 +101,21 @@ pub fn check_option(opt: &str) -> Result<(), LabError> {
     }
 }
 
-/// smb.conf for a lab: a guest-writable share of `share_dir`, `opts` added to it.
+/// smb.conf for a lab: a share of `share_dir` for the lab account alone, signed in
+/// with its password (no guest access); `opts` added to the share, or to `[global]`
+/// when they start with `global:`.
 pub fn samba_config(dir: &Path, share_dir: &Path, port: u16, opts: &[String]) -> String {
     let d = dir.display();
-    let mut s = format!(
+    let mut global = String::new();
+    let mut share = String::new();
+    for o in opts {
+        let (is_global, body) = split_option(o);
+        let to = if is_global { &mut global } else { &mut share };
+        to.push_str("  ");
+        to.push_str(body);
+        to.push('\n');
+    }
+    format!(
         "# Written by naslab lab up; the lab's own Samba, on 127.0.0.1:{port} only.
 [global]
   netbios name = NASLAB-LAB
@@ -95,35 +133,75 @@ pub fn samba_config(dir: &Path, share_dir: &Path, port: u16, opts: &[String]) ->
   ncalrpc dir = {d}/samba/run/ncalrpc
   log file = {d}/smbd.log
   max log size = 10000
-  map to guest = Bad User
+  passdb backend = tdbsam:{d}/samba/private/passdb.tdb
+  map to guest = Never
+  restrict anonymous = 2
   load printers = no
   printing = bsd
   printcap name = /dev/null
   disable spoolss = yes
-
+{global}
 [{SHARE}]
   path = {}
   read only = no
-  guest ok = yes
-  guest only = yes
-  force user = root
-",
+  guest ok = no
+  valid users = {LAB_USER}
+  create mask = 0664
+  directory mask = 0775
+{share}",
         share_dir.display()
-    );
-    for o in opts {
-        s.push_str("  ");
-        s.push_str(o.trim());
-        s.push('\n');
-    }
-    s
+    )
 }
 
-/// ganesha.conf for a lab: `share_dir` exported read-write over NFSv3 as /naslab.
-pub fn ganesha_config(share_dir: &Path, nfs_port: u16, mnt_port: u16, opts: &[String]) -> String {
+/// The export path a ganesha lab serves: `/naslab`, or what a `Pseudo = ...` option
+/// names (a NAS-like `/volume1/shares/naslab`, say).
+pub fn export_path(opts: &[String]) -> String {
+    opts.iter()
+        .filter(|o| option_name(o) == "pseudo")
+        .filter_map(|o| split_option(o).1.split_once('='))
+        .map(|(_, v)| v.trim().trim_end_matches(';').trim().to_string())
+        .next_back()
+        .unwrap_or_else(|| format!("/{SHARE}"))
+}
+
+/// ganesha.conf for a lab: `share_dir` exported read-write over NFSv3 (as /naslab
+/// unless a `Pseudo` option says otherwise), every user squashed to the lab account
+/// `anon`; `opts` added to the export, or to `NFS_CORE_PARAM` when they start with
+/// `global:`.
+pub fn ganesha_config(
+    share_dir: &Path,
+    nfs_port: u16,
+    mnt_port: u16,
+    opts: &[String],
+    anon: Account,
+) -> String {
     let mut export_opts = String::new();
+    let mut core_opts = String::new();
+    let mut overridden = Vec::new();
     for o in opts {
-        let o = o.trim().trim_end_matches(';');
-        export_opts.push_str(&format!("  {o};\n"));
+        let (is_global, body) = split_option(o);
+        let body = body.trim_end_matches(';');
+        let to = if is_global {
+            &mut core_opts
+        } else {
+            overridden.push(option_name(o));
+            &mut export_opts
+        };
+        to.push_str(&format!("  {body};\n"));
+    }
+    // naslab's defaults, unless an option sets the same thing.
+    let mut defaults = String::new();
+    for (name, line) in [
+        ("pseudo", format!("Pseudo = /{SHARE};")),
+        ("accesstype", "Access_Type = RW;".into()),
+        ("squash", "Squash = All_Squash;".into()),
+        ("anonymousuid", format!("Anonymous_Uid = {};", anon.uid)),
+        ("anonymousgid", format!("Anonymous_Gid = {};", anon.gid)),
+        ("privilegedport", "PrivilegedPort = false;".into()),
+    ] {
+        if !overridden.iter().any(|o| o == name) {
+            defaults.push_str(&format!("  {line}\n"));
+        }
     }
     format!(
         "# Written by naslab lab up; the lab's own nfs-ganesha, on 127.0.0.1 only.
@@ -136,18 +214,14 @@ NFS_CORE_PARAM {{
   Enable_RQUOTA = false;
   Enable_UDP = false;
   Mount_Path_Pseudo = true;
-}}
+{core_opts}}}
 NFSV4 {{ Graceless = true; }}
 EXPORT {{
   Export_Id = 1;
   Path = {};
-  Pseudo = /{SHARE};
-  Access_Type = RW;
-  Squash = No_Root_Squash;
-  Protocols = 3;
+{defaults}  Protocols = 3;
   Transports = TCP;
   SecType = sys;
-  PrivilegedPort = false;
 {export_opts}  FSAL {{ Name = VFS; }}
 }}
 LOG {{ Default_Log_Level = EVENT; }}
@@ -161,6 +235,9 @@ pub struct Started {
     pub processes: Vec<Proc>,
     pub ports: Vec<u16>,
     pub url: String,
+    /// The account clients sign in as (Samba), and its password.
+    pub user: String,
+    pub password: String,
 }
 
 /// Starts smbd for the lab in `dir`. `record` is called with each process as soon as
@@ -180,6 +257,8 @@ pub fn start_samba(
     let conf = dir.join("smb.conf");
     std::fs::write(&conf, samba_config(dir, share_dir, port, opts))
         .map_err(LabError::io("write", &conf))?;
+    let password = new_password()?;
+    add_samba_user(&conf, &password)?;
     let p = spawn(
         "smbd",
         &smbd,
@@ -196,8 +275,42 @@ pub fn start_samba(
     Ok(Started {
         processes: vec![p],
         ports: vec![port],
-        url: format!("smb://127.0.0.1:{port}/{SHARE}"),
+        url: format!("smb://{LAB_USER}@127.0.0.1:{port}/{SHARE}"),
+        user: LAB_USER.into(),
+        password,
     })
+}
+
+/// Adds the lab account to the lab's own Samba password database (in its private
+/// directory) with `password`.
+fn add_samba_user(conf: &Path, password: &str) -> Result<(), LabError> {
+    let pdbedit = tool("pdbedit", "samba")?;
+    let mut child = std::process::Command::new(&pdbedit)
+        .arg("--configfile")
+        .arg(conf)
+        .args(["-a", "-t", "-u", LAB_USER])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .map_err(LabError::io("run", &pdbedit))?;
+    if let Some(mut stdin) = child.stdin.take() {
+        use std::io::Write;
+        stdin
+            .write_all(format!("{password}\n{password}\n").as_bytes())
+            .map_err(LabError::io("write to", &pdbedit))?;
+    }
+    let out = child
+        .wait_with_output()
+        .map_err(LabError::io("run", &pdbedit))?;
+    if !out.status.success() {
+        return Err(LabError::Command {
+            command: format!("pdbedit -a -u {LAB_USER}"),
+            status: out.status.to_string(),
+            stderr: String::from_utf8_lossy(&out.stderr).trim().to_string(),
+        });
+    }
+    Ok(())
 }
 
 /// The portmapper's port, which NFSv3 servers register with.
@@ -208,6 +321,7 @@ pub fn start_nfs(
     dir: &Path,
     share_dir: &Path,
     opts: &[String],
+    anon: Account,
     record: &mut dyn FnMut(&Proc) -> Result<(), LabError>,
 ) -> Result<Started, LabError> {
     let ganesha = tool("ganesha.nfsd", "nfs-ganesha")?;
@@ -235,8 +349,13 @@ pub fn start_nfs(
             &dir.join("rpcbind.out"),
         )?;
         record(&p)?;
-        p.wait_listening(RPCBIND_PORT, START_TIMEOUT)?;
-        processes.push(p);
+        match p.wait_listening(RPCBIND_PORT, START_TIMEOUT) {
+            Ok(()) => processes.push(p),
+            // Another rpcbind (another lab's, or the system's) won the port in the
+            // meantime: ganesha registers with that one.
+            Err(_) if !p.alive() && listening(RPCBIND_PORT) => {}
+            Err(e) => return Err(e),
+        }
     }
     let nfs_port = free_port()?;
     let mut mnt_port = free_port()?;
@@ -244,8 +363,11 @@ pub fn start_nfs(
         mnt_port = free_port()?;
     }
     let conf = dir.join("ganesha.conf");
-    std::fs::write(&conf, ganesha_config(share_dir, nfs_port, mnt_port, opts))
-        .map_err(LabError::io("write", &conf))?;
+    std::fs::write(
+        &conf,
+        ganesha_config(share_dir, nfs_port, mnt_port, opts, anon),
+    )
+    .map_err(LabError::io("write", &conf))?;
     let log = dir.join("ganesha.log");
     let pidfile = dir.join("ganesha.pid");
     let p = spawn(
@@ -269,7 +391,12 @@ pub fn start_nfs(
     Ok(Started {
         processes,
         ports: vec![nfs_port, mnt_port],
-        url: format!("nfs://127.0.0.1:{nfs_port}/{SHARE}?mountport={mnt_port}"),
+        url: format!(
+            "nfs://127.0.0.1:{nfs_port}{}?mountport={mnt_port}",
+            export_path(opts)
+        ),
+        user: String::new(),
+        password: String::new(),
     })
 }
 
@@ -288,15 +415,50 @@ mod tests {
         assert!(c.contains("smb ports = 4450") && c.contains("interfaces = 127.0.0.1"));
         assert!(c.contains("bind interfaces only = yes"));
         assert!(c.trim_end().ends_with("strict allocate = yes"), "{c}");
-        let g = ganesha_config(Path::new("/lab/mnt/share"), 1, 2, &[]);
+        assert!(c.contains("valid users = naslab-lab") && c.contains("guest ok = no"));
+        assert!(!c.contains("force user") && !c.contains("guest only"));
+        let anon = Account { uid: 999, gid: 998 };
+        let g = ganesha_config(Path::new("/lab/mnt/share"), 1, 2, &[], anon);
         assert!(g.contains("Bind_addr = 127.0.0.1;") && g.contains("NFS_Port = 1;"));
         assert!(g.contains("Path = /lab/mnt/share;"));
+        assert!(g.contains("Squash = All_Squash;") && g.contains("Anonymous_Uid = 999;"));
+        assert!(!g.contains("No_Root_Squash"));
+        assert_eq!(export_path(&[]), "/naslab");
+    }
+
+    #[test]
+    fn global_options_and_a_deeper_export_go_where_they_belong() {
+        let opts = vec![
+            "global: server signing = mandatory".to_string(),
+            "smb encrypt = required".to_string(),
+        ];
+        let c = samba_config(Path::new("/lab"), Path::new("/s"), 1, &opts);
+        let (global, share) = c.split_once("[naslab]").unwrap();
+        assert!(global.contains("  server signing = mandatory\n"), "{c}");
+        assert!(share.contains("  smb encrypt = required\n"), "{c}");
+        let opts = vec![
+            "Pseudo = /volume1/shares/naslab".to_string(),
+            "Squash = Root_Squash".to_string(),
+        ];
+        let anon = Account { uid: 5, gid: 6 };
+        let g = ganesha_config(Path::new("/s"), 1, 2, &opts, anon);
+        assert_eq!(g.matches("  Pseudo =").count(), 1, "{g}");
+        assert_eq!(g.matches("Squash =").count(), 1, "{g}");
+        assert!(g.contains("Pseudo = /volume1/shares/naslab;"));
+        assert_eq!(export_path(&opts), "/volume1/shares/naslab");
     }
 
     #[test]
     fn options_are_one_setting_each() {
         check_option("strict allocate = yes").unwrap();
-        for bad in ["strict allocate", "a = b\n[x]", "x = }", "= y"] {
+        check_option("global: server max protocol = SMB2_10").unwrap();
+        for bad in [
+            "strict allocate",
+            "a = b\n[x]",
+            "x = }",
+            "= y",
+            "global: = y",
+        ] {
             assert!(check_option(bad).is_err(), "{bad}");
         }
         assert_eq!("smb".parse::<ServerKind>().unwrap(), ServerKind::Samba);

@@ -47,6 +47,13 @@ pub struct LabState {
     /// The server's ports on 127.0.0.1.
     #[serde(default)]
     pub ports: Vec<u16>,
+    /// The account an SMB client signs in as (the user the URL names).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub user: String,
+    /// Its password, generated for this lab (which is why the state file is readable
+    /// by root alone).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub password: String,
 }
 
 /// A lab's directory under `base`.
@@ -76,7 +83,19 @@ impl LabState {
             path: path.clone(),
             why: e.to_string(),
         })?;
-        std::fs::write(&tmp, text + "\n").map_err(LabError::io("write", &tmp))?;
+        {
+            use std::io::Write;
+            use std::os::unix::fs::OpenOptionsExt;
+            let _ = std::fs::remove_file(&tmp);
+            let mut f = std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .mode(0o600)
+                .open(&tmp)
+                .map_err(LabError::io("write", &tmp))?;
+            f.write_all((text + "\n").as_bytes())
+                .map_err(LabError::io("write", &tmp))?;
+        }
         std::fs::rename(&tmp, &path).map_err(LabError::io("write", &path))
     }
 
@@ -120,9 +139,17 @@ mod tests {
             processes: vec![],
             url: "smb://127.0.0.1:1/naslab".into(),
             ports: vec![1],
+            user: "naslab-lab".into(),
+            password: "pw".into(),
         };
         s.save(dir.path()).unwrap();
         assert_eq!(LabState::load(dir.path()).unwrap(), Some(s));
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(state_path(dir.path()))
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o600, "the password is for root's eyes only");
         std::fs::write(state_path(dir.path()), "{").unwrap();
         assert!(LabState::load(dir.path()).is_err());
         assert!(lab_dir(Path::new("/b"), "a/b").is_err());

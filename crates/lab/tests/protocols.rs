@@ -15,8 +15,8 @@ use naslab_engine::backend::{
 use naslab_engine::{BackendOptions, OpenHow, Target};
 use naslab_lab::{FsKind, ServerKind};
 
-fn smb(url: &str) -> SmbTarget {
-    SmbTarget::connect(url.parse().unwrap(), String::new()).expect("smb connects")
+fn smb(st: &naslab_lab::LabState) -> SmbTarget {
+    SmbTarget::connect(st.url.parse().unwrap(), st.password.clone()).expect("smb connects")
 }
 
 fn nfs(url: &str) -> NfsTarget {
@@ -29,7 +29,7 @@ fn smb_backend_runs_every_op_and_the_server_holds_the_bytes() {
     let base = tempfile::tempdir().unwrap();
     let guard = lab(base.path(), FsKind::Ext4, ServerKind::Samba, &[]);
     let st = guard.lab().state.clone();
-    let target = smb(&st.url);
+    let target = smb(&st);
     let trace = small_trace("SmbSmall", true);
     let r = run(&trace, &target, base.path());
     check_counts(&r, &trace);
@@ -93,7 +93,7 @@ fn the_windows_profile_hints_ahead_and_keeps_the_workloads_figures_honest() {
     let base = tempfile::tempdir().unwrap();
     let guard = lab(base.path(), FsKind::Ext4, ServerKind::Samba, &[]);
     let st = guard.lab().state.clone();
-    let target = ProfiledTarget::new(Box::new(smb(&st.url)), ClientProfile::Windows);
+    let target = ProfiledTarget::new(Box::new(smb(&st)), ClientProfile::Windows);
     let trace = small_trace("SmbHints", false);
     let r = run(&trace, &target, base.path());
     check_counts(&r, &trace);
@@ -123,13 +123,13 @@ fn a_naslab_directory_without_the_marker_is_refused_over_the_protocol() {
     std::fs::create_dir(st.share_dir.join("naslab")).unwrap();
     std::fs::write(st.share_dir.join("naslab/precious.txt"), b"keep").unwrap();
     let url: RemoteUrl = st.url.parse().unwrap();
-    let e = SmbTarget::connect(url, String::new())
+    let e = SmbTarget::connect(url, st.password.clone())
         .unwrap_err()
         .to_string();
     assert!(e.contains("was not made by naslab"), "{e}");
     assert!(st.share_dir.join("naslab/precious.txt").is_file());
     let missing: RemoteUrl = format!("{}/no/such/dir", st.url).parse().unwrap();
-    let e = SmbTarget::connect(missing, String::new())
+    let e = SmbTarget::connect(missing, st.password.clone())
         .unwrap_err()
         .to_string();
     assert!(e.contains("does not exist"), "{e}");
@@ -141,7 +141,7 @@ fn a_lost_connection_is_fatal_and_says_so() {
     let base = tempfile::tempdir().unwrap();
     let guard = lab(base.path(), FsKind::Dir, ServerKind::Samba, &[]);
     let st = guard.lab().state.clone();
-    let target = smb(&st.url);
+    let target = smb(&st);
     let trace = small_trace("SmbLost", false);
     let plan = naslab_engine::compile(
         std::path::Path::new("t.jsonl"),
@@ -173,6 +173,8 @@ fn down_after_a_crash_undoes_the_lab_from_its_state_file() {
     needs_root_and_servers!(ServerKind::Samba);
     let base = tempfile::tempdir().unwrap();
     // `up` without a guard: as if naslab died right after it.
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(base.path(), std::fs::Permissions::from_mode(0o711)).unwrap();
     let lab = naslab_lab::up(&naslab_lab::LabOptions {
         name: "crashed".into(),
         base: base.path().to_path_buf(),
@@ -206,5 +208,65 @@ fn down_after_a_crash_undoes_the_lab_from_its_state_file() {
     assert!(
         naslab_lab::down(base.path(), "crashed").is_err(),
         "nothing left to take down"
+    );
+}
+
+#[test]
+fn an_nfs_export_of_three_components_is_found_in_the_servers_export_list() {
+    needs_root_and_servers!(ServerKind::Nfs);
+    let base = tempfile::tempdir().unwrap();
+    let guard = lab(
+        base.path(),
+        FsKind::Ext4,
+        ServerKind::Nfs,
+        &["Pseudo = /volume1/shares/naslab", "Squash = Root_Squash"],
+    );
+    let st = guard.lab().state.clone();
+    assert!(st.url.contains("/volume1/shares/naslab?"), "{}", st.url);
+    // A directory inside the export, written naturally after it.
+    let sub = st.share_dir.join("sub");
+    std::fs::create_dir(&sub).unwrap();
+    let uid = std::os::unix::fs::MetadataExt::uid(&std::fs::metadata(&st.share_dir).unwrap());
+    std::os::unix::fs::chown(&sub, Some(uid), None).unwrap();
+    let deep = st.url.replace("/naslab?", "/naslab/sub?");
+    let target = nfs(&deep);
+    assert_eq!(target.url().share, "/volume1/shares/naslab");
+    assert_eq!(target.url().path, "sub");
+    assert_eq!(target.url().to_string(), deep, "recorded as given");
+    let trace = small_trace("Deep", false);
+    let r = run(&trace, &target, base.path());
+    check_counts(&r, &trace);
+    check_server_files(&sub, "Deep");
+    drop(target);
+    // A path no export holds: the error lists what the server exports.
+    let wrong = st
+        .url
+        .replace("/volume1/shares/naslab?", "/volume2/naslab?");
+    let e = NfsTarget::connect(wrong.parse().unwrap())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("no export") && e.contains("/volume1/shares/naslab"),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_read_only_export_says_so() {
+    needs_root_and_servers!(ServerKind::Nfs);
+    let base = tempfile::tempdir().unwrap();
+    let guard = lab(
+        base.path(),
+        FsKind::Dir,
+        ServerKind::Nfs,
+        &["Access_Type = RO"],
+    );
+    let st = guard.lab().state.clone();
+    let e = NfsTarget::connect(st.url.parse().unwrap())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("Read-only") || e.contains("read-only") || e.contains("ROFS"),
+        "{e}"
     );
 }

@@ -46,6 +46,15 @@ fn up(a: LabUpArgs) -> anyhow::Result<()> {
             .join(", "),
         lab.dir.display()
     );
+    if !s.password.is_empty() {
+        eprintln!(
+            "SMB user '{}', password {} (kept in {}); give it as {}",
+            s.user,
+            s.password,
+            naslab_lab::state::state_path(&lab.dir).display(),
+            crate::cmd::protocol::PASSWORD_VAR
+        );
+    }
     eprintln!("take it down with: naslab lab down --name {}", s.name);
     println!("{}", s.url);
     Ok(())

@@ -4,7 +4,7 @@
 use std::io::{BufRead, IsTerminal};
 
 use anyhow::{bail, Context};
-use naslab_engine::backend::url::{Protocol, RemoteUrl};
+use naslab_engine::backend::url::{ClientOptions, Protocol, RemoteUrl};
 use naslab_engine::backend::{ClientProfile, ProfiledTarget};
 use naslab_engine::Target;
 use naslab_results::TargetInfo;
@@ -12,46 +12,66 @@ use naslab_results::TargetInfo;
 /// The environment variable an SMB password is read from.
 pub const PASSWORD_VAR: &str = "NASLAB_SMB_PASSWORD";
 
-/// Connects to a protocol target named by `url` and describes it for the results.
-pub fn remote_target(url: &str) -> anyhow::Result<(Box<dyn Target>, TargetInfo)> {
+/// The protocol clients' options from `--io-timeout` and `--smb-encrypt`.
+pub fn client_options(io_timeout: &str, smb_encrypt: &str) -> anyhow::Result<ClientOptions> {
+    let ns = naslab_engine::pacing::parse_duration_ns(io_timeout)
+        .map_err(|e| anyhow::anyhow!("--io-timeout: {e}"))?;
+    if ns < 1_000_000 {
+        bail!("--io-timeout must be at least 1ms");
+    }
+    Ok(ClientOptions {
+        io_timeout: std::time::Duration::from_nanos(ns),
+        smb_encrypt: smb_encrypt.parse().map_err(anyhow::Error::msg)?,
+    })
+}
+
+/// Connects to a protocol target named by `url` and describes it for the results;
+/// for SMB also the dialect and encryption the server agreed on.
+pub fn remote_target(
+    url: &str,
+    opts: ClientOptions,
+) -> anyhow::Result<(Box<dyn Target>, TargetInfo, Option<String>)> {
     let url: RemoteUrl = url.parse()?;
     let info = TargetInfo {
         path: url.to_string(),
         backend: url.protocol.name().into(),
         fs_type: url.protocol.name().into(),
-        source: format!("{}{}", url.address(), url.share),
+        // The URL itself (never a password: URLs cannot carry one), so the run can be
+        // repeated with `naslab run --target SOURCE`.
+        source: url.to_string(),
     };
-    let target: Box<dyn Target> = match url.protocol {
-        Protocol::Smb => smb(url)?,
-        Protocol::Nfs => nfs(url)?,
+    let (target, security): (Box<dyn Target>, Option<String>) = match url.protocol {
+        Protocol::Smb => smb(url, opts)?,
+        Protocol::Nfs => (nfs(url, opts)?, None),
     };
-    Ok((target, info))
+    Ok((target, info, security))
 }
 
 #[cfg(feature = "smb")]
-fn smb(url: RemoteUrl) -> anyhow::Result<Box<dyn Target>> {
+fn smb(url: RemoteUrl, opts: ClientOptions) -> anyhow::Result<(Box<dyn Target>, Option<String>)> {
     let password = smb_password(&url)?;
     let shown = url.to_string();
-    let t = naslab_engine::backend::SmbTarget::connect(url, password)
+    let t = naslab_engine::backend::SmbTarget::connect_with(url, password, opts)
         .with_context(|| format!("cannot use {shown}"))?;
-    Ok(Box::new(t))
+    let security = t.security().to_string();
+    Ok((Box::new(t), Some(security)))
 }
 
 #[cfg(not(feature = "smb"))]
-fn smb(_url: RemoteUrl) -> anyhow::Result<Box<dyn Target>> {
+fn smb(_url: RemoteUrl, _opts: ClientOptions) -> anyhow::Result<(Box<dyn Target>, Option<String>)> {
     bail!("this naslab was built without the smb backend; rebuild with `--features smb`")
 }
 
 #[cfg(feature = "nfs")]
-fn nfs(url: RemoteUrl) -> anyhow::Result<Box<dyn Target>> {
+fn nfs(url: RemoteUrl, opts: ClientOptions) -> anyhow::Result<Box<dyn Target>> {
     let shown = url.to_string();
-    let t = naslab_engine::backend::NfsTarget::connect(url)
+    let t = naslab_engine::backend::NfsTarget::connect_with(url, opts)
         .with_context(|| format!("cannot use {shown}"))?;
     Ok(Box::new(t))
 }
 
 #[cfg(not(feature = "nfs"))]
-fn nfs(_url: RemoteUrl) -> anyhow::Result<Box<dyn Target>> {
+fn nfs(_url: RemoteUrl, _opts: ClientOptions) -> anyhow::Result<Box<dyn Target>> {
     bail!("this naslab was built without the nfs backend; rebuild with `--features nfs`")
 }
 

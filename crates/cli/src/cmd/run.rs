@@ -182,7 +182,13 @@ pub fn context(
         match opts.backend {
             BackendName::Posix if remote.is_some() => {
                 let url = remote.as_deref().unwrap_or_default();
-                let (target, info) = super::protocol::remote_target(url)?;
+                let client = super::protocol::client_options(&opts.io_timeout, &opts.smb_encrypt)?;
+                let (target, info, security) = super::protocol::remote_target(url, client)?;
+                extra.insert("io_timeout".to_string(), opts.io_timeout.clone());
+                if let Some(s) = security {
+                    extra.insert("smb_encrypt".to_string(), opts.smb_encrypt.clone());
+                    extra.insert("smb_session".to_string(), s);
+                }
                 (target, None, info)
             }
             BackendName::Posix => {

@@ -21,7 +21,7 @@ use nfs3_client::nfs3_types::nfs3::{
 
 use self::session::{block_on, check, name, split, Session};
 use super::remote::{RemoteFs, RemoteSandbox, RemoteSandboxError};
-use super::url::RemoteUrl;
+use super::url::{ClientOptions, RemoteUrl};
 use super::{Backend, BackendOptions, Caps, Handle, OpError, OpenHow, Target};
 use crate::plan::FileTable;
 
@@ -60,6 +60,12 @@ pub enum NfsError {
         export: String,
         error: OpError,
     },
+    #[error("no export on {host} holds '{path}'; the server exports: {exports}. Write the URL as nfs://{host}/EXPORT[/directory inside it]")]
+    NoExport {
+        host: String,
+        path: String,
+        exports: String,
+    },
     #[error(transparent)]
     Sandbox(#[from] RemoteSandboxError),
 }
@@ -67,6 +73,7 @@ pub enum NfsError {
 /// An NFSv3 export as a target: `nfs://host[:port]/export[/path][?mountport=N]`.
 pub struct NfsTarget {
     url: RemoteUrl,
+    timeout: std::time::Duration,
     sandbox: RemoteSandbox,
     admin: Mutex<Session>,
 }
@@ -81,10 +88,18 @@ impl NfsTarget {
     /// Mounts the export (over the MOUNT protocol, not the kernel) and checks (or makes
     /// and marks) `<path>/naslab` there.
     pub fn connect(url: RemoteUrl) -> Result<NfsTarget, NfsError> {
-        let mut admin = Session::open(&url)?;
+        NfsTarget::connect_with(url, ClientOptions::default())
+    }
+
+    /// [`NfsTarget::connect`] with the client's timeout chosen.
+    pub fn connect_with(url: RemoteUrl, opts: ClientOptions) -> Result<NfsTarget, NfsError> {
+        let timeout = opts.io_timeout;
+        let url = resolve_export(url, timeout)?;
+        let mut admin = Session::open(&url, timeout)?;
         let sandbox = RemoteSandbox::open(&mut admin, &url.path)?;
         Ok(NfsTarget {
             url,
+            timeout,
             sandbox,
             admin: Mutex::new(admin),
         })
@@ -93,6 +108,41 @@ impl NfsTarget {
     /// The target's URL.
     pub fn url(&self) -> &RemoteUrl {
         &self.url
+    }
+}
+
+/// Finds where the export ends in the URL's path: the longest export on the server's
+/// list that holds the path; the rest is the directory inside it. When the server
+/// will not list its exports, the whole path is tried as the export.
+fn resolve_export(url: RemoteUrl, timeout: std::time::Duration) -> Result<RemoteUrl, NfsError> {
+    let full = if url.path.is_empty() {
+        url.share.clone()
+    } else {
+        format!("{}/{}", url.share, url.path)
+    };
+    let exports = match session::list_exports(&url, timeout) {
+        Ok(list) => list,
+        // A silent server: say so now rather than after a second wait in MNT.
+        Err(e) if e.contains("no reply from") => {
+            return Err(NfsError::Mount {
+                host: url.host.clone(),
+                export: full,
+                detail: format!("{e}; check that the server runs and answers"),
+            })
+        }
+        Err(_) => return Ok(url),
+    };
+    match session::split_export(&full, &exports) {
+        Some((share, path)) => Ok(RemoteUrl { share, path, ..url }),
+        None => Err(NfsError::NoExport {
+            host: url.host.clone(),
+            path: full,
+            exports: if exports.is_empty() {
+                "none".into()
+            } else {
+                exports.join(", ")
+            },
+        }),
     }
 }
 
@@ -111,7 +161,7 @@ impl Target for NfsTarget {
         files: Arc<FileTable>,
         _options: BackendOptions,
     ) -> Result<Box<dyn Backend>, OpError> {
-        let session = Session::open(&self.url).map_err(|e| OpError {
+        let session = Session::open(&self.url, self.timeout).map_err(|e| OpError {
             errno: libc::ENOTCONN,
             detail: Some(e.to_string()),
         })?;
@@ -359,6 +409,34 @@ mod tests {
     use super::*;
     use nfs3_client::nfs3_types::nfs3::nfsstat3;
     use nfs3_client::RpcError;
+
+    #[test]
+    fn the_longest_export_holding_the_path_wins() {
+        let ex: Vec<String> = ["/", "/volume1", "/volume1/share", "/vol"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let s = |full: &str| session::split_export(full, &ex);
+        assert_eq!(
+            s("/volume1/share/sub/x"),
+            Some(("/volume1/share".into(), "sub/x".into()))
+        );
+        assert_eq!(
+            s("/volume1/shared"),
+            Some(("/volume1".into(), "shared".into()))
+        );
+        assert_eq!(
+            s("/volume1/share"),
+            Some(("/volume1/share".into(), String::new()))
+        );
+        assert_eq!(s("/other"), Some(("/".into(), "other".into())));
+        let ex = vec!["/exports/bench".to_string()];
+        assert_eq!(session::split_export("/exports", &ex), None);
+        assert_eq!(
+            session::split_export("/exports/bench/a", &ex),
+            Some(("/exports/bench".into(), "a".into()))
+        );
+    }
 
     #[test]
     fn statuses_map_to_errnos() {

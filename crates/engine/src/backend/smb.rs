@@ -26,7 +26,7 @@ use self::session::{
     FILE_END_OF_FILE_INFORMATION, FILE_NON_DIRECTORY_FILE, FILE_WRITE_THROUGH, STATUS_END_OF_FILE,
 };
 use super::remote::{RemoteFs, RemoteSandbox, RemoteSandboxError};
-use super::url::RemoteUrl;
+use super::url::{ClientOptions, RemoteUrl};
 use super::{Backend, BackendOptions, Caps, Handle, OpError, OpenHow, Target};
 use crate::plan::FileTable;
 
@@ -50,12 +50,12 @@ pub enum SmbError {
         #[source]
         source: smb2::Error,
     },
-    #[error("the SMB server at {addr} refused to sign in {who}: {source}; check the user in the URL and NASLAB_SMB_PASSWORD")]
+    #[error("the SMB server at {addr} refused to sign in {who}: {why}")]
     Auth {
         addr: String,
         who: String,
-        #[source]
-        source: smb2::Error,
+        /// What the refusal means and what to do, with the server's status.
+        why: String,
     },
     #[error("cannot open share '{share}' on {addr}: {source}; check the share's name (smbclient -L can list them)")]
     Share {
@@ -64,6 +64,14 @@ pub enum SmbError {
         #[source]
         source: smb2::Error,
     },
+    #[error("the SMB server at {addr} did not encrypt the session on share '{share}' ({security}), and --smb-encrypt required forbids working unencrypted; have the server encrypt (Samba: smb encrypt = desired or required) or use --smb-encrypt desired")]
+    NotEncrypted {
+        addr: String,
+        share: String,
+        security: String,
+    },
+    #[error("{0}; check that the server runs and answers")]
+    NoReply(String),
     #[error(transparent)]
     Sandbox(#[from] RemoteSandboxError),
 }
@@ -72,6 +80,8 @@ pub enum SmbError {
 pub struct SmbTarget {
     url: RemoteUrl,
     password: String,
+    opts: ClientOptions,
+    security: String,
     sandbox: RemoteSandbox,
     /// The session that checks and empties naslab's directory between iterations.
     admin: Mutex<Session>,
@@ -88,11 +98,22 @@ impl SmbTarget {
     /// Signs in, opens the share and checks (or makes and marks) `<path>/naslab` there.
     /// `password` is used to sign in and is never shown.
     pub fn connect(url: RemoteUrl, password: String) -> Result<SmbTarget, SmbError> {
-        let mut admin = Session::open(&url, &password)?;
+        SmbTarget::connect_with(url, password, ClientOptions::default())
+    }
+
+    /// [`SmbTarget::connect`] with the client's timeout and encryption chosen.
+    pub fn connect_with(
+        url: RemoteUrl,
+        password: String,
+        opts: ClientOptions,
+    ) -> Result<SmbTarget, SmbError> {
+        let mut admin = Session::open(&url, &password, opts)?;
         let sandbox = RemoteSandbox::open(&mut admin, &url.path)?;
         Ok(SmbTarget {
             url,
             password,
+            opts,
+            security: admin.security.clone(),
             sandbox,
             admin: Mutex::new(admin),
         })
@@ -101,6 +122,12 @@ impl SmbTarget {
     /// The target's URL (without any password).
     pub fn url(&self) -> &RemoteUrl {
         &self.url
+    }
+
+    /// The dialect and encryption the server agreed on, e.g. "SMB 3.1.1, encrypted
+    /// (AES-128-GCM)".
+    pub fn security(&self) -> &str {
+        &self.security
     }
 }
 
@@ -119,7 +146,7 @@ impl Target for SmbTarget {
         files: Arc<FileTable>,
         _options: BackendOptions,
     ) -> Result<Box<dyn Backend>, OpError> {
-        let session = Session::open(&self.url, &self.password).map_err(|e| OpError {
+        let session = Session::open(&self.url, &self.password, self.opts).map_err(|e| OpError {
             errno: libc::ENOTCONN,
             detail: Some(e.to_string()),
         })?;
@@ -347,10 +374,9 @@ impl Backend for SmbBackend {
         let path = self.path(file)?.to_string();
         let conn = self.session.client.connection_mut();
         self.session
-            .rt
-            .block_on(self.session.tree.stat(conn, &path))
+            .w
+            .wait(self.session.tree.stat(conn, &path))
             .map(|i| i.size)
-            .map_err(op_error)
     }
 
     fn mkdir(&mut self, file: u32) -> Result<(), OpError> {
@@ -376,15 +402,12 @@ impl Backend for SmbBackend {
         let a = self.path(from)?.to_string();
         let b = self.path(to)?.to_string();
         let conn = self.session.client.connection_mut();
-        self.session
-            .rt
-            .block_on(self.session.tree.rename_with(
-                conn,
-                &a,
-                &b,
-                RenameOptions::new().replace_if_exists(true),
-            ))
-            .map_err(op_error)
+        self.session.w.wait(self.session.tree.rename_with(
+            conn,
+            &a,
+            &b,
+            RenameOptions::new().replace_if_exists(true),
+        ))
     }
 
     fn drop_cache(&mut self, file: u32) -> Result<(), OpError> {

@@ -41,7 +41,9 @@ pub struct RemoteUrl {
     pub host: String,
     /// The server's port, when the URL gives one.
     pub port: Option<u16>,
-    /// The SMB share, or the NFS export's path (with its leading `/`).
+    /// The SMB share, or the NFS export's path (with its leading `/`). As parsed, an
+    /// NFS URL's whole path stands here; the client splits it into the export and
+    /// [`RemoteUrl::path`] against the server's export list.
     pub share: String,
     /// The directory inside the share or export to work in, `/`-separated, without a
     /// leading or trailing `/`; empty for the share's root.
@@ -74,6 +76,64 @@ pub enum UrlError {
     Query { url: String, query: String },
     #[error("'{url}': '{what}' is not valid percent-encoding")]
     Escape { url: String, what: String },
+}
+
+/// When naslab's SMB client encrypts (SMB 3.0 and later, AES-128/256-GCM/CCM).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SmbEncrypt {
+    /// Offer encryption; the session is encrypted when the server desires or requires
+    /// it (as Windows and smbclient do by default).
+    #[default]
+    Desired,
+    /// Offer it, and refuse to work unencrypted.
+    Required,
+    /// Do not offer it: a server that requires encryption then refuses the session.
+    Off,
+}
+
+impl std::str::FromStr for SmbEncrypt {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "desired" => Ok(SmbEncrypt::Desired),
+            "required" => Ok(SmbEncrypt::Required),
+            "off" => Ok(SmbEncrypt::Off),
+            _ => Err(format!(
+                "--smb-encrypt '{s}': the choices are required, desired and off"
+            )),
+        }
+    }
+}
+
+/// How naslab's protocol clients behave, whatever the server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ClientOptions {
+    /// How long a request waits for its reply before the server counts as gone (the
+    /// run then stops, naming the op, file and trace line).
+    pub io_timeout: std::time::Duration,
+    pub smb_encrypt: SmbEncrypt,
+}
+
+/// The default `--io-timeout`.
+pub const DEFAULT_IO_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
+
+impl Default for ClientOptions {
+    fn default() -> Self {
+        ClientOptions {
+            io_timeout: DEFAULT_IO_TIMEOUT,
+            smb_encrypt: SmbEncrypt::Desired,
+        }
+    }
+}
+
+/// "no reply from HOST:PORT within N s": what a request that timed out says.
+pub fn no_reply(addr: &str, timeout: std::time::Duration) -> String {
+    let secs = timeout.as_secs_f64();
+    if secs.fract() == 0.0 {
+        format!("no reply from {addr} within {secs:.0} s")
+    } else {
+        format!("no reply from {addr} within {secs:.1} s")
+    }
 }
 
 /// Whether a `--target` value is a protocol URL rather than a local directory.
@@ -206,12 +266,12 @@ impl FromStr for RemoteUrl {
                 example,
             });
         }
-        // An SMB share is one name. An NFS export may be a longer path, but where it ends
-        // only the server knows: naslab takes the first component as the export (the lab
-        // exports one-component pseudo paths) and the rest as the directory inside it.
+        // An SMB share is one name. An NFS export may be a longer path, and where it
+        // ends only the server knows: the whole path stands as the export here, and the
+        // NFS client splits it against the server's export list when it connects.
         let (share, path) = match protocol {
             Protocol::Smb => (parts[0].clone(), parts[1..].join("/")),
-            Protocol::Nfs => (format!("/{}", parts[0]), parts[1..].join("/")),
+            Protocol::Nfs => (format!("/{}", parts.join("/")), String::new()),
         };
         Ok(RemoteUrl {
             protocol,
@@ -317,6 +377,22 @@ mod tests {
         assert_eq!(
             u.to_string(),
             "nfs://127.0.0.1:20490/naslab-lab?mountport=20491"
+        );
+        let deep: RemoteUrl = "nfs://nas/volume1/share/sub".parse().unwrap();
+        assert_eq!(
+            (deep.share.as_str(), deep.path.as_str()),
+            ("/volume1/share/sub", "")
+        );
+        assert_eq!(deep.to_string(), "nfs://nas/volume1/share/sub");
+        let split = RemoteUrl {
+            share: "/volume1/share".into(),
+            path: "sub".into(),
+            ..deep.clone()
+        };
+        assert_eq!(
+            split.to_string(),
+            deep.to_string(),
+            "the same URL either way"
         );
     }
 

@@ -33,8 +33,11 @@ macro_rules! needs_root_and_servers {
     };
 }
 
-/// A lab under `base`, taken down when the guard drops.
+/// A lab under `base`, taken down when the guard drops. `base` is opened for others
+/// to pass through, as the lab's servers work as an unprivileged account.
 pub fn lab(base: &Path, fs: FsKind, server: ServerKind, opts: &[&str]) -> LabGuard {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(base, std::fs::Permissions::from_mode(0o711)).unwrap();
     LabGuard::up(&LabOptions {
         name: "t".into(),
         base: base.to_path_buf(),

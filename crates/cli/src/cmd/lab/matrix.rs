@@ -214,6 +214,10 @@ fn run_config(
     let lab = guard.lab().clone();
     let mut run_opts = a.opts_run.clone();
     run_opts.target = Some(PathBuf::from(&lab.state.url));
+    if !lab.state.password.is_empty() {
+        // The lab's generated password, for the run's SMB client to sign in with.
+        std::env::set_var(crate::cmd::protocol::PASSWORD_VAR, &lab.state.password);
+    }
     run_opts.out = out.to_path_buf();
     run_opts.label = c.label.clone();
     run_opts.drop_all_caches = !a.keep_server_cache;

@@ -22,11 +22,9 @@ use nfs3_client::{Nfs3Client, Nfs3ConnectionBuilder, RpcError};
 
 use super::NfsError;
 use crate::backend::remote::{EntryKind, RemoteFs};
-use crate::backend::url::RemoteUrl;
+use crate::backend::url::{no_reply, RemoteUrl};
 use crate::backend::OpError;
 
-/// How long a request may wait for the server before the connection counts as lost.
-pub(super) const IO_TIMEOUT: Duration = Duration::from_secs(60);
 /// The most naslab asks for in one READ or WRITE when the server names no limit.
 pub(super) const DEFAULT_XFER: u32 = 1 << 20;
 
@@ -43,12 +41,43 @@ pub(super) fn block_on<F: Future>(fut: F) -> F::Output {
     }
 }
 
-/// A blocking TCP socket behind the crate's async I/O traits.
-pub(super) struct BlockingIo(TcpStream);
+/// A blocking TCP socket behind the crate's async I/O traits. A read or write that
+/// waits longer than the timeout fails as [`std::io::ErrorKind::TimedOut`], saying
+/// "no reply from HOST:PORT within N s".
+pub(super) struct BlockingIo {
+    stream: TcpStream,
+    addr: SocketAddr,
+    timeout: Duration,
+    /// Set once the server let a request time out: every later request fails at once
+    /// (the closes and commits after a fatal error do not wait again).
+    silent: bool,
+}
+
+impl BlockingIo {
+    fn no_reply(&self) -> std::io::Error {
+        std::io::Error::new(
+            std::io::ErrorKind::TimedOut,
+            no_reply(&self.addr.to_string(), self.timeout),
+        )
+    }
+
+    fn timed_out(&mut self, e: std::io::Error) -> std::io::Error {
+        match e.kind() {
+            std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut => {
+                self.silent = true;
+                self.no_reply()
+            }
+            _ => e,
+        }
+    }
+}
 
 impl AsyncRead for BlockingIo {
     async fn async_read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        let n = self.0.read(buf)?;
+        if self.silent {
+            return Err(self.no_reply());
+        }
+        let n = self.stream.read(buf).map_err(|e| self.timed_out(e))?;
         if n == 0 && !buf.is_empty() {
             return Err(std::io::ErrorKind::UnexpectedEof.into());
         }
@@ -58,21 +87,37 @@ impl AsyncRead for BlockingIo {
 
 impl AsyncWrite for BlockingIo {
     async fn async_write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.write(buf)
+        if self.silent {
+            return Err(self.no_reply());
+        }
+        self.stream.write(buf).map_err(|e| self.timed_out(e))
     }
 }
 
-struct BlockingConnector;
+struct BlockingConnector {
+    timeout: Duration,
+}
 
 impl Connector for BlockingConnector {
     type Connection = BlockingIo;
 
     async fn connect(&self, addr: SocketAddr) -> std::io::Result<BlockingIo> {
-        let s = TcpStream::connect_timeout(&addr, Duration::from_secs(10))?;
+        let s = TcpStream::connect_timeout(&addr, self.timeout).map_err(|e| match e.kind() {
+            std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut => std::io::Error::new(
+                std::io::ErrorKind::TimedOut,
+                no_reply(&addr.to_string(), self.timeout),
+            ),
+            _ => e,
+        })?;
         s.set_nodelay(true)?;
-        s.set_read_timeout(Some(IO_TIMEOUT))?;
-        s.set_write_timeout(Some(IO_TIMEOUT))?;
-        Ok(BlockingIo(s))
+        s.set_read_timeout(Some(self.timeout))?;
+        s.set_write_timeout(Some(self.timeout))?;
+        Ok(BlockingIo {
+            stream: s,
+            addr,
+            timeout: self.timeout,
+            silent: false,
+        })
     }
 
     async fn connect_with_port(
@@ -112,9 +157,38 @@ pub(super) fn status_error(s: nfsstat3) -> OpError {
 /// A failure below NFS (the socket, the RPC layer): the server is gone or broken, so
 /// it stops the run.
 pub(super) fn rpc_error(e: RpcError) -> OpError {
+    let detail = match &e {
+        RpcError::Io(io) if io.kind() == std::io::ErrorKind::TimedOut => io.to_string(),
+        RpcError::FragmentedReply | RpcError::Xdr(_) | RpcError::UnexpectedXid => {
+            format!("NFS RPC: the server's reply is not a valid ONC RPC record ({e})")
+        }
+        _ => format!("NFS RPC: {e}"),
+    };
     OpError {
         errno: libc::ENOTCONN,
-        detail: Some(format!("NFS RPC: {e}")),
+        detail: Some(detail),
+    }
+}
+
+/// What a failed mount says: a silent server, a peer that does not speak ONC RPC at
+/// all (a web server, an SMB server on the port...), or the server's own words.
+fn mount_detail(e: &nfs3_client::ConnectError, addr: &str) -> String {
+    let text = e.to_string();
+    if text.contains("no reply from") {
+        return format!("{text}; check that the server runs and answers");
+    }
+    let not_rpc = matches!(
+        e,
+        nfs3_client::ConnectError::Mount(nfs3_client::MountError::Rpc(
+            RpcError::FragmentedReply | RpcError::Xdr(_) | RpcError::UnexpectedXid
+        )) | nfs3_client::ConnectError::Portmap(nfs3_client::PortmapError::Rpc(
+            RpcError::FragmentedReply | RpcError::Xdr(_) | RpcError::UnexpectedXid
+        ))
+    );
+    if not_rpc {
+        format!("the peer at {addr} does not answer as an NFS/MOUNT (ONC RPC) server ({text})")
+    } else {
+        text
     }
 }
 
@@ -136,6 +210,65 @@ pub(super) fn split(path: &str) -> (&str, &str) {
     }
 }
 
+/// The host's address as text, as the crate wants it.
+pub(super) fn host_ip(url: &RemoteUrl) -> Result<String, NfsError> {
+    (url.host.as_str(), 0)
+        .to_socket_addrs()
+        .map_err(|source| NfsError::Resolve {
+            host: url.host.clone(),
+            source,
+        })?
+        .next()
+        .map(|a| a.ip().to_string())
+        .ok_or_else(|| NfsError::Resolve {
+            host: url.host.clone(),
+            source: std::io::ErrorKind::NotFound.into(),
+        })
+}
+
+/// The server's export list (the MOUNT protocol's EXPORT call), asking the portmapper
+/// for the MOUNT service's port unless the URL gives it.
+pub(super) fn list_exports(url: &RemoteUrl, timeout: Duration) -> Result<Vec<String>, String> {
+    use nfs3_client::nfs3_types::{mount, portmap};
+    let ip: std::net::IpAddr = host_ip(url)
+        .map_err(|e| e.to_string())?
+        .parse()
+        .map_err(|e| format!("{e}"))?;
+    let port = match url.mount_port {
+        Some(p) => p,
+        None => {
+            let io = block_on(BlockingConnector { timeout }.connect(SocketAddr::new(ip, 111)))
+                .map_err(|e| format!("portmapper at {ip}:111: {e}"))?;
+            let mut pm = nfs3_client::PortmapperClient::new(io);
+            block_on(pm.getport(mount::PROGRAM, mount::VERSION, portmap::IPPROTO_TCP))
+                .map_err(|e| format!("portmapper at {ip}:111: {e}"))?
+        }
+    };
+    let io = block_on(BlockingConnector { timeout }.connect(SocketAddr::new(ip, port)))
+        .map_err(|e| format!("MOUNT service at {ip}:{port}: {e}"))?;
+    let mut mc = nfs3_client::MountClient::new(io);
+    let list = block_on(mc.export()).map_err(|e| format!("EXPORT call: {e}"))?;
+    Ok(list
+        .0
+        .iter()
+        .map(|n| String::from_utf8_lossy(n.ex_dir.0.as_ref()).into_owned())
+        .collect())
+}
+
+/// Splits `full` (the URL's path, `/a/b/c`) into the longest export in `exports` that
+/// holds it, component by component, and the directory inside that export.
+pub(super) fn split_export(full: &str, exports: &[String]) -> Option<(String, String)> {
+    let parts: Vec<&str> = full.split('/').filter(|c| !c.is_empty()).collect();
+    exports
+        .iter()
+        .filter_map(|e| {
+            let ex: Vec<&str> = e.split('/').filter(|c| !c.is_empty()).collect();
+            (ex.len() <= parts.len() && ex[..] == parts[..ex.len()]).then_some(ex.len())
+        })
+        .max()
+        .map(|n| (format!("/{}", parts[..n].join("/")), parts[n..].join("/")))
+}
+
 /// One NFS connection, with the directory handles it has looked up.
 pub(super) struct Session {
     pub(super) client: Nfs3Client<BlockingIo>,
@@ -148,20 +281,9 @@ pub(super) struct Session {
 }
 
 impl Session {
-    pub(super) fn open(url: &RemoteUrl) -> Result<Session, NfsError> {
+    pub(super) fn open(url: &RemoteUrl, timeout: Duration) -> Result<Session, NfsError> {
         let export = url.share.clone();
-        let host_ip = (url.host.as_str(), 0)
-            .to_socket_addrs()
-            .map_err(|source| NfsError::Resolve {
-                host: url.host.clone(),
-                source,
-            })?
-            .next()
-            .map(|a| a.ip().to_string())
-            .ok_or_else(|| NfsError::Resolve {
-                host: url.host.clone(),
-                source: std::io::ErrorKind::NotFound.into(),
-            })?;
+        let host_ip = host_ip(url)?;
         // SAFETY: geteuid and getegid have no preconditions.
         let (uid, gid) = unsafe { (libc::geteuid(), libc::getegid()) };
         let cred = opaque_auth::auth_unix(&auth_unix {
@@ -171,7 +293,8 @@ impl Session {
             gid,
             gids: vec![],
         });
-        let mut b = Nfs3ConnectionBuilder::new(BlockingConnector, host_ip, &export)
+        let mount_addr = format!("{host_ip}:{}", url.mount_port.unwrap_or(111));
+        let mut b = Nfs3ConnectionBuilder::new(BlockingConnector { timeout }, host_ip, &export)
             .connect_from_privileged_port(false)
             .credential(cred)
             .nfs3_port(url.port.unwrap_or(2049));
@@ -181,7 +304,7 @@ impl Session {
         let conn = block_on(b.mount()).map_err(|e| NfsError::Mount {
             host: url.host.clone(),
             export: export.clone(),
-            detail: e.to_string(),
+            detail: mount_detail(&e, &mount_addr),
         })?;
         let root = conn.root_nfs_fh3();
         let mut client = conn.into_nfs3_client();

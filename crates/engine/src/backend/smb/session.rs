@@ -1,7 +1,10 @@
 //! One SMB session on one share, on its own runtime: the requests naslab builds and
 //! sends itself, and the path-based calls the remote sandbox needs.
 
+use std::cell::Cell;
 use std::time::Duration;
+
+use smb2::crypto::encryption::Cipher;
 
 use smb2::client::connection::Connection;
 use smb2::msg::close::CloseRequest;
@@ -18,7 +21,7 @@ use smb2::{ClientConfig, ErrorKind, SmbClient, Tree};
 
 use super::SmbError;
 use crate::backend::remote::{EntryKind, RemoteFs};
-use crate::backend::url::RemoteUrl;
+use crate::backend::url::{no_reply, ClientOptions, RemoteUrl, SmbEncrypt};
 use crate::backend::OpError;
 
 pub(super) const FILE_WRITE_THROUGH: u32 = 0x0000_0002;
@@ -73,17 +76,80 @@ pub(super) fn op_error(e: smb2::Error) -> OpError {
     }
 }
 
+/// Runs one request on a session's runtime, at most `timeout` long.
+pub(super) struct Waiter {
+    rt: tokio::runtime::Runtime,
+    /// `host:port`, for messages.
+    addr: String,
+    timeout: Duration,
+    /// Set once a request found the server gone or silent: nothing more is sent, not
+    /// even the TREE_DISCONNECT at the end.
+    dead: Cell<bool>,
+}
+
+impl Waiter {
+    /// Waits for `fut` (one request and its reply) at most the I/O timeout. A server
+    /// that does not answer in time, or went away, marks the session dead.
+    pub(super) fn wait<T>(
+        &self,
+        fut: impl std::future::Future<Output = Result<T, smb2::Error>>,
+    ) -> Result<T, OpError> {
+        if self.dead.get() {
+            return Err(OpError {
+                errno: libc::ENOTCONN,
+                detail: Some(format!("SMB: {} stopped answering earlier", self.addr)),
+            });
+        }
+        let timeout = self.timeout;
+        match self
+            .rt
+            .block_on(async move { tokio::time::timeout(timeout, fut).await })
+        {
+            Ok(r) => r.map_err(|e| self.fail(e)),
+            Err(_) => {
+                self.dead.set(true);
+                Err(OpError {
+                    errno: libc::ENOTCONN,
+                    detail: Some(no_reply(&self.addr, self.timeout)),
+                })
+            }
+        }
+    }
+
+    /// An SMB failure as the results report it; a lost connection marks the session
+    /// dead.
+    pub(super) fn fail(&self, e: smb2::Error) -> OpError {
+        let timed_out = e.kind() == ErrorKind::TimedOut;
+        let mut err = op_error(e);
+        if err.errno == libc::ENOTCONN {
+            self.dead.set(true);
+        }
+        if timed_out {
+            err.errno = libc::ENOTCONN;
+            err.detail = Some(no_reply(&self.addr, self.timeout));
+        }
+        err
+    }
+}
+
 /// An open SMB session on one share, on its own runtime.
 pub(super) struct Session {
-    pub(super) rt: tokio::runtime::Runtime,
+    pub(super) w: Waiter,
     pub(super) client: SmbClient,
     pub(super) tree: Tree,
     pub(super) max_read: usize,
     pub(super) max_write: usize,
+    /// The dialect and whether the session is encrypted, e.g. "SMB 3.1.1, encrypted
+    /// (AES-128-GCM)".
+    pub(super) security: String,
 }
 
 impl Session {
-    pub(super) fn open(url: &RemoteUrl, password: &str) -> Result<Session, SmbError> {
+    pub(super) fn open(
+        url: &RemoteUrl,
+        password: &str,
+        opts: ClientOptions,
+    ) -> Result<Session, SmbError> {
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
@@ -91,9 +157,13 @@ impl Session {
         let addr = url.address();
         let config = ClientConfig {
             addr: addr.clone(),
-            timeout: Duration::from_secs(10),
+            timeout: opts.io_timeout,
+            // naslab's own deadline (`Waiter::wait`) decides; the crate's, which may
+            // stretch while it believes the server alive, only backs it up.
+            response_timeout: Some(opts.io_timeout.saturating_mul(2)),
             username: url.user.clone().unwrap_or_default(),
             password: password.to_string(),
+            encryption: opts.smb_encrypt != SmbEncrypt::Off,
             // The request pattern is naslab's to choose: no compression, no reconnects
             // behind its back, no DFS detours.
             auto_reconnect: false,
@@ -101,21 +171,53 @@ impl Session {
             dfs_enabled: false,
             ..ClientConfig::default()
         };
-        let mut client = rt.block_on(SmbClient::connect(config)).map_err(|source| {
-            if matches!(
-                source.kind(),
-                ErrorKind::AuthRequired | ErrorKind::AccessDenied | ErrorKind::GuestSessionRefused
-            ) || matches!(source, smb2::Error::Auth { .. })
+        let who = || {
+            url.user
+                .as_deref()
+                .map(|u| format!("user '{u}'"))
+                .unwrap_or_else(|| "a guest".into())
+        };
+        let timeout = opts.io_timeout;
+        let silent = || SmbError::NoReply(no_reply(&addr, timeout));
+        let connected =
+            rt.block_on(
+                async move { tokio::time::timeout(timeout, SmbClient::connect(config)).await },
+            );
+        let mut client = connected.map_err(|_| silent())?.map_err(|source| {
+            let status = match &source {
+                smb2::Error::Protocol { status, command } if *command == Command::SessionSetup => {
+                    Some(status.0)
+                }
+                _ => None,
+            };
+            if status == Some(0xC000_0022) {
+                // ACCESS_DENIED while signing in is how Samba refuses a client that
+                // cannot encrypt when encryption is required; it says nothing about
+                // the password.
+                SmbError::Auth {
+                    addr: addr.clone(),
+                    who: who(),
+                    why: match opts.smb_encrypt {
+                        SmbEncrypt::Off => format!("the server requires encryption and --smb-encrypt off forbids it ({source}); leave --smb-encrypt at desired"),
+                        _ => format!("the server refused the session ({source}); a server that requires encryption does this when the dialect it agreed on cannot encrypt (SMB 2.x): allow SMB 3 on the server"),
+                    },
+                }
+            } else if status.is_some()
+                || matches!(
+                    source.kind(),
+                    ErrorKind::AuthRequired
+                        | ErrorKind::AccessDenied
+                        | ErrorKind::GuestSessionRefused
+                )
+                || matches!(source, smb2::Error::Auth { .. })
             {
                 SmbError::Auth {
                     addr: addr.clone(),
-                    who: url
-                        .user
-                        .as_deref()
-                        .map(|u| format!("user '{u}'"))
-                        .unwrap_or_else(|| "a guest".into()),
-                    source,
+                    who: who(),
+                    why: auth_hint(&source, url.user.is_some()),
                 }
+            } else if matches!(source.kind(), ErrorKind::TimedOut) {
+                SmbError::NoReply(no_reply(&addr, opts.io_timeout))
             } else {
                 SmbError::Connect {
                     addr: addr.clone(),
@@ -123,23 +225,60 @@ impl Session {
                 }
             }
         })?;
-        let tree = rt
-            .block_on(client.connect_share(&url.share))
-            .map_err(|source| SmbError::Share {
-                addr: addr.clone(),
-                share: url.share.clone(),
-                source,
+        let share = rt.block_on(async {
+            tokio::time::timeout(timeout, client.connect_share(&url.share)).await
+        });
+        let tree = share
+            .map_err(|_| silent())?
+            .map_err(|source| match source.kind() {
+                ErrorKind::TimedOut => SmbError::NoReply(no_reply(&addr, opts.io_timeout)),
+                _ => SmbError::Share {
+                    addr: addr.clone(),
+                    share: url.share.clone(),
+                    source,
+                },
             })?;
-        let (max_read, max_write) = client
-            .params()
+        let params = client.params();
+        let (max_read, max_write) = params
+            .as_ref()
             .map(|p| (p.max_read_size as usize, p.max_write_size as usize))
             .unwrap_or((CREDIT_BYTES, CREDIT_BYTES));
+        let dialect = params
+            .as_ref()
+            .map(|p| p.dialect.to_string())
+            .unwrap_or_else(|| "SMB".into());
+        let encrypted = client.connection().should_encrypt();
+        let security = if encrypted {
+            let cipher = match params.as_ref().and_then(|p| p.cipher) {
+                Some(Cipher::Aes128Gcm) => "AES-128-GCM",
+                Some(Cipher::Aes256Gcm) => "AES-256-GCM",
+                Some(Cipher::Aes256Ccm) => "AES-256-CCM",
+                // SMB 3.0 and 3.0.2 have no cipher negotiation: AES-128-CCM.
+                Some(Cipher::Aes128Ccm) | None => "AES-128-CCM",
+            };
+            format!("{dialect}, encrypted ({cipher})")
+        } else {
+            format!("{dialect}, not encrypted")
+        };
+        if opts.smb_encrypt == SmbEncrypt::Required && !encrypted {
+            return Err(SmbError::NotEncrypted {
+                addr,
+                share: url.share.clone(),
+                security,
+            });
+        }
         Ok(Session {
-            rt,
+            w: Waiter {
+                rt,
+                addr,
+                timeout: opts.io_timeout,
+                dead: Cell::new(false),
+            },
             client,
             tree,
             max_read: max_read.max(4096),
             max_write: max_write.max(4096),
+            security,
         })
     }
 
@@ -158,14 +297,12 @@ impl Session {
         body: &dyn smb2::pack::Pack,
         credits: u16,
     ) -> Result<smb2::client::connection::Frame, OpError> {
-        self.rt
-            .block_on(self.conn().execute_with_credits(
-                command,
-                body,
-                Some(self.tree.tree_id),
-                CreditCharge(credits.max(1)),
-            ))
-            .map_err(op_error)
+        self.w.wait(self.conn().execute_with_credits(
+            command,
+            body,
+            Some(self.tree.tree_id),
+            CreditCharge(credits.max(1)),
+        ))
     }
 
     /// Sends one request and checks its status.
@@ -256,12 +393,11 @@ impl Session {
 
     pub(super) fn path_kind(&mut self, path: &str) -> Result<Option<EntryKind>, OpError> {
         let conn = self.client.connection_mut();
-        match self.rt.block_on(self.tree.stat(conn, path)) {
+        match self.w.wait(self.tree.stat(conn, path)) {
             Ok(info) if info.is_link() => Ok(Some(EntryKind::Link)),
             Ok(info) if info.is_directory => Ok(Some(EntryKind::Dir)),
             Ok(_) => Ok(Some(EntryKind::File)),
             Err(e) => {
-                let e = op_error(e);
                 if e.errno == libc::ENOENT {
                     Ok(None)
                 } else {
@@ -274,10 +410,20 @@ impl Session {
 
 impl Drop for Session {
     fn drop(&mut self) {
+        // A polite goodbye to a live server, briefly; none to a dead one, whose
+        // silence would otherwise hold the process up for another timeout.
+        if self.w.dead.get() {
+            return;
+        }
         let conn = self.client.connection_mut();
-        let _ = self.rt.block_on(self.tree.disconnect(conn));
+        let _ = self.w.rt.block_on(async {
+            tokio::time::timeout(DISCONNECT_WAIT, self.tree.disconnect(conn)).await
+        });
     }
 }
+
+/// How long the TREE_DISCONNECT at the end may take.
+const DISCONNECT_WAIT: Duration = Duration::from_millis(500);
 
 impl RemoteFs for Session {
     fn kind(&mut self, path: &str) -> Result<Option<EntryKind>, OpError> {
@@ -285,9 +431,7 @@ impl RemoteFs for Session {
     }
     fn make_dir(&mut self, path: &str) -> Result<(), OpError> {
         let conn = self.client.connection_mut();
-        self.rt
-            .block_on(self.tree.create_directory(conn, path))
-            .map_err(op_error)
+        self.w.wait(self.tree.create_directory(conn, path))
     }
     fn put_file(&mut self, path: &str, data: &[u8]) -> Result<(), OpError> {
         let r = self.create(
@@ -303,10 +447,7 @@ impl RemoteFs for Session {
     }
     fn list(&mut self, path: &str) -> Result<Vec<(String, EntryKind)>, OpError> {
         let conn = self.client.connection_mut();
-        let entries = self
-            .rt
-            .block_on(self.tree.list_directory(conn, path))
-            .map_err(op_error)?;
+        let entries = self.w.wait(self.tree.list_directory(conn, path))?;
         Ok(entries
             .into_iter()
             .filter(|e| e.name != "." && e.name != "..")
@@ -324,15 +465,30 @@ impl RemoteFs for Session {
     }
     fn remove_file(&mut self, path: &str) -> Result<(), OpError> {
         let conn = self.client.connection_mut();
-        self.rt
-            .block_on(self.tree.delete_file(conn, path))
-            .map_err(op_error)
+        self.w.wait(self.tree.delete_file(conn, path))
     }
     fn remove_dir(&mut self, path: &str) -> Result<(), OpError> {
         let conn = self.client.connection_mut();
-        self.rt
-            .block_on(self.tree.delete_directory(conn, path))
-            .map_err(op_error)
+        self.w.wait(self.tree.delete_directory(conn, path))
+    }
+}
+
+/// Why a sign-in failed, in the user's terms, and what to do about it.
+fn auth_hint(e: &smb2::Error, named_user: bool) -> String {
+    let status = match e {
+        smb2::Error::Protocol { status, .. } => Some(status.0),
+        _ => None,
+    };
+    match status {
+        Some(0xC000_006D) if named_user => format!("wrong user name or password ({e}); check the user in the URL and the password in NASLAB_SMB_PASSWORD"),
+        Some(0xC000_006D) | Some(0xC000_0022) if !named_user => format!("the server admits no guests ({e}); name a user in the URL (smb://user@host/share) and set NASLAB_SMB_PASSWORD"),
+        Some(0xC000_0072) => format!("the account is disabled on the server ({e})"),
+        Some(0xC000_0071) | Some(0xC000_0224) => format!("the account's password has expired or must be changed on the server ({e})"),
+        Some(0xC000_0234) => format!("the account is locked out on the server ({e})"),
+        _ => match e.kind() {
+            ErrorKind::GuestSessionRefused => format!("the server answered with a guest session instead of the named account ({e}); check the user in the URL and NASLAB_SMB_PASSWORD"),
+            _ => format!("{e}; check the user in the URL and NASLAB_SMB_PASSWORD"),
+        },
     }
 }
 

@@ -1,0 +1,365 @@
+//! naslab's SMB client against Samba set up as NAS products ship it: encryption
+//! required (globally, then on the share alone) and desired, signing mandatory, each
+//! dialect from SMB 2.0.2 to 3.1.1 as the server's maximum, and a user with a
+//! password. Each configuration runs FileCopyToNAS and PhotoAlbum at a small scale,
+//! checks the bytes on the server's own file system, and reads from `smbstatus` what
+//! the server says the session really was (dialect, encryption, signing).
+//! Needs root (servers): skipped with a note otherwise.
+
+mod common;
+
+use std::path::Path;
+use std::sync::atomic::Ordering;
+
+use common::*;
+use naslab_engine::backend::url::{ClientOptions, SmbEncrypt};
+use naslab_engine::backend::SmbTarget;
+use naslab_engine::{
+    compile, records_from_trace, run_iteration, IterationSpec, Progress, ReplayOptions,
+};
+use naslab_lab::{FsKind, LabState, ServerKind};
+use naslab_results::CacheMode;
+use naslab_trace::FileKind;
+use naslab_workload::GenParams;
+
+fn connect(st: &LabState, encrypt: SmbEncrypt) -> Result<SmbTarget, String> {
+    let opts = ClientOptions {
+        smb_encrypt: encrypt,
+        ..ClientOptions::default()
+    };
+    SmbTarget::connect_with(st.url.parse().unwrap(), st.password.clone(), opts)
+        .map_err(|e| e.to_string())
+}
+
+/// Runs `workload` (generated small) and checks its bytes against the server's disk.
+fn run_workload(workload: &str, target: &SmbTarget, share_dir: &Path, spool: &Path) {
+    let trace = naslab_workload::generate(
+        workload,
+        &GenParams {
+            seed: 1,
+            scale: 0.005,
+        },
+    )
+    .unwrap();
+    let plan = compile(Path::new("t.jsonl"), records_from_trace(&trace), spool).unwrap();
+    let progress = Progress::default();
+    let spec = IterationSpec {
+        plan: &plan,
+        target,
+        cache: CacheMode::Drop,
+        replay: ReplayOptions::default(),
+        spool_dir: spool,
+        records_path: None,
+        progress: &progress,
+        drop_all_caches: false,
+    };
+    let r = run_iteration(&spec, 1).expect("runs");
+    assert_eq!(r.errors, 0, "{workload}: {:?}", r.op_stats);
+    assert!(r.aborted.is_none(), "{workload}: {:?}", r.aborted);
+    let dir = naslab_lab::layout::workload_dir(share_dir, &trace.header.workload);
+    let on_disk = sizes(&dir);
+    let prepared: u64 = trace
+        .files
+        .iter()
+        .filter(|f| f.exists && f.kind == FileKind::File)
+        .map(|f| f.size)
+        .sum();
+    assert_eq!(
+        progress.prepared_bytes.load(Ordering::Relaxed),
+        prepared,
+        "{workload}: prepared over SMB"
+    );
+    // Both workloads only add files or read them: the server's disk holds what was
+    // prepared plus what was written, to the byte.
+    assert_eq!(
+        on_disk,
+        prepared + r.bytes_written,
+        "{workload}: bytes on the server"
+    );
+    if workload == "PhotoAlbum" {
+        assert!(r.bytes_read > 0);
+    } else {
+        assert!(r.bytes_written > 0);
+    }
+}
+
+fn sizes(dir: &Path) -> u64 {
+    let mut n = 0;
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        let m = e.metadata().unwrap();
+        n += if m.is_dir() {
+            sizes(&e.path())
+        } else {
+            m.len()
+        };
+    }
+    n
+}
+
+/// What `smbstatus -b` says of the lab account's sessions: (protocol, encryption,
+/// signing) of each.
+fn sessions(lab_dir: &Path) -> Vec<(String, String, String)> {
+    let out = std::process::Command::new("smbstatus")
+        .arg("-s")
+        .arg(lab_dir.join("smb.conf"))
+        .arg("-b")
+        .output()
+        .expect("smbstatus runs");
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    text.lines()
+        .filter(|l| l.contains("naslab-lab"))
+        .map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            let n = f.len();
+            (
+                f[n - 3].to_string(),
+                f[n - 2].to_string(),
+                f[n - 1].to_string(),
+            )
+        })
+        .collect()
+}
+
+/// What `smbstatus -S` says of the connections to the lab's share: (encryption,
+/// signing) of each.
+fn share_connections(lab_dir: &Path) -> Vec<(String, String)> {
+    let out = std::process::Command::new("smbstatus")
+        .arg("-s")
+        .arg(lab_dir.join("smb.conf"))
+        .arg("-S")
+        .output()
+        .expect("smbstatus runs");
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    text.lines()
+        .filter(|l| l.starts_with("naslab "))
+        .map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            let n = f.len();
+            (f[n - 2].to_string(), f[n - 1].to_string())
+        })
+        .collect()
+}
+
+struct Case {
+    label: &'static str,
+    opts: &'static [&'static str],
+    /// smbstatus's protocol column.
+    protocol: &'static str,
+    /// smbstatus's encryption column for the session ("-" for none; "partial(...)"
+    /// when only some of its tree connects are encrypted, as with a share's own
+    /// `smb encrypt`).
+    encryption: &'static str,
+    /// The cipher of the connection to the share ("-" for none).
+    share_cipher: &'static str,
+    /// Whether the signing column must name an algorithm (a signed session).
+    signed: bool,
+}
+
+const CASES: &[Case] = &[
+    Case {
+        label: "encrypt required (global)",
+        opts: &["global: server smb encrypt = required"],
+        protocol: "SMB3_11",
+        encryption: "AES-128-GCM",
+        share_cipher: "AES-128-GCM",
+        signed: false,
+    },
+    Case {
+        label: "encrypt required (share)",
+        opts: &["smb encrypt = required"],
+        protocol: "SMB3_11",
+        encryption: "partial(AES-128-GCM)",
+        share_cipher: "AES-128-GCM",
+        signed: false,
+    },
+    Case {
+        label: "encrypt desired",
+        opts: &["global: server smb encrypt = desired"],
+        protocol: "SMB3_11",
+        encryption: "AES-128-GCM",
+        share_cipher: "AES-128-GCM",
+        signed: false,
+    },
+    Case {
+        label: "signing mandatory",
+        opts: &["global: server signing = mandatory"],
+        protocol: "SMB3_11",
+        encryption: "-",
+        share_cipher: "-",
+        signed: true,
+    },
+    Case {
+        label: "max SMB2_02",
+        // Samba 4.17 drops any client that offered encryption when it also
+        // desires encryption but speaks no SMB 3 (smbclient gets
+        // NT_STATUS_ENCRYPTION_FAILED there too), so the SMB 2 servers do not.
+        opts: &["global: server max protocol = SMB2_02"],
+        protocol: "SMB2_02",
+        encryption: "-",
+        share_cipher: "-",
+        signed: true,
+    },
+    Case {
+        label: "max SMB2_10",
+        // Samba 4.17 drops any client that offered encryption when it also
+        // desires encryption but speaks no SMB 3 (smbclient gets
+        // NT_STATUS_ENCRYPTION_FAILED there too), so the SMB 2 servers do not.
+        opts: &["global: server max protocol = SMB2_10"],
+        protocol: "SMB2_10",
+        encryption: "-",
+        share_cipher: "-",
+        signed: true,
+    },
+    Case {
+        label: "max SMB3_00",
+        opts: &[
+            "global: server max protocol = SMB3_00",
+            "global: server smb encrypt = desired",
+        ],
+        protocol: "SMB3_00",
+        encryption: "AES-128-CCM",
+        share_cipher: "AES-128-CCM",
+        signed: false,
+    },
+    Case {
+        label: "max SMB3_02",
+        opts: &[
+            "global: server max protocol = SMB3_02",
+            "global: server smb encrypt = desired",
+        ],
+        protocol: "SMB3_02",
+        encryption: "AES-128-CCM",
+        share_cipher: "AES-128-CCM",
+        signed: false,
+    },
+    Case {
+        label: "max SMB3_11",
+        opts: &[
+            "global: server max protocol = SMB3_11",
+            "global: server smb encrypt = desired",
+        ],
+        protocol: "SMB3_11",
+        encryption: "AES-128-GCM",
+        share_cipher: "AES-128-GCM",
+        signed: false,
+    },
+];
+
+#[test]
+fn samba_as_nas_products_ship_it() {
+    needs_root_and_servers!(ServerKind::Samba);
+    let mut failures = Vec::new();
+    for case in CASES {
+        let base = tempfile::tempdir().unwrap();
+        let guard = lab(base.path(), FsKind::Dir, ServerKind::Samba, case.opts);
+        let st = guard.lab().state.clone();
+        let target = match connect(&st, SmbEncrypt::Desired) {
+            Ok(t) => t,
+            Err(e) => {
+                failures.push(format!("{}: {e}", case.label));
+                continue;
+            }
+        };
+        let encrypted = case.share_cipher != "-";
+        assert_eq!(
+            target.security().contains(", encrypted"),
+            encrypted,
+            "{}: {}",
+            case.label,
+            target.security()
+        );
+        if encrypted {
+            assert!(
+                target.security().contains(case.share_cipher),
+                "{}: {}",
+                case.label,
+                target.security()
+            );
+        }
+        for w in ["FileCopyToNAS", "PhotoAlbum"] {
+            run_workload(w, &target, &st.share_dir, base.path());
+        }
+        // The server's word on the session naslab still holds open.
+        let seen = sessions(&guard.lab().dir);
+        assert!(
+            !seen.is_empty(),
+            "{}: smbstatus shows no session",
+            case.label
+        );
+        for (proto, enc, sign) in &seen {
+            assert_eq!(proto, case.protocol, "{}: {seen:?}", case.label);
+            assert_eq!(enc, case.encryption, "{}: {seen:?}", case.label);
+            if case.signed {
+                assert!(sign != "-", "{}: {seen:?}", case.label);
+            }
+            if case.label == "signing mandatory" {
+                // Every request signed, not only some.
+                assert!(!sign.starts_with("partial"), "{}: {seen:?}", case.label);
+            }
+        }
+        let shares = share_connections(&guard.lab().dir);
+        assert!(
+            !shares.is_empty(),
+            "{}: smbstatus shows no share",
+            case.label
+        );
+        for (enc, _sign) in &shares {
+            assert_eq!(enc, case.share_cipher, "{}: {shares:?}", case.label);
+        }
+        eprintln!(
+            "{}: {} (smbstatus: sessions {seen:?}, share {shares:?})",
+            case.label,
+            target.security()
+        );
+    }
+    assert!(failures.is_empty(), "{failures:#?}");
+}
+
+#[test]
+fn encryption_refusals_say_what_happened_without_blaming_the_password() {
+    needs_root_and_servers!(ServerKind::Samba);
+    let base = tempfile::tempdir().unwrap();
+    // Encryption required by a server that only speaks SMB 2.1: it cannot encrypt.
+    let guard = lab(
+        base.path(),
+        FsKind::Dir,
+        ServerKind::Samba,
+        &[
+            "global: server max protocol = SMB2_10",
+            "global: server smb encrypt = required",
+        ],
+    );
+    let st = guard.lab().state.clone();
+    let e = connect(&st, SmbEncrypt::Desired).expect_err("refused");
+    assert!(e.contains("SMB 3") && !e.contains("password"), "{e}");
+    drop(guard);
+    // Encryption required, and the client told not to offer it.
+    let base = tempfile::tempdir().unwrap();
+    let guard = lab(
+        base.path(),
+        FsKind::Dir,
+        ServerKind::Samba,
+        &["global: server smb encrypt = required"],
+    );
+    let st = guard.lab().state.clone();
+    let e = connect(&st, SmbEncrypt::Off).expect_err("refused");
+    assert!(
+        e.contains("--smb-encrypt off") && !e.contains("password"),
+        "{e}"
+    );
+    drop(guard);
+    // The client requires encryption; the server does not encrypt.
+    let base = tempfile::tempdir().unwrap();
+    let guard = lab(base.path(), FsKind::Dir, ServerKind::Samba, &[]);
+    let st = guard.lab().state.clone();
+    let e = connect(&st, SmbEncrypt::Required).expect_err("refused");
+    assert!(
+        e.contains("did not encrypt") && e.contains("--smb-encrypt required"),
+        "{e}"
+    );
+    // A wrong password is named as such.
+    let e = SmbTarget::connect(st.url.parse().unwrap(), "not-it".into())
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("wrong user name or password"), "{e}");
+}
