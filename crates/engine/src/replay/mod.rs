@@ -12,9 +12,11 @@ use naslab_trace::OpKind;
 use crate::backend::{BackendOptions, OpError, Target};
 use crate::buffer::AlignedBuf;
 use crate::clock::{tighten_timer_slack, Clock};
+use crate::data::{DataSpec, BLOCK};
 use crate::pacing::Pacing;
 use crate::plan::Plan;
 use crate::spool::{Spool, SpoolWriter};
+use crate::verify::Verifier;
 
 mod queued;
 mod stream;
@@ -44,6 +46,8 @@ pub struct ReplayOptions {
     pub phase: Phase,
     /// Stop issuing ops this long after the first one (the rest of the trace is skipped).
     pub time_limit_ns: Option<u64>,
+    /// What written blocks hold.
+    pub data: DataSpec,
 }
 
 /// Live counters for a progress display; written by the streams, read by anyone.
@@ -191,6 +195,31 @@ pub fn replay<C: Clock + Sync>(
     progress: &Progress,
     make_clock: impl FnOnce() -> C,
 ) -> Result<ReplayOutcome, ReplayError> {
+    replay_with(
+        plan,
+        target,
+        workload_dir,
+        options,
+        spool_dir,
+        progress,
+        None,
+        make_clock,
+    )
+}
+
+/// Like [`replay`]; with a `verifier`, every write is booked in it and every read is
+/// checked against it (outside the ops' timing).
+#[allow(clippy::too_many_arguments)]
+pub fn replay_with<C: Clock + Sync>(
+    plan: &Plan,
+    target: &dyn Target,
+    workload_dir: &str,
+    options: ReplayOptions,
+    spool_dir: &Path,
+    progress: &Progress,
+    verifier: Option<&Verifier>,
+    make_clock: impl FnOnce() -> C,
+) -> Result<ReplayOutcome, ReplayError> {
     let (streams, counts) = match options.phase {
         Phase::Warmup => (&plan.warmup, &plan.warmup_counts),
         Phase::Measured => (&plan.streams, &plan.op_counts),
@@ -224,9 +253,9 @@ pub fn replay<C: Clock + Sync>(
                     None
                 };
                 let reader = sp.ops.reader_with_buffer(buffer);
-                // One read buffer per op that can be in flight; writes share one pattern.
+                // One read and one write buffer per op that can be in flight.
                 let rbuf = AlignedBuf::zeroed(read_len * depth);
-                let wbuf = AlignedBuf::patterned(read_len, sp.stream as u64 + 1);
+                let wbuf = AlignedBuf::zeroed(read_len * depth);
                 let mut out = StreamOutcome::new(counts, sp.stream);
                 if options.pacing != Pacing::Afap {
                     out.lag = Some(LatencyHistogram::new());
@@ -273,6 +302,18 @@ pub fn replay<C: Clock + Sync>(
                     slot_len: read_len,
                     spool_dir,
                     published: (0, 0),
+                    data: options.data,
+                    verifier,
+                    during: match options.phase {
+                        Phase::Warmup => "warmup",
+                        Phase::Measured => "read",
+                    },
+                    gen_base: ((options.phase as u64 + 1) << 56) | ((sp.stream as u64 + 1) << 32),
+                    writes: 0,
+                    pending: vec![(0, 0); depth],
+                    append: vec![false; sp.slots as usize],
+                    scratch: vec![0u8; 2 * BLOCK],
+                    recheck: AlignedBuf::zeroed(BLOCK),
                 };
                 run.run(backend.as_mut(), reader, out)
             });
