@@ -9,8 +9,18 @@ mod common;
 use common::*;
 
 fn run_dir(out: &Path) -> PathBuf {
-    let label = std::fs::read_dir(out).unwrap().next().unwrap().unwrap().path();
-    std::fs::read_dir(label).unwrap().next().unwrap().unwrap().path()
+    let label = std::fs::read_dir(out)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    std::fs::read_dir(label)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path()
 }
 
 fn json(path: &Path) -> serde_json::Value {
@@ -80,12 +90,17 @@ fn a_block_damaged_during_the_run_fails_it_and_is_listed() {
     let b = target.join("naslab/Gap/b.bin");
     let start = Instant::now();
     while std::fs::metadata(&b).map(|m| m.len()).unwrap_or(0) < 8192 {
-        assert!(start.elapsed() < Duration::from_secs(30), "b.bin never written");
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "b.bin never written"
+        );
         std::thread::sleep(Duration::from_millis(5));
     }
     std::thread::sleep(Duration::from_millis(200));
     // Block 1 overwritten with noise behind naslab's back.
-    let noise: Vec<u8> = (0..4096u32).map(|i| (i.wrapping_mul(2654435761) >> 13) as u8).collect();
+    let noise: Vec<u8> = (0..4096u32)
+        .map(|i| (i.wrapping_mul(2654435761) >> 13) as u8)
+        .collect();
     use std::os::unix::fs::FileExt;
     let f = std::fs::OpenOptions::new().write(true).open(&b).unwrap();
     f.write_all_at(&noise, 4096).unwrap();
@@ -120,7 +135,10 @@ fn bad_data_options_are_refused_with_what_to_do() {
             .args(["--data", "ones", "--target"])
             .arg(target.path()),
     );
-    assert!(err.contains("use random, zero, compress:PCT or dedupe:PCT"), "{err}");
+    assert!(
+        err.contains("use random, zero, compress:PCT or dedupe:PCT"),
+        "{err}"
+    );
     let err = run_err(
         naslab()
             .arg("run")
@@ -136,5 +154,8 @@ fn bad_data_options_are_refused_with_what_to_do() {
             .args(["--data", "zero", "--verify", "--target"])
             .arg(target.path()),
     );
-    assert!(err.contains("use it with --data random or compress:PCT"), "{err}");
+    assert!(
+        err.contains("use it with --data random or compress:PCT"),
+        "{err}"
+    );
 }

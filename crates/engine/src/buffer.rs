@@ -1,5 +1,5 @@
-//! Data buffers: page-aligned (so direct I/O can use them) and, for writing, filled
-//! with bytes that neither compress nor deduplicate, so a target cannot shortcut them.
+//! Data buffers, page-aligned so direct I/O can use them (what writes carry is made by
+//! [`crate::data`]).
 
 use std::alloc::{alloc_zeroed, dealloc, Layout};
 
@@ -26,13 +26,6 @@ impl AlignedBuf {
             std::alloc::handle_alloc_error(layout);
         }
         AlignedBuf { ptr, len }
-    }
-
-    /// A buffer of `len` bytes filled with the write pattern starting at `seed`.
-    pub fn patterned(len: usize, seed: u64) -> AlignedBuf {
-        let mut b = AlignedBuf::zeroed(len);
-        fill_pattern(b.as_mut_slice(), seed);
-        b
     }
 
     /// Its bytes.
@@ -65,35 +58,15 @@ impl Drop for AlignedBuf {
     }
 }
 
-/// Fills `buf` with xorshift64* output: incompressible and different for every seed.
-pub fn fill_pattern(buf: &mut [u8], seed: u64) {
-    let mut x = seed ^ 0x9e37_79b9_7f4a_7c15;
-    if x == 0 {
-        x = 1;
-    }
-    for chunk in buf.chunks_mut(8) {
-        x ^= x >> 12;
-        x ^= x << 25;
-        x ^= x >> 27;
-        let v = x.wrapping_mul(0x2545_f491_4f6c_dd1d).to_le_bytes();
-        chunk.copy_from_slice(&v[..chunk.len()]);
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn buffers_are_aligned_and_patterned() {
-        let b = AlignedBuf::patterned(10_000, 7);
+    fn buffers_are_aligned_and_whole_pages() {
+        let b = AlignedBuf::zeroed(10_000);
         assert_eq!(b.as_slice().as_ptr() as usize % ALIGN, 0);
         assert_eq!(b.len(), 12_288);
-        let zeros = b.as_slice().iter().filter(|&&x| x == 0).count();
-        assert!(zeros < 200, "{zeros} zero bytes");
-        assert_ne!(
-            AlignedBuf::patterned(4096, 1).as_slice(),
-            AlignedBuf::patterned(4096, 2).as_slice()
-        );
+        assert!(b.as_slice().iter().all(|&x| x == 0));
     }
 }

@@ -231,7 +231,10 @@ fn checksum(bytes: &[u8], salt: u64) -> u32 {
         let w = u64::from_le_bytes(tail[j * 8..j * 8 + 8].try_into().expect("8 bytes"));
         *lane = lane.rotate_left(5) ^ w.wrapping_mul(P2 | 1);
     }
-    let m = mum(lanes[0] ^ lanes[2], lanes[1] ^ lanes[3] ^ bytes.len() as u64);
+    let m = mum(
+        lanes[0] ^ lanes[2],
+        lanes[1] ^ lanes[3] ^ bytes.len() as u64,
+    );
     (m ^ (m >> 32)) as u32
 }
 
@@ -350,9 +353,7 @@ mod tests {
     #[test]
     fn dedupe_selects_exactly_its_share_of_blocks() {
         for pct in [0u8, 1, 30, 50, 100] {
-            let n = (0..1000)
-                .filter(|&b| is_dedupe_block(9, 4, b, pct))
-                .count();
+            let n = (0..1000).filter(|&b| is_dedupe_block(9, 4, b, pct)).count();
             assert_eq!(n, pct as usize * 10, "dedupe:{pct}");
         }
     }

@@ -21,9 +21,9 @@ pub use backend::{
     Backend, BackendOptions, Caps, Handle, NullTarget, OpError, OpenHow, PosixTarget, Target,
 };
 pub use clock::{Clock, MonotonicClock, ScriptedClock};
+pub use data::{DataMode, DataSpec};
 pub use pacing::Pacing;
 pub use plan::{compile, records_from_reader, records_from_trace, FileTable, Plan, PlanError};
-pub use data::{DataMode, DataSpec};
 pub use replay::{replay, replay_with, Phase, Progress, ReplayOptions, ReplayOutcome};
 pub use run::{run_iteration, IterationSpec, RunError};
 pub use sandbox::Sandbox;

@@ -375,19 +375,13 @@ impl Verifier {
     }
 
     fn describe_block(&self, file: u32, b: u64, gen: u64) -> String {
-        let name = self
-            .paths
-            .get(file as usize)
-            .map_or("?", String::as_str);
+        let name = self.paths.get(file as usize).map_or("?", String::as_str);
         let g = if gen == PREPARED_GEN {
             "prepared".to_string()
         } else {
             format!("generation {gen:#x}")
         };
-        format!(
-            "block {b} (offset {}) of '{name}', {g}",
-            b * BLOCK as u64
-        )
+        format!("block {b} (offset {}) of '{name}', {g}", b * BLOCK as u64)
     }
 
     /// Names what a mismatched block holds instead. `got` is the block's bytes from
@@ -436,7 +430,11 @@ impl Verifier {
                     kind: MismatchKind::TornWrite,
                     found: format!(
                         "a header of {name} over bytes that do not match it{}",
-                        if h.body_ok { "" } else { " (its checksum fails)" }
+                        if h.body_ok {
+                            ""
+                        } else {
+                            " (its checksum fails)"
+                        }
                     ),
                 };
             }
@@ -450,9 +448,7 @@ impl Verifier {
         if matching > 0 {
             return Verdict {
                 kind: MismatchKind::TornWrite,
-                found: format!(
-                    "{matching} of its 512-byte pieces as expected, the rest not"
-                ),
+                found: format!("{matching} of its 512-byte pieces as expected, the rest not"),
             };
         }
         match st.prev {
@@ -508,7 +504,22 @@ impl Verifier {
                 continue;
             }
             let _ = backend.drop_cache(i);
-            let actual = backend.stat(i)?;
+            let actual = match backend.stat(i) {
+                Ok(n) => n,
+                Err(err) if err.errno == libc::ENOENT => {
+                    self.record(vec![Mismatch {
+                        file: e.path.clone(),
+                        offset: 0,
+                        len: size,
+                        kind: MismatchKind::LostWrite,
+                        expected: format!("a file of {size} bytes"),
+                        found: "no such file".to_string(),
+                        during: "read-back".to_string(),
+                    }]);
+                    continue;
+                }
+                Err(err) => return Err(err),
+            };
             if actual != size {
                 self.record(vec![Mismatch {
                     file: e.path.clone(),
@@ -538,7 +549,8 @@ impl Verifier {
                 }
                 let bad = self.check(i, at, &buf.as_slice()[..got], "read-back", &mut work);
                 self.record(bad);
-                self.read_back_bytes.fetch_add(got as u64, Ordering::Relaxed);
+                self.read_back_bytes
+                    .fetch_add(got as u64, Ordering::Relaxed);
                 at += got as u64;
             }
             backend.close(h)?;

@@ -7,8 +7,8 @@ use std::time::{Duration, Instant};
 
 use naslab_engine::plan::{compile, records_from_trace};
 use naslab_engine::{
-    run_iteration, DataMode, DataSpec, IterationSpec, Pacing, PosixTarget, Progress,
-    ReplayOptions, Sandbox,
+    run_iteration, DataMode, DataSpec, IterationSpec, Pacing, PosixTarget, Progress, ReplayOptions,
+    Sandbox,
 };
 use naslab_results::{CacheMode, IterationResult, MismatchKind};
 use naslab_trace::{FileDecl, FileKind, Op, OpFlags, OpKind, Prepare, Trace};
@@ -113,8 +113,13 @@ fn content_trace() -> Trace {
         exists: true,
         prepare: Prepare::Copy,
     });
-    t.files
-        .push(file(1, "in/copied.bin", (6 << 20) + 1000, true, Prepare::Copy));
+    t.files.push(file(
+        1,
+        "in/copied.bin",
+        (6 << 20) + 1000,
+        true,
+        Prepare::Copy,
+    ));
     t.files
         .push(file(2, "in/streamed.bin", 2 << 20, true, Prepare::Stream));
     t.files.push(file(3, "new.bin", 0, false, Prepare::Copy));
@@ -145,12 +150,20 @@ fn every_block_written_is_unique_and_random_data_does_not_compress() {
     ] {
         let bytes = std::fs::read(ran.dir.join(name)).unwrap();
         assert_eq!(bytes.len(), size, "{name}");
-        assert_eq!(distinct(&bytes), size / BLOCK, "{name}: every block distinct");
+        assert_eq!(
+            distinct(&bytes),
+            size / BLOCK,
+            "{name}: every block distinct"
+        );
         let ratio = zstd_ratio(&bytes);
         assert!(ratio >= 0.99, "{name}: zstd ratio {ratio:.4}");
         all.extend_from_slice(&bytes[..size / BLOCK * BLOCK]);
     }
-    assert_eq!(distinct(&all), all.len() / BLOCK, "no block repeats across files");
+    assert_eq!(
+        distinct(&all),
+        all.len() / BLOCK,
+        "no block repeats across files"
+    );
 }
 
 #[test]
@@ -244,7 +257,10 @@ fn dedupe_gives_its_share_of_duplicate_blocks() {
 fn wait_for(path: &Path, len: u64) {
     let start = Instant::now();
     while std::fs::metadata(path).map(|m| m.len()).unwrap_or(0) < len {
-        assert!(start.elapsed() < Duration::from_secs(20), "{path:?} never grew");
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "{path:?} never grew"
+        );
         std::thread::sleep(Duration::from_millis(5));
     }
     std::thread::sleep(Duration::from_millis(100));
@@ -267,7 +283,8 @@ fn read_at(path: &Path, offset: u64, len: usize) -> Vec<u8> {
 /// A prepared file, and a new one written at once and read back `gap_s` seconds later.
 fn damage_trace(name: &str, gap_s: u64) -> Trace {
     let mut t = Trace::new(name);
-    t.files.push(file(1, "a.bin", 64 << 10, true, Prepare::Copy));
+    t.files
+        .push(file(1, "a.bin", 64 << 10, true, Prepare::Copy));
     t.files.push(file(2, "b.bin", 0, false, Prepare::Copy));
     t.ops.push(op(0, OpKind::Create, 2, 0, 0));
     t.ops.push(op(0, OpKind::Write, 2, 0, 16 << 10));
@@ -328,13 +345,27 @@ fn verify_catches_blocks_damaged_between_the_write_and_the_read_and_names_them()
     }
     assert_eq!(kinds(&ran.result), want, "{v:#?}");
     assert_eq!(
-        (v.torn_writes, v.misplaced_writes, v.corrupt, v.lost_writes, v.stale_reads),
+        (
+            v.torn_writes,
+            v.misplaced_writes,
+            v.corrupt,
+            v.lost_writes,
+            v.stale_reads
+        ),
         (2, 2, 2, 0, 0)
     );
     let m = &v.mismatches[1];
     assert_eq!(m.file, "b.bin");
-    assert!(m.expected.contains("block 2 (offset 8192) of 'b.bin'"), "{}", m.expected);
-    assert!(m.found.contains("block 0 (offset 0) of 'a.bin', prepared"), "{}", m.found);
+    assert!(
+        m.expected.contains("block 2 (offset 8192) of 'b.bin'"),
+        "{}",
+        m.expected
+    );
+    assert!(
+        m.found.contains("block 0 (offset 0) of 'a.bin', prepared"),
+        "{}",
+        m.found
+    );
     // The prepared file was read back whole and found intact.
     assert!(v.read_back_bytes >= (64 << 10) + (16 << 10), "{v:?}");
 }
@@ -418,7 +449,11 @@ fn verify_finds_nothing_wrong_in_an_honest_run_of_every_op() {
         let ran = run(&t, spec(mode, true), Pacing::Afap, |_| {});
         let v = ran.result.verify.clone().unwrap();
         assert_eq!(v.total(), 0, "{mode}: {v:#?}");
-        assert_eq!(v.reads_checked, 3 + 2, "three reads, then one per file read back");
+        assert_eq!(
+            v.reads_checked,
+            3 + 2,
+            "three reads, then one per file read back"
+        );
         assert_eq!(
             v.read_back_bytes,
             90_010 + 24_096,

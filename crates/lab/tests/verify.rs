@@ -105,13 +105,19 @@ fn damage(dir: PathBuf) {
     let b = dir.join("b.bin");
     let start = Instant::now();
     while std::fs::metadata(&b).map(|m| m.len()).unwrap_or(0) < 16 << 10 {
-        assert!(start.elapsed() < Duration::from_secs(20), "b.bin never written");
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "b.bin never written"
+        );
         std::thread::sleep(Duration::from_millis(5));
     }
     std::thread::sleep(Duration::from_millis(200));
     let first = read_at(&b, BLOCK, BLOCK);
     while read_at(&b, BLOCK, BLOCK) == first {
-        assert!(start.elapsed() < Duration::from_secs(20), "never written over");
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "never written over"
+        );
         std::thread::sleep(Duration::from_millis(5));
     }
     std::thread::sleep(Duration::from_millis(200));

@@ -82,7 +82,11 @@ pub struct VerifySummary {
 impl VerifySummary {
     /// Mismatched blocks of every kind.
     pub fn total(&self) -> u64 {
-        self.lost_writes + self.stale_reads + self.misplaced_writes + self.torn_writes + self.corrupt
+        self.lost_writes
+            + self.stale_reads
+            + self.misplaced_writes
+            + self.torn_writes
+            + self.corrupt
     }
 
     /// The counts by kind, in [`MismatchKind::ALL`] order.

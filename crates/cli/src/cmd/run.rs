@@ -6,8 +6,8 @@ use anyhow::{bail, Context};
 use naslab_engine::environment::{environment, mount_of};
 use naslab_engine::pacing::parse_duration_ns;
 use naslab_engine::{
-    compile, records_from_reader, DataMode, DataSpec, records_from_trace, run_iteration, IterationSpec, NullTarget,
-    Pacing, Plan, PosixTarget, Progress, ReplayOptions, Sandbox, Target,
+    compile, records_from_reader, records_from_trace, run_iteration, DataMode, DataSpec,
+    IterationSpec, NullTarget, Pacing, Plan, PosixTarget, Progress, ReplayOptions, Sandbox, Target,
 };
 use naslab_results::export::{Exporter, Json, Table};
 use naslab_results::{

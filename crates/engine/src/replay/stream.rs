@@ -308,7 +308,14 @@ impl<C: Clock> StreamRun<'_, C> {
         let len = op.len as usize;
         let start = slot * self.slot_len;
         let buf = &mut self.wbuf.as_mut_slice()[start..start + len];
-        data::fill(&self.data, op.file, offset, gen, buf, &mut self.scratch[..BLOCK]);
+        data::fill(
+            &self.data,
+            op.file,
+            offset,
+            gen,
+            buf,
+            &mut self.scratch[..BLOCK],
+        );
     }
 
     /// After an op, outside its timing, with `--verify`: books what it changed, and
