@@ -335,7 +335,7 @@ impl Verifier {
                 .iter()
                 .any(|g| g.src == Src::Unknown && (g.start as usize) < e && s < g.end as usize);
             if !unknown && got != &exp[s..e] {
-                let verdict = self.classify(&st, b, s, got, exp, scratch);
+                let verdict = self.classify(file, &st, b, s, got, exp, scratch);
                 bad.push(Mismatch {
                     file: self.paths[file as usize].clone(),
                     offset: at,
@@ -386,8 +386,10 @@ impl Verifier {
 
     /// Names what a mismatched block holds instead. `got` is the block's bytes from
     /// `s`; `exp` the whole expected block.
+    #[allow(clippy::too_many_arguments)]
     fn classify(
         &self,
+        file: u32,
         st: &BlockState,
         b: u64,
         s: usize,
@@ -407,11 +409,13 @@ impl Verifier {
                         found: format!("{name} of another run (seed {:#x})", hd.seed),
                     };
                 }
-                let own = match expect_src {
-                    Src::Data { file, .. } => file == hd.file && b == hd.block,
-                    _ => false,
+                // Its own block: of the file the expected bytes were written to, or (where
+                // zeros are expected) of the file read.
+                let owner = match expect_src {
+                    Src::Data { file, .. } => file,
+                    _ => file,
                 };
-                if !own && !(expect_src == Src::Zero && hd.block == b) {
+                if hd.file != owner || hd.block != b {
                     return Verdict {
                         kind: MismatchKind::MisplacedWrite,
                         found: name,
