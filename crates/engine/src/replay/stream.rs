@@ -9,7 +9,7 @@ use super::{Fatal, Progress, ReplayError, StreamOutcome};
 use crate::backend::{Backend, Handle, OpError, OpenHow};
 use crate::buffer::AlignedBuf;
 use crate::clock::Clock;
-use crate::data::{self, DataSpec, BLOCK};
+use crate::data::{self, DataMode, DataSpec, BLOCK};
 use crate::pacing::Pacing;
 use crate::plan::{Plan, StreamPlan};
 use crate::spool::{CompiledOp, SpoolReader, SpoolWriter};
@@ -305,6 +305,10 @@ impl<C: Clock> StreamRun<'_, C> {
             }
         }
         self.pending[slot] = (offset, gen);
+        if self.data.mode == DataMode::Zero && !self.data.verify {
+            // The buffers started zeroed and nothing else is ever put in them.
+            return;
+        }
         let len = op.len as usize;
         let start = slot * self.slot_len;
         let buf = &mut self.wbuf.as_mut_slice()[start..start + len];
