@@ -202,3 +202,69 @@ fn verify_over_nfs_names_a_lost_a_torn_and_a_misplaced_write() {
     drop(target);
     guard.down().unwrap();
 }
+
+/// a.bin prepared (1 MiB + 100 bytes) and c.bin written in 64 KiB writes (1 MiB).
+fn content_trace(name: &str) -> Trace {
+    let mut t = Trace::new(name);
+    t.files.push(file(1, "a.bin", (1 << 20) + 100, true));
+    t.files.push(file(2, "c.bin", 0, false));
+    t.ops.push(op(0, OpKind::Create, 2, 0, 0));
+    for i in 0..16u64 {
+        t.ops.push(op(0, OpKind::Write, 2, i << 16, 1 << 16));
+    }
+    t.ops.push(op(0, OpKind::Close, 2, 0, 0));
+    t
+}
+
+/// Runs the content trace with the default data and counts, on the server's file
+/// system, the distinct 4 KiB blocks of both files together.
+fn check_distinct(target: &dyn Target, share_dir: &Path, name: &str, spool: &Path) {
+    let t = content_trace(name);
+    let plan = compile(Path::new("t.jsonl"), records_from_trace(&t), spool).unwrap();
+    let progress = Progress::default();
+    let spec = IterationSpec {
+        plan: &plan,
+        target,
+        cache: CacheMode::Drop,
+        replay: ReplayOptions::default(),
+        spool_dir: spool,
+        records_path: None,
+        progress: &progress,
+        drop_all_caches: false,
+    };
+    let r = run_iteration(&spec, 1).unwrap();
+    assert_eq!(r.errors, 0, "{:?}", r.op_stats);
+    let dir = naslab_lab::layout::workload_dir(share_dir, name);
+    let mut blocks = std::collections::HashSet::new();
+    let mut n = 0;
+    for f in ["a.bin", "c.bin"] {
+        let bytes = std::fs::read(dir.join(f)).unwrap();
+        for b in bytes.chunks_exact(BLOCK as usize) {
+            blocks.insert(b.to_vec());
+            n += 1;
+        }
+    }
+    assert_eq!(n, 512, "256 whole blocks in each file");
+    assert_eq!(blocks.len(), n, "every block written is unique");
+}
+
+#[test]
+fn every_block_written_over_smb_and_nfs_is_unique() {
+    for server in [ServerKind::Samba, ServerKind::Nfs] {
+        if !can_run(server) {
+            return;
+        }
+        let base = tempfile::tempdir().unwrap();
+        let guard = lab(base.path(), FsKind::Dir, server, &[]);
+        let st = guard.lab().state.clone();
+        let target: Box<dyn Target> = match server {
+            ServerKind::Samba => {
+                Box::new(SmbTarget::connect(st.url.parse().unwrap(), String::new()).unwrap())
+            }
+            ServerKind::Nfs => Box::new(NfsTarget::connect(st.url.parse().unwrap()).unwrap()),
+        };
+        check_distinct(target.as_ref(), &st.share_dir, "Distinct", base.path());
+        drop(target);
+        guard.down().unwrap();
+    }
+}
