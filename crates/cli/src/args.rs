@@ -166,6 +166,15 @@ pub struct RunOpts {
     /// Stop at the first failed op instead of counting failures.
     #[arg(long)]
     pub stop_on_error: bool,
+    /// What written blocks hold: random (every 4 KiB block unique and incompressible),
+    /// zero, compress:PCT (compresses by about PCT %) or dedupe:PCT (PCT % of blocks
+    /// duplicates); see docs/data.md.
+    #[arg(long, default_value = "random", value_name = "MODE")]
+    pub data: String,
+    /// Write self-describing blocks, check every read, read everything back at the end,
+    /// and fail if any block is not what was written.
+    #[arg(long)]
+    pub verify: bool,
     /// Print the results as JSON instead of the table.
     #[arg(long)]
     pub json: bool,

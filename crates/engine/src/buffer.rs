@@ -1,5 +1,5 @@
-//! Data buffers: page-aligned (so direct I/O can use them) and, for writing, filled
-//! with bytes that neither compress nor deduplicate, so a target cannot shortcut them.
+//! Data buffers, page-aligned so direct I/O can use them (what writes carry is made by
+//! [`crate::data`]).
 
 use std::alloc::{alloc_zeroed, dealloc, Layout};
 
@@ -37,20 +37,6 @@ impl AlignedBuf {
         (!ptr.is_null()).then_some(AlignedBuf { ptr, len })
     }
 
-    /// A patterned buffer as [`AlignedBuf::patterned`], or `None` when the memory cannot be had.
-    pub fn try_patterned(len: usize, seed: u64) -> Option<AlignedBuf> {
-        let mut b = AlignedBuf::try_zeroed(len)?;
-        fill_pattern(b.as_mut_slice(), seed);
-        Some(b)
-    }
-
-    /// A buffer of `len` bytes filled with the write pattern starting at `seed`.
-    pub fn patterned(len: usize, seed: u64) -> AlignedBuf {
-        let mut b = AlignedBuf::zeroed(len);
-        fill_pattern(b.as_mut_slice(), seed);
-        b
-    }
-
     /// Its bytes.
     pub fn as_slice(&self) -> &[u8] {
         // SAFETY: ptr is valid for len initialised bytes for the buffer's life.
@@ -81,20 +67,23 @@ impl Drop for AlignedBuf {
     }
 }
 
-/// The most read buffer one stream holds for ops in flight: with larger reads, fewer
-/// are in flight at once (always at least one), so memory does not grow with queue
-/// depth times op size.
+/// The most one stream holds for the reads (and, apart, for the writes) it has in
+/// flight: with larger ops, fewer are in flight at once (always at least one), so memory
+/// does not grow with queue depth times op size.
 pub const STREAM_READ_BUDGET: u64 = 256 << 20;
 
 /// How one stream's I/O buffers are sized: only as large as its own reads and writes.
+/// Every data op in flight holds one of `slots` buffer slots: a read uses its slot in the
+/// read buffer, a write its slot in the write buffer (filled with the write's own data
+/// before it is issued).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct StreamBuffers {
-    /// Bytes of each read buffer (the stream's largest read, page-rounded).
+    /// Bytes of each read slot (the stream's largest read, page-rounded).
     pub read_slot_len: usize,
-    /// Reads that can be in flight at once.
-    pub read_slots: usize,
-    /// Bytes of the write pattern (the stream's largest write, page-rounded).
-    pub write_len: usize,
+    /// Bytes of each write slot (the stream's largest write, page-rounded).
+    pub write_slot_len: usize,
+    /// Data ops that can be in flight at once.
+    pub slots: usize,
 }
 
 impl StreamBuffers {
@@ -102,37 +91,22 @@ impl StreamBuffers {
     /// bytes, at queue depth `depth`.
     pub fn for_stream(max_read: u64, max_write: u64, depth: u32) -> StreamBuffers {
         let page = |n: u64| n.next_multiple_of(ALIGN as u64) as usize;
-        let read_slot_len = page(max_read);
-        let read_slots = if max_read == 0 {
+        let largest = page(max_read.max(max_write)).max(ALIGN) as u64;
+        let slots = if max_read == 0 && max_write == 0 {
             0
         } else {
-            (STREAM_READ_BUDGET / read_slot_len as u64).clamp(1, u64::from(depth.max(1))) as usize
+            (STREAM_READ_BUDGET / largest).clamp(1, u64::from(depth.max(1))) as usize
         };
         StreamBuffers {
-            read_slot_len,
-            read_slots,
-            write_len: page(max_write),
+            read_slot_len: page(max_read),
+            write_slot_len: page(max_write),
+            slots,
         }
     }
 
     /// What the buffers take in all.
     pub fn bytes(&self) -> u64 {
-        (self.read_slot_len * self.read_slots + self.write_len) as u64
-    }
-}
-
-/// Fills `buf` with xorshift64* output: incompressible and different for every seed.
-pub fn fill_pattern(buf: &mut [u8], seed: u64) {
-    let mut x = seed ^ 0x9e37_79b9_7f4a_7c15;
-    if x == 0 {
-        x = 1;
-    }
-    for chunk in buf.chunks_mut(8) {
-        x ^= x >> 12;
-        x ^= x << 25;
-        x ^= x >> 27;
-        let v = x.wrapping_mul(0x2545_f491_4f6c_dd1d).to_le_bytes();
-        chunk.copy_from_slice(&v[..chunk.len()]);
+        ((self.read_slot_len + self.write_slot_len) * self.slots) as u64
     }
 }
 
@@ -141,16 +115,11 @@ mod tests {
     use super::*;
 
     #[test]
-    fn buffers_are_aligned_and_patterned() {
-        let b = AlignedBuf::patterned(10_000, 7);
+    fn buffers_are_aligned_and_whole_pages() {
+        let b = AlignedBuf::zeroed(10_000);
         assert_eq!(b.as_slice().as_ptr() as usize % ALIGN, 0);
         assert_eq!(b.len(), 12_288);
-        let zeros = b.as_slice().iter().filter(|&&x| x == 0).count();
-        assert!(zeros < 200, "{zeros} zero bytes");
-        assert_ne!(
-            AlignedBuf::patterned(4096, 1).as_slice(),
-            AlignedBuf::patterned(4096, 2).as_slice()
-        );
+        assert!(b.as_slice().iter().all(|&x| x == 0));
     }
 }
 
@@ -163,21 +132,24 @@ mod stream_buffer_tests {
         // Queue depth 1024 and one 256 MiB read: one read buffer, not 256 GiB.
         let b = StreamBuffers::for_stream(256 << 20, 0, 1024);
         assert_eq!(
-            (b.read_slots, b.read_slot_len, b.write_len),
+            (b.slots, b.read_slot_len, b.write_slot_len),
             (1, 256 << 20, 0)
         );
         assert_eq!(b.bytes(), 256 << 20);
-        // Small reads keep the full queue depth.
+        // Small ops keep the full queue depth, each with a read and a write slot.
         let b = StreamBuffers::for_stream(65536, 4096, 32);
         assert_eq!(
-            (b.read_slots, b.read_slot_len, b.write_len),
+            (b.slots, b.read_slot_len, b.write_slot_len),
             (32, 65536, 4096)
         );
+        assert_eq!(b.bytes(), 32 * (65536 + 4096));
         // 4 MiB reads at depth 128 fit 64 in the budget.
-        assert_eq!(StreamBuffers::for_stream(4 << 20, 0, 128).read_slots, 64);
+        assert_eq!(StreamBuffers::for_stream(4 << 20, 0, 128).slots, 64);
         // A stream that only writes holds no read buffer.
         let b = StreamBuffers::for_stream(0, 1000, 8);
-        assert_eq!((b.read_slots, b.write_len), (0, 4096));
+        assert_eq!((b.slots, b.read_slot_len, b.write_slot_len), (8, 0, 4096));
+        // Nothing to read or write: no buffers at all.
+        assert_eq!(StreamBuffers::for_stream(0, 0, 8).bytes(), 0);
     }
 
     #[test]

@@ -5,6 +5,7 @@ pub mod backend;
 pub mod beneath;
 pub mod buffer;
 pub mod clock;
+pub mod data;
 pub mod environment;
 pub mod pacing;
 pub mod plan;
@@ -15,13 +16,16 @@ pub mod run;
 pub mod sandbox;
 pub mod spool;
 pub mod summarize;
+pub mod verify;
 
 pub use backend::{
     Backend, BackendOptions, Caps, Handle, NullTarget, OpError, OpenHow, PosixTarget, Target,
 };
 pub use clock::{Clock, MonotonicClock, ScriptedClock};
+pub use data::{DataMode, DataSpec};
 pub use pacing::Pacing;
 pub use plan::{compile, records_from_reader, records_from_trace, FileTable, Plan, PlanError};
-pub use replay::{replay, Phase, Progress, ReplayOptions, ReplayOutcome};
+pub use replay::{replay, replay_with, Phase, Progress, ReplayOptions, ReplayOutcome};
 pub use run::{run_iteration, IterationSpec, RunError};
 pub use sandbox::Sandbox;
+pub use verify::Verifier;

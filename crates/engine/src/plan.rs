@@ -147,7 +147,7 @@ impl Plan {
             .filter(|s| s.max_read > 0)
             .map(|s| {
                 let b = StreamBuffers::for_stream(s.max_read, s.max_write, depth);
-                (b.read_slots as u32, s.max_read)
+                (b.slots as u32, s.max_read)
             })
             .filter(|&(slots, _)| slots < depth)
             .min()

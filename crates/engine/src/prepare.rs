@@ -9,7 +9,9 @@ use naslab_trace::{FileKind, Prepare};
 use crate::backend::{Backend, OpError, OpenHow};
 use crate::buffer::AlignedBuf;
 use crate::clock::monotonic_ns;
+use crate::data::{self, DataSpec, BLOCK, PREPARED_GEN};
 use crate::plan::Plan;
+use crate::verify::Verifier;
 
 /// Copies write in chunks of this size, after setting the size.
 const COPY_CHUNK: usize = 1 << 20;
@@ -45,21 +47,25 @@ fn fail(path: &str, stage: &'static str, error: OpError) -> PrepareError {
     }
 }
 
-/// Builds every entry that exists before the measured phase, parents first.
-/// `bytes_done` counts prepared bytes for a progress display.
+/// Builds every entry that exists before the measured phase, parents first, with
+/// random data. `bytes_done` counts prepared bytes for a progress display.
 pub fn prepare(
     plan: &Plan,
     backend: &mut dyn Backend,
     bytes_done: &AtomicU64,
 ) -> Result<PrepareResult, PrepareError> {
-    prepare_until(plan, backend, bytes_done, None)
+    prepare_with(plan, backend, bytes_done, &DataSpec::default(), None, None)
 }
 
-/// Like [`prepare`], but stops (failing with `EINTR`) once `cancel` is set.
-pub fn prepare_until(
+/// Like [`prepare`], writing `spec`'s data (the prepared generation of each block),
+/// booking each file in `verifier`, and stopping (failing with `EINTR`) once `cancel`
+/// is set.
+pub fn prepare_with(
     plan: &Plan,
     backend: &mut dyn Backend,
     bytes_done: &AtomicU64,
+    spec: &DataSpec,
+    verifier: Option<&Verifier>,
     cancel: Option<&AtomicBool>,
 ) -> Result<PrepareResult, PrepareError> {
     let cancelled = || cancel.is_some_and(|c| c.load(Ordering::Relaxed));
@@ -73,7 +79,8 @@ pub fn prepare_until(
         let e = &entries[i as usize];
         (e.path.matches('/').count(), e.kind == FileKind::File, i)
     });
-    let chunk = AlignedBuf::patterned(2 * COPY_CHUNK, 0x6e61_736c_6162);
+    let mut chunk = AlignedBuf::zeroed(COPY_CHUNK);
+    let mut scratch = vec![0u8; BLOCK];
     let mut result = PrepareResult::default();
     for i in order {
         let e = &entries[i as usize];
@@ -112,11 +119,10 @@ pub fn prepare_until(
                 return Err(fail(&e.path, "stopped", OpError::errno(libc::EINTR)));
             }
             let n = (e.size - offset).min(step as u64) as usize;
-            // Rotate through the pattern so equal-sized files still differ.
-            let start_at = ((offset / step as u64 + i as u64) as usize * 4096) % COPY_CHUNK;
-            let data = &chunk.as_slice()[start_at..start_at + n];
+            let buf = &mut chunk.as_mut_slice()[..n];
+            data::fill(spec, i, offset, PREPARED_GEN, buf, &mut scratch);
             let written = backend
-                .write(h, offset, data)
+                .write(h, offset, buf)
                 .map_err(|err| fail(&e.path, "write", err))?;
             if written == 0 {
                 return Err(fail(&e.path, "write", OpError::errno(libc::ENOSPC)));
@@ -127,6 +133,9 @@ pub fn prepare_until(
         backend
             .close(h)
             .map_err(|err| fail(&e.path, "close", err))?;
+        if let Some(v) = verifier {
+            v.prepared(i, e.size);
+        }
         result.files += 1;
         result.bytes += e.size;
     }

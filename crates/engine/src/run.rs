@@ -10,10 +10,11 @@ use crate::backend::{BackendOptions, OpError, Target};
 use crate::clock::MonotonicClock;
 use crate::pacing::Pacing;
 use crate::plan::Plan;
-use crate::prepare::{drop_caches, prepare_until, PrepareError};
+use crate::prepare::{drop_caches, prepare_with, PrepareError};
 use crate::records::{write_records, RecordsError};
-use crate::replay::{replay, Phase, Progress, ReplayError, ReplayOptions};
+use crate::replay::{replay_with, Phase, Progress, ReplayError, ReplayOptions};
 use crate::summarize::summarize;
+use crate::verify::Verifier;
 
 /// Why an iteration could not run (a failure during the measured phase is not one of
 /// these: it ends the iteration early and is reported in its results).
@@ -58,6 +59,8 @@ pub enum RunError {
     Cancelled,
     #[error("the warm-up failed at {0}")]
     Warmup(String),
+    #[error("--verify could not read the workload's files back: {0}")]
+    ReadBack(OpError),
     #[error("cannot write op records to '{path}': {source}")]
     Records {
         path: PathBuf,
@@ -148,15 +151,20 @@ pub fn run_iteration(spec: &IterationSpec, iteration: u32) -> Result<IterationRe
     if replay_options.backend.direct {
         spec.target.check_direct(name).map_err(RunError::Direct)?;
     }
+    let data = spec.replay.data;
+    let verifier = data.verify.then(|| Verifier::new(plan, data));
+    let verifier = verifier.as_ref();
     let prepared = {
         let mut backend = spec
             .target
             .connect(name, plan.files.clone(), BackendOptions::default())
             .map_err(RunError::Connect)?;
-        let prepared = prepare_until(
+        let prepared = prepare_with(
             plan,
             backend.as_mut(),
             &spec.progress.prepared_bytes,
+            &data,
+            verifier,
             spec.replay.cancel,
         )?;
         if spec.cache == CacheMode::Drop {
@@ -171,7 +179,7 @@ pub fn run_iteration(spec: &IterationSpec, iteration: u32) -> Result<IterationRe
     // the workload's own figures.
     let prepare_extra = spec.target.take_extra_ops(name);
     if !plan.warmup.is_empty() {
-        warm_up(spec, replay_options)?;
+        warm_up(spec, replay_options, verifier)?;
     }
     let warmup_extra = spec.target.take_extra_ops(name);
     if spec
@@ -181,17 +189,28 @@ pub fn run_iteration(spec: &IterationSpec, iteration: u32) -> Result<IterationRe
     {
         return Err(RunError::Cancelled);
     }
-    let outcome = replay(
+    let outcome = replay_with(
         plan,
         spec.target,
         name,
         replay_options,
         spec.spool_dir,
         spec.progress,
+        verifier,
         MonotonicClock::starting_now,
     )?;
     let mut result = summarize(iteration, prepared, &outcome);
     result.ops_planned = plan.ops();
+    if let Some(v) = verifier {
+        // Not measured: every file that should exist is read back and checked.
+        let mut backend = spec
+            .target
+            .connect(name, plan.files.clone(), BackendOptions::default())
+            .map_err(RunError::Connect)?;
+        v.read_back(plan, backend.as_mut())
+            .map_err(RunError::ReadBack)?;
+        result.verify = Some(v.summary());
+    }
     for (prefix, extra) in [
         ("prepare_", prepare_extra),
         ("warmup_", warmup_extra),
@@ -219,7 +238,11 @@ pub fn run_iteration(spec: &IterationSpec, iteration: u32) -> Result<IterationRe
 /// Runs the plan's warm-up ops (all streams at once, as fast as possible, unmeasured,
 /// stopping at the first failure), then handles the client cache again, since the
 /// warm-up may have written files the measured phase reads.
-fn warm_up(spec: &IterationSpec, measured: ReplayOptions) -> Result<(), RunError> {
+fn warm_up(
+    spec: &IterationSpec,
+    measured: ReplayOptions,
+    verifier: Option<&Verifier>,
+) -> Result<(), RunError> {
     let plan = spec.plan;
     let name = plan.header.workload.as_str();
     let options = ReplayOptions {
@@ -230,13 +253,14 @@ fn warm_up(spec: &IterationSpec, measured: ReplayOptions) -> Result<(), RunError
         ..measured
     };
     let progress = Progress::default();
-    let outcome = replay(
+    let outcome = replay_with(
         plan,
         spec.target,
         name,
         options,
         spec.spool_dir,
         &progress,
+        verifier,
         MonotonicClock::starting_now,
     )?;
     if let Some(f) = outcome.fatal() {

@@ -151,7 +151,56 @@ pub fn report_html(run: &LoadedRun, opts: &ReportOptions) -> Vec<u8> {
         run: result,
         workloads,
     };
-    assemble(&page.title, &script_json(&page), &blobs)
+    let mut o = assemble(&page.title, &script_json(&page), &blobs);
+    let section = verify_section(result);
+    if !section.is_empty() {
+        // Outside the app's element, so it shows whatever the script draws.
+        let marker = b"<div id=\"app\">";
+        if let Some(at) = o.windows(marker.len()).position(|w| w == marker) {
+            o.splice(at..at, section.into_bytes());
+        }
+    }
+    o
+}
+
+/// With `--verify`: a short section of what was checked and every mismatch kept.
+fn verify_section(run: &naslab_results::RunResult) -> String {
+    let mut rows = String::new();
+    let mut bad = String::new();
+    for wl in &run.workloads {
+        for it in &wl.iterations {
+            let Some(v) = &it.verify else { continue };
+            rows.push_str(&format!(
+                "<li>{} #{}: {}</li>\n",
+                escape_text(&wl.name),
+                it.iteration,
+                escape_text(&naslab_results::export::verify_line(v))
+            ));
+            for m in &v.mismatches {
+                bad.push_str(&format!(
+                    "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
+                    escape_text(&wl.name),
+                    escape_text(m.kind.label()),
+                    escape_text(&m.file),
+                    m.offset,
+                    escape_text(&m.during),
+                    escape_text(&m.expected),
+                    escape_text(&m.found)
+                ));
+            }
+        }
+    }
+    if rows.is_empty() {
+        return String::new();
+    }
+    let mut o = format!("<section id=\"verify\" style=\"margin:1em\"><h2>Data verification</h2>\n<ul>\n{rows}</ul>\n");
+    if !bad.is_empty() {
+        o.push_str("<table><tr><th>workload</th><th>kind</th><th>file</th><th>offset</th><th>during</th><th>expected</th><th>found</th></tr>\n");
+        o.push_str(&bad);
+        o.push_str("</table>\n");
+    }
+    o.push_str("</section>\n");
+    o
 }
 
 #[derive(Serialize)]

@@ -3,6 +3,7 @@
 
 mod histogram;
 mod model;
+mod verify;
 
 pub mod export;
 pub mod views;
@@ -13,3 +14,4 @@ pub use model::{
     StreamResult, TargetInfo, Warning, WorkloadResult, SCHEMA_VERSION,
 };
 pub use model::{IterationLayout, LayoutSummary};
+pub use verify::{Mismatch, MismatchKind, VerifySummary};

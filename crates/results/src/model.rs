@@ -72,6 +72,13 @@ pub struct RunOptions {
     pub records: bool,
     /// Iterations per workload (batch mode).
     pub iterations: u32,
+    /// What written blocks hold: `random`, `zero`, `compress:PCT` or `dedupe:PCT`
+    /// (empty in results from before it was recorded).
+    #[serde(default)]
+    pub data: String,
+    /// Whether written blocks described themselves and every read was checked.
+    #[serde(default)]
+    pub verify: bool,
     /// Anything else that changes what is measured: scale, seed, suite, profile.
     #[serde(default)]
     pub extra: BTreeMap<String, String>,
@@ -178,6 +185,9 @@ pub struct IterationResult {
     /// targets whose file system reports extents only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub layout: Option<IterationLayout>,
+    /// What `--verify` checked and found.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verify: Option<crate::VerifySummary>,
 }
 
 fn is_zero(n: &u64) -> bool {

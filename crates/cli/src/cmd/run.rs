@@ -6,8 +6,8 @@ use anyhow::{bail, Context};
 use naslab_engine::environment::{environment, mount_of};
 use naslab_engine::pacing::parse_duration_ns;
 use naslab_engine::{
-    compile, records_from_reader, records_from_trace, run_iteration, IterationSpec, NullTarget,
-    Pacing, Plan, PosixTarget, Progress, ReplayOptions, Sandbox, Target,
+    compile, records_from_reader, records_from_trace, run_iteration, DataMode, DataSpec,
+    IterationSpec, NullTarget, Pacing, Plan, PosixTarget, Progress, ReplayOptions, Sandbox, Target,
 };
 use naslab_results::export::{Exporter, Json, Table};
 use naslab_results::{
@@ -229,12 +229,15 @@ pub fn context(
     if let Some(p) = &opts.client_profile {
         extra.insert("client_profile".to_string(), p.clone());
     }
+    let data = data_spec(opts)?;
     let run_dir = make_run_dir(&opts.out.join(&opts.label))?;
     let options = RunOptions {
         pacing: pacing.to_string(),
         cache,
         records: !opts.no_records,
         iterations: opts.batch,
+        data: data.mode.to_string(),
+        verify: data.verify,
         extra,
     };
     Ok(RunContext {
@@ -248,6 +251,7 @@ pub fn context(
             stop_on_error: opts.stop_on_error,
             time_limit_ns,
             cancel: Some(&crate::interrupt::STOP),
+            data,
             ..ReplayOptions::default()
         },
         cache,
@@ -286,6 +290,56 @@ fn refuse_out_inside(out: &Path, sandbox_root: &Path) -> anyhow::Result<()> {
         );
     }
     Ok(())
+}
+
+/// With `--verify`: the mismatches found, as the run's failure.
+fn verify_failure(run: &RunResult) -> Option<String> {
+    let mut total = naslab_results::VerifySummary::default();
+    for it in run.workloads.iter().flat_map(|w| &w.iterations) {
+        if let Some(v) = &it.verify {
+            total.lost_writes += v.lost_writes;
+            total.stale_reads += v.stale_reads;
+            total.misplaced_writes += v.misplaced_writes;
+            total.torn_writes += v.torn_writes;
+            total.corrupt += v.corrupt;
+        }
+    }
+    if total.total() == 0 {
+        return None;
+    }
+    let kinds: Vec<String> = total
+        .by_kind()
+        .iter()
+        .filter(|(_, n)| *n > 0)
+        .map(|(k, n)| format!("{n} {}", k.label()))
+        .collect();
+    Some(format!(
+        "--verify found {} blocks that did not hold what was written ({}); run.json lists them with what was expected and found",
+        total.total(),
+        kinds.join(", ")
+    ))
+}
+
+/// `--data` and `--verify`, with a seed of this run's own so its blocks are unlike any
+/// other run's.
+fn data_spec(opts: &RunOpts) -> anyhow::Result<DataSpec> {
+    let mode: DataMode = opts
+        .data
+        .parse()
+        .map_err(|e| anyhow::anyhow!("--data: {e}"))?;
+    if opts.verify && matches!(mode, DataMode::Zero | DataMode::Dedupe(_)) {
+        bail!("--verify writes a header into every block, so blocks are neither zero nor duplicates: use it with --data random or compress:PCT");
+    }
+    let mut seed = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(0);
+    seed ^= (std::process::id() as u64).rotate_left(40);
+    Ok(DataSpec {
+        mode,
+        seed,
+        verify: opts.verify,
+    })
 }
 
 fn make_run_dir(base: &Path) -> anyhow::Result<PathBuf> {
@@ -479,6 +533,7 @@ pub fn execute_with(
         }
     }
     run.aborted = failure.clone();
+    let failure = failure.or_else(|| verify_failure(&run));
     write_exports(&ctx.run_dir, &run)?;
     // The HTML report is a view of what is already saved: if it cannot be written the
     // run still succeeded, and `naslab report` can make it later.

@@ -12,9 +12,11 @@ use naslab_trace::OpKind;
 use crate::backend::{BackendOptions, OpError, Target};
 use crate::buffer::{AlignedBuf, StreamBuffers};
 use crate::clock::{tighten_timer_slack, Clock};
+use crate::data::{DataSpec, BLOCK};
 use crate::pacing::Pacing;
 use crate::plan::Plan;
 use crate::spool::{Spool, SpoolWriter};
+use crate::verify::Verifier;
 
 mod queued;
 mod stream;
@@ -48,6 +50,8 @@ pub struct ReplayOptions {
     /// Set from outside (a signal handler) to stop issuing: ops in flight complete, the
     /// rest are skipped, and the outcome holds what was done.
     pub cancel: Option<&'static AtomicBool>,
+    /// What written blocks hold.
+    pub data: DataSpec,
 }
 
 /// Live counters for a progress display; written by the streams, read by anyone.
@@ -203,6 +207,31 @@ pub fn replay<C: Clock + Sync>(
     progress: &Progress,
     make_clock: impl FnOnce() -> C,
 ) -> Result<ReplayOutcome, ReplayError> {
+    replay_with(
+        plan,
+        target,
+        workload_dir,
+        options,
+        spool_dir,
+        progress,
+        None,
+        make_clock,
+    )
+}
+
+/// Like [`replay`]; with a `verifier`, every write is booked in it and every read is
+/// checked against it (outside the ops' timing).
+#[allow(clippy::too_many_arguments)]
+pub fn replay_with<C: Clock + Sync>(
+    plan: &Plan,
+    target: &dyn Target,
+    workload_dir: &str,
+    options: ReplayOptions,
+    spool_dir: &Path,
+    progress: &Progress,
+    verifier: Option<&Verifier>,
+    make_clock: impl FnOnce() -> C,
+) -> Result<ReplayOutcome, ReplayError> {
     let (streams, counts) = match options.phase {
         Phase::Warmup => (&plan.warmup, &plan.warmup_counts),
         Phase::Measured => (&plan.streams, &plan.op_counts),
@@ -235,11 +264,11 @@ pub fn replay<C: Clock + Sync>(
                     None
                 };
                 let reader = sp.ops.reader_with_buffer(buffer);
-                // A read buffer per read that can be in flight (as many as the stream's
-                // budget allows, see StreamBuffers); writes share one pattern.
+                // A read and a write buffer slot per data op that can be in flight (as many
+                // as the stream's budget allows, see StreamBuffers).
                 let sizes = StreamBuffers::for_stream(sp.max_read, sp.max_write, depth as u32);
-                let rbuf = AlignedBuf::try_zeroed(sizes.read_slot_len * sizes.read_slots);
-                let wbuf = AlignedBuf::try_patterned(sizes.write_len, sp.stream as u64 + 1);
+                let rbuf = AlignedBuf::try_zeroed(sizes.read_slot_len * sizes.slots);
+                let wbuf = AlignedBuf::try_zeroed(sizes.write_slot_len * sizes.slots);
                 let mut out = StreamOutcome::new(counts, sp.stream);
                 if options.pacing != Pacing::Afap {
                     out.lag = Some(LatencyHistogram::new());
@@ -291,10 +320,23 @@ pub fn replay<C: Clock + Sync>(
                     measured,
                     rbuf,
                     wbuf,
-                    slot_len: sizes.read_slot_len,
-                    read_slots: sizes.read_slots,
+                    read_slot_len: sizes.read_slot_len,
+                    write_slot_len: sizes.write_slot_len,
+                    buf_slots: sizes.slots,
                     spool_dir,
                     published: (0, 0),
+                    data: options.data,
+                    verifier,
+                    during: match options.phase {
+                        Phase::Warmup => "warmup",
+                        Phase::Measured => "read",
+                    },
+                    gen_base: ((options.phase as u64 + 1) << 56) | ((sp.stream as u64 + 1) << 32),
+                    writes: 0,
+                    pending: vec![(0, 0); depth],
+                    append: vec![false; sp.slots as usize],
+                    scratch: vec![0u8; 2 * BLOCK],
+                    recheck: AlignedBuf::zeroed(BLOCK),
                 };
                 run.run(backend.as_mut(), reader, out)
             });

@@ -21,8 +21,8 @@ struct InFlight {
     due: Option<u64>,
     issued: u64,
     seq: u64,
-    /// The read buffer it holds, for a read.
-    rbuf: Option<usize>,
+    /// The buffer slot it holds (its place in the read or the write buffer).
+    buf: usize,
 }
 
 /// Puts measurements back into trace order.
@@ -30,6 +30,16 @@ struct InFlight {
 struct InOrder {
     next: u64,
     held: BTreeMap<u64, Measured>,
+}
+
+/// Whether `op` touches bytes of its file that an op in flight touches, and either writes.
+fn overlaps_in_flight(slots: &[Option<InFlight>], op: &CompiledOp) -> bool {
+    slots.iter().flatten().any(|f| {
+        f.op.file == op.file
+            && (f.op.kind == OpKind::Write || op.kind == OpKind::Write)
+            && f.op.offset < op.offset + op.len
+            && op.offset < f.op.offset + f.op.len
+    })
 }
 
 /// Tries this many times to reap ops still in flight after a submission failed.
@@ -64,9 +74,9 @@ impl<C: Clock> StreamRun<'_, C> {
         let t0_us = self.plan.t0_us;
         let mut slots: Vec<Option<InFlight>> = (0..depth).map(|_| None).collect();
         let mut free: Vec<usize> = (0..depth).rev().collect();
-        // Reads also need one of the stream's read buffers, which may be fewer than the
-        // queue depth when reads are large.
-        let mut free_reads: Vec<usize> = (0..self.read_slots).rev().collect();
+        // Reads and writes also need one of the stream's buffer slots, which may be fewer
+        // than the queue depth when ops are large.
+        let mut free_bufs: Vec<usize> = (0..self.buf_slots).rev().collect();
         let mut queued: Vec<usize> = Vec::with_capacity(depth);
         let mut in_flight = 0usize;
         let mut next: Option<CompiledOp> = None;
@@ -109,14 +119,20 @@ impl<C: Clock> StreamRun<'_, C> {
                     let result = self.execute(backend, &op, handles);
                     let done = self.clock.now_ns();
                     prev_done = Some(done);
-                    let (m, stop) = self.account(out, &op, due, issued, done, result);
+                    let (m, stop) = self.account(out, &op, due, issued, done, result.clone());
                     self.emit(&mut order, seq, m)?;
+                    self.after(backend, &op, 0, 0, &result, handles);
                     seq += 1;
                     stopping |= stop;
                     continue;
                 }
-                if op.kind == OpKind::Read && free_reads.is_empty() {
-                    // Every read buffer is in flight: reap before queueing more.
+                if free_bufs.is_empty() {
+                    // Every buffer slot is in flight: reap before queueing more.
+                    break;
+                }
+                // With --verify, an op waits for in-flight ops it overlaps when either
+                // writes, so what each read should return is known.
+                if busy && self.verifier.is_some() && overlaps_in_flight(&slots, &op) {
                     break;
                 }
                 if let Some(d) = due {
@@ -134,29 +150,26 @@ impl<C: Clock> StreamRun<'_, C> {
                 let Some(slot) = free.pop() else {
                     break;
                 };
-                let rslot = if op.kind == OpKind::Read {
-                    free_reads.pop()
-                } else {
-                    None
+                let Some(b) = free_bufs.pop() else {
+                    free.push(slot);
+                    break;
                 };
                 let h = handles[op.slot as usize];
                 let len = op.len as usize;
+                if op.kind == OpKind::Write {
+                    self.fill_write(&op, slot, b);
+                }
                 let queue = backend.queued(depth as u32);
-                // SAFETY: read buffer `r` of rbuf belongs to this op alone until it is
-                // reaped (it returns to `free_reads` only then), and rbuf and wbuf outlive
-                // the loop, which reaps every op before it returns.
+                // SAFETY: buffer slot `b` belongs to this op alone until it is reaped (it
+                // returns to `free_bufs` only then), and rbuf and wbuf outlive the loop,
+                // which reaps every op before it returns.
                 let result = queue.and_then(|q| unsafe {
-                    if let Some(r) = rslot {
-                        let buf = self.rbuf.as_mut_slice()[r * self.slot_len..].as_mut_ptr();
+                    if op.kind == OpKind::Read {
+                        let buf = self.rbuf.as_mut_slice()[b * self.read_slot_len..].as_mut_ptr();
                         q.queue_read(h, op.offset, buf, len, slot as u64)
                     } else {
-                        q.queue_write(
-                            h,
-                            op.offset,
-                            self.wbuf.as_slice().as_ptr(),
-                            len,
-                            slot as u64,
-                        )
+                        let buf = self.wbuf.as_slice()[b * self.write_slot_len..].as_ptr();
+                        q.queue_write(h, op.offset, buf, len, slot as u64)
                     }
                 });
                 match result {
@@ -166,13 +179,13 @@ impl<C: Clock> StreamRun<'_, C> {
                             due,
                             issued: 0,
                             seq,
-                            rbuf: rslot,
+                            buf: b,
                         });
                         queued.push(slot);
                     }
                     Err(e) => {
                         free.push(slot);
-                        free_reads.extend(rslot);
+                        free_bufs.push(b);
                         let now = self.clock.now_ns();
                         let (m, stop) = self.account(out, &op, due, now, now, Err(e));
                         self.emit(&mut order, seq, m)?;
@@ -212,14 +225,15 @@ impl<C: Clock> StreamRun<'_, C> {
                 };
                 in_flight -= 1;
                 free.push(tag as usize);
-                free_reads.extend(f.rbuf);
+                free_bufs.push(f.buf);
                 let result = if res < 0 {
                     Err(OpError::errno(-res as i32))
                 } else {
                     Ok(res)
                 };
-                let (m, stop) = self.account(out, &f.op, f.due, f.issued, done, result);
+                let (m, stop) = self.account(out, &f.op, f.due, f.issued, done, result.clone());
                 self.emit(&mut order, f.seq, m)?;
+                self.after(backend, &f.op, tag as usize, f.buf, &result, handles);
                 stopping |= stop;
             }
         }
@@ -259,8 +273,13 @@ impl<C: Clock> StreamRun<'_, C> {
             }
         }
         if in_flight > 0 {
+            // The kernel may still use the buffers of ops it never completed.
             std::mem::forget(std::mem::replace(
                 &mut self.rbuf,
+                crate::buffer::AlignedBuf::zeroed(0),
+            ));
+            std::mem::forget(std::mem::replace(
+                &mut self.wbuf,
                 crate::buffer::AlignedBuf::zeroed(0),
             ));
         }

@@ -9,9 +9,12 @@ use super::{Fatal, Progress, ReplayError, StreamOutcome};
 use crate::backend::{Backend, Handle, OpError, OpenHow};
 use crate::buffer::AlignedBuf;
 use crate::clock::Clock;
+use crate::data::{self, DataMode, DataSpec, BLOCK};
 use crate::pacing::Pacing;
 use crate::plan::{Plan, StreamPlan};
 use crate::spool::{CompiledOp, SpoolReader, SpoolWriter};
+use crate::verify::Verifier;
+use naslab_results::MismatchKind;
 
 /// A handle slot whose open failed or which was closed.
 pub(super) const NO_HANDLE: Handle = u64::MAX;
@@ -34,15 +37,35 @@ pub(super) struct StreamRun<'a, C> {
     pub cancel: Option<&'a AtomicBool>,
     pub progress: &'a Progress,
     pub measured: Option<SpoolWriter>,
-    /// Read buffers, `slot_len` bytes for each of `read_slots` reads in flight.
+    /// Read buffers, `read_slot_len` bytes for each of `buf_slots` ops in flight.
     pub rbuf: AlignedBuf,
-    /// The write pattern, shared by every write.
+    /// Write buffers, `write_slot_len` bytes for each of `buf_slots` ops in flight, each
+    /// filled with its write's data before the write is issued.
     pub wbuf: AlignedBuf,
-    pub slot_len: usize,
-    pub read_slots: usize,
+    pub read_slot_len: usize,
+    pub write_slot_len: usize,
+    /// Data ops that can be in flight at once (see [`crate::buffer::StreamBuffers`]).
+    pub buf_slots: usize,
     pub spool_dir: &'a Path,
     /// Ops and bytes already added to the progress counters.
     pub published: (u64, u64),
+    /// What writes carry.
+    pub data: DataSpec,
+    /// With `--verify`: what every file should hold.
+    pub verifier: Option<&'a Verifier>,
+    /// How a mismatch found by a read of this replay is labelled.
+    pub during: &'static str,
+    /// This stream's writes are generations `gen_base + 1, + 2, ...`: unique in the run.
+    pub gen_base: u64,
+    pub writes: u64,
+    /// Per buffer slot: the offset and generation its write was filled for.
+    pub pending: Vec<(u64, u64)>,
+    /// Per handle slot: whether it was opened for appending.
+    pub append: Vec<bool>,
+    /// Two blocks of room for the data generator and the checks.
+    pub scratch: Vec<u8>,
+    /// One aligned block for re-reading a block that read back old.
+    pub recheck: AlignedBuf,
 }
 
 impl<C: Clock> StreamRun<'_, C> {
@@ -93,6 +116,9 @@ impl<C: Clock> StreamRun<'_, C> {
                 break;
             }
             let due = self.pacing.due(op.t_us, t0_us, prev_done);
+            if op.kind == OpKind::Write {
+                self.fill_write(&op, 0, 0);
+            }
             if let Some(d) = due {
                 if !self.wait_due(out, d) {
                     break;
@@ -105,8 +131,9 @@ impl<C: Clock> StreamRun<'_, C> {
             let result = self.execute(backend, &op, handles);
             let done = self.clock.now_ns();
             prev_done = Some(done);
-            let (m, stop) = self.account(out, &op, due, issued, done, result);
+            let (m, stop) = self.account(out, &op, due, issued, done, result.clone());
             self.push_measured(&m)?;
+            self.after(backend, &op, 0, 0, &result, handles);
             if stop {
                 break;
             }
@@ -274,6 +301,7 @@ impl<C: Clock> StreamRun<'_, C> {
             }
             OpKind::Write => {
                 let h = handle()?;
+                // Filled by `fill_write` before the op was issued.
                 let buf = &self.wbuf.as_slice()[..op.len as usize];
                 backend.write(h, op.offset, buf).map(|n| n as i64)
             }
@@ -291,6 +319,7 @@ impl<C: Clock> StreamRun<'_, C> {
                 handles[slot] = NO_HANDLE;
                 let h = backend.open(op.file, how)?;
                 handles[slot] = h;
+                self.append[slot] = how.append;
                 Ok(0)
             }
             OpKind::Close => {
@@ -306,6 +335,100 @@ impl<C: Clock> StreamRun<'_, C> {
             OpKind::Readdir => backend.readdir(op.file).map(|n| n as i64),
             OpKind::Unlink => backend.unlink(op.file).map(|_| 0),
             OpKind::Rename => backend.rename(op.file, op.to).map(|_| 0),
+        }
+    }
+
+    /// Fills write buffer slot `buf` with the data write `op` (in queue slot `slot`)
+    /// carries: generated for where it will land, as a new generation. Runs before the op
+    /// is issued, outside its timing.
+    #[inline]
+    pub(super) fn fill_write(&mut self, op: &CompiledOp, slot: usize, buf: usize) {
+        self.writes += 1;
+        let gen = self.gen_base + self.writes;
+        let mut offset = op.offset;
+        if let Some(v) = self.verifier {
+            if self.append.get(op.slot as usize).copied().unwrap_or(false) {
+                offset = v.size(op.file);
+            }
+        }
+        self.pending[slot] = (offset, gen);
+        if self.data.mode == DataMode::Zero && !self.data.verify {
+            // The buffers started zeroed and nothing else is ever put in them.
+            return;
+        }
+        let len = op.len as usize;
+        let start = buf * self.write_slot_len;
+        let buf = &mut self.wbuf.as_mut_slice()[start..start + len];
+        data::fill(
+            &self.data,
+            op.file,
+            offset,
+            gen,
+            buf,
+            &mut self.scratch[..BLOCK],
+        );
+    }
+
+    /// After an op, outside its timing, with `--verify`: books what it changed, and
+    /// checks what a read returned (`slot`: its queue slot, `buf`: its buffer slot).
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn after(
+        &mut self,
+        backend: &mut dyn Backend,
+        op: &CompiledOp,
+        slot: usize,
+        buf: usize,
+        result: &Result<i64, OpError>,
+        handles: &[Handle],
+    ) {
+        let Some(v) = self.verifier else {
+            return;
+        };
+        match (op.kind, result) {
+            (OpKind::Read, Ok(n)) => {
+                let start = buf * self.read_slot_len;
+                let got = &self.rbuf.as_slice()[start..start + *n as usize];
+                let mut bad = v.check(op.file, op.offset, got, self.during, &mut self.scratch);
+                // An old version read back once more: if the right one comes now, the
+                // first read was stale, not the write lost.
+                let h = handles.get(op.slot as usize).copied().unwrap_or(NO_HANDLE);
+                for m in bad.iter_mut() {
+                    if m.kind != MismatchKind::LostWrite || h == NO_HANDLE {
+                        continue;
+                    }
+                    let _ = backend.drop_cache(op.file);
+                    let len = m.len as usize;
+                    let buf = &mut self.recheck.as_mut_slice()[..len];
+                    if let Ok(got) = backend.read(h, m.offset, buf) {
+                        let again = v.check(
+                            op.file,
+                            m.offset,
+                            &self.recheck.as_slice()[..got],
+                            self.during,
+                            &mut self.scratch,
+                        );
+                        if got == len && again.is_empty() {
+                            m.kind = MismatchKind::StaleRead;
+                            m.found.push_str("; read again, it was right");
+                        }
+                    }
+                }
+                v.record(bad);
+            }
+            (OpKind::Write, r) => {
+                let (offset, gen) = self.pending[slot];
+                match r {
+                    Ok(n) => v.wrote(op.file, offset, *n as u64, gen, true),
+                    Err(_) => v.wrote(op.file, offset, op.len, gen, false),
+                }
+            }
+            (OpKind::Create, Ok(_)) => v.created(op.file),
+            (OpKind::Open, Ok(_)) if op.flags.contains(OpFlags::TRUNC) => v.created(op.file),
+            (OpKind::Truncate, Ok(_)) => v.truncated(op.file, op.len),
+            (OpKind::Fallocate, Ok(_)) => v.allocated(op.file, op.offset + op.len),
+            (OpKind::Unlink, Ok(_)) => v.unlinked(op.file),
+            (OpKind::Rename, Ok(_)) => v.renamed(op.file, op.to),
+            _ => {}
         }
     }
 }

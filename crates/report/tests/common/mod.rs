@@ -109,6 +109,8 @@ pub fn single_run() -> RunResult {
             cache: CacheMode::Keep,
             records: true,
             iterations: 1,
+            data: "random".into(),
+            verify: false,
             extra,
         },
         workloads: vec![

@@ -10,7 +10,7 @@ pub use csv::{Csv, CSV_COLUMNS};
 pub use json::Json;
 pub use markdown::Markdown;
 pub use naspt_csv::NasptCsv;
-pub use table::Table;
+pub use table::{verify_line, Table};
 
 use crate::RunResult;
 

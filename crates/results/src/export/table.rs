@@ -1,7 +1,7 @@
 use std::fmt::Write;
 
 use super::{us, Exporter};
-use crate::{IterationResult, RunResult, Warning};
+use crate::{IterationResult, RunResult, VerifySummary, Warning};
 
 /// The terminal table: one row per workload (throughput, ops, bytes, and the read, write
 /// and open latencies the original toolkit showed), then each workload's op types with
@@ -21,6 +21,32 @@ fn avg_us(it: &IterationResult, ops: &[&str]) -> String {
     } else {
         format!("{:.1}", us((sum / n as u128) as u64))
     }
+}
+
+/// What `--verify` checked and found, in one line.
+pub fn verify_line(v: &VerifySummary) -> String {
+    let mut line = format!(
+        "{} reads checked ({:.2} MB, {:.2} MB read back): ",
+        v.reads_checked,
+        v.bytes_checked as f64 / 1e6,
+        v.read_back_bytes as f64 / 1e6
+    );
+    if v.total() == 0 {
+        line.push_str("every block as written");
+    } else {
+        let kinds: Vec<String> = v
+            .by_kind()
+            .iter()
+            .filter(|(_, n)| *n > 0)
+            .map(|(k, n)| format!("{n} {}", k.label()))
+            .collect();
+        line.push_str(&format!(
+            "{} MISMATCHED blocks ({})",
+            v.total(),
+            kinds.join(", ")
+        ));
+    }
+    line
 }
 
 impl Exporter for Table {
@@ -116,6 +142,9 @@ impl Exporter for Table {
                     l.written.extents,
                     l.written.ideal_extents
                 );
+            }
+            if let Some(v) = &it.verify {
+                let _ = writeln!(o, "    verify     {}", verify_line(v));
             }
             if let Some(why) = &it.aborted {
                 let _ = writeln!(o, "    stopped early: {why}");
