@@ -6,7 +6,9 @@ use std::io::BufRead;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use naslab_trace::{FileKind, Header, OpKind, Prepare, Record, Trace, TraceError, TraceReader};
+use naslab_trace::{
+    FileKind, Header, OpFlags, OpKind, Prepare, Record, Trace, TraceError, TraceReader,
+};
 
 use crate::spool::{CompiledOp, Spool, SpoolWriter};
 
@@ -94,6 +96,8 @@ pub struct Plan {
     pub planned_write_bytes: u64,
     /// Data ops whose offset or length is not a multiple of 512 (matters for direct I/O).
     pub unaligned_ops: u64,
+    /// Opens and creates whose flags ask for direct I/O (`direct`).
+    pub direct_opens: u64,
 }
 
 impl Plan {
@@ -174,6 +178,7 @@ pub fn compile(
     let mut warmup_counts = [0u64; OpKind::ALL.len()];
     let mut first_line = [0u64; OpKind::ALL.len()];
     let (mut max_len, mut rd, mut wr, mut unaligned) = (0u64, 0u64, 0u64, 0u64);
+    let mut direct_opens = 0u64;
     let mut t0_us = u64::MAX;
 
     for item in records {
@@ -316,6 +321,11 @@ pub fn compile(
                     OpKind::Write => wr += op.len,
                     _ => {}
                 }
+                if matches!(op.kind, OpKind::Open | OpKind::Create)
+                    && op.flags.contains(OpFlags::DIRECT)
+                {
+                    direct_opens += 1;
+                }
                 if matches!(op.kind, OpKind::Read | OpKind::Write) {
                     max_len = max_len.max(op.len);
                     if !op.offset.is_multiple_of(512) || !op.len.is_multiple_of(512) {
@@ -402,6 +412,7 @@ pub fn compile(
         planned_read_bytes: rd,
         planned_write_bytes: wr,
         unaligned_ops: unaligned,
+        direct_opens,
     })
 }
 
