@@ -39,7 +39,7 @@ impl Exporter for NasptCsv {
             let (read, write) = (lat("read"), lat("write"));
             let _ = writeln!(
                 out,
-                "{},{:.3},{},{},{:.1},{:.1},{:.1},{:.1},{:.1},{:.1}",
+                "{},{:.3},{},{},{},{},{},{},{},{}",
                 w.name,
                 w.throughput_mb_s,
                 it.bytes_read,

@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# naslab's IOMeter-style set against fio running the equivalent job (docs/synthetic.md has
+# the table) on the same test file, alternating naslab and fio, ROUNDS times per cell.
+# Prints per cell each round's IOPS and mean latency from both, then the naslab/fio IOPS
+# ratio's min and median over the rounds. Asserts nothing (the machine may be busy): the
+# goal is a ratio between 0.95 and 1.05 in every cell (docs/benchmarks.md).
+#
+# usage: bench/iometer-vs-fio.sh [WORKDIR]    (default /var/tmp/naslab-iometer-bench)
+#   ROUNDS=3       naslab/fio pairs per cell
+#   SECONDS_RUN=10 random cells run this long on both sides (--time-limit, fio --runtime)
+#   SCALE=1        test file size relative to 1 GiB (sequential cells make one pass)
+#   CELLS="..."    a subset of the eight, by name
+# Needs fio and python3, and a work directory on a file system that takes O_DIRECT.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+work=${1:-/var/tmp/naslab-iometer-bench}
+rounds=${ROUNDS:-3}
+secs=${SECONDS_RUN:-10}
+scale=${SCALE:-1}
+cells=${CELLS:-"IOMeter_4K_RandRead_QD1 IOMeter_4K_RandRead_QD32 IOMeter_4K_RandWrite_QD1 IOMeter_4K_RandWrite_QD32 IOMeter_128K_SeqRead_QD1 IOMeter_128K_SeqRead_QD32 IOMeter_128K_SeqWrite_QD1 IOMeter_128K_SeqWrite_QD32"}
+command -v fio >/dev/null || { echo "fio is not installed: apt-get install fio" >&2; exit 1; }
+cargo build --release -q -p naslab
+bin=$PWD/target/release/naslab
+mkdir -p "$work/target" "$work/results"
+summary=$(mktemp)
+trap 'rm -f "$summary"' EXIT
+
+# naslab: IOPS and mean latency (µs) of the cell's reads or writes, from run.json.
+naslab_figures() {
+  python3 - "$1" "$2" <<'EOF'
+import json, sys
+run = json.load(open(sys.argv[1]))
+it = run["workloads"][0]["iterations"][0]
+s = it["op_stats"][sys.argv[2]]
+# Transfers over the measured phase (its open and close are in it too).
+print("%.1f %.1f" % (s["count"] / (it["wall_ns"] / 1e9), s["latency"]["avg_ns"] / 1e3))
+EOF
+}
+
+# fio: IOPS and mean completion latency (µs) from its JSON output.
+fio_figures() {
+  python3 -c '
+import json, sys
+j = json.load(sys.stdin)["jobs"][0][sys.argv[1]]
+print("%.1f %.1f" % (j["iops"], j["lat_ns"]["mean"] / 1e3))' "$1"
+}
+
+for cell in $cells; do
+  case $cell in
+    *_4K_*) bs=4k ;;
+    *) bs=128k ;;
+  esac
+  case $cell in
+    *RandRead*) rw=randread; op=read ;;
+    *RandWrite*) rw=randwrite; op=write ;;
+    *SeqRead*) rw=read; op=read ;;
+    *SeqWrite*) rw=write; op=write ;;
+  esac
+  case $cell in
+    *QD32) engine=(--ioengine=io_uring --iodepth=32) ;;
+    *) engine=(--ioengine=psync --iodepth=1) ;;
+  esac
+  limit=()
+  bound=()
+  case $rw in
+    rand*)
+      limit=(--time-limit "${secs}s")
+      bound=(--runtime="$secs" --time_based --norandommap --randrepeat=0)
+      ;;
+  esac
+  file="$work/target/naslab/$cell/iobw.tst"
+  for round in $(seq "$rounds"); do
+    # naslab prepares the test file afresh each run; fio then runs on the file it left.
+    "$bin" run --workload "$cell" --scale "$scale" --target "$work/target" \
+      --out "$work/results" --label "$cell" "${limit[@]}" >/dev/null 2>&1
+    run=$(ls -d "$work/results/$cell"/*/ | tail -n 1)run.json
+    read -r n_iops n_lat < <(naslab_figures "$run" "$op")
+    size=$(stat -c %s "$file")
+    read -r f_iops f_lat < <(fio --name=cell --filename="$file" --size="$size" --rw="$rw" --bs="$bs" \
+      --direct=1 "${engine[@]}" "${bound[@]}" --output-format=json 2>/dev/null | fio_figures "$op")
+    ratio=$(python3 -c "print('%.3f' % ($n_iops / $f_iops))")
+    printf '%-28s round %d: naslab %10.1f IOPS (mean %8.1f us)   fio %10.1f IOPS (mean %8.1f us)   ratio %s\n' \
+      "$cell" "$round" "$n_iops" "$n_lat" "$f_iops" "$f_lat" "$ratio"
+    echo "$cell $ratio $n_iops $f_iops" >>"$summary"
+  done
+done
+
+echo
+python3 - "$summary" <<'EOF'
+import statistics, sys
+rows = {}
+for line in open(sys.argv[1]):
+    cell, ratio, n, f = line.split()
+    rows.setdefault(cell, []).append((float(ratio), float(n), float(f)))
+print("%-28s %8s %8s %14s %14s  %s" % ("cell", "min", "median", "naslab IOPS", "fio IOPS", "goal 0.95-1.05"))
+for cell, r in rows.items():
+    ratios = [x[0] for x in r]
+    med = statistics.median(ratios)
+    print("%-28s %8.3f %8.3f %14.1f %14.1f  %s" % (
+        cell, min(ratios), med, statistics.median(x[1] for x in r),
+        statistics.median(x[2] for x in r), "met" if 0.95 <= med <= 1.05 else "NOT met"))
+EOF
+"$bin" clean --target "$work/target" >/dev/null 2>&1
