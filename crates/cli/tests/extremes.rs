@@ -29,7 +29,7 @@ fn min_max_and_mean_equal_the_records_exact_figures() {
             .arg("--out")
             .arg(out.path()),
     );
-    let base = out.path().join("default");
+    let base = out.path().join("run");
     let dir = std::fs::read_dir(&base)
         .unwrap()
         .next()
@@ -38,7 +38,15 @@ fn min_max_and_mean_equal_the_records_exact_figures() {
         .path();
     let run: serde_json::Value =
         serde_json::from_slice(&std::fs::read(dir.join("run.json")).unwrap()).unwrap();
-    let csv = std::fs::read_to_string(dir.join("results.csv")).unwrap();
+    let csv = common::text(
+        &run_ok(
+            naslab()
+                .arg("report")
+                .arg(&dir)
+                .args(["--format", "csv"]),
+        )
+        .stdout,
+    );
     let mut checked = 0;
     for w in run["workloads"].as_array().unwrap() {
         let name = w["name"].as_str().unwrap();
