@@ -23,7 +23,13 @@ fn min_max_and_mean_equal_the_records_exact_figures() {
     let out = tempfile::tempdir().unwrap();
     run_ok(
         naslab()
-            .args(["run", "--workload", "PhotoAlbum", "--workload", "OfficeProductivity"])
+            .args([
+                "run",
+                "--workload",
+                "PhotoAlbum",
+                "--workload",
+                "OfficeProductivity",
+            ])
             .args(["--scale", "0.01", "--batch", "2", "--cache", "keep", "-t"])
             .arg(target.path())
             .arg("--out")
@@ -38,15 +44,8 @@ fn min_max_and_mean_equal_the_records_exact_figures() {
         .path();
     let run: serde_json::Value =
         serde_json::from_slice(&std::fs::read(dir.join("run.json")).unwrap()).unwrap();
-    let csv = common::text(
-        &run_ok(
-            naslab()
-                .arg("report")
-                .arg(&dir)
-                .args(["--format", "csv"]),
-        )
-        .stdout,
-    );
+    let csv =
+        common::text(&run_ok(naslab().arg("report").arg(&dir).args(["--format", "csv"])).stdout);
     let mut checked = 0;
     for w in run["workloads"].as_array().unwrap() {
         let name = w["name"].as_str().unwrap();
@@ -82,7 +81,9 @@ fn min_max_and_mean_equal_the_records_exact_figures() {
                 // The CSV row shows the same extremes, rounded as every export rounds.
                 let row = csv
                     .lines()
-                    .find(|r| r.starts_with(&format!("{name},{i},")) && r.contains(&format!(",{op},")))
+                    .find(|r| {
+                        r.starts_with(&format!("{name},{i},")) && r.contains(&format!(",{op},"))
+                    })
                     .unwrap_or_else(|| panic!("no CSV row for {name} {i} {op}"));
                 let cols: Vec<&str> = row.split(',').collect();
                 assert_eq!(cols[9], Us(mean).to_string(), "{row}");

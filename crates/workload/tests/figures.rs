@@ -50,7 +50,12 @@ fn copies_and_content_creation_run_at_table_1_rates() {
         ("ContentCreation", 0.054),
     ] {
         for d in describe_all(name) {
-            near(&format!("{name} rate (MB/s)"), rate_mb_s(&d), published, 0.05);
+            near(
+                &format!("{name} rate (MB/s)"),
+                rate_mb_s(&d),
+                published,
+                0.05,
+            );
         }
     }
 }
