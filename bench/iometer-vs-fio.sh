@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # naslab's IOMeter-style set against fio running the equivalent job (docs/synthetic.md has
-# the table) on the same test file, alternating naslab and fio, ROUNDS times per cell.
-# Prints per cell each round's IOPS and mean latency from both, then the naslab/fio IOPS
-# ratio's min and median over the rounds (and the max, to show the spread). Asserts nothing (the machine may be busy): the
+# the table) on the same test file. Each round runs fio, naslab, fio; naslab's IOPS are
+# divided by the mean of the two fio runs around it, and fio's second run over its first
+# (fio/fio) shows how far the machine itself moved meanwhile: a ratio is only as good as
+# that. Prints every round's IOPS and mean latency, then per cell the ratio's min, median
+# and max over the rounds and the fio/fio range. Asserts nothing (the machine may be busy): the
 # goal is a ratio between 0.95 and 1.05 in every cell (docs/benchmarks.md).
 #
 # usage: bench/iometer-vs-fio.sh [WORKDIR]    (default /var/tmp/naslab-iometer-bench)
-#   ROUNDS=3       naslab/fio pairs per cell
+#   ROUNDS=3       fio-naslab-fio rounds per cell
 #   SECONDS_RUN=10 random cells run this long on both sides (--time-limit, fio --runtime)
 #   SCALE=1        test file size relative to 1 GiB (sequential cells make one pass)
 #   CELLS="..."    a subset of the eight, by name
@@ -69,32 +71,31 @@ for cell in $cells; do
       ;;
   esac
   file="$work/target/naslab/$cell/iobw.tst"
+  run_naslab() {
+    "$bin" run --workload "$cell" --scale "$scale" --target "$work/target" \
+      --out "$work/results" --label "$cell" "${limit[@]}" >/dev/null 2>&1
+    run=$(ls -d "$work/results/$cell"/*/ | tail -n 1)run.json
+    read -r n_iops n_lat < <(naslab_figures "$run" "$op")
+  }
+  run_fio() {
+    size=$(stat -c %s "$file")
+    fio --name=cell --filename="$file" --size="$size" --rw="$rw" --bs="$bs" \
+      --direct=1 "${engine[@]}" "${bound[@]}" --output-format=json 2>/dev/null | fio_figures "$op"
+  }
+  # The first run only makes the test file for fio's first run.
+  run_naslab
   for round in $(seq "$rounds"); do
-    # naslab prepares the test file afresh each run (written, synced, dropped from the
-    # page cache); fio runs on the file naslab left. Odd rounds run naslab first, even
-    # rounds fio first, so neither always follows the other's preparation.
-    run_naslab() {
-      "$bin" run --workload "$cell" --scale "$scale" --target "$work/target" \
-        --out "$work/results" --label "$cell" "${limit[@]}" >/dev/null 2>&1
-      run=$(ls -d "$work/results/$cell"/*/ | tail -n 1)run.json
-      read -r n_iops n_lat < <(naslab_figures "$run" "$op")
-    }
-    run_fio() {
-      size=$(stat -c %s "$file")
-      read -r f_iops f_lat < <(fio --name=cell --filename="$file" --size="$size" --rw="$rw" --bs="$bs" \
-        --direct=1 "${engine[@]}" "${bound[@]}" --output-format=json 2>/dev/null | fio_figures "$op")
-    }
-    if [ $((round % 2)) -eq 1 ]; then
-      run_naslab
-      run_fio
-    else
-      run_fio
-      run_naslab
-    fi
-    ratio=$(python3 -c "print('%.3f' % ($n_iops / $f_iops))")
-    printf '%-28s round %d: naslab %10.1f IOPS (mean %8.1f us)   fio %10.1f IOPS (mean %8.1f us)   ratio %s\n' \
-      "$cell" "$round" "$n_iops" "$n_lat" "$f_iops" "$f_lat" "$ratio"
-    echo "$cell $ratio $n_iops $f_iops" >>"$summary"
+    # fio, naslab, fio: naslab is compared with the mean of the two fio runs around it,
+    # and fio's second run over its first shows how much the machine itself moved.
+    read -r f1_iops f1_lat < <(run_fio)
+    run_naslab
+    read -r f2_iops f2_lat < <(run_fio)
+    read -r f_iops f_lat ratio drift < <(python3 -c "
+a, b, n = $f1_iops, $f2_iops, $n_iops
+print('%.1f %.1f %.3f %.3f' % ((a + b) / 2, ($f1_lat + $f2_lat) / 2, n / ((a + b) / 2), b / a))")
+    printf '%-28s round %d: naslab %10.1f IOPS (mean %8.1f us)   fio %10.1f, %10.1f IOPS (mean %8.1f us)   ratio %s   fio/fio %s\n' \
+      "$cell" "$round" "$n_iops" "$n_lat" "$f1_iops" "$f2_iops" "$f_lat" "$ratio" "$drift"
+    echo "$cell $ratio $n_iops $f_iops $drift" >>"$summary"
   done
 done
 
@@ -103,14 +104,17 @@ python3 - "$summary" <<'EOF'
 import statistics, sys
 rows = {}
 for line in open(sys.argv[1]):
-    cell, ratio, n, f = line.split()
-    rows.setdefault(cell, []).append((float(ratio), float(n), float(f)))
-print("%-28s %7s %7s %7s %14s %14s  %s" % ("cell", "min", "median", "max", "naslab IOPS", "fio IOPS", "goal 0.95-1.05"))
+    cell, ratio, n, f, drift = line.split()
+    rows.setdefault(cell, []).append((float(ratio), float(n), float(f), float(drift)))
+print("%-28s %7s %7s %7s %14s %14s  %-9s %s" % ("cell", "min", "median", "max", "naslab IOPS", "fio IOPS",
+                                              "goal", "fio/fio min..max"))
 for cell, r in rows.items():
     ratios = [x[0] for x in r]
+    drift = [x[3] for x in r]
     med = statistics.median(ratios)
-    print("%-28s %7.3f %7.3f %7.3f %14.1f %14.1f  %s" % (
+    print("%-28s %7.3f %7.3f %7.3f %14.1f %14.1f  %-9s %.3f..%.3f" % (
         cell, min(ratios), med, max(ratios), statistics.median(x[1] for x in r),
-        statistics.median(x[2] for x in r), "met" if 0.95 <= med <= 1.05 else "NOT met"))
+        statistics.median(x[2] for x in r), "met" if 0.95 <= med <= 1.05 else "NOT met",
+        min(drift), max(drift)))
 EOF
 "$bin" clean --target "$work/target" >/dev/null 2>&1
