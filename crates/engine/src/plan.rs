@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use naslab_trace::{
-    check_rel_path, FileKind, Header, OpKind, Prepare, Record, Trace, TraceError, TraceReader,
-    MAX_QUEUE_DEPTH,
+    check_rel_path, FileKind, Header, OpFlags, OpKind, Prepare, Record, Trace, TraceError,
+    TraceReader, MAX_QUEUE_DEPTH,
 };
 
 use crate::buffer::StreamBuffers;
@@ -112,6 +112,8 @@ pub struct Plan {
     pub planned_write_bytes: u64,
     /// Data ops whose offset or length is not a multiple of 512 (matters for direct I/O).
     pub unaligned_ops: u64,
+    /// Opens and creates whose flags ask for direct I/O (`direct`).
+    pub direct_opens: u64,
 }
 
 impl Plan {
@@ -223,6 +225,7 @@ pub fn compile(
     let mut warmup_counts = [0u64; OpKind::ALL.len()];
     let mut first_line = [0u64; OpKind::ALL.len()];
     let (mut max_len, mut rd, mut wr, mut unaligned) = (0u64, 0u64, 0u64, 0u64);
+    let mut direct_opens = 0u64;
     let mut t0_us = u64::MAX;
 
     for item in records {
@@ -432,6 +435,11 @@ pub fn compile(
                     }
                     _ => {}
                 }
+                if matches!(op.kind, OpKind::Open | OpKind::Create)
+                    && op.flags.contains(OpFlags::DIRECT)
+                {
+                    direct_opens += 1;
+                }
                 if matches!(op.kind, OpKind::Read | OpKind::Write) {
                     max_len = max_len.max(op.len);
                     if !op.offset.is_multiple_of(512) || !op.len.is_multiple_of(512) {
@@ -526,6 +534,7 @@ pub fn compile(
         planned_read_bytes: rd,
         planned_write_bytes: wr,
         unaligned_ops: unaligned,
+        direct_opens,
     })
 }
 

@@ -45,6 +45,8 @@ pub enum RunError {
         depth: u32,
         streams: usize,
     },
+    #[error("the workload opens its files for direct I/O (flag 'direct'), which does not work on this target ({0}); the file system may not support O_DIRECT (tmpfs before Linux 6.6 and some FUSE file systems do not): run it on a disk file system or a share")]
+    DirectOpens(OpError),
     #[error("cannot connect to the target for preparation: {0}")]
     Connect(OpError),
     #[error("cannot empty the workload's directory '{dir}' on the target: {error}")]
@@ -150,6 +152,10 @@ pub fn run_iteration(spec: &IterationSpec, iteration: u32) -> Result<IterationRe
     replay_options.records = spec.records_path.is_some();
     if replay_options.backend.direct {
         spec.target.check_direct(name).map_err(RunError::Direct)?;
+    } else if plan.direct_opens > 0 {
+        spec.target
+            .check_direct(name)
+            .map_err(RunError::DirectOpens)?;
     }
     let data = spec.replay.data;
     let verifier = data.verify.then(|| Verifier::new(plan, data));

@@ -2,11 +2,15 @@ use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
 /// A latency histogram in nanoseconds that merges exactly across streams, iterations and
-/// clients (HDR buckets, 3 significant digits), so percentiles are never averaged.
+/// clients (HDR buckets, 3 significant digits), so percentiles are never averaged. The
+/// extremes and the sum are kept exactly beside the buckets, so min, max and mean are the
+/// recorded values themselves.
 #[derive(Clone)]
 pub struct LatencyHistogram {
     inner: Histogram<u64>,
     sum_ns: u128,
+    min_ns: u64,
+    max_ns: u64,
 }
 
 impl Default for LatencyHistogram {
@@ -23,7 +27,12 @@ impl LatencyHistogram {
         let mut inner = Histogram::new_with_bounds(1, 1_000_000_000, 3)
             .expect("1 ns to 1 s at 3 significant digits is a valid range");
         inner.auto(true);
-        LatencyHistogram { inner, sum_ns: 0 }
+        LatencyHistogram {
+            inner,
+            sum_ns: 0,
+            min_ns: u64::MAX,
+            max_ns: 0,
+        }
     }
 
     /// Records one latency.
@@ -32,12 +41,16 @@ impl LatencyHistogram {
         // auto-resize makes recording infallible for any u64 the histogram can hold.
         let _ = self.inner.record(ns.max(1));
         self.sum_ns += ns as u128;
+        self.min_ns = self.min_ns.min(ns);
+        self.max_ns = self.max_ns.max(ns);
     }
 
     /// Adds every value of `other`.
     pub fn merge(&mut self, other: &LatencyHistogram) {
         let _ = self.inner.add(&other.inner);
         self.sum_ns += other.sum_ns;
+        self.min_ns = self.min_ns.min(other.min_ns);
+        self.max_ns = self.max_ns.max(other.max_ns);
     }
 
     /// How many values it holds.
@@ -52,22 +65,25 @@ impl LatencyHistogram {
         if count == 0 {
             return LatencySummary::default();
         }
+        // A bucket's reported value may lie past the exact extremes: keep them in order.
+        let q = |p: f64| h.value_at_quantile(p).clamp(self.min_ns, self.max_ns);
         LatencySummary {
             count,
             avg_ns: (self.sum_ns / count as u128) as u64,
             stddev_ns: h.stdev() as u64,
-            min_ns: h.min(),
-            p50_ns: h.value_at_quantile(0.50),
-            p90_ns: h.value_at_quantile(0.90),
-            p99_ns: h.value_at_quantile(0.99),
-            p999_ns: h.value_at_quantile(0.999),
-            max_ns: h.max(),
+            min_ns: self.min_ns,
+            p50_ns: q(0.50),
+            p90_ns: q(0.90),
+            p99_ns: q(0.99),
+            p999_ns: q(0.999),
+            max_ns: self.max_ns,
         }
     }
 }
 
 /// Latency figures of one op type (or of pacing lag), in nanoseconds. Percentiles come
-/// from a [`LatencyHistogram`] (within 0.1 %); `avg_ns` is the exact mean.
+/// from a [`LatencyHistogram`] (within 0.1 %); `min_ns` and `max_ns` are exact, and
+/// `avg_ns` is the exact mean rounded down to the nanosecond.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LatencySummary {
     pub count: u64,
@@ -121,7 +137,29 @@ mod tests {
             "{s:?}"
         );
         assert_eq!(s.min_ns, 10);
-        assert!((s.max_ns as f64 - 1_000_000.0).abs() / 1e6 < 0.001);
+        assert_eq!(s.max_ns, 1_000_000);
+    }
+
+    #[test]
+    fn extremes_are_exact_where_buckets_are_not() {
+        // One fsync of 15,523,877 ns: a bucket is 8 ns wide there.
+        let mut h = LatencyHistogram::new();
+        h.record(15_523_877);
+        let s = h.summary();
+        assert_eq!(
+            (s.min_ns, s.avg_ns, s.p50_ns, s.p999_ns, s.max_ns),
+            (15_523_877, 15_523_877, 15_523_877, 15_523_877, 15_523_877)
+        );
+        let mut a = LatencyHistogram::new();
+        a.record(665_075_123);
+        a.record(7_250);
+        let mut b = LatencyHistogram::new();
+        b.record(7_251);
+        b.merge(&a);
+        let s = b.summary();
+        assert_eq!((s.min_ns, s.max_ns, s.count), (7_250, 665_075_123, 3));
+        b.merge(&LatencyHistogram::new());
+        assert_eq!(b.summary(), s, "merging an empty histogram changes nothing");
     }
 
     #[test]

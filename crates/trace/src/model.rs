@@ -168,14 +168,17 @@ impl OpFlags {
     pub const SYNC: OpFlags = OpFlags(16);
     /// Bypass the client cache (O_DIRECT, FILE_FLAG_NO_BUFFERING).
     pub const DIRECT: OpFlags = OpFlags(32);
+    /// Random access: no readahead (POSIX_FADV_RANDOM, FILE_FLAG_RANDOM_ACCESS).
+    pub const RANDOM: OpFlags = OpFlags(64);
 
-    const NAMES: [(&'static str, OpFlags); 6] = [
+    const NAMES: [(&'static str, OpFlags); 7] = [
         ("read", OpFlags::READ),
         ("write", OpFlags::WRITE),
         ("trunc", OpFlags::TRUNC),
         ("append", OpFlags::APPEND),
         ("sync", OpFlags::SYNC),
         ("direct", OpFlags::DIRECT),
+        ("random", OpFlags::RANDOM),
     ];
 
     /// Whether every bit of `other` is set.
@@ -196,7 +199,7 @@ impl OpFlags {
                 Some((_, f)) => bits |= f.0,
                 None => {
                     return Err(format!(
-                        "unknown flag '{part}' (known: read, write, trunc, append, sync, direct)"
+                        "unknown flag '{part}' (known: read, write, trunc, append, sync, direct, random)"
                     ))
                 }
             }

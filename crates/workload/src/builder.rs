@@ -19,6 +19,8 @@ pub(crate) struct Builder {
     trace: Trace,
     scale: Scale,
     now: u64,
+    /// Idle time given to [`Builder::think`]: (ops appended before it, µs).
+    idle: Vec<(usize, u64)>,
 }
 
 impl Builder {
@@ -34,6 +36,7 @@ impl Builder {
             trace,
             scale: Scale(params.scale),
             now: 0,
+            idle: Vec::new(),
         }
     }
 
@@ -108,7 +111,71 @@ impl Builder {
     /// Moves the clock forward by user or application idle time given at scale 1; idle time
     /// scales with the bytes, so a scaled workload keeps its average pace.
     pub fn think(&mut self, us: u64) {
-        self.now += (us as f64 * self.scale.0).round() as u64;
+        let us = (us as f64 * self.scale.0).round() as u64;
+        self.idle.push((self.trace.ops.len(), us));
+        self.now += us;
+    }
+
+    /// Bytes read and written so far.
+    fn bytes_moved(&self) -> u64 {
+        self.trace
+            .ops
+            .iter()
+            .filter(|o| matches!(o.kind, OpKind::Read | OpKind::Write))
+            .map(|o| o.len)
+            .sum()
+    }
+
+    /// The trace time the ops so far should span (first op at 0, the last at the end) to
+    /// move their bytes at `bytes_per_s` on average.
+    fn span_for_rate(&self, bytes_per_s: f64) -> f64 {
+        self.bytes_moved() as f64 * 1e6 / bytes_per_s
+    }
+
+    /// Stretches or shrinks every op's time alike so that the trace so far averages
+    /// `bytes_per_s` (bytes read and written over the last op's time): the application's
+    /// rate including its pauses, as a published throughput is.
+    pub fn time_to_rate(&mut self, bytes_per_s: f64) {
+        let end = self.trace.ops.iter().map(|o| o.t_us).max().unwrap_or(0);
+        if end == 0 {
+            return;
+        }
+        let k = self.span_for_rate(bytes_per_s) / end as f64;
+        for op in &mut self.trace.ops {
+            op.t_us = (op.t_us as f64 * k).round() as u64;
+        }
+        self.now = (self.now as f64 * k).round() as u64;
+    }
+
+    /// Stretches or shrinks only the idle time given to [`Builder::think`] so that the
+    /// trace so far averages `bytes_per_s`, keeping the pace inside busy periods. When the
+    /// busy periods alone take longer than that, idle time goes to zero and the trace runs
+    /// faster than asked.
+    pub fn idle_to_rate(&mut self, bytes_per_s: f64) {
+        let end = self.trace.ops.iter().map(|o| o.t_us).max().unwrap_or(0) as f64;
+        // Idle time before the last op counts; a pause after it ends nothing.
+        let n = self.trace.ops.len();
+        let idle: f64 = self
+            .idle
+            .iter()
+            .filter(|&&(at, _)| at < n)
+            .map(|&(_, us)| us as f64)
+            .sum();
+        if idle == 0.0 {
+            return;
+        }
+        let k = ((self.span_for_rate(bytes_per_s) - (end - idle)) / idle).max(0.0);
+        let mut shift = 0.0f64;
+        let mut next = 0;
+        for (i, op) in self.trace.ops.iter_mut().enumerate() {
+            while next < self.idle.len() && self.idle[next].0 <= i {
+                shift += (k - 1.0) * self.idle[next].1 as f64;
+                next += 1;
+            }
+            op.t_us = (op.t_us as f64 + shift).round().max(0.0) as u64;
+        }
+        self.idle.clear();
+        self.now = self.trace.ops.last().map_or(self.now, |o| o.t_us);
     }
 
     /// Moves the clock forward by the time `len` bytes take at `bytes_per_s`.

@@ -33,6 +33,33 @@ fn near_pts(what: &str, got: f64, want: f64, points: f64) {
     );
 }
 
+/// The rate the trace's timestamps imply: bytes read and written over its length (the
+/// last op's time; the first is at 0), in MB/s, as Table 1 gives rates.
+fn rate_mb_s(d: &Description) -> f64 {
+    (d.bytes_read + d.bytes_written) as f64 / MB / (d.duration_us as f64 / 1e6)
+}
+
+/// Table 1's rates, which `--pace original` replays at: within 5 %.
+#[test]
+fn copies_and_content_creation_run_at_table_1_rates() {
+    for (name, published) in [
+        ("DirectoryCopyToNAS", 15.0),
+        ("DirectoryCopyFromNAS", 13.0),
+        ("FileCopyToNAS", 55.0),
+        ("FileCopyFromNAS", 51.0),
+        ("ContentCreation", 0.054),
+    ] {
+        for d in describe_all(name) {
+            near(
+                &format!("{name} rate (MB/s)"),
+                rate_mb_s(&d),
+                published,
+                0.05,
+            );
+        }
+    }
+}
+
 fn count(b: &[SizeBucket], label: &str) -> u64 {
     b.iter().find(|x| x.label == label).map_or(0, |x| x.count)
 }

@@ -425,6 +425,7 @@ pub fn execute_with(
         let name = plan.header.workload.clone();
         if ctx.cache == CacheMode::Keep
             && ctx.target_info.backend != "null"
+            && plan.direct_opens == 0
             && plan.prepared_bytes() + plan.planned_write_bytes < env.memory_bytes
         {
             run.warnings.push(Warning::FitsInClientCache {

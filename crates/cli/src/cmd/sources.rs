@@ -68,6 +68,9 @@ pub fn resolve(name: &str, dir: Option<&Path>) -> anyhow::Result<Source> {
     if let Some(w) = catalog().iter().find(|w| w.name.eq_ignore_ascii_case(name)) {
         return Ok(Source::Builtin(w.name));
     }
+    if let Some(t) = naslab_workload::synthetic::iometer::lookup(name) {
+        return Ok(Source::Builtin(t.name));
+    }
     if let Some(dir) = dir {
         if let Some((_, path)) = user_traces(dir)?.into_iter().find(|(n, _)| n == name) {
             return Ok(Source::File(path));

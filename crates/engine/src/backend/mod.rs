@@ -121,6 +121,10 @@ pub struct OpenHow {
     pub truncate: bool,
     pub append: bool,
     pub sync: bool,
+    /// This handle's reads and writes bypass the client cache (the trace's `direct`).
+    pub direct: bool,
+    /// Random access: the client should not read ahead (the trace's `random`).
+    pub random: bool,
 }
 
 /// What a backend can do; an op it cannot do fails before the run starts.

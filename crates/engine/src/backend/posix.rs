@@ -177,15 +177,15 @@ impl PosixBackend {
     /// The descriptor a data op of this shape should use.
     fn data_fd(&mut self, h: Handle, offset: u64, len: usize) -> Result<libc::c_int, OpError> {
         let fd = h as libc::c_int;
-        if !self.direct
+        if self.direct_files.is_empty()
             || (offset.is_multiple_of(DIRECT_ALIGN) && (len as u64).is_multiple_of(DIRECT_ALIGN))
         {
             return Ok(fd);
         }
-        self.unaligned += 1;
         let Some(&(file, buffered)) = self.direct_files.get(&fd) else {
             return Ok(fd);
         };
+        self.unaligned += 1;
         if buffered >= 0 {
             return Ok(buffered);
         }
@@ -219,12 +219,23 @@ impl Backend for PosixBackend {
 
     fn open(&mut self, file: u32, how: OpenHow) -> Result<Handle, OpError> {
         let mut flags = self.open_flags(how);
-        if self.direct {
+        let direct = self.direct || how.direct;
+        if direct {
             flags |= libc::O_DIRECT;
         }
         let p = fill_path(&mut self.path_a, &self.files, file)?;
         let fd = open_raw(self.dirfd, p, flags)?;
-        if self.direct {
+        if how.random {
+            // No readahead on this descriptor, as an application asking for random access
+            // gets. SAFETY: fd was just opened; posix_fadvise returns the errno.
+            let e = unsafe { libc::posix_fadvise(fd, 0, 0, libc::POSIX_FADV_RANDOM) };
+            if e != 0 {
+                // SAFETY: fd is ours and not handed out.
+                unsafe { libc::close(fd) };
+                return Err(OpError::errno(e));
+            }
+        }
+        if direct {
             self.direct_files.insert(fd, (file, -1));
         }
         Ok(fd as Handle)

@@ -23,7 +23,8 @@ use smb2::RenameOptions;
 
 use self::session::{
     credits_for, op_error, write_request, Session, FILE_ALLOCATION_INFORMATION,
-    FILE_END_OF_FILE_INFORMATION, FILE_NON_DIRECTORY_FILE, FILE_WRITE_THROUGH, STATUS_END_OF_FILE,
+    FILE_END_OF_FILE_INFORMATION, FILE_NON_DIRECTORY_FILE, FILE_NO_INTERMEDIATE_BUFFERING,
+    FILE_RANDOM_ACCESS, FILE_WRITE_THROUGH, STATUS_END_OF_FILE,
 };
 use super::remote::{RemoteFs, RemoteSandbox, RemoteSandboxError};
 use super::url::{ClientOptions, RemoteUrl};
@@ -250,6 +251,14 @@ impl Backend for SmbBackend {
         let mut options = FILE_NON_DIRECTORY_FILE;
         if how.sync {
             options |= FILE_WRITE_THROUGH;
+        }
+        // naslab's client caches nothing (no oplock or lease is asked for); these pass the
+        // trace's hints on to the server as Windows' redirector does.
+        if how.direct {
+            options |= FILE_NO_INTERMEDIATE_BUFFERING;
+        }
+        if how.random {
+            options |= FILE_RANDOM_ACCESS;
         }
         let path = self.path(file)?.to_string();
         let r = self.session.create(&path, access, disposition, options)?;

@@ -315,6 +315,8 @@ impl<C: Clock> StreamRun<'_, C> {
                     truncate: create || f.contains(OpFlags::TRUNC),
                     append: f.contains(OpFlags::APPEND),
                     sync: f.contains(OpFlags::SYNC),
+                    direct: f.contains(OpFlags::DIRECT),
+                    random: f.contains(OpFlags::RANDOM),
                 };
                 handles[slot] = NO_HANDLE;
                 let h = backend.open(op.file, how)?;

@@ -1,8 +1,15 @@
 // Number formatting shared by the charts and tables.
 
-/** Microseconds with one decimal, from ns. */
+/**
+ * Microseconds with one decimal, from ns, rounded as naslab's other exports round: the
+ * whole nanosecond count (a fraction dropped, as their integer means drop it) rounded half
+ * up, so 7,250 ns is 7.3 here and in the CSV.
+ */
 export function us(ns: number): string {
-  return (ns / 1000).toFixed(1);
+  if (!isFinite(ns)) return '-';
+  const n = Math.floor(Math.abs(ns));
+  const tenths = Math.floor(n / 100) + (n % 100 >= 50 ? 1 : 0);
+  return `${ns < 0 ? '-' : ''}${Math.floor(tenths / 10)}.${tenths % 10}`;
 }
 
 /** A duration in the unit that suits it. */

@@ -36,7 +36,7 @@ impl Exporter for Csv {
                     let l = &s.latency;
                     let _ = writeln!(
                         o,
-                        "{},{},{},{:.3},{:.6},{},{},{},{},{:.1},{:.1},{:.1},{:.1},{:.1},{:.1},{:.1},{:.1}",
+                        "{},{},{},{:.3},{:.6},{},{},{},{},{},{},{},{},{},{},{},{}",
                         field(&w.name),
                         it.iteration,
                         median == Some(it.iteration),

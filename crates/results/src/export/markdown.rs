@@ -22,7 +22,7 @@ fn mean_us(it: &IterationResult, ops: &[&str]) -> String {
     if n == 0 {
         "-".into()
     } else {
-        format!("{:.1}", us((sum / n as u128) as u64))
+        format!("{}", us((sum / n as u128) as u64))
     }
 }
 
@@ -112,7 +112,7 @@ impl Exporter for Markdown {
                 let l = &s.latency;
                 let _ = writeln!(
                     o,
-                    "| {name} | {} | {} | {} | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} |",
+                    "| {name} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
                     s.count,
                     s.bytes,
                     s.errors,

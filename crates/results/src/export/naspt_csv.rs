@@ -45,7 +45,7 @@ impl Exporter for NasptCsv {
             };
             let _ = writeln!(
                 out,
-                "{},{:.3},{},{},{:.1},{:.1},{:.1},{:.1},{:.1},{:.1}",
+                "{},{:.3},{},{},{},{},{},{},{},{}",
                 name,
                 w.throughput_mb_s,
                 it.bytes_read,

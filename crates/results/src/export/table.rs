@@ -19,7 +19,7 @@ fn avg_us(it: &IterationResult, ops: &[&str]) -> String {
     if n == 0 {
         "-".to_string()
     } else {
-        format!("{:.1}", us((sum / n as u128) as u64))
+        format!("{}", us((sum / n as u128) as u64))
     }
 }
 
@@ -122,7 +122,7 @@ impl Exporter for Table {
                 };
                 let _ = writeln!(
                     o,
-                    "    {:<10} {:>9} ops   avg {:>10.1}   p99 {:>10.1}   max {:>10.1}{}",
+                    "    {:<10} {:>9} ops   avg {:>10}   p99 {:>10}   max {:>10}{}",
                     name,
                     s.count,
                     us(s.latency.avg_ns),

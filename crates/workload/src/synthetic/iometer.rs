@@ -57,8 +57,9 @@ pub fn lookup(name: &str) -> Option<&'static IometerTest> {
     TESTS.iter().find(|t| t.name.eq_ignore_ascii_case(name))
 }
 
-/// A test's trace: one prepared test file (1 GiB at scale 1), one pass worth of
-/// transfers over it (file size / block size), `depth` in flight.
+/// A test's trace: one prepared test file (1 GiB at scale 1) opened for direct I/O (and,
+/// for the random tests, random access), one pass worth of transfers over it (file size /
+/// block size), `depth` in flight.
 pub fn generate(test: &IometerTest, params: &GenParams) -> Trace {
     let size = Scale(params.scale)
         .bytes(FILE_BYTES)
@@ -81,11 +82,14 @@ pub fn generate(test: &IometerTest, params: &GenParams) -> Trace {
     );
     m.trace.header.queue_depth = (test.depth > 1).then_some(test.depth);
     let file = m.declare("iobw.tst".into(), FileKind::File, size, true);
-    let flags = if test.write {
-        OpFlags::READ | OpFlags::WRITE
-    } else {
-        OpFlags::READ
-    };
+    // As IOMeter opens its test file: unbuffered, and without readahead for random access.
+    let mut flags = OpFlags::READ | OpFlags::DIRECT;
+    if test.write {
+        flags = flags | OpFlags::WRITE;
+    }
+    if test.random {
+        flags = flags | OpFlags::RANDOM;
+    }
     m.op(0, 0, OpKind::Open, file, 0, 0, flags, false);
     let blocks = size / test.block;
     let mut rng = Rng8::seed_from_u64(params.seed ^ 0x0069_6f6d_6574_6572);

@@ -26,6 +26,10 @@ use crate::backend::OpError;
 
 pub(super) const FILE_WRITE_THROUGH: u32 = 0x0000_0002;
 pub(super) const FILE_NON_DIRECTORY_FILE: u32 = 0x0000_0040;
+/// The server should not buffer this handle's data (Windows' FILE_FLAG_NO_BUFFERING).
+pub(super) const FILE_NO_INTERMEDIATE_BUFFERING: u32 = 0x0000_0008;
+/// The handle is accessed at random (Windows' FILE_FLAG_RANDOM_ACCESS).
+pub(super) const FILE_RANDOM_ACCESS: u32 = 0x0000_0800;
 pub(super) const FILE_ALLOCATION_INFORMATION: u8 = 19;
 pub(super) const FILE_END_OF_FILE_INFORMATION: u8 = 20;
 pub(super) const FILE_STANDARD_INFORMATION: u8 = 5;
