@@ -154,6 +154,10 @@ pub struct RunOpts {
     /// Stop at the first failed op instead of counting failures.
     #[arg(long)]
     pub stop_on_error: bool,
+    /// Hold paced issue times under load: stream threads under SCHED_FIFO, each pinned to
+    /// a CPU, memory locked (needs root or CAP_SYS_NICE; what is refused is said).
+    #[arg(long)]
+    pub realtime: bool,
     /// Print the results as JSON instead of the table.
     #[arg(long)]
     pub json: bool,

@@ -238,6 +238,7 @@ pub fn context(
             pacing,
             stop_on_error: opts.stop_on_error,
             time_limit_ns,
+            realtime: opts.realtime,
             ..ReplayOptions::default()
         },
         cache,

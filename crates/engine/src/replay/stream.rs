@@ -11,7 +11,8 @@ use crate::buffer::AlignedBuf;
 use crate::clock::Clock;
 use crate::pacing::Pacing;
 use crate::plan::{Plan, StreamPlan};
-use crate::spool::{CompiledOp, SpoolReader, SpoolWriter};
+use crate::spool::CompiledOp;
+use crate::spool_io::{BackgroundWriter, PrefetchReader};
 
 /// A handle slot whose open failed or which was closed.
 pub(super) const NO_HANDLE: Handle = u64::MAX;
@@ -29,7 +30,7 @@ pub(super) struct StreamRun<'a, C> {
     pub time_limit_ns: Option<u64>,
     pub stop: &'a AtomicBool,
     pub progress: &'a Progress,
-    pub measured: Option<SpoolWriter>,
+    pub measured: Option<BackgroundWriter>,
     /// Read buffers, `slot_len` bytes per op that can be in flight.
     pub rbuf: AlignedBuf,
     /// The write pattern, shared by every write.
@@ -52,7 +53,7 @@ impl<C: Clock> StreamRun<'_, C> {
     pub(super) fn run(
         &mut self,
         backend: &mut dyn Backend,
-        mut reader: SpoolReader,
+        mut reader: PrefetchReader,
         mut out: StreamOutcome,
     ) -> Result<StreamOutcome, ReplayError> {
         let mut handles: Vec<Handle> = vec![NO_HANDLE; self.sp.slots as usize];
@@ -77,7 +78,7 @@ impl<C: Clock> StreamRun<'_, C> {
     fn run_one_at_a_time(
         &mut self,
         backend: &mut dyn Backend,
-        reader: &mut SpoolReader,
+        reader: &mut PrefetchReader,
         out: &mut StreamOutcome,
         handles: &mut [Handle],
     ) -> Result<Option<u64>, ReplayError> {
