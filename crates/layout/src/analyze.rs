@@ -1,14 +1,14 @@
 //! A file's layout from its extents: the extent count as filefrag gives it, the ideal
 //! count, the fragmentation ratio and the layout score; and the same summed over trees.
 
-use std::fs::File;
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
 use crate::error::LayoutError;
 use crate::fiemap::{self, Extent, FiemapError, EXTENT_DELALLOC, EXTENT_ENCODED, EXTENT_UNWRITTEN};
-use crate::limits::{extent_limit, fs_info_in, ExtentLimit, Mounts};
+use crate::limits::{extent_limit, fs_info_in, ExtentLimit, FsInfo, Mounts};
 
 /// Counts extents exactly as e2fsprogs' filefrag (1.43 and later) does: an extent starts
 /// a new one unless it begins at file offset 0, or its physical start is where the
@@ -169,17 +169,41 @@ pub fn analyze_file_in(
     sync: bool,
     mounts: &Mounts,
 ) -> Result<FileLayout, LayoutError> {
-    // Checked before opening: opening a FIFO would wait for a writer.
+    // Checked before opening: opening a device can have effects of its own.
     let before = std::fs::metadata(path).map_err(LayoutError::io("examine", path))?;
     if !before.is_file() {
         return Err(LayoutError::NotFileOrDir(path.to_path_buf()));
     }
-    let file = File::open(path).map_err(LayoutError::io("open", path))?;
+    analyze_regular(path, sync, mounts, &mut HashMap::new())
+}
+
+/// Maps a file already seen to be a regular file. It is opened non-blocking, so a FIFO
+/// put in its place meanwhile cannot hang the caller (it is then refused). What is
+/// known of each file system is kept in `fs_by_dev`, read once per device.
+fn analyze_regular(
+    path: &Path,
+    sync: bool,
+    mounts: &Mounts,
+    fs_by_dev: &mut HashMap<u64, FsInfo>,
+) -> Result<FileLayout, LayoutError> {
+    use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(path)
+        .map_err(LayoutError::io("open", path))?;
     let meta = file.metadata().map_err(LayoutError::io("examine", path))?;
     if !meta.is_file() {
         return Err(LayoutError::NotFileOrDir(path.to_path_buf()));
     }
-    let fs = fs_info_in(&file, mounts).map_err(LayoutError::io("statfs", path))?;
+    let fs = match fs_by_dev.get(&meta.dev()) {
+        Some(fs) => fs.clone(),
+        None => {
+            let fs = fs_info_in(&file, mounts).map_err(LayoutError::io("statfs", path))?;
+            fs_by_dev.insert(meta.dev(), fs.clone());
+            fs
+        }
+    };
     let extents = match fiemap::extents(&file, sync) {
         Ok(e) => e,
         Err(FiemapError::Unsupported) => {
@@ -288,6 +312,7 @@ pub fn walk_in(
         return Err(LayoutError::NotFileOrDir(root.to_path_buf()));
     }
     let dev = meta.dev();
+    let mut fs_by_dev = HashMap::new();
     let mut skipped = Vec::new();
     let mut stack = vec![root.to_path_buf()];
     while let Some(dir) = stack.pop() {
@@ -333,7 +358,7 @@ pub fn walk_in(
                     });
                 }
             } else if m.is_file() {
-                on_file(&path, analyze_file_in(&path, sync, mounts));
+                on_file(&path, analyze_regular(&path, sync, mounts, &mut fs_by_dev));
             }
         }
     }
