@@ -55,7 +55,7 @@ pub fn create_trace_parallel(path: &Path) -> Result<TraceWriter<Sink>, TraceErro
         path: path.to_path_buf(),
         source,
     };
-    if !path.extension().is_some_and(|e| e == "zst") {
+    if path.extension().is_none_or(|e| e != "zst") {
         return create_trace(path);
     }
     let file = BufWriter::with_capacity(1 << 20, File::create(path).map_err(io)?);
