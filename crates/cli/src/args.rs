@@ -175,6 +175,10 @@ pub struct RunOpts {
     /// and fail if any block is not what was written.
     #[arg(long)]
     pub verify: bool,
+    /// Hold paced issue times under load: stream threads under SCHED_FIFO, each pinned to
+    /// a CPU, memory locked (needs root or CAP_SYS_NICE; what is refused is said).
+    #[arg(long)]
+    pub realtime: bool,
     /// Print the results as JSON instead of the table.
     #[arg(long)]
     pub json: bool,

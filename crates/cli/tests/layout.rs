@@ -99,6 +99,80 @@ fn frag_refuses_what_it_cannot_map_and_says_why() {
     );
 }
 
+/// One path that cannot be mapped does not stop the others: they are reported, the
+/// failures are named on stderr and in the JSON, and the command fails.
+#[test]
+fn frag_reports_unmappable_paths_and_still_maps_the_others() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = some_file(dir.path(), "good.bin");
+    let missing = dir.path().join("missing.bin");
+    let paths = [
+        good.as_os_str(),
+        "/proc/self/status".as_ref(),
+        missing.as_os_str(),
+    ];
+    let out = naslab().arg("frag").args(paths).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert!(stdout.contains("good.bin"), "{stdout}");
+    assert!(
+        stderr.contains("/proc/self/status") && stderr.contains("does not report file extents"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("missing.bin") && stderr.contains("cannot examine"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("2 of 3 paths"), "{stderr}");
+    let out = naslab()
+        .args(["frag", "--json"])
+        .args(paths)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(j["files"].as_array().unwrap().len(), 1);
+    assert_eq!(j["files"][0]["size_bytes"], 16 * (256 << 10));
+    let failed: Vec<&str> = j["failed"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(failed, ["/proc/self/status", missing.to_str().unwrap()]);
+}
+
+/// The mount table is read once for all the files of a run, not once per file.
+#[test]
+fn frag_reads_the_mount_table_once() {
+    let strace = Command::new("strace").arg("-V").output();
+    assert!(
+        strace.is_ok_and(|o| o.status.success()),
+        "strace is needed for this test: apt-get install strace"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    for i in 0..50 {
+        std::fs::write(dir.path().join(format!("f{i}")), [1u8; 4096]).unwrap();
+    }
+    let single = dir.path().join("f0");
+    let log = dir.path().join("strace.log");
+    let out = Command::new("strace")
+        .args(["-f", "-e", "trace=open,openat", "-o"])
+        .arg(&log)
+        .arg(env!("CARGO_BIN_EXE_naslab"))
+        .args(["frag", "--no-sync"])
+        .arg(dir.path())
+        .arg(&single)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let t = std::fs::read_to_string(&log).unwrap();
+    assert_eq!(t.matches("/proc/self/mountinfo").count(), 1, "{t}");
+    // Every file was opened: 50 in the tree and the one given alone.
+    let opened = format!("\"{}/f", dir.path().display());
+    assert_eq!(t.matches(&opened).count(), 51, "{t}");
+}
+
 #[test]
 fn alloc_runs_the_patterns_in_a_directory_and_cleans_up() {
     let dir = tempfile::tempdir().unwrap();

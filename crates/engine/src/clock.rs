@@ -15,6 +15,8 @@ pub trait Clock: Send + Clone {
 #[derive(Clone, Copy, Debug)]
 pub struct MonotonicClock {
     epoch_ns: u64,
+    /// How close to a deadline waiting stops sleeping and spins.
+    spin_ns: u64,
 }
 
 /// Nanoseconds on CLOCK_MONOTONIC.
@@ -34,12 +36,23 @@ impl MonotonicClock {
     pub fn starting_now() -> Self {
         MonotonicClock {
             epoch_ns: monotonic_ns(),
+            spin_ns: SPIN_NS,
         }
+    }
+
+    /// The same clock, spinning only the last `spin_ns` before a deadline and sleeping
+    /// before that (for real-time threads, whose sleeps end on time: a thread that spins
+    /// all the time would use up the kernel's real-time budget and be throttled).
+    pub fn with_spin_ns(self, spin_ns: u64) -> Self {
+        MonotonicClock { spin_ns, ..self }
     }
 
     /// A clock whose zero is `epoch_ns` on CLOCK_MONOTONIC.
     pub fn with_epoch(epoch_ns: u64) -> Self {
-        MonotonicClock { epoch_ns }
+        MonotonicClock {
+            epoch_ns,
+            spin_ns: SPIN_NS,
+        }
     }
 }
 
@@ -59,8 +72,8 @@ impl Clock for MonotonicClock {
                 return;
             }
             let left = deadline_ns - now;
-            if left > SPIN_NS + 20_000 {
-                std::thread::sleep(std::time::Duration::from_nanos(left - SPIN_NS));
+            if left > self.spin_ns + self.spin_ns / 4 {
+                std::thread::sleep(std::time::Duration::from_nanos(left - self.spin_ns));
             } else {
                 std::hint::spin_loop();
             }

@@ -10,11 +10,13 @@ pub mod environment;
 pub mod pacing;
 pub mod plan;
 pub mod prepare;
+pub mod realtime;
 pub mod records;
 pub mod replay;
 pub mod run;
 pub mod sandbox;
 pub mod spool;
+pub mod spool_io;
 pub mod summarize;
 pub mod verify;
 

@@ -6,7 +6,7 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::path::Path;
 
-use naslab_trace::{create_trace, FileDecl, Header, Measured, Op, TraceError};
+use naslab_trace::{create_trace_parallel, FileDecl, Header, Measured, Op, TraceError};
 
 use crate::plan::Plan;
 use crate::replay::ReplayOutcome;
@@ -43,7 +43,7 @@ pub fn write_records(
     outcome: &ReplayOutcome,
     generator: &str,
 ) -> Result<u64, RecordsError> {
-    let mut w = create_trace(path)?;
+    let mut w = create_trace_parallel(path)?;
     let mut header: Header = plan.header.clone();
     header.generator = Some(generator.to_string());
     w.header(&header)?;

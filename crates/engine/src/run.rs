@@ -203,7 +203,7 @@ pub fn run_iteration(spec: &IterationSpec, iteration: u32) -> Result<IterationRe
         spec.spool_dir,
         spec.progress,
         verifier,
-        MonotonicClock::starting_now,
+        || clock_for(replay_options),
     )?;
     let mut result = summarize(iteration, prepared, &outcome);
     result.ops_planned = plan.ops();
@@ -241,6 +241,19 @@ pub fn run_iteration(spec: &IterationSpec, iteration: u32) -> Result<IterationRe
     Ok(result)
 }
 
+/// Real-time stream threads sleep until this close to a deadline, then spin.
+const REALTIME_SPIN_NS: u64 = 15_000;
+
+/// The replay clock: under `--realtime`, waits sleep longer and spin less.
+fn clock_for(options: ReplayOptions) -> MonotonicClock {
+    let clock = MonotonicClock::starting_now();
+    if options.realtime {
+        clock.with_spin_ns(REALTIME_SPIN_NS)
+    } else {
+        clock
+    }
+}
+
 /// Runs the plan's warm-up ops (all streams at once, as fast as possible, unmeasured,
 /// stopping at the first failure), then handles the client cache again, since the
 /// warm-up may have written files the measured phase reads.
@@ -256,6 +269,7 @@ fn warm_up(
         records: false,
         stop_on_error: true,
         phase: Phase::Warmup,
+        realtime: false,
         ..measured
     };
     let progress = Progress::default();

@@ -25,7 +25,7 @@ pub struct CompiledOp {
     pub line: u64,
 }
 
-const OP_SIZE: usize = 48;
+pub(crate) const OP_SIZE: usize = 48;
 const MEASURED_SIZE: usize = 32;
 
 impl CompiledOp {
@@ -43,7 +43,7 @@ impl CompiledOp {
         b
     }
 
-    fn decode(b: &[u8; OP_SIZE]) -> CompiledOp {
+    pub(crate) fn decode(b: &[u8; OP_SIZE]) -> CompiledOp {
         let u32_at = |i: usize| u32::from_le_bytes([b[i], b[i + 1], b[i + 2], b[i + 3]]);
         let u64_at = |i: usize| {
             let mut a = [0u8; 8];
@@ -65,7 +65,8 @@ impl CompiledOp {
     }
 }
 
-fn encode_measured(m: &Measured) -> [u8; MEASURED_SIZE] {
+#[inline]
+pub(crate) fn encode_measured(m: &Measured) -> [u8; MEASURED_SIZE] {
     let mut b = [0u8; MEASURED_SIZE];
     b[0..8].copy_from_slice(&m.sched_ns.to_le_bytes());
     b[8..16].copy_from_slice(&m.issued_ns.to_le_bytes());
@@ -143,6 +144,16 @@ pub struct Spool {
 }
 
 impl Spool {
+    /// A spool of `count` records already in `file`.
+    pub(crate) fn from_file(file: File, count: u64) -> Spool {
+        Spool { file, count }
+    }
+
+    /// The file holding the records.
+    pub(crate) fn file(&self) -> &File {
+        &self.file
+    }
+
     /// How many records it holds.
     pub fn len(&self) -> u64 {
         self.count

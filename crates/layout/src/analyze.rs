@@ -1,14 +1,14 @@
 //! A file's layout from its extents: the extent count as filefrag gives it, the ideal
 //! count, the fragmentation ratio and the layout score; and the same summed over trees.
 
-use std::fs::File;
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
 use crate::error::LayoutError;
 use crate::fiemap::{self, Extent, FiemapError, EXTENT_DELALLOC, EXTENT_ENCODED, EXTENT_UNWRITTEN};
-use crate::limits::{extent_limit, fs_info, ExtentLimit};
+use crate::limits::{extent_limit, fs_info_in, ExtentLimit, FsInfo, Mounts};
 
 /// Counts extents exactly as e2fsprogs' filefrag (1.43 and later) does: an extent starts
 /// a new one unless it begins at file offset 0, or its physical start is where the
@@ -158,18 +158,52 @@ fn score(following: u64, blocks: u64) -> Option<f64> {
 }
 
 /// Reads one regular file's layout. With `sync`, its dirty data is written back first.
+/// (To look at many files, read the mount table once and call [`analyze_file_in`].)
 pub fn analyze_file(path: &Path, sync: bool) -> Result<FileLayout, LayoutError> {
-    // Checked before opening: opening a FIFO would wait for a writer.
+    analyze_file_in(path, sync, &Mounts::read())
+}
+
+/// [`analyze_file`] with a mount table read beforehand.
+pub fn analyze_file_in(
+    path: &Path,
+    sync: bool,
+    mounts: &Mounts,
+) -> Result<FileLayout, LayoutError> {
+    // Checked before opening: opening a device can have effects of its own.
     let before = std::fs::metadata(path).map_err(LayoutError::io("examine", path))?;
     if !before.is_file() {
         return Err(LayoutError::NotFileOrDir(path.to_path_buf()));
     }
-    let file = File::open(path).map_err(LayoutError::io("open", path))?;
+    analyze_regular(path, sync, mounts, &mut HashMap::new())
+}
+
+/// Maps a file already seen to be a regular file. It is opened non-blocking, so a FIFO
+/// put in its place meanwhile cannot hang the caller (it is then refused). What is
+/// known of each file system is kept in `fs_by_dev`, read once per device.
+fn analyze_regular(
+    path: &Path,
+    sync: bool,
+    mounts: &Mounts,
+    fs_by_dev: &mut HashMap<u64, FsInfo>,
+) -> Result<FileLayout, LayoutError> {
+    use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(path)
+        .map_err(LayoutError::io("open", path))?;
     let meta = file.metadata().map_err(LayoutError::io("examine", path))?;
     if !meta.is_file() {
         return Err(LayoutError::NotFileOrDir(path.to_path_buf()));
     }
-    let fs = fs_info(&file).map_err(LayoutError::io("statfs", path))?;
+    let fs = match fs_by_dev.get(&meta.dev()) {
+        Some(fs) => fs.clone(),
+        None => {
+            let fs = fs_info_in(&file, mounts).map_err(LayoutError::io("statfs", path))?;
+            fs_by_dev.insert(meta.dev(), fs.clone());
+            fs
+        }
+    };
     let extents = match fiemap::extents(&file, sync) {
         Ok(e) => e,
         Err(FiemapError::Unsupported) => {
@@ -255,19 +289,30 @@ pub struct Skipped {
 pub fn walk(
     root: &Path,
     sync: bool,
+    on_file: impl FnMut(&Path, Result<FileLayout, LayoutError>),
+) -> Result<Vec<Skipped>, LayoutError> {
+    walk_in(root, sync, &Mounts::read(), on_file)
+}
+
+/// [`walk`] with a mount table read beforehand.
+pub fn walk_in(
+    root: &Path,
+    sync: bool,
+    mounts: &Mounts,
     mut on_file: impl FnMut(&Path, Result<FileLayout, LayoutError>),
 ) -> Result<Vec<Skipped>, LayoutError> {
     use std::os::unix::fs::MetadataExt;
     // The root is followed if it is a link; links below it are not.
     let meta = std::fs::metadata(root).map_err(LayoutError::io("examine", root))?;
     if meta.is_file() {
-        on_file(root, analyze_file(root, sync));
+        on_file(root, analyze_file_in(root, sync, mounts));
         return Ok(Vec::new());
     }
     if !meta.is_dir() {
         return Err(LayoutError::NotFileOrDir(root.to_path_buf()));
     }
     let dev = meta.dev();
+    let mut fs_by_dev = HashMap::new();
     let mut skipped = Vec::new();
     let mut stack = vec![root.to_path_buf()];
     while let Some(dir) = stack.pop() {
@@ -313,7 +358,7 @@ pub fn walk(
                     });
                 }
             } else if m.is_file() {
-                on_file(&path, analyze_file(&path, sync));
+                on_file(&path, analyze_regular(&path, sync, mounts, &mut fs_by_dev));
             }
         }
     }
@@ -341,6 +386,16 @@ fn excess(f: &FileLayout) -> (u64, u64) {
 
 /// Reads every file under `root`, keeping the `top` worst.
 pub fn analyze_tree(root: &Path, top: usize, sync: bool) -> Result<TreeLayout, LayoutError> {
+    analyze_tree_in(root, top, sync, &Mounts::read())
+}
+
+/// [`analyze_tree`] with a mount table read beforehand.
+pub fn analyze_tree_in(
+    root: &Path,
+    top: usize,
+    sync: bool,
+    mounts: &Mounts,
+) -> Result<TreeLayout, LayoutError> {
     let mut totals = Totals::default();
     let mut worst: Vec<FileLayout> = Vec::new();
     let mut errors: Vec<Skipped> = Vec::new();
@@ -348,7 +403,7 @@ pub fn analyze_tree(root: &Path, top: usize, sync: bool) -> Result<TreeLayout, L
         worst.sort_by(|a, b| excess(b).cmp(&excess(a)).then_with(|| a.path.cmp(&b.path)));
         worst.truncate(top);
     };
-    let mut skipped = walk(root, sync, |path, r| match r {
+    let mut skipped = walk_in(root, sync, mounts, |path, r| match r {
         Ok(f) => {
             totals.add(&f);
             worst.push(f);

@@ -12,9 +12,11 @@ pub mod patterns;
 pub mod requirements;
 
 pub use analyze::{
-    analyze_file, analyze_tree, count_like_filefrag, walk, FileLayout, Skipped, Totals, TreeLayout,
+    analyze_file, analyze_file_in, analyze_tree, analyze_tree_in, count_like_filefrag, walk,
+    walk_in, FileLayout, Skipped, Totals, TreeLayout,
 };
 pub use error::LayoutError;
+pub use limits::Mounts;
 pub use matrix::{
     run_matrix, CaseInfo, Cell, FsCase, FsMount, MatrixOptions, MatrixResult, ScratchFs,
 };

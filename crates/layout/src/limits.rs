@@ -81,8 +81,15 @@ pub struct ExtentLimit {
     pub basis: &'static str,
 }
 
-/// Reads the file system's family, name and block size for an open file.
+/// Reads the file system's family, name and block size for an open file (reading the
+/// mount table for the name; to look at many files, read it once with [`Mounts::read`]
+/// and call [`fs_info_in`]).
 pub fn fs_info(file: &File) -> io::Result<FsInfo> {
+    fs_info_in(file, &Mounts::read())
+}
+
+/// [`fs_info`], naming the file system from a mount table read beforehand.
+pub fn fs_info_in(file: &File, mounts: &Mounts) -> io::Result<FsInfo> {
     // SAFETY: statfs is plain data; fstatfs fills it for a valid descriptor.
     let mut sfs: libc::statfs = unsafe { std::mem::zeroed() };
     // SAFETY: file's descriptor is valid and sfs is writable.
@@ -116,12 +123,15 @@ pub fn fs_info(file: &File) -> io::Result<FsInfo> {
         None
     };
     let dev = file.metadata().map(|m| m.dev()).unwrap_or(0);
-    let name = mount_type(dev).unwrap_or_else(|| match family {
-        FsFamily::Ext => "ext2/3/4".to_string(),
-        FsFamily::Xfs => "xfs".to_string(),
-        FsFamily::Btrfs => "btrfs".to_string(),
-        FsFamily::Other(m) => format!("fs 0x{m:x}"),
-    });
+    let name = mounts
+        .type_of(dev)
+        .map(str::to_string)
+        .unwrap_or_else(|| match family {
+            FsFamily::Ext => "ext2/3/4".to_string(),
+            FsFamily::Xfs => "xfs".to_string(),
+            FsFamily::Btrfs => "btrfs".to_string(),
+            FsFamily::Other(m) => format!("fs 0x{m:x}"),
+        });
     Ok(FsInfo {
         family,
         name,
@@ -148,27 +158,55 @@ fn xfs_ag_blocks(file: &File) -> Option<u64> {
     (ag > 0).then_some(ag)
 }
 
-/// The type of the mount whose device is `dev`, from /proc/self/mountinfo (the last
-/// matching line, as the latest mount hides earlier ones).
-fn mount_type(dev: u64) -> Option<String> {
-    let text = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
-    let want = format!("{}:{}", libc::major(dev), libc::minor(dev));
-    let mut found = None;
-    for line in text.lines() {
-        let mut fields = line.split(' ');
-        if fields.nth(2) != Some(want.as_str()) {
-            continue;
-        }
-        // After the optional fields comes "-", then the type.
-        let mut rest = line.split(" - ");
-        let _ = rest.next();
-        if let Some(tail) = rest.next() {
-            if let Some(t) = tail.split(' ').next() {
-                found = Some(t.to_string());
+/// The mounted file systems' types by device, from /proc/self/mountinfo. A snapshot:
+/// read it again after mounting or formatting anything.
+#[derive(Debug, Clone, Default)]
+pub struct Mounts {
+    /// (device, type) in the table's order.
+    by_dev: Vec<(u64, String)>,
+}
+
+impl Mounts {
+    /// Reads /proc/self/mountinfo (an empty table when it cannot be read: types then
+    /// come from the file system's magic number).
+    pub fn read() -> Mounts {
+        std::fs::read_to_string("/proc/self/mountinfo")
+            .map(|t| Mounts::parse(&t))
+            .unwrap_or_default()
+    }
+
+    /// Parses mountinfo text: "ID PARENT MAJOR:MINOR ROOT POINT OPTIONS [OPTIONAL...] - TYPE ...".
+    pub fn parse(text: &str) -> Mounts {
+        let mut by_dev = Vec::new();
+        for line in text.lines() {
+            let Some(dev) = line.split(' ').nth(2).and_then(parse_dev) else {
+                continue;
+            };
+            // After the optional fields comes "-", then the type.
+            if let Some(t) = line
+                .split_once(" - ")
+                .and_then(|(_, tail)| tail.split(' ').next())
+            {
+                by_dev.push((dev, t.to_string()));
             }
         }
+        Mounts { by_dev }
     }
-    found
+
+    /// The type of the mount of device `dev` (the last matching line, as the latest
+    /// mount hides earlier ones).
+    pub fn type_of(&self, dev: u64) -> Option<&str> {
+        self.by_dev
+            .iter()
+            .rev()
+            .find(|(d, _)| *d == dev)
+            .map(|(_, t)| t.as_str())
+    }
+}
+
+fn parse_dev(s: &str) -> Option<u64> {
+    let (major, minor) = s.split_once(':')?;
+    Some(libc::makedev(major.parse().ok()?, minor.parse().ok()?))
 }
 
 /// Whether an ext file is extent-mapped (has `EXT4_EXTENTS_FL`).
@@ -217,5 +255,26 @@ pub fn extent_limit(file: &File, fs: &FsInfo) -> Option<ExtentLimit> {
             basis: "btrfs: 128 MiB, 128 KiB compressed",
         }),
         FsFamily::Other(_) => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mount_types_are_found_by_device_the_latest_mount_winning() {
+        let text = "\
+22 1 254:0 / / rw,relatime shared:1 - ext4 /dev/vda rw
+30 22 0:26 / /tmp rw shared:5 master:2 - tmpfs tmpfs rw
+31 22 7:3 / /mnt/a rw - ext3 /dev/loop3 rw
+32 22 7:3 / /mnt/a rw - xfs /dev/loop3 rw
+garbage line
+";
+        let m = Mounts::parse(text);
+        assert_eq!(m.type_of(libc::makedev(254, 0)), Some("ext4"));
+        assert_eq!(m.type_of(libc::makedev(0, 26)), Some("tmpfs"));
+        assert_eq!(m.type_of(libc::makedev(7, 3)), Some("xfs"));
+        assert_eq!(m.type_of(libc::makedev(8, 1)), None);
     }
 }

@@ -6,6 +6,7 @@
 mod error;
 mod memory;
 mod model;
+mod op_line;
 mod path;
 mod reader;
 mod writer;
@@ -15,7 +16,7 @@ pub use memory::Trace;
 pub use model::{FileDecl, FileKind, Header, Measured, Op, OpFlags, OpKind, Prepare, Record};
 pub use path::check_rel_path;
 pub use reader::{open_trace, read_all, read_trace, TraceReader, MAX_LINE_BYTES};
-pub use writer::{create_trace, Sink, TraceWriter};
+pub use writer::{create_trace, create_trace_parallel, Sink, TraceWriter};
 
 /// The format name every trace's first line carries.
 pub const FORMAT_NAME: &str = "naslab-trace";

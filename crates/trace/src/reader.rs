@@ -91,6 +91,41 @@ struct RawLine {
     result: Option<i64>,
 }
 
+/// Parses one line: plain op lines by the fast path, anything else by serde_json.
+fn parse_line(text: &str) -> serde_json::Result<RawLine> {
+    let Some(f) = crate::op_line::parse_op_line(text) else {
+        return serde_json::from_str(text);
+    };
+    Ok(RawLine {
+        line_type: LineType::Op,
+        format: None,
+        version: None,
+        workload: None,
+        description: None,
+        generator: None,
+        queue_depth: None,
+        id: None,
+        path: None,
+        kind: None,
+        size: None,
+        exists: None,
+        prepare: None,
+        op: f.op,
+        stream: f.stream,
+        t_us: f.t_us,
+        file: f.file,
+        offset: f.offset,
+        len: f.len,
+        flags: f.flags,
+        to: f.to,
+        warmup: f.warmup,
+        sched_ns: f.sched_ns,
+        issued_ns: f.issued_ns,
+        done_ns: f.done_ns,
+        result: f.result,
+    })
+}
+
 /// Reads a trace line by line, checking as it goes: the header first, a known version,
 /// entries declared before use, paths that stay inside the workload directory.
 /// Memory use does not grow with the number of ops.
@@ -159,7 +194,7 @@ impl<R: BufRead> TraceReader<R> {
             if text.is_empty() {
                 continue;
             }
-            let raw: RawLine = match serde_json::from_str(text) {
+            let raw: RawLine = match parse_line(text) {
                 Ok(raw) => raw,
                 Err(e) => {
                     let hint = if self.header.is_none() && self.line == 1 {

@@ -3,10 +3,10 @@
 use std::fmt::Write;
 use std::path::Path;
 
-use anyhow::{bail, Context};
+use anyhow::bail;
 use naslab_engine::Plan;
 use naslab_layout::{
-    analyze_file, analyze_tree, walk, FileLayout, LayoutError, Totals, TreeLayout,
+    analyze_file_in, analyze_tree_in, walk, FileLayout, LayoutError, Mounts, Totals, TreeLayout,
 };
 use naslab_results::{IterationLayout, LayoutSummary};
 use naslab_trace::FileKind;
@@ -53,32 +53,57 @@ struct TreeJson<'a> {
 struct Report<'a> {
     files: Vec<FileJson<'a>>,
     trees: Vec<TreeJson<'a>>,
+    /// Paths given that could not be mapped, and why.
+    failed: &'a [naslab_layout::Skipped],
 }
 
-/// `naslab frag`.
+/// `naslab frag`. A path that cannot be mapped (missing, or on a file system without
+/// FIEMAP) is reported after the others, which are still done; the command then fails.
 pub fn frag(args: FragArgs) -> anyhow::Result<()> {
     if args.paths.is_empty() {
         bail!("give at least one file or directory");
     }
+    // One read of the mount table for every path.
+    let mounts = Mounts::read();
     let mut files = Vec::new();
     let mut trees = Vec::new();
+    let mut failed = Vec::new();
     for path in &args.paths {
-        let meta = std::fs::metadata(path)
-            .with_context(|| format!("cannot examine '{}'", path.display()))?;
-        if meta.is_dir() {
-            trees.push(analyze_tree(path, args.top, !args.no_sync)?);
-        } else {
-            files.push(analyze_file(path, !args.no_sync)?);
+        let done = match std::fs::metadata(path) {
+            Err(e) => Err(format!("cannot examine it: {e}")),
+            Ok(meta) if meta.is_dir() => analyze_tree_in(path, args.top, !args.no_sync, &mounts)
+                .map(|t| trees.push(t))
+                .map_err(|e| e.to_string()),
+            Ok(_) => analyze_file_in(path, !args.no_sync, &mounts)
+                .map(|f| files.push(f))
+                .map_err(|e| e.to_string()),
+        };
+        if let Err(reason) = done {
+            failed.push(naslab_layout::Skipped {
+                path: path.clone(),
+                reason,
+            });
         }
     }
     if args.json {
         let report = Report {
             files: files.iter().map(FileJson::new).collect(),
             trees: trees.iter().map(tree_json).collect(),
+            failed: &failed,
         };
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {
         print!("{}", text(&files, &trees));
+    }
+    if !failed.is_empty() {
+        for f in &failed {
+            eprintln!("naslab frag: '{}': {}", f.path.display(), f.reason);
+        }
+        bail!(
+            "{} of {} paths could not be mapped (listed above); the others are reported",
+            failed.len(),
+            args.paths.len()
+        );
     }
     Ok(())
 }

@@ -252,6 +252,7 @@ pub fn context(
             time_limit_ns,
             cancel: Some(&crate::interrupt::STOP),
             data,
+            realtime: opts.realtime,
             ..ReplayOptions::default()
         },
         cache,

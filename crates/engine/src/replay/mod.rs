@@ -15,7 +15,9 @@ use crate::clock::{tighten_timer_slack, Clock};
 use crate::data::{DataSpec, BLOCK};
 use crate::pacing::Pacing;
 use crate::plan::Plan;
-use crate::spool::{Spool, SpoolWriter};
+use crate::realtime::{self, MemoryLock};
+use crate::spool::Spool;
+use crate::spool_io::{spool_io, BackgroundWriter, PrefetchReader};
 use crate::verify::Verifier;
 
 mod queued;
@@ -52,6 +54,8 @@ pub struct ReplayOptions {
     pub cancel: Option<&'static AtomicBool>,
     /// What written blocks hold.
     pub data: DataSpec,
+    /// Stream threads under SCHED_FIFO, pinned, with memory locked (see [`crate::realtime`]).
+    pub realtime: bool,
 }
 
 /// Live counters for a progress display; written by the streams, read by anyone.
@@ -245,12 +249,26 @@ pub fn replay_with<C: Clock + Sync>(
     let (ready_tx, ready_rx) = mpsc::channel::<()>();
     let stop = AtomicBool::new(false);
     let depth = plan.queue_depth() as usize;
+    // Spools are read ahead and written behind by a thread of their own, so the stream
+    // threads do no spool I/O during the measured phase.
+    let (io, io_worker) = spool_io();
+    let _memory_lock = if options.realtime {
+        MemoryLock::lock()
+            .map_err(|why| eprintln!("warning: --realtime: {why}; going on without it"))
+            .ok()
+    } else {
+        None
+    };
     let outcomes = std::thread::scope(|scope| {
+        let io_thread = std::thread::Builder::new()
+            .name("spool-io".into())
+            .spawn_scoped(scope, move || io_worker.run())
+            .map_err(|e| ReplayError::Thread(format!("cannot start the spool I/O thread: {e}")))?;
         let mut guard = gate.write().unwrap_or_else(|e| e.into_inner());
         let mut handles = Vec::with_capacity(n);
         let mut spawn_error = None;
-        for sp in streams {
-            let (gate, stop, ready_tx) = (&gate, &stop, ready_tx.clone());
+        for (index, sp) in streams.iter().enumerate() {
+            let (gate, stop, ready_tx, io) = (&gate, &stop, ready_tx.clone(), io.clone());
             let files = Arc::clone(&plan.files);
             let builder = std::thread::Builder::new()
                 .name(format!("stream-{}", sp.stream))
@@ -259,11 +277,12 @@ pub fn replay_with<C: Clock + Sync>(
                 // Everything that allocates or opens happens before the start.
                 let backend = target.connect(workload_dir, files, options.backend);
                 let measured = if options.records {
-                    Some(SpoolWriter::new(spool_dir, buffer))
+                    Some(BackgroundWriter::new(&io, spool_dir, buffer))
                 } else {
                     None
                 };
-                let reader = sp.ops.reader_with_buffer(buffer);
+                let reader = PrefetchReader::new(&io, &sp.ops, buffer);
+                drop(io);
                 // A read and a write buffer slot per data op that can be in flight (as many
                 // as the stream's budget allows, see StreamBuffers).
                 let sizes = StreamBuffers::for_stream(sp.max_read, sp.max_write, depth as u32);
@@ -274,6 +293,16 @@ pub fn replay_with<C: Clock + Sync>(
                     out.lag = Some(LatencyHistogram::new());
                 }
                 tighten_timer_slack();
+                if options.realtime {
+                    let grant = realtime::enter(index);
+                    // Said once, by the first stream: the others get the same answer.
+                    if index == 0 && !grant.refused.is_empty() {
+                        eprintln!(
+                            "warning: --realtime: {}; stream threads run with {grant}",
+                            grant.refused.join("; ")
+                        );
+                    }
+                }
                 let _ = ready_tx.send(());
                 let clock = gate.read().unwrap_or_else(|e| e.into_inner()).clone();
                 let mut backend = backend.map_err(|error| {
@@ -351,6 +380,8 @@ pub fn replay_with<C: Clock + Sync>(
                 }
             }
         }
+        // Once the streams hold their own handles, the I/O thread ends with the last.
+        drop(io);
         for _ in 0..handles.len() {
             let _ = ready_rx.recv();
         }
@@ -372,6 +403,9 @@ pub fn replay_with<C: Clock + Sync>(
                         .get_or_insert(ReplayError::Thread("a stream thread panicked".into()));
                 }
             }
+        }
+        if io_thread.join().is_err() {
+            first_error.get_or_insert(ReplayError::Thread("the spool I/O thread panicked".into()));
         }
         match first_error {
             Some(e) => Err(e),

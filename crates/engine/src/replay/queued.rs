@@ -14,7 +14,8 @@ use super::stream::{StreamRun, NO_HANDLE};
 use super::{ReplayError, StreamOutcome};
 use crate::backend::{Backend, Handle, OpError};
 use crate::clock::Clock;
-use crate::spool::{CompiledOp, SpoolReader};
+use crate::spool::CompiledOp;
+use crate::spool_io::PrefetchReader;
 
 struct InFlight {
     op: CompiledOp,
@@ -66,7 +67,7 @@ impl<C: Clock> StreamRun<'_, C> {
     pub(super) fn run_queued(
         &mut self,
         backend: &mut dyn Backend,
-        reader: &mut SpoolReader,
+        reader: &mut PrefetchReader,
         out: &mut StreamOutcome,
         handles: &mut [Handle],
     ) -> Result<Option<u64>, ReplayError> {

@@ -12,7 +12,8 @@ use crate::clock::Clock;
 use crate::data::{self, DataMode, DataSpec, BLOCK};
 use crate::pacing::Pacing;
 use crate::plan::{Plan, StreamPlan};
-use crate::spool::{CompiledOp, SpoolReader, SpoolWriter};
+use crate::spool::CompiledOp;
+use crate::spool_io::{BackgroundWriter, PrefetchReader};
 use crate::verify::Verifier;
 use naslab_results::MismatchKind;
 
@@ -36,7 +37,7 @@ pub(super) struct StreamRun<'a, C> {
     pub stop: &'a AtomicBool,
     pub cancel: Option<&'a AtomicBool>,
     pub progress: &'a Progress,
-    pub measured: Option<SpoolWriter>,
+    pub measured: Option<BackgroundWriter>,
     /// Read buffers, `read_slot_len` bytes for each of `buf_slots` ops in flight.
     pub rbuf: AlignedBuf,
     /// Write buffers, `write_slot_len` bytes for each of `buf_slots` ops in flight, each
@@ -80,7 +81,7 @@ impl<C: Clock> StreamRun<'_, C> {
     pub(super) fn run(
         &mut self,
         backend: &mut dyn Backend,
-        mut reader: SpoolReader,
+        mut reader: PrefetchReader,
         mut out: StreamOutcome,
     ) -> Result<StreamOutcome, ReplayError> {
         let mut handles: Vec<Handle> = vec![NO_HANDLE; self.sp.slots as usize];
@@ -105,7 +106,7 @@ impl<C: Clock> StreamRun<'_, C> {
     fn run_one_at_a_time(
         &mut self,
         backend: &mut dyn Backend,
-        reader: &mut SpoolReader,
+        reader: &mut PrefetchReader,
         out: &mut StreamOutcome,
         handles: &mut [Handle],
     ) -> Result<Option<u64>, ReplayError> {

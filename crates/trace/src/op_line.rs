@@ -1,0 +1,236 @@
+//! A fast path for the commonest trace line: a flat op object of integers and plain
+//! strings, as naslab itself writes them. It accepts only what the general JSON path
+//! would read the same way, and gives up (returning `None`) on anything else: escapes,
+//! floats, nulls, unknown or repeated keys, out-of-range numbers. The caller then
+//! parses the line with serde_json, which also words any error.
+
+use crate::model::{OpFlags, OpKind};
+
+/// The fields an op line may carry (the measured ones included).
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct OpFields {
+    pub op: Option<OpKind>,
+    pub stream: Option<u32>,
+    pub t_us: Option<u64>,
+    pub file: Option<u32>,
+    pub offset: Option<u64>,
+    pub len: Option<u64>,
+    pub flags: Option<OpFlags>,
+    pub to: Option<u32>,
+    pub warmup: Option<bool>,
+    pub sched_ns: Option<u64>,
+    pub issued_ns: Option<u64>,
+    pub done_ns: Option<u64>,
+    pub result: Option<i64>,
+}
+
+struct Scan<'a> {
+    b: &'a [u8],
+    i: usize,
+}
+
+impl<'a> Scan<'a> {
+    #[inline]
+    fn ws(&mut self) {
+        while let Some(c) = self.b.get(self.i) {
+            if !matches!(c, b' ' | b'\t' | b'\n' | b'\r') {
+                break;
+            }
+            self.i += 1;
+        }
+    }
+
+    #[inline]
+    fn eat(&mut self, c: u8) -> Option<()> {
+        self.ws();
+        (self.b.get(self.i) == Some(&c)).then(|| self.i += 1)
+    }
+
+    /// A string without escapes.
+    #[inline]
+    fn string(&mut self) -> Option<&'a str> {
+        self.eat(b'"')?;
+        let start = self.i;
+        let len = self.b[start..].iter().position(|&c| c == b'"')?;
+        let s = &self.b[start..start + len];
+        // Escapes and control characters are left to the general path.
+        if s.iter().any(|&c| c == b'\\' || c < 0x20) {
+            return None;
+        }
+        self.i = start + len + 1;
+        std::str::from_utf8(s).ok()
+    }
+
+    /// A JSON integer that fits in u64 (no sign, no leading zero, no fraction).
+    #[inline]
+    fn unsigned(&mut self) -> Option<u64> {
+        self.ws();
+        let start = self.i;
+        let mut v: u64 = 0;
+        while let Some(&c) = self.b.get(self.i) {
+            if !c.is_ascii_digit() {
+                break;
+            }
+            v = v.checked_mul(10)?.checked_add((c - b'0') as u64)?;
+            self.i += 1;
+        }
+        let n = self.i - start;
+        if n == 0 || (n > 1 && self.b[start] == b'0') {
+            return None;
+        }
+        // A fraction or exponent makes it a float: not for us.
+        if matches!(self.b.get(self.i), Some(b'.' | b'e' | b'E')) {
+            return None;
+        }
+        Some(v)
+    }
+
+    #[inline]
+    fn signed(&mut self) -> Option<i64> {
+        self.ws();
+        if self.b.get(self.i) == Some(&b'-') {
+            self.i += 1;
+            let v = self.unsigned()?;
+            if v == 0 {
+                // "-0" reads as 0 either way, but leave the oddity to the general path.
+                return None;
+            }
+            0i64.checked_sub_unsigned(v)
+        } else {
+            i64::try_from(self.unsigned()?).ok()
+        }
+    }
+
+    fn boolean(&mut self) -> Option<bool> {
+        self.ws();
+        let rest = &self.b[self.i..];
+        if rest.starts_with(b"true") {
+            self.i += 4;
+            Some(true)
+        } else if rest.starts_with(b"false") {
+            self.i += 5;
+            Some(false)
+        } else {
+            None
+        }
+    }
+}
+
+fn kind_named(name: &str) -> Option<OpKind> {
+    OpKind::ALL.into_iter().find(|k| k.name() == name)
+}
+
+/// Sets `slot` once: a repeated key is for the general path to refuse.
+#[inline]
+fn once<T>(slot: &mut Option<T>, v: T) -> Option<()> {
+    if slot.is_some() {
+        return None;
+    }
+    *slot = Some(v);
+    Some(())
+}
+
+/// Reads `text` when it is a plain op line; `None` when the general path must decide.
+pub(crate) fn parse_op_line(text: &str) -> Option<OpFields> {
+    let mut s = Scan {
+        b: text.as_bytes(),
+        i: 0,
+    };
+    s.eat(b'{')?;
+    let mut f = OpFields::default();
+    let mut typed = false;
+    loop {
+        let key = s.string()?;
+        s.eat(b':')?;
+        match key {
+            "type" => {
+                if typed || s.string()? != "op" {
+                    return None;
+                }
+                typed = true;
+            }
+            "op" => once(&mut f.op, kind_named(s.string()?)?)?,
+            "stream" => once(&mut f.stream, u32::try_from(s.unsigned()?).ok()?)?,
+            "t_us" => once(&mut f.t_us, s.unsigned()?)?,
+            "file" => once(&mut f.file, u32::try_from(s.unsigned()?).ok()?)?,
+            "offset" => once(&mut f.offset, s.unsigned()?)?,
+            "len" => once(&mut f.len, s.unsigned()?)?,
+            "flags" => once(&mut f.flags, OpFlags::parse(s.string()?).ok()?)?,
+            "to" => once(&mut f.to, u32::try_from(s.unsigned()?).ok()?)?,
+            "warmup" => once(&mut f.warmup, s.boolean()?)?,
+            "sched_ns" => once(&mut f.sched_ns, s.unsigned()?)?,
+            "issued_ns" => once(&mut f.issued_ns, s.unsigned()?)?,
+            "done_ns" => once(&mut f.done_ns, s.unsigned()?)?,
+            "result" => once(&mut f.result, s.signed()?)?,
+            _ => return None,
+        }
+        if s.eat(b',').is_some() {
+            continue;
+        }
+        s.eat(b'}')?;
+        s.ws();
+        return (typed && s.i == s.b.len()).then_some(f);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plain_op_lines_are_read() {
+        let f = parse_op_line(
+            r#"{"type":"op","op":"read","stream":2,"t_us":15,"file":7,"offset":4096,"len":512,"flags":"read|write","sched_ns":1,"issued_ns":2,"done_ns":3,"result":-5}"#,
+        )
+        .unwrap();
+        assert_eq!(f.op, Some(OpKind::Read));
+        assert_eq!((f.stream, f.t_us, f.file), (Some(2), Some(15), Some(7)));
+        assert_eq!((f.offset, f.len), (Some(4096), Some(512)));
+        assert_eq!(f.flags, Some(OpFlags::READ | OpFlags::WRITE));
+        assert_eq!(
+            (f.sched_ns, f.issued_ns, f.done_ns),
+            (Some(1), Some(2), Some(3))
+        );
+        assert_eq!(f.result, Some(-5));
+        let f = parse_op_line(
+            " { \"op\" : \"rename\" , \"type\":\"op\", \"file\":1, \"to\":2, \"warmup\":true } ",
+        )
+        .unwrap();
+        assert_eq!(
+            (f.op, f.to, f.warmup),
+            (Some(OpKind::Rename), Some(2), Some(true))
+        );
+        assert_eq!(f.stream, None);
+    }
+
+    #[test]
+    fn anything_unusual_is_left_to_the_general_path() {
+        for line in [
+            r#"{"type":"file","id":1}"#,
+            r#"{"op":"read","file":1}"#,
+            r#"{"type":"op","op":"read","file":1,"file":2}"#,
+            r#"{"type":"op","op":"reed","file":1}"#,
+            r#"{"type":"op","op":"read","file":1,"extra":1}"#,
+            r#"{"type":"op","op":"read","file":4294967296}"#,
+            r#"{"type":"op","op":"read","file":1,"offset":18446744073709551616}"#,
+            r#"{"type":"op","op":"read","file":01}"#,
+            r#"{"type":"op","op":"read","file":1.0}"#,
+            r#"{"type":"op","op":"read","file":1e2}"#,
+            r#"{"type":"op","op":"read","file":-1}"#,
+            r#"{"type":"op","op":"read","file":null}"#,
+            r#"{"type":"op","op":"re\u0061d","file":1}"#,
+            r#"{"type":"op","op":"read","file":1,"flags":"bogus"}"#,
+            r#"{"type":"op","op":"read","file":1,"result":-0}"#,
+            r#"{"type":"op","op":"read","file":1,"result":-9223372036854775809}"#,
+            r#"{"type":"op","op":"read","file":1,}"#,
+            r#"{"type":"op","op":"read","file":1} x"#,
+            r#"{"type":"op","op":"read","file":1"#,
+            r#"{"type":"op","op":"read","file":1,"warmup":1}"#,
+        ] {
+            assert_eq!(parse_op_line(line), None, "{line}");
+        }
+        let f =
+            parse_op_line(r#"{"type":"op","op":"read","file":0,"result":-9223372036854775808}"#);
+        assert_eq!(f.unwrap().result, Some(i64::MIN));
+    }
+}
