@@ -46,6 +46,10 @@ pub enum Command {
     /// A test NAS on this machine (loop-mounted file system served by Samba or
     /// nfs-ganesha on 127.0.0.1): up, status, down, and a matrix of server settings.
     Lab(LabArgs),
+    /// Print a shell completion script: bash, zsh or fish.
+    Completions(CompletionsArgs),
+    /// Print naslab's man page (roff), or write one page per command into a directory.
+    Man(ManArgs),
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -519,4 +523,27 @@ pub struct LabMatrixArgs {
     pub at: LabWhere,
     #[command(flatten)]
     pub opts_run: RunOpts,
+}
+
+/// The shells `naslab completions` writes scripts for.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ShellName {
+    Bash,
+    Zsh,
+    Fish,
+}
+
+#[derive(Args, Debug)]
+pub struct CompletionsArgs {
+    /// The shell, e.g. `naslab completions bash > /etc/bash_completion.d/naslab`.
+    #[arg(value_enum)]
+    pub shell: ShellName,
+}
+
+#[derive(Args, Debug)]
+pub struct ManArgs {
+    /// Write naslab.1 and a page per command (naslab-run.1, ...) into this directory
+    /// instead of printing naslab.1.
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<std::path::PathBuf>,
 }

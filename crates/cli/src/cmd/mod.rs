@@ -6,6 +6,7 @@ mod bigdir;
 mod clean;
 mod compare;
 mod describe;
+mod docs;
 mod fileserver;
 mod frag;
 mod ingest;
@@ -37,5 +38,7 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<()> {
         Command::List(a) => list::list(a),
         Command::Describe(a) => describe::describe_cmd(a),
         Command::ExportTrace(a) => describe::export(a),
+        Command::Completions(a) => docs::completions(a),
+        Command::Man(a) => docs::man(a),
     }
 }
