@@ -144,7 +144,10 @@ pub fn report_html(run: &LoadedRun, opts: &ReportOptions) -> Vec<u8> {
         .collect();
     let page = ReportPage {
         kind: "report",
-        title: format!("naslab report: {}", run.short_name()),
+        title: match &run.result.device.name {
+            Some(device) => format!("naslab report: {device}, {}", run.short_name()),
+            None => format!("naslab report: {}", run.short_name()),
+        },
         generated_by: format!("naslab {}", env!("CARGO_PKG_VERSION")),
         run_dir: run.dir.display().to_string(),
         kinds: OpKind::ALL.iter().map(|k| k.name()).collect(),

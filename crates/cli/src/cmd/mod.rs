@@ -6,6 +6,7 @@ mod bigdir;
 mod clean;
 mod compare;
 mod describe;
+mod device;
 mod docs;
 mod fileserver;
 mod frag;
@@ -15,6 +16,7 @@ mod lab;
 mod list;
 mod protocol;
 mod report;
+mod results;
 mod run;
 mod sources;
 
@@ -40,5 +42,6 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<()> {
         Command::ExportTrace(a) => describe::export(a),
         Command::Completions(a) => docs::completions(a),
         Command::Man(a) => docs::man(a),
+        Command::Results(a) => results::results(a),
     }
 }

@@ -11,7 +11,7 @@ use naslab_engine::{
 };
 use naslab_results::export::{Exporter, Json, Table};
 use naslab_results::{
-    CacheMode, RunOptions, RunResult, TargetInfo, Warning, WorkloadResult, SCHEMA_VERSION,
+    CacheMode, Device, RunOptions, RunResult, TargetInfo, Warning, WorkloadResult, SCHEMA_VERSION,
 };
 use naslab_trace::{open_trace, Trace};
 
@@ -43,6 +43,10 @@ pub struct RunContext {
     pub json: bool,
     /// The results and label directories this run made, to remove again if nothing ran.
     pub made_dirs: Vec<PathBuf>,
+    /// `--label`.
+    pub label: String,
+    /// The device and notes given on the command line.
+    pub device: Device,
 }
 
 impl RunContext {
@@ -254,6 +258,7 @@ pub fn context(
     if let Some(p) = &opts.client_profile {
         extra.insert("client_profile".to_string(), p.clone());
     }
+    let device = super::device::device(&opts.device)?;
     let label_dir = opts.out.join(&opts.label);
     let made_dirs: Vec<PathBuf> = [opts.out.clone(), label_dir.clone()]
         .into_iter()
@@ -283,6 +288,8 @@ pub fn context(
         drop_all_caches: opts.drop_all_caches,
         json: opts.json,
         made_dirs,
+        label: opts.label.clone(),
+        device,
     })
 }
 
@@ -348,6 +355,8 @@ pub fn execute_with(
         workloads: Vec::new(),
         warnings: Vec::new(),
         aborted: None,
+        label: Some(ctx.label.clone()),
+        device: ctx.device.clone(),
     };
     let iterations = ctx.options.iterations.max(1);
     let mut failure = None;

@@ -41,7 +41,14 @@ export function environmentTable(run: RunResult, runDir: string): HTMLElement {
   const t = run.target;
   const o = run.options;
   const extra = Object.entries(o.extra).map(([k, v]) => `${k} ${v}`).join(', ');
+  const d = run.device ?? {};
+  const tags = Object.entries(d.tags ?? {}).map(([k, v]) => `${k}=${v}`).join(', ');
   const rows: [string, string][] = [
+    ...(d.name ? [['device', d.name] as [string, string]] : []),
+    ...(d.firmware ? [['firmware', d.firmware] as [string, string]] : []),
+    ...(d.notes ? [['notes', d.notes] as [string, string]] : []),
+    ...(tags ? [['tags', tags] as [string, string]] : []),
+    ...(run.label ? [['label', run.label] as [string, string]] : []),
     ['run directory', runDir],
     ['started', run.started_at],
     ['naslab', run.naslab_version],

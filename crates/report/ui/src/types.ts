@@ -39,6 +39,8 @@ export interface RunResult {
   workloads: WorkloadResult[];
   warnings: Warning[];
   aborted?: string;
+  label?: string;
+  device?: { name?: string; firmware?: string; notes?: string; tags?: Record<string, string> };
 }
 
 export interface ColumnLayout { name: string; type: 'f64' | 'u32' | 'u8'; offset: number; delta: boolean }
