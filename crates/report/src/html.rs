@@ -160,6 +160,8 @@ pub fn report_html(run: &LoadedRun, opts: &ReportOptions) -> Vec<u8> {
 #[derive(Serialize)]
 struct CompareRunData {
     iteration: u32,
+    /// The measured phase's length: the run's own time axis.
+    wall_ns: u64,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     notes: Vec<String>,
     series: Option<TimeSeries>,
@@ -170,7 +172,8 @@ struct CompareRunData {
 #[derive(Serialize)]
 struct CompareWorkload {
     name: String,
-    bin_ns: u64,
+    /// Per run: its own bin width (its measured phase / DEFAULT_BINS).
+    bin_ns: Vec<Option<u64>>,
     /// Per run (in the comparison's order): its median iteration's charts, if it has the workload.
     runs: Vec<Option<CompareRunData>>,
 }
@@ -201,18 +204,13 @@ pub fn compare_html(runs: &[LoadedRun], comparison: &Comparison) -> Vec<u8> {
                     .and_then(|x| x.median_iteration())
             })
             .collect();
-        // One time grid for every run, so their series line up on one axis.
-        let longest = medians
-            .iter()
-            .flatten()
-            .map(|m| m.wall_ns)
-            .max()
-            .unwrap_or(0);
-        let bin_ns = longest.div_ceil(DEFAULT_BINS).max(1);
-        bins.push(bin_ns);
+        // Each run on its own time grid (its measured phase in DEFAULT_BINS bins): runs
+        // of 138 ms and 18.6 s are drawn over the same width, each against its own time.
+        let own = |m: &naslab_results::IterationResult| m.wall_ns.div_ceil(DEFAULT_BINS).max(1);
+        bins.push(medians.iter().map(|m| m.map(own)).collect::<Vec<_>>());
         for (r, m) in medians.into_iter().enumerate() {
             if let Some(m) = m {
-                jobs.push((w, r, m, bin_ns));
+                jobs.push((w, r, m, own(m)));
             }
         }
     }
@@ -236,6 +234,7 @@ pub fn compare_html(runs: &[LoadedRun], comparison: &Comparison) -> Vec<u8> {
             r,
             CompareRunData {
                 iteration: it.iteration,
+                wall_ns: it.wall_ns,
                 notes: data.notes,
                 series: data.series,
                 latency: data.latency,

@@ -272,16 +272,18 @@ fn the_comparison_page_overlays_each_runs_charts() {
     let data = page_data(&html);
     assert_eq!(data["kind"], "compare");
     let w = &data["workloads"][0];
-    let bin = w["bin_ns"].as_u64().unwrap();
-    let longest = runs[1].result.workloads[0].iterations[0].wall_ns;
-    assert_eq!(bin, longest.div_ceil(1000));
     for r in 0..2 {
+        // Each run on its own time grid: its own measured phase in 1000 bins.
+        let wall = runs[r].result.workloads[0].iterations[0].wall_ns;
+        let bin = w["bin_ns"][r].as_u64().unwrap();
+        assert_eq!(bin, wall.div_ceil(1000));
         let s = &w["runs"][r]["series"];
         assert_eq!(
             s["bin_ns"].as_u64().unwrap(),
             bin,
-            "one time grid for every run"
+            "the run's own time grid"
         );
+        assert_eq!(w["runs"][r]["wall_ns"].as_u64().unwrap(), wall);
         let ops: u64 = s["ops"]
             .as_array()
             .unwrap()
@@ -290,6 +292,7 @@ fn the_comparison_page_overlays_each_runs_charts() {
             .sum();
         assert_eq!(ops, [400, 800][r]);
     }
+    assert_ne!(w["bin_ns"][0], w["bin_ns"][1]);
     assert_eq!(data["comparison"]["mean"], naslab_report::MEAN_NAME);
 }
 

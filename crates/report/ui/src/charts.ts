@@ -194,22 +194,29 @@ export function sizeHistChart(parent: HTMLElement, hist: SizeHist, title = 'Tran
 }
 
 /** Several runs' throughput over time on one axis (the comparison page). */
-export function overlayThroughput(parent: HTMLElement, binNs: number, runs: { label: string; s: TimeSeries | null }[]): void {
+export function overlayThroughput(parent: HTMLElement, runs: { label: string; s: TimeSeries | null; wallNs: number }[]): void {
+  // Each run against its own measured phase: x is the percentage of that run's phase, so
+  // a 138 ms run and an 18.6 s run both span the chart; each bin's MB/s uses its own width.
   const n = Math.max(1, ...runs.map((r) => r.s?.ops.length ?? 0));
-  const unit = timeUnit(n * binNs);
-  const x = Array.from({ length: n }, (_, i) => ((i + 0.5) * binNs) / unit.ns);
+  const x = Array.from({ length: n }, (_, i) => ((i + 0.5) / n) * 100);
   const data: (number | null)[][] = [x];
-  const ser: uPlot.Series[] = [{ label: unit.name, value: (_u, v) => (v == null ? '-' : v.toPrecision(4)) }];
+  const ser: uPlot.Series[] = [{ label: '% of phase', value: (_u, v) => (v == null ? '-' : `${v.toFixed(1)} %`) }];
   let points = 0;
   runs.forEach((r, i) => {
-    const secs = binNs / 1e9;
-    const v = x.map((_, j) => (r.s && j < r.s.ops.length ? (r.s.read_bytes[j] + r.s.write_bytes[j]) / secs / 1e6 : null));
+    const s = r.s;
+    const v = x.map((pct) => {
+      if (!s || s.ops.length === 0 || r.wallNs <= 0) return null;
+      const j = Math.floor(((pct / 100) * r.wallNs) / s.bin_ns);
+      if (j >= s.ops.length) return null;
+      return (s.read_bytes[j] + s.write_bytes[j]) / (s.bin_ns / 1e9) / 1e6;
+    });
     points += v.filter((y) => y !== null).length;
     data.push(v);
-    ser.push(series(r.label, i));
+    ser.push(series(`${r.label} (${duration(r.wallNs)})`, i));
   });
-  chartBox(parent, 'Throughput over time (MB/s, read + write)', points, '', (target, width) =>
-    new uPlot({ width, height: 240, scales: { x: { time: false } }, axes: [timeAxis(unit), { label: 'MB/s', size: 60 }], series: ser }, data as uPlot.AlignedData, target));
+  chartBox(parent, 'Throughput over time (MB/s, read + write), each run over its own measured phase', points,
+    'x: percentage of each run\'s own measured phase (its length in the legend), so runs of different lengths are drawn over the same width', (target, width) =>
+    new uPlot({ width, height: 240, scales: { x: { time: false } }, axes: [{ label: '% of each run\'s measured phase', size: 40 }, { label: 'MB/s', size: 60 }], series: ser }, data as uPlot.AlignedData, target));
 }
 
 /** Several runs' latency histograms (all ops) on one axis. */

@@ -64,9 +64,9 @@ before(async () => {
   const out = path.join(work, 'out');
   naslab('run', path.join(repo, 'examples', 'document-save.jsonl'), '--backend', 'null', '--out', out, '--label', 'example');
   runs.example = runDir(out, 'example');
-  for (const label of ['suite-a', 'suite-b']) {
+  for (const [label, device, seed] of [['suite-a', 'Acme Box A', '1'], ['suite-b', 'Other NAS B', '2']]) {
     naslab('run', '--workload', 'OfficeProductivity,HDVideo_1Play,DirectoryCopyToNAS', '--scale', '0.01',
-      '--backend', 'null', '--batch', '2', '--out', out, '--label', label);
+      '--backend', 'null', '--batch', '2', '--out', out, '--label', label, '--device', device, '--seed', seed);
     runs[label] = runDir(out, label);
   }
   naslab('compare', runs['suite-a'], runs['suite-b'], '--format', 'html', '-o', path.join(work, 'compare.html'));
@@ -245,6 +245,21 @@ describe('the comparison page', () => {
     assert.deepEqual(rows, ['OfficeProductivity', 'HDVideo_1Play', 'DirectoryCopyToNAS']);
     const foot = await page.textContent('table.compare tfoot');
     assert.match(foot, /geometric mean/);
+    // The devices name the columns.
+    const heads = await page.$$eval('table.compare thead th', (t) => t.map((x) => x.textContent));
+    assert.deepEqual(heads, ['workload', 'Acme Box A ratio', 'Acme Box A MB/s', 'Other NAS B ratio', 'Other NAS B MB/s']);
+    // Ratios to 3 significant digits.
+    const ratios = await page.$$eval('table.compare tbody tr', (r) => r.map((x) => x.children[3].textContent));
+    for (const r of ratios) assert.match(r, /^(0\.\d{3}|[1-9]\.\d{2}|[1-9]\d\.\d|[1-9]\d{2,})$/, r);
+    assert.match(await page.textContent('.mean-over'), /over the 3 workloads every run has: OfficeProductivity, HDVideo_1Play, DirectoryCopyToNAS/);
+    const diffs = await page.$$eval('ul.differences li', (l) => l.map((x) => x.textContent));
+    assert.ok(diffs.some((d) => /differ in seed: Acme Box A 1, Other NAS B 2/.test(d)), diffs.join('\n'));
+    const spreads = await page.$$eval('ul.spreads li', (l) => l.map((x) => x.textContent));
+    assert.equal(spreads.length, 3, spreads.join('\n'));
+    for (const s of spreads) assert.match(s, /: Other NAS B is \d\.\d{2} ± [\d.]+× (faster|slower) than Acme Box A \(2 and 2 iterations; the ranges (do not )?overlap/, s);
+    // Each run over its own measured phase.
+    const tp = await page.$eval('.chart[data-title^="Throughput over time"]', (e) => e.dataset.title);
+    assert.match(tp, /each run over its own measured phase/);
     const charts = await page.$$eval('.chart', (els) => els.map((e) => ({ title: e.dataset.title, points: Number(e.dataset.points) })));
     assert.equal(charts.length, 9);
     for (const c of charts) assert.ok(c.points > 0, `${c.title} has no data points`);
