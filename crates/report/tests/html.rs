@@ -125,10 +125,13 @@ fn every_view_has_data_from_the_records() {
     let raw = blob(&html, layout["id"].as_str().unwrap());
     assert_eq!(raw.len() as u64, layout["bytes"].as_u64().unwrap());
     assert_eq!(raw.len(), 400 * (5 * 8 + 2 * 4 + 1));
-    // The access map: every read and write (few enough to keep all).
+    // The access map: every read and write, drawn from the rows (which hold every op),
+    // so it needs no columns of its own.
     let access = &it["access"];
     assert_eq!(access["seen"], 200);
     assert_eq!(access["shown"], 200);
+    assert_eq!(access["stride"], 1);
+    assert!(access["blob"].is_null(), "{access}");
     assert!(it.get("notes").is_none(), "{:?}", it["notes"]);
 }
 
@@ -144,11 +147,19 @@ fn a_capped_list_says_so_and_the_charts_still_count_everything() {
     let it = &page_data(&html)["workloads"][0]["iterations"][0];
     assert_eq!(it["rows"]["shown"], 100);
     assert_eq!(it["rows"]["total"], 1000);
-    let shown = it["access"]["shown"].as_u64().unwrap();
-    assert!(shown <= 50 && shown > 0, "{shown}");
+    // The rows miss ops, so the map has its own even sample: one read or write in every
+    // `stride`, the smallest power of two that keeps it within 50 points.
+    let access = &it["access"];
+    let seen = access["seen"].as_u64().unwrap();
+    let stride = access["stride"].as_u64().unwrap();
+    assert_eq!(seen, 500);
+    assert_eq!(stride, 16);
+    assert_eq!(access["shown"].as_u64().unwrap(), seen.div_ceil(stride));
+    let layout = &access["blob"];
+    let raw = blob(&html, layout["id"].as_str().unwrap());
+    assert_eq!(raw.len() as u64, layout["bytes"].as_u64().unwrap());
     let notes = it["notes"].to_string();
     assert!(notes.contains("first 100 of 1000"), "{notes}");
-    assert!(notes.contains("access map shows"), "{notes}");
     let all: u64 = it["latency"]["by_op"][0][1]
         .as_array()
         .unwrap()
@@ -321,5 +332,15 @@ fn a_large_run_keeps_the_access_map_bounded() {
     let it = &page_data(&html)["workloads"][0]["iterations"][0];
     assert_eq!(it["rows"]["shown"], ops);
     assert_eq!(it["access"]["seen"], ops / 2);
+    // Every op is in the rows: the map draws from them, no sample of its own.
+    assert!(it["access"]["blob"].is_null());
+    // With the rows capped, the sample stays within its bound.
+    let opts = ReportOptions {
+        max_rows: 1_000,
+        access_points: 10_000,
+    };
+    let html = html_of(&dir, &opts);
+    let it = &page_data(&html)["workloads"][0]["iterations"][0];
     assert!(it["access"]["shown"].as_u64().unwrap() <= 10_000);
+    assert_eq!(it["access"]["stride"], 8);
 }

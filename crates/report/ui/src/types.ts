@@ -71,7 +71,7 @@ export interface IterationPage {
   files: FileView[];
   series: TimeSeries | null; latency: LatencyHist | null; sizes: SizeHist | null;
   file_stats: FileStat[];
-  access: { seen: number; shown: number; blob: BlobLayout } | null;
+  access: { seen: number; shown: number; stride: number; blob: BlobLayout | null } | null;
   rows: { total: number; shown: number; blob: BlobLayout } | null;
 }
 

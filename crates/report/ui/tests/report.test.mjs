@@ -226,6 +226,76 @@ describe('the run report', () => {
     await page.close();
   });
 
+  test('hovering the access map names the op, and a click shows it in the transaction list', async () => {
+    const { page, problems } = await open(browser.context, path.join(runs['suite-a'], 'report.html'), '#w0');
+    await ready(page, 'w0');
+    const map = 'section[data-view=w0] .chart[data-title="File access map"]';
+    await page.$eval(map, (e) => e.scrollIntoView({ block: 'center' }));
+    const over = await page.$eval(`${map} .u-over`, (e) => { const r = e.getBoundingClientRect(); return { x: r.x, y: r.y, w: r.width, h: r.height }; });
+    const n = await page.$eval(map, (e) => Number(e.dataset.points));
+    // A drawn point well inside the plot (not on its edges, where the axes are).
+    const p = await page.$eval(map, (e, [n, w, h]) => {
+      for (let k = Math.floor(n / 2), j = 0; j < n; j++, k = (k + 1) % n) {
+        const q = e.naslabPoint(k);
+        if (q.x > 10 && q.x < w - 10 && q.y > 10 && q.y < h - 10) return q;
+      }
+      return null;
+    }, [n, over.w, over.h]);
+    assert.ok(p, 'a drawn point inside the plot');
+    await page.mouse.move(over.x + p.x, over.y + p.y);
+    const readout = await page.textContent(`${map} [data-role=access-readout]`);
+    const row = Number(await page.$eval(`${map} [data-role=access-readout]`, (e) => e.dataset.row));
+    assert.match(readout, /^\S.* · (read|write) · issued [\d.]+ (ns|µs|ms|s) into the phase · offset \d+ B \(.*\) · length \d+ B · op #\d+/, readout);
+    await page.mouse.click(over.x + p.x, over.y + p.y);
+    await page.waitForFunction((r) => document.querySelector('section[data-view=w0] .txlist').dataset.highlight === String(r), row, { timeout: 10000 });
+    await page.waitForTimeout(100);
+    const s = await txState(page);
+    const hit = s.cells.find((c) => c[0] === String(row + 1));
+    assert.ok(hit, `op #${row + 1} in view after the click`);
+    // The readout and the list's row are the same op.
+    assert.ok(readout.startsWith(`${hit[5]} · ${hit[4]} · `), `${readout} / ${hit}`);
+    assert.ok(readout.includes(`offset ${hit[6]} B`) && readout.includes(`length ${hit[7]} B`), `${readout} / ${hit}`);
+    assert.ok(readout.includes(`op #${hit[0]} `), readout);
+    // Its issue time, in µs in the list, is the readout's time.
+    const m = readout.match(/issued ([\d.]+) (ns|µs|ms|s) into/);
+    const ns = Number(m[1]) * { ns: 1, 'µs': 1e3, ms: 1e6, s: 1e9 }[m[2]];
+    assert.ok(Math.abs(ns / 1e3 - Number(hit[1])) <= Math.max(0.1, Number(hit[1]) * 0.01), `${ns} ns vs ${hit[1]} µs`);
+    assert.deepEqual(problems, []);
+    await page.close();
+  });
+
+  test('the rows shown download as CSV, and the time filter is in µs', async () => {
+    const { page, problems } = await open(browser.context, path.join(runs['suite-a'], 'report.html'), '#w0');
+    await ready(page, 'w0');
+    await page.selectOption('section[data-view=w0] [data-role=tx-op]', { label: 'write' });
+    await settled(page);
+    let s = await txState(page);
+    const starts = s.cells.map((c) => Number(c[1]));
+    // A window in µs around the first writes shown: only those inside remain.
+    // The list shows µs to 0.1: widen by half a digit so the rows shown stay in.
+    const from = starts[2] - 0.05, to = starts[8] + 0.05;
+    await page.fill('section[data-view=w0] [data-role=tx-from]', String(from));
+    await page.fill('section[data-view=w0] [data-role=tx-to]', String(to));
+    await settled(page);
+    s = await txState(page);
+    assert.ok(s.rows >= 7, `rows ${s.rows}`);
+    assert.ok(s.cells.every((c) => Number(c[1]) >= from && Number(c[1]) <= to), 'every start within the µs window');
+    const [download] = await Promise.all([
+      page.waitForEvent('download'),
+      page.click('section[data-view=w0] [data-role=tx-csv]'),
+    ]);
+    const file = path.join(work, 'shown.csv');
+    await download.saveAs(file);
+    const lines = readFileSync(file, 'utf8').trimEnd().split('\n');
+    assert.equal(lines[0], 'row,start_us,finish_us,latency_us,op,file,offset_bytes,length_bytes,result,stream');
+    assert.equal(lines.length - 1, s.rows, 'one line per row shown');
+    const shown = s.cells.slice(0, Math.min(s.cells.length, lines.length - 1));
+    shown.forEach((c, i) => assert.equal(lines[i + 1], c.map((v, j) => (j === 5 && /[",]/.test(v) ? `"${v.replace(/"/g, '""')}"` : v)).join(','), `line ${i + 1}`));
+    assert.ok(lines.slice(1).every((l) => l.split(',')[4] === 'write'));
+    assert.deepEqual(problems, []);
+    await page.close();
+  });
+
   test('a small trace with two streams reports too', async () => {
     const { page, problems } = await open(browser.context, path.join(runs.example, 'report.html'), '#w0');
     await ready(page, 'w0');
