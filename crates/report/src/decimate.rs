@@ -45,14 +45,14 @@ impl AccessMap {
     pub fn add(&mut self, a: Access) {
         let seq = self.seen;
         self.seen += 1;
-        if seq % self.stride != 0 {
+        if !seq.is_multiple_of(self.stride) {
             return;
         }
         self.kept.push((seq, a));
         if self.kept.len() > self.max_points {
             self.stride *= 2;
             let stride = self.stride;
-            self.kept.retain(|(s, _)| s % stride == 0);
+            self.kept.retain(|(s, _)| s.is_multiple_of(stride));
         }
     }
 
@@ -124,6 +124,6 @@ mod tests {
             assert!((drawn - want).abs() <= 1.0, "bucket {b}: {drawn} vs {want}");
         }
         // The rows say where each point is in the records.
-        assert!(points.iter().all(|p| p.row % stride == 0));
+        assert!(points.iter().all(|p| p.row.is_multiple_of(stride)));
     }
 }
