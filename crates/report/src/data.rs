@@ -275,7 +275,10 @@ impl Pass {
             ..IterationData::default()
         };
         if self.ops == 0 {
-            notes.push("the op records hold no ops".into());
+            // Only when the records were read: a note already says why they were not.
+            if notes.is_empty() {
+                notes.push("the op records hold no ops".into());
+            }
             data.notes = notes;
             return (data, blobs);
         }

@@ -98,6 +98,12 @@ fn parallel_map<T: Send, R: Send>(jobs: Vec<T>, f: impl Fn(T) -> R + Sync) -> Ve
 /// The HTML report of one run: overview, then per workload and iteration the charts,
 /// access map, statistics and transaction list, read from the run's op records.
 pub fn report_html(run: &LoadedRun, opts: &ReportOptions) -> Vec<u8> {
+    report_html_with_notes(run, opts).0
+}
+
+/// Like [`report_html`], also returning the page's notes about missing or partial
+/// records, each as "WORKLOAD, iteration N: note", for the terminal.
+pub fn report_html_with_notes(run: &LoadedRun, opts: &ReportOptions) -> (Vec<u8>, Vec<String>) {
     let result = &run.result;
     let mut jobs = Vec::new();
     for (w, wl) in result.workloads.iter().enumerate() {
@@ -122,6 +128,7 @@ pub fn report_html(run: &LoadedRun, opts: &ReportOptions) -> Vec<u8> {
         (it.iteration, it.records.clone(), data, blobs)
     });
     let mut blobs = Vec::new();
+    let mut page_notes = Vec::new();
     let mut loaded = loaded.into_iter();
     let workloads = result
         .workloads
@@ -133,6 +140,9 @@ pub fn report_html(run: &LoadedRun, opts: &ReportOptions) -> Vec<u8> {
                 .take(wl.iterations.len())
                 .map(|(iteration, records, data, b)| {
                     blobs.extend(b);
+                    for n in &data.notes {
+                        page_notes.push(format!("{}, iteration {iteration}: {n}", wl.name));
+                    }
                     IterationPage {
                         iteration,
                         records,
@@ -154,7 +164,10 @@ pub fn report_html(run: &LoadedRun, opts: &ReportOptions) -> Vec<u8> {
         run: result,
         workloads,
     };
-    assemble(&page.title, &script_json(&page), &blobs)
+    (
+        assemble(&page.title, &script_json(&page), &blobs),
+        page_notes,
+    )
 }
 
 #[derive(Serialize)]

@@ -20,7 +20,7 @@ pub use compare::{
     compare, csv_field, resolve_baseline, Comparison, RunInfo, WorkloadRow, MEAN_NAME,
 };
 pub use error::ReportError;
-pub use html::{compare_html, report_html, write_atomic, ReportOptions};
+pub use html::{compare_html, report_html, report_html_with_notes, write_atomic, ReportOptions};
 pub use run_dir::{load_run, LoadedRun};
 
 /// The report's file name in a run directory.
