@@ -13,7 +13,7 @@ use crate::data::{
     load_iteration, IterationData, IterationSource, LatencyHistView, LoadOptions, SizeHistView,
 };
 use crate::encode::{inline_code, script_json};
-use crate::series::{TimeSeries, DEFAULT_BINS};
+use crate::series::{round_bin_ns, TimeSeries};
 use crate::LoadedRun;
 
 /// The UI bundle (minified JavaScript), built from `ui/src` by esbuild; see docs/report.md.
@@ -185,7 +185,7 @@ struct CompareRunData {
 #[derive(Serialize)]
 struct CompareWorkload {
     name: String,
-    /// Per run: its own bin width (its measured phase / DEFAULT_BINS).
+    /// Per run: its own bin width (a round width giving at most DEFAULT_BINS bins).
     bin_ns: Vec<Option<u64>>,
     /// Per run (in the comparison's order): its median iteration's charts, if it has the workload.
     runs: Vec<Option<CompareRunData>>,
@@ -219,7 +219,7 @@ pub fn compare_html(runs: &[LoadedRun], comparison: &Comparison) -> Vec<u8> {
             .collect();
         // Each run on its own time grid (its measured phase in DEFAULT_BINS bins): runs
         // of 138 ms and 18.6 s are drawn over the same width, each against its own time.
-        let own = |m: &naslab_results::IterationResult| m.wall_ns.div_ceil(DEFAULT_BINS).max(1);
+        let own = |m: &naslab_results::IterationResult| round_bin_ns(m.wall_ns);
         bins.push(medians.iter().map(|m| m.map(own)).collect::<Vec<_>>());
         for (r, m) in medians.into_iter().enumerate() {
             if let Some(m) = m {

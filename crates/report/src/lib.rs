@@ -22,6 +22,7 @@ pub use compare::{
 pub use error::ReportError;
 pub use html::{compare_html, report_html, report_html_with_notes, write_atomic, ReportOptions};
 pub use run_dir::{load_run, LoadedRun};
+pub use series::round_bin_ns;
 
 /// The report's file name in a run directory.
 pub const REPORT_FILE: &str = "report.html";

@@ -284,10 +284,11 @@ fn the_comparison_page_overlays_each_runs_charts() {
     assert_eq!(data["kind"], "compare");
     let w = &data["workloads"][0];
     for r in 0..2 {
-        // Each run on its own time grid: its own measured phase in 1000 bins.
+        // Each run on its own time grid: its own measured phase in at most 1000 round bins.
         let wall = runs[r].result.workloads[0].iterations[0].wall_ns;
         let bin = w["bin_ns"][r].as_u64().unwrap();
-        assert_eq!(bin, wall.div_ceil(1000));
+        assert_eq!(bin, naslab_report::round_bin_ns(wall));
+        assert!(wall.div_ceil(bin) <= 1000 && wall.div_ceil(bin) > 100);
         let s = &w["runs"][r]["series"];
         assert_eq!(
             s["bin_ns"].as_u64().unwrap(),
@@ -303,7 +304,6 @@ fn the_comparison_page_overlays_each_runs_charts() {
             .sum();
         assert_eq!(ops, [400, 800][r]);
     }
-    assert_ne!(w["bin_ns"][0], w["bin_ns"][1]);
     assert_eq!(data["comparison"]["mean"], naslab_report::MEAN_NAME);
 }
 

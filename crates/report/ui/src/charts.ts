@@ -67,9 +67,28 @@ function merge(v: number[], k: number, f: (a: number, b: number) => number): num
 
 const add = (a: number, b: number) => a + b;
 
-/** The periods (multiples of the finest bin) a reader may choose. */
+/** The periods (multiples of the finest bin, itself a round 1, 2 or 5 × 10^k ns) a reader may choose. */
 function periods(s: TimeSeries): number[] {
-  return [1, 2, 5, 10, 20, 50, 100, 200, 500].filter((k) => k === 1 || k * 2 <= s.ops.length);
+  // Only those whose length is itself 1, 2 or 5 × 10^k ns (a 5 µs bin offers 5, 10, 50,
+  // 100 µs ..., not 25 µs).
+  const round = (ns: number) => {
+    const m = ns / Math.pow(10, Math.floor(Math.log10(ns) + 1e-9));
+    return [1, 2, 5].some((r) => Math.abs(m - r) < 1e-6);
+  };
+  return [1, 2, 5, 10, 20, 50, 100, 200, 500].filter((k) => k === 1 || (k * 2 <= s.ops.length && round(k * s.bin_ns)));
+}
+
+/** The default period: the finest that gives at most 100 periods, so one busy bin
+ * among idle ones does not make the spread meaningless (std dev 594 MB/s on a mean of 239). */
+function defaultPeriod(s: TimeSeries): number {
+  return periods(s).find((k) => Math.ceil(s.ops.length / k) <= 100) ?? periods(s).at(-1)!;
+}
+
+function periodSelect(s: TimeSeries, k0: number): HTMLSelectElement {
+  const select = h('select', { 'aria-label': 'period' }) as HTMLSelectElement;
+  for (const k of periods(s)) select.append(h('option', { value: k, ...(k === k0 ? { selected: true } : {}) }, `period ${duration(k * s.bin_ns)}`));
+  select.value = String(k0);
+  return select;
 }
 
 function meanSd(v: number[]): [number, number] {
@@ -79,11 +98,11 @@ function meanSd(v: number[]): [number, number] {
   return [m, sd];
 }
 
-/** Throughput over time (read, write, total MB/s), with a period selector and its mean and spread. */
+/** Throughput over time (total, read, write MB/s), with a period selector and its mean and spread. */
 export function throughputChart(parent: HTMLElement, s: TimeSeries): void {
   const unit = timeUnit(s.bin_ns * s.ops.length);
-  const select = h('select', { 'aria-label': 'period' }) as HTMLSelectElement;
-  for (const k of periods(s)) select.append(h('option', { value: k }, `period ${duration(k * s.bin_ns)}`));
+  const k0 = defaultPeriod(s);
+  const select = periodSelect(s, k0);
   const stats = h('span', { class: 'stats' });
   const controls = h('div', { class: 'controls' }, select, stats);
   const build = (k: number): uPlot.AlignedData => {
@@ -91,42 +110,74 @@ export function throughputChart(parent: HTMLElement, s: TimeSeries): void {
     const r = merge(s.read_bytes, k, add).map((b) => b / secs / 1e6);
     const w = merge(s.write_bytes, k, add).map((b) => b / secs / 1e6);
     const x = r.map((_, i) => ((i + 0.5) * k * s.bin_ns) / unit.ns);
-    return [x, r, w, r.map((v, i) => v + w[i])];
+    return [x, r.map((v, i) => v + w[i]), r, w];
   };
-  const describe = (d: uPlot.AlignedData) => {
-    const total = d[3] as number[];
+  const describe = (d: uPlot.AlignedData, k: number) => {
+    const total = d[1] as number[];
     const [m, sd] = meanSd(total);
-    stats.textContent = `total over ${total.length} periods: mean ${m.toFixed(2)} MB/s, standard deviation ${sd.toFixed(2)} MB/s, peak ${Math.max(...total).toFixed(2)} MB/s`;
+    stats.textContent = `total over ${total.length} periods of ${duration(k * s.bin_ns)}: mean ${m.toFixed(2)} MB/s, standard deviation ${sd.toFixed(2)} MB/s, peak ${Math.max(...total).toFixed(2)} MB/s`;
   };
-  const first = build(1);
-  describe(first);
-  const { u } = chartBox(parent, 'Throughput over time', s.ops.filter((n) => n > 0).length, 'Bytes are counted when their op completes.', (target, width) =>
+  const first = build(k0);
+  describe(first, k0);
+  // The total is drawn first, dashed, so a read-only or write-only line on top of it stays visible.
+  const { u } = chartBox(parent, 'Throughput over time (MB/s)', s.ops.filter((n) => n > 0).length, 'Bytes are counted when their op completes; 1 MB = 10^6 bytes. The total is dashed, under the read and write lines.', (target, width) =>
     new uPlot({
       width, height: 260,
       scales: { x: { time: false } },
       axes: [timeAxis(unit), { label: 'MB/s', size: 60 }],
-      series: [{ label: unit.name, value: (_u, v) => (v == null ? '-' : v.toPrecision(4)) }, series('read MB/s', 0), series('write MB/s', 1), series('total MB/s', 2, { width: 1 })],
+      series: [{ label: unit.name, value: (_u, v) => (v == null ? '-' : v.toPrecision(4)) }, series('total MB/s', 2, { width: 2.5, dash: [6, 4] }), series('read MB/s', 0), series('write MB/s', 1)],
     }, first, target), controls);
   select.addEventListener('change', () => {
-    const d = build(Number(select.value));
-    describe(d);
+    const k = Number(select.value);
+    const d = build(k);
+    describe(d, k);
     u.setData(d);
   });
 }
 
-/** Latency over time: the slowest and the mean op per bin, on a log scale, so tails stand out. */
+/** Ops per second over time (by completion), with its own period selector. */
+export function iopsChart(parent: HTMLElement, s: TimeSeries): void {
+  const unit = timeUnit(s.bin_ns * s.ops.length);
+  const k0 = defaultPeriod(s);
+  const select = periodSelect(s, k0);
+  const stats = h('span', { class: 'stats' });
+  const build = (k: number): uPlot.AlignedData => {
+    const secs = (k * s.bin_ns) / 1e9;
+    const v = merge(s.ops, k, add).map((n) => n / secs);
+    const [m, sd] = meanSd(v);
+    stats.textContent = `over ${v.length} periods of ${duration(k * s.bin_ns)}: mean ${m.toFixed(0)} ops/s, standard deviation ${sd.toFixed(0)} ops/s, peak ${Math.max(...v).toFixed(0)} ops/s`;
+    return [v.map((_, i) => ((i + 0.5) * k * s.bin_ns) / unit.ns), v];
+  };
+  const { u } = chartBox(parent, 'IOPS over time (ops/s)', s.ops.filter((n) => n > 0).length, 'Every op (not only reads and writes), counted when it completes.', (target, width) =>
+    new uPlot({
+      width, height: 220,
+      scales: { x: { time: false } },
+      axes: [timeAxis(unit), { label: 'ops/s', size: 70 }],
+      series: [{ label: unit.name, value: (_u, v) => (v == null ? '-' : v.toPrecision(4)) }, series('ops/s', 3)],
+    }, build(k0), target), h('div', { class: 'controls' }, select, stats));
+  select.addEventListener('change', () => u.setData(build(Number(select.value))));
+}
+
+/** Latency over time: the slowest and the mean op per period, on a log scale, so tails stand out. */
 export function latencyTimeChart(parent: HTMLElement, s: TimeSeries): void {
   const unit = timeUnit(s.bin_ns * s.ops.length);
-  const x = s.ops.map((_, i) => ((i + 0.5) * s.bin_ns) / unit.ns);
-  const maxUs = s.latency_max_ns.map((v, i) => (s.ops[i] > 0 ? Math.max(v, 1) / 1e3 : null));
-  const meanUs = s.latency_sum_ns.map((v, i) => (s.ops[i] > 0 ? Math.max(v / s.ops[i], 1) / 1e3 : null));
-  chartBox(parent, 'Latency over time', s.ops.filter((n) => n > 0).length, 'Per bin: the slowest op (kept however the page is zoomed) and the mean.', (target, width) =>
+  const k0 = 1;
+  const select = periodSelect(s, k0);
+  const build = (k: number): uPlot.AlignedData => {
+    const ops = merge(s.ops, k, add);
+    const mx = merge(s.latency_max_ns, k, Math.max);
+    const sum = merge(s.latency_sum_ns, k, add);
+    const x = ops.map((_, i) => ((i + 0.5) * k * s.bin_ns) / unit.ns);
+    return [x, mx.map((v, i) => (ops[i] > 0 ? Math.max(v, 1) / 1e3 : null)), sum.map((v, i) => (ops[i] > 0 ? Math.max(v / ops[i], 1) / 1e3 : null))] as uPlot.AlignedData;
+  };
+  const { u } = chartBox(parent, 'Latency over time (µs)', s.ops.filter((n) => n > 0).length, 'Per period: the slowest op (kept however long the period) and the mean, by completion time.', (target, width) =>
     new uPlot({
       width, height: 220,
       scales: { x: { time: false }, y: { distr: 3 } },
-      axes: [timeAxis(unit), { label: 'µs', size: 60 }],
+      axes: [timeAxis(unit), { label: 'µs (log scale)', size: 60 }],
       series: [{ label: unit.name, value: (_u, v) => (v == null ? '-' : v.toPrecision(4)) }, series('max µs', 1, { spanGaps: false, points: { show: true, size: 3 } }), series('mean µs', 0, { spanGaps: false })],
-    }, [x, maxUs, meanUs] as uPlot.AlignedData, target));
+    }, build(k0), target), h('div', { class: 'controls' }, select));
+  select.addEventListener('change', () => u.setData(build(Number(select.value))));
 }
 
 /** Lower bucket edges in µs of a latency histogram starting at `first`, `n` buckets, plus the end. */

@@ -2,7 +2,7 @@
 // its charts, statistics, access map and transaction list. Pages are built the first
 // time they are opened and kept.
 import { accessMap } from './accessmap';
-import { latencyHistChart, latencyTimeChart, sizeHistChart, throughputChart } from './charts';
+import { iopsChart, latencyHistChart, latencyTimeChart, sizeHistChart, throughputChart } from './charts';
 import { h, nextFrame } from './dom';
 import { environmentTable, fileStatsTable, iterationFacts, opStatsTable, suiteTable, warningsList } from './tables';
 import { transactionList } from './txlist';
@@ -89,6 +89,7 @@ async function workload(page: ReportPage, wi: number, iterNo: number | null, vie
   view.append(charts);
   if (it.series) {
     throughputChart(charts, it.series);
+    iopsChart(charts, it.series);
     latencyTimeChart(charts, it.series);
   }
   if (it.latency) latencyHistChart(charts, it.latency);

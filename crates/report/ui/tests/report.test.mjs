@@ -102,9 +102,22 @@ describe('the run report', () => {
       const charts = await page.$$eval(`section[data-view=w${i}] .chart`, (els) =>
         els.map((e) => ({ title: e.dataset.title, points: Number(e.dataset.points), canvas: !!e.querySelector('canvas') })));
       const titles = charts.map((c) => c.title);
-      for (const want of ['Throughput over time', 'Latency over time', 'Latency histogram', 'Transfer-size histogram', 'File access map']) {
+      for (const want of ['Throughput over time (MB/s)', 'IOPS over time (ops/s)', 'Latency over time (µs)', 'Latency histogram', 'Transfer-size histogram', 'File access map']) {
         assert.ok(titles.includes(want), `${w.name} lacks ${want}: ${titles}`);
       }
+      // Periods are round durations, and the default gives at most 100 of them.
+      const sel = await page.$eval(`section[data-view=w${i}] .chart[data-title="Throughput over time (MB/s)"] select`, (e) => ({
+        value: e.value, options: [...e.options].map((o) => [o.value, o.textContent]),
+      }));
+      for (const [, label] of sel.options) {
+        const m = label.match(/^period ([\d.]+) (ns|µs|ms|s)$/);
+        assert.ok(m, label);
+        const mant = Number(m[1]) / Math.pow(10, Math.floor(Math.log10(Number(m[1]))));
+        assert.ok([1, 2, 5].some((r) => Math.abs(mant - r) < 1e-9), `${label} is not a round period`);
+      }
+      const stats = await page.textContent(`section[data-view=w${i}] .chart[data-title="Throughput over time (MB/s)"] .stats`);
+      const periods = Number(stats.match(/over (\d+) periods/)[1]);
+      assert.ok(periods <= 100 && periods >= 10, stats);
       for (const c of charts) {
         assert.ok(c.canvas, `${w.name}: ${c.title} has no canvas`);
         assert.ok(c.points > 0, `${w.name}: ${c.title} has no data points`);
