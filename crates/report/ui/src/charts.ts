@@ -188,7 +188,7 @@ function latencyEdges(perDecade: number, first: number, n: number): number[] {
 }
 
 /** A latency histogram: ops per logarithmic latency bucket, one line per op type. */
-export function latencyHistChart(parent: HTMLElement, hist: LatencyHist, title = 'Latency histogram', labelOf: (name: string) => string = (n) => n): void {
+export function latencyHistChart(parent: HTMLElement, hist: LatencyHist, title = 'Latency histogram', labelOf: (name: string) => string = (n) => n, meanSdNs?: [number, number]): void {
   const n = hist.by_op[0]?.[1].length ?? 0;
   const x = latencyEdges(hist.per_decade, hist.first, n);
   const data: (number | null)[][] = [x];
@@ -198,13 +198,37 @@ export function latencyHistChart(parent: HTMLElement, hist: LatencyHist, title =
     ser.push(series(labelOf(name), i, { paths: uPlot.paths.stepped!({ align: 1 }), width: name === 'all' ? 2.5 : 1.5 }));
   });
   const points = hist.by_op.reduce((a, [, c]) => a + c.filter((v) => v > 0).length, 0);
+  // The mean and mean ± one standard deviation of every op, as vertical lines (exact, from run.json).
+  const marks = meanSdNs ? [meanSdNs[0] - meanSdNs[1], meanSdNs[0], meanSdNs[0] + meanSdNs[1]].map((v) => v / 1e3) : [];
+  const stats = meanSdNs ? h('span', { class: 'stats', 'data-role': 'latency-mean' }, `all ops: mean ${duration(meanSdNs[0])}, standard deviation ${duration(meanSdNs[1])} (solid line: mean; dashed: mean ± 1 standard deviation)`) : null;
   chartBox(parent, title, points, `Ops per latency bucket; ${hist.per_decade} buckets per power of ten. Click a legend entry to hide a line; drag to zoom, double-click to reset.`, (target, width) =>
     new uPlot({
       width, height: 260,
       scales: { x: { time: false, distr: 3 }, y: { range: (_u, _min, mx) => [0, Math.max(1, mx * 1.05)] } },
       axes: [{ label: 'latency, µs (log scale)', size: 40 }, { label: 'ops', size: 60 }],
       series: ser,
-    }, data as uPlot.AlignedData, target));
+      hooks: {
+        draw: [(u) => {
+          if (!marks.length) return;
+          const ctx = u.ctx;
+          const { top, height } = u.bbox;
+          ctx.save();
+          ctx.strokeStyle = '#444';
+          ctx.lineWidth = Math.max(1, devicePixelRatio);
+          marks.forEach((v, i) => {
+            if (!(v > 0)) return;
+            const x = u.valToPos(v, 'x', true);
+            if (x < u.bbox.left || x > u.bbox.left + u.bbox.width) return;
+            ctx.setLineDash(i === 1 ? [] : [5 * devicePixelRatio, 4 * devicePixelRatio]);
+            ctx.beginPath();
+            ctx.moveTo(x, top);
+            ctx.lineTo(x, top + height);
+            ctx.stroke();
+          });
+          ctx.restore();
+        }],
+      },
+    }, data as uPlot.AlignedData, target), stats ? h('div', { class: 'controls' }, stats) : undefined);
 }
 
 function sizeLabel(b: number): string {

@@ -123,6 +123,16 @@ describe('the run report', () => {
         assert.ok(c.points > 0, `${w.name}: ${c.title} has no data points`);
       }
       const median = w.iterations.find((it) => it.throughput_mb_s === w.throughput_mb_s) ?? w.iterations[0];
+      // The latency histogram states every op's mean, pooled from run.json's per-type means.
+      const shownIt = await page.$eval(`section[data-view=w${i}] .iterations strong`, (e) => Number(e.textContent.split(' ')[0])).catch(() => median.iteration);
+      const res = w.iterations.find((x) => x.iteration === shownIt);
+      let cnt = 0, sum = 0;
+      for (const st of Object.values(res.op_stats)) { cnt += st.latency.count; sum += st.latency.avg_ns * st.latency.count; }
+      const meanText = await page.textContent(`section[data-view=w${i}] [data-role=latency-mean]`);
+      const mm = meanText.match(/mean ([\d.]+) (ns|µs|ms|s), standard deviation ([\d.]+) (ns|µs|ms|s)/);
+      assert.ok(mm, meanText);
+      const shownNs = Number(mm[1]) * { ns: 1, 'µs': 1e3, ms: 1e6, s: 1e9 }[mm[2]];
+      assert.ok(Math.abs(shownNs - sum / cnt) <= Math.max(1, 0.01 * sum / cnt), `${meanText} vs ${sum / cnt} ns`);
       const listed = await page.$eval(`section[data-view=w${i}] .txlist`, (e) => Number(e.dataset.rows));
       assert.equal(listed, median.ops, `${w.name}: the list holds every op`);
       await shot(page, `workload-${w.name}`);
