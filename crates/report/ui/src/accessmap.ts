@@ -10,7 +10,7 @@
 // Hovering names the nearest op; clicking it shows it in the transaction list.
 import uPlot from 'uplot';
 import { loadColumns } from './blob';
-import { chartBox, setPoints, timeUnit } from './charts';
+import { binarySplits, binaryTickLabels, chartBox, setPoints, timeUnit } from './charts';
 import { h } from './dom';
 import { bytes, colour, count, duration } from './format';
 import type { IterationPage } from './types';
@@ -94,7 +94,13 @@ export async function accessMap(parent: HTMLElement, it: IterationPage, kinds: s
         x: { time: false, auto: false, range: (_u, lo, hi) => [lo, hi] },
         y: { auto: false, range: (_u, lo, hi) => [lo, hi] },
       },
-      axes: [{ label: `${unit.name} into the measured phase`, size: 40 }, { label: 'offset', size: 70, values: (_u, v) => v.map((b) => bytes(b)) }],
+      axes: [{ label: `${unit.name} into the measured phase`, size: 40 }, { label: 'offset', size: 70, splits: (self, _i, lo, hi) => binarySplits(lo, hi, self.bbox.height / devicePixelRatio, 40), values: (self, v) => {
+        const labels = binaryTickLabels(v);
+        // The labels drawn, for readers of the DOM (the canvas holds only pixels).
+        const b = self.root.closest('.chart') as HTMLElement | null;
+        if (b) b.dataset.offsetTicks = JSON.stringify(labels);
+        return labels;
+      } }],
       series: [{ label: 's' }, { label: 'offset', stroke: 'transparent', points: { show: false } }],
       cursor: { drag: { x: true, y: true, uni: 30 }, points: { show: false }, bind: { dblclick: () => null } },
       legend: { show: false },

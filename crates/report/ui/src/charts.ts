@@ -36,6 +36,29 @@ export function chartBox(parent: HTMLElement, title: string, points: number, not
   return { box, u };
 }
 
+/** Axis ticks for bytes at round binary steps (a power of two: 16 KiB, 32 KiB, 48 KiB ...,
+ * or 512 MiB, 1 GiB ...), about one per `px` pixels, instead of decimal steps shown in
+ * binary units (20/39/59/78 KiB). */
+export function binarySplits(min: number, max: number, lengthPx: number, px = 60): number[] {
+  const span = max - min;
+  if (!(span > 0)) return [min];
+  const want = Math.max(2, Math.floor(lengthPx / px));
+  const step = Math.pow(2, Math.max(0, Math.ceil(Math.log2(span / want))));
+  const out: number[] = [];
+  for (let v = Math.ceil(min / step) * step; v <= max && out.length < 1000; v += step) out.push(v);
+  return out;
+}
+
+/** Tick labels for [`binarySplits`]: every label in the binary unit of the step, so each
+ * is exact (1280 MiB, not a rounded 1.3 GiB). */
+export function binaryTickLabels(v: number[]): string[] {
+  const step = v.length > 1 ? v[1] - v[0] : Math.abs(v[0] ?? 0) || 1;
+  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB', 'PiB'];
+  let i = 0;
+  while (i < units.length - 1 && step >= Math.pow(1024, i + 1)) i++;
+  return v.map((b) => `${b / Math.pow(1024, i)} ${units[i]}`);
+}
+
 /** Sets how many data points a chart box now holds. */
 export function setPoints(box: HTMLElement, points: number): void {
   box.dataset.points = String(points);

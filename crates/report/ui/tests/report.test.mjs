@@ -242,6 +242,14 @@ describe('the run report', () => {
     await page.waitForTimeout(100);
     const zoomed = await points();
     assert.ok(zoomed < all, `zooming in draws fewer points (${zoomed} of ${all})`);
+    // The offset axis ticks at round binary steps, each label exact.
+    const ticks = await page.$eval(map, (e) => JSON.parse(e.dataset.offsetTicks));
+    const unit = { B: 1, KiB: 1024, MiB: 1 << 20, GiB: 1 << 30 };
+    const vals = ticks.map((t) => { const [n, u] = t.split(' '); return Number(n) * unit[u]; }).sort((a, b) => a - b);
+    assert.ok(vals.length >= 2, `ticks ${ticks}`);
+    const step = vals[1] - vals[0];
+    assert.ok(Number.isInteger(Math.log2(step)), `step ${step} B is a power of two: ${ticks}`);
+    assert.ok(vals.every((v) => v % step === 0), `${ticks}`);
     await page.dblclick(`${map} .u-over`);
     await page.waitForTimeout(100);
     assert.equal(await points(), all, 'double-click shows everything again');
