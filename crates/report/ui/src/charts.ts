@@ -211,24 +211,27 @@ function latencyEdges(perDecade: number, first: number, n: number): number[] {
 }
 
 /** A latency histogram: ops per logarithmic latency bucket, one line per op type. */
-export function latencyHistChart(parent: HTMLElement, hist: LatencyHist, title = 'Latency histogram', labelOf: (name: string) => string = (n) => n, meanSdNs?: [number, number]): void {
+export function latencyHistChart(parent: HTMLElement, hist: LatencyHist, title = 'Latency histogram', labelOf: (name: string) => string = (n) => n, meanSdNs?: [number, number], logY = false): HTMLElement {
   const n = hist.by_op[0]?.[1].length ?? 0;
   const x = latencyEdges(hist.per_decade, hist.first, n);
   const data: (number | null)[][] = [x];
   const ser: uPlot.Series[] = [{ label: 'µs ≥', value: (_u, v) => (v == null ? '-' : v < 10 ? v.toPrecision(2) : v.toFixed(0)) }];
   hist.by_op.forEach(([name, counts], i) => {
-    data.push([...counts, counts[counts.length - 1] ?? 0]);
+    const v = [...counts, counts[counts.length - 1] ?? 0];
+    // A log scale has no zero: empty buckets are left out of the line.
+    data.push(logY ? v.map((c) => (c > 0 ? c : null)) : v);
     ser.push(series(labelOf(name), i, { paths: uPlot.paths.stepped!({ align: 1 }), width: name === 'all' ? 2.5 : 1.5 }));
   });
   const points = hist.by_op.reduce((a, [, c]) => a + c.filter((v) => v > 0).length, 0);
   // The mean and mean ± one standard deviation of every op, as vertical lines (exact, from run.json).
   const marks = meanSdNs ? [meanSdNs[0] - meanSdNs[1], meanSdNs[0], meanSdNs[0] + meanSdNs[1]].map((v) => v / 1e3) : [];
   const stats = meanSdNs ? h('span', { class: 'stats', 'data-role': 'latency-mean' }, `all ops: mean ${duration(meanSdNs[0])}, standard deviation ${duration(meanSdNs[1])} (solid line: mean; dashed: mean ± 1 standard deviation)`) : null;
-  chartBox(parent, title, points, `Ops per latency bucket; ${hist.per_decade} buckets per power of ten. Click a legend entry to hide a line; drag to zoom, double-click to reset.`, (target, width) =>
+  const logBox = h('input', { type: 'checkbox', 'aria-label': 'log scale for ops', 'data-role': 'latency-logy', ...(logY ? { checked: true } : {}) }) as HTMLInputElement;
+  const { box, u: plot } = chartBox(parent, title, points, `Ops per latency bucket; ${hist.per_decade} buckets per power of ten. Click a legend entry to hide a line; drag to zoom, double-click to reset.`, (target, width) =>
     new uPlot({
       width, height: 260,
-      scales: { x: { time: false, distr: 3 }, y: { range: (_u, _min, mx) => [0, Math.max(1, mx * 1.05)] } },
-      axes: [{ label: 'latency, µs (log scale)', size: 40 }, { label: 'ops', size: 60 }],
+      scales: { x: { time: false, distr: 3 }, y: logY ? { distr: 3 } : { range: (_u, _min, mx) => [0, Math.max(1, mx * 1.05)] } },
+      axes: [{ label: 'latency, µs (log scale)', size: 40 }, { label: logY ? 'ops (log scale)' : 'ops', size: 60 }],
       series: ser,
       hooks: {
         draw: [(u) => {
@@ -251,7 +254,18 @@ export function latencyHistChart(parent: HTMLElement, hist: LatencyHist, title =
           ctx.restore();
         }],
       },
-    }, data as uPlot.AlignedData, target), stats ? h('div', { class: 'controls' }, stats) : undefined);
+    }, data as uPlot.AlignedData, target), h('div', { class: 'controls' }, h('label', {}, logBox, ' log scale for ops'), stats));
+  box.dataset.logY = String(logY);
+  logBox.addEventListener('change', () => {
+    // The scale's kind is fixed when a chart is made: the chart is made again in place.
+    const tmp = h('div', {});
+    box.after(tmp);
+    const fresh = latencyHistChart(tmp, hist, title, labelOf, meanSdNs, logBox.checked);
+    tmp.replaceWith(fresh);
+    plot.destroy();
+    box.remove();
+  });
+  return box;
 }
 
 function sizeLabel(b: number): string {

@@ -133,6 +133,18 @@ describe('the run report', () => {
       assert.ok(mm, meanText);
       const shownNs = Number(mm[1]) * { ns: 1, 'µs': 1e3, ms: 1e6, s: 1e9 }[mm[2]];
       assert.ok(Math.abs(shownNs - sum / cnt) <= Math.max(1, 0.01 * sum / cnt), `${meanText} vs ${sum / cnt} ns`);
+      if (i === 0) {
+        // The ops axis can be switched to a log scale, and back.
+        const hist = `section[data-view=w${i}] .chart[data-title="Latency histogram"]`;
+        const before = await page.$eval(hist, (e) => Number(e.dataset.points));
+        await page.check(`${hist} [data-role=latency-logy]`);
+        assert.equal(await page.$eval(hist, (e) => e.dataset.logY), 'true');
+        assert.equal(await page.$eval(hist, (e) => Number(e.dataset.points)), before);
+        assert.ok(await page.$eval(hist, (e) => !!e.querySelector('canvas')));
+        await page.uncheck(`${hist} [data-role=latency-logy]`);
+        assert.equal(await page.$eval(hist, (e) => e.dataset.logY), 'false');
+        assert.equal(await page.$$eval(hist, (els) => els.length), 1, 'one histogram, rebuilt in place');
+      }
       const listed = await page.$eval(`section[data-view=w${i}] .txlist`, (e) => Number(e.dataset.rows));
       assert.equal(listed, median.ops, `${w.name}: the list holds every op`);
       await shot(page, `workload-${w.name}`);
