@@ -50,6 +50,13 @@ pub enum Command {
     Capture(crate::cmd::capture::CaptureArgs),
     /// Turn an strace log, a dbench loadfile, a fio iolog or a Process Monitor CSV into a trace.
     Import(crate::cmd::capture::ImportArgs),
+    /// Print a shell completion script: bash, zsh or fish.
+    Completions(CompletionsArgs),
+    /// Print naslab's man page (roff), or write one page per command into a directory.
+    Man(ManArgs),
+    /// List the runs under a results directory (their run.json files): when, which
+    /// device, label, workloads.
+    Results(ResultsArgs),
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -182,6 +189,8 @@ pub struct RunOpts {
     /// Print the results as JSON instead of the table.
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub device: DeviceArgs,
 }
 
 #[derive(Args, Debug)]
@@ -544,4 +553,70 @@ pub struct LabMatrixArgs {
     pub at: LabWhere,
     #[command(flatten)]
     pub opts_run: RunOpts,
+}
+
+/// The shells `naslab completions` writes scripts for.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ShellName {
+    Bash,
+    Zsh,
+    Fish,
+}
+
+#[derive(Args, Debug)]
+pub struct CompletionsArgs {
+    /// The shell, e.g. `naslab completions bash > /etc/bash_completion.d/naslab`.
+    #[arg(value_enum)]
+    pub shell: ShellName,
+}
+
+#[derive(Args, Debug)]
+pub struct ManArgs {
+    /// Write naslab.1 and a page per command (naslab-run.1, ...) into this directory
+    /// instead of printing naslab.1.
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<std::path::PathBuf>,
+}
+
+/// The device under test and the user's notes, kept in run.json.
+#[derive(Args, Debug, Clone, Default)]
+pub struct DeviceArgs {
+    /// The device measured, "Vendor Model": kept in run.json, shown in the report,
+    /// used by `naslab results --device` and as compare's column label.
+    #[arg(long, value_name = "VENDOR MODEL")]
+    pub device: Option<String>,
+    /// The device's firmware or software version.
+    #[arg(long, value_name = "VERSION")]
+    pub firmware: Option<String>,
+    /// Free-text notes kept with the results (setup, what was changed).
+    #[arg(long, value_name = "TEXT")]
+    pub notes: Option<String>,
+    /// A key=value tag kept with the results (e.g. --tag disks=4 --tag raid=5); repeat for more.
+    #[arg(long = "tag", value_name = "KEY=VALUE")]
+    pub tags: Vec<String>,
+}
+
+#[derive(Args, Debug)]
+pub struct ResultsArgs {
+    /// The results directory to search (run.json files at any depth).
+    #[arg(value_name = "DIR", default_value = "naslab-results")]
+    pub dir: std::path::PathBuf,
+    /// Only runs whose device name contains this (case ignored).
+    #[arg(long, value_name = "TEXT")]
+    pub device: Option<String>,
+    /// Only runs started on or after this UTC date or time (2026-03-01 or 2026-03-01T12:00).
+    #[arg(long, value_name = "DATE")]
+    pub since: Option<String>,
+    /// Only runs started on or before this UTC date or time (the whole day for a date).
+    #[arg(long, value_name = "DATE")]
+    pub until: Option<String>,
+    /// Only runs that measured this workload (case ignored).
+    #[arg(long, value_name = "NAME")]
+    pub workload: Option<String>,
+    /// Only runs with this label.
+    #[arg(long, value_name = "LABEL")]
+    pub label: Option<String>,
+    /// Print JSON instead of the table.
+    #[arg(long)]
+    pub json: bool,
 }

@@ -120,6 +120,27 @@ fn report_survives_damaged_records() {
 }
 
 #[test]
+fn missing_records_are_one_note_on_the_page_and_a_warning_on_the_terminal() {
+    let out = tempfile::tempdir().unwrap();
+    let dir = example_run(out.path(), "a");
+    std::fs::remove_file(dir.join("DocumentSave.ops.jsonl.zst")).unwrap();
+    let res = run_ok(naslab().arg("report").arg(&dir));
+    let err = text(&res.stderr);
+    let warnings: Vec<&str> = err.lines().filter(|l| l.starts_with("warning: ")).collect();
+    assert_eq!(warnings.len(), 1, "{err}");
+    assert!(
+        warnings[0].starts_with("warning: DocumentSave, iteration 1: cannot read the op records"),
+        "{err}"
+    );
+    let html = std::fs::read_to_string(dir.join("report.html")).unwrap();
+    assert!(html.contains("cannot read the op records"));
+    assert!(
+        !html.contains("hold no ops"),
+        "no second, contradicting note"
+    );
+}
+
+#[test]
 fn compare_prints_throughput_relative_to_the_baseline() {
     let out = tempfile::tempdir().unwrap();
     let a = example_run(out.path(), "nas1");
@@ -140,7 +161,7 @@ fn compare_prints_throughput_relative_to_the_baseline() {
         ]))
         .stdout,
     );
-    assert!(md.contains("relative to run B"), "{md}");
+    assert!(md.contains("relative to B,"), "{md}");
     let csv = text(
         &run_ok(
             naslab()
@@ -164,10 +185,8 @@ fn compare_prints_throughput_relative_to_the_baseline() {
     );
     let v: serde_json::Value = serde_json::from_str(&json).unwrap();
     assert_eq!(v["workloads"][0]["ratio"][0], 1.0);
-    assert_eq!(
-        v["mean"],
-        "geometric mean of the per-workload ratios to the baseline"
-    );
+    assert_eq!(v["mean"], naslab_report::MEAN_NAME);
+    assert_eq!(v["mean_workloads"][0], "DocumentSave");
     let page = out.path().join("cmp.html");
     run_ok(
         naslab()

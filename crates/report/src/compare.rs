@@ -3,23 +3,33 @@
 //! ratios, with the raw MB/s beside. One model, rendered as a terminal table, Markdown,
 //! CSV, JSON or (in `html`) a page with the charts overlaid.
 
+use std::collections::BTreeMap;
 use std::fmt::Write;
 use std::path::Path;
+
+use naslab_results::WorkloadResult;
 
 use serde::Serialize;
 
 use crate::{load_run, LoadedRun, ReportError};
 
 /// Which mean the averages are, in words the outputs print.
-pub const MEAN_NAME: &str = "geometric mean of the per-workload ratios to the baseline";
+pub const MEAN_NAME: &str =
+    "geometric mean of the per-workload ratios to the baseline, over the workloads every run has";
 
 /// One run as the comparison names it.
 #[derive(Debug, Clone, Serialize)]
 pub struct RunInfo {
     /// A column letter: A, B, C ...
     pub letter: String,
+    /// The column's heading: the device (`--device`) when the run names one, with the
+    /// letter added when two runs name the same device; otherwise the letter.
+    pub column: String,
     /// Its label and time stamp (`run/20260101T000000Z`), or its path when those repeat.
     pub name: String,
+    /// The device measured, as given with `--device` (and `--firmware`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub device: Option<String>,
     /// The run directory.
     pub dir: String,
     /// When it started.
@@ -30,6 +40,22 @@ pub struct RunInfo {
     pub options: String,
 }
 
+/// A batch comparison of one run against the baseline on one workload, in hyperfine's
+/// style: the ratio of medians with an uncertainty from both runs' min..max spreads.
+#[derive(Debug, Clone, Serialize)]
+pub struct Spread {
+    /// This run's median over the baseline's (as in `ratio`).
+    pub ratio: f64,
+    /// The uncertainty of `ratio`: half of each run's min..max range relative to its
+    /// median, added in quadrature, times the ratio.
+    pub plus_minus: f64,
+    /// Whether the two runs' min..max ranges do not overlap: the difference is larger
+    /// than the spread of the iterations.
+    pub beyond_spread: bool,
+    /// Iterations behind this run's and the baseline's figures.
+    pub iterations: [usize; 2],
+}
+
 /// One workload's row: each run's MB/s and ratio to the baseline.
 #[derive(Debug, Clone, Serialize)]
 pub struct WorkloadRow {
@@ -37,8 +63,23 @@ pub struct WorkloadRow {
     pub name: String,
     /// Each run's throughput (its median iteration), when the run has the workload.
     pub mb_s: Vec<Option<f64>>,
+    /// Each run's min..max throughput over its iterations.
+    pub mb_s_range: Vec<Option<[f64; 2]>>,
     /// Each run's throughput over the baseline's, when both have it and the baseline's is above zero.
     pub ratio: Vec<Option<f64>>,
+    /// For runs with several iterations (and a baseline with several): the ratio with its spread.
+    pub spread: Vec<Option<Spread>>,
+    /// Whether the row is in the geometric mean (every run has it, with a ratio above zero).
+    pub in_mean: bool,
+}
+
+/// A setting the runs do not share, with each run's value.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct SettingDiff {
+    /// What differs: `pacing`, `cache mode`, `scale`, `naslab version` ...
+    pub setting: String,
+    /// Each run's value, `-` where the run does not record it.
+    pub values: Vec<String>,
 }
 
 /// The whole comparison.
@@ -52,10 +93,12 @@ pub struct Comparison {
     pub mean: &'static str,
     /// One row per workload, in order of first appearance.
     pub workloads: Vec<WorkloadRow>,
-    /// Each run's geometric mean of its positive ratios.
+    /// Each run's geometric mean of its ratios over `mean_workloads`.
     pub mean_ratio: Vec<Option<f64>>,
-    /// How many workloads each run's mean covers.
-    pub mean_over: Vec<usize>,
+    /// The workloads every run has (with a ratio above zero): what the means cover.
+    pub mean_workloads: Vec<String>,
+    /// The settings that differ between runs, so their figures may not be comparable.
+    pub differences: Vec<SettingDiff>,
 }
 
 fn letter(i: usize) -> String {
@@ -96,6 +139,7 @@ pub fn resolve_baseline(
                     .parent()
                     .and_then(Path::file_name)
                     .is_some_and(|n| n == spec)
+                || r.result.device.name.as_deref() == Some(spec)
         })
         .collect();
     match matches.as_slice() {
@@ -109,10 +153,87 @@ pub fn resolve_baseline(
     }
 }
 
+/// The settings that shape a run's figures, by name, as text.
+fn settings(run: &LoadedRun) -> BTreeMap<String, String> {
+    let r = &run.result;
+    let cache = serde_json::to_value(r.options.cache)
+        .ok()
+        .and_then(|v| v.as_str().map(String::from))
+        .unwrap_or_default();
+    let mut m = BTreeMap::new();
+    m.insert("naslab version".to_string(), r.naslab_version.clone());
+    m.insert("pacing".to_string(), r.options.pacing.clone());
+    m.insert("cache mode".to_string(), cache);
+    m.insert("iterations".to_string(), r.options.iterations.to_string());
+    m.insert("target kind".to_string(), r.target.backend.clone());
+    m.insert("file system".to_string(), r.target.fs_type.clone());
+    m.insert("client host".to_string(), r.environment.host.clone());
+    m.insert("client kernel".to_string(), r.environment.kernel.clone());
+    for (k, v) in &r.options.extra {
+        m.insert(k.replace('_', " "), v.clone());
+    }
+    m
+}
+
+/// Every setting whose value is not the same in all runs.
+fn differences(runs: &[LoadedRun]) -> Vec<SettingDiff> {
+    let all: Vec<BTreeMap<String, String>> = runs.iter().map(settings).collect();
+    let mut keys: Vec<&String> = all.iter().flat_map(|m| m.keys()).collect();
+    keys.sort();
+    keys.dedup();
+    keys.into_iter()
+        .filter_map(|k| {
+            let values: Vec<String> = all
+                .iter()
+                .map(|m| {
+                    m.get(k)
+                        .filter(|v| !v.is_empty())
+                        .cloned()
+                        .unwrap_or("-".into())
+                })
+                .collect();
+            (values.iter().any(|v| *v != values[0])).then(|| SettingDiff {
+                setting: k.clone(),
+                values,
+            })
+        })
+        .collect()
+}
+
+/// The ratio `mine / base` with its spread, when both have more than one iteration.
+fn spread(mine: &WorkloadResult, base: &WorkloadResult) -> Option<Spread> {
+    let n = [mine.iterations.len(), base.iterations.len()];
+    if n[0] < 2 || n[1] < 2 || mine.throughput_mb_s <= 0.0 || base.throughput_mb_s <= 0.0 {
+        return None;
+    }
+    let half = |w: &WorkloadResult| (w.throughput_max_mb_s - w.throughput_min_mb_s) / 2.0;
+    let ratio = mine.throughput_mb_s / base.throughput_mb_s;
+    let rel = ((half(mine) / mine.throughput_mb_s).powi(2)
+        + (half(base) / base.throughput_mb_s).powi(2))
+    .sqrt();
+    Some(Spread {
+        ratio,
+        plus_minus: ratio * rel,
+        beyond_spread: mine.throughput_min_mb_s > base.throughput_max_mb_s
+            || mine.throughput_max_mb_s < base.throughput_min_mb_s,
+        iterations: n,
+    })
+}
+
 /// Builds the comparison of `runs` against `runs[baseline]`.
 pub fn compare(runs: &[LoadedRun], baseline: usize) -> Comparison {
     let baseline = baseline.min(runs.len().saturating_sub(1));
     let short: Vec<String> = runs.iter().map(LoadedRun::short_name).collect();
+    let devices: Vec<Option<String>> = runs
+        .iter()
+        .map(|r| {
+            let d = &r.result.device;
+            d.name.as_ref().map(|n| match &d.firmware {
+                Some(f) => format!("{n} {f}"),
+                None => n.clone(),
+            })
+        })
+        .collect();
     let infos = runs
         .iter()
         .enumerate()
@@ -130,13 +251,22 @@ pub fn compare(runs: &[LoadedRun], baseline: usize) -> Comparison {
                 .and_then(|v| v.as_str().map(String::from))
                 .unwrap_or_default();
             let unique = short.iter().filter(|s| **s == short[i]).count() == 1;
+            let column = match &devices[i] {
+                Some(d) if devices.iter().filter(|x| x.as_ref() == Some(d)).count() == 1 => {
+                    d.clone()
+                }
+                Some(d) => format!("{d} ({})", letter(i)),
+                None => letter(i),
+            };
             RunInfo {
                 letter: letter(i),
+                column,
                 name: if unique {
                     short[i].clone()
                 } else {
                     r.dir.display().to_string()
                 },
+                device: devices[i].clone(),
                 dir: r.dir.display().to_string(),
                 started_at: r.result.started_at.clone(),
                 target,
@@ -152,67 +282,132 @@ pub fn compare(runs: &[LoadedRun], baseline: usize) -> Comparison {
             }
         }
     }
-    let mb_s_of = |r: &LoadedRun, name: &str| {
+    let find = |r: &'_ LoadedRun, name: &str| -> Option<WorkloadResult> {
         r.result
             .workloads
             .iter()
             .find(|w| w.name == name && !w.iterations.is_empty())
-            .map(|w| w.throughput_mb_s)
+            .cloned()
     };
     let workloads: Vec<WorkloadRow> = names
         .iter()
         .map(|name| {
-            let mb_s: Vec<Option<f64>> = runs.iter().map(|r| mb_s_of(r, name)).collect();
+            let found: Vec<Option<WorkloadResult>> = runs.iter().map(|r| find(r, name)).collect();
+            let mb_s: Vec<Option<f64>> = found
+                .iter()
+                .map(|w| w.as_ref().map(|w| w.throughput_mb_s))
+                .collect();
             let base = mb_s.get(baseline).copied().flatten().filter(|b| *b > 0.0);
             let ratio = mb_s
                 .iter()
                 .map(|v| Some((*v)? / base?))
                 .collect::<Vec<Option<f64>>>();
+            let base_w = found.get(baseline).cloned().flatten();
+            let spread = found
+                .iter()
+                .map(|w| spread(w.as_ref()?, base_w.as_ref()?))
+                .collect();
+            let in_mean = ratio
+                .iter()
+                .all(|r| r.is_some_and(|r| r > 0.0 && r.is_finite()));
             WorkloadRow {
                 name: name.clone(),
                 mb_s,
+                mb_s_range: found
+                    .iter()
+                    .map(|w| {
+                        w.as_ref()
+                            .map(|w| [w.throughput_min_mb_s, w.throughput_max_mb_s])
+                    })
+                    .collect(),
                 ratio,
+                spread,
+                in_mean,
             }
         })
         .collect();
-    let mut mean_ratio = Vec::new();
-    let mut mean_over = Vec::new();
-    for i in 0..runs.len() {
-        // A ratio of zero (a run that moved nothing) has no logarithm: it is left out
-        // of the mean, and the count beside the mean says how many workloads it covers.
-        let logs: Vec<f64> = workloads
-            .iter()
-            .filter_map(|w| w.ratio[i])
-            .filter(|r| *r > 0.0 && r.is_finite())
-            .map(f64::ln)
-            .collect();
-        mean_over.push(logs.len());
-        mean_ratio
-            .push((!logs.is_empty()).then(|| (logs.iter().sum::<f64>() / logs.len() as f64).exp()));
-    }
+    // Only the workloads every run has: a mean over different sets compares nothing.
+    let mean_workloads: Vec<String> = workloads
+        .iter()
+        .filter(|w| w.in_mean)
+        .map(|w| w.name.clone())
+        .collect();
+    let mean_ratio = (0..runs.len())
+        .map(|i| {
+            let logs: Vec<f64> = workloads
+                .iter()
+                .filter(|w| w.in_mean)
+                .filter_map(|w| w.ratio[i])
+                .map(f64::ln)
+                .collect();
+            (!logs.is_empty()).then(|| (logs.iter().sum::<f64>() / logs.len() as f64).exp())
+        })
+        .collect();
     Comparison {
         runs: infos,
         baseline,
         mean: MEAN_NAME,
         workloads,
         mean_ratio,
-        mean_over,
+        mean_workloads,
+        differences: differences(runs),
+    }
+}
+
+/// `x` to `digits` significant digits, without an exponent: 0.00391, 1.31, 41.5, 1230.
+pub fn sig(x: f64, digits: i32) -> String {
+    if x == 0.0 || !x.is_finite() {
+        return format!("{x}");
+    }
+    let magnitude = x.abs().log10().floor() as i32;
+    let decimals = digits - 1 - magnitude;
+    if decimals >= 0 {
+        format!("{x:.*}", decimals as usize)
+    } else {
+        let step = 10f64.powi(-decimals);
+        format!("{:.0}", (x / step).round() * step)
     }
 }
 
 fn ratio_text(r: Option<f64>) -> String {
-    r.map_or("-".into(), |r| format!("{r:.2}"))
+    r.map_or("-".into(), |r| sig(r, 3))
 }
 
 fn mb_text(v: Option<f64>) -> String {
-    v.map_or("-".into(), |v| format!("{v:.2}"))
+    v.map_or("-".into(), |v| sig(v, 3))
+}
+
+impl Spread {
+    /// "1.31 ± 0.04× faster", "2.10 ± 0.30× slower" (the inverse ratio).
+    pub fn text(&self) -> String {
+        let (r, pm, word) = if self.ratio >= 1.0 {
+            (self.ratio, self.plus_minus, "faster")
+        } else {
+            // 1/r, its uncertainty scaled as d(1/r) = dr / r².
+            (
+                1.0 / self.ratio,
+                self.plus_minus / (self.ratio * self.ratio),
+                "slower",
+            )
+        };
+        format!("{} ± {}× {word}", sig(r, 3), sig(pm, 2))
+    }
+
+    /// Whether the difference is larger than the iterations' spread, in words.
+    pub fn verdict(&self) -> &'static str {
+        if self.beyond_spread {
+            "the ranges do not overlap: the difference is larger than the spread"
+        } else {
+            "the ranges overlap: the difference is within the spread"
+        }
+    }
 }
 
 impl Comparison {
-    fn baseline_letter(&self) -> &str {
+    fn baseline_column(&self) -> &str {
         self.runs
             .get(self.baseline)
-            .map_or("-", |r| r.letter.as_str())
+            .map_or("-", |r| r.column.as_str())
     }
 
     fn legend(&self, out: &mut String, bullet: &str) {
@@ -222,48 +417,159 @@ impl Comparison {
             } else {
                 ""
             };
+            let device = match &r.device {
+                Some(d) if r.column != *d => format!("{d}, "),
+                _ => String::new(),
+            };
             let _ = writeln!(
                 out,
-                "{bullet}{}: {}{base}, {}, started {}, {}",
-                r.letter, r.name, r.target, r.started_at, r.options
+                "{bullet}{}: {device}{}{base}, {}, started {}, {}",
+                r.column, r.name, r.target, r.started_at, r.options
             );
         }
+    }
+
+    /// The lines saying what the mean covers and which settings differ.
+    fn notes(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        let left_out: Vec<String> = self
+            .workloads
+            .iter()
+            .filter(|w| !w.in_mean)
+            .map(|w| {
+                let names = |pick: &dyn Fn(Option<f64>) -> bool| -> Vec<&str> {
+                    w.mb_s
+                        .iter()
+                        .zip(&self.runs)
+                        .filter(|(v, _)| pick(**v))
+                        .map(|(_, run)| run.column.as_str())
+                        .collect()
+                };
+                let missing = names(&|v| v.is_none());
+                let zero = names(&|v| v.is_some_and(|v| v <= 0.0));
+                let mut why = Vec::new();
+                if !missing.is_empty() {
+                    why.push(format!("not in {}", missing.join(", ")));
+                }
+                if !zero.is_empty() {
+                    why.push(format!("no throughput in {}", zero.join(", ")));
+                }
+                format!("{} ({})", w.name, why.join("; "))
+            })
+            .collect();
+        out.push(match self.mean_workloads.len() {
+            0 => "the runs share no workload: there is no geometric mean".to_string(),
+            n => format!(
+                "geometric mean over the {n} workload{} every run has: {}",
+                if n == 1 { "" } else { "s" },
+                self.mean_workloads.join(", ")
+            ),
+        });
+        if !left_out.is_empty() {
+            out.push(format!("not in the mean: {}", left_out.join("; ")));
+        }
+        for d in &self.differences {
+            let values: Vec<String> = self
+                .runs
+                .iter()
+                .zip(&d.values)
+                .map(|(r, v)| format!("{} {v}", r.column))
+                .collect();
+            out.push(format!(
+                "warning: the runs differ in {}: {}; their figures may not be comparable",
+                d.setting,
+                values.join(", ")
+            ));
+        }
+        out
+    }
+
+    /// The batch lines: each run against the baseline per workload, with the spread.
+    fn spread_lines(&self) -> Vec<String> {
+        let base = self.baseline_column();
+        let mut out = Vec::new();
+        for w in &self.workloads {
+            for (i, s) in w.spread.iter().enumerate() {
+                if let (Some(s), false) = (s, i == self.baseline) {
+                    out.push(format!(
+                        "{}: {} is {} than {base} ({} and {} iterations; {})",
+                        w.name,
+                        self.runs[i].column,
+                        s.text(),
+                        s.iterations[0],
+                        s.iterations[1],
+                        s.verdict()
+                    ));
+                }
+            }
+        }
+        out
     }
 
     /// The terminal table: ratio and MB/s per run, one row per workload, then the mean.
     pub fn table(&self) -> String {
         let mut o = String::new();
         self.legend(&mut o, "  ");
-        let base = self.baseline_letter();
+        let base = self.baseline_column();
         let _ = writeln!(
             o,
-            "\nthroughput relative to {base} (MB/s in brackets); average: {}\n",
-            self.mean
+            "\nthroughput relative to {base} (MB/s in brackets, 3 significant digits)\n",
         );
         let width = self
             .workloads
             .iter()
-            .map(|w| w.name.chars().count())
+            .map(|w| w.name.chars().count() + usize::from(!w.in_mean))
             .chain(["geometric mean".len()])
             .max()
             .unwrap_or(8);
+        let col = self
+            .runs
+            .iter()
+            .map(|r| r.column.chars().count())
+            .max()
+            .unwrap_or(1)
+            .max(18);
         let _ = write!(o, "{:<width$}", "workload");
         for r in &self.runs {
-            let _ = write!(o, "  {:>18}", r.letter);
+            let _ = write!(o, "  {:>col$}", r.column);
         }
         o.push('\n');
         for w in &self.workloads {
-            let _ = write!(o, "{:<width$}", w.name);
+            let name = if w.in_mean {
+                w.name.clone()
+            } else {
+                format!("{}*", w.name)
+            };
+            let _ = write!(o, "{name:<width$}");
             for (ratio, mb) in w.ratio.iter().zip(&w.mb_s) {
-                let _ = write!(o, "  {:>6} ({:>9})", ratio_text(*ratio), mb_text(*mb));
+                let cell = format!("{:>6} ({:>7})", ratio_text(*ratio), mb_text(*mb));
+                let _ = write!(o, "  {cell:>col$}");
             }
             o.push('\n');
         }
-        let _ = write!(o, "{:<width$}", "geometric mean");
-        for (m, n) in self.mean_ratio.iter().zip(&self.mean_over) {
-            let _ = write!(o, "  {:>6} {:>11}", ratio_text(*m), format!("({n} wl)"));
+        let mut mean_row = format!("{:<width$}", "geometric mean");
+        for m in &self.mean_ratio {
+            let _ = write!(
+                mean_row,
+                "  {:>col$}",
+                format!("{:>6}{:10}", ratio_text(*m), "")
+            );
         }
-        o.push('\n');
+        o.push_str(mean_row.trim_end());
+        o.push_str("\n\n");
+        if self.workloads.iter().any(|w| !w.in_mean) {
+            o.push_str("* not in the geometric mean\n");
+        }
+        for line in self.notes() {
+            let _ = writeln!(o, "{line}");
+        }
+        let spreads = self.spread_lines();
+        if !spreads.is_empty() {
+            o.push_str("\nbatch spread (hyperfine style: median ratio ± the iterations' min..max, halved, in quadrature)\n");
+            for line in spreads {
+                let _ = writeln!(o, "  {line}");
+            }
+        }
         o
     }
 
@@ -273,13 +579,14 @@ impl Comparison {
         self.legend(&mut o, "- ");
         let _ = writeln!(
             o,
-            "\nThroughput relative to run {}, with MB/s beside; the average is the {}.\n",
-            self.baseline_letter(),
+            "\nThroughput relative to {}, with MB/s beside (3 significant digits); the average is the {}.\n",
+            md_escape(self.baseline_column()),
             self.mean
         );
         o.push_str("| workload |");
         for r in &self.runs {
-            let _ = write!(o, " {} ratio | {} MB/s |", r.letter, r.letter);
+            let c = md_escape(&r.column);
+            let _ = write!(o, " {c} ratio | {c} MB/s |");
         }
         o.push_str("\n|---|");
         for _ in &self.runs {
@@ -287,48 +594,62 @@ impl Comparison {
         }
         o.push('\n');
         for w in &self.workloads {
-            let _ = write!(o, "| {} |", md_escape(&w.name));
+            let star = if w.in_mean { "" } else { " \\*" };
+            let _ = write!(o, "| {}{star} |", md_escape(&w.name));
             for (ratio, mb) in w.ratio.iter().zip(&w.mb_s) {
                 let _ = write!(o, " {} | {} |", ratio_text(*ratio), mb_text(*mb));
             }
             o.push('\n');
         }
         o.push_str("| *geometric mean* |");
-        for (m, n) in self.mean_ratio.iter().zip(&self.mean_over) {
-            let s = if *n == 1 { "" } else { "s" };
-            let _ = write!(o, " *{}* | ({n} workload{s}) |", ratio_text(*m));
+        for m in &self.mean_ratio {
+            let _ = write!(o, " *{}* | |", ratio_text(*m));
         }
-        o.push('\n');
+        o.push_str("\n\n");
+        if self.workloads.iter().any(|w| !w.in_mean) {
+            o.push_str("\\* not in the geometric mean\n\n");
+        }
+        for line in self.notes() {
+            let _ = writeln!(o, "- {}", md_escape(&line));
+        }
+        let spreads = self.spread_lines();
+        if !spreads.is_empty() {
+            o.push_str("\nBatch spread (median ratio ± the iterations' min..max, halved, in quadrature):\n\n");
+            for line in spreads {
+                let _ = writeln!(o, "- {}", md_escape(&line));
+            }
+        }
         o
     }
 
     /// CSV: one row per workload, a ratio and an MB/s column per run, the mean last.
     pub fn csv(&self) -> String {
-        let mut o = String::from("workload");
+        let mut o = String::from("workload,in_mean");
         for r in &self.runs {
             let _ = write!(
                 o,
                 ",{},{}",
-                csv_field(&format!("{} ratio", r.name)),
-                csv_field(&format!("{} MB/s", r.name))
+                csv_field(&format!("{} ratio", r.column)),
+                csv_field(&format!("{} MB/s", r.column))
             );
         }
         o.push('\n');
         for w in &self.workloads {
             o.push_str(&csv_field(&w.name));
+            let _ = write!(o, ",{}", w.in_mean);
             for (ratio, mb) in w.ratio.iter().zip(&w.mb_s) {
                 let _ = write!(
                     o,
                     ",{},{}",
-                    ratio.map_or(String::new(), |r| format!("{r:.4}")),
-                    mb.map_or(String::new(), |v| format!("{v:.3}"))
+                    ratio.map_or(String::new(), |r| sig(r, 6)),
+                    mb.map_or(String::new(), |v| sig(v, 6))
                 );
             }
             o.push('\n');
         }
-        o.push_str("geometric mean");
+        o.push_str("geometric mean,");
         for m in &self.mean_ratio {
-            let _ = write!(o, ",{},", m.map_or(String::new(), |r| format!("{r:.4}")));
+            let _ = write!(o, ",{},", m.map_or(String::new(), |r| sig(r, 6)));
         }
         o.push('\n');
         o
@@ -340,6 +661,11 @@ impl Comparison {
         let mut s = serde_json::to_string_pretty(self).unwrap_or_default();
         s.push('\n');
         s
+    }
+
+    /// The notes and warnings, one per line (also printed on the terminal for other formats).
+    pub fn warnings(&self) -> Vec<String> {
+        self.notes()
     }
 }
 
@@ -365,5 +691,15 @@ mod tests {
         assert_eq!(letter(0), "A");
         assert_eq!(letter(25), "Z");
         assert_eq!(letter(26), "AA");
+    }
+
+    #[test]
+    fn three_significant_digits_at_every_magnitude() {
+        assert_eq!(sig(0.0039, 3), "0.00390");
+        assert_eq!(sig(1.3149, 3), "1.31");
+        assert_eq!(sig(41.5, 3), "41.5");
+        assert_eq!(sig(166.0, 3), "166");
+        assert_eq!(sig(1234.5, 3), "1230");
+        assert_eq!(sig(0.0, 3), "0");
     }
 }

@@ -93,10 +93,13 @@ pub struct SizeHistView {
 pub struct AccessView {
     /// Reads and writes in the records.
     pub seen: u64,
-    /// Points kept for the map.
+    /// Points in the sample.
     pub shown: usize,
-    /// Where the points' columns are (t_ns, offset, len, file, kind).
-    pub blob: BlobLayout,
+    /// The sample holds one in every `stride` reads and writes, in record order.
+    pub stride: u64,
+    /// Where the sample's columns are (t_ns, offset, len, file, kind, row); absent when
+    /// the transaction list's rows hold every op, which the page then draws from.
+    pub blob: Option<BlobLayout>,
 }
 
 /// The transaction list's columns.
@@ -189,7 +192,7 @@ impl Pass {
             latency_all: LatencyBuckets::default(),
             latency: vec![LatencyBuckets::default(); OpKind::ALL.len()],
             sizes: Default::default(),
-            access: AccessMap::new(src.wall_ns, opts.access_points),
+            access: AccessMap::new(opts.access_points),
             rows: Rows::default(),
             ops: 0,
         }
@@ -243,6 +246,7 @@ impl Pass {
                     len: op.len,
                     file,
                     kind: op.kind.index() as u8,
+                    row: self.ops - 1,
                 });
             }
         }
@@ -271,7 +275,10 @@ impl Pass {
             ..IterationData::default()
         };
         if self.ops == 0 {
-            notes.push("the op records hold no ops".into());
+            // Only when the records were read: a note already says why they were not.
+            if notes.is_empty() {
+                notes.push("the op records hold no ops".into());
+            }
             data.notes = notes;
             return (data, blobs);
         }
@@ -329,26 +336,34 @@ impl Pass {
         data.file_stats = stats;
         if self.opts.access_points > 0 && self.access.seen > 0 {
             let seen = self.access.seen;
+            let stride = self.access.stride();
             let points = self.access.into_points();
-            let mut b = BlobBuilder::new(format!("{prefix}-map"), points.len());
-            let col = |f: fn(&Access) -> f64| points.iter().map(f).collect::<Vec<f64>>();
-            b.f64("t_ns", &col(|a| a.t_ns as f64), true);
-            b.f64("offset", &col(|a| a.offset as f64), false);
-            b.f64("len", &col(|a| a.len as f64), false);
-            b.u32("file", &points.iter().map(|a| a.file).collect::<Vec<_>>());
-            b.u8("kind", &points.iter().map(|a| a.kind).collect::<Vec<_>>());
-            let (layout, text) = b.finish();
-            if (points.len() as u64) < seen {
-                notes.push(format!(
-                    "the access map shows {} of {seen} reads and writes: at most one per file per grid cell, so it stays quick; zoom in for the detail kept",
-                    points.len()
-                ));
-            }
-            blobs.push((layout.id.clone(), text));
+            // The rows hold every op: the page draws the map from them, every op there.
+            let rows_complete = self.opts.max_rows > 0 && (self.rows.kind.len() as u64) == self.ops;
+            let blob = if rows_complete {
+                None
+            } else {
+                let mut b = BlobBuilder::new(format!("{prefix}-map"), points.len());
+                let col = |f: fn(&Access) -> f64| points.iter().map(f).collect::<Vec<f64>>();
+                b.f64("t_ns", &col(|a| a.t_ns as f64), true);
+                b.f64("offset", &col(|a| a.offset as f64), false);
+                b.f64("len", &col(|a| a.len as f64), false);
+                b.f64("row", &col(|a| a.row as f64), true);
+                b.u32("file", &points.iter().map(|a| a.file).collect::<Vec<_>>());
+                b.u8("kind", &points.iter().map(|a| a.kind).collect::<Vec<_>>());
+                let (layout, text) = b.finish();
+                blobs.push((layout.id.clone(), text));
+                Some(layout)
+            };
             data.access = Some(AccessView {
                 seen,
-                shown: points.len(),
-                blob: layout,
+                shown: if rows_complete {
+                    seen as usize
+                } else {
+                    points.len()
+                },
+                stride: if rows_complete { 1 } else { stride },
+                blob,
             });
         }
         if self.opts.max_rows > 0 {

@@ -13,7 +13,7 @@ use crate::data::{
     load_iteration, IterationData, IterationSource, LatencyHistView, LoadOptions, SizeHistView,
 };
 use crate::encode::{inline_code, script_json};
-use crate::series::{TimeSeries, DEFAULT_BINS};
+use crate::series::{round_bin_ns, TimeSeries};
 use crate::LoadedRun;
 
 /// The UI bundle (minified JavaScript), built from `ui/src` by esbuild; see docs/report.md.
@@ -98,6 +98,12 @@ fn parallel_map<T: Send, R: Send>(jobs: Vec<T>, f: impl Fn(T) -> R + Sync) -> Ve
 /// The HTML report of one run: overview, then per workload and iteration the charts,
 /// access map, statistics and transaction list, read from the run's op records.
 pub fn report_html(run: &LoadedRun, opts: &ReportOptions) -> Vec<u8> {
+    report_html_with_notes(run, opts).0
+}
+
+/// Like [`report_html`], also returning the page's notes about missing or partial
+/// records, each as "WORKLOAD, iteration N: note", for the terminal.
+pub fn report_html_with_notes(run: &LoadedRun, opts: &ReportOptions) -> (Vec<u8>, Vec<String>) {
     let result = &run.result;
     let mut jobs = Vec::new();
     for (w, wl) in result.workloads.iter().enumerate() {
@@ -122,6 +128,7 @@ pub fn report_html(run: &LoadedRun, opts: &ReportOptions) -> Vec<u8> {
         (it.iteration, it.records.clone(), data, blobs)
     });
     let mut blobs = Vec::new();
+    let mut page_notes = Vec::new();
     let mut loaded = loaded.into_iter();
     let workloads = result
         .workloads
@@ -133,6 +140,9 @@ pub fn report_html(run: &LoadedRun, opts: &ReportOptions) -> Vec<u8> {
                 .take(wl.iterations.len())
                 .map(|(iteration, records, data, b)| {
                     blobs.extend(b);
+                    for n in &data.notes {
+                        page_notes.push(format!("{}, iteration {iteration}: {n}", wl.name));
+                    }
                     IterationPage {
                         iteration,
                         records,
@@ -144,7 +154,10 @@ pub fn report_html(run: &LoadedRun, opts: &ReportOptions) -> Vec<u8> {
         .collect();
     let page = ReportPage {
         kind: "report",
-        title: format!("naslab report: {}", run.short_name()),
+        title: match &run.result.device.name {
+            Some(device) => format!("naslab report: {device}, {}", run.short_name()),
+            None => format!("naslab report: {}", run.short_name()),
+        },
         generated_by: format!("naslab {}", env!("CARGO_PKG_VERSION")),
         run_dir: run.dir.display().to_string(),
         kinds: OpKind::ALL.iter().map(|k| k.name()).collect(),
@@ -160,7 +173,7 @@ pub fn report_html(run: &LoadedRun, opts: &ReportOptions) -> Vec<u8> {
             o.splice(at..at, section.into_bytes());
         }
     }
-    o
+    (o, page_notes)
 }
 
 /// With `--verify`: a short section of what was checked and every mismatch kept.
@@ -206,6 +219,8 @@ fn verify_section(run: &naslab_results::RunResult) -> String {
 #[derive(Serialize)]
 struct CompareRunData {
     iteration: u32,
+    /// The measured phase's length: the run's own time axis.
+    wall_ns: u64,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     notes: Vec<String>,
     series: Option<TimeSeries>,
@@ -216,7 +231,8 @@ struct CompareRunData {
 #[derive(Serialize)]
 struct CompareWorkload {
     name: String,
-    bin_ns: u64,
+    /// Per run: its own bin width (a round width giving at most DEFAULT_BINS bins).
+    bin_ns: Vec<Option<u64>>,
     /// Per run (in the comparison's order): its median iteration's charts, if it has the workload.
     runs: Vec<Option<CompareRunData>>,
 }
@@ -247,18 +263,13 @@ pub fn compare_html(runs: &[LoadedRun], comparison: &Comparison) -> Vec<u8> {
                     .and_then(|x| x.median_iteration())
             })
             .collect();
-        // One time grid for every run, so their series line up on one axis.
-        let longest = medians
-            .iter()
-            .flatten()
-            .map(|m| m.wall_ns)
-            .max()
-            .unwrap_or(0);
-        let bin_ns = longest.div_ceil(DEFAULT_BINS).max(1);
-        bins.push(bin_ns);
+        // Each run on its own time grid (its measured phase in DEFAULT_BINS bins): runs
+        // of 138 ms and 18.6 s are drawn over the same width, each against its own time.
+        let own = |m: &naslab_results::IterationResult| round_bin_ns(m.wall_ns);
+        bins.push(medians.iter().map(|m| m.map(own)).collect::<Vec<_>>());
         for (r, m) in medians.into_iter().enumerate() {
             if let Some(m) = m {
-                jobs.push((w, r, m, bin_ns));
+                jobs.push((w, r, m, own(m)));
             }
         }
     }
@@ -282,6 +293,7 @@ pub fn compare_html(runs: &[LoadedRun], comparison: &Comparison) -> Vec<u8> {
             r,
             CompareRunData {
                 iteration: it.iteration,
+                wall_ns: it.wall_ns,
                 notes: data.notes,
                 series: data.series,
                 latency: data.latency,

@@ -20,8 +20,9 @@ pub use compare::{
     compare, csv_field, resolve_baseline, Comparison, RunInfo, WorkloadRow, MEAN_NAME,
 };
 pub use error::ReportError;
-pub use html::{compare_html, report_html, write_atomic, ReportOptions};
+pub use html::{compare_html, report_html, report_html_with_notes, write_atomic, ReportOptions};
 pub use run_dir::{load_run, parse_run_json, LoadedRun, MAX_RUN_JSON_BYTES};
+pub use series::round_bin_ns;
 
 /// The report's file name in a run directory.
 pub const REPORT_FILE: &str = "report.html";

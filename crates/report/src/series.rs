@@ -22,6 +22,23 @@ pub struct TimeSeries {
     pub latency_sum_ns: Vec<f64>,
 }
 
+/// The bin width for a phase `duration_ns` long: the smallest 1, 2 or 5 × 10^k ns that
+/// cuts it into at most [`DEFAULT_BINS`] bins, so every period the page offers (1, 2, 5,
+/// 10 ... bins) is a round duration (1 ms, 2 ms, 5 ms, 10 ms ...), not 861.35 ms.
+pub fn round_bin_ns(duration_ns: u64) -> u64 {
+    let want = duration_ns.div_ceil(DEFAULT_BINS).max(1);
+    let mut decade = 1u64;
+    loop {
+        for m in [1, 2, 5] {
+            let bin = m * decade;
+            if bin >= want {
+                return bin;
+            }
+        }
+        decade = decade.saturating_mul(10);
+    }
+}
+
 impl TimeSeries {
     /// Bins of `bin_ns` covering `duration_ns`.
     pub fn with_bin(bin_ns: u64, duration_ns: u64) -> Self {
@@ -37,9 +54,9 @@ impl TimeSeries {
         }
     }
 
-    /// About [`DEFAULT_BINS`] bins covering `duration_ns`.
+    /// At most [`DEFAULT_BINS`] bins of a round width covering `duration_ns`.
     pub fn for_duration(duration_ns: u64) -> Self {
-        Self::with_bin(duration_ns.div_ceil(DEFAULT_BINS), duration_ns)
+        Self::with_bin(round_bin_ns(duration_ns), duration_ns)
     }
 
     /// Counts one op completing at `done_ns` (into the measured phase).
@@ -78,5 +95,23 @@ mod tests {
     fn an_empty_phase_still_has_one_bin() {
         let s = TimeSeries::for_duration(0);
         assert_eq!(s.ops, [0]);
+    }
+}
+
+#[cfg(test)]
+mod round_tests {
+    use super::*;
+
+    #[test]
+    fn bins_are_round_and_at_most_a_thousand() {
+        assert_eq!(round_bin_ns(861_350_000), 1_000_000);
+        assert_eq!(round_bin_ns(1_723_000_000), 2_000_000);
+        assert_eq!(round_bin_ns(18_600_000_000), 20_000_000);
+        assert_eq!(round_bin_ns(138_000_000), 200_000);
+        assert_eq!(round_bin_ns(500), 1);
+        for d in [1u64, 999, 1001, 123_456_789, 9_999_999_999] {
+            let b = round_bin_ns(d);
+            assert!(d.div_ceil(b) <= DEFAULT_BINS, "{d}: {b}");
+        }
     }
 }

@@ -59,6 +59,16 @@ fn three_runs(root: &std::path::Path) -> Vec<naslab_report::LoadedRun> {
     let mut partial = single_run();
     partial.workloads.truncate(1);
     partial.workloads[0].throughput_mb_s *= 4.0;
+    faster.device.name = Some("Other Box 5".into());
+    faster.device.firmware = None;
+    partial.device = naslab_results::Device::default();
+    partial.naslab_version = "0.0.9".into();
+    partial.options.pacing = "original".into();
+    partial.options.cache = naslab_results::CacheMode::Drop;
+    partial.options.extra.insert("scale".into(), "0.02".into());
+    partial.options.extra.remove("seed");
+    partial.target.backend = "smb".into();
+    partial.environment.host = "other-host".into();
     partial
         .workloads
         .push(naslab_results::WorkloadResult::from_iterations(
@@ -88,21 +98,95 @@ fn comparison_formats_match_their_snapshots() {
 }
 
 #[test]
-fn comparison_uses_the_geometric_mean_of_ratios() {
+fn comparison_averages_only_the_workloads_every_run_has() {
     let tmp = tempfile::tempdir().unwrap();
     let runs = three_runs(tmp.path());
     let c = compare(&runs, 0);
+    // A and B have OfficeProductivity and Copy; C has OfficeProductivity and OnlyHere:
+    // the mean covers OfficeProductivity alone, where B is 2x and C 4x the baseline.
+    assert_eq!(c.mean_workloads, ["OfficeProductivity"]);
     assert_eq!(c.mean_ratio[0], Some(1.0));
-    // Twice as fast on one workload, half as fast on the other: the geometric mean is 1.
-    let m = c.mean_ratio[1].unwrap();
-    assert!((m - 1.0).abs() < 1e-12, "{m}");
-    assert_eq!(c.mean_over[1], 2);
-    // The third run shares one workload with the baseline: its mean covers only that one.
-    assert_eq!(c.mean_over[2], 1);
+    assert!((c.mean_ratio[1].unwrap() - 2.0).abs() < 1e-12);
     assert!((c.mean_ratio[2].unwrap() - 4.0).abs() < 1e-12);
+    let in_mean: Vec<bool> = c.workloads.iter().map(|w| w.in_mean).collect();
+    assert_eq!(in_mean, [true, false, false]);
     assert_eq!(c.workloads.last().unwrap().name, "OnlyHere");
     assert_eq!(c.workloads.last().unwrap().ratio, vec![None, None, None]);
-    assert!(c.table().contains("geometric mean"));
+    let table = c.table();
+    assert!(
+        table.contains("geometric mean over the 1 workload every run has: OfficeProductivity"),
+        "{table}"
+    );
+    assert!(table.contains("not in the mean: Copy, \"quoted\" | piped (not in C); OnlyHere (not in Example NAS-2000 7.2.1, Other Box 5)"), "{table}");
+}
+
+#[test]
+fn comparison_warns_about_every_setting_that_differs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let runs = three_runs(tmp.path());
+    let c = compare(&runs, 0);
+    let differ: Vec<&str> = c.differences.iter().map(|d| d.setting.as_str()).collect();
+    assert_eq!(
+        differ,
+        [
+            "cache mode",
+            "client host",
+            "naslab version",
+            "pacing",
+            "scale",
+            "seed",
+            "target kind"
+        ]
+    );
+    let pacing = c
+        .differences
+        .iter()
+        .find(|d| d.setting == "pacing")
+        .unwrap();
+    assert_eq!(pacing.values, ["afap", "afap", "original"]);
+    let warnings = c.warnings().join("\n");
+    snapshot("compare-warnings.txt", &filter(&warnings, Some(tmp.path())));
+    // The same runs with the same settings: no warning at all.
+    let same: Vec<_> = runs.iter().take(2).cloned().collect();
+    assert!(compare(&same, 0).differences.is_empty());
+}
+
+#[test]
+fn batch_comparisons_give_the_ratio_with_its_spread() {
+    let tmp = tempfile::tempdir().unwrap();
+    let base = batch_run();
+    let mut other = batch_run();
+    other.device.name = Some("Faster Box".into());
+    // HDVideo_1Play: 30, 33, 36 MB/s against 45, 46, 47: beyond the spread.
+    other.workloads[0] = naslab_results::WorkloadResult::from_iterations(
+        "HDVideo_1Play".into(),
+        "x".into(),
+        vec![
+            common::iteration(1, 45.0, None),
+            common::iteration(2, 47.0, None),
+            common::iteration(3, 46.0, None),
+        ],
+    );
+    let mut runs = Vec::new();
+    for (name, run) in [("a", &base), ("b", &other)] {
+        let d = tmp.path().join(name).join("20260101T000000Z");
+        write_run_json(&d, run);
+        runs.push(load_run(&d).unwrap());
+    }
+    let c = compare(&runs, 0);
+    let s = c.workloads[0].spread[1].as_ref().unwrap();
+    // 46/33, with half-ranges 3/33 and 1/46 in quadrature.
+    let r = 46.0 / 33.0;
+    assert!((s.ratio - r).abs() < 1e-12);
+    let pm = r * ((3.0f64 / 33.0).powi(2) + (1.0f64 / 46.0).powi(2)).sqrt();
+    assert!((s.plus_minus - pm).abs() < 1e-12, "{}", s.plus_minus);
+    assert!(s.beyond_spread);
+    assert_eq!(s.text(), "1.39 ± 0.13× faster");
+    // PhotoAlbum: the same iterations, so the ranges overlap.
+    let p = c.workloads[1].spread[1].as_ref().unwrap();
+    assert!(!p.beyond_spread);
+    assert_eq!(p.text(), "1.00 ± 0.13× faster");
+    snapshot("compare-batch.txt", &filter(&c.table(), Some(tmp.path())));
 }
 
 #[test]

@@ -125,10 +125,13 @@ fn every_view_has_data_from_the_records() {
     let raw = blob(&html, layout["id"].as_str().unwrap());
     assert_eq!(raw.len() as u64, layout["bytes"].as_u64().unwrap());
     assert_eq!(raw.len(), 400 * (5 * 8 + 2 * 4 + 1));
-    // The access map: every read and write (few enough to keep all).
+    // The access map: every read and write, drawn from the rows (which hold every op),
+    // so it needs no columns of its own.
     let access = &it["access"];
     assert_eq!(access["seen"], 200);
     assert_eq!(access["shown"], 200);
+    assert_eq!(access["stride"], 1);
+    assert!(access["blob"].is_null(), "{access}");
     assert!(it.get("notes").is_none(), "{:?}", it["notes"]);
 }
 
@@ -144,11 +147,19 @@ fn a_capped_list_says_so_and_the_charts_still_count_everything() {
     let it = &page_data(&html)["workloads"][0]["iterations"][0];
     assert_eq!(it["rows"]["shown"], 100);
     assert_eq!(it["rows"]["total"], 1000);
-    let shown = it["access"]["shown"].as_u64().unwrap();
-    assert!(shown <= 50 && shown > 0, "{shown}");
+    // The rows miss ops, so the map has its own even sample: one read or write in every
+    // `stride`, the smallest power of two that keeps it within 50 points.
+    let access = &it["access"];
+    let seen = access["seen"].as_u64().unwrap();
+    let stride = access["stride"].as_u64().unwrap();
+    assert_eq!(seen, 500);
+    assert_eq!(stride, 16);
+    assert_eq!(access["shown"].as_u64().unwrap(), seen.div_ceil(stride));
+    let layout = &access["blob"];
+    let raw = blob(&html, layout["id"].as_str().unwrap());
+    assert_eq!(raw.len() as u64, layout["bytes"].as_u64().unwrap());
     let notes = it["notes"].to_string();
     assert!(notes.contains("first 100 of 1000"), "{notes}");
-    assert!(notes.contains("access map shows"), "{notes}");
     let all: u64 = it["latency"]["by_op"][0][1]
         .as_array()
         .unwrap()
@@ -272,16 +283,19 @@ fn the_comparison_page_overlays_each_runs_charts() {
     let data = page_data(&html);
     assert_eq!(data["kind"], "compare");
     let w = &data["workloads"][0];
-    let bin = w["bin_ns"].as_u64().unwrap();
-    let longest = runs[1].result.workloads[0].iterations[0].wall_ns;
-    assert_eq!(bin, longest.div_ceil(1000));
     for r in 0..2 {
+        // Each run on its own time grid: its own measured phase in at most 1000 round bins.
+        let wall = runs[r].result.workloads[0].iterations[0].wall_ns;
+        let bin = w["bin_ns"][r].as_u64().unwrap();
+        assert_eq!(bin, naslab_report::round_bin_ns(wall));
+        assert!(wall.div_ceil(bin) <= 1000 && wall.div_ceil(bin) > 100);
         let s = &w["runs"][r]["series"];
         assert_eq!(
             s["bin_ns"].as_u64().unwrap(),
             bin,
-            "one time grid for every run"
+            "the run's own time grid"
         );
+        assert_eq!(w["runs"][r]["wall_ns"].as_u64().unwrap(), wall);
         let ops: u64 = s["ops"]
             .as_array()
             .unwrap()
@@ -318,5 +332,15 @@ fn a_large_run_keeps_the_access_map_bounded() {
     let it = &page_data(&html)["workloads"][0]["iterations"][0];
     assert_eq!(it["rows"]["shown"], ops);
     assert_eq!(it["access"]["seen"], ops / 2);
+    // Every op is in the rows: the map draws from them, no sample of its own.
+    assert!(it["access"]["blob"].is_null());
+    // With the rows capped, the sample stays within its bound.
+    let opts = ReportOptions {
+        max_rows: 1_000,
+        access_points: 10_000,
+    };
+    let html = html_of(&dir, &opts);
+    let it = &page_data(&html)["workloads"][0]["iterations"][0];
     assert!(it["access"]["shown"].as_u64().unwrap() <= 10_000);
+    assert_eq!(it["access"]["stride"], 8);
 }

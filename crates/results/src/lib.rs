@@ -9,6 +9,7 @@ pub mod export;
 pub mod views;
 
 pub use histogram::{LatencyHistogram, LatencySummary};
+pub use model::Device;
 pub use model::{
     CacheMode, Environment, IterationResult, OpStats, PrepareResult, RunOptions, RunResult,
     StreamResult, TargetInfo, Warning, WorkloadResult, SCHEMA_VERSION,

@@ -23,6 +23,37 @@ pub struct RunResult {
     /// Set when the run stopped early: what went wrong. The results before it are kept.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub aborted: Option<String>,
+    /// The run's label (`--label`, the LABEL of OUT/LABEL/TIMESTAMP).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
+    /// The device measured and the user's notes about it, as given on the command line.
+    #[serde(default, skip_serializing_if = "Device::is_empty")]
+    pub device: Device,
+}
+
+/// The device under test as the user named it, with their notes: how runs are found
+/// again by device (`naslab results --device`) and labelled in comparisons.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Device {
+    /// Vendor and model, e.g. "Synology DS920+".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// The device's firmware or software version.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub firmware: Option<String>,
+    /// Free text: the setup, what was changed, anything worth remembering.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub notes: Option<String>,
+    /// key=value tags, e.g. disks=4, raid=5.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub tags: BTreeMap<String, String>,
+}
+
+impl Device {
+    /// Whether nothing was given.
+    pub fn is_empty(&self) -> bool {
+        *self == Device::default()
+    }
 }
 
 /// The client machine the run was measured on.

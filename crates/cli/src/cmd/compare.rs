@@ -16,6 +16,12 @@ pub fn compare(args: CompareArgs) -> anyhow::Result<()> {
         .collect::<Result<Vec<_>, _>>()?;
     let baseline = resolve_baseline(&mut runs, args.baseline.as_deref())?;
     let comparison = naslab_report::compare(&runs, baseline);
+    // The table and Markdown say these themselves; the other formats get them here.
+    if !matches!(args.format, CompareFormat::Table | CompareFormat::Md) {
+        for line in comparison.warnings() {
+            eprintln!("{line}");
+        }
+    }
     let bytes = match args.format {
         CompareFormat::Table => comparison.table().into_bytes(),
         CompareFormat::Md => comparison.markdown().into_bytes(),

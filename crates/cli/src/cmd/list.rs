@@ -1,18 +1,26 @@
 use naslab_workload::catalog;
+use naslab_workload::synthetic::iometer;
 
 use super::sources::{trace_dir, user_traces};
 use crate::args::ListArgs;
 
 /// `naslab list`: suites, built-in workloads and the user's traces, one line each.
 pub fn list(args: ListArgs) -> anyhow::Result<()> {
-    println!("suite    naspt                   the twelve NAS Performance Toolkit workloads");
+    println!("suite    naspt                      the twelve NAS Performance Toolkit workloads");
+    println!(
+        "suite    {:<26} the IOMeter-style set: 4 KiB random and 128 KiB sequential, 1 and 32 outstanding",
+        iometer::SUITE
+    );
     for w in catalog() {
-        println!("{:<8} {:<23} {}", w.suite, w.name, w.summary);
+        println!("{:<8} {:<26} {}", w.suite, w.name, w.summary);
+    }
+    for t in &iometer::TESTS {
+        println!("{:<8} {:<26} {}", iometer::SUITE, t.name, summary(t));
     }
     if let Some(dir) = trace_dir(&args.trace_dir) {
         let traces = user_traces(&dir)?;
         for (name, path) in &traces {
-            println!("{:<8} {:<23} {}", "trace", name, path.display());
+            println!("{:<8} {:<26} {}", "trace", name, path.display());
         }
         if traces.is_empty() {
             eprintln!(
@@ -22,4 +30,15 @@ pub fn list(args: ListArgs) -> anyhow::Result<()> {
         }
     }
     Ok(())
+}
+
+/// One line saying what an IOMeter-style test does.
+fn summary(t: &iometer::IometerTest) -> String {
+    format!(
+        "{} KiB {} {}s, {} outstanding, over one 1 GiB test file (at scale 1)",
+        t.block >> 10,
+        if t.random { "random" } else { "sequential" },
+        if t.write { "write" } else { "read" },
+        t.depth
+    )
 }

@@ -7,6 +7,8 @@ pub mod capture;
 mod clean;
 mod compare;
 mod describe;
+mod device;
+mod docs;
 mod fileserver;
 mod frag;
 mod ingest;
@@ -15,6 +17,7 @@ mod lab;
 mod list;
 mod protocol;
 mod report;
+mod results;
 mod run;
 mod sources;
 
@@ -40,5 +43,8 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<()> {
         Command::ExportTrace(a) => describe::export(a),
         Command::Capture(a) => capture::capture_cmd(a),
         Command::Import(a) => capture::import_cmd(a),
+        Command::Completions(a) => docs::completions(a),
+        Command::Man(a) => docs::man(a),
+        Command::Results(a) => results::results(a),
     }
 }

@@ -4,7 +4,7 @@ use std::io::Write;
 use std::path::Path;
 
 use anyhow::Context;
-use naslab_report::{load_run, report_html, write_atomic, ReportOptions, REPORT_FILE};
+use naslab_report::{load_run, report_html_with_notes, write_atomic, ReportOptions, REPORT_FILE};
 use naslab_results::export::{Csv, Exporter, Json, Markdown, Table};
 
 use crate::args::{ReportArgs, ReportFormat};
@@ -76,7 +76,13 @@ pub fn report(args: ReportArgs) -> anyhow::Result<()> {
             let path = args
                 .output
                 .unwrap_or_else(|| args.run_dir.join(REPORT_FILE));
-            emit(Some(&path), &report_html(&run, &opts))
+            let (html, notes) = report_html_with_notes(&run, &opts);
+            emit(Some(&path), &html)?;
+            // What the page says about missing or partial records, said here too.
+            for n in &notes {
+                eprintln!("warning: {n}");
+            }
+            Ok(())
         }
     }
 }

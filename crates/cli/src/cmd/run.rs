@@ -11,13 +11,15 @@ use naslab_engine::{
 };
 use naslab_results::export::{Exporter, Json, Table};
 use naslab_results::{
-    CacheMode, RunOptions, RunResult, TargetInfo, Warning, WorkloadResult, SCHEMA_VERSION,
+    CacheMode, Device, RunOptions, RunResult, TargetInfo, Warning, WorkloadResult, SCHEMA_VERSION,
 };
 use naslab_trace::{open_trace, Trace};
 
 use naslab_workload::GenParams;
 
-use super::sources::{build, gen_params, resolve, resolve_suite, trace_dir, Source};
+use super::sources::{
+    build, builtin_suite, gen_params, pick_from_suite, resolve, trace_dir, Source,
+};
 use crate::args::{BackendName, CacheArg, RunArgs, RunOpts};
 use crate::output::write_exports;
 use crate::progress::Display;
@@ -39,17 +41,37 @@ pub struct RunContext {
     pub cache: CacheMode,
     pub drop_all_caches: bool,
     pub json: bool,
+    /// The results and label directories this run made, to remove again if nothing ran.
+    pub made_dirs: Vec<PathBuf>,
+    /// `--label`.
+    pub label: String,
+    /// The device and notes given on the command line.
+    pub device: Device,
+}
+
+impl RunContext {
+    /// Removes the run directory, and the directories made for it, when they are still
+    /// empty: a run that never started leaves nothing behind.
+    pub fn discard(&self) {
+        let _ = std::fs::remove_dir(&self.run_dir);
+        for d in self.made_dirs.iter().rev() {
+            let _ = std::fs::remove_dir(d);
+        }
+    }
 }
 
 /// `naslab run TRACE...`.
 pub fn run(args: RunArgs) -> anyhow::Result<()> {
     let dir = trace_dir(&args.trace_dir);
     let mut sources: Vec<Source> = args.traces.iter().cloned().map(Source::File).collect();
-    if let Some(s) = &args.suite {
-        sources.extend(resolve_suite(s)?);
-    }
-    for name in &args.workload {
-        sources.push(resolve(name, dir.as_deref())?);
+    match &args.suite {
+        // --workload with --suite picks from the suite.
+        Some(s) => sources.extend(pick_from_suite(s, &args.workload)?),
+        None => {
+            for name in &args.workload {
+                sources.push(resolve(name, dir.as_deref())?);
+            }
+        }
     }
     if sources.is_empty() {
         bail!("nothing to run: give trace files, --suite naspt|iometer or --workload NAME (see `naslab list`)");
@@ -64,12 +86,13 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
         extra.insert("suite".to_string(), s.clone());
     }
     let ctx = context(&args.opts, CacheMode::Drop, extra)?;
-    let compiled = compile_all(&sources, &params, &ctx.run_dir);
+    let compiled =
+        compile_all(&sources, &params, &ctx.run_dir).and_then(|w| check_unique(&w).map(|()| w));
     match compiled {
         Ok(workloads) => execute(ctx, workloads).map(|_| ()),
         Err(e) => {
             // Nothing ran: leave no empty run directory behind.
-            let _ = std::fs::remove_dir(&ctx.run_dir);
+            ctx.discard();
             Err(e)
         }
     }
@@ -88,7 +111,7 @@ pub fn compile_traces(ctx: &RunContext, traces: Vec<Trace>) -> anyhow::Result<Ve
         match compile(Path::new(&label), records_from_trace(&trace), &ctx.run_dir) {
             Ok(plan) => out.push(Workload { plan }),
             Err(e) => {
-                let _ = std::fs::remove_dir(&ctx.run_dir);
+                ctx.discard();
                 return Err(e.into());
             }
         }
@@ -111,8 +134,9 @@ fn compile_all(
             }
             Source::Builtin(name) => {
                 let trace = build(name, params)?;
+                let suite = builtin_suite(name);
                 let label = format!(
-                    "{name} (naspt, seed {}, scale {})",
+                    "{name} ({suite}, seed {}, scale {})",
                     params.seed, params.scale
                 );
                 compile(Path::new(&label), records_from_trace(&trace), spool)?
@@ -121,6 +145,20 @@ fn compile_all(
         out.push(Workload { plan });
     }
     Ok(out)
+}
+
+/// Refuses two workloads of the same name: each runs in its own directory.
+fn check_unique(workloads: &[Workload]) -> anyhow::Result<()> {
+    let mut names = std::collections::HashSet::new();
+    for w in workloads {
+        if !names.insert(w.plan.header.workload.clone()) {
+            bail!(
+                "two workloads are named '{}'; each workload runs in its own directory, so give them different names (a workload given twice, or a trace whose header names a built-in one)",
+                w.plan.header.workload
+            );
+        }
+    }
+    Ok(())
 }
 
 /// Checks the options and the target and makes the run directory. `default_cache` is
@@ -230,7 +268,13 @@ pub fn context(
         extra.insert("client_profile".to_string(), p.clone());
     }
     let data = data_spec(opts)?;
-    let run_dir = make_run_dir(&opts.out.join(&opts.label))?;
+    let device = super::device::device(&opts.device)?;
+    let label_dir = opts.out.join(&opts.label);
+    let made_dirs: Vec<PathBuf> = [opts.out.clone(), label_dir.clone()]
+        .into_iter()
+        .filter(|d| !d.exists())
+        .collect();
+    let run_dir = make_run_dir(&label_dir)?;
     let options = RunOptions {
         pacing: pacing.to_string(),
         cache,
@@ -258,6 +302,9 @@ pub fn context(
         cache,
         drop_all_caches: opts.drop_all_caches,
         json: opts.json,
+        made_dirs,
+        label: opts.label.clone(),
+        device,
     })
 }
 
@@ -389,17 +436,10 @@ pub fn execute_with(
     workloads: Vec<Workload>,
     view: Option<View>,
 ) -> anyhow::Result<()> {
-    let mut names = std::collections::HashSet::new();
-    for w in &workloads {
-        if !names.insert(w.plan.header.workload.clone()) {
-            let name = w.plan.header.workload.clone();
-            // Nothing ran: leave no empty run directory behind.
-            drop(workloads);
-            let _ = std::fs::remove_dir(&ctx.run_dir);
-            bail!(
-                "two traces name the same workload '{name}'; each workload runs in its own directory, so give them different names"
-            );
-        }
+    if let Err(e) = check_unique(&workloads) {
+        // Nothing ran: leave no empty run directory behind.
+        ctx.discard();
+        return Err(e);
     }
     let env = environment();
     let mut run = RunResult {
@@ -412,6 +452,8 @@ pub fn execute_with(
         workloads: Vec::new(),
         warnings: Vec::new(),
         aborted: None,
+        label: Some(ctx.label.clone()),
+        device: ctx.device.clone(),
     };
     let iterations = ctx.options.iterations.max(1);
     let mut failure = None;

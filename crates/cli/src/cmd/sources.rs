@@ -5,7 +5,8 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context};
 use naslab_trace::Trace;
-use naslab_workload::{catalog, generate, suite, GenParams};
+use naslab_workload::synthetic::iometer;
+use naslab_workload::{catalog, generate, suite, GenParams, NASPT};
 
 use crate::args::{GenArgs, TraceDirArg};
 
@@ -65,8 +66,8 @@ pub fn user_traces(dir: &Path) -> anyhow::Result<Vec<(String, PathBuf)>> {
 
 /// Resolves one name: a built-in workload, then a trace in the trace directory, then a path.
 pub fn resolve(name: &str, dir: Option<&Path>) -> anyhow::Result<Source> {
-    if let Some(w) = catalog().iter().find(|w| w.name.eq_ignore_ascii_case(name)) {
-        return Ok(Source::Builtin(w.name));
+    if let Some(w) = builtin(name) {
+        return Ok(Source::Builtin(w));
     }
     if let Some(t) = naslab_workload::synthetic::iometer::lookup(name) {
         return Ok(Source::Builtin(t.name));
@@ -82,7 +83,7 @@ pub fn resolve(name: &str, dir: Option<&Path>) -> anyhow::Result<Source> {
     if as_path.exists() && !as_path.is_dir() {
         return Ok(Source::File(as_path.to_path_buf()));
     }
-    let known: Vec<&str> = catalog().iter().map(|w| w.name).collect();
+    let known = builtin_names();
     let dir_note = match dir {
         Some(d) => format!(" or a trace in '{}'", d.display()),
         None => String::new(),
@@ -93,12 +94,59 @@ pub fn resolve(name: &str, dir: Option<&Path>) -> anyhow::Result<Source> {
     )
 }
 
+/// Every built-in workload's name: the NAS suite's, then the IOMeter-style set's.
+pub fn builtin_names() -> Vec<&'static str> {
+    catalog()
+        .iter()
+        .map(|w| w.name)
+        .chain(iometer::TESTS.iter().map(|t| t.name))
+        .collect()
+}
+
+/// The built-in workload named `name` (case ignored), spelled as naslab spells it.
+pub fn builtin(name: &str) -> Option<&'static str> {
+    builtin_names()
+        .into_iter()
+        .find(|w| w.eq_ignore_ascii_case(name))
+}
+
+/// The suite a built-in workload belongs to.
+pub fn builtin_suite(name: &str) -> &'static str {
+    if iometer::lookup(name).is_some() {
+        iometer::SUITE
+    } else {
+        NASPT
+    }
+}
+
 /// Resolves a suite's name into its workloads.
 pub fn resolve_suite(name: &str) -> anyhow::Result<Vec<Source>> {
-    match suite(name) {
-        Some(names) => Ok(names.into_iter().map(Source::Builtin).collect()),
-        None => bail!("no suite '{name}'; the suites are: naspt (see `naslab list`)"),
+    pick_from_suite(name, &[])
+}
+
+/// Resolves a suite's name into its workloads; with `pick` (names given with
+/// `--workload`), only those, in the order given. A name not in the suite is an error.
+pub fn pick_from_suite(name: &str, pick: &[String]) -> anyhow::Result<Vec<Source>> {
+    let Some(names) = suite(name) else {
+        bail!(
+            "no suite '{name}'; the suites are: {NASPT}, {} (see `naslab list`)",
+            iometer::SUITE
+        )
+    };
+    if pick.is_empty() {
+        return Ok(names.into_iter().map(Source::Builtin).collect());
     }
+    let mut out = Vec::new();
+    for p in pick {
+        match names.iter().find(|n| n.eq_ignore_ascii_case(p)) {
+            Some(n) => out.push(Source::Builtin(n)),
+            None => bail!(
+                "--workload {p} is not in the {name} suite, whose workloads are: {}; leave out --suite to run workloads from anywhere",
+                names.join(", ")
+            ),
+        }
+    }
+    Ok(out)
 }
 
 /// The generator parameters from the command line.

@@ -6,8 +6,8 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use naslab_results::{
-    CacheMode, Environment, IterationResult, LatencySummary, OpStats, PrepareResult, RunOptions,
-    RunResult, StreamResult, TargetInfo, Warning, WorkloadResult, SCHEMA_VERSION,
+    CacheMode, Device, Environment, IterationResult, LatencySummary, OpStats, PrepareResult,
+    RunOptions, RunResult, StreamResult, TargetInfo, Warning, WorkloadResult, SCHEMA_VERSION,
 };
 use naslab_trace::{create_trace, FileDecl, Header, Measured, Op, OpKind};
 
@@ -131,6 +131,15 @@ pub fn single_run() -> RunResult {
             memory_bytes: 24_000_000_000,
         }],
         aborted: None,
+        label: Some("nas-a".into()),
+        device: Device {
+            name: Some("Example NAS-2000".into()),
+            firmware: Some("7.2.1".into()),
+            notes: Some("4 disks, RAID 5; <b>cache</b> on".into()),
+            tags: [("disks".to_string(), "4".to_string())]
+                .into_iter()
+                .collect(),
+        },
     }
 }
 

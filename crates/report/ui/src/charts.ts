@@ -36,6 +36,29 @@ export function chartBox(parent: HTMLElement, title: string, points: number, not
   return { box, u };
 }
 
+/** Axis ticks for bytes at round binary steps (a power of two: 16 KiB, 32 KiB, 48 KiB ...,
+ * or 512 MiB, 1 GiB ...), about one per `px` pixels, instead of decimal steps shown in
+ * binary units (20/39/59/78 KiB). */
+export function binarySplits(min: number, max: number, lengthPx: number, px = 60): number[] {
+  const span = max - min;
+  if (!(span > 0)) return [min];
+  const want = Math.max(2, Math.floor(lengthPx / px));
+  const step = Math.pow(2, Math.max(0, Math.ceil(Math.log2(span / want))));
+  const out: number[] = [];
+  for (let v = Math.ceil(min / step) * step; v <= max && out.length < 1000; v += step) out.push(v);
+  return out;
+}
+
+/** Tick labels for [`binarySplits`]: every label in the binary unit of the step, so each
+ * is exact (1280 MiB, not a rounded 1.3 GiB). */
+export function binaryTickLabels(v: number[]): string[] {
+  const step = v.length > 1 ? v[1] - v[0] : Math.abs(v[0] ?? 0) || 1;
+  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB', 'PiB'];
+  let i = 0;
+  while (i < units.length - 1 && step >= Math.pow(1024, i + 1)) i++;
+  return v.map((b) => `${b / Math.pow(1024, i)} ${units[i]}`);
+}
+
 /** Sets how many data points a chart box now holds. */
 export function setPoints(box: HTMLElement, points: number): void {
   box.dataset.points = String(points);
@@ -67,9 +90,28 @@ function merge(v: number[], k: number, f: (a: number, b: number) => number): num
 
 const add = (a: number, b: number) => a + b;
 
-/** The periods (multiples of the finest bin) a reader may choose. */
+/** The periods (multiples of the finest bin, itself a round 1, 2 or 5 × 10^k ns) a reader may choose. */
 function periods(s: TimeSeries): number[] {
-  return [1, 2, 5, 10, 20, 50, 100, 200, 500].filter((k) => k === 1 || k * 2 <= s.ops.length);
+  // Only those whose length is itself 1, 2 or 5 × 10^k ns (a 5 µs bin offers 5, 10, 50,
+  // 100 µs ..., not 25 µs).
+  const round = (ns: number) => {
+    const m = ns / Math.pow(10, Math.floor(Math.log10(ns) + 1e-9));
+    return [1, 2, 5].some((r) => Math.abs(m - r) < 1e-6);
+  };
+  return [1, 2, 5, 10, 20, 50, 100, 200, 500].filter((k) => k === 1 || (k * 2 <= s.ops.length && round(k * s.bin_ns)));
+}
+
+/** The default period: the finest that gives at most 100 periods, so one busy bin
+ * among idle ones does not make the spread meaningless (std dev 594 MB/s on a mean of 239). */
+function defaultPeriod(s: TimeSeries): number {
+  return periods(s).find((k) => Math.ceil(s.ops.length / k) <= 100) ?? periods(s).at(-1)!;
+}
+
+function periodSelect(s: TimeSeries, k0: number): HTMLSelectElement {
+  const select = h('select', { 'aria-label': 'period' }) as HTMLSelectElement;
+  for (const k of periods(s)) select.append(h('option', { value: k, ...(k === k0 ? { selected: true } : {}) }, `period ${duration(k * s.bin_ns)}`));
+  select.value = String(k0);
+  return select;
 }
 
 function meanSd(v: number[]): [number, number] {
@@ -79,11 +121,11 @@ function meanSd(v: number[]): [number, number] {
   return [m, sd];
 }
 
-/** Throughput over time (read, write, total MB/s), with a period selector and its mean and spread. */
+/** Throughput over time (total, read, write MB/s), with a period selector and its mean and spread. */
 export function throughputChart(parent: HTMLElement, s: TimeSeries): void {
   const unit = timeUnit(s.bin_ns * s.ops.length);
-  const select = h('select', { 'aria-label': 'period' }) as HTMLSelectElement;
-  for (const k of periods(s)) select.append(h('option', { value: k }, `period ${duration(k * s.bin_ns)}`));
+  const k0 = defaultPeriod(s);
+  const select = periodSelect(s, k0);
   const stats = h('span', { class: 'stats' });
   const controls = h('div', { class: 'controls' }, select, stats);
   const build = (k: number): uPlot.AlignedData => {
@@ -91,42 +133,74 @@ export function throughputChart(parent: HTMLElement, s: TimeSeries): void {
     const r = merge(s.read_bytes, k, add).map((b) => b / secs / 1e6);
     const w = merge(s.write_bytes, k, add).map((b) => b / secs / 1e6);
     const x = r.map((_, i) => ((i + 0.5) * k * s.bin_ns) / unit.ns);
-    return [x, r, w, r.map((v, i) => v + w[i])];
+    return [x, r.map((v, i) => v + w[i]), r, w];
   };
-  const describe = (d: uPlot.AlignedData) => {
-    const total = d[3] as number[];
+  const describe = (d: uPlot.AlignedData, k: number) => {
+    const total = d[1] as number[];
     const [m, sd] = meanSd(total);
-    stats.textContent = `total over ${total.length} periods: mean ${m.toFixed(2)} MB/s, standard deviation ${sd.toFixed(2)} MB/s, peak ${Math.max(...total).toFixed(2)} MB/s`;
+    stats.textContent = `total over ${total.length} periods of ${duration(k * s.bin_ns)}: mean ${m.toFixed(2)} MB/s, standard deviation ${sd.toFixed(2)} MB/s, peak ${Math.max(...total).toFixed(2)} MB/s`;
   };
-  const first = build(1);
-  describe(first);
-  const { u } = chartBox(parent, 'Throughput over time', s.ops.filter((n) => n > 0).length, 'Bytes are counted when their op completes.', (target, width) =>
+  const first = build(k0);
+  describe(first, k0);
+  // The total is drawn first, dashed, so a read-only or write-only line on top of it stays visible.
+  const { u } = chartBox(parent, 'Throughput over time (MB/s)', s.ops.filter((n) => n > 0).length, 'Bytes are counted when their op completes; 1 MB = 10^6 bytes. The total is dashed, under the read and write lines.', (target, width) =>
     new uPlot({
       width, height: 260,
       scales: { x: { time: false } },
       axes: [timeAxis(unit), { label: 'MB/s', size: 60 }],
-      series: [{ label: unit.name, value: (_u, v) => (v == null ? '-' : v.toPrecision(4)) }, series('read MB/s', 0), series('write MB/s', 1), series('total MB/s', 2, { width: 1 })],
+      series: [{ label: unit.name, value: (_u, v) => (v == null ? '-' : v.toPrecision(4)) }, series('total MB/s', 2, { width: 2.5, dash: [6, 4] }), series('read MB/s', 0), series('write MB/s', 1)],
     }, first, target), controls);
   select.addEventListener('change', () => {
-    const d = build(Number(select.value));
-    describe(d);
+    const k = Number(select.value);
+    const d = build(k);
+    describe(d, k);
     u.setData(d);
   });
 }
 
-/** Latency over time: the slowest and the mean op per bin, on a log scale, so tails stand out. */
+/** Ops per second over time (by completion), with its own period selector. */
+export function iopsChart(parent: HTMLElement, s: TimeSeries): void {
+  const unit = timeUnit(s.bin_ns * s.ops.length);
+  const k0 = defaultPeriod(s);
+  const select = periodSelect(s, k0);
+  const stats = h('span', { class: 'stats' });
+  const build = (k: number): uPlot.AlignedData => {
+    const secs = (k * s.bin_ns) / 1e9;
+    const v = merge(s.ops, k, add).map((n) => n / secs);
+    const [m, sd] = meanSd(v);
+    stats.textContent = `over ${v.length} periods of ${duration(k * s.bin_ns)}: mean ${m.toFixed(0)} ops/s, standard deviation ${sd.toFixed(0)} ops/s, peak ${Math.max(...v).toFixed(0)} ops/s`;
+    return [v.map((_, i) => ((i + 0.5) * k * s.bin_ns) / unit.ns), v];
+  };
+  const { u } = chartBox(parent, 'IOPS over time (ops/s)', s.ops.filter((n) => n > 0).length, 'Every op (not only reads and writes), counted when it completes.', (target, width) =>
+    new uPlot({
+      width, height: 220,
+      scales: { x: { time: false } },
+      axes: [timeAxis(unit), { label: 'ops/s', size: 70 }],
+      series: [{ label: unit.name, value: (_u, v) => (v == null ? '-' : v.toPrecision(4)) }, series('ops/s', 3)],
+    }, build(k0), target), h('div', { class: 'controls' }, select, stats));
+  select.addEventListener('change', () => u.setData(build(Number(select.value))));
+}
+
+/** Latency over time: the slowest and the mean op per period, on a log scale, so tails stand out. */
 export function latencyTimeChart(parent: HTMLElement, s: TimeSeries): void {
   const unit = timeUnit(s.bin_ns * s.ops.length);
-  const x = s.ops.map((_, i) => ((i + 0.5) * s.bin_ns) / unit.ns);
-  const maxUs = s.latency_max_ns.map((v, i) => (s.ops[i] > 0 ? Math.max(v, 1) / 1e3 : null));
-  const meanUs = s.latency_sum_ns.map((v, i) => (s.ops[i] > 0 ? Math.max(v / s.ops[i], 1) / 1e3 : null));
-  chartBox(parent, 'Latency over time', s.ops.filter((n) => n > 0).length, 'Per bin: the slowest op (kept however the page is zoomed) and the mean.', (target, width) =>
+  const k0 = 1;
+  const select = periodSelect(s, k0);
+  const build = (k: number): uPlot.AlignedData => {
+    const ops = merge(s.ops, k, add);
+    const mx = merge(s.latency_max_ns, k, Math.max);
+    const sum = merge(s.latency_sum_ns, k, add);
+    const x = ops.map((_, i) => ((i + 0.5) * k * s.bin_ns) / unit.ns);
+    return [x, mx.map((v, i) => (ops[i] > 0 ? Math.max(v, 1) / 1e3 : null)), sum.map((v, i) => (ops[i] > 0 ? Math.max(v / ops[i], 1) / 1e3 : null))] as uPlot.AlignedData;
+  };
+  const { u } = chartBox(parent, 'Latency over time (µs)', s.ops.filter((n) => n > 0).length, 'Per period: the slowest op (kept however long the period) and the mean, by completion time.', (target, width) =>
     new uPlot({
       width, height: 220,
       scales: { x: { time: false }, y: { distr: 3 } },
-      axes: [timeAxis(unit), { label: 'µs', size: 60 }],
+      axes: [timeAxis(unit), { label: 'µs (log scale)', size: 60 }],
       series: [{ label: unit.name, value: (_u, v) => (v == null ? '-' : v.toPrecision(4)) }, series('max µs', 1, { spanGaps: false, points: { show: true, size: 3 } }), series('mean µs', 0, { spanGaps: false })],
-    }, [x, maxUs, meanUs] as uPlot.AlignedData, target));
+    }, build(k0), target), h('div', { class: 'controls' }, select));
+  select.addEventListener('change', () => u.setData(build(Number(select.value))));
 }
 
 /** Lower bucket edges in µs of a latency histogram starting at `first`, `n` buckets, plus the end. */
@@ -137,23 +211,61 @@ function latencyEdges(perDecade: number, first: number, n: number): number[] {
 }
 
 /** A latency histogram: ops per logarithmic latency bucket, one line per op type. */
-export function latencyHistChart(parent: HTMLElement, hist: LatencyHist, title = 'Latency histogram', labelOf: (name: string) => string = (n) => n): void {
+export function latencyHistChart(parent: HTMLElement, hist: LatencyHist, title = 'Latency histogram', labelOf: (name: string) => string = (n) => n, meanSdNs?: [number, number], logY = false): HTMLElement {
   const n = hist.by_op[0]?.[1].length ?? 0;
   const x = latencyEdges(hist.per_decade, hist.first, n);
   const data: (number | null)[][] = [x];
   const ser: uPlot.Series[] = [{ label: 'µs ≥', value: (_u, v) => (v == null ? '-' : v < 10 ? v.toPrecision(2) : v.toFixed(0)) }];
   hist.by_op.forEach(([name, counts], i) => {
-    data.push([...counts, counts[counts.length - 1] ?? 0]);
+    const v = [...counts, counts[counts.length - 1] ?? 0];
+    // A log scale has no zero: empty buckets are left out of the line.
+    data.push(logY ? v.map((c) => (c > 0 ? c : null)) : v);
     ser.push(series(labelOf(name), i, { paths: uPlot.paths.stepped!({ align: 1 }), width: name === 'all' ? 2.5 : 1.5 }));
   });
   const points = hist.by_op.reduce((a, [, c]) => a + c.filter((v) => v > 0).length, 0);
-  chartBox(parent, title, points, `Ops per latency bucket; ${hist.per_decade} buckets per power of ten. Click a legend entry to hide a line; drag to zoom, double-click to reset.`, (target, width) =>
+  // The mean and mean ± one standard deviation of every op, as vertical lines (exact, from run.json).
+  const marks = meanSdNs ? [meanSdNs[0] - meanSdNs[1], meanSdNs[0], meanSdNs[0] + meanSdNs[1]].map((v) => v / 1e3) : [];
+  const stats = meanSdNs ? h('span', { class: 'stats', 'data-role': 'latency-mean' }, `all ops: mean ${duration(meanSdNs[0])}, standard deviation ${duration(meanSdNs[1])} (solid line: mean; dashed: mean ± 1 standard deviation)`) : null;
+  const logBox = h('input', { type: 'checkbox', 'aria-label': 'log scale for ops', 'data-role': 'latency-logy', ...(logY ? { checked: true } : {}) }) as HTMLInputElement;
+  const { box, u: plot } = chartBox(parent, title, points, `Ops per latency bucket; ${hist.per_decade} buckets per power of ten. Click a legend entry to hide a line; drag to zoom, double-click to reset.`, (target, width) =>
     new uPlot({
       width, height: 260,
-      scales: { x: { time: false, distr: 3 }, y: { range: (_u, _min, mx) => [0, Math.max(1, mx * 1.05)] } },
-      axes: [{ label: 'latency, µs (log scale)', size: 40 }, { label: 'ops', size: 60 }],
+      scales: { x: { time: false, distr: 3 }, y: logY ? { distr: 3 } : { range: (_u, _min, mx) => [0, Math.max(1, mx * 1.05)] } },
+      axes: [{ label: 'latency, µs (log scale)', size: 40 }, { label: logY ? 'ops (log scale)' : 'ops', size: 60 }],
       series: ser,
-    }, data as uPlot.AlignedData, target));
+      hooks: {
+        draw: [(u) => {
+          if (!marks.length) return;
+          const ctx = u.ctx;
+          const { top, height } = u.bbox;
+          ctx.save();
+          ctx.strokeStyle = '#444';
+          ctx.lineWidth = Math.max(1, devicePixelRatio);
+          marks.forEach((v, i) => {
+            if (!(v > 0)) return;
+            const x = u.valToPos(v, 'x', true);
+            if (x < u.bbox.left || x > u.bbox.left + u.bbox.width) return;
+            ctx.setLineDash(i === 1 ? [] : [5 * devicePixelRatio, 4 * devicePixelRatio]);
+            ctx.beginPath();
+            ctx.moveTo(x, top);
+            ctx.lineTo(x, top + height);
+            ctx.stroke();
+          });
+          ctx.restore();
+        }],
+      },
+    }, data as uPlot.AlignedData, target), h('div', { class: 'controls' }, h('label', {}, logBox, ' log scale for ops'), stats));
+  box.dataset.logY = String(logY);
+  logBox.addEventListener('change', () => {
+    // The scale's kind is fixed when a chart is made: the chart is made again in place.
+    const tmp = h('div', {});
+    box.after(tmp);
+    const fresh = latencyHistChart(tmp, hist, title, labelOf, meanSdNs, logBox.checked);
+    tmp.replaceWith(fresh);
+    plot.destroy();
+    box.remove();
+  });
+  return box;
 }
 
 function sizeLabel(b: number): string {
@@ -194,22 +306,29 @@ export function sizeHistChart(parent: HTMLElement, hist: SizeHist, title = 'Tran
 }
 
 /** Several runs' throughput over time on one axis (the comparison page). */
-export function overlayThroughput(parent: HTMLElement, binNs: number, runs: { label: string; s: TimeSeries | null }[]): void {
+export function overlayThroughput(parent: HTMLElement, runs: { label: string; s: TimeSeries | null; wallNs: number }[]): void {
+  // Each run against its own measured phase: x is the percentage of that run's phase, so
+  // a 138 ms run and an 18.6 s run both span the chart; each bin's MB/s uses its own width.
   const n = Math.max(1, ...runs.map((r) => r.s?.ops.length ?? 0));
-  const unit = timeUnit(n * binNs);
-  const x = Array.from({ length: n }, (_, i) => ((i + 0.5) * binNs) / unit.ns);
+  const x = Array.from({ length: n }, (_, i) => ((i + 0.5) / n) * 100);
   const data: (number | null)[][] = [x];
-  const ser: uPlot.Series[] = [{ label: unit.name, value: (_u, v) => (v == null ? '-' : v.toPrecision(4)) }];
+  const ser: uPlot.Series[] = [{ label: '% of phase', value: (_u, v) => (v == null ? '-' : `${v.toFixed(1)} %`) }];
   let points = 0;
   runs.forEach((r, i) => {
-    const secs = binNs / 1e9;
-    const v = x.map((_, j) => (r.s && j < r.s.ops.length ? (r.s.read_bytes[j] + r.s.write_bytes[j]) / secs / 1e6 : null));
+    const s = r.s;
+    const v = x.map((pct) => {
+      if (!s || s.ops.length === 0 || r.wallNs <= 0) return null;
+      const j = Math.floor(((pct / 100) * r.wallNs) / s.bin_ns);
+      if (j >= s.ops.length) return null;
+      return (s.read_bytes[j] + s.write_bytes[j]) / (s.bin_ns / 1e9) / 1e6;
+    });
     points += v.filter((y) => y !== null).length;
     data.push(v);
-    ser.push(series(r.label, i));
+    ser.push(series(`${r.label} (${duration(r.wallNs)})`, i));
   });
-  chartBox(parent, 'Throughput over time (MB/s, read + write)', points, '', (target, width) =>
-    new uPlot({ width, height: 240, scales: { x: { time: false } }, axes: [timeAxis(unit), { label: 'MB/s', size: 60 }], series: ser }, data as uPlot.AlignedData, target));
+  chartBox(parent, 'Throughput over time (MB/s, read + write), each run over its own measured phase', points,
+    'x: percentage of each run\'s own measured phase (its length in the legend), so runs of different lengths are drawn over the same width', (target, width) =>
+    new uPlot({ width, height: 240, scales: { x: { time: false } }, axes: [{ label: '% of each run\'s measured phase', size: 40 }, { label: 'MB/s', size: 60 }], series: ser }, data as uPlot.AlignedData, target));
 }
 
 /** Several runs' latency histograms (all ops) on one axis. */

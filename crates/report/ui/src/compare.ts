@@ -1,29 +1,58 @@
 // The comparison page: the runs, Table 2 (throughput per workload relative to the
-// baseline, with the raw MB/s), then per workload the runs' charts overlaid.
+// baseline, with the raw MB/s), what the mean covers and which settings differ, the
+// batch spreads, then per workload the runs' charts overlaid.
 import { overlayLatency, overlaySizes, overlayThroughput } from './charts';
 import { h } from './dom';
-import { mbs } from './format';
-import type { ComparePage } from './types';
+import { sig } from './format';
+import type { ComparePage, Spread } from './types';
+
+/** "1.31 ± 0.04× faster" or, below 1, the inverse ratio "slower". */
+function spreadText(s: Spread): string {
+  const faster = s.ratio >= 1;
+  const r = faster ? s.ratio : 1 / s.ratio;
+  const pm = faster ? s.plus_minus : s.plus_minus / (s.ratio * s.ratio);
+  return `${sig(r)} ± ${sig(pm, 2)}× ${faster ? 'faster' : 'slower'}`;
+}
 
 export function renderCompare(page: ComparePage, app: HTMLElement): void {
   const c = page.comparison;
-  const label = (i: number) => `${c.runs[i].letter}: ${c.runs[i].name}`;
+  const label = (i: number) => c.runs[i].column;
+  const base = label(c.baseline);
   const legend = h('ul', { class: 'runs' }, ...c.runs.map((r, i) =>
-    h('li', {}, h('strong', {}, r.letter), ` ${r.name}${i === c.baseline ? ' (baseline)' : ''} · ${r.target} · ${r.options} · started ${r.started_at}`)));
-  const head = h('tr', {}, h('th', {}, 'workload'), ...c.runs.flatMap((r) => [h('th', {}, `${r.letter} ratio`), h('th', {}, `${r.letter} MB/s`)]));
-  const body = h('tbody', {}, ...c.workloads.map((w, wi) => h('tr', {},
-    h('td', {}, h('a', { href: `#cw${wi}` }, w.name)),
+    h('li', {}, h('strong', {}, r.column), ` ${r.device && r.device !== r.column ? `${r.device} · ` : ''}${r.name}${i === c.baseline ? ' (baseline)' : ''} · ${r.target} · ${r.options} · started ${r.started_at}`)));
+  const head = h('tr', {}, h('th', {}, 'workload'), ...c.runs.flatMap((r) => [h('th', {}, `${r.column} ratio`), h('th', {}, `${r.column} MB/s`)]));
+  const body = h('tbody', {}, ...c.workloads.map((w, wi) => h('tr', { class: w.in_mean ? '' : 'not-in-mean' },
+    h('td', {}, h('a', { href: `#cw${wi}` }, w.name), w.in_mean ? null : h('span', { class: 'note', title: 'not in the geometric mean' }, ' *')),
     ...w.ratio.flatMap((r, i) => [
-      h('td', { class: r === null ? '' : r >= 1 ? 'up' : 'down' }, r === null ? '-' : r.toFixed(2)),
-      h('td', {}, w.mb_s[i] === null ? '-' : mbs(w.mb_s[i]!)),
+      h('td', { class: r === null ? '' : r >= 1 ? 'up' : 'down' }, r === null ? '-' : sig(r)),
+      h('td', {}, w.mb_s[i] === null ? '-' : sig(w.mb_s[i]!)),
     ]))));
   const foot = h('tfoot', {}, h('tr', {}, h('th', {}, 'geometric mean'),
-    ...c.mean_ratio.flatMap((m, i) => [h('th', {}, m === null ? '-' : m.toFixed(2)), h('th', { class: 'note' }, `${c.mean_over[i]} workloads`)])));
+    ...c.mean_ratio.flatMap((m) => [h('th', {}, m === null ? '-' : sig(m)), h('th', {}, '')])));
+  const notes: HTMLElement[] = [];
+  notes.push(h('p', { class: 'note mean-over' }, c.mean_workloads.length
+    ? `Geometric mean over the ${c.mean_workloads.length} workload${c.mean_workloads.length === 1 ? '' : 's'} every run has: ${c.mean_workloads.join(', ')}.`
+    : 'The runs share no workload: there is no geometric mean.'));
+  if (c.workloads.some((w) => !w.in_mean)) notes.push(h('p', { class: 'note' }, '* not in the geometric mean: not every run has it.'));
+  const diffs = c.differences.map((d) => h('li', {}, `The runs differ in ${d.setting}: ${d.values.map((v, i) => `${label(i)} ${v}`).join(', ')}; their figures may not be comparable.`));
+  const spreads: HTMLElement[] = [];
+  for (const w of c.workloads) {
+    w.spread.forEach((s, i) => {
+      if (!s || i === c.baseline) return;
+      spreads.push(h('li', { class: s.beyond_spread ? 'beyond' : 'within' },
+        `${w.name}: ${label(i)} is ${spreadText(s)} than ${base} (${s.iterations[0]} and ${s.iterations[1]} iterations; ${s.beyond_spread ? 'the ranges do not overlap: the difference is larger than the spread' : 'the ranges overlap: the difference is within the spread'})`));
+    });
+  }
   const main = h('main', {},
     h('h2', {}, 'Runs'), legend,
-    h('h2', {}, `Throughput relative to ${c.runs[c.baseline].letter}`),
-    h('p', { class: 'note' }, `Each run's throughput (its median iteration) divided by the baseline's, per workload; the average is the ${c.mean}.`),
-    h('table', { class: 'grid num compare' }, h('thead', {}, head), body, foot));
+    h('h2', {}, `Throughput relative to ${base}`),
+    h('p', { class: 'note' }, `Each run's throughput (its median iteration) divided by the baseline's, per workload, to 3 significant digits; the average is the ${c.mean}.`),
+    h('table', { class: 'grid num compare' }, h('thead', {}, head), body, foot),
+    ...notes,
+    diffs.length ? h('ul', { class: 'warnings differences' }, ...diffs) : null,
+    spreads.length ? h('h3', {}, 'Batch spread') : null,
+    spreads.length ? h('p', { class: 'note' }, 'Median ratio ± the iterations\' min..max ranges, halved and added in quadrature (as hyperfine reports a ratio with its uncertainty).') : null,
+    spreads.length ? h('ul', { class: 'spreads' }, ...spreads) : null);
   app.replaceChildren(h('header', {}, h('h1', {}, page.title), h('span', { class: 'by' }, `made by ${page.generated_by}`)), main);
   page.workloads.forEach((w, wi) => {
     const section = h('section', { id: `cw${wi}`, class: 'view' }, h('h2', {}, w.name));
@@ -34,7 +63,7 @@ export function renderCompare(page: ComparePage, app: HTMLElement): void {
     }
     const charts = h('div', { class: 'charts' });
     section.append(charts);
-    overlayThroughput(charts, w.bin_ns, w.runs.map((r, i) => ({ label: label(i), s: r?.series ?? null })));
+    overlayThroughput(charts, w.runs.map((r, i) => ({ label: label(i), s: r?.series ?? null, wallNs: r?.wall_ns ?? 0 })));
     overlayLatency(charts, w.runs.map((r, i) => ({ label: label(i), hist: r?.latency ?? null })));
     overlaySizes(charts, w.runs.map((r, i) => ({ label: label(i), hist: r?.sizes ?? null })));
   });

@@ -41,6 +41,15 @@ export function mbs(v: number): string {
   return v.toFixed(2);
 }
 
+/** `v` to `digits` significant digits, without an exponent: 0.00390, 1.31, 41.5, 1230. */
+export function sig(v: number, digits = 3): string {
+  if (v === 0 || !isFinite(v)) return String(v);
+  const decimals = digits - 1 - Math.floor(Math.log10(Math.abs(v)));
+  if (decimals >= 0) return v.toFixed(decimals);
+  const step = Math.pow(10, -decimals);
+  return (Math.round(v / step) * step).toFixed(0);
+}
+
 /** The errno name of a negative op result, or the number itself. */
 const ERRNO: Record<number, string> = {
   1: 'EPERM', 2: 'ENOENT', 4: 'EINTR', 5: 'EIO', 9: 'EBADF', 11: 'EAGAIN', 12: 'ENOMEM', 13: 'EACCES',

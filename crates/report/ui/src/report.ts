@@ -2,7 +2,7 @@
 // its charts, statistics, access map and transaction list. Pages are built the first
 // time they are opened and kept.
 import { accessMap } from './accessmap';
-import { latencyHistChart, latencyTimeChart, sizeHistChart, throughputChart } from './charts';
+import { iopsChart, latencyHistChart, latencyTimeChart, sizeHistChart, throughputChart } from './charts';
 import { h, nextFrame } from './dom';
 import { environmentTable, fileStatsTable, iterationFacts, opStatsTable, suiteTable, warningsList } from './tables';
 import { transactionList } from './txlist';
@@ -89,9 +89,21 @@ async function workload(page: ReportPage, wi: number, iterNo: number | null, vie
   view.append(charts);
   if (it.series) {
     throughputChart(charts, it.series);
+    iopsChart(charts, it.series);
     latencyTimeChart(charts, it.series);
   }
-  if (it.latency) latencyHistChart(charts, it.latency);
+  if (it.latency) {
+    // Every op's mean and standard deviation, pooled exactly from the per-type figures.
+    let n = 0, sum = 0;
+    for (const st of Object.values(res.op_stats)) { n += st.latency.count; sum += st.latency.avg_ns * st.latency.count; }
+    const mean = n > 0 ? sum / n : 0;
+    let sq = 0;
+    for (const st of Object.values(res.op_stats)) {
+      const c = st.latency.count;
+      sq += c * (st.latency.stddev_ns * st.latency.stddev_ns + (st.latency.avg_ns - mean) * (st.latency.avg_ns - mean));
+    }
+    latencyHistChart(charts, it.latency, 'Latency histogram', undefined, n > 0 ? [mean, Math.sqrt(sq / n)] : undefined);
+  }
   if (it.sizes) sizeHistChart(charts, it.sizes);
   view.append(h('h3', {}, 'Latency by op type'), opStatsTable(res),
     h('p', { class: 'note' }, 'From run.json: percentiles within 0.1 % (HDR histograms), mean exact.'));

@@ -22,7 +22,7 @@ function median(w: RunResult['workloads'][number]): IterationResult | undefined 
 /** The suite table: one row per workload, linking to its page. */
 export function suiteTable(page: ReportPage): HTMLElement {
   const batch = page.run.workloads.some((w) => w.iterations.length > 1);
-  const head = ['workload', 'MB/s', ...(batch ? ['min..max MB/s', 'runs'] : []), 'ops', 'errors', 'MB read', 'MB written', 'read µs', 'write µs', 'open µs', 'wall s'];
+  const head = ['workload', 'MB/s', ...(batch ? ['min..max MB/s', 'runs'] : []), 'ops', 'errors', 'MB read', 'MB written', 'read mean µs', 'write mean µs', 'open mean µs', 'create mean µs', 'wall s'];
   const rows = page.run.workloads.map((w, i) => {
     const it = median(w);
     const link = h('a', { href: `#w${i}` }, w.name);
@@ -30,7 +30,7 @@ export function suiteTable(page: ReportPage): HTMLElement {
     return [link, mbs(w.throughput_mb_s),
       ...(batch ? [`${mbs(w.throughput_min_mb_s)}..${mbs(w.throughput_max_mb_s)}`, String(w.iterations.length)] : []),
       count(it.ops), count(it.errors), (it.bytes_read / 1e6).toFixed(2), (it.bytes_written / 1e6).toFixed(2),
-      avgUs(it, ['read']), avgUs(it, ['write']), avgUs(it, ['open', 'create']), (it.wall_ns / 1e9).toFixed(3)];
+      avgUs(it, ['read']), avgUs(it, ['write']), avgUs(it, ['open']), avgUs(it, ['create']), (it.wall_ns / 1e9).toFixed(3)];
   });
   return table(head, rows, 'grid suite');
 }
@@ -41,7 +41,14 @@ export function environmentTable(run: RunResult, runDir: string): HTMLElement {
   const t = run.target;
   const o = run.options;
   const extra = Object.entries(o.extra).map(([k, v]) => `${k} ${v}`).join(', ');
+  const d = run.device ?? {};
+  const tags = Object.entries(d.tags ?? {}).map(([k, v]) => `${k}=${v}`).join(', ');
   const rows: [string, string][] = [
+    ...(d.name ? [['device', d.name] as [string, string]] : []),
+    ...(d.firmware ? [['firmware', d.firmware] as [string, string]] : []),
+    ...(d.notes ? [['notes', d.notes] as [string, string]] : []),
+    ...(tags ? [['tags', tags] as [string, string]] : []),
+    ...(run.label ? [['label', run.label] as [string, string]] : []),
     ['run directory', runDir],
     ['started', run.started_at],
     ['naslab', run.naslab_version],

@@ -56,12 +56,13 @@ export async function transactionList(parent: HTMLElement, it: IterationPage, ki
   for (const k of [...present].sort((a, b) => a - b)) opSel.append(h('option', { value: String(k) }, kinds[k]));
   const fileIn = h('input', { type: 'search', placeholder: 'file path contains', 'aria-label': 'file filter', 'data-role': 'tx-file' }) as HTMLInputElement;
   const minLat = h('input', { type: 'number', min: 0, step: 'any', placeholder: 'latency ≥ µs', 'aria-label': 'minimum latency in µs', 'data-role': 'tx-minlat' }) as HTMLInputElement;
-  const fromS = h('input', { type: 'number', min: 0, step: 'any', placeholder: 'from ms', 'aria-label': 'issued from, ms into the phase', 'data-role': 'tx-from' }) as HTMLInputElement;
-  const toS = h('input', { type: 'number', min: 0, step: 'any', placeholder: 'to ms', 'aria-label': 'issued until, ms into the phase', 'data-role': 'tx-to' }) as HTMLInputElement;
+  const fromS = h('input', { type: 'number', min: 0, step: 'any', placeholder: 'start ≥ µs', 'aria-label': 'issued from, µs into the phase', 'data-role': 'tx-from' }) as HTMLInputElement;
+  const toS = h('input', { type: 'number', min: 0, step: 'any', placeholder: 'start ≤ µs', 'aria-label': 'issued until, µs into the phase', 'data-role': 'tx-to' }) as HTMLInputElement;
   const streamIn = h('input', { type: 'number', min: 0, step: 1, placeholder: 'stream', 'aria-label': 'stream filter', 'data-role': 'tx-stream' }) as HTMLInputElement;
   const errOnly = h('input', { type: 'checkbox', 'aria-label': 'failed ops only', 'data-role': 'tx-errors' }) as HTMLInputElement;
   const status = h('div', { class: 'stats', 'data-role': 'tx-count' });
-  const controls = h('div', { class: 'controls' }, opSel, fileIn, minLat, fromS, toS, streamIn, h('label', {}, errOnly, ' failed only'));
+  const csvBtn = h('button', { type: 'button', 'data-role': 'tx-csv', title: 'download the rows shown (filtered and sorted) as CSV' }, 'download shown rows (CSV)');
+  const controls = h('div', { class: 'controls' }, opSel, fileIn, minLat, fromS, toS, streamIn, h('label', {}, errOnly, ' failed only'), csvBtn);
 
   // The table: a fixed header, then a scroller whose sticky block holds the visible rows.
   const headRow = h('div', { class: 'tx-row tx-head' });
@@ -93,6 +94,7 @@ export async function transactionList(parent: HTMLElement, it: IterationPage, ki
   parent.append(box);
 
   let virtualPx = 0;
+  let highlight = -1;
   function render(): void {
     const m = order.length;
     const top = scroller.scrollTop;
@@ -113,6 +115,7 @@ export async function transactionList(parent: HTMLElement, it: IterationPage, ki
       if (k >= m) { row.style.visibility = 'hidden'; continue; }
       row.style.visibility = '';
       const i = order[k];
+      row.classList.toggle('hl', i === highlight);
       cells[0].textContent = String(i + 1);
       cells[1].textContent = us(start[i]);
       cells[2].textContent = us(start[i] + lat[i]);
@@ -134,8 +137,8 @@ export async function transactionList(parent: HTMLElement, it: IterationPage, ki
     const q = fileIn.value.trim().toLowerCase();
     const fileOk = q ? new Uint8Array(paths.map((p) => (p.toLowerCase().includes(q) ? 1 : 0))) : null;
     const minNs = minLat.value === '' ? -Infinity : Number(minLat.value) * 1e3;
-    const from = fromS.value === '' ? -Infinity : Number(fromS.value) * 1e6;
-    const to = toS.value === '' ? Infinity : Number(toS.value) * 1e6;
+    const from = fromS.value === '' ? -Infinity : Number(fromS.value) * 1e3;
+    const to = toS.value === '' ? Infinity : Number(toS.value) * 1e3;
     const st = streamIn.value === '' ? -1 : Number(streamIn.value);
     const errs = errOnly.checked;
     const all = op < 0 && !fileOk && minNs === -Infinity && from === -Infinity && to === Infinity && st < 0 && !errs;
@@ -215,5 +218,43 @@ export async function transactionList(parent: HTMLElement, it: IterationPage, ki
   for (const el of [fileIn, minLat, fromS, toS, streamIn]) el.addEventListener('input', later);
   opSel.addEventListener('change', () => void refresh());
   errOnly.addEventListener('change', () => void refresh());
+  // The rows shown, filtered and sorted, as CSV (times in µs, sizes in bytes).
+  csvBtn.addEventListener('click', () => {
+    const q = (s: string) => (/[",\n\r]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s);
+    const lines = ['row,start_us,finish_us,latency_us,op,file,offset_bytes,length_bytes,result,stream'];
+    for (let k = 0; k < order.length; k++) {
+      const i = order[k];
+      lines.push(`${i + 1},${us(start[i])},${us(start[i] + lat[i])},${us(lat[i])},${kinds[kind[i]] ?? '?'},${q(paths[file[i]] ?? '?')},${offset[i]},${len[i]},${result(res[i])},${stream[i]}`);
+    }
+    const a = h('a', { href: URL.createObjectURL(new Blob([lines.join('\n') + '\n'], { type: 'text/csv' })), download: `transactions-${order.length}-rows.csv` }) as HTMLAnchorElement;
+    document.body.append(a);
+    a.click();
+    a.remove();
+  });
+
+  // The access map's click: show that op here, clearing filters that hide it.
+  parent.addEventListener('naslab-reveal', (e) => {
+    const r = (e as CustomEvent<{ row: number }>).detail.row;
+    if (r < 0 || r >= n) {
+      status.textContent = `op #${r + 1} is past the list's ${count(n)} rows (the report's cap)`;
+      return;
+    }
+    void (async () => {
+      let k = order.indexOf(r);
+      if (k < 0) {
+        opSel.value = ''; fileIn.value = ''; minLat.value = ''; fromS.value = ''; toS.value = ''; streamIn.value = ''; errOnly.checked = false;
+        await refresh();
+        k = order.indexOf(r);
+      }
+      highlight = r;
+      const m = order.length;
+      scroller.scrollTop = m * ROW_PX <= MAX_SCROLL_PX
+        ? k * ROW_PX
+        : (k / Math.max(1, m - VIEW_ROWS)) * Math.max(1, virtualPx - VIEW_ROWS * ROW_PX);
+      render();
+      box.dataset.highlight = String(r);
+      box.scrollIntoView({ block: 'nearest' });
+    })();
+  });
   await refresh();
 }

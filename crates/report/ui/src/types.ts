@@ -39,6 +39,8 @@ export interface RunResult {
   workloads: WorkloadResult[];
   warnings: Warning[];
   aborted?: string;
+  label?: string;
+  device?: { name?: string; firmware?: string; notes?: string; tags?: Record<string, string> };
 }
 
 export interface ColumnLayout { name: string; type: 'f64' | 'u32' | 'u8'; offset: number; delta: boolean }
@@ -69,7 +71,7 @@ export interface IterationPage {
   files: FileView[];
   series: TimeSeries | null; latency: LatencyHist | null; sizes: SizeHist | null;
   file_stats: FileStat[];
-  access: { seen: number; shown: number; blob: BlobLayout } | null;
+  access: { seen: number; shown: number; stride: number; blob: BlobLayout | null } | null;
   rows: { total: number; shown: number; blob: BlobLayout } | null;
 }
 
@@ -80,23 +82,26 @@ export interface ReportPage {
   run: RunResult; workloads: WorkloadPage[];
 }
 
-export interface RunInfo { letter: string; name: string; dir: string; started_at: string; target: string; options: string }
+export interface RunInfo { letter: string; column: string; name: string; device?: string; dir: string; started_at: string; target: string; options: string }
+
+export interface Spread { ratio: number; plus_minus: number; beyond_spread: boolean; iterations: [number, number] }
 
 export interface Comparison {
   runs: RunInfo[]; baseline: number; mean: string;
-  workloads: { name: string; mb_s: (number | null)[]; ratio: (number | null)[] }[];
-  mean_ratio: (number | null)[]; mean_over: number[];
+  workloads: { name: string; mb_s: (number | null)[]; mb_s_range: ([number, number] | null)[]; ratio: (number | null)[]; spread: (Spread | null)[]; in_mean: boolean }[];
+  mean_ratio: (number | null)[]; mean_workloads: string[];
+  differences: { setting: string; values: string[] }[];
 }
 
 export interface CompareRun {
-  iteration: number; notes?: string[];
+  iteration: number; wall_ns: number; notes?: string[];
   series: TimeSeries | null; latency: LatencyHist | null; sizes: SizeHist | null;
 }
 
 export interface ComparePage {
   kind: 'compare'; title: string; generated_by: string; kinds: string[];
   comparison: Comparison;
-  workloads: { name: string; bin_ns: number; runs: (CompareRun | null)[] }[];
+  workloads: { name: string; bin_ns: (number | null)[]; runs: (CompareRun | null)[] }[];
 }
 
 export type Page = ReportPage | ComparePage;

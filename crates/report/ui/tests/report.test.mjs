@@ -76,9 +76,9 @@ before(async () => {
   const out = path.join(work, 'out');
   naslab('run', path.join(repo, 'examples', 'document-save.jsonl'), '--backend', 'null', '--out', out, '--label', 'example');
   runs.example = runDir(out, 'example');
-  for (const label of ['suite-a', 'suite-b']) {
+  for (const [label, device, seed] of [['suite-a', 'Acme Box A', '1'], ['suite-b', 'Other NAS B', '2']]) {
     naslab('run', '--workload', 'OfficeProductivity,HDVideo_1Play,DirectoryCopyToNAS', '--scale', '0.01',
-      '--backend', 'null', '--batch', '2', '--out', out, '--label', label);
+      '--backend', 'null', '--batch', '2', '--out', out, '--label', label, '--device', device, '--seed', seed);
     runs[label] = runDir(out, label);
   }
   naslab('compare', runs['suite-a'], runs['suite-b'], '--format', 'html', '-o', path.join(work, 'compare.html'));
@@ -114,14 +114,49 @@ describe('the run report', () => {
       const charts = await page.$$eval(`section[data-view=w${i}] .chart`, (els) =>
         els.map((e) => ({ title: e.dataset.title, points: Number(e.dataset.points), canvas: !!e.querySelector('canvas') })));
       const titles = charts.map((c) => c.title);
-      for (const want of ['Throughput over time', 'Latency over time', 'Latency histogram', 'Transfer-size histogram', 'File access map']) {
+      for (const want of ['Throughput over time (MB/s)', 'IOPS over time (ops/s)', 'Latency over time (µs)', 'Latency histogram', 'Transfer-size histogram', 'File access map']) {
         assert.ok(titles.includes(want), `${w.name} lacks ${want}: ${titles}`);
       }
+      // Periods are round durations, and the default gives at most 100 of them.
+      const sel = await page.$eval(`section[data-view=w${i}] .chart[data-title="Throughput over time (MB/s)"] select`, (e) => ({
+        value: e.value, options: [...e.options].map((o) => [o.value, o.textContent]),
+      }));
+      for (const [, label] of sel.options) {
+        const m = label.match(/^period ([\d.]+) (ns|µs|ms|s)$/);
+        assert.ok(m, label);
+        const mant = Number(m[1]) / Math.pow(10, Math.floor(Math.log10(Number(m[1]))));
+        assert.ok([1, 2, 5].some((r) => Math.abs(mant - r) < 1e-9), `${label} is not a round period`);
+      }
+      const stats = await page.textContent(`section[data-view=w${i}] .chart[data-title="Throughput over time (MB/s)"] .stats`);
+      const periods = Number(stats.match(/over (\d+) periods/)[1]);
+      assert.ok(periods <= 100 && periods >= 10, stats);
       for (const c of charts) {
         assert.ok(c.canvas, `${w.name}: ${c.title} has no canvas`);
         assert.ok(c.points > 0, `${w.name}: ${c.title} has no data points`);
       }
       const median = w.iterations.find((it) => it.throughput_mb_s === w.throughput_mb_s) ?? w.iterations[0];
+      // The latency histogram states every op's mean, pooled from run.json's per-type means.
+      const shownIt = await page.$eval(`section[data-view=w${i}] .iterations strong`, (e) => Number(e.textContent.split(' ')[0])).catch(() => median.iteration);
+      const res = w.iterations.find((x) => x.iteration === shownIt);
+      let cnt = 0, sum = 0;
+      for (const st of Object.values(res.op_stats)) { cnt += st.latency.count; sum += st.latency.avg_ns * st.latency.count; }
+      const meanText = await page.textContent(`section[data-view=w${i}] [data-role=latency-mean]`);
+      const mm = meanText.match(/mean ([\d.]+) (ns|µs|ms|s), standard deviation ([\d.]+) (ns|µs|ms|s)/);
+      assert.ok(mm, meanText);
+      const shownNs = Number(mm[1]) * { ns: 1, 'µs': 1e3, ms: 1e6, s: 1e9 }[mm[2]];
+      assert.ok(Math.abs(shownNs - sum / cnt) <= Math.max(1, 0.01 * sum / cnt), `${meanText} vs ${sum / cnt} ns`);
+      if (i === 0) {
+        // The ops axis can be switched to a log scale, and back.
+        const hist = `section[data-view=w${i}] .chart[data-title="Latency histogram"]`;
+        const before = await page.$eval(hist, (e) => Number(e.dataset.points));
+        await page.check(`${hist} [data-role=latency-logy]`);
+        assert.equal(await page.$eval(hist, (e) => e.dataset.logY), 'true');
+        assert.equal(await page.$eval(hist, (e) => Number(e.dataset.points)), before);
+        assert.ok(await page.$eval(hist, (e) => !!e.querySelector('canvas')));
+        await page.uncheck(`${hist} [data-role=latency-logy]`);
+        assert.equal(await page.$eval(hist, (e) => e.dataset.logY), 'false');
+        assert.equal(await page.$$eval(hist, (els) => els.length), 1, 'one histogram, rebuilt in place');
+      }
       const listed = await page.$eval(`section[data-view=w${i}] .txlist`, (e) => Number(e.dataset.rows));
       assert.equal(listed, median.ops, `${w.name}: the list holds every op`);
       await shot(page, `workload-${w.name}`);
@@ -149,11 +184,12 @@ describe('the run report', () => {
     const dir = runs['suite-a'];
     const run = JSON.parse(readFileSync(path.join(dir, 'run.json'), 'utf8'));
     const wl = run.workloads[0];
-    // The workload's page shows its median iteration (by throughput, the lower of two).
-    const byThroughput = [...wl.iterations].sort((a, b) => a.throughput_mb_s - b.throughput_mb_s);
-    const it = byThroughput[Math.floor((byThroughput.length - 1) / 2)];
     const { page, problems } = await open(browser.context, path.join(dir, 'report.html'), '#w0');
     await ready(page, 'w0');
+    // The iteration the page shows (the median; with two iterations the median figure is
+    // their mean, which neither iteration has).
+    const shown = await page.$eval('section[data-view=w0] .iterations strong', (e) => Number(e.textContent.split(' ')[0]));
+    const it = wl.iterations.find((x) => x.iteration === shown);
     let s = await txState(page);
     assert.equal(s.rows, it.ops);
     assert.equal(s.cells[0][0], '1', 'issue order first');
@@ -237,9 +273,87 @@ describe('the run report', () => {
     await page.waitForTimeout(100);
     const zoomed = await points();
     assert.ok(zoomed < all, `zooming in draws fewer points (${zoomed} of ${all})`);
+    // The offset axis ticks at round binary steps, each label exact.
+    const ticks = await page.$eval(map, (e) => JSON.parse(e.dataset.offsetTicks));
+    const unit = { B: 1, KiB: 1024, MiB: 1 << 20, GiB: 1 << 30 };
+    const vals = ticks.map((t) => { const [n, u] = t.split(' '); return Number(n) * unit[u]; }).sort((a, b) => a - b);
+    assert.ok(vals.length >= 2, `ticks ${ticks}`);
+    const step = vals[1] - vals[0];
+    assert.ok(Number.isInteger(Math.log2(step)), `step ${step} B is a power of two: ${ticks}`);
+    assert.ok(vals.every((v) => v % step === 0), `${ticks}`);
     await page.dblclick(`${map} .u-over`);
     await page.waitForTimeout(100);
     assert.equal(await points(), all, 'double-click shows everything again');
+    assert.deepEqual(problems, []);
+    await page.close();
+  });
+
+  test('hovering the access map names the op, and a click shows it in the transaction list', async () => {
+    const { page, problems } = await open(browser.context, path.join(runs['suite-a'], 'report.html'), '#w0');
+    await ready(page, 'w0');
+    const map = 'section[data-view=w0] .chart[data-title="File access map"]';
+    await page.$eval(map, (e) => e.scrollIntoView({ block: 'center' }));
+    const over = await page.$eval(`${map} .u-over`, (e) => { const r = e.getBoundingClientRect(); return { x: r.x, y: r.y, w: r.width, h: r.height }; });
+    const n = await page.$eval(map, (e) => Number(e.dataset.points));
+    // A drawn point well inside the plot (not on its edges, where the axes are).
+    const p = await page.$eval(map, (e, [n, w, h]) => {
+      for (let k = Math.floor(n / 2), j = 0; j < n; j++, k = (k + 1) % n) {
+        const q = e.naslabPoint(k);
+        if (q.x > 10 && q.x < w - 10 && q.y > 10 && q.y < h - 10) return q;
+      }
+      return null;
+    }, [n, over.w, over.h]);
+    assert.ok(p, 'a drawn point inside the plot');
+    await page.mouse.move(over.x + p.x, over.y + p.y);
+    const readout = await page.textContent(`${map} [data-role=access-readout]`);
+    const row = Number(await page.$eval(`${map} [data-role=access-readout]`, (e) => e.dataset.row));
+    assert.match(readout, /^\S.* · (read|write) · issued [\d.]+ (ns|µs|ms|s) into the phase · offset \d+ B \(.*\) · length \d+ B · op #\d+/, readout);
+    await page.mouse.click(over.x + p.x, over.y + p.y);
+    await page.waitForFunction((r) => document.querySelector('section[data-view=w0] .txlist').dataset.highlight === String(r), row, { timeout: 10000 });
+    await page.waitForTimeout(100);
+    const s = await txState(page);
+    const hit = s.cells.find((c) => c[0] === String(row + 1));
+    assert.ok(hit, `op #${row + 1} in view after the click`);
+    // The readout and the list's row are the same op.
+    assert.ok(readout.startsWith(`${hit[5]} · ${hit[4]} · `), `${readout} / ${hit}`);
+    assert.ok(readout.includes(`offset ${hit[6]} B`) && readout.includes(`length ${hit[7]} B`), `${readout} / ${hit}`);
+    assert.ok(readout.includes(`op #${hit[0]} `), readout);
+    // Its issue time, in µs in the list, is the readout's time.
+    const m = readout.match(/issued ([\d.]+) (ns|µs|ms|s) into/);
+    const ns = Number(m[1]) * { ns: 1, 'µs': 1e3, ms: 1e6, s: 1e9 }[m[2]];
+    assert.ok(Math.abs(ns / 1e3 - Number(hit[1])) <= Math.max(0.1, Number(hit[1]) * 0.01), `${ns} ns vs ${hit[1]} µs`);
+    assert.deepEqual(problems, []);
+    await page.close();
+  });
+
+  test('the rows shown download as CSV, and the time filter is in µs', async () => {
+    const { page, problems } = await open(browser.context, path.join(runs['suite-a'], 'report.html'), '#w0');
+    await ready(page, 'w0');
+    await page.selectOption('section[data-view=w0] [data-role=tx-op]', { label: 'write' });
+    await settled(page);
+    let s = await txState(page);
+    const starts = s.cells.map((c) => Number(c[1]));
+    // A window in µs around the first writes shown: only those inside remain.
+    // The list shows µs to 0.1: widen by half a digit so the rows shown stay in.
+    const from = starts[2] - 0.05, to = starts[8] + 0.05;
+    await page.fill('section[data-view=w0] [data-role=tx-from]', String(from));
+    await page.fill('section[data-view=w0] [data-role=tx-to]', String(to));
+    await settled(page);
+    s = await txState(page);
+    assert.ok(s.rows >= 7, `rows ${s.rows}`);
+    assert.ok(s.cells.every((c) => Number(c[1]) >= from && Number(c[1]) <= to), 'every start within the µs window');
+    const [download] = await Promise.all([
+      page.waitForEvent('download'),
+      page.click('section[data-view=w0] [data-role=tx-csv]'),
+    ]);
+    const file = path.join(work, 'shown.csv');
+    await download.saveAs(file);
+    const lines = readFileSync(file, 'utf8').trimEnd().split('\n');
+    assert.equal(lines[0], 'row,start_us,finish_us,latency_us,op,file,offset_bytes,length_bytes,result,stream');
+    assert.equal(lines.length - 1, s.rows, 'one line per row shown');
+    const shown = s.cells.slice(0, Math.min(s.cells.length, lines.length - 1));
+    shown.forEach((c, i) => assert.equal(lines[i + 1], c.map((v, j) => (j === 5 && /[",]/.test(v) ? `"${v.replace(/"/g, '""')}"` : v)).join(','), `line ${i + 1}`));
+    assert.ok(lines.slice(1).every((l) => l.split(',')[4] === 'write'));
     assert.deepEqual(problems, []);
     await page.close();
   });
@@ -263,6 +377,21 @@ describe('the comparison page', () => {
     assert.deepEqual(rows, ['OfficeProductivity', 'HDVideo_1Play', 'DirectoryCopyToNAS']);
     const foot = await page.textContent('table.compare tfoot');
     assert.match(foot, /geometric mean/);
+    // The devices name the columns.
+    const heads = await page.$$eval('table.compare thead th', (t) => t.map((x) => x.textContent));
+    assert.deepEqual(heads, ['workload', 'Acme Box A ratio', 'Acme Box A MB/s', 'Other NAS B ratio', 'Other NAS B MB/s']);
+    // Ratios to 3 significant digits.
+    const ratios = await page.$$eval('table.compare tbody tr', (r) => r.map((x) => x.children[3].textContent));
+    for (const r of ratios) assert.match(r, /^(0\.\d{3}|[1-9]\.\d{2}|[1-9]\d\.\d|[1-9]\d{2,})$/, r);
+    assert.match(await page.textContent('.mean-over'), /over the 3 workloads every run has: OfficeProductivity, HDVideo_1Play, DirectoryCopyToNAS/);
+    const diffs = await page.$$eval('ul.differences li', (l) => l.map((x) => x.textContent));
+    assert.ok(diffs.some((d) => /differ in seed: Acme Box A 1, Other NAS B 2/.test(d)), diffs.join('\n'));
+    const spreads = await page.$$eval('ul.spreads li', (l) => l.map((x) => x.textContent));
+    assert.equal(spreads.length, 3, spreads.join('\n'));
+    for (const s of spreads) assert.match(s, /: Other NAS B is \d\.\d{2} ± [\d.]+× (faster|slower) than Acme Box A \(2 and 2 iterations; the ranges (do not )?overlap/, s);
+    // Each run over its own measured phase.
+    const tp = await page.$eval('.chart[data-title^="Throughput over time"]', (e) => e.dataset.title);
+    assert.match(tp, /each run over its own measured phase/);
     const charts = await page.$$eval('.chart', (els) => els.map((e) => ({ title: e.dataset.title, points: Number(e.dataset.points) })));
     assert.equal(charts.length, 9);
     for (const c of charts) assert.ok(c.points > 0, `${c.title} has no data points`);

@@ -60,7 +60,7 @@ impl Exporter for Markdown {
         if batch {
             o.push_str(" min..max MB/s | runs |");
         }
-        o.push_str(" ops | errors | MB read | MB written | read µs | write µs | open µs | wall s |\n|---|---:|");
+        o.push_str(" ops | errors | MB read | MB written | read µs | write µs | open+create µs | wall s |\n|---|---:|");
         if batch {
             o.push_str("---:|---:|");
         }

@@ -59,7 +59,7 @@ impl Exporter for Table {
         let batch = run.workloads.iter().any(|w| w.iterations.len() > 1);
         let _ = writeln!(
             o,
-            "{:<24} {:>9} {:>9} {:>9} {:>10} {:>11} {:>11} {:>11} {:>8}{}",
+            "{:<24} {:>9} {:>9} {:>9} {:>10} {:>11} {:>11} {:>14} {:>8}{}",
             "workload",
             "MB/s",
             "ops",
@@ -67,7 +67,7 @@ impl Exporter for Table {
             "write MB",
             "read µs",
             "write µs",
-            "open µs",
+            "open+create µs",
             "wall s",
             if batch { "  min..max MB/s (runs)" } else { "" }
         );
@@ -91,7 +91,7 @@ impl Exporter for Table {
             }
             let _ = writeln!(
                 o,
-                "{:<24} {:>9.2} {:>9} {:>9.2} {:>10.2} {:>11} {:>11} {:>11} {:>8.3}{}",
+                "{:<24} {:>9.2} {:>9} {:>9.2} {:>10.2} {:>11} {:>11} {:>14} {:>8.3}{}",
                 w.name,
                 w.throughput_mb_s,
                 it.ops,
