@@ -22,6 +22,6 @@ pub use backend::{
 pub use clock::{Clock, MonotonicClock, ScriptedClock};
 pub use pacing::Pacing;
 pub use plan::{compile, records_from_reader, records_from_trace, FileTable, Plan, PlanError};
-pub use replay::{replay, Phase, Progress, ReplayOptions, ReplayOutcome};
+pub use replay::{replay, replay_gated, Phase, Progress, ReplayOptions, ReplayOutcome, StartGate};
 pub use run::{run_iteration, IterationSpec, RunError};
 pub use sandbox::Sandbox;

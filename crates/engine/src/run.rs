@@ -12,7 +12,7 @@ use crate::pacing::Pacing;
 use crate::plan::Plan;
 use crate::prepare::{drop_caches, prepare_until, PrepareError};
 use crate::records::{write_records, RecordsError};
-use crate::replay::{replay, Phase, Progress, ReplayError, ReplayOptions};
+use crate::replay::{replay, replay_gated, Phase, Progress, ReplayError, ReplayOptions};
 use crate::summarize::summarize;
 
 /// Why an iteration could not run (a failure during the measured phase is not one of
@@ -46,6 +46,8 @@ pub enum RunError {
     Replay(#[from] ReplayError),
     #[error("stopped before the measured phase began")]
     Cancelled,
+    #[error("{0}")]
+    NotStarted(String),
     #[error("the warm-up failed at {0}")]
     Warmup(String),
     #[error("cannot write op records to '{path}': {source}")]
@@ -144,15 +146,31 @@ pub fn run_iteration(spec: &IterationSpec, iteration: u32) -> Result<IterationRe
     {
         return Err(RunError::Cancelled);
     }
-    let outcome = replay(
+    // A multi-client run starts every client's measured phase at one moment, once all
+    // its streams are connected.
+    let refused = std::cell::OnceCell::new();
+    let outcome = replay_gated(
         plan,
         spec.target,
         name,
         replay_options,
         spec.spool_dir,
         spec.progress,
-        MonotonicClock::starting_now,
-    )?;
+        || match spec.replay.start_gate {
+            None => Some(MonotonicClock::starting_now()),
+            Some(gate) => match (gate.0)() {
+                Ok(epoch) => Some(MonotonicClock::with_epoch(epoch)),
+                Err(why) => {
+                    let _ = refused.set(why);
+                    None
+                }
+            },
+        },
+    );
+    if let Some(why) = refused.into_inner() {
+        return Err(RunError::NotStarted(why));
+    }
+    let outcome = outcome?;
     let mut result = summarize(iteration, prepared, &outcome);
     result.ops_planned = plan.ops();
     for (prefix, extra) in [

@@ -12,4 +12,4 @@ pub use model::{
     CacheMode, Environment, IterationResult, OpStats, PrepareResult, RunOptions, RunResult,
     StreamResult, TargetInfo, Warning, WorkloadResult, SCHEMA_VERSION,
 };
-pub use model::{IterationLayout, LayoutSummary};
+pub use model::{ClientResult, IterationLayout, LayoutSummary, MultiClient};

@@ -70,6 +70,8 @@ struct RawLine {
     issued_ns: Option<u64>,
     done_ns: Option<u64>,
     result: Option<i64>,
+    // multi-client op records
+    client: Option<u32>,
 }
 
 /// Reads a trace line by line, checking as it goes: the header first, a known version,
@@ -84,6 +86,7 @@ pub struct TraceReader<R> {
     ids: HashSet<u32>,
     paths: HashSet<String>,
     seen_op: bool,
+    client: Option<u32>,
 }
 
 impl<R: BufRead> TraceReader<R> {
@@ -98,12 +101,19 @@ impl<R: BufRead> TraceReader<R> {
             ids: HashSet::new(),
             paths: HashSet::new(),
             seen_op: false,
+            client: None,
         }
     }
 
     /// The line number of the record last returned.
     pub fn line(&self) -> u64 {
         self.line
+    }
+
+    /// The `client` field of the op last returned: which client of a multi-client run
+    /// (`mpirun -n N naslab run`) issued it; `None` in single-client records and traces.
+    pub fn client(&self) -> Option<u32> {
+        self.client
     }
 
     /// The trace's file path as given.
@@ -271,6 +281,7 @@ impl<R: BufRead> TraceReader<R> {
 
     fn op_line(&mut self, raw: RawLine) -> Result<Record, TraceError> {
         self.seen_op = true;
+        self.client = raw.client;
         let kind = raw
             .op
             .ok_or_else(|| self.invalid("the op line has no 'op'".into()))?;

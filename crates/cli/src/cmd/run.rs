@@ -189,7 +189,8 @@ pub fn context(
                 let dir = opts.target.as_ref().context(
                 "--target DIR is needed: the directory (a mounted share or a local disk) to run in",
             )?;
-                let sandbox = Sandbox::open(dir)?;
+                // Each client of a multi-client run has its own directory under the target.
+                let sandbox = Sandbox::open(&crate::multi::client_target(dir)?)?;
                 let (fs_type, source) = mount_of(dir);
                 let info = TargetInfo {
                     path: dir.display().to_string(),
@@ -223,7 +224,10 @@ pub fn context(
     if let Some(p) = &opts.client_profile {
         extra.insert("client_profile".to_string(), p.clone());
     }
-    let run_dir = make_run_dir(&opts.out.join(&opts.label))?;
+    let run_dir = match crate::multi::run_dir(opts)? {
+        Some(private) => private,
+        None => make_run_dir(&opts.out.join(&opts.label))?,
+    };
     let options = RunOptions {
         pacing: pacing.to_string(),
         cache,
@@ -242,6 +246,7 @@ pub fn context(
             stop_on_error: opts.stop_on_error,
             time_limit_ns,
             cancel: Some(&crate::interrupt::STOP),
+            start_gate: crate::multi::start_gate(),
             ..ReplayOptions::default()
         },
         cache,
@@ -282,7 +287,7 @@ fn refuse_out_inside(out: &Path, sandbox_root: &Path) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn make_run_dir(base: &Path) -> anyhow::Result<PathBuf> {
+pub(crate) fn make_run_dir(base: &Path) -> anyhow::Result<PathBuf> {
     std::fs::create_dir_all(base)
         .with_context(|| format!("cannot create the results directory '{}'", base.display()))?;
     let stamp = compact_now();
@@ -351,6 +356,7 @@ pub fn execute_with(
         workloads: Vec::new(),
         warnings: Vec::new(),
         aborted: None,
+        multi_client: None,
     };
     let iterations = ctx.options.iterations.max(1);
     let mut failure = None;
@@ -402,7 +408,7 @@ pub fn execute_with(
                 progress: &progress,
                 drop_all_caches: ctx.drop_all_caches,
             };
-            let outcome = run_iteration(&spec, i);
+            let outcome = crate::multi::after_iteration(run_iteration(&spec, i));
             drop(display);
             match outcome {
                 Ok(mut r) => {
@@ -455,6 +461,10 @@ pub fn execute_with(
             results,
         ));
         write_exports(&ctx.run_dir, &run)?;
+    }
+    if crate::multi::active() {
+        // Rank 0 writes the job's one result from every client's.
+        return crate::multi::finish(run, failure, &ctx.run_dir, ctx.json);
     }
     if run.workloads.is_empty() && stopped().is_none() {
         if let Some(why) = failure {

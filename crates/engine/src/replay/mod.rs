@@ -48,6 +48,21 @@ pub struct ReplayOptions {
     /// Set from outside (a signal handler) to stop issuing: ops in flight complete, the
     /// rest are skipped, and the outcome holds what was done.
     pub cancel: Option<&'static AtomicBool>,
+    /// Passed right before the measured phase (not the warm-up) starts; see [`StartGate`].
+    pub start_gate: Option<StartGate>,
+}
+
+/// A multi-client run's start: called once per iteration after preparation and warm-up,
+/// it waits for every client and returns the CLOCK_MONOTONIC instant that is the
+/// measured phase's zero (the same moment on every client), or why it must not start
+/// (another client failed).
+#[derive(Clone, Copy)]
+pub struct StartGate(pub &'static (dyn Fn() -> Result<u64, String> + Sync));
+
+impl std::fmt::Debug for StartGate {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("StartGate")
+    }
 }
 
 /// Live counters for a progress display; written by the streams, read by anyone.
@@ -199,6 +214,28 @@ pub fn replay<C: Clock + Sync>(
     progress: &Progress,
     make_clock: impl FnOnce() -> C,
 ) -> Result<ReplayOutcome, ReplayError> {
+    replay_gated(
+        plan,
+        target,
+        workload_dir,
+        options,
+        spool_dir,
+        progress,
+        || Some(make_clock()),
+    )
+}
+
+/// Like [`replay`], but `make_clock` may refuse the start (`None`): then no op is issued
+/// and the replay fails with "stopped before it began".
+pub fn replay_gated<C: Clock + Sync>(
+    plan: &Plan,
+    target: &dyn Target,
+    workload_dir: &str,
+    options: ReplayOptions,
+    spool_dir: &Path,
+    progress: &Progress,
+    make_clock: impl FnOnce() -> Option<C>,
+) -> Result<ReplayOutcome, ReplayError> {
     let (streams, counts) = match options.phase {
         Phase::Warmup => (&plan.warmup, &plan.warmup_counts),
         Phase::Measured => (&plan.streams, &plan.op_counts),
@@ -300,7 +337,7 @@ pub fn replay<C: Clock + Sync>(
             let _ = ready_rx.recv();
         }
         if spawn_error.is_none() {
-            *guard = Some(make_clock());
+            *guard = make_clock();
         }
         drop(guard);
         let mut outcomes = Vec::with_capacity(n);

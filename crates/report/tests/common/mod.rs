@@ -129,6 +129,7 @@ pub fn single_run() -> RunResult {
             memory_bytes: 24_000_000_000,
         }],
         aborted: None,
+        multi_client: None,
     }
 }
 
