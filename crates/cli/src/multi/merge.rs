@@ -148,7 +148,11 @@ fn merge_iteration(
     run_dir: &Path,
 ) -> anyhow::Result<IterationResult> {
     let first = parts[0].1;
-    let start = parts.iter().map(|(_, it)| it.clock_start_ns).min().unwrap_or(0);
+    let start = parts
+        .iter()
+        .map(|(_, it)| it.clock_start_ns)
+        .min()
+        .unwrap_or(0);
     let end = parts
         .iter()
         .map(|(_, it)| it.clock_start_ns + it.wall_ns)
@@ -212,12 +216,7 @@ fn merge_iteration(
             .records
             .as_ref()
             .and_then(|n| c.records.get(n))
-            .with_context(|| {
-                format!(
-                    "client {} sent no op records for '{name}'",
-                    c.report.rank
-                )
-            })?;
+            .with_context(|| format!("client {} sent no op records for '{name}'", c.report.rank))?;
         inputs.push((c.report.rank, path.clone(), *base, *it));
     }
     let from = merge_records(&inputs, &run_dir.join(&name))?;
@@ -318,7 +317,10 @@ fn merge_records(
                 }
                 Some(Record::Op(op, Some(m))) => break Some((op, m)),
                 Some(Record::Op(_, None)) => {
-                    bail!("'{}': an op record without its measurements", path.display())
+                    bail!(
+                        "'{}': an op record without its measurements",
+                        path.display()
+                    )
                 }
                 Some(Record::Header(_)) => bail!("'{}': a second header", path.display()),
                 None => break None,

@@ -276,9 +276,12 @@ mod enabled {
                 clock: clocks.get(r).copied().unwrap_or((0, 0)),
             });
         }
-        let measured = clients
-            .iter()
-            .any(|c| c.report.run.as_ref().is_some_and(|r| !r.workloads.is_empty()));
+        let measured = clients.iter().any(|c| {
+            c.report
+                .run
+                .as_ref()
+                .is_some_and(|r| !r.workloads.is_empty())
+        });
         let failure = failure_of(&clients);
         let (Some(base), true) = (base, measured) else {
             let why = failure.unwrap_or_else(|| "no client measured anything".into());
