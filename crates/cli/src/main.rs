@@ -16,8 +16,8 @@ fn main() {
     let mpi = multi::init();
     if let Err(e) = cmd::dispatch(cli) {
         eprintln!("error: {e:#}");
-        drop(mpi);
+        multi::end(mpi);
         std::process::exit(interrupt::exit_status().unwrap_or(1));
     }
-    drop(mpi);
+    multi::end(mpi);
 }

@@ -32,6 +32,7 @@ mod disabled {
     pub fn init() -> Option<Guard> {
         None
     }
+    pub fn end(_guard: Option<Guard>) {}
     pub fn active() -> bool {
         false
     }
@@ -77,6 +78,11 @@ mod enabled {
     use crate::args::RunOpts;
 
     pub use super::comm::init;
+
+    /// Finalises MPI (before the process exits, which would skip it).
+    pub fn end(guard: Option<super::comm::Guard>) {
+        drop(guard);
+    }
 
     /// Whether this process is one client of a multi-client job.
     pub fn active() -> bool {
