@@ -61,7 +61,7 @@ pub fn failure_of(clients: &[Gathered]) -> Option<String> {
 
 /// Builds the job's one result from every client's, writing the merged op records into
 /// `run_dir`. `template` supplies what all clients share (options, target, environment
-/// of rank 0). Returns `None` when no client measured anything.
+/// of the first client that ran).
 pub fn merge(
     template: &RunResult,
     clients: &[Gathered],
