@@ -236,8 +236,12 @@ fn four_clients_make_one_result_equal_to_four_single_runs() {
     }
     for c in &multi.clients {
         eprintln!(
-            "client {} on {}: clock offset {} ns ± {} ns",
-            c.rank, c.host, c.clock_offset_ns, c.clock_uncertainty_ns
+            "client {} on {}: clock offset {} ns ± {} ns, woke {:.1} µs after the start",
+            c.rank,
+            c.host,
+            c.clock_offset_ns,
+            c.clock_uncertainty_ns,
+            c.start_late_ns as f64 / 1e3
         );
         // One host, one CLOCK_MONOTONIC: the measured offset must be zero within its
         // uncertainty.

@@ -48,6 +48,10 @@ pub struct ClientResult {
     /// Half the round trip of the ping-pong the offset came from: the true offset lies
     /// within this of `clock_offset_ns`.
     pub clock_uncertainty_ns: u64,
+    /// How late it woke, past the common start moment, for the last measured phase (a
+    /// busy host's scheduler, or the start message arriving late).
+    #[serde(default)]
+    pub start_late_ns: u64,
     /// Its own results: the same figures a single-client run has, its op times on the
     /// run's common time base.
     pub workloads: Vec<WorkloadResult>,

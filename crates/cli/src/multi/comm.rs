@@ -14,7 +14,7 @@ use naslab_engine::clock::monotonic_ns;
 const PING_ROUNDS: usize = 32;
 /// How far after rank 0 sends the start time every client starts: enough for the
 /// broadcast to reach them all.
-const START_LEAD_NS: u64 = 20_000_000;
+const START_LEAD_NS: u64 = 100_000_000;
 
 /// This process's place in the job, and what the current iteration has done so far.
 pub struct Client {
@@ -120,8 +120,8 @@ pub fn start_gate() -> Result<u64, String> {
     world.process_at_rank(0).broadcast_into(&mut plan[..]);
     let offset = plan[1 + 2 * rank as usize];
     let local_start = (plan[0] + offset).max(0) as u64;
-    let late = monotonic_ns().saturating_sub(local_start);
     sleep_until(local_start);
+    let late = monotonic_ns().saturating_sub(local_start);
     with(|c| {
         c.start_late_ns = late;
         c.clocks = (0..size as usize)

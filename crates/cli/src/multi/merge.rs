@@ -128,6 +128,7 @@ pub fn merge(
             host: c.report.host.clone(),
             clock_offset_ns: c.clock.0,
             clock_uncertainty_ns: c.clock.1,
+            start_late_ns: c.report.start_late_ns,
             workloads,
             aborted: c.report.failure.clone(),
         });
