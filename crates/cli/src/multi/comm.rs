@@ -70,6 +70,13 @@ pub fn init() -> Option<Guard> {
         results_base: None,
         private_dir: None,
     });
+    // A client that panics would leave the others waiting in a collective for ever: end
+    // the whole job instead.
+    let default_hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        default_hook(info);
+        SimpleCommunicator::world().abort(70);
+    }));
     Some(Guard(universe))
 }
 
