@@ -10,6 +10,10 @@ export PATH="$PATH:/usr/local/sbin:/usr/sbin:/sbin"
 for tool in strace:strace zstd:zstd fio:fio python3:python3 tar:tar dbench:dbench filefrag:e2fsprogs mkfs.xfs:xfsprogs mkfs.btrfs:btrfs-progs losetup:mount smbd:samba smbclient:smbclient ganesha.nfsd:nfs-ganesha rpcbind:rpcbind nfs-cp:libnfs-utils chromium:chromium node:nodejs npm:npm; do
   command -v "${tool%%:*}" >/dev/null 2>&1 || need+=("${tool#*:}")
 done
+# Multi-client runs (the `mpi` feature): OpenMPI, its headers, and libclang for bindings.
+command -v mpirun >/dev/null 2>&1 || need+=(openmpi-bin)
+dpkg -s libopenmpi-dev >/dev/null 2>&1 || need+=(libopenmpi-dev)
+dpkg -s libclang-dev >/dev/null 2>&1 || need+=(libclang-dev)
 # The lab's NFS server loads its VFS back end as a plug-in of its own package.
 if ! ls /usr/lib/*/ganesha/libfsalvfs.so /usr/lib/ganesha/libfsalvfs.so >/dev/null 2>&1; then
   need+=(nfs-ganesha-vfs)
@@ -45,6 +49,11 @@ fi
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --quiet -- -D warnings
 NASLAB_REQUIRE_UI=1 cargo test --workspace
+
+# --- Multi-client runs: naslab built with the `mpi` feature, its tests under mpirun. ---
+cargo clippy -p naslab --features mpi --all-targets --quiet -- -D warnings
+cargo test -p naslab --features mpi --test mpi
+# --- end of multi-client runs ---
 
 # Browser tests: generated reports opened in headless Chromium (screenshots are left in
 # $TMPDIR/naslab-report-screenshots).

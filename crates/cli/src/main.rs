@@ -3,6 +3,7 @@
 mod args;
 mod cmd;
 mod interrupt;
+mod multi;
 mod output;
 mod progress;
 mod timestamp;
@@ -11,10 +12,14 @@ use clap::Parser;
 
 fn main() {
     let cli = args::Cli::parse();
+    // Under mpirun (with the `mpi` feature) this process is one client of a job.
+    let mpi = multi::init();
     if let Err(e) = cmd::dispatch(cli) {
         eprintln!("error: {}", message(&e));
+        multi::end(mpi);
         std::process::exit(interrupt::exit_status().unwrap_or(1));
     }
+    multi::end(mpi);
 }
 
 /// The error and its causes, joined by ": ", leaving out a cause whose text the message

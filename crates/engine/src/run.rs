@@ -59,6 +59,8 @@ pub enum RunError {
     Replay(#[from] ReplayError),
     #[error("stopped before the measured phase began")]
     Cancelled,
+    #[error("{0}")]
+    NotStarted(String),
     #[error("the warm-up failed at {0}")]
     Warmup(String),
     #[error("--verify could not read the workload's files back: {0}")]
@@ -195,6 +197,9 @@ pub fn run_iteration(spec: &IterationSpec, iteration: u32) -> Result<IterationRe
     {
         return Err(RunError::Cancelled);
     }
+    // A multi-client run starts every client's measured phase at one moment, once all
+    // its streams are connected.
+    let refused = std::cell::OnceCell::new();
     let outcome = replay_with(
         plan,
         spec.target,
@@ -203,8 +208,21 @@ pub fn run_iteration(spec: &IterationSpec, iteration: u32) -> Result<IterationRe
         spec.spool_dir,
         spec.progress,
         verifier,
-        || clock_for(replay_options),
-    )?;
+        || match spec.replay.start_gate {
+            None => Some(clock_for(replay_options, None)),
+            Some(gate) => match (gate.0)() {
+                Ok(epoch) => Some(clock_for(replay_options, Some(epoch))),
+                Err(why) => {
+                    let _ = refused.set(why);
+                    None
+                }
+            },
+        },
+    );
+    if let Some(why) = refused.into_inner() {
+        return Err(RunError::NotStarted(why));
+    }
+    let outcome = outcome?;
     let mut result = summarize(iteration, prepared, &outcome);
     result.ops_planned = plan.ops();
     if let Some(v) = verifier {
@@ -245,8 +263,11 @@ pub fn run_iteration(spec: &IterationSpec, iteration: u32) -> Result<IterationRe
 const REALTIME_SPIN_NS: u64 = 15_000;
 
 /// The replay clock: under `--realtime`, waits sleep longer and spin less.
-fn clock_for(options: ReplayOptions) -> MonotonicClock {
-    let clock = MonotonicClock::starting_now();
+fn clock_for(options: ReplayOptions, epoch: Option<u64>) -> MonotonicClock {
+    let clock = match epoch {
+        Some(epoch) => MonotonicClock::with_epoch(epoch),
+        None => MonotonicClock::starting_now(),
+    };
     if options.realtime {
         clock.with_spin_ns(REALTIME_SPIN_NS)
     } else {
@@ -281,7 +302,7 @@ fn warm_up(
         spec.spool_dir,
         &progress,
         verifier,
-        MonotonicClock::starting_now,
+        || Some(MonotonicClock::starting_now()),
     )?;
     if let Some(f) = outcome.fatal() {
         return Err(RunError::Warmup(format!("{}:{f}", plan.source)));

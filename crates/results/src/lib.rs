@@ -14,5 +14,5 @@ pub use model::{
     CacheMode, Environment, IterationResult, OpStats, PrepareResult, RunOptions, RunResult,
     StreamResult, TargetInfo, Warning, WorkloadResult, SCHEMA_VERSION,
 };
-pub use model::{IterationLayout, LayoutSummary};
+pub use model::{ClientResult, IterationLayout, LayoutSummary, MultiClient};
 pub use verify::{Mismatch, MismatchKind, VerifySummary};

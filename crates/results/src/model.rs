@@ -29,6 +29,10 @@ pub struct RunResult {
     /// The device measured and the user's notes about it, as given on the command line.
     #[serde(default, skip_serializing_if = "Device::is_empty")]
     pub device: Device,
+    /// Set when the run was one job of several clients (`mpirun -n N naslab run ...`):
+    /// `workloads` then hold the aggregate, and this each client's own figures.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub multi_client: Option<MultiClient>,
 }
 
 /// The device under test as the user named it, with their notes: how runs are found
@@ -54,6 +58,37 @@ impl Device {
     pub fn is_empty(&self) -> bool {
         *self == Device::default()
     }
+}
+
+/// The clients of a multi-client run and how their clocks were aligned.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct MultiClient {
+    /// One entry per client (MPI rank), in rank order.
+    pub clients: Vec<ClientResult>,
+}
+
+/// One client of a multi-client run: where it ran, its clock and its own results.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct ClientResult {
+    /// The MPI rank; also the `client` field of its op records.
+    pub rank: u32,
+    pub host: String,
+    /// Its CLOCK_MONOTONIC minus rank 0's, measured by ping-pong before the last measured
+    /// phase began (0 for rank 0).
+    pub clock_offset_ns: i64,
+    /// Half the round trip of the ping-pong the offset came from: the true offset lies
+    /// within this of `clock_offset_ns`.
+    pub clock_uncertainty_ns: u64,
+    /// How late it woke, past the common start moment, for the last measured phase (a
+    /// busy host's scheduler, or the start message arriving late).
+    #[serde(default)]
+    pub start_late_ns: u64,
+    /// Its own results: the same figures a single-client run has, its op times on the
+    /// run's common time base.
+    pub workloads: Vec<WorkloadResult>,
+    /// Set when this client stopped early, or could not run: why.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub aborted: Option<String>,
 }
 
 /// The client machine the run was measured on.

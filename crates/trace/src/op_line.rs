@@ -22,6 +22,7 @@ pub(crate) struct OpFields {
     pub issued_ns: Option<u64>,
     pub done_ns: Option<u64>,
     pub result: Option<i64>,
+    pub client: Option<u32>,
 }
 
 struct Scan<'a> {
@@ -162,6 +163,7 @@ pub(crate) fn parse_op_line(text: &str) -> Option<OpFields> {
             "issued_ns" => once(&mut f.issued_ns, s.unsigned()?)?,
             "done_ns" => once(&mut f.done_ns, s.unsigned()?)?,
             "result" => once(&mut f.result, s.signed()?)?,
+            "client" => once(&mut f.client, u32::try_from(s.unsigned()?).ok()?)?,
             _ => return None,
         }
         if s.eat(b',').is_some() {

@@ -89,6 +89,8 @@ struct RawLine {
     issued_ns: Option<u64>,
     done_ns: Option<u64>,
     result: Option<i64>,
+    // multi-client op records
+    client: Option<u32>,
 }
 
 /// Parses one line: plain op lines by the fast path, anything else by serde_json.
@@ -123,6 +125,7 @@ fn parse_line(text: &str) -> serde_json::Result<RawLine> {
         issued_ns: f.issued_ns,
         done_ns: f.done_ns,
         result: f.result,
+        client: f.client,
     })
 }
 
@@ -139,6 +142,7 @@ pub struct TraceReader<R> {
     ids: HashSet<u32>,
     paths: HashSet<String>,
     seen_op: bool,
+    client: Option<u32>,
 }
 
 impl<R: BufRead> TraceReader<R> {
@@ -154,12 +158,19 @@ impl<R: BufRead> TraceReader<R> {
             ids: HashSet::new(),
             paths: HashSet::new(),
             seen_op: false,
+            client: None,
         }
     }
 
     /// The line number of the record last returned.
     pub fn line(&self) -> u64 {
         self.line
+    }
+
+    /// The `client` field of the op last returned: which client of a multi-client run
+    /// (`mpirun -n N naslab run`) issued it; `None` in single-client records and traces.
+    pub fn client(&self) -> Option<u32> {
+        self.client
     }
 
     /// The trace's file path as given.
@@ -378,6 +389,7 @@ impl<R: BufRead> TraceReader<R> {
 
     fn op_line(&mut self, raw: RawLine) -> Result<Record, TraceError> {
         self.seen_op = true;
+        self.client = raw.client;
         let kind = raw
             .op
             .ok_or_else(|| self.invalid("the op line has no 'op'".into()))?;

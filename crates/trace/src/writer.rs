@@ -122,6 +122,26 @@ impl<W: Write> TraceWriter<W> {
 
     /// Writes one op line, with its measured fields when given.
     pub fn op(&mut self, op: &Op, measured: Option<&Measured>) -> Result<(), TraceError> {
+        self.op_line(op, measured, None)
+    }
+
+    /// Writes one op line of a multi-client run's merged records: the op, what was
+    /// measured, and the client (MPI rank) that issued it.
+    pub fn client_op(
+        &mut self,
+        op: &Op,
+        measured: &Measured,
+        client: u32,
+    ) -> Result<(), TraceError> {
+        self.op_line(op, Some(measured), Some(client))
+    }
+
+    fn op_line(
+        &mut self,
+        op: &Op,
+        measured: Option<&Measured>,
+        client: Option<u32>,
+    ) -> Result<(), TraceError> {
         let l = &mut self.line;
         l.clear();
         l.push_str("{\"type\":\"op\",\"op\":\"");
@@ -167,6 +187,9 @@ impl<W: Write> TraceWriter<W> {
                 l.push('-');
             }
             push_u64(l, m.result.unsigned_abs());
+        }
+        if let Some(c) = client {
+            let _ = write!(l, ",\"client\":{c}");
         }
         l.push_str("}\n");
         self.out

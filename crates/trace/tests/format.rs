@@ -103,6 +103,35 @@ fn measured_fields_round_trip() {
     assert_eq!(recs[2], Record::Op(t.ops[1], Some(m)));
 }
 
+#[test]
+fn client_field_of_merged_records_round_trips() {
+    let t = sample();
+    let mut w = naslab_trace::TraceWriter::new("c".into(), Vec::new());
+    w.header(&t.header).unwrap();
+    w.file(&t.files[1]).unwrap();
+    let m = Measured {
+        sched_ns: 1,
+        issued_ns: 2,
+        done_ns: 3,
+        result: 0,
+    };
+    w.op(&t.ops[1], Some(&m)).unwrap();
+    w.client_op(&t.ops[1], &m, 3).unwrap();
+    let bytes = w.finish().unwrap();
+    let text = String::from_utf8(bytes.clone()).unwrap();
+    assert_eq!(text.matches("\"client\":3").count(), 1, "{text}");
+    let mut r = TraceReader::new("c".into(), Cursor::new(bytes));
+    r.read_header().unwrap();
+    let mut clients = Vec::new();
+    while let Some(rec) = r.next_record().unwrap() {
+        if let Record::Op(op, Some(got)) = rec {
+            assert_eq!((op, got), (t.ops[1], m));
+            clients.push(r.client());
+        }
+    }
+    assert_eq!(clients, vec![None, Some(3)]);
+}
+
 fn error_of(text: &str) -> TraceError {
     let mut r = TraceReader::new("bad.jsonl".into(), Cursor::new(text.as_bytes().to_vec()));
     loop {

@@ -23,8 +23,18 @@ mod sources;
 
 use crate::args::{Cli, Command};
 
+#[cfg(feature = "mpi")]
+pub(crate) use run::make_run_dir;
+
 /// Runs the subcommand the user asked for.
 pub fn dispatch(cli: Cli) -> anyhow::Result<()> {
+    if crate::multi::active() && !matches!(cli.command, Command::Run(_)) {
+        anyhow::bail!("only `naslab run` runs as a multi-client job under mpirun so far; start other commands without mpirun");
+    }
+    crate::multi::after_command(command(cli))
+}
+
+fn command(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Command::Run(a) => run::run(a),
         Command::Clean(a) => clean::clean(a),

@@ -233,7 +233,8 @@ pub fn context(
                 let dir = opts.target.as_ref().context(
                 "--target DIR is needed: the directory (a mounted share or a local disk) to run in",
             )?;
-                let sandbox = Sandbox::open(dir)?;
+                // Each client of a multi-client run has its own directory under the target.
+                let sandbox = Sandbox::open(&crate::multi::client_target(dir)?)?;
                 let (fs_type, source) = mount_of(dir);
                 let info = TargetInfo {
                     path: dir.display().to_string(),
@@ -270,11 +271,19 @@ pub fn context(
     let data = data_spec(opts)?;
     let device = super::device::device(&opts.device)?;
     let label_dir = opts.out.join(&opts.label);
-    let made_dirs: Vec<PathBuf> = [opts.out.clone(), label_dir.clone()]
-        .into_iter()
-        .filter(|d| !d.exists())
-        .collect();
-    let run_dir = make_run_dir(&label_dir)?;
+    let multi_dir = crate::multi::run_dir(opts)?;
+    let made_dirs: Vec<PathBuf> = if multi_dir.is_some() {
+        Vec::new()
+    } else {
+        [opts.out.clone(), label_dir.clone()]
+            .into_iter()
+            .filter(|d| !d.exists())
+            .collect()
+    };
+    let run_dir = match multi_dir {
+        Some(private) => private,
+        None => make_run_dir(&label_dir)?,
+    };
     let options = RunOptions {
         pacing: pacing.to_string(),
         cache,
@@ -297,6 +306,7 @@ pub fn context(
             cancel: Some(&crate::interrupt::STOP),
             data,
             realtime: opts.realtime,
+            start_gate: crate::multi::start_gate(),
             ..ReplayOptions::default()
         },
         cache,
@@ -390,7 +400,7 @@ fn data_spec(opts: &RunOpts) -> anyhow::Result<DataSpec> {
     })
 }
 
-fn make_run_dir(base: &Path) -> anyhow::Result<PathBuf> {
+pub(crate) fn make_run_dir(base: &Path) -> anyhow::Result<PathBuf> {
     std::fs::create_dir_all(base)
         .with_context(|| format!("cannot create the results directory '{}'", base.display()))?;
     let stamp = compact_now();
@@ -454,6 +464,7 @@ pub fn execute_with(
         aborted: None,
         label: Some(ctx.label.clone()),
         device: ctx.device.clone(),
+        multi_client: None,
     };
     let iterations = ctx.options.iterations.max(1);
     let mut failure = None;
@@ -514,7 +525,7 @@ pub fn execute_with(
                 progress: &progress,
                 drop_all_caches: ctx.drop_all_caches,
             };
-            let outcome = run_iteration(&spec, i);
+            let outcome = crate::multi::after_iteration(run_iteration(&spec, i));
             drop(display);
             match outcome {
                 Ok(mut r) => {
@@ -567,6 +578,10 @@ pub fn execute_with(
             results,
         ));
         write_exports(&ctx.run_dir, &run)?;
+    }
+    if crate::multi::active() {
+        // Rank 0 writes the job's one result from every client's.
+        return crate::multi::finish(run, failure, &ctx.run_dir, ctx.json);
     }
     if run.workloads.is_empty() && stopped().is_none() {
         if let Some(why) = failure {

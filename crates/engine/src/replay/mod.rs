@@ -56,6 +56,21 @@ pub struct ReplayOptions {
     pub data: DataSpec,
     /// Stream threads under SCHED_FIFO, pinned, with memory locked (see [`crate::realtime`]).
     pub realtime: bool,
+    /// Passed right before the measured phase (not the warm-up) starts; see [`StartGate`].
+    pub start_gate: Option<StartGate>,
+}
+
+/// A multi-client run's start: called once per iteration after preparation and warm-up,
+/// it waits for every client and returns the CLOCK_MONOTONIC instant that is the
+/// measured phase's zero (the same moment on every client), or why it must not start
+/// (another client failed).
+#[derive(Clone, Copy)]
+pub struct StartGate(pub &'static (dyn Fn() -> Result<u64, String> + Sync));
+
+impl std::fmt::Debug for StartGate {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("StartGate")
+    }
 }
 
 /// Live counters for a progress display; written by the streams, read by anyone.
@@ -219,12 +234,14 @@ pub fn replay<C: Clock + Sync>(
         spool_dir,
         progress,
         None,
-        make_clock,
+        || Some(make_clock()),
     )
 }
 
 /// Like [`replay`]; with a `verifier`, every write is booked in it and every read is
-/// checked against it (outside the ops' timing).
+/// checked against it (outside the ops' timing). `make_clock` may refuse the start
+/// (`None`, a multi-client run whose other client failed): then no op is issued and the
+/// replay fails with "stopped before it began".
 #[allow(clippy::too_many_arguments)]
 pub fn replay_with<C: Clock + Sync>(
     plan: &Plan,
@@ -234,7 +251,7 @@ pub fn replay_with<C: Clock + Sync>(
     spool_dir: &Path,
     progress: &Progress,
     verifier: Option<&Verifier>,
-    make_clock: impl FnOnce() -> C,
+    make_clock: impl FnOnce() -> Option<C>,
 ) -> Result<ReplayOutcome, ReplayError> {
     let (streams, counts) = match options.phase {
         Phase::Warmup => (&plan.warmup, &plan.warmup_counts),
@@ -386,7 +403,7 @@ pub fn replay_with<C: Clock + Sync>(
             let _ = ready_rx.recv();
         }
         if spawn_error.is_none() {
-            *guard = Some(make_clock());
+            *guard = make_clock();
         }
         drop(guard);
         let mut outcomes = Vec::with_capacity(n);

@@ -140,6 +140,7 @@ pub fn single_run() -> RunResult {
                 .into_iter()
                 .collect(),
         },
+        multi_client: None,
     }
 }
 

@@ -1,0 +1,232 @@
+//! The MPI side of a multi-client run: who this client is, the start of every measured
+//! phase at one moment on all clients, the votes that stop every client when one fails,
+//! and sending each client's results to rank 0.
+
+use std::sync::Mutex;
+
+use mpi::collective::SystemOperation;
+use mpi::topology::SimpleCommunicator;
+use mpi::traits::*;
+use naslab_engine::clock::monotonic_ns;
+
+/// Ping-pong rounds per client when measuring its clock offset; the round with the
+/// shortest round trip gives the offset.
+const PING_ROUNDS: usize = 32;
+/// How far after rank 0 sends the start time every client starts: enough for the
+/// broadcast to reach them all.
+const START_LEAD_NS: u64 = 100_000_000;
+
+/// This process's place in the job, and what the current iteration has done so far.
+pub struct Client {
+    pub rank: u32,
+    pub size: u32,
+    pub host: String,
+    /// Whether this client voted at the start gate during the current iteration.
+    gate_voted: bool,
+    /// On rank 0: every client's (offset, uncertainty) from the last start; elsewhere
+    /// this client's own at index `rank`.
+    pub clocks: Vec<(i64, u64)>,
+    /// How late this client woke for the last start, past the agreed moment.
+    pub start_late_ns: u64,
+    /// Whether this client failed on its own (not stopped because another did).
+    pub caused: bool,
+    /// Whether it has sent its results (the job's last step).
+    pub finished: bool,
+    /// Where rank 0 makes the job's run directory (`--out`/`--label`).
+    pub results_base: Option<std::path::PathBuf>,
+    /// This client's own directory for spools and its records until they are sent.
+    pub private_dir: Option<std::path::PathBuf>,
+}
+
+static CLIENT: Mutex<Option<Client>> = Mutex::new(None);
+
+/// Keeps MPI initialised; dropping it finalises MPI.
+pub struct Guard(#[allow(dead_code)] mpi::environment::Universe);
+
+/// Whether this process was started by an MPI launcher (mpirun, mpiexec, srun with PMI).
+fn launched() -> bool {
+    ["OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_SIZE", "PMI_RANK"]
+        .iter()
+        .any(|v| std::env::var_os(v).is_some())
+}
+
+/// Initialises MPI when started by an MPI launcher; `None` otherwise (a normal run).
+pub fn init() -> Option<Guard> {
+    if !launched() {
+        return None;
+    }
+    let (universe, _) = mpi::initialize_with_threading(mpi::Threading::Funneled)?;
+    let world = universe.world();
+    let host = mpi::environment::processor_name().unwrap_or_else(|_| "unknown".into());
+    *lock() = Some(Client {
+        rank: world.rank() as u32,
+        size: world.size() as u32,
+        host,
+        gate_voted: false,
+        clocks: vec![(0, 0); world.size() as usize],
+        start_late_ns: 0,
+        caused: false,
+        finished: false,
+        results_base: None,
+        private_dir: None,
+    });
+    // A client that panics would leave the others waiting in a collective for ever: end
+    // the whole job instead.
+    let default_hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        default_hook(info);
+        SimpleCommunicator::world().abort(70);
+    }));
+    Some(Guard(universe))
+}
+
+fn lock() -> std::sync::MutexGuard<'static, Option<Client>> {
+    CLIENT.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Runs `f` on this client's state; `None` outside a multi-client run.
+pub fn with<T>(f: impl FnOnce(&mut Client) -> T) -> Option<T> {
+    lock().as_mut().map(f)
+}
+
+fn world() -> SimpleCommunicator {
+    SimpleCommunicator::world()
+}
+
+/// Every client says whether it failed; returns the lowest failed rank, if any.
+fn vote(failed: bool) -> Option<u32> {
+    let (rank, size) = with(|c| (c.rank, c.size)).unwrap_or((0, 1));
+    let mine: u32 = if failed { rank } else { size };
+    let mut lowest: u32 = size;
+    world().all_reduce_into(&mine, &mut lowest, SystemOperation::min());
+    (lowest < size).then_some(lowest)
+}
+
+/// The start gate of every measured phase: all clients meet here once their streams are
+/// connected. Returns the CLOCK_MONOTONIC instant (on this client's clock) at which the
+/// phase starts, the same moment on every client within the clock-offset uncertainty.
+pub fn start_gate() -> Result<u64, String> {
+    with(|c| c.gate_voted = true);
+    if let Some(bad) = vote(false) {
+        return Err(format!(
+            "not started: client {bad} could not start its measured phase"
+        ));
+    }
+    let (rank, size) = with(|c| (c.rank, c.size)).unwrap_or((0, 1));
+    let world = world();
+    let clocks = measure_clocks(&world, rank, size);
+    // Rank 0 picks the start on its clock; each client turns it into its own.
+    let mut plan: Vec<i64> = vec![0; 1 + 2 * size as usize];
+    if rank == 0 {
+        plan[0] = (monotonic_ns() + START_LEAD_NS) as i64;
+        for (i, (off, unc)) in clocks.iter().enumerate() {
+            plan[1 + 2 * i] = *off;
+            plan[2 + 2 * i] = *unc as i64;
+        }
+    }
+    world.process_at_rank(0).broadcast_into(&mut plan[..]);
+    let offset = plan[1 + 2 * rank as usize];
+    let local_start = (plan[0] + offset).max(0) as u64;
+    sleep_until(local_start);
+    let late = monotonic_ns().saturating_sub(local_start);
+    with(|c| {
+        c.start_late_ns = late;
+        c.clocks = (0..size as usize)
+            .map(|i| (plan[1 + 2 * i], plan[2 + 2 * i] as u64))
+            .collect();
+    });
+    Ok(local_start)
+}
+
+/// Sleeps until `deadline` on CLOCK_MONOTONIC. Sleeping, not spinning: several clients
+/// on one host would otherwise take each other's CPU just when they should start.
+fn sleep_until(deadline: u64) {
+    naslab_engine::clock::tighten_timer_slack();
+    let ts = libc::timespec {
+        tv_sec: (deadline / 1_000_000_000) as libc::time_t,
+        tv_nsec: (deadline % 1_000_000_000) as libc::c_long,
+    };
+    // SAFETY: an absolute sleep on CLOCK_MONOTONIC reading only `ts`; retried when a
+    // signal interrupts it.
+    while monotonic_ns() < deadline {
+        unsafe {
+            libc::clock_nanosleep(
+                libc::CLOCK_MONOTONIC,
+                libc::TIMER_ABSTIME,
+                &ts,
+                std::ptr::null_mut(),
+            );
+        }
+    }
+}
+
+/// Measures every client's clock offset to rank 0 by ping-pong: rank 0 notes when it
+/// sent and when the reply (the client's clock reading) came back; the reading was taken
+/// somewhere in between, so the offset is the reading minus the midpoint, within half the
+/// round trip. The shortest of several round trips is kept.
+fn measure_clocks(world: &SimpleCommunicator, rank: u32, size: u32) -> Vec<(i64, u64)> {
+    let mut out = vec![(0i64, 0u64); size as usize];
+    if rank == 0 {
+        for (r, slot) in out.iter_mut().enumerate().skip(1) {
+            let peer = world.process_at_rank(r as i32);
+            let mut best = (0i64, u64::MAX);
+            for _ in 0..PING_ROUNDS {
+                let t0 = monotonic_ns();
+                peer.send(&0u64);
+                let (reading, _) = peer.receive::<u64>();
+                let t1 = monotonic_ns();
+                let rtt = t1 - t0;
+                if rtt < best.1 {
+                    let mid = (t0 as i128 + t1 as i128) / 2;
+                    best = ((reading as i128 - mid) as i64, rtt);
+                }
+            }
+            *slot = (best.0, best.1.div_ceil(2));
+        }
+    } else {
+        let root = world.process_at_rank(0);
+        for _ in 0..PING_ROUNDS {
+            let _ = root.receive::<u64>();
+            root.send(&monotonic_ns());
+        }
+    }
+    out
+}
+
+/// After each iteration (run or failed) every client reports whether it failed; returns
+/// the lowest failed rank, if any. A client that never reached the start gate casts its
+/// gate vote first, so the others are not left waiting there.
+pub fn end_of_iteration(failed: bool) -> Option<u32> {
+    let voted = with(|c| std::mem::replace(&mut c.gate_voted, false)).unwrap_or(true);
+    if !voted {
+        vote(true);
+    }
+    vote(failed)
+}
+
+/// Sends `parts` (a header then the files) to rank 0; on rank 0 returns every client's
+/// parts in rank order (its own first).
+pub fn gather(parts: Vec<Vec<u8>>) -> Option<Vec<Vec<Vec<u8>>>> {
+    let (rank, size) = with(|c| (c.rank, c.size)).unwrap_or((0, 1));
+    let world = world();
+    if rank != 0 {
+        let root = world.process_at_rank(0);
+        root.send(&(parts.len() as u64));
+        for p in &parts {
+            root.send(&p[..]);
+        }
+        return None;
+    }
+    let mut all = vec![parts];
+    for r in 1..size {
+        let peer = world.process_at_rank(r as i32);
+        let (n, _) = peer.receive::<u64>();
+        let mut got = Vec::with_capacity(n as usize);
+        for _ in 0..n {
+            let (bytes, _) = peer.receive_vec::<u8>();
+            got.push(bytes);
+        }
+        all.push(got);
+    }
+    Some(all)
+}

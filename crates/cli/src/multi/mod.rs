@@ -1,0 +1,329 @@
+//! Multi-client runs: `mpirun -n N naslab run ...` (binary built with the `mpi` feature)
+//! runs as one job of N clients, each on its own file set, starting every measured phase
+//! together, with one merged result written by rank 0. Without an MPI launcher, or
+//! without the feature, every function here leaves a run as it is. See
+//! `docs/multi-client.md`.
+
+#[cfg(feature = "mpi")]
+mod comm;
+#[cfg_attr(not(feature = "mpi"), allow(dead_code))]
+mod merge;
+#[cfg_attr(not(feature = "mpi"), allow(dead_code))]
+mod spread;
+
+#[cfg(feature = "mpi")]
+pub use enabled::*;
+
+#[cfg(not(feature = "mpi"))]
+pub use disabled::*;
+
+#[cfg(not(feature = "mpi"))]
+mod disabled {
+    use std::path::{Path, PathBuf};
+
+    use naslab_engine::{RunError, StartGate};
+    use naslab_results::{IterationResult, RunResult};
+
+    use crate::args::RunOpts;
+
+    /// Nothing to keep alive without MPI.
+    pub struct Guard;
+
+    pub fn init() -> Option<Guard> {
+        None
+    }
+    pub fn end(_guard: Option<Guard>) {}
+    pub fn active() -> bool {
+        false
+    }
+    pub fn client_target(dir: &Path) -> anyhow::Result<PathBuf> {
+        Ok(dir.to_path_buf())
+    }
+    pub fn run_dir(_opts: &RunOpts) -> anyhow::Result<Option<PathBuf>> {
+        Ok(None)
+    }
+    pub fn start_gate() -> Option<StartGate> {
+        None
+    }
+    pub fn after_iteration(
+        outcome: Result<IterationResult, RunError>,
+    ) -> Result<IterationResult, RunError> {
+        outcome
+    }
+    pub fn finish(
+        _run: RunResult,
+        _failure: Option<String>,
+        _run_dir: &Path,
+        _json: bool,
+    ) -> anyhow::Result<()> {
+        Ok(())
+    }
+    pub fn after_command(result: anyhow::Result<()>) -> anyhow::Result<()> {
+        result
+    }
+}
+
+#[cfg(feature = "mpi")]
+mod enabled {
+    use std::collections::HashMap;
+    use std::path::{Path, PathBuf};
+
+    use anyhow::{bail, Context};
+    use naslab_engine::{RunError, StartGate};
+    use naslab_results::export::{Exporter, Json, Table};
+    use naslab_results::{IterationResult, RunResult};
+
+    use super::comm::{self, with};
+    use super::merge::{failure_of, merge, ClientReport, Gathered};
+    use crate::args::RunOpts;
+
+    pub use super::comm::init;
+
+    /// Finalises MPI (before the process exits, which would skip it).
+    pub fn end(guard: Option<super::comm::Guard>) {
+        drop(guard);
+    }
+
+    /// Whether this process is one client of a multi-client job.
+    pub fn active() -> bool {
+        with(|_| ()).is_some()
+    }
+
+    /// This client's own target directory: `<dir>/client-<rank>` (each client has its
+    /// own `naslab` directory and file set there).
+    pub fn client_target(dir: &Path) -> anyhow::Result<PathBuf> {
+        let Some(rank) = with(|c| c.rank) else {
+            return Ok(dir.to_path_buf());
+        };
+        let mine = dir.join(format!("client-{rank}"));
+        std::fs::create_dir_all(&mine).with_context(|| {
+            format!(
+                "cannot make this client's directory '{}' on the target",
+                mine.display()
+            )
+        })?;
+        Ok(mine)
+    }
+
+    /// In a multi-client job every client works in a private directory; rank 0 makes the
+    /// one run directory under `--out`/`--label` at the end.
+    pub fn run_dir(opts: &RunOpts) -> anyhow::Result<Option<PathBuf>> {
+        if !active() {
+            return Ok(None);
+        }
+        if opts
+            .target
+            .as_ref()
+            .and_then(|p| p.to_str())
+            .is_some_and(naslab_engine::backend::url::is_remote)
+        {
+            bail!("multi-client runs against smb:// and nfs:// targets are not supported yet; mount the share on every host and give the mount point as --target");
+        }
+        if opts.no_records {
+            bail!("a multi-client run merges every client's op records into one result; leave out --no-records");
+        }
+        let rank = with(|c| c.rank).unwrap_or(0);
+        let dir = tempfile::Builder::new()
+            .prefix(&format!("naslab-client-{rank}-"))
+            .tempdir()
+            .context("cannot make a private directory for this client's spools")?
+            .keep();
+        with(|c| {
+            c.results_base = Some(opts.out.join(&opts.label));
+            c.private_dir = Some(dir.clone());
+        });
+        Ok(Some(dir))
+    }
+
+    /// The start gate of every measured phase, in a multi-client job.
+    pub fn start_gate() -> Option<StartGate> {
+        active().then_some(StartGate(&comm::start_gate))
+    }
+
+    /// Tells every client whether this one's iteration failed, and marks a successful
+    /// iteration stopped when another client failed, so every client ends together.
+    pub fn after_iteration(
+        outcome: Result<IterationResult, RunError>,
+    ) -> Result<IterationResult, RunError> {
+        if !active() {
+            return outcome;
+        }
+        let mine = match &outcome {
+            Ok(r) => r.aborted.is_some(),
+            Err(RunError::NotStarted(_)) => false,
+            Err(_) => true,
+        };
+        if mine {
+            with(|c| c.caused = true);
+        }
+        let lowest = comm::end_of_iteration(mine);
+        match (outcome, lowest) {
+            (Ok(mut r), Some(bad)) if r.aborted.is_none() => {
+                r.aborted = Some(format!("stopped because client {bad} failed"));
+                Ok(r)
+            }
+            (outcome, _) => outcome,
+        }
+    }
+
+    /// Sends this client's results to rank 0; rank 0 merges them and writes the job's
+    /// one run directory, prints the table, and fails when any client did.
+    pub fn finish(
+        mut run: RunResult,
+        failure: Option<String>,
+        _run_dir: &Path,
+        json: bool,
+    ) -> anyhow::Result<()> {
+        run.aborted = failure.clone();
+        send_and_merge(Some(run), failure, json)
+    }
+
+    /// Ends a multi-client command: a client that failed before its results were sent
+    /// still votes and reports, so the others stop instead of waiting for it.
+    pub fn after_command(result: anyhow::Result<()>) -> anyhow::Result<()> {
+        let Some(finished) = with(|c| c.finished) else {
+            return result;
+        };
+        if finished {
+            return result;
+        }
+        let why = match &result {
+            Ok(()) => "ended without results".to_string(),
+            Err(e) => format!("{e:#}"),
+        };
+        with(|c| c.caused = true);
+        comm::end_of_iteration(true);
+        send_and_merge(None, Some(why), false)
+    }
+
+    fn send_and_merge(
+        run: Option<RunResult>,
+        failure: Option<String>,
+        json: bool,
+    ) -> anyhow::Result<()> {
+        let (rank, host, caused, late, private, base, clocks) = with(|c| {
+            c.finished = true;
+            (
+                c.rank,
+                c.host.clone(),
+                c.caused,
+                c.start_late_ns,
+                c.private_dir.clone(),
+                c.results_base.clone(),
+                c.clocks.clone(),
+            )
+        })
+        .context("not a multi-client run")?;
+        let names: Vec<String> = run
+            .iter()
+            .flat_map(|r| &r.workloads)
+            .flat_map(|w| &w.iterations)
+            .filter_map(|it| it.records.clone())
+            .collect();
+        let report = ClientReport {
+            rank,
+            host,
+            run,
+            failure: failure.clone(),
+            caused,
+            start_late_ns: late,
+            records: names.clone(),
+        };
+        let mut parts = vec![serde_json::to_vec(&report)?];
+        for n in &names {
+            let path = private.as_ref().map(|p| p.join(n)).unwrap_or_default();
+            parts.push(std::fs::read(&path).unwrap_or_default());
+        }
+        let gathered = comm::gather(parts);
+        let cleanup = || {
+            if let Some(p) = &private {
+                let _ = std::fs::remove_dir_all(p);
+            }
+        };
+        let Some(all) = gathered else {
+            // Rank 0 reports for the job.
+            cleanup();
+            return Ok(());
+        };
+        let result = write_job(all, private.as_deref(), base.as_deref(), &clocks, json);
+        cleanup();
+        result
+    }
+
+    /// On rank 0: every client's parts into one run directory.
+    fn write_job(
+        all: Vec<Vec<Vec<u8>>>,
+        private: Option<&Path>,
+        base: Option<&Path>,
+        clocks: &[(i64, u64)],
+        json: bool,
+    ) -> anyhow::Result<()> {
+        let scratch = match private {
+            Some(p) => p.to_path_buf(),
+            None => tempfile::tempdir()?.keep(),
+        };
+        let mut clients = Vec::new();
+        for (r, parts) in all.into_iter().enumerate() {
+            let mut parts = parts.into_iter();
+            let head = parts.next().unwrap_or_default();
+            let report: ClientReport = serde_json::from_slice(&head)
+                .with_context(|| format!("client {r} sent an unreadable report"))?;
+            let dir = scratch.join(format!("client-{r}"));
+            std::fs::create_dir_all(&dir)?;
+            let mut records = HashMap::new();
+            for (name, bytes) in report.records.iter().zip(parts) {
+                let path = dir.join(name);
+                std::fs::write(&path, bytes)?;
+                records.insert(name.clone(), path);
+            }
+            clients.push(Gathered {
+                report,
+                records,
+                clock: clocks.get(r).copied().unwrap_or((0, 0)),
+            });
+        }
+        let measured = clients.iter().any(|c| {
+            c.report
+                .run
+                .as_ref()
+                .is_some_and(|r| !r.workloads.is_empty())
+        });
+        let failure = failure_of(&clients);
+        let (Some(base), true) = (base, measured) else {
+            let why = failure.unwrap_or_else(|| "no client measured anything".into());
+            if private.is_none() {
+                let _ = std::fs::remove_dir_all(&scratch);
+            }
+            bail!("{why}");
+        };
+        let template = clients
+            .iter()
+            .find_map(|c| c.report.run.clone())
+            .context("no client sent results")?;
+        let run_dir = crate::cmd::make_run_dir(base)?;
+        let run = merge(&template, &clients, &run_dir)?;
+        crate::output::write_exports(&run_dir, &run)?;
+        if let Err(e) = naslab_report::write_run_report(&run_dir, &run) {
+            eprintln!(
+                "warning: report.html was not written ({e}); run `naslab report {}` to try again",
+                run_dir.display()
+            );
+        }
+        let shown: &dyn Exporter = if json { &Json } else { &Table };
+        print!("{}", String::from_utf8_lossy(&shown.export(&run)));
+        let spread = super::spread::clients_table(&run);
+        if json {
+            eprint!("{spread}");
+        } else {
+            print!("{spread}");
+        }
+        eprintln!("results: {}", run_dir.display());
+        match run.aborted {
+            Some(why) => bail!(
+                "{why}\nthe results measured so far are in '{}'",
+                run_dir.display()
+            ),
+            None => Ok(()),
+        }
+    }
+}
