@@ -73,6 +73,11 @@ if ! command -v cargo-fuzz >/dev/null 2>&1; then
     exit 1
   fi
 fi
+# A nightly toolchain gives the fuzzers AddressSanitizer; as root, fetch one if missing.
+if ! rustup toolchain list 2>/dev/null | grep -q '^nightly' && [ "$(id -u)" -eq 0 ]; then
+  rustup toolchain install nightly --profile minimal >/dev/null 2>&1 ||
+    echo "note: no nightly toolchain could be installed; fuzzing without a sanitizer" >&2
+fi
 if rustup toolchain list 2>/dev/null | grep -q '^nightly'; then
   fuzz=(cargo +nightly fuzz)
   sanitizer=address

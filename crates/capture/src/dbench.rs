@@ -26,7 +26,7 @@ const DIRECTORY_FILE: u64 = 0x1;
 /// Reads a loadfile and replays it as `clients` streams.
 pub fn read(
     path: &Path,
-    mut input: impl BufRead,
+    input: impl BufRead,
     clients: u32,
     b: &mut Builder,
 ) -> Result<(), ImportError> {
@@ -34,25 +34,13 @@ pub fn read(
         path: path.to_path_buf(),
     };
     let mut handles: Vec<HashMap<u64, (u32, bool)>> = vec![HashMap::new(); clients as usize];
-    let mut buf = String::new();
-    let mut n = 0u64;
+    let mut lines = crate::lines::Lines::new(path, input);
     let mut timed = false;
     loop {
-        buf.clear();
-        let got = input.read_line(&mut buf).map_err(|e| {
-            if e.kind() == std::io::ErrorKind::InvalidData {
-                err.at(n + 1, "the line is not UTF-8 text")
-            } else {
-                ImportError::Read {
-                    path: path.to_path_buf(),
-                    source: e,
-                }
-            }
-        })?;
-        if got == 0 {
+        let Some((number, buf)) = lines.next_text("")? else {
             break;
-        }
-        n += 1;
+        };
+        let n = number;
         let line = buf.trim();
         if line.is_empty() || line.starts_with('#') {
             continue;

@@ -16,34 +16,22 @@ use crate::ImportError;
 /// their leading `/`.
 pub fn read(
     path: &Path,
-    mut input: impl BufRead,
+    input: impl BufRead,
     root: Option<&Path>,
     b: &mut Builder,
 ) -> Result<(), ImportError> {
     let err = LineErr {
         path: path.to_path_buf(),
     };
-    let mut buf = String::new();
-    let mut n = 0u64;
+    let mut lines = crate::lines::Lines::new(path, input);
     let mut version = 0;
     let mut clock_us = 0u64;
     let root = root.map(|r| r.to_string_lossy().trim_end_matches('/').to_string());
     loop {
-        buf.clear();
-        let got = input.read_line(&mut buf).map_err(|e| {
-            if e.kind() == std::io::ErrorKind::InvalidData {
-                err.at(n + 1, "the line is not UTF-8 text")
-            } else {
-                ImportError::Read {
-                    path: path.to_path_buf(),
-                    source: e,
-                }
-            }
-        })?;
-        if got == 0 {
+        let Some((number, buf)) = lines.next_text("")? else {
             break;
-        }
-        n += 1;
+        };
+        let n = number;
         let line = buf.trim();
         if version == 0 {
             version = match line {

@@ -8,6 +8,7 @@ pub mod capture;
 pub mod dbench;
 mod error;
 pub mod fio;
+mod lines;
 pub mod procmon;
 pub mod strace;
 pub mod tree;

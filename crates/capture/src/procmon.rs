@@ -57,7 +57,7 @@ impl Columns {
 /// Reads a CSV export into `b`.
 pub fn read(
     path: &Path,
-    mut input: impl BufRead,
+    input: impl BufRead,
     opts: &ImportOptions,
     b: &mut Builder,
 ) -> Result<(), ImportError> {
@@ -68,28 +68,18 @@ pub fn read(
         .windows_root
         .as_deref()
         .map(|r| r.trim_end_matches('\\').to_ascii_lowercase());
-    let mut buf = String::new();
-    let mut n = 0u64;
+    let mut lines = crate::lines::Lines::new(path, input);
     let mut cols: Option<Columns> = None;
     let mut meta_opens: HashMap<(u64, u32), u32> = HashMap::new();
     let mut day_us = 0u64;
     let mut last_us = 0u64;
     loop {
-        buf.clear();
-        let got = input.read_line(&mut buf).map_err(|e| {
-            if e.kind() == std::io::ErrorKind::InvalidData {
-                err.at(n + 1, "the line is not UTF-8 text; export the CSV again (Process Monitor writes UTF-8)")
-            } else {
-                ImportError::Read {
-                    path: path.to_path_buf(),
-                    source: e,
-                }
-            }
-        })?;
-        if got == 0 {
+        let Some((number, buf)) =
+            lines.next_text("; export the CSV again (Process Monitor writes UTF-8)")?
+        else {
             break;
-        }
-        n += 1;
+        };
+        let n = number;
         let line = buf
             .trim_end_matches(['\r', '\n'])
             .trim_start_matches('\u{feff}');

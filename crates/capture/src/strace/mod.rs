@@ -142,22 +142,9 @@ impl StraceImporter {
         let err = LineErr {
             path: path.to_path_buf(),
         };
-        let mut n = 0u64;
-        let mut buf = Vec::new();
-        let mut input = input;
-        loop {
-            buf.clear();
-            let got = input
-                .read_until(b'\n', &mut buf)
-                .map_err(|e| ImportError::Read {
-                    path: path.to_path_buf(),
-                    source: e,
-                })?;
-            if got == 0 {
-                break;
-            }
-            n += 1;
-            let text = String::from_utf8_lossy(&buf);
+        let mut lines = crate::lines::Lines::new(path, input);
+        while let Some((n, buf)) = lines.next_bytes()? {
+            let text = String::from_utf8_lossy(buf);
             self.line(&text, b).map_err(|m| match m {
                 LineFault::Text(m) => err.at(n, m),
                 LineFault::Import(e) => e,
