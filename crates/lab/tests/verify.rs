@@ -183,7 +183,7 @@ fn verify_over_smb_names_a_lost_a_torn_and_a_misplaced_write() {
     let base = tempfile::tempdir().unwrap();
     let guard = lab(base.path(), FsKind::Dir, ServerKind::Samba, &[]);
     let st = guard.lab().state.clone();
-    let target = SmbTarget::connect(st.url.parse().unwrap(), String::new()).unwrap();
+    let target = SmbTarget::connect(st.url.parse().unwrap(), st.password.clone()).unwrap();
     check(&run(&target, &st.share_dir, "SmbVerify", base.path()));
     drop(target);
     guard.down().unwrap();
@@ -259,7 +259,7 @@ fn every_block_written_over_smb_and_nfs_is_unique() {
         let st = guard.lab().state.clone();
         let target: Box<dyn Target> = match server {
             ServerKind::Samba => {
-                Box::new(SmbTarget::connect(st.url.parse().unwrap(), String::new()).unwrap())
+                Box::new(SmbTarget::connect(st.url.parse().unwrap(), st.password.clone()).unwrap())
             }
             ServerKind::Nfs => Box::new(NfsTarget::connect(st.url.parse().unwrap()).unwrap()),
         };
