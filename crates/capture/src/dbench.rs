@@ -36,11 +36,7 @@ pub fn read(
     let mut handles: Vec<HashMap<u64, (u32, bool)>> = vec![HashMap::new(); clients as usize];
     let mut lines = crate::lines::Lines::new(path, input);
     let mut timed = false;
-    loop {
-        let Some((number, buf)) = lines.next_text("")? else {
-            break;
-        };
-        let n = number;
+    while let Some((n, buf)) = lines.next_text("")? {
         let line = buf.trim();
         if line.is_empty() || line.starts_with('#') {
             continue;

@@ -27,11 +27,7 @@ pub fn read(
     let mut version = 0;
     let mut clock_us = 0u64;
     let root = root.map(|r| r.to_string_lossy().trim_end_matches('/').to_string());
-    loop {
-        let Some((number, buf)) = lines.next_text("")? else {
-            break;
-        };
-        let n = number;
+    while let Some((n, buf)) = lines.next_text("")? {
         let line = buf.trim();
         if version == 0 {
             version = match line {

@@ -73,13 +73,8 @@ pub fn read(
     let mut meta_opens: HashMap<(u64, u32), u32> = HashMap::new();
     let mut day_us = 0u64;
     let mut last_us = 0u64;
-    loop {
-        let Some((number, buf)) =
-            lines.next_text("; export the CSV again (Process Monitor writes UTF-8)")?
-        else {
-            break;
-        };
-        let n = number;
+    const NOT_UTF8: &str = "; export the CSV again (Process Monitor writes UTF-8)";
+    while let Some((n, buf)) = lines.next_text(NOT_UTF8)? {
         let line = buf
             .trim_end_matches(['\r', '\n'])
             .trim_start_matches('\u{feff}');
