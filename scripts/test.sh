@@ -15,7 +15,7 @@ command -v mpirun >/dev/null 2>&1 || need+=(openmpi-bin)
 dpkg -s libopenmpi-dev >/dev/null 2>&1 || need+=(libopenmpi-dev)
 dpkg -s libclang-dev >/dev/null 2>&1 || need+=(libclang-dev)
 # The lab's NFS server loads its VFS back end as a plug-in of its own package.
-if ! ls /usr/lib/*/ganesha/libfsalvfs.so /usr/lib/ganesha/libfsalvfs.so >/dev/null 2>&1; then
+if ! compgen -G '/usr/lib/*/ganesha/libfsalvfs.so' >/dev/null && [ ! -e /usr/lib/ganesha/libfsalvfs.so ]; then
   need+=(nfs-ganesha-vfs)
 fi
 if [ ${#need[@]} -gt 0 ]; then
