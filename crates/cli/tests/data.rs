@@ -159,3 +159,62 @@ fn bad_data_options_are_refused_with_what_to_do() {
         "{err}"
     );
 }
+
+/// Sizes of the regular files under `dir`, read through the file system itself.
+fn file_sizes(dir: &Path) -> Vec<u64> {
+    let mut sizes = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap() {
+        let e = e.unwrap();
+        let ft = e.file_type().unwrap();
+        if ft.is_dir() {
+            sizes.extend(file_sizes(&e.path()));
+        } else if ft.is_file() {
+            sizes.push(e.metadata().unwrap().len());
+        }
+    }
+    sizes
+}
+
+#[test]
+fn verify_counts_match_the_trace_and_the_files_left_on_disk() {
+    let target = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let trace = repo_root().join("examples/document-save.jsonl");
+    let res = run_ok(
+        naslab()
+            .arg("run")
+            .arg(&trace)
+            .args(["--verify", "--target"])
+            .arg(target.path())
+            .arg("--out")
+            .arg(out.path()),
+    );
+    // The trace's reads, summed from its lines.
+    let (mut trace_reads, mut trace_read_bytes) = (0u64, 0u64);
+    for line in std::fs::read_to_string(&trace).unwrap().lines() {
+        let v: serde_json::Value = serde_json::from_str(line).unwrap();
+        if v["type"] == "op" && v["op"] == "read" {
+            trace_reads += 1;
+            trace_read_bytes += v["len"].as_u64().unwrap();
+        }
+    }
+    // What the workload left, as stat sees it; the read-back reads it in 1 MiB reads.
+    let left = file_sizes(&target.path().join("naslab/DocumentSave"));
+    let left_bytes: u64 = left.iter().sum();
+    let back_reads: u64 = left.iter().map(|s| s.div_ceil(1 << 20)).sum();
+    assert!(left_bytes > 0 && trace_reads > 0);
+
+    let run = json(&run_dir(out.path()).join("run.json"));
+    let v = &run["workloads"][0]["iterations"][0]["verify"];
+    assert_eq!(v["read_back_bytes"], left_bytes, "{v}");
+    assert_eq!(v["bytes_checked"], trace_read_bytes + left_bytes, "{v}");
+    assert_eq!(v["reads_checked"], trace_reads + back_reads, "{v}");
+    let table = text(&res.stdout);
+    let line = format!(
+        "{} reads checked ({:.2} MB, {:.2} MB read back)",
+        trace_reads + back_reads,
+        (trace_read_bytes + left_bytes) as f64 / 1e6,
+        left_bytes as f64 / 1e6
+    );
+    assert!(table.contains(&line), "{line} not in\n{table}");
+}
