@@ -359,7 +359,12 @@ pub fn sig(x: f64, digits: i32) -> String {
     if x == 0.0 || !x.is_finite() {
         return format!("{x}");
     }
-    let magnitude = x.abs().log10().floor() as i32;
+    let mut magnitude = x.abs().log10().floor() as i32;
+    // Rounding can carry into the next power of ten (0.9996 is 1.00, not 1.000).
+    let step = 10f64.powi(magnitude - digits + 1);
+    if ((x / step).round() * step).abs() >= 10f64.powi(magnitude + 1) {
+        magnitude += 1;
+    }
     let decimals = digits - 1 - magnitude;
     if decimals >= 0 {
         format!("{x:.*}", decimals as usize)
@@ -701,5 +706,9 @@ mod tests {
         assert_eq!(sig(166.0, 3), "166");
         assert_eq!(sig(1234.5, 3), "1230");
         assert_eq!(sig(0.0, 3), "0");
+        assert_eq!(sig(0.9996, 3), "1.00");
+        assert_eq!(sig(9.996, 3), "10.0");
+        assert_eq!(sig(0.09996, 3), "0.100");
+        assert_eq!(sig(0.9994, 3), "0.999");
     }
 }
