@@ -208,3 +208,102 @@ fn compare_prints_throughput_relative_to_the_baseline() {
     let err = run_err(naslab().arg("compare").arg(&a).arg(out.path()));
     assert!(err.contains("no run.json"), "{err}");
 }
+
+#[test]
+fn compare_ratios_and_their_geometric_mean_follow_from_each_runs_throughput() {
+    let out = tempfile::tempdir().unwrap();
+    let run = |label: &str| {
+        run_ok(
+            naslab()
+                .arg("run")
+                .args(["--workload", "OfficeProductivity,PhotoAlbum"])
+                .args(["--scale", "0.001", "--backend", "null", "--label", label])
+                .arg("--out")
+                .arg(out.path()),
+        );
+        let dir = std::fs::read_dir(out.path().join(label))
+            .unwrap()
+            .next()
+            .unwrap()
+            .unwrap()
+            .path();
+        let run: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(dir.join("run.json")).unwrap()).unwrap();
+        let mb_s: Vec<(String, f64)> = run["workloads"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|w| {
+                (
+                    w["name"].as_str().unwrap().to_string(),
+                    w["throughput_mb_s"].as_f64().unwrap(),
+                )
+            })
+            .collect();
+        (dir, mb_s)
+    };
+    let (a, a_mb_s) = run("one");
+    let (b, b_mb_s) = run("two");
+    let ratios: Vec<(String, f64)> = a_mb_s
+        .iter()
+        .zip(&b_mb_s)
+        .map(|((name, x), (name_b, y))| {
+            assert_eq!(name, name_b);
+            (name.clone(), y / x)
+        })
+        .collect();
+    assert_eq!(ratios.len(), 2);
+    let mean = ratios.iter().map(|(_, r)| r.ln()).sum::<f64>() / 2.0;
+    let mean = mean.exp();
+    let close = |x: f64, y: f64| (x - y).abs() <= 1e-9 * y.abs();
+
+    let json = text(
+        &run_ok(
+            naslab()
+                .arg("compare")
+                .arg(&a)
+                .arg(&b)
+                .args(["--format", "json"]),
+        )
+        .stdout,
+    );
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    for (name, r) in &ratios {
+        let w = v["workloads"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|w| w["name"] == name.as_str())
+            .unwrap();
+        let got = w["ratio"][1].as_f64().unwrap();
+        assert!(close(got, *r), "{name}: ratio {got}, run.json gives {r}");
+    }
+    let got = v["mean_ratio"][1].as_f64().unwrap();
+    assert!(close(got, mean), "mean {got}, run.json gives {mean}");
+
+    // The table's figures carry three significant digits.
+    // The table's figures carry three significant digits (0.00391, 0.645, 1.31, 41.5, 1230),
+    // counted after rounding (0.9996 is 1.00).
+    let three = |x: f64| {
+        let decimals = |m: f64| (2 - m.log10().floor() as i32).max(0) as usize;
+        let d = decimals(x.abs());
+        let rounded: f64 = format!("{x:.d$}").parse().unwrap();
+        let d = decimals(rounded.abs());
+        format!("{x:.d$}")
+    };
+    let table = text(&run_ok(naslab().arg("compare").arg(&a).arg(&b)).stdout);
+    for (name, r) in &ratios {
+        let line = table
+            .lines()
+            .find(|l| l.starts_with(name.as_str()))
+            .unwrap_or_else(|| panic!("no {name} line in\n{table}"));
+        let r = three(*r);
+        assert!(line.contains(&format!(" {r} (")), "{r} not in {line}");
+    }
+    let line = table
+        .lines()
+        .find(|l| l.starts_with("geometric mean"))
+        .unwrap();
+    let mean = three(mean);
+    assert!(line.ends_with(&format!(" {mean}")), "{mean} not in {line}");
+}
