@@ -45,7 +45,7 @@ fn replay_null(dir: &Path, trace: &Path) -> BTreeMap<String, u64> {
         }
     }
     assert_eq!(it["ops"].as_u64(), Some(m.values().sum()));
-    assert_eq!(it["failed_ops"].as_u64().unwrap_or(0), 0, "{it}");
+    assert_eq!(it["errors"].as_u64(), Some(0), "{it}");
     m
 }
 
