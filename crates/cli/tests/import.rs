@@ -506,3 +506,99 @@ fn an_iolog_fio_wrote_imports_with_the_ios_fio_counted() {
     let (files, _) = files_and_times(&out);
     assert_eq!(files["data"], (512 << 10, true));
 }
+
+/// The `ops: open N, create N, ...` line `naslab import` printed, as a map.
+fn printed_ops(said: &str) -> BTreeMap<String, u64> {
+    let line = said
+        .lines()
+        .find_map(|l| l.strip_prefix("ops: "))
+        .unwrap_or_else(|| panic!("no ops line in\n{said}"));
+    line.split(", ")
+        .map(|kv| {
+            let (k, n) = kv.split_once(' ').unwrap();
+            (k.to_string(), n.parse().unwrap())
+        })
+        .collect()
+}
+
+#[test]
+fn dbenchs_own_loadfile_imports_with_the_counts_its_lines_give() {
+    use naslab_layout::requirements::{cannot_run, tool_or_skip};
+    if tool_or_skip("dbench").is_none() {
+        return;
+    }
+    let shipped = Path::new("/usr/share/dbench/client.txt");
+    let Ok(body) = std::fs::read_to_string(shipped) else {
+        cannot_run(
+            "dbench's loadfile /usr/share/dbench/client.txt is missing (apt-get install dbench)",
+        );
+        return;
+    };
+    // Its first 40,000 lines: every kind of call, failures the loadfile expects, locks.
+    let body: String = body.lines().take(40_000).flat_map(|l| [l, "\n"]).collect();
+    let d = tempfile::tempdir().unwrap();
+    let (trace, said) = import(d.path(), "dbench", "client.txt", &body, &[]);
+
+    // Calls by name and by whether the loadfile expects them to succeed, counted from
+    // the lines themselves.
+    let mut calls: BTreeMap<(String, bool), u64> = BTreeMap::new();
+    for l in body.lines() {
+        let words: Vec<&str> = l.split_whitespace().collect();
+        let (Some(name), Some(status)) = (words.first(), words.last()) else {
+            continue;
+        };
+        *calls
+            .entry((name.to_string(), *status == "NT_STATUS_OK"))
+            .or_default() += 1;
+    }
+    let ok = |name: &str| calls.get(&(name.to_string(), true)).copied().unwrap_or(0);
+    let failing = |name: &str| calls.get(&(name.to_string(), false)).copied().unwrap_or(0);
+    assert!(ok("ReadX") > 1000 && ok("WriteX") > 1000 && ok("LockX") > 0);
+
+    let ops = printed_ops(&said);
+    let op = |k: &str| ops.get(k).copied().unwrap_or(0);
+    assert_eq!(ops, replay_null(d.path(), &trace), "{said}");
+    assert_eq!(op("read"), ok("ReadX"), "{said}");
+    assert_eq!(op("write"), ok("WriteX"), "{said}");
+    assert_eq!(op("fsync"), ok("Flush"), "{said}");
+    assert_eq!(op("rename"), ok("Rename"), "{said}");
+    assert_eq!(op("unlink"), ok("Unlink"), "{said}");
+    assert_eq!(op("readdir"), ok("FIND_FIRST"), "{said}");
+    // Each successful NTCreateX opens, creates, or (for a directory) stats or makes it;
+    // one of a file the stream has open already is folded into the open handle, and so
+    // is its Close.
+    let folded = skipped(&said, "opens of a file the stream had open already");
+    let dir_closes = skipped(&said, "Close of a directory handle");
+    assert_eq!(
+        op("open") + op("create") + op("stat") + op("mkdir") + folded,
+        ok("NTCreateX") + ok("QUERY_PATH_INFORMATION") + ok("QUERY_FILE_INFORMATION") + ok("Mkdir"),
+        "{said}"
+    );
+    assert_eq!(op("close") + dir_closes + folded, ok("Close"), "{said}");
+    for (why, n) in [
+        ("LockX (the trace format has no such op)", ok("LockX")),
+        ("UnlockX (the trace format has no such op)", ok("UnlockX")),
+        (
+            "QUERY_FS_INFORMATION (the trace format has no such op)",
+            ok("QUERY_FS_INFORMATION"),
+        ),
+        (
+            "SET_FILE_INFORMATION (the trace format has no such op)",
+            ok("SET_FILE_INFORMATION"),
+        ),
+        (
+            "NTCreateX calls the loadfile expects to fail",
+            failing("NTCreateX"),
+        ),
+        (
+            "FIND_FIRST calls the loadfile expects to fail",
+            failing("FIND_FIRST"),
+        ),
+        (
+            "QUERY_PATH_INFORMATION calls the loadfile expects to fail",
+            failing("QUERY_PATH_INFORMATION"),
+        ),
+    ] {
+        assert_eq!(skipped(&said, why), n, "{why}\n{said}");
+    }
+}
