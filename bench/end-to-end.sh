@@ -11,7 +11,8 @@
 #     (GNU time)
 #  3. trace parsing: JSON Lines records per second (the reader alone)
 #  4. pacing: issue-time error p50/p99/max of `--pace original` at 10 k and 50 k ops/s,
-#     idle and with a busy process competing (and with --realtime, when given)
+#     idle and with a busy process competing (and with --realtime too when
+#     PACING_MODES=realtime)
 #  5. frag against filefrag over 10,000 small files
 #
 # usage: bench/end-to-end.sh [WORKDIR]   (default /var/tmp/naslab-e2e)

@@ -4,6 +4,7 @@
 # machine may be busy): compare the ratio with the goals in docs/benchmarks.md.
 #
 # usage: bench/engine-vs-fio.sh [WORKDIR]   (default /var/tmp/naslab-bench; needs fio, python3)
+#        OPS=2000000 PACED_OPS=20000 by default
 set -euo pipefail
 cd "$(dirname "$0")/.."
 work=${1:-/var/tmp/naslab-bench}

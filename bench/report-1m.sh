@@ -5,7 +5,7 @@
 # the workload's page drawn, its charts, access map and transaction list ready), how long
 # sorting and filtering the million-row list take, and the file's size. Asserts nothing.
 #
-# usage: bench/report-1m.sh [WORKDIR]   (default /var/tmp/naslab-report-bench)
+# usage: bench/report-1m.sh [WORKDIR]   (default /var/tmp/naslab-report-bench; OPS=1000000)
 #        BACKEND=posix bench/report-1m.sh   replays on WORKDIR/target instead, so the
 #        latencies are real ones (less compressible: a bigger, more honest report size)
 # needs: python3, node, /usr/bin/chromium, and `npm ci` done in crates/report/ui
