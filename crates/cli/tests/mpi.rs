@@ -128,6 +128,24 @@ fn four_clients_make_one_result_equal_to_four_single_runs() {
     );
     assert!(job.aborted.is_none(), "{:?}", job.aborted);
     assert_eq!(job.workloads.len(), 2);
+    // FileCopyToNAS writes its copy once, front to back: the aggregate bytes written are
+    // the sizes of the four copies, as stat finds them in each client's own
+    // <target>/client-<rank>/naslab/<workload>/.
+    let copies: u64 = (0..4)
+        .map(|r| {
+            let copy = t4.join(format!("client-{r}/naslab/FileCopyToNAS/Backup.bkf"));
+            std::fs::metadata(&copy)
+                .unwrap_or_else(|e| panic!("{}: {e}", copy.display()))
+                .len()
+        })
+        .sum();
+    let copy = job
+        .workloads
+        .iter()
+        .find(|w| w.name == "FileCopyToNAS")
+        .unwrap();
+    assert!(copies > 0);
+    assert_eq!(copy.iterations[0].bytes_written, copies);
     let run_dir = jobs[0].parent().unwrap();
     for (w, s) in job.workloads.iter().zip(&single.workloads) {
         assert_eq!(w.name, s.name);
