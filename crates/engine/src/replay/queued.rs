@@ -120,7 +120,7 @@ impl<C: Clock> StreamRun<'_, C> {
                     let result = self.execute(backend, &op, handles);
                     let done = self.clock.now_ns();
                     prev_done = Some(done);
-                    let (m, stop) = self.account(out, &op, due, issued, done, result.clone());
+                    let (m, stop) = self.account(out, &op, due, issued, done, &result);
                     self.emit(&mut order, seq, m)?;
                     self.after(backend, &op, 0, 0, &result, handles);
                     seq += 1;
@@ -188,7 +188,7 @@ impl<C: Clock> StreamRun<'_, C> {
                         free.push(slot);
                         free_bufs.push(b);
                         let now = self.clock.now_ns();
-                        let (m, stop) = self.account(out, &op, due, now, now, Err(e));
+                        let (m, stop) = self.account(out, &op, due, now, now, &Err(e));
                         self.emit(&mut order, seq, m)?;
                         stopping |= stop;
                     }
@@ -232,7 +232,7 @@ impl<C: Clock> StreamRun<'_, C> {
                 } else {
                     Ok(res)
                 };
-                let (m, stop) = self.account(out, &f.op, f.due, f.issued, done, result.clone());
+                let (m, stop) = self.account(out, &f.op, f.due, f.issued, done, &result);
                 self.emit(&mut order, f.seq, m)?;
                 self.after(backend, &f.op, tag as usize, f.buf, &result, handles);
                 stopping |= stop;
@@ -294,7 +294,7 @@ impl<C: Clock> StreamRun<'_, C> {
                     detail: Some(format!("the I/O queue failed: {fatal}")),
                 };
             }
-            let (m, _) = self.account(out, &f.op, f.due, f.issued, now, Err(fatal));
+            let (m, _) = self.account(out, &f.op, f.due, f.issued, now, &Err(fatal));
             self.emit(order, f.seq, m)?;
         }
         self.stop.store(true, Ordering::Relaxed);

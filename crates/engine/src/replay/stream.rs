@@ -132,7 +132,7 @@ impl<C: Clock> StreamRun<'_, C> {
             let result = self.execute(backend, &op, handles);
             let done = self.clock.now_ns();
             prev_done = Some(done);
-            let (m, stop) = self.account(out, &op, due, issued, done, result.clone());
+            let (m, stop) = self.account(out, &op, due, issued, done, &result);
             self.push_measured(&m)?;
             self.after(backend, &op, 0, 0, &result, handles);
             if stop {
@@ -200,7 +200,7 @@ impl<C: Clock> StreamRun<'_, C> {
         due: Option<u64>,
         issued: u64,
         done: u64,
-        result: Result<i64, OpError>,
+        result: &Result<i64, OpError>,
     ) -> (Measured, bool) {
         let k = op.kind.index();
         let sched = due.unwrap_or(issued);
@@ -214,7 +214,7 @@ impl<C: Clock> StreamRun<'_, C> {
         out.counts[k] += 1;
         out.ops += 1;
         let mut stop = false;
-        let code = match result {
+        let code = match *result {
             Ok(v) => {
                 match op.kind {
                     OpKind::Read => out.bytes_read += v as u64,
@@ -223,7 +223,7 @@ impl<C: Clock> StreamRun<'_, C> {
                 }
                 v
             }
-            Err(error) => {
+            Err(ref error) => {
                 out.errors[k] += 1;
                 *out.errnos.entry((k, error.errno)).or_insert(0) += 1;
                 let code = -(error.errno as i64);
@@ -234,7 +234,7 @@ impl<C: Clock> StreamRun<'_, C> {
                         line: op.line,
                         kind: op.kind,
                         path: self.plan.files.path(op.file).to_string(),
-                        error,
+                        error: error.clone(),
                     });
                     stop = true;
                 }
