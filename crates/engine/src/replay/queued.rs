@@ -10,7 +10,7 @@ use std::sync::atomic::Ordering;
 
 use naslab_trace::{Measured, OpKind};
 
-use super::stream::{StreamRun, NO_HANDLE};
+use super::stream::{StreamRun, Written, NO_HANDLE};
 use super::{ReplayError, StreamOutcome};
 use crate::backend::{Backend, Handle, OpError};
 use crate::clock::Clock;
@@ -24,6 +24,8 @@ struct InFlight {
     seq: u64,
     /// The buffer slot it holds (its place in the read or the write buffer).
     buf: usize,
+    /// For a write: what its buffer was filled with.
+    written: Option<Written>,
 }
 
 /// Puts measurements back into trace order.
@@ -122,7 +124,7 @@ impl<C: Clock> StreamRun<'_, C> {
                     prev_done = Some(done);
                     let (m, stop) = self.account(out, &op, due, issued, done, &result);
                     self.emit(&mut order, seq, m)?;
-                    self.after(backend, &op, 0, 0, &result, handles);
+                    self.after(backend, &op, 0, None, &result, handles);
                     seq += 1;
                     stopping |= stop;
                     continue;
@@ -157,9 +159,7 @@ impl<C: Clock> StreamRun<'_, C> {
                 };
                 let h = handles[op.slot as usize];
                 let len = op.len as usize;
-                if op.kind == OpKind::Write {
-                    self.fill_write(&op, slot, b);
-                }
+                let written = (op.kind == OpKind::Write).then(|| self.fill_write(&op, b));
                 let queue = backend.queued(depth as u32);
                 // SAFETY: buffer slot `b` belongs to this op alone until it is reaped (it
                 // returns to `free_bufs` only then), and rbuf and wbuf outlive the loop,
@@ -181,6 +181,7 @@ impl<C: Clock> StreamRun<'_, C> {
                             issued: 0,
                             seq,
                             buf: b,
+                            written,
                         });
                         queued.push(slot);
                     }
@@ -234,7 +235,7 @@ impl<C: Clock> StreamRun<'_, C> {
                 };
                 let (m, stop) = self.account(out, &f.op, f.due, f.issued, done, &result);
                 self.emit(&mut order, f.seq, m)?;
-                self.after(backend, &f.op, tag as usize, f.buf, &result, handles);
+                self.after(backend, &f.op, f.buf, f.written, &result, handles);
                 stopping |= stop;
             }
         }

@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use naslab_trace::{Measured, OpFlags, OpKind};
 
-use super::{Fatal, Progress, ReplayError, StreamOutcome};
+use super::{Fatal, Phase, Progress, ReplayError, StreamOutcome};
 use crate::backend::{Backend, Handle, OpError, OpenHow};
 use crate::buffer::AlignedBuf;
 use crate::clock::Clock;
@@ -25,6 +25,13 @@ const WAIT_SLICE_NS: u64 = 20_000_000;
 
 /// How often a stream publishes its counters for the progress display.
 const PROGRESS_EVERY: u64 = 256;
+
+/// Where a write's data was generated for and its generation, kept until it completes.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Written {
+    offset: u64,
+    gen: u64,
+}
 
 /// Everything one stream needs while it replays.
 pub(super) struct StreamRun<'a, C> {
@@ -54,13 +61,10 @@ pub(super) struct StreamRun<'a, C> {
     pub data: DataSpec,
     /// With `--verify`: what every file should hold.
     pub verifier: Option<&'a Verifier>,
-    /// How a mismatch found by a read of this replay is labelled.
-    pub during: &'static str,
-    /// This stream's writes are generations `gen_base + 1, + 2, ...`: unique in the run.
-    pub gen_base: u64,
+    /// Which of the plan's op sets this replay runs.
+    pub phase: Phase,
+    /// Writes issued so far (each write's generation follows from it).
     pub writes: u64,
-    /// Per buffer slot: the offset and generation its write was filled for.
-    pub pending: Vec<(u64, u64)>,
     /// Per handle slot: whether it was opened for appending.
     pub append: Vec<bool>,
     /// Two blocks of room for the data generator and the checks.
@@ -117,9 +121,7 @@ impl<C: Clock> StreamRun<'_, C> {
                 break;
             }
             let due = self.pacing.due(op.t_us, t0_us, prev_done);
-            if op.kind == OpKind::Write {
-                self.fill_write(&op, 0, 0);
-            }
+            let written = (op.kind == OpKind::Write).then(|| self.fill_write(&op, 0));
             if let Some(d) = due {
                 if !self.wait_due(out, d) {
                     break;
@@ -134,7 +136,7 @@ impl<C: Clock> StreamRun<'_, C> {
             prev_done = Some(done);
             let (m, stop) = self.account(out, &op, due, issued, done, &result);
             self.push_measured(&m)?;
-            self.after(backend, &op, 0, 0, &result, handles);
+            self.after(backend, &op, 0, written, &result, handles);
             if stop {
                 break;
             }
@@ -341,23 +343,32 @@ impl<C: Clock> StreamRun<'_, C> {
         }
     }
 
-    /// Fills write buffer slot `buf` with the data write `op` (in queue slot `slot`)
-    /// carries: generated for where it will land, as a new generation. Runs before the op
-    /// is issued, outside its timing.
+    /// How a mismatch found by one of this replay's reads is labelled.
+    fn during(&self) -> &'static str {
+        match self.phase {
+            Phase::Warmup => "warmup",
+            Phase::Measured => "read",
+        }
+    }
+
+    /// Fills write buffer slot `buf` with the data write `op` carries: generated for where
+    /// it will land, as a new generation (`1, 2, ...` above a base of the phase and stream,
+    /// so unique in the run). Runs before the op is issued, outside its timing.
     #[inline]
-    pub(super) fn fill_write(&mut self, op: &CompiledOp, slot: usize, buf: usize) {
+    pub(super) fn fill_write(&mut self, op: &CompiledOp, buf: usize) -> Written {
         self.writes += 1;
-        let gen = self.gen_base + self.writes;
+        let gen_base = ((self.phase as u64 + 1) << 56) | ((self.sp.stream as u64 + 1) << 32);
+        let gen = gen_base + self.writes;
         let mut offset = op.offset;
         if let Some(v) = self.verifier {
             if self.append.get(op.slot as usize).copied().unwrap_or(false) {
                 offset = v.size(op.file);
             }
         }
-        self.pending[slot] = (offset, gen);
+        let written = Written { offset, gen };
         if self.data.mode == DataMode::Zero && !self.data.verify {
             // The buffers started zeroed and nothing else is ever put in them.
-            return;
+            return written;
         }
         let len = op.len as usize;
         let start = buf * self.write_slot_len;
@@ -370,17 +381,18 @@ impl<C: Clock> StreamRun<'_, C> {
             buf,
             &mut self.scratch[..BLOCK],
         );
+        written
     }
 
     /// After an op, outside its timing, with `--verify`: books what it changed, and
-    /// checks what a read returned (`slot`: its queue slot, `buf`: its buffer slot).
-    #[allow(clippy::too_many_arguments)]
+    /// checks what a read returned (`buf`: its buffer slot; `written`: what a write's
+    /// [`Self::fill_write`] made).
     pub(super) fn after(
         &mut self,
         backend: &mut dyn Backend,
         op: &CompiledOp,
-        slot: usize,
         buf: usize,
+        written: Option<Written>,
         result: &Result<i64, OpError>,
         handles: &[Handle],
     ) {
@@ -391,7 +403,7 @@ impl<C: Clock> StreamRun<'_, C> {
             (OpKind::Read, Ok(n)) => {
                 let start = buf * self.read_slot_len;
                 let got = &self.rbuf.as_slice()[start..start + *n as usize];
-                let mut bad = v.check(op.file, op.offset, got, self.during, &mut self.scratch);
+                let mut bad = v.check(op.file, op.offset, got, self.during(), &mut self.scratch);
                 // An old version read back once more: if the right one comes now, the
                 // first read was stale, not the write lost.
                 let h = handles.get(op.slot as usize).copied().unwrap_or(NO_HANDLE);
@@ -407,7 +419,7 @@ impl<C: Clock> StreamRun<'_, C> {
                             op.file,
                             m.offset,
                             &self.recheck.as_slice()[..got],
-                            self.during,
+                            self.during(),
                             &mut self.scratch,
                         );
                         if got == len && again.is_empty() {
@@ -419,7 +431,9 @@ impl<C: Clock> StreamRun<'_, C> {
                 v.record(bad);
             }
             (OpKind::Write, r) => {
-                let (offset, gen) = self.pending[slot];
+                let Some(Written { offset, gen }) = written else {
+                    return;
+                };
                 match r {
                     Ok(n) => v.wrote(op.file, offset, *n as u64, gen, true),
                     Err(_) => v.wrote(op.file, offset, op.len, gen, false),
