@@ -113,7 +113,7 @@ impl<C: Clock> StreamRun<'_, C> {
                     }
                     next = None;
                     if let Some(d) = due {
-                        if !self.wait_due(out, d) {
+                        if self.wait_due(out, d).is_none() {
                             stopping = true;
                             break;
                         }
@@ -143,7 +143,7 @@ impl<C: Clock> StreamRun<'_, C> {
                         if busy {
                             break;
                         }
-                        if !self.wait_due(out, d) {
+                        if self.wait_due(out, d).is_none() {
                             stopping = true;
                             break;
                         }

@@ -122,15 +122,18 @@ impl<C: Clock> StreamRun<'_, C> {
             }
             let due = self.pacing.due(op.t_us, t0_us, prev_done);
             let written = (op.kind == OpKind::Write).then(|| self.fill_write(&op, 0));
-            if let Some(d) = due {
-                if !self.wait_due(out, d) {
-                    break;
+            // A paced op is issued at the clock reading that found it due, which was
+            // already held against the time limit.
+            let issued = match due {
+                Some(d) => self.wait_due(out, d),
+                None => {
+                    let now = self.clock.now_ns();
+                    (!self.past_time_limit(out, now)).then_some(now)
                 }
-            }
-            let issued = self.clock.now_ns();
-            if self.past_time_limit(out, issued) {
+            };
+            let Some(issued) = issued else {
                 break;
-            }
+            };
             let result = self.execute(backend, &op, handles);
             let done = self.clock.now_ns();
             prev_done = Some(done);
@@ -170,19 +173,20 @@ impl<C: Clock> StreamRun<'_, C> {
         past
     }
 
-    /// Waits until an op's due time. Returns false, without waiting longer, when the
-    /// time limit comes first or the run is stopped meanwhile: the op is not issued.
-    pub(super) fn wait_due(&self, out: &mut StreamOutcome, due: u64) -> bool {
+    /// Waits until an op's due time and returns the clock reading that found it due.
+    /// Returns `None`, without waiting longer, when the time limit comes first or the run
+    /// is stopped meanwhile: the op is not issued.
+    pub(super) fn wait_due(&self, out: &mut StreamOutcome, due: u64) -> Option<u64> {
         loop {
             if self.halted() {
-                return false;
+                return None;
             }
             let now = self.clock.now_ns();
             if self.past_time_limit(out, now) {
-                return false;
+                return None;
             }
             if now >= due {
-                return true;
+                return Some(now);
             }
             let mut until = due.min(now.saturating_add(WAIT_SLICE_NS));
             if let Some(end) = self.limit_end(out) {
