@@ -112,17 +112,13 @@ impl<C: Clock> StreamRun<'_, C> {
                         break;
                     }
                     next = None;
-                    if let Some(d) = due {
-                        if self.wait_due(out, d).is_none() {
-                            stopping = true;
-                            break;
-                        }
-                    }
-                    let issued = self.clock.now_ns();
-                    let result = self.execute(backend, &op, handles);
-                    let done = self.clock.now_ns();
-                    prev_done = Some(done);
-                    let (m, stop) = self.account(out, &op, due, issued, done, &result);
+                    let Some((m, stop, result)) =
+                        self.issue_alone(backend, &op, due, handles, out)
+                    else {
+                        stopping = true;
+                        break;
+                    };
+                    prev_done = Some(m.done_ns);
                     self.emit(&mut order, seq, m)?;
                     self.after(backend, &op, 0, None, &result, handles);
                     seq += 1;

@@ -122,22 +122,10 @@ impl<C: Clock> StreamRun<'_, C> {
             }
             let due = self.pacing.due(op.t_us, t0_us, prev_done);
             let written = (op.kind == OpKind::Write).then(|| self.fill_write(&op, 0));
-            // A paced op is issued at the clock reading that found it due, which was
-            // already held against the time limit.
-            let issued = match due {
-                Some(d) => self.wait_due(out, d),
-                None => {
-                    let now = self.clock.now_ns();
-                    (!self.past_time_limit(out, now)).then_some(now)
-                }
-            };
-            let Some(issued) = issued else {
+            let Some((m, stop, result)) = self.issue_alone(backend, &op, due, handles, out) else {
                 break;
             };
-            let result = self.execute(backend, &op, handles);
-            let done = self.clock.now_ns();
-            prev_done = Some(done);
-            let (m, stop) = self.account(out, &op, due, issued, done, &result);
+            prev_done = Some(m.done_ns);
             self.push_measured(&m)?;
             self.after(backend, &op, 0, written, &result, handles);
             if stop {
@@ -145,6 +133,36 @@ impl<C: Clock> StreamRun<'_, C> {
             }
         }
         Ok(prev_done)
+    }
+
+    /// Issues `op` by itself once it is `due`, waits for it and books it. Returns its
+    /// measurement, whether the run must stop, and its result; `None` when the time limit
+    /// or a stop came first and the op was not issued.
+    #[inline]
+    pub(super) fn issue_alone(
+        &mut self,
+        backend: &mut dyn Backend,
+        op: &CompiledOp,
+        due: Option<u64>,
+        handles: &mut [Handle],
+        out: &mut StreamOutcome,
+    ) -> Option<(Measured, bool, Result<i64, OpError>)> {
+        // A paced op is issued at the clock reading that found it due, which was
+        // already held against the time limit.
+        let issued = match due {
+            Some(d) => self.wait_due(out, d)?,
+            None => {
+                let now = self.clock.now_ns();
+                if self.past_time_limit(out, now) {
+                    return None;
+                }
+                now
+            }
+        };
+        let result = self.execute(backend, op, handles);
+        let done = self.clock.now_ns();
+        let (m, stop) = self.account(out, op, due, issued, done, &result);
+        Some((m, stop, result))
     }
 
     /// Whether the run was stopped: by a fatal failure in any stream, or from outside.
