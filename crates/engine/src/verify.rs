@@ -151,7 +151,7 @@ impl FileShadow {
         };
     }
 
-    fn write(&mut self, file: u32, offset: u64, len: u64, src: Src) {
+    fn write(&mut self, offset: u64, len: u64, src: Src) {
         let end = offset + len;
         let mut at = offset;
         while at < end {
@@ -163,7 +163,6 @@ impl FileShadow {
             st.set(within, within + n, src);
             at += n as u64;
         }
-        let _ = file;
         self.size = self.size.max(end);
     }
 
@@ -259,7 +258,7 @@ impl Verifier {
         };
         let mut f = self.file(file);
         f.exists = true;
-        f.write(file, offset, len, src);
+        f.write(offset, len, src);
     }
 
     pub fn truncated(&self, file: u32, len: u64) {

@@ -112,8 +112,7 @@ impl<C: Clock> StreamRun<'_, C> {
                         break;
                     }
                     next = None;
-                    let Some((m, stop, result)) =
-                        self.issue_alone(backend, &op, due, handles, out)
+                    let Some((m, stop, result)) = self.issue_alone(backend, &op, due, handles, out)
                     else {
                         stopping = true;
                         break;
