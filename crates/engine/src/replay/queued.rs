@@ -79,7 +79,7 @@ impl<C: Clock> StreamRun<'_, C> {
         let mut free: Vec<usize> = (0..depth).rev().collect();
         // Reads and writes also need one of the stream's buffer slots, which may be fewer
         // than the queue depth when ops are large.
-        let mut free_bufs: Vec<usize> = (0..self.buf_slots).rev().collect();
+        let mut free_bufs: Vec<usize> = (0..self.sizes.slots).rev().collect();
         let mut queued: Vec<usize> = Vec::with_capacity(depth);
         let mut in_flight = 0usize;
         let mut next: Option<CompiledOp> = None;
@@ -161,10 +161,11 @@ impl<C: Clock> StreamRun<'_, C> {
                 // which reaps every op before it returns.
                 let result = queue.and_then(|q| unsafe {
                     if op.kind == OpKind::Read {
-                        let buf = self.rbuf.as_mut_slice()[b * self.read_slot_len..].as_mut_ptr();
+                        let buf =
+                            self.rbuf.as_mut_slice()[b * self.sizes.read_slot_len..].as_mut_ptr();
                         q.queue_read(h, op.offset, buf, len, slot as u64)
                     } else {
-                        let buf = self.wbuf.as_slice()[b * self.write_slot_len..].as_ptr();
+                        let buf = self.wbuf.as_slice()[b * self.sizes.write_slot_len..].as_ptr();
                         q.queue_write(h, op.offset, buf, len, slot as u64)
                     }
                 });

@@ -7,7 +7,7 @@ use naslab_trace::{Measured, OpFlags, OpKind};
 
 use super::{Fatal, Phase, Progress, ReplayError, StreamOutcome};
 use crate::backend::{Backend, Handle, OpError, OpenHow};
-use crate::buffer::AlignedBuf;
+use crate::buffer::{AlignedBuf, StreamBuffers};
 use crate::clock::Clock;
 use crate::data::{self, DataMode, DataSpec, BLOCK};
 use crate::pacing::Pacing;
@@ -45,15 +45,13 @@ pub(super) struct StreamRun<'a, C> {
     pub cancel: Option<&'a AtomicBool>,
     pub progress: &'a Progress,
     pub measured: Option<BackgroundWriter>,
-    /// Read buffers, `read_slot_len` bytes for each of `buf_slots` ops in flight.
+    /// How `rbuf` and `wbuf` are cut into slots, one per data op in flight.
+    pub sizes: StreamBuffers,
+    /// Read buffers, `sizes.read_slot_len` bytes for each of `sizes.slots` ops in flight.
     pub rbuf: AlignedBuf,
-    /// Write buffers, `write_slot_len` bytes for each of `buf_slots` ops in flight, each
-    /// filled with its write's data before the write is issued.
+    /// Write buffers, `sizes.write_slot_len` bytes for each of `sizes.slots` ops in
+    /// flight, each filled with its write's data before the write is issued.
     pub wbuf: AlignedBuf,
-    pub read_slot_len: usize,
-    pub write_slot_len: usize,
-    /// Data ops that can be in flight at once (see [`crate::buffer::StreamBuffers`]).
-    pub buf_slots: usize,
     pub spool_dir: &'a Path,
     /// Ops and bytes already added to the progress counters.
     pub published: (u64, u64),
@@ -393,7 +391,7 @@ impl<C: Clock> StreamRun<'_, C> {
             return written;
         }
         let len = op.len as usize;
-        let start = buf * self.write_slot_len;
+        let start = buf * self.sizes.write_slot_len;
         let buf = &mut self.wbuf.as_mut_slice()[start..start + len];
         data::fill(
             &self.data,
@@ -423,7 +421,7 @@ impl<C: Clock> StreamRun<'_, C> {
         };
         match (op.kind, result) {
             (OpKind::Read, Ok(n)) => {
-                let start = buf * self.read_slot_len;
+                let start = buf * self.sizes.read_slot_len;
                 let got = &self.rbuf.as_slice()[start..start + *n as usize];
                 let mut bad = v.check(op.file, op.offset, got, self.during(), &mut self.scratch);
                 // An old version read back once more: if the right one comes now, the
