@@ -9,7 +9,7 @@ use super::{Fatal, Phase, Progress, ReplayError, StreamOutcome};
 use crate::backend::{Backend, Handle, OpError, OpenHow};
 use crate::buffer::{AlignedBuf, StreamBuffers};
 use crate::clock::Clock;
-use crate::data::{self, DataMode, DataSpec, BLOCK};
+use crate::data::{self, DataSpec, BLOCK};
 use crate::pacing::Pacing;
 use crate::plan::{Plan, StreamPlan};
 use crate::spool::CompiledOp;
@@ -386,7 +386,7 @@ impl<C: Clock> StreamRun<'_, C> {
             }
         }
         let written = Written { offset, gen };
-        if self.data.mode == DataMode::Zero && !self.data.verify {
+        if self.data.only_zeros() {
             // The buffers started zeroed and nothing else is ever put in them.
             return written;
         }
