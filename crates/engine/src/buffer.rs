@@ -15,17 +15,15 @@ pub struct AlignedBuf {
 unsafe impl Send for AlignedBuf {}
 
 impl AlignedBuf {
-    /// A zeroed buffer of `len` bytes (at least one page).
+    /// A zeroed buffer of `len` bytes (at least one page); aborts when the memory cannot
+    /// be had, as any allocation does.
     pub fn zeroed(len: usize) -> AlignedBuf {
-        let len = len.max(ALIGN).next_multiple_of(ALIGN);
-        let layout =
-            Layout::from_size_align(len, ALIGN).expect("page-multiple length is a valid layout");
-        // SAFETY: layout has a non-zero size.
-        let ptr = unsafe { alloc_zeroed(layout) };
-        if ptr.is_null() {
-            std::alloc::handle_alloc_error(layout);
-        }
-        AlignedBuf { ptr, len }
+        AlignedBuf::try_zeroed(len).unwrap_or_else(|| {
+            let len = len.max(ALIGN).next_multiple_of(ALIGN);
+            let layout = Layout::from_size_align(len, ALIGN)
+                .expect("page-multiple length is a valid layout");
+            std::alloc::handle_alloc_error(layout)
+        })
     }
 
     /// A zeroed buffer of `len` bytes, or `None` when the memory cannot be had.

@@ -82,6 +82,14 @@ pub struct DataSpec {
     pub verify: bool,
 }
 
+impl DataSpec {
+    /// Whether every byte written is zero (zero data without `--verify` headers): a
+    /// buffer that started zeroed and only ever held such data needs no filling.
+    pub fn only_zeros(&self) -> bool {
+        self.mode == DataMode::Zero && !self.verify
+    }
+}
+
 /// The mixing step of the generator (wyhash's multiply-fold).
 #[inline(always)]
 fn mum(a: u64, b: u64) -> u64 {
@@ -176,7 +184,7 @@ pub fn block(spec: &DataSpec, file: u32, block: u64, gen: u64, out: &mut [u8]) {
 /// Fills `buf` with what a write of `buf.len()` bytes at `offset` of `file` holds in
 /// generation `gen`. `scratch` is one block of room for partly covered blocks.
 pub fn fill(spec: &DataSpec, file: u32, offset: u64, gen: u64, buf: &mut [u8], scratch: &mut [u8]) {
-    if spec.mode == DataMode::Zero && !spec.verify {
+    if spec.only_zeros() {
         buf.fill(0);
         return;
     }

@@ -120,7 +120,10 @@ pub fn prepare_with(
             }
             let n = (e.size - offset).min(step as u64) as usize;
             let buf = &mut chunk.as_mut_slice()[..n];
-            data::fill(spec, i, offset, PREPARED_GEN, buf, &mut scratch);
+            // The chunk started zeroed; zero data never puts anything else in it.
+            if !spec.only_zeros() {
+                data::fill(spec, i, offset, PREPARED_GEN, buf, &mut scratch);
+            }
             let written = backend
                 .write(h, offset, buf)
                 .map_err(|err| fail(&e.path, "write", err))?;

@@ -6,6 +6,7 @@
 //! Files are tracked per block: a block not written since preparation holds the
 //! prepared generation, and a block written in pieces keeps one segment per piece.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
@@ -115,13 +116,14 @@ struct FileShadow {
 }
 
 impl FileShadow {
-    fn state(&self, b: u64) -> BlockState {
+    /// Block `b`'s state: the one kept for it, or what preparation left there.
+    fn state(&self, b: u64) -> Cow<'_, BlockState> {
         if let Some(s) = self.blocks.get(&b) {
-            return s.clone();
+            return Cow::Borrowed(s);
         }
         let at = b * BLOCK as u64;
         if at >= self.base_len {
-            return BlockState::whole(Src::Zero);
+            return Cow::Owned(BlockState::whole(Src::Zero));
         }
         let mut s = BlockState::whole(Src::Zero);
         let n = (self.base_len - at).min(BLOCK as u64) as usize;
@@ -133,12 +135,12 @@ impl FileShadow {
                 gen: PREPARED_GEN,
             },
         );
-        s
+        Cow::Owned(s)
     }
 
     fn state_mut(&mut self, b: u64) -> &mut BlockState {
         if !self.blocks.contains_key(&b) {
-            let s = self.state(b);
+            let s = self.state(b).into_owned();
             self.blocks.insert(b, s);
         }
         self.blocks.get_mut(&b).expect("inserted above")
@@ -151,7 +153,7 @@ impl FileShadow {
         };
     }
 
-    fn write(&mut self, file: u32, offset: u64, len: u64, src: Src) {
+    fn write(&mut self, offset: u64, len: u64, src: Src) {
         let end = offset + len;
         let mut at = offset;
         while at < end {
@@ -163,7 +165,6 @@ impl FileShadow {
             st.set(within, within + n, src);
             at += n as u64;
         }
-        let _ = file;
         self.size = self.size.max(end);
     }
 
@@ -259,7 +260,7 @@ impl Verifier {
         };
         let mut f = self.file(file);
         f.exists = true;
-        f.write(file, offset, len, src);
+        f.write(offset, len, src);
     }
 
     pub fn truncated(&self, file: u32, len: u64) {
@@ -284,7 +285,13 @@ impl Verifier {
     }
 
     /// What block `b` of `file` should hold, whole, into `out`; `scratch` is one block.
-    fn expected(&self, f: &FileShadow, b: u64, out: &mut [u8], scratch: &mut [u8]) -> BlockState {
+    fn expected<'f>(
+        &self,
+        f: &'f FileShadow,
+        b: u64,
+        out: &mut [u8],
+        scratch: &mut [u8],
+    ) -> Cow<'f, BlockState> {
         let st = f.state(b);
         for seg in &st.segs {
             let (s, e) = (seg.start as usize, seg.end as usize);

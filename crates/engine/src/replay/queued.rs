@@ -10,7 +10,7 @@ use std::sync::atomic::Ordering;
 
 use naslab_trace::{Measured, OpKind};
 
-use super::stream::{StreamRun, NO_HANDLE};
+use super::stream::{StreamRun, Written, NO_HANDLE};
 use super::{ReplayError, StreamOutcome};
 use crate::backend::{Backend, Handle, OpError};
 use crate::clock::Clock;
@@ -24,6 +24,8 @@ struct InFlight {
     seq: u64,
     /// The buffer slot it holds (its place in the read or the write buffer).
     buf: usize,
+    /// For a write: what its buffer was filled with.
+    written: Option<Written>,
 }
 
 /// Puts measurements back into trace order.
@@ -77,7 +79,7 @@ impl<C: Clock> StreamRun<'_, C> {
         let mut free: Vec<usize> = (0..depth).rev().collect();
         // Reads and writes also need one of the stream's buffer slots, which may be fewer
         // than the queue depth when ops are large.
-        let mut free_bufs: Vec<usize> = (0..self.buf_slots).rev().collect();
+        let mut free_bufs: Vec<usize> = (0..self.sizes.slots).rev().collect();
         let mut queued: Vec<usize> = Vec::with_capacity(depth);
         let mut in_flight = 0usize;
         let mut next: Option<CompiledOp> = None;
@@ -110,19 +112,14 @@ impl<C: Clock> StreamRun<'_, C> {
                         break;
                     }
                     next = None;
-                    if let Some(d) = due {
-                        if !self.wait_due(out, d) {
-                            stopping = true;
-                            break;
-                        }
-                    }
-                    let issued = self.clock.now_ns();
-                    let result = self.execute(backend, &op, handles);
-                    let done = self.clock.now_ns();
-                    prev_done = Some(done);
-                    let (m, stop) = self.account(out, &op, due, issued, done, result.clone());
+                    let Some((m, stop, result)) = self.issue_alone(backend, &op, due, handles, out)
+                    else {
+                        stopping = true;
+                        break;
+                    };
+                    prev_done = Some(m.done_ns);
                     self.emit(&mut order, seq, m)?;
-                    self.after(backend, &op, 0, 0, &result, handles);
+                    self.after(backend, &op, 0, None, &result, handles);
                     seq += 1;
                     stopping |= stop;
                     continue;
@@ -141,7 +138,7 @@ impl<C: Clock> StreamRun<'_, C> {
                         if busy {
                             break;
                         }
-                        if !self.wait_due(out, d) {
+                        if self.wait_due(out, d).is_none() {
                             stopping = true;
                             break;
                         }
@@ -157,19 +154,18 @@ impl<C: Clock> StreamRun<'_, C> {
                 };
                 let h = handles[op.slot as usize];
                 let len = op.len as usize;
-                if op.kind == OpKind::Write {
-                    self.fill_write(&op, slot, b);
-                }
+                let written = (op.kind == OpKind::Write).then(|| self.fill_write(&op, b));
                 let queue = backend.queued(depth as u32);
                 // SAFETY: buffer slot `b` belongs to this op alone until it is reaped (it
                 // returns to `free_bufs` only then), and rbuf and wbuf outlive the loop,
                 // which reaps every op before it returns.
                 let result = queue.and_then(|q| unsafe {
                     if op.kind == OpKind::Read {
-                        let buf = self.rbuf.as_mut_slice()[b * self.read_slot_len..].as_mut_ptr();
+                        let buf =
+                            self.rbuf.as_mut_slice()[b * self.sizes.read_slot_len..].as_mut_ptr();
                         q.queue_read(h, op.offset, buf, len, slot as u64)
                     } else {
-                        let buf = self.wbuf.as_slice()[b * self.write_slot_len..].as_ptr();
+                        let buf = self.wbuf.as_slice()[b * self.sizes.write_slot_len..].as_ptr();
                         q.queue_write(h, op.offset, buf, len, slot as u64)
                     }
                 });
@@ -181,6 +177,7 @@ impl<C: Clock> StreamRun<'_, C> {
                             issued: 0,
                             seq,
                             buf: b,
+                            written,
                         });
                         queued.push(slot);
                     }
@@ -188,7 +185,7 @@ impl<C: Clock> StreamRun<'_, C> {
                         free.push(slot);
                         free_bufs.push(b);
                         let now = self.clock.now_ns();
-                        let (m, stop) = self.account(out, &op, due, now, now, Err(e));
+                        let (m, stop) = self.account(out, &op, due, now, now, &Err(e));
                         self.emit(&mut order, seq, m)?;
                         stopping |= stop;
                     }
@@ -232,9 +229,9 @@ impl<C: Clock> StreamRun<'_, C> {
                 } else {
                     Ok(res)
                 };
-                let (m, stop) = self.account(out, &f.op, f.due, f.issued, done, result.clone());
+                let (m, stop) = self.account(out, &f.op, f.due, f.issued, done, &result);
                 self.emit(&mut order, f.seq, m)?;
-                self.after(backend, &f.op, tag as usize, f.buf, &result, handles);
+                self.after(backend, &f.op, f.buf, f.written, &result, handles);
                 stopping |= stop;
             }
         }
@@ -294,7 +291,7 @@ impl<C: Clock> StreamRun<'_, C> {
                     detail: Some(format!("the I/O queue failed: {fatal}")),
                 };
             }
-            let (m, _) = self.account(out, &f.op, f.due, f.issued, now, Err(fatal));
+            let (m, _) = self.account(out, &f.op, f.due, f.issued, now, &Err(fatal));
             self.emit(order, f.seq, m)?;
         }
         self.stop.store(true, Ordering::Relaxed);

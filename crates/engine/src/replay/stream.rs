@@ -5,11 +5,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use naslab_trace::{Measured, OpFlags, OpKind};
 
-use super::{Fatal, Progress, ReplayError, StreamOutcome};
+use super::{Fatal, Phase, Progress, ReplayError, StreamOutcome};
 use crate::backend::{Backend, Handle, OpError, OpenHow};
-use crate::buffer::AlignedBuf;
+use crate::buffer::{AlignedBuf, StreamBuffers};
 use crate::clock::Clock;
-use crate::data::{self, DataMode, DataSpec, BLOCK};
+use crate::data::{self, DataSpec, BLOCK};
 use crate::pacing::Pacing;
 use crate::plan::{Plan, StreamPlan};
 use crate::spool::CompiledOp;
@@ -26,6 +26,13 @@ const WAIT_SLICE_NS: u64 = 20_000_000;
 /// How often a stream publishes its counters for the progress display.
 const PROGRESS_EVERY: u64 = 256;
 
+/// Where a write's data was generated for and its generation, kept until it completes.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Written {
+    offset: u64,
+    gen: u64,
+}
+
 /// Everything one stream needs while it replays.
 pub(super) struct StreamRun<'a, C> {
     pub plan: &'a Plan,
@@ -38,15 +45,13 @@ pub(super) struct StreamRun<'a, C> {
     pub cancel: Option<&'a AtomicBool>,
     pub progress: &'a Progress,
     pub measured: Option<BackgroundWriter>,
-    /// Read buffers, `read_slot_len` bytes for each of `buf_slots` ops in flight.
+    /// How `rbuf` and `wbuf` are cut into slots, one per data op in flight.
+    pub sizes: StreamBuffers,
+    /// Read buffers, `sizes.read_slot_len` bytes for each of `sizes.slots` ops in flight.
     pub rbuf: AlignedBuf,
-    /// Write buffers, `write_slot_len` bytes for each of `buf_slots` ops in flight, each
-    /// filled with its write's data before the write is issued.
+    /// Write buffers, `sizes.write_slot_len` bytes for each of `sizes.slots` ops in
+    /// flight, each filled with its write's data before the write is issued.
     pub wbuf: AlignedBuf,
-    pub read_slot_len: usize,
-    pub write_slot_len: usize,
-    /// Data ops that can be in flight at once (see [`crate::buffer::StreamBuffers`]).
-    pub buf_slots: usize,
     pub spool_dir: &'a Path,
     /// Ops and bytes already added to the progress counters.
     pub published: (u64, u64),
@@ -54,13 +59,10 @@ pub(super) struct StreamRun<'a, C> {
     pub data: DataSpec,
     /// With `--verify`: what every file should hold.
     pub verifier: Option<&'a Verifier>,
-    /// How a mismatch found by a read of this replay is labelled.
-    pub during: &'static str,
-    /// This stream's writes are generations `gen_base + 1, + 2, ...`: unique in the run.
-    pub gen_base: u64,
+    /// Which of the plan's op sets this replay runs.
+    pub phase: Phase,
+    /// Writes issued so far (each write's generation follows from it).
     pub writes: u64,
-    /// Per buffer slot: the offset and generation its write was filled for.
-    pub pending: Vec<(u64, u64)>,
     /// Per handle slot: whether it was opened for appending.
     pub append: Vec<bool>,
     /// Two blocks of room for the data generator and the checks.
@@ -117,29 +119,48 @@ impl<C: Clock> StreamRun<'_, C> {
                 break;
             }
             let due = self.pacing.due(op.t_us, t0_us, prev_done);
-            if op.kind == OpKind::Write {
-                self.fill_write(&op, 0, 0);
-            }
-            if let Some(d) = due {
-                if !self.wait_due(out, d) {
-                    break;
-                }
-            }
-            let issued = self.clock.now_ns();
-            if self.past_time_limit(out, issued) {
+            let written = (op.kind == OpKind::Write).then(|| self.fill_write(&op, 0));
+            let Some((m, stop, result)) = self.issue_alone(backend, &op, due, handles, out) else {
                 break;
-            }
-            let result = self.execute(backend, &op, handles);
-            let done = self.clock.now_ns();
-            prev_done = Some(done);
-            let (m, stop) = self.account(out, &op, due, issued, done, result.clone());
+            };
+            prev_done = Some(m.done_ns);
             self.push_measured(&m)?;
-            self.after(backend, &op, 0, 0, &result, handles);
+            self.after(backend, &op, 0, written, &result, handles);
             if stop {
                 break;
             }
         }
         Ok(prev_done)
+    }
+
+    /// Issues `op` by itself once it is `due`, waits for it and books it. Returns its
+    /// measurement, whether the run must stop, and its result; `None` when the time limit
+    /// or a stop came first and the op was not issued.
+    #[inline]
+    pub(super) fn issue_alone(
+        &mut self,
+        backend: &mut dyn Backend,
+        op: &CompiledOp,
+        due: Option<u64>,
+        handles: &mut [Handle],
+        out: &mut StreamOutcome,
+    ) -> Option<(Measured, bool, Result<i64, OpError>)> {
+        // A paced op is issued at the clock reading that found it due, which was
+        // already held against the time limit.
+        let issued = match due {
+            Some(d) => self.wait_due(out, d)?,
+            None => {
+                let now = self.clock.now_ns();
+                if self.past_time_limit(out, now) {
+                    return None;
+                }
+                now
+            }
+        };
+        let result = self.execute(backend, op, handles);
+        let done = self.clock.now_ns();
+        let (m, stop) = self.account(out, op, due, issued, done, &result);
+        Some((m, stop, result))
     }
 
     /// Whether the run was stopped: by a fatal failure in any stream, or from outside.
@@ -168,19 +189,20 @@ impl<C: Clock> StreamRun<'_, C> {
         past
     }
 
-    /// Waits until an op's due time. Returns false, without waiting longer, when the
-    /// time limit comes first or the run is stopped meanwhile: the op is not issued.
-    pub(super) fn wait_due(&self, out: &mut StreamOutcome, due: u64) -> bool {
+    /// Waits until an op's due time and returns the clock reading that found it due.
+    /// Returns `None`, without waiting longer, when the time limit comes first or the run
+    /// is stopped meanwhile: the op is not issued.
+    pub(super) fn wait_due(&self, out: &mut StreamOutcome, due: u64) -> Option<u64> {
         loop {
             if self.halted() {
-                return false;
+                return None;
             }
             let now = self.clock.now_ns();
             if self.past_time_limit(out, now) {
-                return false;
+                return None;
             }
             if now >= due {
-                return true;
+                return Some(now);
             }
             let mut until = due.min(now.saturating_add(WAIT_SLICE_NS));
             if let Some(end) = self.limit_end(out) {
@@ -200,7 +222,7 @@ impl<C: Clock> StreamRun<'_, C> {
         due: Option<u64>,
         issued: u64,
         done: u64,
-        result: Result<i64, OpError>,
+        result: &Result<i64, OpError>,
     ) -> (Measured, bool) {
         let k = op.kind.index();
         let sched = due.unwrap_or(issued);
@@ -214,7 +236,7 @@ impl<C: Clock> StreamRun<'_, C> {
         out.counts[k] += 1;
         out.ops += 1;
         let mut stop = false;
-        let code = match result {
+        let code = match *result {
             Ok(v) => {
                 match op.kind {
                     OpKind::Read => out.bytes_read += v as u64,
@@ -223,7 +245,7 @@ impl<C: Clock> StreamRun<'_, C> {
                 }
                 v
             }
-            Err(error) => {
+            Err(ref error) => {
                 out.errors[k] += 1;
                 *out.errnos.entry((k, error.errno)).or_insert(0) += 1;
                 let code = -(error.errno as i64);
@@ -234,7 +256,7 @@ impl<C: Clock> StreamRun<'_, C> {
                         line: op.line,
                         kind: op.kind,
                         path: self.plan.files.path(op.file).to_string(),
-                        error,
+                        error: error.clone(),
                     });
                     stop = true;
                 }
@@ -341,26 +363,35 @@ impl<C: Clock> StreamRun<'_, C> {
         }
     }
 
-    /// Fills write buffer slot `buf` with the data write `op` (in queue slot `slot`)
-    /// carries: generated for where it will land, as a new generation. Runs before the op
-    /// is issued, outside its timing.
+    /// How a mismatch found by one of this replay's reads is labelled.
+    fn during(&self) -> &'static str {
+        match self.phase {
+            Phase::Warmup => "warmup",
+            Phase::Measured => "read",
+        }
+    }
+
+    /// Fills write buffer slot `buf` with the data write `op` carries: generated for where
+    /// it will land, as a new generation (`1, 2, ...` above a base of the phase and stream,
+    /// so unique in the run). Runs before the op is issued, outside its timing.
     #[inline]
-    pub(super) fn fill_write(&mut self, op: &CompiledOp, slot: usize, buf: usize) {
+    pub(super) fn fill_write(&mut self, op: &CompiledOp, buf: usize) -> Written {
         self.writes += 1;
-        let gen = self.gen_base + self.writes;
+        let gen_base = ((self.phase as u64 + 1) << 56) | ((self.sp.stream as u64 + 1) << 32);
+        let gen = gen_base + self.writes;
         let mut offset = op.offset;
         if let Some(v) = self.verifier {
             if self.append.get(op.slot as usize).copied().unwrap_or(false) {
                 offset = v.size(op.file);
             }
         }
-        self.pending[slot] = (offset, gen);
-        if self.data.mode == DataMode::Zero && !self.data.verify {
+        let written = Written { offset, gen };
+        if self.data.only_zeros() {
             // The buffers started zeroed and nothing else is ever put in them.
-            return;
+            return written;
         }
         let len = op.len as usize;
-        let start = buf * self.write_slot_len;
+        let start = buf * self.sizes.write_slot_len;
         let buf = &mut self.wbuf.as_mut_slice()[start..start + len];
         data::fill(
             &self.data,
@@ -370,17 +401,18 @@ impl<C: Clock> StreamRun<'_, C> {
             buf,
             &mut self.scratch[..BLOCK],
         );
+        written
     }
 
     /// After an op, outside its timing, with `--verify`: books what it changed, and
-    /// checks what a read returned (`slot`: its queue slot, `buf`: its buffer slot).
-    #[allow(clippy::too_many_arguments)]
+    /// checks what a read returned (`buf`: its buffer slot; `written`: what a write's
+    /// [`Self::fill_write`] made).
     pub(super) fn after(
         &mut self,
         backend: &mut dyn Backend,
         op: &CompiledOp,
-        slot: usize,
         buf: usize,
+        written: Option<Written>,
         result: &Result<i64, OpError>,
         handles: &[Handle],
     ) {
@@ -389,9 +421,9 @@ impl<C: Clock> StreamRun<'_, C> {
         };
         match (op.kind, result) {
             (OpKind::Read, Ok(n)) => {
-                let start = buf * self.read_slot_len;
+                let start = buf * self.sizes.read_slot_len;
                 let got = &self.rbuf.as_slice()[start..start + *n as usize];
-                let mut bad = v.check(op.file, op.offset, got, self.during, &mut self.scratch);
+                let mut bad = v.check(op.file, op.offset, got, self.during(), &mut self.scratch);
                 // An old version read back once more: if the right one comes now, the
                 // first read was stale, not the write lost.
                 let h = handles.get(op.slot as usize).copied().unwrap_or(NO_HANDLE);
@@ -407,7 +439,7 @@ impl<C: Clock> StreamRun<'_, C> {
                             op.file,
                             m.offset,
                             &self.recheck.as_slice()[..got],
-                            self.during,
+                            self.during(),
                             &mut self.scratch,
                         );
                         if got == len && again.is_empty() {
@@ -419,7 +451,9 @@ impl<C: Clock> StreamRun<'_, C> {
                 v.record(bad);
             }
             (OpKind::Write, r) => {
-                let (offset, gen) = self.pending[slot];
+                let Some(Written { offset, gen }) = written else {
+                    return;
+                };
                 match r {
                     Ok(n) => v.wrote(op.file, offset, *n as u64, gen, true),
                     Err(_) => v.wrote(op.file, offset, op.len, gen, false),
