@@ -355,11 +355,7 @@ fn verify_failure(run: &RunResult) -> Option<String> {
     let mut total = naslab_results::VerifySummary::default();
     for it in run.workloads.iter().flat_map(|w| &w.iterations) {
         if let Some(v) = &it.verify {
-            total.lost_writes += v.lost_writes;
-            total.stale_reads += v.stale_reads;
-            total.misplaced_writes += v.misplaced_writes;
-            total.torn_writes += v.torn_writes;
-            total.corrupt += v.corrupt;
+            total.add_counts(v);
         }
     }
     if total.total() == 0 {
