@@ -154,7 +154,6 @@ impl std::fmt::Display for Summary {
 pub struct Builder {
     workload: String,
     generator: String,
-    description: Option<String>,
     existence: Existence,
     entries: Vec<Entry>,
     by_path: HashMap<String, u32>,
@@ -182,7 +181,6 @@ impl Builder {
         Ok(Builder {
             workload: workload.to_string(),
             generator: generator.to_string(),
-            description: None,
             existence: Existence::Infer,
             entries: Vec::new(),
             by_path: HashMap::new(),
@@ -202,11 +200,6 @@ impl Builder {
             }
             self.push_entry(path, kind, true, size);
         }
-    }
-
-    /// A description for the header.
-    pub fn set_description(&mut self, text: String) {
-        self.description = Some(text);
     }
 
     /// Counts one thing of the input left out.
@@ -640,7 +633,6 @@ impl Builder {
         let mut w = create_trace(out)?;
         let mut header = Header::new(self.workload.clone());
         header.generator = Some(self.generator.clone());
-        header.description = self.description.clone();
         w.header(&header)?;
         for (i, e) in self.entries.iter().enumerate() {
             if e.exists_before {

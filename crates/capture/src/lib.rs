@@ -29,6 +29,18 @@ pub enum Format {
     Procmon,
 }
 
+impl Format {
+    /// The format's name on the command line (`naslab import NAME`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::Strace => "strace",
+            Format::Dbench => "dbench",
+            Format::FioIolog => "fio-iolog",
+            Format::Procmon => "procmon",
+        }
+    }
+}
+
 /// Options the importers share or need.
 #[derive(Debug, Clone, Default)]
 pub struct ImportOptions {
@@ -56,15 +68,8 @@ pub fn import(
         source: e,
     })?;
     let reader: Box<dyn BufRead> = Box::new(std::io::BufReader::with_capacity(1 << 20, file));
-    let name = input.display();
-    let mut b = match format {
-        Format::Strace => Builder::new(&opts.workload, &format!("naslab import strace {name}"))?,
-        Format::Dbench => Builder::new(&opts.workload, &format!("naslab import dbench {name}"))?,
-        Format::FioIolog => {
-            Builder::new(&opts.workload, &format!("naslab import fio-iolog {name}"))?
-        }
-        Format::Procmon => Builder::new(&opts.workload, &format!("naslab import procmon {name}"))?,
-    };
+    let generator = format!("naslab import {} {}", format.name(), input.display());
+    let mut b = Builder::new(&opts.workload, &generator)?;
     match format {
         Format::Strace => {
             let root = match &opts.root {

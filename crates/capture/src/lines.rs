@@ -2,12 +2,14 @@
 //! and each line bounded, so a file with no line breaks (or a device such as
 //! /dev/zero) fails at once naming its line instead of filling memory.
 
-use std::io::{BufRead, Read};
+use std::io::BufRead;
 use std::path::{Path, PathBuf};
+
+use naslab_trace::BoundedLine;
 
 use crate::error::ImportError;
 
-/// The longest line an importer reads (the trace format's own limit).
+/// The longest line an importer reads, break included (the trace format's own limit).
 pub const MAX_LINE_BYTES: usize = naslab_trace::MAX_LINE_BYTES;
 
 /// The lines of one input file.
@@ -30,30 +32,30 @@ impl<R: BufRead> Lines<R> {
 
     /// The next line's number and bytes, with its line break; `None` at the end.
     pub fn next_bytes(&mut self) -> Result<Option<(u64, &[u8])>, ImportError> {
-        self.buf.clear();
-        let limit = MAX_LINE_BYTES as u64 + 1;
-        let got = (&mut self.input)
-            .take(limit)
-            .read_until(b'\n', &mut self.buf)
-            .map_err(|e| ImportError::Read {
+        let got = naslab_trace::read_bounded_line(&mut self.input, &mut self.buf).map_err(|e| {
+            ImportError::Read {
                 path: self.path.clone(),
                 source: e,
-            })?;
-        if got == 0 {
-            return Ok(None);
+            }
+        })?;
+        match got {
+            BoundedLine::End => Ok(None),
+            BoundedLine::Line => {
+                self.n += 1;
+                Ok(Some((self.n, &self.buf)))
+            }
+            BoundedLine::TooLong => {
+                self.n += 1;
+                Err(ImportError::Line {
+                    path: self.path.clone(),
+                    line: self.n,
+                    message: format!(
+                        "the line is longer than {} MiB; is this the right file and format?",
+                        MAX_LINE_BYTES >> 20
+                    ),
+                })
+            }
         }
-        self.n += 1;
-        if self.buf.len() > MAX_LINE_BYTES && self.buf.last() != Some(&b'\n') {
-            return Err(ImportError::Line {
-                path: self.path.clone(),
-                line: self.n,
-                message: format!(
-                    "the line is longer than {} MiB; is this the right file and format?",
-                    MAX_LINE_BYTES >> 20
-                ),
-            });
-        }
-        Ok(Some((self.n, &self.buf)))
     }
 
     /// The next line's number and text, with its line break; `None` at the end. A line

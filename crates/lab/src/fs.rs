@@ -219,31 +219,13 @@ fn retry(mut f: impl FnMut() -> Result<(), LabError>) -> Result<(), LabError> {
     last
 }
 
-/// Parses a size such as 4G, 512M or 1048576.
+/// Parses `--size`: a size such as 4G, 512M or 1048576 (powers of 1024).
 pub fn parse_size(s: &str) -> Result<u64, LabError> {
-    let bad = |why: &str| LabError::Invalid {
+    naslab_workload::synthetic::parse_size(s).map_err(|why| LabError::Invalid {
         what: "--size",
         value: s.to_string(),
-        why: why.to_string(),
-    };
-    let t = s.trim();
-    let (num, mult) = match t.char_indices().last() {
-        Some((i, c)) if c.is_ascii_alphabetic() => {
-            let m: u64 = match c.to_ascii_uppercase() {
-                'K' => 1 << 10,
-                'M' => 1 << 20,
-                'G' => 1 << 30,
-                'T' => 1 << 40,
-                _ => return Err(bad("use a number with K, M, G or T")),
-            };
-            (&t[..i], m)
-        }
-        _ => (t, 1),
-    };
-    let n: u64 = num
-        .parse()
-        .map_err(|_| bad("use a number with K, M, G or T"))?;
-    n.checked_mul(mult).ok_or_else(|| bad("too large"))
+        why,
+    })
 }
 
 #[cfg(test)]

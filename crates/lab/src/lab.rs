@@ -45,14 +45,9 @@ pub struct LabStatus {
     pub mounted: bool,
 }
 
-fn is_root() -> bool {
-    // SAFETY: geteuid has no preconditions.
-    unsafe { libc::geteuid() == 0 }
-}
-
 /// Stands a lab up. On any failure, whatever was made is taken down again.
 pub fn up(opts: &LabOptions) -> Result<Lab, LabError> {
-    if !is_root() {
+    if !naslab_layout::loopdev::is_root() {
         return Err(LabError::NotRoot);
     }
     for o in &opts.opts {

@@ -434,8 +434,9 @@ impl Comparison {
         }
     }
 
-    /// The lines saying what the mean covers and which settings differ.
-    fn notes(&self) -> Vec<String> {
+    /// The notes and warnings, one per line: what the mean covers and which settings
+    /// differ (the table and Markdown show them; the CLI prints them for other formats).
+    pub fn warnings(&self) -> Vec<String> {
         let mut out = Vec::new();
         let left_out: Vec<String> = self
             .workloads
@@ -565,7 +566,7 @@ impl Comparison {
         if self.workloads.iter().any(|w| !w.in_mean) {
             o.push_str("* not in the geometric mean\n");
         }
-        for line in self.notes() {
+        for line in self.warnings() {
             let _ = writeln!(o, "{line}");
         }
         let spreads = self.spread_lines();
@@ -614,7 +615,7 @@ impl Comparison {
         if self.workloads.iter().any(|w| !w.in_mean) {
             o.push_str("\\* not in the geometric mean\n\n");
         }
-        for line in self.notes() {
+        for line in self.warnings() {
             let _ = writeln!(o, "- {}", md_escape(&line));
         }
         let spreads = self.spread_lines();
@@ -666,11 +667,6 @@ impl Comparison {
         let mut s = serde_json::to_string_pretty(self).unwrap_or_default();
         s.push('\n');
         s
-    }
-
-    /// The notes and warnings, one per line (also printed on the terminal for other formats).
-    pub fn warnings(&self) -> Vec<String> {
-        self.notes()
     }
 }
 

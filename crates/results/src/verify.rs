@@ -89,6 +89,19 @@ impl VerifySummary {
             + self.corrupt
     }
 
+    /// Adds `other`'s counts (checked and mismatched) to these; the mismatches kept
+    /// for display are left as they are.
+    pub fn add_counts(&mut self, other: &VerifySummary) {
+        self.reads_checked += other.reads_checked;
+        self.bytes_checked += other.bytes_checked;
+        self.read_back_bytes += other.read_back_bytes;
+        self.lost_writes += other.lost_writes;
+        self.stale_reads += other.stale_reads;
+        self.misplaced_writes += other.misplaced_writes;
+        self.torn_writes += other.torn_writes;
+        self.corrupt += other.corrupt;
+    }
+
     /// The counts by kind, in [`MismatchKind::ALL`] order.
     pub fn by_kind(&self) -> [(MismatchKind, u64); 5] {
         [

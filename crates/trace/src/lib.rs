@@ -15,7 +15,9 @@ pub use error::TraceError;
 pub use memory::Trace;
 pub use model::{FileDecl, FileKind, Header, Measured, Op, OpFlags, OpKind, Prepare, Record};
 pub use path::check_rel_path;
-pub use reader::{open_trace, read_all, read_trace, TraceReader, MAX_LINE_BYTES};
+pub use reader::{
+    open_trace, read_all, read_bounded_line, read_trace, BoundedLine, TraceReader, MAX_LINE_BYTES,
+};
 pub use writer::{create_trace, create_trace_parallel, Sink, TraceWriter};
 
 /// The format name every trace's first line carries.

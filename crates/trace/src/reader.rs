@@ -15,6 +15,53 @@ const ZSTD_MAGIC: [u8; 4] = [0x28, 0xb5, 0x2f, 0xfd];
 /// small .zst) from filling memory.
 pub const MAX_LINE_BYTES: usize = 1 << 20;
 
+/// How [`read_bounded_line`] ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BoundedLine {
+    /// The input is at its end; nothing was read.
+    End,
+    /// A line, with its break unless it was the last, is in the buffer.
+    Line,
+    /// The line is longer than [`MAX_LINE_BYTES`] (break included); it was not read whole.
+    TooLong,
+}
+
+/// Reads the next line of `input` into `buf` (cleared first), refusing a line longer
+/// than [`MAX_LINE_BYTES`] before it is all in memory, so a file with no line breaks
+/// (or `/dev/zero`) fails at once. After an error `buf` holds the part of the line read.
+pub fn read_bounded_line<R: BufRead + ?Sized>(
+    input: &mut R,
+    buf: &mut Vec<u8>,
+) -> std::io::Result<BoundedLine> {
+    buf.clear();
+    loop {
+        let available = match input.fill_buf() {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if available.is_empty() {
+            return Ok(if buf.is_empty() {
+                BoundedLine::End
+            } else {
+                BoundedLine::Line
+            });
+        }
+        let (take, done) = match available.iter().position(|&b| b == b'\n') {
+            Some(i) => (i + 1, true),
+            None => (available.len(), false),
+        };
+        if buf.len() + take > MAX_LINE_BYTES {
+            return Ok(BoundedLine::TooLong);
+        }
+        buf.extend_from_slice(&available[..take]);
+        input.consume(take);
+        if done {
+            return Ok(BoundedLine::Line);
+        }
+    }
+}
+
 /// Opens a trace file, plain or zstd-compressed (told apart by its first bytes).
 pub fn open_trace(path: &Path) -> Result<TraceReader<Box<dyn BufRead + Send>>, TraceError> {
     let file = File::open(path).map_err(|cause| TraceError::Io {
@@ -230,37 +277,20 @@ impl<R: BufRead> TraceReader<R> {
     /// Reads the next line into `buf`, at most [`MAX_LINE_BYTES`] of it; `false` at the end.
     /// `line` counts the line from its first byte, so every error names the line it is in.
     fn read_line(&mut self) -> Result<bool, TraceError> {
-        self.buf.clear();
-        loop {
-            let available = match self.input.fill_buf() {
-                Ok(b) => b,
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-                Err(e) => {
-                    let complete = self.line - u64::from(!self.buf.is_empty());
-                    return Err(self.read_error(complete, e));
-                }
-            };
-            if available.is_empty() {
-                return Ok(!self.buf.is_empty());
-            }
-            if self.buf.is_empty() {
+        match read_bounded_line(&mut self.input, &mut self.buf) {
+            Ok(BoundedLine::End) => Ok(false),
+            Ok(BoundedLine::Line) => {
                 self.line += 1;
+                Ok(true)
             }
-            let (take, done) = match available.iter().position(|&b| b == b'\n') {
-                Some(i) => (i + 1, true),
-                None => (available.len(), false),
-            };
-            if self.buf.len() + take > MAX_LINE_BYTES {
-                return Err(self.invalid(format!(
+            Ok(BoundedLine::TooLong) => {
+                self.line += 1;
+                Err(self.invalid(format!(
                     "the line is longer than {} MiB, the most a trace line may hold; is this a naslab trace? (see docs/trace-format.md)",
                     MAX_LINE_BYTES >> 20
-                )));
+                )))
             }
-            self.buf.extend_from_slice(&available[..take]);
-            self.input.consume(take);
-            if done {
-                return Ok(true);
-            }
+            Err(e) => Err(self.read_error(self.line, e)),
         }
     }
 

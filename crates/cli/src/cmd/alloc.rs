@@ -6,7 +6,7 @@ use std::fmt::Write;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use anyhow::{bail, Context};
+use anyhow::Context;
 use naslab_layout::loopdev::is_root;
 use naslab_layout::{
     run_matrix, run_pattern, FsCase, MatrixOptions, MatrixResult, Pattern, PatternOptions,
@@ -21,25 +21,7 @@ static CANCEL: AtomicBool = AtomicBool::new(false);
 
 /// Parses a byte count: plain bytes, or with a K, M, G or T suffix (powers of 1024).
 pub fn parse_bytes(flag: &str, s: &str) -> anyhow::Result<u64> {
-    let t = s.trim();
-    let (num, mult) = match t.char_indices().last() {
-        Some((i, c)) if c.is_ascii_alphabetic() => {
-            let m: u64 = match c.to_ascii_uppercase() {
-                'K' => 1 << 10,
-                'M' => 1 << 20,
-                'G' => 1 << 30,
-                'T' => 1 << 40,
-                _ => bail!("{flag} '{s}': use bytes, or a K, M, G or T suffix (e.g. 64M)"),
-            };
-            (&t[..i], m)
-        }
-        _ => (t, 1),
-    };
-    let n: u64 = num.parse().map_err(|_| {
-        anyhow::anyhow!("{flag} '{s}': use bytes, or a K, M, G or T suffix (e.g. 64M)")
-    })?;
-    n.checked_mul(mult)
-        .with_context(|| format!("{flag} '{s}' is too large"))
+    naslab_workload::synthetic::parse_size(s).map_err(|e| anyhow::anyhow!("{flag}: {e}"))
 }
 
 fn install_handler() {

@@ -48,17 +48,14 @@ pub fn results(args: ResultsArgs) -> anyhow::Result<()> {
     find_run_json(&args.dir, 0, &mut files)?;
     let mut runs = Vec::new();
     for file in files {
-        let run: RunResult = match std::fs::read(&file)
-            .map_err(anyhow::Error::from)
-            .and_then(|b| serde_json::from_slice(&b).map_err(anyhow::Error::from))
-        {
-            Ok(r) => r,
+        let run_dir = file.parent().unwrap_or(Path::new(".")).to_path_buf();
+        let run: RunResult = match naslab_report::load_run(&run_dir) {
+            Ok(loaded) => loaded.result,
             Err(e) => {
-                eprintln!("warning: skipping '{}': {e}", file.display());
+                eprintln!("warning: skipping a run: {e}");
                 continue;
             }
         };
-        let run_dir = file.parent().unwrap_or(Path::new(".")).to_path_buf();
         // Runs from before labels were recorded: the LABEL of OUT/LABEL/TIMESTAMP.
         let label = run.label.clone().unwrap_or_else(|| {
             run_dir

@@ -197,8 +197,7 @@ pub fn context(
         if cache != CacheMode::Drop {
             bail!("--drop-all-caches goes with --cache drop, not with --cache keep or direct");
         }
-        // SAFETY: geteuid has no preconditions.
-        if unsafe { libc::geteuid() } != 0 {
+        if !naslab_layout::loopdev::is_root() {
             bail!("--drop-all-caches needs root (it writes /proc/sys/vm/drop_caches); run as root or leave it out");
         }
         extra.insert("drop_all_caches".to_string(), "true".to_string());
@@ -355,11 +354,7 @@ fn verify_failure(run: &RunResult) -> Option<String> {
     let mut total = naslab_results::VerifySummary::default();
     for it in run.workloads.iter().flat_map(|w| &w.iterations) {
         if let Some(v) = &it.verify {
-            total.lost_writes += v.lost_writes;
-            total.stale_reads += v.stale_reads;
-            total.misplaced_writes += v.misplaced_writes;
-            total.torn_writes += v.torn_writes;
-            total.corrupt += v.corrupt;
+            total.add_counts(v);
         }
     }
     if total.total() == 0 {

@@ -110,22 +110,23 @@ impl Multi {
     }
 }
 
-/// Parses sizes like `4k`, `64K`, `1m`, `2G`, `512` (binary units: k = 1024).
+/// Parses sizes like `4k`, `64K`, `1m`, `2G`, `1T`, `512` (binary units: k = 1024).
 pub fn parse_size(text: &str) -> Result<u64, String> {
     let t = text.trim();
     let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
     let (num, unit) = t.split_at(split);
     let n: u64 = num
         .parse()
-        .map_err(|_| format!("'{text}' is not a size; write e.g. 4k, 64k, 1m, 2g"))?;
+        .map_err(|_| format!("'{text}' is not a size; write e.g. 4k, 64k, 1m, 2g, 1t"))?;
     let mult: u64 = match unit.to_ascii_lowercase().as_str() {
         "" | "b" => 1,
         "k" | "kb" | "kib" => 1 << 10,
         "m" | "mb" | "mib" => 1 << 20,
         "g" | "gb" | "gib" => 1 << 30,
+        "t" | "tb" | "tib" => 1 << 40,
         _ => {
             return Err(format!(
-                "unknown unit in '{text}'; use k, m or g (powers of 1024)"
+                "unknown unit in '{text}'; use k, m, g or t (powers of 1024)"
             ))
         }
     };

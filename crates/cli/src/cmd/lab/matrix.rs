@@ -234,9 +234,7 @@ fn run_config(
     };
     let run_dir = ctx.run_dir.clone();
     let outcome = compile_traces(&ctx, traces).and_then(|w| execute(ctx, w));
-    let run: Option<RunResult> = std::fs::read_to_string(run_dir.join("run.json"))
-        .ok()
-        .and_then(|t| serde_json::from_str(&t).ok());
+    let run: Option<RunResult> = naslab_report::load_run(&run_dir).ok().map(|l| l.result);
     let mut row = Vec::new();
     for w in workloads {
         let mut cell = Cell::default();

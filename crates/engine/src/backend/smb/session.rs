@@ -221,7 +221,7 @@ impl Session {
                     why: auth_hint(&source, url.user.is_some()),
                 }
             } else if matches!(source.kind(), ErrorKind::TimedOut) {
-                SmbError::NoReply(no_reply(&addr, opts.io_timeout))
+                silent()
             } else {
                 SmbError::Connect {
                     addr: addr.clone(),
@@ -235,7 +235,7 @@ impl Session {
         let tree = share
             .map_err(|_| silent())?
             .map_err(|source| match source.kind() {
-                ErrorKind::TimedOut => SmbError::NoReply(no_reply(&addr, opts.io_timeout)),
+                ErrorKind::TimedOut => silent(),
                 _ => SmbError::Share {
                     addr: addr.clone(),
                     share: url.share.clone(),
