@@ -534,7 +534,7 @@ pub fn execute_with(
                     }
                     // Not measured: one FIEMAP per file, after the measured phase.
                     if let Some(sb) = ctx.sandbox.as_ref() {
-                        r.layout = super::frag::iteration_layout(&sb.root().join(&name), plan);
+                        r.layout = super::frag::iteration_layout(sb, plan);
                     }
                     let aborted = r.aborted.clone();
                     results.push(r);
