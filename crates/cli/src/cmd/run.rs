@@ -86,10 +86,8 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
         extra.insert("suite".to_string(), s.clone());
     }
     let ctx = context(&args.opts, CacheMode::Drop, extra)?;
-    let compiled =
-        compile_all(&sources, &params, &ctx.run_dir).and_then(|w| check_unique(&w).map(|()| w));
-    match compiled {
-        Ok(workloads) => execute(ctx, workloads).map(|_| ()),
+    match compile_all(&sources, &params, &ctx.run_dir) {
+        Ok(workloads) => execute(ctx, workloads),
         Err(e) => {
             // Nothing ran: leave no empty run directory behind.
             ctx.discard();
@@ -585,9 +583,10 @@ pub fn execute_with(
     }
     if run.workloads.is_empty() && stopped().is_none() {
         if let Some(why) = failure {
-            // Nothing was measured: leave no empty run directory behind.
+            // Nothing was measured: leave no empty run directory behind (the plans'
+            // spools in it go first).
             drop(workloads);
-            let _ = std::fs::remove_dir(&ctx.run_dir);
+            ctx.discard();
             bail!("{why}");
         }
     }
