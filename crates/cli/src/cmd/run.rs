@@ -232,7 +232,10 @@ pub fn context(
                 "--target DIR is needed: the directory (a mounted share or a local disk) to run in",
             )?;
                 // Each client of a multi-client run has its own directory under the target.
-                let sandbox = Sandbox::open(&crate::multi::client_target(dir)?)?;
+                let sandbox = match crate::multi::client_dir() {
+                    Some(client) => Sandbox::open_client(dir, &client)?,
+                    None => Sandbox::open(dir)?,
+                };
                 let (fs_type, source) = mount_of(dir);
                 let info = TargetInfo {
                     path: dir.display().to_string(),
