@@ -526,6 +526,46 @@ pub fn analyze_tree_in(
     sync: bool,
     mounts: &Mounts,
 ) -> Result<TreeLayout, LayoutError> {
+    tree(root, top, |on_file| walk_in(root, sync, mounts, on_file))
+}
+
+/// [`analyze_tree`] of the directory `base/rel[0]/rel[1]/...`: `base` is followed if it
+/// is a link, but no component of `rel` nor anything below is (a link fails the call).
+pub fn analyze_tree_beneath(
+    base: &Path,
+    rel: &[&str],
+    top: usize,
+    sync: bool,
+) -> Result<TreeLayout, LayoutError> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut dir = OwnedFd::from(
+        std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_DIRECTORY)
+            .open(base)
+            .map_err(LayoutError::io("open", base))?,
+    );
+    let mut root = base.to_path_buf();
+    for name in rel {
+        root.push(name);
+        let c = CString::new(*name).map_err(|_| LayoutError::NotFileOrDir(root.clone()))?;
+        dir = open_at(dir.as_raw_fd(), &c, libc::O_RDONLY | libc::O_DIRECTORY)
+            .map_err(LayoutError::io("open", &root))?;
+    }
+    let mounts = Mounts::read();
+    tree(&root, top, |on_file| {
+        walk_dir_in(dir, &root, sync, &mounts, on_file)
+    })
+}
+
+/// The totals and `top` worst files of the files `walk` passes on.
+fn tree(
+    root: &Path,
+    top: usize,
+    walk: impl FnOnce(
+        &mut dyn FnMut(&Path, Result<FileLayout, LayoutError>),
+    ) -> Result<Vec<Skipped>, LayoutError>,
+) -> Result<TreeLayout, LayoutError> {
     let mut totals = Totals::default();
     let mut worst: Vec<FileLayout> = Vec::new();
     let mut errors: Vec<Skipped> = Vec::new();
@@ -533,7 +573,7 @@ pub fn analyze_tree_in(
         worst.sort_by(|a, b| excess(b).cmp(&excess(a)).then_with(|| a.path.cmp(&b.path)));
         worst.truncate(top);
     };
-    let mut skipped = walk_in(root, sync, mounts, |path, r| match r {
+    let mut skipped = walk(&mut |path, r| match r {
         Ok(f) => {
             totals.add(&f);
             worst.push(f);
