@@ -49,8 +49,5 @@ pub fn stopped_by() -> Option<&'static str> {
 /// it (run.json's `aborted` names which), so scripts see one status for "stopped, results
 /// kept".
 pub fn exit_status() -> Option<i32> {
-    match SIGNAL.load(Ordering::SeqCst) {
-        0 => None,
-        _ => Some(130),
-    }
+    stopped_by().map(|_| 130)
 }

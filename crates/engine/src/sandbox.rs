@@ -133,6 +133,8 @@ fn utc_now() -> String {
 /// lock) when the last [`Sandbox`] clone goes.
 #[derive(Debug)]
 struct Held {
+    /// The target, in which `naslab` is removed again by name.
+    target: OwnedFd,
     dir: OwnedFd,
     marker: std::fs::File,
 }
@@ -141,7 +143,6 @@ struct Held {
 #[derive(Debug, Clone)]
 pub struct Sandbox {
     root: PathBuf,
-    target: PathBuf,
     held: Arc<Held>,
 }
 
@@ -149,28 +150,42 @@ impl Sandbox {
     /// Opens (creating and marking it if needed) `<target>/naslab`, and locks it for
     /// this process until the sandbox (every clone of it) is dropped.
     pub fn open(target: &Path) -> Result<Sandbox, SandboxError> {
+        Sandbox::open_in(open_target(target)?, target)
+    }
+
+    /// Opens `<target>/<client>/naslab` like [`Sandbox::open`], making the directory
+    /// `client` (one name) in the target first if needed. `client` is opened without
+    /// following a symbolic link: each client of a multi-client job has its own.
+    pub fn open_client(target: &Path, client: &str) -> Result<Sandbox, SandboxError> {
+        check_name(client)?;
+        let tfd = open_target(target)?;
+        let path = target.join(client);
+        let name = cpath(client);
+        // SAFETY: name is NUL-terminated and a single component.
+        if unsafe { libc::mkdirat(tfd.as_raw_fd(), name.as_ptr(), 0o755) } < 0 {
+            let e = std::io::Error::last_os_error();
+            if e.kind() != ErrorKind::AlreadyExists {
+                return Err(io("create", &path)(e));
+            }
+        }
+        let flags = libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW;
+        let cfd =
+            openat_raw(tfd.as_raw_fd(), &name, flags, 0).map_err(
+                |e| match beneath::stat_beneath(tfd.as_raw_fd(), &name) {
+                    Ok(st) if st.st_mode & libc::S_IFMT == libc::S_IFLNK => {
+                        SandboxError::Symlink(path.clone())
+                    }
+                    _ => io("open", &path)(e),
+                },
+            )?;
+        Sandbox::open_in(cfd, &path)
+    }
+
+    /// Opens (creating and marking it if needed) `naslab` in the directory `tfd` is open
+    /// on, which `target` names.
+    fn open_in(tfd: OwnedFd, target: &Path) -> Result<Sandbox, SandboxError> {
         let root = target.join(ROOT_NAME);
         let marker_path = root.join(MARKER_NAME);
-        let ctarget = CString::new(target.as_os_str().as_bytes())
-            .map_err(|_| SandboxError::Missing(target.to_path_buf()))?;
-        // The target itself is the user's choice, links and all.
-        // SAFETY: ctarget is NUL-terminated.
-        let tfd = unsafe {
-            libc::open(
-                ctarget.as_ptr(),
-                libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC,
-            )
-        };
-        if tfd < 0 {
-            let e = std::io::Error::last_os_error();
-            return Err(match e.raw_os_error() {
-                Some(libc::ENOENT) => SandboxError::Missing(target.to_path_buf()),
-                Some(libc::ENOTDIR) => SandboxError::NotDir(target.to_path_buf()),
-                _ => io("read", target)(e),
-            });
-        }
-        // SAFETY: the kernel just gave us this descriptor.
-        let tfd = unsafe { OwnedFd::from_raw_fd(tfd) };
         let name = cpath(ROOT_NAME);
         let marker_name = cpath(MARKER_NAME);
         let dir_flags = libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW;
@@ -257,8 +272,11 @@ impl Sandbox {
             .map_err(io("write", &marker_path))?;
         Ok(Sandbox {
             root,
-            target: target.to_path_buf(),
-            held: Arc::new(Held { dir, marker }),
+            held: Arc::new(Held {
+                target: tfd,
+                dir,
+                marker,
+            }),
         })
     }
 
@@ -317,21 +335,9 @@ impl Sandbox {
         if unsafe { libc::unlinkat(self.dir_fd(), cpath(MARKER_NAME).as_ptr(), 0) } < 0 {
             return Err(io("remove", &marker)(std::io::Error::last_os_error()));
         }
-        let target = CString::new(self.target.as_os_str().as_bytes())
-            .map_err(|_| SandboxError::Missing(self.target.clone()))?;
-        // The directory is removed by name from the target, only if still empty.
-        // SAFETY: target is NUL-terminated.
-        let tfd = unsafe {
-            libc::open(
-                target.as_ptr(),
-                libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC,
-            )
-        };
-        if tfd < 0 {
-            return Err(io("open", &self.target)(std::io::Error::last_os_error()));
-        }
-        // SAFETY: the kernel just gave us this descriptor.
-        let tfd = unsafe { OwnedFd::from_raw_fd(tfd) };
+        // The directory is removed by name from the target it was opened in, only if
+        // still empty.
+        let tfd = &self.held.target;
         // SAFETY: the name is NUL-terminated.
         if unsafe {
             libc::unlinkat(
@@ -369,6 +375,29 @@ impl Sandbox {
         let path = self.root.join(name);
         beneath::remove_tree(self.dir_fd(), &cpath(name)).map_err(io("remove", &path))
     }
+}
+
+/// Opens the target directory; it is the user's choice, links and all.
+fn open_target(target: &Path) -> Result<OwnedFd, SandboxError> {
+    let ctarget = CString::new(target.as_os_str().as_bytes())
+        .map_err(|_| SandboxError::Missing(target.to_path_buf()))?;
+    // SAFETY: ctarget is NUL-terminated.
+    let tfd = unsafe {
+        libc::open(
+            ctarget.as_ptr(),
+            libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC,
+        )
+    };
+    if tfd < 0 {
+        let e = std::io::Error::last_os_error();
+        return Err(match e.raw_os_error() {
+            Some(libc::ENOENT) => SandboxError::Missing(target.to_path_buf()),
+            Some(libc::ENOTDIR) => SandboxError::NotDir(target.to_path_buf()),
+            _ => io("read", target)(e),
+        });
+    }
+    // SAFETY: the kernel just gave us this descriptor.
+    Ok(unsafe { OwnedFd::from_raw_fd(tfd) })
 }
 
 fn check_name(name: &str) -> Result<(), SandboxError> {

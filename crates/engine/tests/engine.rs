@@ -796,6 +796,28 @@ fn a_naslab_directory_naslab_did_not_make_is_refused_and_left_alone() {
 }
 
 #[test]
+fn a_clients_directory_is_made_in_the_target_and_never_followed_as_a_link() {
+    let target = tempfile::tempdir().unwrap();
+    let t = target.path();
+    let sb = Sandbox::open_client(t, "client-0").unwrap();
+    assert_eq!(sb.root(), t.join("client-0/naslab"));
+    assert!(t.join("client-0/naslab/.naslab-owned").is_file());
+    // Cleaning removes naslab's directory, not the client's.
+    sb.remove_all().unwrap();
+    assert!(!t.join("client-0/naslab").exists());
+    assert!(t.join("client-0").is_dir());
+
+    // A client directory that is a link elsewhere is refused and nothing is made there.
+    let elsewhere = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink(elsewhere.path(), t.join("client-1")).unwrap();
+    let e = Sandbox::open_client(t, "client-1").unwrap_err().to_string();
+    assert!(e.contains("symbolic link"), "{e}");
+    assert_eq!(std::fs::read_dir(elsewhere.path()).unwrap().count(), 0);
+    let e = Sandbox::open_client(t, "../x").unwrap_err().to_string();
+    assert!(e.contains("reserved"), "{e}");
+}
+
+#[test]
 fn monotonic_clock_waits_until_its_deadline() {
     let c = naslab_engine::MonotonicClock::starting_now();
     let start = c.now_ns();

@@ -2,6 +2,10 @@
 //! count, the fragmentation ratio and the layout score; and the same summed over trees.
 
 use std::collections::HashMap;
+use std::ffi::{CStr, CString, OsStr};
+use std::fs::File;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -186,12 +190,24 @@ fn analyze_regular(
     mounts: &Mounts,
     fs_by_dev: &mut HashMap<u64, FsInfo>,
 ) -> Result<FileLayout, LayoutError> {
-    use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+    use std::os::unix::fs::OpenOptionsExt;
     let file = std::fs::OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
         .open(path)
         .map_err(LayoutError::io("open", path))?;
+    analyze_open(file, path, sync, mounts, fs_by_dev)
+}
+
+/// Maps a file already open (`path` names it in the result and in errors).
+fn analyze_open(
+    file: File,
+    path: &Path,
+    sync: bool,
+    mounts: &Mounts,
+    fs_by_dev: &mut HashMap<u64, FsInfo>,
+) -> Result<FileLayout, LayoutError> {
+    use std::os::unix::fs::MetadataExt;
     let meta = file.metadata().map_err(LayoutError::io("examine", path))?;
     if !meta.is_file() {
         return Err(LayoutError::NotFileOrDir(path.to_path_buf()));
@@ -301,7 +317,6 @@ pub fn walk_in(
     mounts: &Mounts,
     mut on_file: impl FnMut(&Path, Result<FileLayout, LayoutError>),
 ) -> Result<Vec<Skipped>, LayoutError> {
-    use std::os::unix::fs::MetadataExt;
     // The root is followed if it is a link; links below it are not.
     let meta = std::fs::metadata(root).map_err(LayoutError::io("examine", root))?;
     if meta.is_file() {
@@ -311,58 +326,173 @@ pub fn walk_in(
     if !meta.is_dir() {
         return Err(LayoutError::NotFileOrDir(root.to_path_buf()));
     }
-    let dev = meta.dev();
+    use std::os::unix::fs::OpenOptionsExt;
+    let dir = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_DIRECTORY)
+        .open(root)
+        .map_err(LayoutError::io("open", root))?;
+    walk_dir_in(OwnedFd::from(dir), root, sync, mounts, on_file)
+}
+
+/// Like [`walk`] over the directory `dir` is open on (`shown` names it in the results):
+/// every entry is opened beneath that descriptor without following a symbolic link, so
+/// a link put anywhere in the tree, even during the walk, is never followed.
+pub fn walk_dir(
+    dir: OwnedFd,
+    shown: &Path,
+    sync: bool,
+    on_file: impl FnMut(&Path, Result<FileLayout, LayoutError>),
+) -> Result<Vec<Skipped>, LayoutError> {
+    walk_dir_in(dir, shown, sync, &Mounts::read(), on_file)
+}
+
+/// [`walk_dir`] with a mount table read beforehand.
+pub fn walk_dir_in(
+    dir: OwnedFd,
+    shown: &Path,
+    sync: bool,
+    mounts: &Mounts,
+    mut on_file: impl FnMut(&Path, Result<FileLayout, LayoutError>),
+) -> Result<Vec<Skipped>, LayoutError> {
+    let st = fstat(dir.as_raw_fd()).map_err(LayoutError::io("examine", shown))?;
+    if st.st_mode & libc::S_IFMT != libc::S_IFDIR {
+        return Err(LayoutError::NotFileOrDir(shown.to_path_buf()));
+    }
+    let dev = st.st_dev;
     let mut fs_by_dev = HashMap::new();
     let mut skipped = Vec::new();
-    let mut stack = vec![root.to_path_buf()];
-    while let Some(dir) = stack.pop() {
-        let entries = match std::fs::read_dir(&dir) {
-            Ok(e) => e,
+    let mut stack = vec![(dir, shown.to_path_buf())];
+    while let Some((dir, dir_path)) = stack.pop() {
+        let mut names = match list_dir(dir.as_raw_fd()) {
+            Ok(n) => n,
             Err(e) => {
                 skipped.push(Skipped {
-                    path: dir,
+                    path: dir_path,
                     reason: e.to_string(),
                 });
                 continue;
             }
         };
-        let mut names: Vec<PathBuf> = Vec::new();
-        for entry in entries {
-            match entry {
-                Ok(e) => names.push(e.path()),
-                Err(e) => skipped.push(Skipped {
-                    path: dir.clone(),
-                    reason: e.to_string(),
-                }),
-            }
-        }
         names.sort();
-        for path in names.into_iter().rev() {
-            let m = match std::fs::symlink_metadata(&path) {
+        for name in names.into_iter().rev() {
+            let path = dir_path.join(OsStr::from_bytes(name.to_bytes()));
+            let skip = |path: PathBuf, e: std::io::Error| Skipped {
+                path,
+                reason: e.to_string(),
+            };
+            // Checked before opening: opening a device can have effects of its own.
+            let m = match lstat_at(dir.as_raw_fd(), &name) {
                 Ok(m) => m,
                 Err(e) => {
-                    skipped.push(Skipped {
-                        path,
-                        reason: e.to_string(),
-                    });
+                    skipped.push(skip(path, e));
                     continue;
                 }
             };
-            if m.is_dir() {
-                if m.dev() == dev {
-                    stack.push(path);
-                } else {
-                    skipped.push(Skipped {
-                        path,
-                        reason: "another file system is mounted here".into(),
-                    });
+            match m.st_mode & libc::S_IFMT {
+                libc::S_IFDIR if m.st_dev != dev => skipped.push(Skipped {
+                    path,
+                    reason: "another file system is mounted here".into(),
+                }),
+                libc::S_IFDIR => {
+                    let flags = libc::O_RDONLY | libc::O_DIRECTORY;
+                    match open_at(dir.as_raw_fd(), &name, flags) {
+                        // Swapped for another file system's directory since the look.
+                        Ok(d) if fstat(d.as_raw_fd()).ok().map(|s| s.st_dev) != Some(dev) => {
+                            skipped.push(Skipped {
+                                path,
+                                reason: "another file system is mounted here".into(),
+                            })
+                        }
+                        Ok(d) => stack.push((d, path)),
+                        Err(e) => skipped.push(skip(path, e)),
+                    }
                 }
-            } else if m.is_file() {
-                on_file(&path, analyze_regular(&path, sync, mounts, &mut fs_by_dev));
+                libc::S_IFREG => {
+                    let flags = libc::O_RDONLY | libc::O_NONBLOCK | libc::O_NOCTTY;
+                    let r = open_at(dir.as_raw_fd(), &name, flags)
+                        .map_err(LayoutError::io("open", &path))
+                        .and_then(|fd| {
+                            analyze_open(File::from(fd), &path, sync, mounts, &mut fs_by_dev)
+                        });
+                    on_file(&path, r);
+                }
+                _ => {}
             }
         }
     }
     Ok(skipped)
+}
+
+/// Opens `name` in `dir`, never following a symbolic link (one fails with `ELOOP`).
+fn open_at(dir: RawFd, name: &CStr, flags: libc::c_int) -> std::io::Result<OwnedFd> {
+    // SAFETY: name is NUL-terminated; dir is an open directory.
+    let fd = unsafe {
+        libc::openat(
+            dir,
+            name.as_ptr(),
+            flags | libc::O_NOFOLLOW | libc::O_CLOEXEC,
+        )
+    };
+    if fd < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: the kernel just gave us this descriptor.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+fn fstat(fd: RawFd) -> std::io::Result<libc::stat> {
+    // SAFETY: st is written by the kernel before it is read.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    if unsafe { libc::fstat(fd, &mut st) } < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(st)
+}
+
+/// The status of `name` in `dir` (of a link itself, not of what it names).
+fn lstat_at(dir: RawFd, name: &CStr) -> std::io::Result<libc::stat> {
+    // SAFETY: name is NUL-terminated; st is written by the kernel before it is read.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    if unsafe { libc::fstatat(dir, name.as_ptr(), &mut st, libc::AT_SYMLINK_NOFOLLOW) } < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(st)
+}
+
+/// The names in the directory open on `fd`, without `.` and `..`.
+fn list_dir(fd: RawFd) -> std::io::Result<Vec<CString>> {
+    // fdopendir takes over the descriptor it is given, so it gets its own.
+    let own = open_at(fd, c".", libc::O_RDONLY | libc::O_DIRECTORY)?;
+    // SAFETY: own is an open directory; on success the stream owns it.
+    let stream = unsafe { libc::fdopendir(own.as_raw_fd()) };
+    if stream.is_null() {
+        return Err(std::io::Error::last_os_error());
+    }
+    std::mem::forget(own);
+    let mut names = Vec::new();
+    let result = loop {
+        // readdir reports an error only through errno, so it is cleared first.
+        // SAFETY: errno is this thread's; stream is open until closedir below.
+        unsafe { *libc::__errno_location() = 0 };
+        let entry = unsafe { libc::readdir(stream) };
+        if entry.is_null() {
+            let e = std::io::Error::last_os_error();
+            break if e.raw_os_error() == Some(0) {
+                Ok(())
+            } else {
+                Err(e)
+            };
+        }
+        // SAFETY: d_name is a NUL-terminated name inside the entry readdir returned.
+        let name = unsafe { CStr::from_ptr((*entry).d_name.as_ptr()) };
+        if name.to_bytes() != b"." && name.to_bytes() != b".." {
+            names.push(name.to_owned());
+        }
+    };
+    // SAFETY: stream came from fdopendir and is closed once.
+    unsafe { libc::closedir(stream) };
+    result.map(|()| names)
 }
 
 /// A directory tree's layout: totals and the worst files.
@@ -396,6 +526,46 @@ pub fn analyze_tree_in(
     sync: bool,
     mounts: &Mounts,
 ) -> Result<TreeLayout, LayoutError> {
+    tree(root, top, |on_file| walk_in(root, sync, mounts, on_file))
+}
+
+/// [`analyze_tree`] of the directory `base/rel[0]/rel[1]/...`: `base` is followed if it
+/// is a link, but no component of `rel` nor anything below is (a link fails the call).
+pub fn analyze_tree_beneath(
+    base: &Path,
+    rel: &[&str],
+    top: usize,
+    sync: bool,
+) -> Result<TreeLayout, LayoutError> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut dir = OwnedFd::from(
+        std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_DIRECTORY)
+            .open(base)
+            .map_err(LayoutError::io("open", base))?,
+    );
+    let mut root = base.to_path_buf();
+    for name in rel {
+        root.push(name);
+        let c = CString::new(*name).map_err(|_| LayoutError::NotFileOrDir(root.clone()))?;
+        dir = open_at(dir.as_raw_fd(), &c, libc::O_RDONLY | libc::O_DIRECTORY)
+            .map_err(LayoutError::io("open", &root))?;
+    }
+    let mounts = Mounts::read();
+    tree(&root, top, |on_file| {
+        walk_dir_in(dir, &root, sync, &mounts, on_file)
+    })
+}
+
+/// The totals and `top` worst files of the files `walk` passes on.
+fn tree(
+    root: &Path,
+    top: usize,
+    walk: impl FnOnce(
+        &mut dyn FnMut(&Path, Result<FileLayout, LayoutError>),
+    ) -> Result<Vec<Skipped>, LayoutError>,
+) -> Result<TreeLayout, LayoutError> {
     let mut totals = Totals::default();
     let mut worst: Vec<FileLayout> = Vec::new();
     let mut errors: Vec<Skipped> = Vec::new();
@@ -403,7 +573,7 @@ pub fn analyze_tree_in(
         worst.sort_by(|a, b| excess(b).cmp(&excess(a)).then_with(|| a.path.cmp(&b.path)));
         worst.truncate(top);
     };
-    let mut skipped = walk_in(root, sync, mounts, |path, r| match r {
+    let mut skipped = walk(&mut |path, r| match r {
         Ok(f) => {
             totals.add(&f);
             worst.push(f);

@@ -12,8 +12,9 @@ pub mod patterns;
 pub mod requirements;
 
 pub use analyze::{
-    analyze_file, analyze_file_in, analyze_tree, analyze_tree_in, count_like_filefrag, walk,
-    walk_in, FileLayout, Skipped, Totals, TreeLayout,
+    analyze_file, analyze_file_in, analyze_tree, analyze_tree_beneath, analyze_tree_in,
+    count_like_filefrag, walk, walk_dir, walk_dir_in, walk_in, FileLayout, Skipped, Totals,
+    TreeLayout,
 };
 pub use error::LayoutError;
 pub use limits::Mounts;

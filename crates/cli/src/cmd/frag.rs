@@ -4,9 +4,9 @@ use std::fmt::Write;
 use std::path::Path;
 
 use anyhow::bail;
-use naslab_engine::Plan;
+use naslab_engine::{Plan, Sandbox};
 use naslab_layout::{
-    analyze_file_in, analyze_tree_in, walk, FileLayout, LayoutError, Mounts, Totals, TreeLayout,
+    analyze_file_in, analyze_tree_in, walk_dir, FileLayout, LayoutError, Mounts, Totals, TreeLayout,
 };
 use naslab_results::{IterationLayout, LayoutSummary};
 use naslab_trace::FileKind;
@@ -218,10 +218,15 @@ fn summary(t: &Totals) -> LayoutSummary {
     }
 }
 
-/// The layout of a workload directory after an iteration: the files preparation made
-/// (by the plan's file set) and everything else the workload left. `None` when the file
-/// system does not report extents or the directory cannot be read.
-pub fn iteration_layout(dir: &Path, plan: &Plan) -> Option<IterationLayout> {
+/// The layout of a workload's directory in the sandbox after an iteration: the files
+/// preparation made (by the plan's file set) and everything else the workload left. The
+/// directory and everything in it are opened beneath the sandbox, never through a
+/// symbolic link. `None` when the file system does not report extents or the directory
+/// cannot be read.
+pub fn iteration_layout(sandbox: &Sandbox, plan: &Plan) -> Option<IterationLayout> {
+    let name = plan.header.workload.as_str();
+    let fd = sandbox.open_workload_dir(name).ok()?;
+    let dir = sandbox.root().join(name);
     let prepared: std::collections::HashSet<&Path> = plan
         .files
         .entries
@@ -231,9 +236,9 @@ pub fn iteration_layout(dir: &Path, plan: &Plan) -> Option<IterationLayout> {
         .collect();
     let (mut pre, mut written) = (Totals::default(), Totals::default());
     let mut unsupported = false;
-    let walked = walk(dir, true, |path, r| match r {
+    let walked = walk_dir(fd, &dir, true, |path, r| match r {
         Ok(f) => {
-            let rel = path.strip_prefix(dir).unwrap_or(path);
+            let rel = path.strip_prefix(&dir).unwrap_or(path);
             if prepared.contains(rel) {
                 pre.add(&f);
             } else {
@@ -251,4 +256,63 @@ pub fn iteration_layout(dir: &Path, plan: &Plan) -> Option<IterationLayout> {
         prepared: summary(&pre),
         written: summary(&written),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::symlink;
+
+    /// A plan for workload `W` with one prepared 8 KiB file, `a`.
+    fn plan(spool: &Path) -> Plan {
+        let trace = spool.join("t.jsonl");
+        std::fs::write(
+            &trace,
+            concat!(
+                r#"{"type":"header","format":"naslab-trace","version":1,"workload":"W"}"#,
+                "\n",
+                r#"{"type":"file","id":1,"path":"a","size":8192,"exists":true}"#,
+                "\n",
+                r#"{"type":"op","op":"stat","stream":0,"t_us":0,"file":1}"#,
+                "\n",
+            ),
+        )
+        .unwrap();
+        let reader = naslab_trace::open_trace(&trace).unwrap();
+        naslab_engine::compile(&trace, naslab_engine::records_from_reader(reader), spool).unwrap()
+    }
+
+    #[test]
+    fn the_layout_after_a_run_follows_no_symbolic_link() {
+        let base = tempfile::tempdir().unwrap();
+        let target = base.path().join("target");
+        let outside = base.path().join("outside");
+        std::fs::create_dir_all(&target).unwrap();
+        std::fs::create_dir_all(outside.join("deep")).unwrap();
+        std::fs::write(outside.join("big"), vec![7u8; 65536]).unwrap();
+        std::fs::write(outside.join("deep/big"), vec![7u8; 65536]).unwrap();
+        let plan = plan(base.path());
+        let sb = Sandbox::open(&target).unwrap();
+        let w = sb.fresh_workload_dir("W").unwrap();
+        std::fs::write(w.join("a"), vec![1u8; 8192]).unwrap();
+        std::fs::create_dir(w.join("d")).unwrap();
+        std::fs::write(w.join("d/new"), vec![2u8; 4096]).unwrap();
+        symlink(&outside, w.join("sub")).unwrap();
+        symlink(outside.join("big"), w.join("link")).unwrap();
+        symlink(&outside, w.join("d/sub")).unwrap();
+        let Some(l) = iteration_layout(&sb, &plan) else {
+            naslab_layout::requirements::cannot_run(
+                "the temporary directory's file system does not report extents (FIEMAP)",
+            );
+            return;
+        };
+        // Only the two real files count; what the links point to is never opened.
+        assert_eq!((l.prepared.files, l.prepared.bytes), (1, 8192), "{l:?}");
+        assert_eq!((l.written.files, l.written.bytes), (1, 4096), "{l:?}");
+
+        // The workload's directory itself swapped for a link: nothing is read.
+        sb.remove_workload_dir("W").unwrap();
+        symlink(&outside, w).unwrap();
+        assert_eq!(iteration_layout(&sb, &plan), None);
+    }
 }

@@ -86,10 +86,8 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
         extra.insert("suite".to_string(), s.clone());
     }
     let ctx = context(&args.opts, CacheMode::Drop, extra)?;
-    let compiled =
-        compile_all(&sources, &params, &ctx.run_dir).and_then(|w| check_unique(&w).map(|()| w));
-    match compiled {
-        Ok(workloads) => execute(ctx, workloads).map(|_| ()),
+    match compile_all(&sources, &params, &ctx.run_dir) {
+        Ok(workloads) => execute(ctx, workloads),
         Err(e) => {
             // Nothing ran: leave no empty run directory behind.
             ctx.discard();
@@ -233,7 +231,10 @@ pub fn context(
                 "--target DIR is needed: the directory (a mounted share or a local disk) to run in",
             )?;
                 // Each client of a multi-client run has its own directory under the target.
-                let sandbox = Sandbox::open(&crate::multi::client_target(dir)?)?;
+                let sandbox = match crate::multi::client_dir() {
+                    Some(client) => Sandbox::open_client(dir, &client)?,
+                    None => Sandbox::open(dir)?,
+                };
                 let (fs_type, source) = mount_of(dir);
                 let info = TargetInfo {
                     path: dir.display().to_string(),
@@ -529,7 +530,7 @@ pub fn execute_with(
                     }
                     // Not measured: one FIEMAP per file, after the measured phase.
                     if let Some(sb) = ctx.sandbox.as_ref() {
-                        r.layout = super::frag::iteration_layout(&sb.root().join(&name), plan);
+                        r.layout = super::frag::iteration_layout(sb, plan);
                     }
                     let aborted = r.aborted.clone();
                     results.push(r);
@@ -580,9 +581,10 @@ pub fn execute_with(
     }
     if run.workloads.is_empty() && stopped().is_none() {
         if let Some(why) = failure {
-            // Nothing was measured: leave no empty run directory behind.
+            // Nothing was measured: leave no empty run directory behind (the plans'
+            // spools in it go first).
             drop(workloads);
-            let _ = std::fs::remove_dir(&ctx.run_dir);
+            ctx.discard();
             bail!("{why}");
         }
     }

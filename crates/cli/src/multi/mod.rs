@@ -36,8 +36,8 @@ mod disabled {
     pub fn active() -> bool {
         false
     }
-    pub fn client_target(dir: &Path) -> anyhow::Result<PathBuf> {
-        Ok(dir.to_path_buf())
+    pub fn client_dir() -> Option<String> {
+        None
     }
     pub fn run_dir(_opts: &RunOpts) -> anyhow::Result<Option<PathBuf>> {
         Ok(None)
@@ -89,20 +89,10 @@ mod enabled {
         with(|_| ()).is_some()
     }
 
-    /// This client's own target directory: `<dir>/client-<rank>` (each client has its
-    /// own `naslab` directory and file set there).
-    pub fn client_target(dir: &Path) -> anyhow::Result<PathBuf> {
-        let Some(rank) = with(|c| c.rank) else {
-            return Ok(dir.to_path_buf());
-        };
-        let mine = dir.join(format!("client-{rank}"));
-        std::fs::create_dir_all(&mine).with_context(|| {
-            format!(
-                "cannot make this client's directory '{}' on the target",
-                mine.display()
-            )
-        })?;
-        Ok(mine)
+    /// The name of this client's own directory under the target, `client-<rank>` (each
+    /// client has its own `naslab` directory and file set there); `None` outside a job.
+    pub fn client_dir() -> Option<String> {
+        with(|c| format!("client-{}", c.rank))
     }
 
     /// In a multi-client job every client works in a private directory; rank 0 makes the
