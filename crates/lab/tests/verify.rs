@@ -20,28 +20,6 @@ use naslab_trace::{FileDecl, FileKind, Op, OpFlags, OpKind, Prepare, Trace};
 
 const BLOCK: u64 = 4096;
 
-/// Whether the test can run here; without root or the server it is skipped, unless CI
-/// asked for every test to run.
-fn can_run(server: ServerKind) -> bool {
-    let tool = match server {
-        ServerKind::Samba => "smbd",
-        ServerKind::Nfs => "ganesha.nfsd",
-    };
-    // SAFETY: geteuid has no preconditions.
-    let why = if unsafe { libc::geteuid() } != 0 {
-        "needs root (loop devices, mounts and servers)".to_string()
-    } else if naslab_layout::loopdev::find_tool(tool).is_none() {
-        format!("{tool} is not installed (scripts/test.sh installs it)")
-    } else {
-        return true;
-    };
-    if std::env::var("NASLAB_REQUIRE_ROOT").as_deref() == Ok("1") {
-        panic!("NASLAB_REQUIRE_ROOT=1 but this test cannot run: {why}");
-    }
-    eprintln!("skipped: {why}");
-    false
-}
-
 fn file(id: u32, path: &str, size: u64, exists: bool) -> FileDecl {
     FileDecl {
         id,
@@ -177,9 +155,7 @@ fn check(r: &IterationResult) {
 
 #[test]
 fn verify_over_smb_names_a_lost_a_torn_and_a_misplaced_write() {
-    if !can_run(ServerKind::Samba) {
-        return;
-    }
+    needs_root_and_servers!(ServerKind::Samba);
     let base = tempfile::tempdir().unwrap();
     let guard = lab(base.path(), FsKind::Dir, ServerKind::Samba, &[]);
     let st = guard.lab().state.clone();
@@ -191,9 +167,7 @@ fn verify_over_smb_names_a_lost_a_torn_and_a_misplaced_write() {
 
 #[test]
 fn verify_over_nfs_names_a_lost_a_torn_and_a_misplaced_write() {
-    if !can_run(ServerKind::Nfs) {
-        return;
-    }
+    needs_root_and_servers!(ServerKind::Nfs);
     let base = tempfile::tempdir().unwrap();
     let guard = lab(base.path(), FsKind::Dir, ServerKind::Nfs, &[]);
     let st = guard.lab().state.clone();
@@ -251,9 +225,7 @@ fn check_distinct(target: &dyn Target, share_dir: &Path, name: &str, spool: &Pat
 #[test]
 fn every_block_written_over_smb_and_nfs_is_unique() {
     for server in [ServerKind::Samba, ServerKind::Nfs] {
-        if !can_run(server) {
-            return;
-        }
+        needs_root_and_servers!(server);
         let base = tempfile::tempdir().unwrap();
         let guard = lab(base.path(), FsKind::Dir, server, &[]);
         let st = guard.lab().state.clone();
