@@ -105,10 +105,6 @@ fn only_run_dir(out: &Path) -> PathBuf {
     dirs.pop().unwrap()
 }
 
-fn json(path: &Path) -> serde_json::Value {
-    serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
-}
-
 fn start_paced(trace: &Path, target: &Path, out: &Path, gap: &str, walk: bool) -> Child {
     let mut cmd = naslab();
     cmd.arg("run")
