@@ -8,8 +8,7 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use common::lab;
-use naslab_engine::backend::{NfsTarget, SmbTarget};
+use common::{lab, nfs, smb};
 use naslab_engine::{
     compile, records_from_trace, run_iteration, DataMode, DataSpec, IterationSpec, Pacing,
     Progress, ReplayOptions, Target,
@@ -159,7 +158,7 @@ fn verify_over_smb_names_a_lost_a_torn_and_a_misplaced_write() {
     let base = tempfile::tempdir().unwrap();
     let guard = lab(base.path(), FsKind::Dir, ServerKind::Samba, &[]);
     let st = guard.lab().state.clone();
-    let target = SmbTarget::connect(st.url.parse().unwrap(), st.password.clone()).unwrap();
+    let target = smb(&st);
     check(&run(&target, &st.share_dir, "SmbVerify", base.path()));
     drop(target);
     guard.down().unwrap();
@@ -171,7 +170,7 @@ fn verify_over_nfs_names_a_lost_a_torn_and_a_misplaced_write() {
     let base = tempfile::tempdir().unwrap();
     let guard = lab(base.path(), FsKind::Dir, ServerKind::Nfs, &[]);
     let st = guard.lab().state.clone();
-    let target = NfsTarget::connect(st.url.parse().unwrap()).unwrap();
+    let target = nfs(&st.url);
     check(&run(&target, &st.share_dir, "NfsVerify", base.path()));
     drop(target);
     guard.down().unwrap();
@@ -230,10 +229,8 @@ fn every_block_written_over_smb_and_nfs_is_unique() {
         let guard = lab(base.path(), FsKind::Dir, server, &[]);
         let st = guard.lab().state.clone();
         let target: Box<dyn Target> = match server {
-            ServerKind::Samba => {
-                Box::new(SmbTarget::connect(st.url.parse().unwrap(), st.password.clone()).unwrap())
-            }
-            ServerKind::Nfs => Box::new(NfsTarget::connect(st.url.parse().unwrap()).unwrap()),
+            ServerKind::Samba => Box::new(smb(&st)),
+            ServerKind::Nfs => Box::new(nfs(&st.url)),
         };
         check_distinct(target.as_ref(), &st.share_dir, "Distinct", base.path());
         drop(target);
