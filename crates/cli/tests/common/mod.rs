@@ -77,7 +77,5 @@ pub fn need_tool(tool: &str, arg: &str) {
 pub use naslab_layout::requirements::{cannot_run, root_or_skip, tool_or_skip};
 
 /// Whether the tests run as root (mounts, loop devices, servers).
-pub fn is_root() -> bool {
-    // SAFETY: geteuid has no preconditions.
-    unsafe { libc::geteuid() == 0 }
-}
+#[allow(unused_imports)]
+pub use naslab_layout::loopdev::is_root;
