@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::{naslab, run_ok, text};
+use common::{naslab, need_tool, run_ok, text};
 use naslab_trace::{FileKind, OpKind, Record};
 
 /// One op as the round trip compares them: kind, path, offset, length.
@@ -58,19 +58,8 @@ fn read_trace(path: &Path) -> Read {
     r
 }
 
-fn need(tool: &str, arg: &str) {
-    let ok = Command::new(tool)
-        .arg(arg)
-        .output()
-        .is_ok_and(|o| o.status.success());
-    assert!(
-        ok,
-        "{tool} is needed for this test: apt-get install {tool} (scripts/test.sh installs it)"
-    );
-}
-
 fn capture(root: &Path, out: &Path, cmd: &[&str], cwd: &Path) -> String {
-    need("strace", "-V");
+    need_tool("strace", "-V");
     let res = run_ok(
         naslab()
             .current_dir(cwd)
@@ -148,7 +137,7 @@ fn small_program_setup(d: &Path) -> (PathBuf, PathBuf) {
 
 #[test]
 fn capture_of_a_small_program_records_exactly_its_ops() {
-    need("python3", "--version");
+    need_tool("python3", "--version");
     let d = tempfile::tempdir().unwrap();
     let (root, prog) = small_program_setup(d.path());
     let out = d.path().join("prog.jsonl");
@@ -312,7 +301,7 @@ fn capture_of_cp_r_reads_every_file_and_writes_its_copy() {
 
 #[test]
 fn capture_of_tar_create_and_extract() {
-    need("tar", "--version");
+    need_tool("tar", "--version");
     let d = tempfile::tempdir().unwrap();
     let root = d.path().join("root");
     let sizes = source_tree(&root);
@@ -354,7 +343,7 @@ fn capture_of_tar_create_and_extract() {
 /// each stream's ops (kind, file, offset, length) come back the same.
 #[test]
 fn round_trip_capture_replay_capture_gives_the_same_ops() {
-    need("python3", "--version");
+    need_tool("python3", "--version");
     let d = tempfile::tempdir().unwrap();
     let (root, prog) = small_program_setup(d.path());
     let first = d.path().join("RoundTrip.jsonl");

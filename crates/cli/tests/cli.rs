@@ -8,25 +8,6 @@ use std::process::Command;
 mod common;
 use common::*;
 
-fn only_run_dir(out: &Path) -> PathBuf {
-    let label = std::fs::read_dir(out)
-        .unwrap()
-        .next()
-        .unwrap()
-        .unwrap()
-        .path();
-    let mut dirs: Vec<PathBuf> = std::fs::read_dir(label)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .collect();
-    assert_eq!(dirs.len(), 1, "{dirs:?}");
-    dirs.pop().unwrap()
-}
-
-fn json(path: &Path) -> serde_json::Value {
-    serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
-}
-
 #[test]
 fn the_example_trace_runs_and_leaves_a_complete_run_directory() {
     let target = tempfile::tempdir().unwrap();

@@ -1,31 +1,11 @@
 //! `--data` and `--verify` through the binary: what run.json, results.txt and
 //! report.html say, the exit status when a block comes back wrong, and bad input.
 
-use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 mod common;
 use common::*;
-
-fn run_dir(out: &Path) -> PathBuf {
-    let label = std::fs::read_dir(out)
-        .unwrap()
-        .next()
-        .unwrap()
-        .unwrap()
-        .path();
-    std::fs::read_dir(label)
-        .unwrap()
-        .next()
-        .unwrap()
-        .unwrap()
-        .path()
-}
-
-fn json(path: &Path) -> serde_json::Value {
-    serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
-}
 
 #[test]
 fn the_data_mode_and_verification_are_recorded_and_shown() {
@@ -45,7 +25,7 @@ fn the_data_mode_and_verification_are_recorded_and_shown() {
         table.contains("    verify     ") && table.contains("every block as written"),
         "{table}"
     );
-    let dir = run_dir(out.path());
+    let dir = only_run_dir(out.path());
     let run = json(&dir.join("run.json"));
     assert_eq!(run["options"]["data"], "compress:30");
     assert_eq!(run["options"]["verify"], true);
@@ -114,13 +94,13 @@ fn a_block_damaged_during_the_run_fails_it_and_is_listed() {
     );
     let table = text(&res.stdout);
     assert!(table.contains("2 MISMATCHED blocks (2 corrupt)"), "{table}");
-    let run = json(&run_dir(&out).join("run.json"));
+    let run = json(&only_run_dir(&out).join("run.json"));
     let m = &run["workloads"][0]["iterations"][0]["verify"]["mismatches"][0];
     assert_eq!(m["file"], "b.bin");
     assert_eq!(m["offset"], 4096);
     assert_eq!(m["kind"], "corrupt");
     assert_eq!(m["during"], "read");
-    let html = std::fs::read_to_string(run_dir(&out).join("report.html")).unwrap();
+    let html = std::fs::read_to_string(only_run_dir(&out).join("report.html")).unwrap();
     assert!(html.contains("<td>corrupt</td><td>b.bin</td><td>4096</td>"));
 }
 

@@ -7,7 +7,7 @@ mod common;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use common::{naslab, run_err, run_ok, text};
+use common::{naslab, need_tool, run_err, run_ok, text};
 use naslab_trace::{OpKind, Record};
 
 /// Imports `body` (written to a file) and returns the trace path and what naslab said.
@@ -460,14 +460,7 @@ fn a_procmon_export_imports_for_one_process_under_a_windows_root_and_replays() {
 /// fio reports having issued.
 #[test]
 fn an_iolog_fio_wrote_imports_with_the_ios_fio_counted() {
-    let ok = std::process::Command::new("fio")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    assert!(
-        ok,
-        "fio is needed for this test: apt-get install fio (scripts/test.sh installs it)"
-    );
+    need_tool("fio", "--version");
     let d = tempfile::tempdir().unwrap();
     let log = d.path().join("job.iolog");
     let res = run_ok(

@@ -6,15 +6,11 @@ mod common;
 
 use std::process::Command;
 
-use common::{run_ok, text};
+use common::{need_tool, run_ok, text};
 
 #[test]
 fn iometer_opens_its_test_file_direct_and_random_tests_without_readahead() {
-    let strace = Command::new("strace").arg("-V").output();
-    assert!(
-        strace.is_ok_and(|o| o.status.success()),
-        "strace is needed for this test: apt-get install strace (scripts/test.sh installs it)"
-    );
+    need_tool("strace", "-V");
     // A disk file system (the build directory's), which takes O_DIRECT; /tmp may be tmpfs.
     let d = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
     let target = d.path().join("target");

@@ -237,20 +237,7 @@ fn a_run_records_the_layout_of_prepared_and_written_files() {
     );
     let table = text(&res.stdout);
     assert!(table.contains("    layout     prepared"), "{table}");
-    let label = std::fs::read_dir(out.path())
-        .unwrap()
-        .next()
-        .unwrap()
-        .unwrap()
-        .path();
-    let run_dir = std::fs::read_dir(label)
-        .unwrap()
-        .next()
-        .unwrap()
-        .unwrap()
-        .path();
-    let j: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(run_dir.join("run.json")).unwrap()).unwrap();
+    let j = json(&only_run_dir(out.path()).join("run.json"));
     let layout = &j["workloads"][0]["iterations"][0]["layout"];
     let prepared = &layout["prepared"];
     assert!(prepared["files"].as_u64().unwrap() >= 1, "{layout}");

@@ -17,18 +17,10 @@ use naslab_trace::{open_trace, Record};
 const WORKLOADS: &str = "PhotoAlbum,FileCopyToNAS";
 
 /// `mpirun` with what this machine needs (root, more ranks than cores), or `None` (then
-/// the test fails when NASLAB_REQUIRE_ROOT is set, as CI does).
+/// the test fails when NASLAB_REQUIRE_ROOT=1, as CI sets).
 fn mpirun(ranks: u32) -> Option<Command> {
-    let found = Command::new("mpirun").arg("--version").output().is_ok();
-    if !found {
-        assert!(
-            std::env::var_os("NASLAB_REQUIRE_ROOT").is_none(),
-            "mpirun is missing: apt-get install openmpi-bin libopenmpi-dev"
-        );
-        eprintln!("skipped: mpirun is not installed");
-        return None;
-    }
-    let mut c = Command::new("mpirun");
+    let mpirun = common::tool_or_skip("mpirun")?;
+    let mut c = Command::new(mpirun);
     c.args(["--allow-run-as-root", "--oversubscribe", "-n"])
         .arg(ranks.to_string())
         .arg(env!("CARGO_BIN_EXE_naslab"));

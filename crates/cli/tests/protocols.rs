@@ -3,30 +3,15 @@
 //! The lab tests need root (loop devices, mounts, servers) and say so when skipped.
 
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Command;
 
-use naslab_layout::requirements::{root_or_skip, tool_or_skip};
+mod common;
+use common::{root_or_skip, run_ok, text, tool_or_skip};
 
 fn naslab() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_naslab"));
     c.env_remove("NASLAB_SMB_PASSWORD");
     c
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
-
-fn run_ok(cmd: &mut Command) -> Output {
-    let out = cmd.output().expect("naslab starts");
-    assert!(
-        out.status.success(),
-        "{:?} failed:\n{}\n{}",
-        cmd,
-        text(&out.stdout),
-        text(&out.stderr)
-    );
-    out
 }
 
 fn run_err(cmd: &mut Command) -> String {

@@ -5,7 +5,7 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use common::{naslab, run_err, run_ok, text};
+use common::{json, naslab, run_err, run_ok, text};
 
 /// One null-backend run of a small built-in workload; returns its run directory.
 fn null_run(out: &Path, label: &str, workload: &str, extra: &[&str]) -> PathBuf {
@@ -31,10 +31,6 @@ fn null_run(out: &Path, label: &str, workload: &str, extra: &[&str]) -> PathBuf 
         .find_map(|l| l.strip_prefix("results: "))
         .unwrap_or_else(|| panic!("no results line in: {err}"));
     PathBuf::from(dir)
-}
-
-fn json(path: &Path) -> serde_json::Value {
-    serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
 }
 
 /// `naslab results OUT --json ARGS`: the run directories listed.

@@ -105,10 +105,6 @@ fn only_run_dir(out: &Path) -> PathBuf {
     dirs.pop().unwrap()
 }
 
-fn json(path: &Path) -> serde_json::Value {
-    serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
-}
-
 fn start_paced(trace: &Path, target: &Path, out: &Path, gap: &str, walk: bool) -> Child {
     let mut cmd = naslab();
     cmd.arg("run")
@@ -184,18 +180,13 @@ fn a_directory_swapped_for_a_link_mid_run_is_not_followed_by_the_component_walk(
 /// it every open under the workload directory is one (seen by strace).
 #[test]
 fn the_component_walk_replaces_openat2_when_asked() {
-    if Command::new("strace").arg("-V").output().is_err() {
-        assert!(
-            std::env::var_os("NASLAB_REQUIRE_ROOT").is_none(),
-            "strace is missing"
-        );
-        eprintln!("skipped: strace is not installed");
+    let Some(strace) = tool_or_skip("strace") else {
         return;
-    }
+    };
     for walk in [false, true] {
         let work = tempfile::tempdir().unwrap();
         let log = work.path().join("strace.log");
-        let mut cmd = Command::new("strace");
+        let mut cmd = Command::new(&strace);
         cmd.args(["-f", "-qq", "-e", "trace=openat2", "-o"])
             .arg(&log)
             .arg(env!("CARGO_BIN_EXE_naslab"))

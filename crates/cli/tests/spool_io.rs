@@ -10,11 +10,7 @@ use common::*;
 
 #[test]
 fn the_stream_thread_does_no_spool_io_while_it_measures() {
-    let strace = Command::new("strace").arg("-V").output();
-    assert!(
-        strace.is_ok_and(|o| o.status.success()),
-        "strace is needed for this test: apt-get install strace"
-    );
+    need_tool("strace", "-V");
     let d = tempfile::tempdir().unwrap();
     let trace = d.path().join("rr.jsonl");
     let ops = 50_000u64;

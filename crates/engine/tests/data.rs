@@ -5,13 +5,15 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use naslab_engine::plan::{compile, records_from_trace};
 use naslab_engine::{
     run_iteration, DataMode, DataSpec, IterationSpec, Pacing, PosixTarget, Progress, ReplayOptions,
     Sandbox,
 };
 use naslab_results::{CacheMode, IterationResult, MismatchKind};
 use naslab_trace::{FileDecl, FileKind, Op, OpFlags, OpKind, Prepare, Trace};
+
+mod common;
+use common::{file, plan_of, spec_of};
 
 const BLOCK: usize = 4096;
 
@@ -26,24 +28,25 @@ struct Ran {
 fn run(trace: &Trace, data: DataSpec, pacing: Pacing, during: impl FnOnce(PathBuf) + Send) -> Ran {
     let target = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
     let spool = tempfile::tempdir().unwrap();
-    let plan = compile(Path::new("t"), records_from_trace(trace), spool.path()).unwrap();
+    let plan = plan_of(trace, spool.path());
     let sandbox = Sandbox::open(target.path()).unwrap();
     let posix = PosixTarget::new(sandbox.clone());
     let progress = Progress::default();
     let dir = sandbox.root().join(&trace.header.workload);
     let spec = IterationSpec {
-        plan: &plan,
-        target: &posix,
-        cache: CacheMode::Drop,
         replay: ReplayOptions {
             pacing,
             data,
             ..ReplayOptions::default()
         },
-        spool_dir: spool.path(),
-        records_path: None,
-        progress: &progress,
-        drop_all_caches: false,
+        ..spec_of(
+            &plan,
+            &posix,
+            CacheMode::Drop,
+            spool.path(),
+            None,
+            &progress,
+        )
     };
     let result = std::thread::scope(|s| {
         let d = dir.clone();
@@ -63,17 +66,6 @@ fn spec(mode: DataMode, verify: bool) -> DataSpec {
         mode,
         seed: 0x5eed,
         verify,
-    }
-}
-
-fn file(id: u32, path: &str, size: u64, exists: bool, prepare: Prepare) -> FileDecl {
-    FileDecl {
-        id,
-        path: path.into(),
-        kind: FileKind::File,
-        size,
-        exists,
-        prepare,
     }
 }
 

@@ -5,26 +5,18 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
+mod common;
+use common::{file, plan_of, spec_of};
+
 use naslab_engine::backend::BackendOptions;
-use naslab_engine::plan::{compile, records_from_trace, FileTable, Plan};
+use naslab_engine::plan::{compile, records_from_trace, FileTable};
 use naslab_engine::prepare::prepare;
 use naslab_engine::{
-    replay, run_iteration, Backend, Caps, Clock, Handle, IterationSpec, NullTarget, OpError,
-    OpenHow, Pacing, PosixTarget, Progress, ReplayOptions, Sandbox, ScriptedClock, Target,
+    replay, run_iteration, Backend, Caps, Clock, Handle, NullTarget, OpError, OpenHow, Pacing,
+    PosixTarget, Progress, ReplayOptions, Sandbox, ScriptedClock, Target,
 };
 use naslab_results::CacheMode;
 use naslab_trace::{FileDecl, FileKind, Measured, Op, OpFlags, OpKind, Prepare, Trace};
-
-fn file(id: u32, path: &str, size: u64, exists: bool, prepare: Prepare) -> FileDecl {
-    FileDecl {
-        id,
-        path: path.into(),
-        kind: FileKind::File,
-        size,
-        exists,
-        prepare,
-    }
-}
 
 fn dir(id: u32, path: &str, exists: bool) -> FileDecl {
     FileDecl {
@@ -42,31 +34,6 @@ fn op(stream: u32, t_us: u64, kind: OpKind, file: u32, offset: u64, len: u64) ->
     o.offset = offset;
     o.len = len;
     o
-}
-
-/// An iteration with default replay options.
-fn spec_of<'a>(
-    plan: &'a Plan,
-    target: &'a dyn Target,
-    cache: CacheMode,
-    spool_dir: &'a Path,
-    records_path: Option<PathBuf>,
-    progress: &'a Progress,
-) -> IterationSpec<'a> {
-    IterationSpec {
-        plan,
-        target,
-        cache,
-        replay: ReplayOptions::default(),
-        spool_dir,
-        records_path,
-        progress,
-        drop_all_caches: false,
-    }
-}
-
-fn plan_of(trace: &Trace, spool: &Path) -> Plan {
-    compile(Path::new("test.jsonl"), records_from_trace(trace), spool).expect("trace compiles")
 }
 
 fn compile_error(trace: &Trace) -> String {

@@ -15,14 +15,6 @@ use naslab_engine::backend::{
 use naslab_engine::{BackendOptions, OpenHow, Target};
 use naslab_lab::{FsKind, ServerKind};
 
-fn smb(st: &naslab_lab::LabState) -> SmbTarget {
-    SmbTarget::connect(st.url.parse().unwrap(), st.password.clone()).expect("smb connects")
-}
-
-fn nfs(url: &str) -> NfsTarget {
-    NfsTarget::connect(url.parse().unwrap()).expect("nfs mounts")
-}
-
 #[test]
 fn smb_backend_runs_every_op_and_the_server_holds_the_bytes() {
     needs_root_and_servers!(ServerKind::Samba);

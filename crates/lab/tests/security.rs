@@ -15,7 +15,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use common::*;
-use naslab_engine::backend::{NfsTarget, SmbTarget};
+use naslab_engine::backend::SmbTarget;
 use naslab_lab::{FsKind, ServerKind};
 use nfs3_client::io::{AsyncRead, AsyncWrite};
 use nfs3_client::net::Connector;
@@ -76,7 +76,7 @@ fn setuid_helper() {
     // SAFETY: getuid has no preconditions.
     assert_eq!(unsafe { libc::getuid() }, NOBODY, "runs unprivileged");
     // naslab's own client, as this unprivileged user.
-    let target = NfsTarget::connect(url.parse().unwrap()).expect("nfs mounts");
+    let target = nfs(&url);
     let spool = tempfile::tempdir().unwrap();
     let trace = small_trace("Unprivileged", false);
     let r = run(&trace, &target, spool.path());
@@ -243,7 +243,7 @@ fn samba_lets_in_the_lab_account_with_its_password_only() {
         e.contains("user 'naslab-lab'") && e.contains("wrong user name or password"),
         "{e}"
     );
-    let target = SmbTarget::connect(st.url.parse().unwrap(), st.password.clone()).unwrap();
+    let target = smb(&st);
     let spool = tempfile::tempdir().unwrap();
     let trace = small_trace("SmbUser", false);
     check_counts(&run(&trace, &target, spool.path()), &trace);

@@ -8,8 +8,7 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use common::lab;
-use naslab_engine::backend::{NfsTarget, SmbTarget};
+use common::{lab, nfs, smb};
 use naslab_engine::{
     compile, records_from_trace, run_iteration, DataMode, DataSpec, IterationSpec, Pacing,
     Progress, ReplayOptions, Target,
@@ -19,28 +18,6 @@ use naslab_results::{CacheMode, IterationResult, MismatchKind};
 use naslab_trace::{FileDecl, FileKind, Op, OpFlags, OpKind, Prepare, Trace};
 
 const BLOCK: u64 = 4096;
-
-/// Whether the test can run here; without root or the server it is skipped, unless CI
-/// asked for every test to run.
-fn can_run(server: ServerKind) -> bool {
-    let tool = match server {
-        ServerKind::Samba => "smbd",
-        ServerKind::Nfs => "ganesha.nfsd",
-    };
-    // SAFETY: geteuid has no preconditions.
-    let why = if unsafe { libc::geteuid() } != 0 {
-        "needs root (loop devices, mounts and servers)".to_string()
-    } else if naslab_layout::loopdev::find_tool(tool).is_none() {
-        format!("{tool} is not installed (scripts/test.sh installs it)")
-    } else {
-        return true;
-    };
-    if std::env::var("NASLAB_REQUIRE_ROOT").as_deref() == Ok("1") {
-        panic!("NASLAB_REQUIRE_ROOT=1 but this test cannot run: {why}");
-    }
-    eprintln!("skipped: {why}");
-    false
-}
 
 fn file(id: u32, path: &str, size: u64, exists: bool) -> FileDecl {
     FileDecl {
@@ -177,13 +154,11 @@ fn check(r: &IterationResult) {
 
 #[test]
 fn verify_over_smb_names_a_lost_a_torn_and_a_misplaced_write() {
-    if !can_run(ServerKind::Samba) {
-        return;
-    }
+    needs_root_and_servers!(ServerKind::Samba);
     let base = tempfile::tempdir().unwrap();
     let guard = lab(base.path(), FsKind::Dir, ServerKind::Samba, &[]);
     let st = guard.lab().state.clone();
-    let target = SmbTarget::connect(st.url.parse().unwrap(), st.password.clone()).unwrap();
+    let target = smb(&st);
     check(&run(&target, &st.share_dir, "SmbVerify", base.path()));
     drop(target);
     guard.down().unwrap();
@@ -191,13 +166,11 @@ fn verify_over_smb_names_a_lost_a_torn_and_a_misplaced_write() {
 
 #[test]
 fn verify_over_nfs_names_a_lost_a_torn_and_a_misplaced_write() {
-    if !can_run(ServerKind::Nfs) {
-        return;
-    }
+    needs_root_and_servers!(ServerKind::Nfs);
     let base = tempfile::tempdir().unwrap();
     let guard = lab(base.path(), FsKind::Dir, ServerKind::Nfs, &[]);
     let st = guard.lab().state.clone();
-    let target = NfsTarget::connect(st.url.parse().unwrap()).unwrap();
+    let target = nfs(&st.url);
     check(&run(&target, &st.share_dir, "NfsVerify", base.path()));
     drop(target);
     guard.down().unwrap();
@@ -251,17 +224,13 @@ fn check_distinct(target: &dyn Target, share_dir: &Path, name: &str, spool: &Pat
 #[test]
 fn every_block_written_over_smb_and_nfs_is_unique() {
     for server in [ServerKind::Samba, ServerKind::Nfs] {
-        if !can_run(server) {
-            return;
-        }
+        needs_root_and_servers!(server);
         let base = tempfile::tempdir().unwrap();
         let guard = lab(base.path(), FsKind::Dir, server, &[]);
         let st = guard.lab().state.clone();
         let target: Box<dyn Target> = match server {
-            ServerKind::Samba => {
-                Box::new(SmbTarget::connect(st.url.parse().unwrap(), st.password.clone()).unwrap())
-            }
-            ServerKind::Nfs => Box::new(NfsTarget::connect(st.url.parse().unwrap()).unwrap()),
+            ServerKind::Samba => Box::new(smb(&st)),
+            ServerKind::Nfs => Box::new(nfs(&st.url)),
         };
         check_distinct(target.as_ref(), &st.share_dir, "Distinct", base.path());
         drop(target);

@@ -40,11 +40,42 @@ pub fn run_err(cmd: &mut Command) -> String {
     err
 }
 
+/// A JSON file (run.json, results.json...) as a value.
+pub fn json(path: &Path) -> serde_json::Value {
+    serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
+}
+
+/// The run directory of the one run written under `out` (`out/LABEL/RUN`).
+pub fn only_run_dir(out: &Path) -> PathBuf {
+    let label = std::fs::read_dir(out)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(label)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(dirs.len(), 1, "{dirs:?}");
+    dirs.pop().unwrap()
+}
+
+/// Fails the test unless `tool arg` runs: the test checks naslab against that tool.
+pub fn need_tool(tool: &str, arg: &str) {
+    let ok = Command::new(tool)
+        .arg(arg)
+        .output()
+        .is_ok_and(|o| o.status.success());
+    assert!(
+        ok,
+        "{tool} is needed for this test: apt-get install {tool} (scripts/test.sh installs it)"
+    );
+}
+
 #[allow(unused_imports)]
 pub use naslab_layout::requirements::{cannot_run, root_or_skip, tool_or_skip};
 
 /// Whether the tests run as root (mounts, loop devices, servers).
-pub fn is_root() -> bool {
-    // SAFETY: geteuid has no preconditions.
-    unsafe { libc::geteuid() == 0 }
-}
+#[allow(unused_imports)]
+pub use naslab_layout::loopdev::is_root;

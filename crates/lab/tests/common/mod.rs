@@ -6,11 +6,12 @@
 use std::path::Path;
 use std::sync::atomic::Ordering;
 
+use naslab_engine::backend::{NfsTarget, SmbTarget};
 use naslab_engine::{
     compile, records_from_trace, run_iteration, IterationSpec, Progress, ReplayOptions, Target,
 };
 use naslab_lab::lab::LabGuard;
-use naslab_lab::{FsKind, LabOptions, ServerKind};
+use naslab_lab::{FsKind, LabOptions, LabState, ServerKind};
 use naslab_results::{CacheMode, IterationResult};
 use naslab_trace::{FileDecl, FileKind, Op, OpFlags, OpKind, Prepare, Trace};
 
@@ -47,6 +48,16 @@ pub fn lab(base: &Path, fs: FsKind, server: ServerKind, opts: &[&str]) -> LabGua
         opts: opts.iter().map(|s| s.to_string()).collect(),
     })
     .expect("lab up")
+}
+
+/// naslab's SMB client signed in to the lab's share as the lab's user.
+pub fn smb(st: &LabState) -> SmbTarget {
+    SmbTarget::connect(st.url.parse().unwrap(), st.password.clone()).expect("smb connects")
+}
+
+/// naslab's NFS client on the lab's export (`url` as the lab gives it).
+pub fn nfs(url: &str) -> NfsTarget {
+    NfsTarget::connect(url.parse().unwrap()).expect("nfs mounts")
 }
 
 /// Bytes one small write is.
