@@ -1,6 +1,7 @@
 //! `--data` and `--verify` through the binary: what run.json, results.txt and
 //! report.html say, the exit status when a block comes back wrong, and bad input.
 
+use std::path::Path;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
@@ -184,7 +185,7 @@ fn verify_counts_match_the_trace_and_the_files_left_on_disk() {
     let back_reads: u64 = left.iter().map(|s| s.div_ceil(1 << 20)).sum();
     assert!(left_bytes > 0 && trace_reads > 0);
 
-    let run = json(&run_dir(out.path()).join("run.json"));
+    let run = json(&only_run_dir(out.path()).join("run.json"));
     let v = &run["workloads"][0]["iterations"][0]["verify"];
     assert_eq!(v["read_back_bytes"], left_bytes, "{v}");
     assert_eq!(v["bytes_checked"], trace_read_bytes + left_bytes, "{v}");
