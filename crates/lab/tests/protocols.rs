@@ -106,6 +106,56 @@ fn the_windows_profile_hints_ahead_and_keeps_the_workloads_figures_honest() {
     check_server_files(&st.share_dir, "SmbHints");
 }
 
+/// Two clients on one share: the second is refused, naming the first, until the first
+/// lets go; the lock is a directory on the server's disk while held, and gone after.
+fn a_share_in_use_is_refused(server: ServerKind) {
+    let base = tempfile::tempdir().unwrap();
+    let guard = lab(base.path(), FsKind::Dir, server, &[]);
+    let st = guard.lab().state.clone();
+    let connect = || -> Result<Box<dyn Target>, String> {
+        let url: RemoteUrl = st.url.parse().unwrap();
+        match server {
+            ServerKind::Samba => SmbTarget::connect(url, st.password.clone())
+                .map(|t| Box::new(t) as Box<dyn Target>)
+                .map_err(|e| e.to_string()),
+            ServerKind::Nfs => NfsTarget::connect(url)
+                .map(|t| Box::new(t) as Box<dyn Target>)
+                .map_err(|e| e.to_string()),
+        }
+    };
+    let lock = st.share_dir.join("naslab/.naslab-lock");
+    let first = connect().unwrap();
+    let held: Vec<String> = std::fs::read_dir(&lock)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    let holder = format!("naslab pid {} on ", std::process::id());
+    assert!(held.len() == 1 && held[0].starts_with(&holder), "{held:?}");
+    let Err(e) = connect() else {
+        panic!("a second client was let in while the first held the share");
+    };
+    assert!(e.contains(&format!("is in use by {}", held[0])), "{e}");
+    assert!(e.contains("since 20") && e.contains(" UTC"), "{e}");
+    drop(first);
+    assert!(!lock.exists(), "the lock is removed when the first lets go");
+    let second = connect().unwrap();
+    drop(second);
+    assert!(!lock.exists());
+    assert!(st.share_dir.join("naslab/.naslab-owned").is_file());
+}
+
+#[test]
+fn a_second_smb_client_on_a_share_in_use_is_refused_naming_the_first() {
+    needs_root_and_servers!(ServerKind::Samba);
+    a_share_in_use_is_refused(ServerKind::Samba);
+}
+
+#[test]
+fn a_second_nfs_client_on_an_export_in_use_is_refused_naming_the_first() {
+    needs_root_and_servers!(ServerKind::Nfs);
+    a_share_in_use_is_refused(ServerKind::Nfs);
+}
+
 #[test]
 fn a_naslab_directory_without_the_marker_is_refused_over_the_protocol() {
     needs_root_and_servers!(ServerKind::Samba);

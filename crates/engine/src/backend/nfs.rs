@@ -75,7 +75,13 @@ pub struct NfsTarget {
     url: RemoteUrl,
     timeout: std::time::Duration,
     sandbox: RemoteSandbox,
-    admin: Mutex<Session>,
+    admin: Arc<Mutex<Session>>,
+}
+
+impl Drop for NfsTarget {
+    fn drop(&mut self) {
+        super::remote::release_target(&self.sandbox, &self.admin, self.url.to_string());
+    }
 }
 
 impl std::fmt::Debug for NfsTarget {
@@ -101,7 +107,7 @@ impl NfsTarget {
             url,
             timeout,
             sandbox,
-            admin: Mutex::new(admin),
+            admin: Arc::new(Mutex::new(admin)),
         })
     }
 

@@ -1,9 +1,22 @@
 //! naslab's safety rules on a share it reaches through a protocol client: the same
 //! marked `naslab/` directory as [`crate::Sandbox`] keeps on a local target, checked,
 //! made and emptied with the protocol's own requests.
+//!
+//! A share has no `flock` that every client honours, so the target is held with a lock
+//! directory instead: `naslab/.naslab-lock/`, made with one MKDIR (which both SMB and
+//! NFS refuse when the name exists, so only one client can make it) and holding an
+//! empty file whose name says who holds it. It is removed when the target is dropped.
+
+use std::sync::{mpsc, Arc, Mutex};
+use std::time::Duration;
 
 use super::OpError;
 use crate::sandbox::{MARKER_NAME, ROOT_NAME};
+
+/// The directory whose existence holds a share's `naslab/` for one process.
+pub const LOCK_NAME: &str = ".naslab-lock";
+/// How the holder's entry in the lock directory begins.
+const HOLDER_PREFIX: &str = "naslab pid ";
 
 const MARKER_TEXT: &[u8] = b"This directory belongs to naslab, a file-system benchmark.\nnaslab creates, rewrites and deletes everything in it: keep no other files here.\n";
 
@@ -50,6 +63,12 @@ pub enum RemoteSandboxError {
     NotOurs(String),
     #[error("'{0}' is a symbolic link or reparse point; naslab will not follow it: remove it or choose another directory in the URL")]
     Link(String),
+    #[error("'{root}' on the server is in use by {holder}; wait for it to finish (or stop it) and try again. If no naslab works there any more (one that was killed cannot let go), remove the directory '{lock}' on the server")]
+    InUse {
+        root: String,
+        holder: String,
+        lock: String,
+    },
     #[error("workload name '{0}' is reserved or not a plain name; rename the workload")]
     BadName(String),
     #[error("'{0}' is nested more than {MAX_DEPTH} directories deep; naslab stops there: empty it by hand")]
@@ -100,6 +119,35 @@ pub struct RemoteSandbox {
     root: String,
 }
 
+/// This process's entry in the lock directory: who holds the target, and since when
+/// (UTC, in a form every share accepts in a file name).
+fn holder_entry() -> String {
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|h| h.trim().replace(['/', '\\', ':'], "_"))
+        .unwrap_or_default();
+    let host = if host.is_empty() {
+        "an unnamed host".into()
+    } else {
+        host
+    };
+    // SAFETY: time accepts a null pointer; gmtime_r writes only the tm passed.
+    let mut tm: libc::tm = unsafe { std::mem::zeroed() };
+    unsafe {
+        let t = libc::time(std::ptr::null_mut());
+        libc::gmtime_r(&t, &mut tm);
+    }
+    format!(
+        "{HOLDER_PREFIX}{} on {host} since {:04}-{:02}-{:02} {:02}h{:02}m{:02}s UTC",
+        std::process::id(),
+        tm.tm_year + 1900,
+        tm.tm_mon + 1,
+        tm.tm_mday,
+        tm.tm_hour,
+        tm.tm_min,
+        tm.tm_sec
+    )
+}
+
 impl RemoteSandbox {
     /// Checks `<base>/naslab` and makes and marks it when it is absent. `base` is the
     /// directory the target URL names inside its share.
@@ -128,7 +176,46 @@ impl RemoteSandbox {
             Some(EntryKind::Link) => return Err(RemoteSandboxError::Link(root)),
             Some(EntryKind::File) => return Err(RemoteSandboxError::NotOurs(root)),
         }
-        Ok(RemoteSandbox { root })
+        let sandbox = RemoteSandbox { root };
+        sandbox.lock(fs)?;
+        Ok(sandbox)
+    }
+
+    /// Takes the lock directory, or says who holds it.
+    fn lock(&self, fs: &mut dyn RemoteFs) -> Result<(), RemoteSandboxError> {
+        let lock = join(&self.root, LOCK_NAME);
+        match fs.make_dir(&lock) {
+            Ok(()) => {
+                let entry = join(&lock, &holder_entry());
+                fs.put_file(&entry, b"").map_err(req("write", &entry))
+            }
+            Err(e) if e.errno == libc::EEXIST => {
+                // A holder that has made the directory but not yet its entry is named
+                // as unknown.
+                let holder = fs
+                    .list(&lock)
+                    .ok()
+                    .and_then(|entries| {
+                        entries
+                            .into_iter()
+                            .map(|(name, _)| name)
+                            .find(|name| name.starts_with(HOLDER_PREFIX))
+                    })
+                    .unwrap_or_else(|| "another naslab (it has not said which)".into());
+                Err(RemoteSandboxError::InUse {
+                    root: self.root.clone(),
+                    holder,
+                    lock,
+                })
+            }
+            Err(e) => Err(req("create", &lock)(e)),
+        }
+    }
+
+    /// Gives the target up: removes the lock directory this process made.
+    pub fn release(&self, fs: &mut dyn RemoteFs) -> Result<(), RemoteSandboxError> {
+        let lock = join(&self.root, LOCK_NAME);
+        remove_tree(fs, &lock, 0)
     }
 
     /// `<base>/naslab`, relative to the share's root.
@@ -144,6 +231,7 @@ impl RemoteSandbox {
     ) -> Result<String, RemoteSandboxError> {
         if name.is_empty()
             || name == MARKER_NAME
+            || name == LOCK_NAME
             || name == "."
             || name == ".."
             || name.contains('/')
@@ -173,6 +261,36 @@ impl RemoteSandbox {
         }
         remove_tree(fs, &self.root, 0)
     }
+}
+
+/// How long a target being let go waits for the server to confirm its lock is gone.
+const RELEASE_WAIT: Duration = Duration::from_secs(1);
+
+/// Lets go of a target: removes `sandbox`'s lock through `admin`, waiting at most
+/// [`RELEASE_WAIT`] so a server that stopped answering does not hold the process up. A
+/// failure, or no answer in time, is told on stderr with what the next run on `target`
+/// may need.
+pub fn release_target<F: RemoteFs + Send + 'static>(
+    sandbox: &RemoteSandbox,
+    admin: &Arc<Mutex<F>>,
+    target: String,
+) {
+    let (done, result) = mpsc::channel();
+    let (sandbox, admin) = (sandbox.clone(), Arc::clone(admin));
+    let lock = join(&sandbox.root, LOCK_NAME);
+    std::thread::spawn(move || {
+        let mut fs = admin.lock().unwrap_or_else(|e| e.into_inner());
+        let _ = done.send(sandbox.release(&mut *fs));
+    });
+    let why = match result.recv_timeout(RELEASE_WAIT) {
+        Ok(Ok(())) => return,
+        Ok(Err(e)) => e.to_string(),
+        Err(_) => format!(
+            "the server did not answer within {} s",
+            RELEASE_WAIT.as_secs()
+        ),
+    };
+    eprintln!("warning: naslab could not give up {target} ({why}); if the next run there is refused, remove '{lock}' on the server");
 }
 
 /// Removes `dir` and everything in it; links are removed, never followed.
@@ -258,13 +376,49 @@ mod tests {
         fs.0.insert(format!("{d}/l"), EntryKind::Link);
         sb.fresh_workload_dir(&mut fs, "W").unwrap();
         assert_eq!(fs.list(&d).unwrap(), vec![]);
-        // Opening again finds the marker.
+        // Opening again, once this one has let go, finds the marker.
+        sb.release(&mut fs).unwrap();
         RemoteSandbox::open(&mut fs, "base").unwrap();
-        for bad in ["", "..", "a/b", ".naslab-owned"] {
+        for bad in ["", "..", "a/b", ".naslab-owned", ".naslab-lock"] {
             assert!(sb.fresh_workload_dir(&mut fs, bad).is_err(), "{bad}");
         }
         sb.remove_all(&mut fs).unwrap();
         assert_eq!(fs.0.len(), 1, "{:?}", fs.0);
+    }
+
+    #[test]
+    fn a_second_open_is_refused_naming_the_holder_until_the_first_lets_go() {
+        let mut fs = MemFs::default();
+        let first = RemoteSandbox::open(&mut fs, "").unwrap();
+        let held: Vec<_> = fs.list("naslab/.naslab-lock").unwrap();
+        assert_eq!(held.len(), 1, "{held:?}");
+        let pid = format!("naslab pid {} on ", std::process::id());
+        assert!(held[0].0.starts_with(&pid), "{held:?}");
+        assert!(held[0].0.ends_with(" UTC") && !held[0].0.contains(':'));
+
+        let e = RemoteSandbox::open(&mut fs, "").unwrap_err();
+        let text = e.to_string();
+        assert!(matches!(e, RemoteSandboxError::InUse { .. }), "{text}");
+        assert!(text.contains(&format!("in use by {}", held[0].0)), "{text}");
+        assert!(
+            text.contains("remove the directory 'naslab/.naslab-lock'"),
+            "{text}"
+        );
+
+        // A lock directory whose holder has not yet written its entry.
+        fs.remove_file(&format!("naslab/.naslab-lock/{}", held[0].0))
+            .unwrap();
+        let text = RemoteSandbox::open(&mut fs, "").unwrap_err().to_string();
+        assert!(text.contains("in use by another naslab"), "{text}");
+
+        first.release(&mut fs).unwrap();
+        assert_eq!(fs.kind("naslab/.naslab-lock").unwrap(), None);
+        let second = RemoteSandbox::open(&mut fs, "").unwrap();
+        second.release(&mut fs).unwrap();
+        assert_eq!(
+            fs.kind("naslab/.naslab-owned").unwrap(),
+            Some(EntryKind::File)
+        );
     }
 
     #[test]

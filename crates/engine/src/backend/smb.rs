@@ -85,7 +85,13 @@ pub struct SmbTarget {
     security: String,
     sandbox: RemoteSandbox,
     /// The session that checks and empties naslab's directory between iterations.
-    admin: Mutex<Session>,
+    admin: Arc<Mutex<Session>>,
+}
+
+impl Drop for SmbTarget {
+    fn drop(&mut self) {
+        super::remote::release_target(&self.sandbox, &self.admin, self.url.to_string());
+    }
 }
 
 impl std::fmt::Debug for SmbTarget {
@@ -116,7 +122,7 @@ impl SmbTarget {
             opts,
             security: admin.security.clone(),
             sandbox,
-            admin: Mutex::new(admin),
+            admin: Arc::new(Mutex::new(admin)),
         })
     }
 
