@@ -439,3 +439,54 @@ fn a_server_that_stops_answering_ends_the_run_on_time_saying_so() {
         );
     }
 }
+
+/// The seeds' file-server test has about 590 connections: 600 over each protocol, each
+/// its own session writing its own file, and the server's disk holds every one.
+#[test]
+fn six_hundred_connections_each_write_their_file_over_smb_and_nfs() {
+    for server in ["samba", "nfs"] {
+        if !lab_ready(server) {
+            return;
+        }
+        let base = tempfile::tempdir().unwrap();
+        open_for_lab(base.path());
+        let name = format!("c600-{server}");
+        let up = run_ok(
+            naslab()
+                .args(["lab", "up", "--fs", "dir", "--server", server])
+                .args(["--name", &name, "--lab-dir"])
+                .arg(base.path()),
+        );
+        let _down = Down(base.path(), &name);
+        let url = text(&up.stdout).trim().to_string();
+        let state: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(base.path().join(&name).join("state.json")).unwrap(),
+        )
+        .unwrap();
+        let run = run_ok(
+            naslab()
+                .env(
+                    "NASLAB_SMB_PASSWORD",
+                    state["password"].as_str().unwrap_or_default(),
+                )
+                .args(["fileserver", "-c", "600", "-f", "1", "--phase", "write"])
+                .args(["--json", "--target", &url, "--out"])
+                .arg(base.path().join("results")),
+        );
+        let v: serde_json::Value = serde_json::from_slice(&run.stdout).unwrap();
+        let it = &v["workloads"][0]["iterations"][0];
+        assert_eq!(it["errors"], 0, "{server}: {}", it["errors"]);
+        assert_eq!(it["streams"].as_array().unwrap().len(), 600, "{server}");
+        let written = it["bytes_written"].as_u64().unwrap();
+        // What the server's own file system holds: one file per connection, every byte.
+        let dir = Path::new(state["share_dir"].as_str().unwrap()).join("naslab/FileServer_Write");
+        let conns: Vec<_> = std::fs::read_dir(&dir).unwrap().flatten().collect();
+        assert_eq!(conns.len(), 600, "{server}: connection directories");
+        let files: usize = conns
+            .iter()
+            .map(|c| std::fs::read_dir(c.path()).unwrap().count())
+            .sum();
+        assert_eq!(files, 600, "{server}: files");
+        assert_eq!(walk_sizes(&dir), written, "{server}: bytes on the server");
+    }
+}

@@ -137,6 +137,37 @@ impl Waiter {
 }
 
 /// An open SMB session on one share, on its own runtime.
+/// How many sign-ins (TCP connect, NEGOTIATE, SESSION_SETUP) may be under way at once
+/// in this process. A server takes connections from a short accept queue (Samba's
+/// holds 50) and forks a process for each; hundreds of connections opened at once
+/// overflow it, and the kernel then drops the surplus. Taking turns keeps every
+/// connection of a many-connection workload.
+const SIGN_INS_AT_ONCE: usize = 16;
+
+/// A turn to sign in; the next waiting sign-in goes when it is dropped.
+struct SignIns;
+
+static SIGNING_IN: std::sync::Mutex<usize> = std::sync::Mutex::new(0);
+static SIGN_IN_DONE: std::sync::Condvar = std::sync::Condvar::new();
+
+impl SignIns {
+    fn take() -> SignIns {
+        let mut n = SIGNING_IN.lock().unwrap_or_else(|e| e.into_inner());
+        while *n >= SIGN_INS_AT_ONCE {
+            n = SIGN_IN_DONE.wait(n).unwrap_or_else(|e| e.into_inner());
+        }
+        *n += 1;
+        SignIns
+    }
+}
+
+impl Drop for SignIns {
+    fn drop(&mut self) {
+        *SIGNING_IN.lock().unwrap_or_else(|e| e.into_inner()) -= 1;
+        SIGN_IN_DONE.notify_one();
+    }
+}
+
 pub(super) struct Session {
     pub(super) w: Waiter,
     pub(super) client: SmbClient,
@@ -183,6 +214,7 @@ impl Session {
         };
         let timeout = opts.io_timeout;
         let silent = || SmbError::NoReply(no_reply(&addr, timeout));
+        let _turn = SignIns::take();
         let connected =
             rt.block_on(
                 async move { tokio::time::timeout(timeout, SmbClient::connect(config)).await },
@@ -229,6 +261,7 @@ impl Session {
                 }
             }
         })?;
+        drop(_turn);
         let share = rt.block_on(async {
             tokio::time::timeout(timeout, client.connect_share(&url.share)).await
         });
