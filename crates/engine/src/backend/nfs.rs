@@ -99,6 +99,7 @@ impl NfsTarget {
 
     /// [`NfsTarget::connect`] with the client's timeout chosen.
     pub fn connect_with(url: RemoteUrl, opts: ClientOptions) -> Result<NfsTarget, NfsError> {
+        crate::heap::keep_large_blocks();
         let timeout = opts.io_timeout;
         let url = resolve_export(url, timeout)?;
         let mut admin = Session::open(&url, timeout)?;

@@ -14,7 +14,7 @@ use std::sync::{Arc, Mutex};
 use naslab_trace::{FileKind, OpKind};
 use smb2::msg::create::CreateDisposition;
 use smb2::msg::flush::FlushRequest;
-use smb2::msg::read::{ReadRequest, ReadResponse};
+use smb2::msg::read::ReadRequest;
 use smb2::msg::write::WriteResponse;
 use smb2::pack::{ReadCursor, Unpack};
 use smb2::types::flags::FileAccessMask;
@@ -114,6 +114,7 @@ impl SmbTarget {
         password: String,
         opts: ClientOptions,
     ) -> Result<SmbTarget, SmbError> {
+        crate::heap::keep_large_blocks();
         let mut admin = Session::open(&url, &password, opts)?;
         let sandbox = RemoteSandbox::open(&mut admin, &url.path)?;
         Ok(SmbTarget {
@@ -180,6 +181,27 @@ impl Target for SmbTarget {
             .map(|_| ())
             .map_err(RemoteSandboxError::into_op_error)
     }
+}
+
+/// The data of a READ response's body (the bytes after the 64-byte header), borrowed
+/// where it lies rather than copied out: StructureSize (2 bytes, 17), DataOffset (1
+/// byte, from the start of the header), a reserved byte, DataLength (4), then
+/// DataRemaining and a reserved field (4 each).
+fn read_data(body: &[u8]) -> Result<&[u8], OpError> {
+    let bad = |why: &str| OpError {
+        errno: libc::EIO,
+        detail: Some(format!("SMB: a malformed READ response ({why})")),
+    };
+    if body.len() < 16 || u16::from_le_bytes([body[0], body[1]]) != 17 {
+        return Err(bad("not a READ response's fixed part"));
+    }
+    let offset = (body[2] as usize).saturating_sub(smb2::msg::header::Header::SIZE);
+    let len = u32::from_le_bytes([body[4], body[5], body[6], body[7]]) as usize;
+    if len == 0 {
+        return Ok(&[]);
+    }
+    body.get(offset..offset + len)
+        .ok_or_else(|| bad("its data lies past its end"))
 }
 
 /// One open file.
@@ -320,9 +342,9 @@ impl Backend for SmbBackend {
                     }))
                 }
             }
-            let resp = ReadResponse::unpack(&mut ReadCursor::new(&frame.body)).map_err(op_error)?;
-            let got = resp.data.len().min(n);
-            buf[done..done + got].copy_from_slice(&resp.data[..got]);
+            let data = read_data(&frame.body)?;
+            let got = data.len().min(n);
+            buf[done..done + got].copy_from_slice(&data[..got]);
             done += got;
             if got < n {
                 break;
@@ -491,5 +513,24 @@ mod tests {
         let url: RemoteUrl = "smb://127.0.0.1:1/share".parse().unwrap();
         let e = SmbTarget::connect(url, String::new()).unwrap_err();
         assert!(e.to_string().contains("cannot reach"), "{e}");
+    }
+
+    #[test]
+    fn read_data_is_where_the_response_says() {
+        let mut body = vec![17, 0, 0x50, 0, 5, 0, 0, 0];
+        body.extend_from_slice(&[0; 8]);
+        body.extend_from_slice(b"hello, and more");
+        assert_eq!(read_data(&body).unwrap(), b"hello");
+        // An offset further on, as a server may choose.
+        body[2] = 0x52;
+        assert_eq!(read_data(&body).unwrap(), b"llo, ");
+        body[4] = 100;
+        assert!(read_data(&body).unwrap_err().to_string().contains("past its end"));
+        body[0] = 9;
+        assert!(read_data(&body).is_err());
+        assert!(read_data(&[17, 0]).is_err());
+        body[0] = 17;
+        body[4] = 0;
+        assert_eq!(read_data(&body).unwrap(), b"");
     }
 }
