@@ -525,7 +525,10 @@ mod tests {
         body[2] = 0x52;
         assert_eq!(read_data(&body).unwrap(), b"llo, ");
         body[4] = 100;
-        assert!(read_data(&body).unwrap_err().to_string().contains("past its end"));
+        assert!(read_data(&body)
+            .unwrap_err()
+            .to_string()
+            .contains("past its end"));
         body[0] = 9;
         assert!(read_data(&body).is_err());
         assert!(read_data(&[17, 0]).is_err());
