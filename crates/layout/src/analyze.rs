@@ -375,25 +375,35 @@ pub fn walk_dir_in(
             }
         };
         names.sort();
-        for name in names.into_iter().rev() {
+        for (name, d_type) in names.into_iter().rev() {
             let path = dir_path.join(OsStr::from_bytes(name.to_bytes()));
             let skip = |path: PathBuf, e: std::io::Error| Skipped {
                 path,
                 reason: e.to_string(),
             };
-            // Checked before opening: opening a device can have effects of its own.
-            let m = match lstat_at(dir.as_raw_fd(), &name) {
-                Ok(m) => m,
-                Err(e) => {
-                    skipped.push(skip(path, e));
-                    continue;
-                }
+            // What the entry is, from the directory itself where the file system says
+            // (then the open below checks it again); otherwise asked before opening,
+            // since opening a device can have effects of its own.
+            let kind = match d_type {
+                libc::DT_REG => libc::S_IFREG,
+                libc::DT_DIR => libc::S_IFDIR,
+                libc::DT_UNKNOWN => match lstat_at(dir.as_raw_fd(), &name) {
+                    Ok(m) if m.st_mode & libc::S_IFMT == libc::S_IFDIR && m.st_dev != dev => {
+                        skipped.push(Skipped {
+                            path,
+                            reason: "another file system is mounted here".into(),
+                        });
+                        continue;
+                    }
+                    Ok(m) => m.st_mode & libc::S_IFMT,
+                    Err(e) => {
+                        skipped.push(skip(path, e));
+                        continue;
+                    }
+                },
+                _ => continue,
             };
-            match m.st_mode & libc::S_IFMT {
-                libc::S_IFDIR if m.st_dev != dev => skipped.push(Skipped {
-                    path,
-                    reason: "another file system is mounted here".into(),
-                }),
+            match kind {
                 libc::S_IFDIR => {
                     let flags = libc::O_RDONLY | libc::O_DIRECTORY;
                     match open_at(dir.as_raw_fd(), &name, flags) {
@@ -460,8 +470,9 @@ fn lstat_at(dir: RawFd, name: &CStr) -> std::io::Result<libc::stat> {
     Ok(st)
 }
 
-/// The names in the directory open on `fd`, without `.` and `..`.
-fn list_dir(fd: RawFd) -> std::io::Result<Vec<CString>> {
+/// The entries of the directory open on `fd` (without `.` and `..`), each with the type the directory
+/// records for it (`DT_UNKNOWN` where the file system keeps none).
+fn list_dir(fd: RawFd) -> std::io::Result<Vec<(CString, u8)>> {
     // fdopendir takes over the descriptor it is given, so it gets its own.
     let own = open_at(fd, c".", libc::O_RDONLY | libc::O_DIRECTORY)?;
     // SAFETY: own is an open directory; on success the stream owns it.
@@ -487,7 +498,8 @@ fn list_dir(fd: RawFd) -> std::io::Result<Vec<CString>> {
         // SAFETY: d_name is a NUL-terminated name inside the entry readdir returned.
         let name = unsafe { CStr::from_ptr((*entry).d_name.as_ptr()) };
         if name.to_bytes() != b"." && name.to_bytes() != b".." {
-            names.push(name.to_owned());
+            // SAFETY: as above.
+            names.push((name.to_owned(), unsafe { (*entry).d_type }));
         }
     };
     // SAFETY: stream came from fdopendir and is closed once.

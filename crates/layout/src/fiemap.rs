@@ -104,15 +104,23 @@ fn call(file: &File, req: &mut Request) -> io::Result<()> {
 /// (FIEMAP_FLAG_SYNC, or an fsync where the file system refuses the flag), so delayed
 /// allocations are mapped to the blocks they got.
 pub fn extents(file: &File, sync: bool) -> Result<Vec<Extent>, FiemapError> {
-    let mut req = Box::new(Request {
-        start: 0,
-        length: u64::MAX,
-        flags: 0,
-        mapped_extents: 0,
-        extent_count: BATCH as u32,
-        reserved: 0,
-        extents: [RawExtent::default(); BATCH],
-    });
+    thread_local! {
+        // One request buffer per thread, reused for every file: a walk of many small
+        // files otherwise spends much of its time making and copying it.
+        static REQUEST: std::cell::RefCell<Box<Request>> = std::cell::RefCell::new(Box::new(Request {
+            start: 0,
+            length: u64::MAX,
+            flags: 0,
+            mapped_extents: 0,
+            extent_count: BATCH as u32,
+            reserved: 0,
+            extents: [RawExtent::default(); BATCH],
+        }));
+    }
+    REQUEST.with(|req| extents_with(file, sync, &mut req.borrow_mut()))
+}
+
+fn extents_with(file: &File, sync: bool, req: &mut Request) -> Result<Vec<Extent>, FiemapError> {
     let mut out = Vec::new();
     let mut start = 0u64;
     let mut flags = if sync { FIEMAP_FLAG_SYNC } else { 0 };
@@ -122,7 +130,7 @@ pub fn extents(file: &File, sync: bool) -> Result<Vec<Extent>, FiemapError> {
         req.flags = flags;
         req.mapped_extents = 0;
         req.extent_count = BATCH as u32;
-        if let Err(e) = call(file, &mut req) {
+        if let Err(e) = call(file, req) {
             match e.raw_os_error() {
                 Some(libc::EBADR) if flags & FIEMAP_FLAG_SYNC != 0 => {
                     file.sync_all().map_err(FiemapError::Io)?;
