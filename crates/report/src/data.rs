@@ -11,7 +11,7 @@ use serde::Serialize;
 use crate::decimate::{Access, AccessMap};
 use crate::encode::{BlobBuilder, BlobLayout};
 use crate::hist::{LatencyBuckets, LatencyStats, SizeBuckets, StatsSummary, CHART_PER_DECADE};
-use crate::series::TimeSeries;
+use crate::series::{TimeSeries, PERCENTILE_OPS_MAX};
 
 /// How much of an iteration to keep for display.
 #[derive(Debug, Clone, Copy)]
@@ -22,6 +22,9 @@ pub struct LoadOptions {
     pub access_points: usize,
     /// Width of a time-series bin, ns (`None`: about a thousand bins over the phase).
     pub bin_ns: Option<u64>,
+    /// Whether to work out each period's exact latency percentiles (which keeps every
+    /// op's latency, up to [`PERCENTILE_OPS_MAX`] ops, until the pass ends).
+    pub latency_percentiles: bool,
 }
 
 /// One entry of the file set, as the page lists it.
@@ -179,10 +182,13 @@ struct Pass {
 
 impl Pass {
     fn new(src: &IterationSource, opts: LoadOptions) -> Self {
-        let series = match opts.bin_ns {
+        let mut series = match opts.bin_ns {
             Some(bin) => TimeSeries::with_bin(bin, src.wall_ns),
             None => TimeSeries::for_duration(src.wall_ns),
         };
+        if opts.latency_percentiles {
+            series = series.keep_latencies(PERCENTILE_OPS_MAX);
+        }
         Pass {
             opts,
             files: Vec::new(),
@@ -282,7 +288,15 @@ impl Pass {
             data.notes = notes;
             return (data, blobs);
         }
-        data.series = Some(self.series);
+        let mut series = self.series;
+        series.finish();
+        if series.percentiles_dropped() {
+            notes.push(format!(
+                "latency over time shows the slowest and the mean op per period but no percentiles: those are exact, from every op's latency, which is kept for at most {PERCENTILE_OPS_MAX} ops, and this iteration has {}",
+                self.ops
+            ));
+        }
+        data.series = Some(series);
         if let Some((first, last)) = self.latency_all.range() {
             let mut by_op = vec![("all".to_string(), self.latency_all.slice(first, last))];
             for kind in OpKind::ALL {

@@ -123,6 +123,7 @@ pub fn report_html_with_notes(run: &LoadedRun, opts: &ReportOptions) -> (Vec<u8>
             max_rows: opts.max_rows,
             access_points: opts.access_points,
             bin_ns: None,
+            latency_percentiles: true,
         };
         let (data, blobs) = load_iteration(&src, load);
         (it.iteration, it.records.clone(), data, blobs)
@@ -286,6 +287,7 @@ pub fn compare_html(runs: &[LoadedRun], comparison: &Comparison) -> Vec<u8> {
             max_rows: 0,
             access_points: 0,
             bin_ns: Some(bin_ns),
+            latency_percentiles: false,
         };
         let (data, _) = load_iteration(&src, load);
         (

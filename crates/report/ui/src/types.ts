@@ -46,9 +46,12 @@ export interface RunResult {
 export interface ColumnLayout { name: string; type: 'f64' | 'u32' | 'u8'; offset: number; delta: boolean }
 export interface BlobLayout { id: string; rows: number; bytes: number; columns: ColumnLayout[] }
 
+export interface PeriodPercentiles { bins: number; p50_ns: (number | null)[]; p99_ns: (number | null)[] }
+
 export interface TimeSeries {
   bin_ns: number; read_bytes: number[]; write_bytes: number[]; ops: number[];
   latency_max_ns: number[]; latency_sum_ns: number[];
+  periods: number[]; latency_percentiles?: PeriodPercentiles[];
 }
 
 export interface LatencyHist { per_decade: number; first: number; by_op: [string, number[]][] }

@@ -36,6 +36,10 @@ async function shot(page, name) {
   await page.screenshot({ path: path.join(shots, `${name}.png`), fullPage: true });
 }
 
+function duration(ns) {
+  return ns < 1e6 ? `${ns / 1e3} µs` : `${ns / 1e6} ms`;
+}
+
 async function ready(page, key) {
   await page.waitForFunction((k) => document.body.dataset.ready === k, key, { timeout: 60000 });
 }
@@ -69,6 +73,26 @@ function slowestWriteNs(dir, records) {
     if (r.type === 'op' && r.op === 'write' && r.done_ns !== undefined) max = Math.max(max, r.done_ns - r.issued_ns);
   }
   return max;
+}
+
+// Every measured op's completion time (ns into the measured phase) and latency, from a
+// run's op records (zstd JSON Lines).
+function measuredOps(dir, records, clockStartNs) {
+  const text = execFileSync('zstd', ['-dc', path.join(dir, records)], { encoding: 'utf8', maxBuffer: 1 << 30 });
+  const ops = [];
+  for (const line of text.split('\n')) {
+    if (!line.startsWith('{"type":"op"')) continue;
+    const r = JSON.parse(line);
+    if (r.done_ns === undefined) continue;
+    ops.push({ done: Math.max(0, r.done_ns - clockStartNs), latency: r.done_ns - r.issued_ns });
+  }
+  return ops;
+}
+
+/** The nearest-rank percentile `pct` of `v`: the value at rank ceil(pct/100 * n), ascending. */
+function nearestRank(v, pct) {
+  const s = [...v].sort((a, b) => a - b);
+  return s[Math.max(1, Math.ceil((pct / 100) * s.length)) - 1];
 }
 
 before(async () => {
@@ -121,8 +145,10 @@ describe('the run report', () => {
       const sel = await page.$eval(`section[data-view=w${i}] .chart[data-title="Throughput over time (MB/s)"] select`, (e) => ({
         value: e.value, options: [...e.options].map((o) => [o.value, o.textContent]),
       }));
+      assert.equal(sel.value, 'auto');
+      assert.match(sel.options[0][1], /^auto: period /);
       for (const [, label] of sel.options) {
-        const m = label.match(/^period ([\d.]+) (ns|µs|ms|s)$/);
+        const m = label.match(/^(?:auto: )?period ([\d.]+) (ns|µs|ms|s)$/);
         assert.ok(m, label);
         const mant = Number(m[1]) / Math.pow(10, Math.floor(Math.log10(Number(m[1]))));
         assert.ok([1, 2, 5].some((r) => Math.abs(mant - r) < 1e-9), `${label} is not a round period`);
@@ -163,6 +189,50 @@ describe('the run report', () => {
     }
     assert.deepEqual(problems, []);
     assert.deepEqual(requests, []);
+    await page.close();
+  });
+
+  test('latency over time draws each period\'s max, p99 and p50 from the ops completing in it', async () => {
+    const dir = runs['suite-a'];
+    const run = JSON.parse(readFileSync(path.join(dir, 'run.json'), 'utf8'));
+    const { page, problems } = await open(browser.context, path.join(dir, 'report.html'), '#w0');
+    await ready(page, 'w0');
+    const shown = await page.$eval('section[data-view=w0] .iterations strong', (e) => Number(e.textContent.split(' ')[0]));
+    const it = run.workloads[0].iterations.find((x) => x.iteration === shown);
+    const ops = measuredOps(dir, it.records, it.clock_start_ns);
+    assert.equal(ops.length, it.ops, 'every op of the iteration has its measurements');
+    const chart = 'section[data-view=w0] .chart[data-title="Latency over time (µs)"]';
+    const options = await page.$$eval(`${chart} select option`, (o) => o.map((x) => [x.value, x.textContent]));
+    assert.equal(options[0][0], 'auto');
+    assert.match(options[0][1], /^auto: period [\d.]+ (ns|µs|ms|s)$/);
+    assert.ok(options.length >= 4, `periods offered: ${options.map((o) => o[1])}`);
+    // The automatic period, the finest bin and the coarsest period offered.
+    for (const value of ['auto', options[1][0], options.at(-1)[0]]) {
+      await page.selectOption(`${chart} select`, value);
+      const d = await page.$eval(chart, (e) => { const r = e.naslabDrawn(); return { ...r, data: r.data.map((c) => [...c]) }; });
+      const width = d.period * d.bin_ns;
+      const byPeriod = new Map();
+      for (const op of ops) {
+        const j = Math.floor(Math.min(Math.floor(op.done / d.bin_ns), d.bins - 1) / d.period);
+        if (!byPeriod.has(j)) byPeriod.set(j, []);
+        byPeriod.get(j).push(op.latency);
+      }
+      const [, max, p99, p50] = d.data;
+      assert.equal(max.length, Math.ceil(d.bins / d.period), `${value}: one value per period`);
+      assert.equal(max.filter((v) => v !== null).length, byPeriod.size, `${value}: a value for every period with ops, and only those`);
+      const us = (ns) => Math.max(ns, 1) / 1e3;
+      let spread = 0;
+      for (const [j, lat] of byPeriod) {
+        const where = `${value}, period ${j} of ${duration(width)} (${lat.length} ops)`;
+        assert.equal(max[j], us(Math.max(...lat)), `${where}: max`);
+        assert.equal(p99[j], us(nearestRank(lat, 99)), `${where}: p99`);
+        assert.equal(p50[j], us(nearestRank(lat, 50)), `${where}: p50`);
+        if (p50[j] < p99[j]) spread++;
+      }
+      // Percentiles that are not all the maximum: the check above can tell them apart.
+      assert.ok(spread > 0, `${value}: some period has p50 below p99`);
+    }
+    assert.deepEqual(problems, []);
     await page.close();
   });
 
