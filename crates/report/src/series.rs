@@ -75,7 +75,7 @@ pub fn nearest_rank(v: &mut [u64], pct: u64) -> Option<u64> {
 /// The periods (in bins of `bin_ns`) offered over `bins` bins; see [`TimeSeries::periods`].
 pub fn periods(bin_ns: u64, bins: usize) -> Vec<u64> {
     let round = |mut ns: u64| {
-        while ns >= 10 && ns % 10 == 0 {
+        while ns >= 10 && ns.is_multiple_of(10) {
             ns /= 10;
         }
         matches!(ns, 1 | 2 | 5)
