@@ -401,8 +401,8 @@ impl std::fmt::Display for Warning {
                 max_read,
             } => write!(
                 f,
-                "{workload}: with reads of up to {:.1} MiB a stream kept at most {in_flight} reads in flight, not the trace's queue depth of {queue_depth}, to bound its read buffers; split the reads into smaller ones to keep the full depth",
-                *max_read as f64 / 1048576.0
+                "{workload}: with reads of up to {max_read} bytes ({:.2} MB) a stream kept at most {in_flight} reads in flight, not the trace's queue depth of {queue_depth}, to bound its read buffers; split the reads into smaller ones to keep the full depth",
+                *max_read as f64 / 1e6
             ),
         }
     }

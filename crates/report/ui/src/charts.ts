@@ -33,30 +33,11 @@ export function chartBox(parent: HTMLElement, title: string, points: number, not
   parent.append(box);
   const u = plot(target, chartWidth(box));
   charts.add({ u, box });
+  // The axes' labels and tick labels as last drawn (the canvas holds only pixels), for a
+  // reader's script and the browser tests; uPlot keeps the drawn tick labels in _values.
+  (box as HTMLElement & { naslabAxes?: () => { label: string; ticks: string[] }[] }).naslabAxes = () =>
+    u.axes.map((a) => ({ label: String(a.label ?? ''), ticks: ((a as { _values?: unknown[] })._values ?? []).map(String) }));
   return { box, u };
-}
-
-/** Axis ticks for bytes at round binary steps (a power of two: 16 KiB, 32 KiB, 48 KiB ...,
- * or 512 MiB, 1 GiB ...), about one per `px` pixels, instead of decimal steps shown in
- * binary units (20/39/59/78 KiB). */
-export function binarySplits(min: number, max: number, lengthPx: number, px = 60): number[] {
-  const span = max - min;
-  if (!(span > 0)) return [min];
-  const want = Math.max(2, Math.floor(lengthPx / px));
-  const step = Math.pow(2, Math.max(0, Math.ceil(Math.log2(span / want))));
-  const out: number[] = [];
-  for (let v = Math.ceil(min / step) * step; v <= max && out.length < 1000; v += step) out.push(v);
-  return out;
-}
-
-/** Tick labels for [`binarySplits`]: every label in the binary unit of the step, so each
- * is exact (1280 MiB, not a rounded 1.3 GiB). */
-export function binaryTickLabels(v: number[]): string[] {
-  const step = v.length > 1 ? v[1] - v[0] : Math.abs(v[0] ?? 0) || 1;
-  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB', 'PiB'];
-  let i = 0;
-  while (i < units.length - 1 && step >= Math.pow(1024, i + 1)) i++;
-  return v.map((b) => `${b / Math.pow(1024, i)} ${units[i]}`);
 }
 
 /** Sets how many data points a chart box now holds. */
@@ -304,7 +285,7 @@ export function sizeHistChart(parent: HTMLElement, hist: SizeHist, title = 'Tran
   const x = Array.from({ length: n }, (_, i) => hist.first + i);
   const data: number[][] = [x];
   const m = hist.by_op.length;
-  const ser: uPlot.Series[] = [{ label: 'size ≥', value: (_u, v) => (v == null ? '-' : sizeLabel(v)) }];
+  const ser: uPlot.Series[] = [{ label: 'size ≥', value: (_u, v) => (v == null ? '-' : v === 0 ? '0 B' : `${Math.pow(2, v - 1)} B (${sizeLabel(v)})`) }];
   hist.by_op.forEach(([name, counts], i) => {
     data.push(counts);
     if (m > 2) {
@@ -318,7 +299,7 @@ export function sizeHistChart(parent: HTMLElement, hist: SizeHist, title = 'Tran
     });
   });
   const points = hist.by_op.reduce((a, [, c]) => a + c.filter((v) => v > 0).length, 0);
-  chartBox(parent, title, points, 'Ops per requested size; each bar covers sizes from its label up to twice that.', (target, width) =>
+  chartBox(parent, title, points, 'Ops per requested size; each bar covers sizes from a power of two (its label, in decimal units to 3 significant digits; pointing at it gives the exact bytes) up to twice that.', (target, width) =>
     new uPlot({
       width, height: 240,
       scales: { x: { time: false, range: (_u, lo, hi) => [lo - 0.7, hi + 0.7] }, y: { range: (_u, _min, mx) => [0, Math.max(1, mx * 1.08)] } },

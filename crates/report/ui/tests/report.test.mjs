@@ -36,6 +36,28 @@ async function shot(page, name) {
   await page.screenshot({ path: path.join(shots, `${name}.png`), fullPage: true });
 }
 
+/** Everything the view in sight shows a reader: its text (tables, notes, legends),
+ * its selectors' options and every chart's axis labels and tick labels. */
+async function shownText(page) {
+  return page.evaluate(() => {
+    const view = document.querySelector('section.view:not([hidden])') ?? document.body;
+    const parts = [document.querySelector('header')?.innerText ?? '', view.innerText];
+    for (const o of view.querySelectorAll('option')) parts.push(o.textContent);
+    for (const c of view.querySelectorAll('.chart')) {
+      for (const a of c.naslabAxes?.() ?? []) parts.push(a.label, ...a.ticks);
+    }
+    return parts.join('\n');
+  });
+}
+
+/** Which systems of size units a text uses: decimal (kB, MB, GB ...), binary (KiB, MiB ...). */
+function unitSystems(text) {
+  const found = new Set();
+  if (/\d\s*(kB|MB|GB|TB|PB)\b|\b(kB|MB|GB|TB|PB)(\/s)?\b/.test(text)) found.add('decimal');
+  if (/\b(KiB|MiB|GiB|TiB|PiB|KB)\b/.test(text)) found.add('binary');
+  return [...found];
+}
+
 function duration(ns) {
   return ns < 1e6 ? `${ns / 1e3} µs` : `${ns / 1e6} ms`;
 }
@@ -236,6 +258,27 @@ describe('the run report', () => {
     await page.close();
   });
 
+  test('every view shows sizes and rates in one unit system, the decimal one', async () => {
+    const run = JSON.parse(readFileSync(path.join(runs['suite-a'], 'run.json'), 'utf8'));
+    const { page, problems } = await open(browser.context, path.join(runs['suite-a'], 'report.html'));
+    await ready(page, 'overview');
+    const views = [['overview', await shownText(page)]];
+    for (const [i, w] of run.workloads.entries()) {
+      await page.click(`nav.tabs a[data-tab=w${i}]`);
+      await ready(page, `w${i}`);
+      views.push([w.name, await shownText(page)]);
+    }
+    for (const [name, text] of views) {
+      assert.deepEqual(unitSystems(text), ['decimal'], `${name} shows ${unitSystems(text).join(' and ')} units:\n${text.split('\n').filter((l) => /[KMGTP]i?B|kB/.test(l)).join('\n')}`);
+    }
+    // A workload page shows sizes in its tables, its facts and its axes, all decimal.
+    const wl = views[1][1];
+    assert.match(wl, /\d kB|\d MB/, 'the workload page shows some size');
+    assert.ok(unitSystems('1 MiB and 2 MB').length === 2 && unitSystems('3 KiB').includes('binary'), 'the check tells the systems apart');
+    assert.deepEqual(problems, []);
+    await page.close();
+  });
+
   test('another iteration of a batch opens on its own page', async () => {
     const { page, problems } = await open(browser.context, path.join(runs['suite-a'], 'report.html'), '#w1');
     await ready(page, 'w1');
@@ -343,13 +386,15 @@ describe('the run report', () => {
     await page.waitForTimeout(100);
     const zoomed = await points();
     assert.ok(zoomed < all, `zooming in draws fewer points (${zoomed} of ${all})`);
-    // The offset axis ticks at round binary steps, each label exact.
+    // The offset axis ticks at round decimal steps (1, 2 or 5 × 10^k bytes), each label
+    // a whole number of the step's unit.
     const ticks = await page.$eval(map, (e) => JSON.parse(e.dataset.offsetTicks));
-    const unit = { B: 1, KiB: 1024, MiB: 1 << 20, GiB: 1 << 30 };
-    const vals = ticks.map((t) => { const [n, u] = t.split(' '); return Number(n) * unit[u]; }).sort((a, b) => a - b);
+    const unit = { B: 1, kB: 1e3, MB: 1e6, GB: 1e9 };
+    const vals = ticks.map((t) => { const [n, u] = t.split(' '); assert.ok(Number.isInteger(Number(n)) && unit[u], t); return Number(n) * unit[u]; }).sort((a, b) => a - b);
     assert.ok(vals.length >= 2, `ticks ${ticks}`);
     const step = vals[1] - vals[0];
-    assert.ok(Number.isInteger(Math.log2(step)), `step ${step} B is a power of two: ${ticks}`);
+    const mant = step / Math.pow(10, Math.floor(Math.log10(step) + 1e-9));
+    assert.ok([1, 2, 5].some((r) => Math.abs(mant - r) < 1e-9), `step ${step} B is 1, 2 or 5 × 10^k: ${ticks}`);
     assert.ok(vals.every((v) => v % step === 0), `${ticks}`);
     await page.dblclick(`${map} .u-over`);
     await page.waitForTimeout(100);
@@ -464,6 +509,8 @@ describe('the comparison page', () => {
     assert.match(tp, /each run over its own measured phase/);
     const charts = await page.$$eval('.chart', (els) => els.map((e) => ({ title: e.dataset.title, points: Number(e.dataset.points) })));
     assert.equal(charts.length, 9);
+    const text = await shownText(page);
+    assert.deepEqual(unitSystems(text), ['decimal'], `the comparison shows ${unitSystems(text).join(' and ')} units`);
     for (const c of charts) assert.ok(c.points > 0, `${c.title} has no data points`);
     await shot(page, 'compare');
     assert.deepEqual(problems, []);
