@@ -7,6 +7,7 @@ use std::path::Path;
 
 use naslab_trace::{open_trace, FileKind, OpKind, Record};
 use serde::Serialize;
+use ts_rs::TS;
 
 use crate::decimate::{Access, AccessMap};
 use crate::encode::{BlobBuilder, BlobLayout};
@@ -28,7 +29,7 @@ pub struct LoadOptions {
 }
 
 /// One entry of the file set, as the page lists it.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, TS)]
 pub struct FileView {
     /// Path under the workload directory.
     pub path: String,
@@ -51,7 +52,7 @@ struct FileAcc {
 }
 
 /// One file's row in the per-file statistics.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, TS)]
 pub struct FileStatView {
     /// Index into the iteration's file table.
     pub file: u32,
@@ -72,7 +73,7 @@ pub struct FileStatView {
 }
 
 /// Latency counts per logarithmic bucket, by op type and for all ops.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, TS)]
 pub struct LatencyHistView {
     /// Buckets per power of ten.
     pub per_decade: u32,
@@ -83,7 +84,7 @@ pub struct LatencyHistView {
 }
 
 /// Transfer sizes per power-of-two bucket, for reads and writes.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, TS)]
 pub struct SizeHistView {
     /// The first bucket shown: bucket b holds sizes in [2^(b-1), 2^b), bucket 0 holds 0.
     pub first: usize,
@@ -92,7 +93,7 @@ pub struct SizeHistView {
 }
 
 /// The access map's points and how many accesses they stand for.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, TS)]
 pub struct AccessView {
     /// Reads and writes in the records.
     pub seen: u64,
@@ -106,7 +107,7 @@ pub struct AccessView {
 }
 
 /// The transaction list's columns.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, TS)]
 pub struct RowsView {
     /// Ops in the records.
     pub total: u64,
@@ -117,7 +118,7 @@ pub struct RowsView {
 }
 
 /// Everything the page shows for one iteration, built from its records.
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, TS)]
 pub struct IterationData {
     /// Ops read from the records.
     pub ops: u64,

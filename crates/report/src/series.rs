@@ -2,6 +2,7 @@
 //! the page offers (whole numbers of bins) and each period's exact latency percentiles.
 
 use serde::Serialize;
+use ts_rs::TS;
 
 /// The finest number of bins a chart gets; the page merges neighbours for a longer period.
 pub const DEFAULT_BINS: u64 = 1000;
@@ -15,7 +16,7 @@ const PERIOD_BINS: [u64; 9] = [1, 2, 5, 10, 20, 50, 100, 200, 500];
 pub const PERCENTILE_OPS_MAX: u64 = 20_000_000;
 
 /// Bytes, ops and latency per time bin, by completion time.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, TS)]
 pub struct TimeSeries {
     /// Width of one bin, ns.
     pub bin_ns: u64,
@@ -50,7 +51,7 @@ pub struct TimeSeries {
 }
 
 /// The latency percentiles of each period of one length, from the ops completing in it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, TS)]
 pub struct PeriodPercentiles {
     /// The period's length in bins.
     pub bins: u64,

@@ -86,8 +86,11 @@ function describeWarning(w: RunResult['warnings'][number]): string {
       return `${wl}: some ops were issued late (p99 ${duration(Number(w.p99_ns))}); the client could not keep the trace's pace, so compare with --pace afap`;
     case 'reads_in_flight_bound':
       return `${wl}: with reads of up to ${w.max_read} bytes (${(Number(w.max_read) / 1e6).toFixed(2)} MB) a stream kept at most ${w.in_flight} reads in flight, not the trace's queue depth of ${w.queue_depth}, to bound its read buffers; split the reads into smaller ones to keep the full depth`;
-    default:
-      return `${wl}: ${w.kind} ${JSON.stringify(w)}`;
+    default: {
+      // A kind this page does not know (run.json from a newer naslab): shown as it is.
+      const other = w as { kind: string };
+      return `${wl}: ${other.kind} ${JSON.stringify(other)}`;
+    }
   }
 }
 
