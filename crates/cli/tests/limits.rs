@@ -61,12 +61,12 @@ fn dev_zero_is_refused_at_its_first_line_in_run_and_describe() {
             .arg(target.path()),
     );
     assert!(
-        err.contains("/dev/zero:1: the line is longer than 1 MiB"),
+        err.contains("/dev/zero:1: the line is longer than 1048576 bytes"),
         "{err}"
     );
     let err = fails_cleanly(limited(GIB).args(["describe", "/dev/zero"]));
     assert!(
-        err.contains("/dev/zero:1: the line is longer than 1 MiB"),
+        err.contains("/dev/zero:1: the line is longer than 1048576 bytes"),
         "{err}"
     );
 }
@@ -94,7 +94,7 @@ fn a_gibibyte_line_in_a_small_zst_fails_fast_in_run_describe_and_report() {
     let zst = d.path().join("huge.jsonl.zst");
     huge_line_zst(&zst);
     assert!(std::fs::metadata(&zst).unwrap().len() < 1 << 20);
-    let want = format!("{}:2: the line is longer than 1 MiB", zst.display());
+    let want = format!("{}:2: the line is longer than 1048576 bytes", zst.display());
     let err = fails_cleanly(
         limited(GIB)
             .arg("run")
@@ -135,7 +135,8 @@ fn a_gibibyte_line_in_a_small_zst_fails_fast_in_run_describe_and_report() {
     assert!(out.status.success(), "{}", text(&out.stderr));
     let page = std::fs::read_to_string(&html).unwrap();
     assert!(
-        page.contains("stop being readable at line 2") && page.contains("longer than 1 MiB"),
+        page.contains("stop being readable at line 2")
+            && page.contains("longer than 1048576 bytes"),
         "the report does not say where the records stop"
     );
 }

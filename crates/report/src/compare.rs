@@ -10,6 +10,7 @@ use std::path::Path;
 use naslab_results::WorkloadResult;
 
 use serde::Serialize;
+use ts_rs::TS;
 
 use crate::{load_run, LoadedRun, ReportError};
 
@@ -18,7 +19,7 @@ pub const MEAN_NAME: &str =
     "geometric mean of the per-workload ratios to the baseline, over the workloads every run has";
 
 /// One run as the comparison names it.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, TS)]
 pub struct RunInfo {
     /// A column letter: A, B, C ...
     pub letter: String,
@@ -42,7 +43,7 @@ pub struct RunInfo {
 
 /// A batch comparison of one run against the baseline on one workload, in hyperfine's
 /// style: the ratio of medians with an uncertainty from both runs' min..max spreads.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, TS)]
 pub struct Spread {
     /// This run's median over the baseline's (as in `ratio`).
     pub ratio: f64,
@@ -57,7 +58,7 @@ pub struct Spread {
 }
 
 /// One workload's row: each run's MB/s and ratio to the baseline.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, TS)]
 pub struct WorkloadRow {
     /// The workload.
     pub name: String,
@@ -74,7 +75,7 @@ pub struct WorkloadRow {
 }
 
 /// A setting the runs do not share, with each run's value.
-#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Serialize, PartialEq, Eq, TS)]
 pub struct SettingDiff {
     /// What differs: `pacing`, `cache mode`, `scale`, `naslab version` ...
     pub setting: String,
@@ -83,7 +84,7 @@ pub struct SettingDiff {
 }
 
 /// The whole comparison.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, TS)]
 pub struct Comparison {
     /// The runs, in the order given (the baseline among them).
     pub runs: Vec<RunInfo>,

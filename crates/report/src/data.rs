@@ -7,11 +7,12 @@ use std::path::Path;
 
 use naslab_trace::{open_trace, FileKind, OpKind, Record};
 use serde::Serialize;
+use ts_rs::TS;
 
 use crate::decimate::{Access, AccessMap};
 use crate::encode::{BlobBuilder, BlobLayout};
 use crate::hist::{LatencyBuckets, LatencyStats, SizeBuckets, StatsSummary, CHART_PER_DECADE};
-use crate::series::TimeSeries;
+use crate::series::{TimeSeries, PERCENTILE_OPS_MAX};
 
 /// How much of an iteration to keep for display.
 #[derive(Debug, Clone, Copy)]
@@ -22,10 +23,13 @@ pub struct LoadOptions {
     pub access_points: usize,
     /// Width of a time-series bin, ns (`None`: about a thousand bins over the phase).
     pub bin_ns: Option<u64>,
+    /// Whether to work out each period's exact latency percentiles (which keeps every
+    /// op's latency, up to [`PERCENTILE_OPS_MAX`] ops, until the pass ends).
+    pub latency_percentiles: bool,
 }
 
 /// One entry of the file set, as the page lists it.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, TS)]
 pub struct FileView {
     /// Path under the workload directory.
     pub path: String,
@@ -48,7 +52,7 @@ struct FileAcc {
 }
 
 /// One file's row in the per-file statistics.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, TS)]
 pub struct FileStatView {
     /// Index into the iteration's file table.
     pub file: u32,
@@ -69,7 +73,7 @@ pub struct FileStatView {
 }
 
 /// Latency counts per logarithmic bucket, by op type and for all ops.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, TS)]
 pub struct LatencyHistView {
     /// Buckets per power of ten.
     pub per_decade: u32,
@@ -80,7 +84,7 @@ pub struct LatencyHistView {
 }
 
 /// Transfer sizes per power-of-two bucket, for reads and writes.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, TS)]
 pub struct SizeHistView {
     /// The first bucket shown: bucket b holds sizes in [2^(b-1), 2^b), bucket 0 holds 0.
     pub first: usize,
@@ -89,7 +93,7 @@ pub struct SizeHistView {
 }
 
 /// The access map's points and how many accesses they stand for.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, TS)]
 pub struct AccessView {
     /// Reads and writes in the records.
     pub seen: u64,
@@ -103,7 +107,7 @@ pub struct AccessView {
 }
 
 /// The transaction list's columns.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, TS)]
 pub struct RowsView {
     /// Ops in the records.
     pub total: u64,
@@ -114,7 +118,7 @@ pub struct RowsView {
 }
 
 /// Everything the page shows for one iteration, built from its records.
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, TS)]
 pub struct IterationData {
     /// Ops read from the records.
     pub ops: u64,
@@ -179,10 +183,13 @@ struct Pass {
 
 impl Pass {
     fn new(src: &IterationSource, opts: LoadOptions) -> Self {
-        let series = match opts.bin_ns {
+        let mut series = match opts.bin_ns {
             Some(bin) => TimeSeries::with_bin(bin, src.wall_ns),
             None => TimeSeries::for_duration(src.wall_ns),
         };
+        if opts.latency_percentiles {
+            series = series.keep_latencies(PERCENTILE_OPS_MAX);
+        }
         Pass {
             opts,
             files: Vec::new(),
@@ -282,7 +289,15 @@ impl Pass {
             data.notes = notes;
             return (data, blobs);
         }
-        data.series = Some(self.series);
+        let mut series = self.series;
+        series.finish();
+        if series.percentiles_dropped() {
+            notes.push(format!(
+                "latency over time shows the slowest and the mean op per period but no percentiles: those are exact, from every op's latency, which is kept for at most {PERCENTILE_OPS_MAX} ops, and this iteration has {}",
+                self.ops
+            ));
+        }
+        data.series = Some(series);
         if let Some((first, last)) = self.latency_all.range() {
             let mut by_op = vec![("all".to_string(), self.latency_all.slice(first, last))];
             for kind in OpKind::ALL {

@@ -7,9 +7,10 @@ use std::io::Write;
 use flate2::write::ZlibEncoder;
 use flate2::Compression;
 use serde::Serialize;
+use ts_rs::TS;
 
 /// The element type of one packed column, as the browser's typed arrays name it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, TS)]
 #[serde(rename_all = "lowercase")]
 pub enum ColumnType {
     /// Float64Array.
@@ -31,7 +32,7 @@ impl ColumnType {
 }
 
 /// Where one column sits in a blob and how to unpack it.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, TS)]
 pub struct ColumnLayout {
     /// The column's name (`start_ns`, `file`, ...).
     pub name: &'static str,
@@ -45,7 +46,7 @@ pub struct ColumnLayout {
 }
 
 /// A set of equally long columns packed into one compressed, base64 blob.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, TS)]
 pub struct BlobLayout {
     /// The blob's element id in the page.
     pub id: String,

@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 
 use serde::Serialize;
+use ts_rs::TS;
 
 /// Latency chart resolution: buckets per power of ten.
 pub const CHART_PER_DECADE: u32 = 10;
@@ -111,7 +112,7 @@ pub struct LatencyStats {
 }
 
 /// What [`LatencyStats`] reports, in ns.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, TS)]
 pub struct StatsSummary {
     /// Values seen.
     pub count: u64,

@@ -7,6 +7,7 @@ use std::path::Path;
 use naslab_results::RunResult;
 use naslab_trace::OpKind;
 use serde::Serialize;
+use ts_rs::TS;
 
 use crate::compare::Comparison;
 use crate::data::{
@@ -40,24 +41,25 @@ impl Default for ReportOptions {
     }
 }
 
-#[derive(Serialize)]
-struct IterationPage {
+#[derive(Serialize, TS)]
+pub(crate) struct IterationPage {
     iteration: u32,
     records: Option<String>,
     #[serde(flatten)]
     data: IterationData,
 }
 
-#[derive(Serialize)]
-struct WorkloadPage {
+#[derive(Serialize, TS)]
+pub(crate) struct WorkloadPage {
     name: String,
     /// The iteration whose throughput is the workload's figure.
     median: Option<u32>,
     iterations: Vec<IterationPage>,
 }
 
-#[derive(Serialize)]
-struct ReportPage<'a> {
+#[derive(Serialize, TS)]
+pub(crate) struct ReportPage<'a> {
+    #[ts(type = "\"report\"")]
     kind: &'static str,
     title: String,
     generated_by: String,
@@ -123,6 +125,7 @@ pub fn report_html_with_notes(run: &LoadedRun, opts: &ReportOptions) -> (Vec<u8>
             max_rows: opts.max_rows,
             access_points: opts.access_points,
             bin_ns: None,
+            latency_percentiles: true,
         };
         let (data, blobs) = load_iteration(&src, load);
         (it.iteration, it.records.clone(), data, blobs)
@@ -216,8 +219,8 @@ fn verify_section(run: &naslab_results::RunResult) -> String {
     o
 }
 
-#[derive(Serialize)]
-struct CompareRunData {
+#[derive(Serialize, TS)]
+pub(crate) struct CompareRunData {
     iteration: u32,
     /// The measured phase's length: the run's own time axis.
     wall_ns: u64,
@@ -228,8 +231,8 @@ struct CompareRunData {
     sizes: Option<SizeHistView>,
 }
 
-#[derive(Serialize)]
-struct CompareWorkload {
+#[derive(Serialize, TS)]
+pub(crate) struct CompareWorkload {
     name: String,
     /// Per run: its own bin width (a round width giving at most DEFAULT_BINS bins).
     bin_ns: Vec<Option<u64>>,
@@ -237,8 +240,9 @@ struct CompareWorkload {
     runs: Vec<Option<CompareRunData>>,
 }
 
-#[derive(Serialize)]
-struct ComparePage<'a> {
+#[derive(Serialize, TS)]
+pub(crate) struct ComparePage<'a> {
+    #[ts(type = "\"compare\"")]
     kind: &'static str,
     title: String,
     generated_by: String,
@@ -286,6 +290,7 @@ pub fn compare_html(runs: &[LoadedRun], comparison: &Comparison) -> Vec<u8> {
             max_rows: 0,
             access_points: 0,
             bin_ns: Some(bin_ns),
+            latency_percentiles: false,
         };
         let (data, _) = load_iteration(&src, load);
         (

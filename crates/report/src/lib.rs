@@ -11,6 +11,7 @@ mod hist;
 mod html;
 mod run_dir;
 mod series;
+mod ts_types;
 
 use std::path::{Path, PathBuf};
 
@@ -23,6 +24,7 @@ pub use error::ReportError;
 pub use html::{compare_html, report_html, report_html_with_notes, write_atomic, ReportOptions};
 pub use run_dir::{load_run, parse_run_json, LoadedRun, MAX_RUN_JSON_BYTES};
 pub use series::round_bin_ns;
+pub use ts_types::{typescript_declarations, TS_TYPES_FILE};
 
 /// The report's file name in a run directory.
 pub const REPORT_FILE: &str = "report.html";

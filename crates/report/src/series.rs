@@ -1,12 +1,22 @@
-//! Throughput and latency over time: the measured phase cut into equal bins.
+//! Throughput and latency over time: the measured phase cut into equal bins, the periods
+//! the page offers (whole numbers of bins) and each period's exact latency percentiles.
 
 use serde::Serialize;
+use ts_rs::TS;
 
 /// The finest number of bins a chart gets; the page merges neighbours for a longer period.
 pub const DEFAULT_BINS: u64 = 1000;
 
+/// Periods offered, in bins; those whose length is not itself 1, 2 or 5 × 10^k ns are
+/// left out (a 5 µs bin offers 5, 10, 50, 100 µs ..., not 25 µs).
+const PERIOD_BINS: [u64; 9] = [1, 2, 5, 10, 20, 50, 100, 200, 500];
+
+/// The most ops whose latencies are kept for the per-period percentiles (8 bytes each):
+/// beyond it the percentiles are left out, with a note, and the maximum and mean stay.
+pub const PERCENTILE_OPS_MAX: u64 = 20_000_000;
+
 /// Bytes, ops and latency per time bin, by completion time.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, TS)]
 pub struct TimeSeries {
     /// Width of one bin, ns.
     pub bin_ns: u64,
@@ -20,6 +30,61 @@ pub struct TimeSeries {
     pub latency_max_ns: Vec<u64>,
     /// Sum of the latencies of the ops completing in each bin, ns (mean = sum / ops).
     pub latency_sum_ns: Vec<f64>,
+    /// The periods the page offers, in bins (1 first): whole numbers of bins whose length
+    /// is 1, 2 or 5 × 10^k ns, at least two periods long.
+    pub periods: Vec<u64>,
+    /// For each entry of `periods`, the exact latency percentiles of the ops completing in
+    /// each period; absent when the latencies were not kept (see [`PERCENTILE_OPS_MAX`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub latency_percentiles: Option<Vec<PeriodPercentiles>>,
+    /// Every op's latency, by bin, until [`TimeSeries::finish`] turns them into percentiles.
+    #[serde(skip)]
+    latencies: Option<Vec<Vec<u64>>>,
+    /// Latencies kept so far, and the most that may be.
+    #[serde(skip)]
+    kept: u64,
+    #[serde(skip)]
+    keep_max: u64,
+    /// Whether the latencies were dropped for their number.
+    #[serde(skip)]
+    dropped: bool,
+}
+
+/// The latency percentiles of each period of one length, from the ops completing in it.
+#[derive(Debug, Clone, PartialEq, Serialize, TS)]
+pub struct PeriodPercentiles {
+    /// The period's length in bins.
+    pub bins: u64,
+    /// Median latency per period, ns (`None` when no op completed in it).
+    pub p50_ns: Vec<Option<u64>>,
+    /// 99th percentile latency per period, ns.
+    pub p99_ns: Vec<Option<u64>>,
+}
+
+/// The nearest-rank percentile `pct` of `v` (the value at rank ⌈pct/100 · n⌉ in ascending
+/// order): always one of the latencies measured, never an interpolation. Reorders `v`.
+pub fn nearest_rank(v: &mut [u64], pct: u64) -> Option<u64> {
+    if v.is_empty() {
+        return None;
+    }
+    let n = v.len() as u64;
+    let rank = (n * pct).div_ceil(100).max(1);
+    let (_, x, _) = v.select_nth_unstable((rank - 1) as usize);
+    Some(*x)
+}
+
+/// The periods (in bins of `bin_ns`) offered over `bins` bins; see [`TimeSeries::periods`].
+pub fn periods(bin_ns: u64, bins: usize) -> Vec<u64> {
+    let round = |mut ns: u64| {
+        while ns >= 10 && ns.is_multiple_of(10) {
+            ns /= 10;
+        }
+        matches!(ns, 1 | 2 | 5)
+    };
+    PERIOD_BINS
+        .into_iter()
+        .filter(|&k| k == 1 || (2 * k <= bins as u64 && round(k * bin_ns)))
+        .collect()
 }
 
 /// The bin width for a phase `duration_ns` long: the smallest 1, 2 or 5 × 10^k ns that
@@ -51,7 +116,21 @@ impl TimeSeries {
             ops: vec![0; n],
             latency_max_ns: vec![0; n],
             latency_sum_ns: vec![0.0; n],
+            periods: periods(bin_ns, n),
+            latency_percentiles: None,
+            latencies: None,
+            kept: 0,
+            keep_max: 0,
+            dropped: false,
         }
+    }
+
+    /// Keeps every op's latency from now on, for the per-period percentiles, up to `max`
+    /// ops; past that they are dropped (and [`TimeSeries::percentiles_dropped`] says so).
+    pub fn keep_latencies(mut self, max: u64) -> Self {
+        self.latencies = Some(vec![Vec::new(); self.ops.len()]);
+        self.keep_max = max;
+        self
     }
 
     /// At most [`DEFAULT_BINS`] bins of a round width covering `duration_ns`.
@@ -68,6 +147,47 @@ impl TimeSeries {
         self.ops[i] += 1;
         self.latency_max_ns[i] = self.latency_max_ns[i].max(latency_ns);
         self.latency_sum_ns[i] += latency_ns as f64;
+        if let Some(l) = &mut self.latencies {
+            if self.kept == self.keep_max {
+                self.latencies = None;
+                self.dropped = true;
+            } else {
+                l[i].push(latency_ns);
+                self.kept += 1;
+            }
+        }
+    }
+
+    /// Whether latencies were being kept and had to be dropped for their number.
+    pub fn percentiles_dropped(&self) -> bool {
+        self.dropped
+    }
+
+    /// Turns the kept latencies into each offered period's percentiles and frees them.
+    pub fn finish(&mut self) {
+        let Some(lat) = self.latencies.take() else {
+            return;
+        };
+        let mut scratch = Vec::new();
+        let out = self
+            .periods
+            .iter()
+            .map(|&k| {
+                let mut p = PeriodPercentiles {
+                    bins: k,
+                    p50_ns: Vec::new(),
+                    p99_ns: Vec::new(),
+                };
+                for chunk in lat.chunks(k as usize) {
+                    scratch.clear();
+                    chunk.iter().for_each(|b| scratch.extend_from_slice(b));
+                    p.p50_ns.push(nearest_rank(&mut scratch, 50));
+                    p.p99_ns.push(nearest_rank(&mut scratch, 99));
+                }
+                p
+            })
+            .collect();
+        self.latency_percentiles = Some(out);
     }
 }
 
@@ -113,5 +233,99 @@ mod round_tests {
             let b = round_bin_ns(d);
             assert!(d.div_ceil(b) <= DEFAULT_BINS, "{d}: {b}");
         }
+    }
+}
+
+#[cfg(test)]
+mod percentile_tests {
+    use super::*;
+
+    /// The nearest-rank percentile by sorting a copy: the definition, written plainly.
+    fn by_sorting(v: &[u64], pct: f64) -> Option<u64> {
+        let mut s = v.to_vec();
+        s.sort_unstable();
+        let rank = ((pct / 100.0) * s.len() as f64).ceil().max(1.0) as usize;
+        s.get(rank - 1).copied()
+    }
+
+    #[test]
+    fn nearest_rank_is_a_measured_value() {
+        assert_eq!(nearest_rank(&mut [], 50), None);
+        assert_eq!(nearest_rank(&mut [7], 99), Some(7));
+        assert_eq!(nearest_rank(&mut [4, 1, 3, 2], 50), Some(2));
+        assert_eq!(nearest_rank(&mut [4, 1, 3, 2], 99), Some(4));
+        let v: Vec<u64> = (1..=100).rev().collect();
+        assert_eq!(nearest_rank(&mut v.clone(), 50), Some(50));
+        assert_eq!(nearest_rank(&mut v.clone(), 99), Some(99));
+        assert_eq!(
+            nearest_rank(&mut (1..=200).collect::<Vec<_>>(), 99),
+            Some(198)
+        );
+    }
+
+    #[test]
+    fn periods_are_round_lengths() {
+        // 1 ms bins over 1000 bins: 1, 2, 5 ... 500 ms.
+        assert_eq!(periods(1_000_000, 1000), PERIOD_BINS);
+        // 5 µs bins: 5, 10, 50, 100, 500 µs, 1 ms, but not 25 µs, 250 µs or 2.5 ms.
+        assert_eq!(periods(5_000, 1000), [1, 2, 10, 20, 100, 200]);
+        // At least two periods: 10 bins offer up to 5.
+        assert_eq!(periods(1_000_000, 10), [1, 2, 5]);
+        assert_eq!(periods(2_000_000, 1000), [1, 5, 10, 50, 100, 500]);
+        assert_eq!(periods(1, 1), [1]);
+    }
+
+    #[test]
+    fn every_period_gets_the_exact_percentiles_of_its_ops() {
+        // 40 bins of 10 ns; latencies spread unevenly, one bin left empty.
+        let mut s = TimeSeries::with_bin(10, 400).keep_latencies(u64::MAX);
+        let mut all: Vec<Vec<u64>> = vec![Vec::new(); 40];
+        let mut x = 7u64;
+        for op in 0..5000u64 {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let bin = (x >> 33) % 40;
+            if bin == 13 {
+                continue;
+            }
+            let latency = (x >> 20) % 1_000_000 + op % 3;
+            s.add(bin * 10 + 3, latency, 0, 0);
+            all[bin as usize].push(latency);
+        }
+        s.finish();
+        assert!(!s.percentiles_dropped());
+        let pct = s.latency_percentiles.as_ref().unwrap();
+        assert_eq!(pct.iter().map(|p| p.bins).collect::<Vec<_>>(), s.periods);
+        assert_eq!(s.periods, [1, 2, 5, 10, 20]);
+        for p in pct {
+            let k = p.bins as usize;
+            assert_eq!(p.p50_ns.len(), 40usize.div_ceil(k));
+            for (j, chunk) in all.chunks(k).enumerate() {
+                let ops: Vec<u64> = chunk.concat();
+                assert_eq!(p.p50_ns[j], by_sorting(&ops, 50.0), "{k} bins, period {j}");
+                assert_eq!(p.p99_ns[j], by_sorting(&ops, 99.0), "{k} bins, period {j}");
+            }
+        }
+        assert_eq!(pct[0].p50_ns[13], None, "an empty bin has no percentile");
+    }
+
+    #[test]
+    fn too_many_ops_drop_the_percentiles_and_say_so() {
+        let mut s = TimeSeries::with_bin(10, 100).keep_latencies(3);
+        for i in 0..4 {
+            s.add(i, 5, 0, 0);
+        }
+        s.finish();
+        assert!(s.percentiles_dropped());
+        assert!(s.latency_percentiles.is_none());
+        assert_eq!(s.ops[0], 4, "the other figures still count every op");
+        let mut kept = TimeSeries::with_bin(10, 100).keep_latencies(3);
+        for i in 0..3 {
+            kept.add(i, 5, 0, 0);
+        }
+        kept.finish();
+        assert!(!kept.percentiles_dropped());
+        assert_eq!(kept.latency_percentiles.unwrap()[0].p50_ns[0], Some(5));
     }
 }

@@ -216,3 +216,76 @@ fn a_baseline_is_found_by_path_or_name_and_a_stranger_is_refused() {
     let c = compare(&runs, 0);
     assert!(c.runs[0].name.contains("nas0"));
 }
+
+/// Which systems of size units a text uses: decimal (kB, MB, GB ...), binary (KiB, MiB ...).
+fn unit_systems(text: &str) -> Vec<&'static str> {
+    let words: Vec<&str> = text
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .collect();
+    let has = |units: &[&str]| words.iter().any(|w| units.contains(w));
+    let mut found = Vec::new();
+    if has(&["kB", "MB", "GB", "TB", "PB"]) {
+        found.push("decimal");
+    }
+    if has(&["KiB", "MiB", "GiB", "TiB", "PiB", "KB"]) {
+        found.push("binary");
+    }
+    found
+}
+
+#[test]
+fn every_text_export_uses_the_decimal_units_only() {
+    assert_eq!(unit_systems("1 MiB and 2 MB/s"), ["decimal", "binary"]);
+    let mut run = batch_run();
+    let workload = run.workloads[0].name.clone();
+    // Every kind of warning, so each one's wording is checked too.
+    run.warnings
+        .push(naslab_results::Warning::ReadsInFlightBound {
+            workload: workload.clone(),
+            in_flight: 4,
+            queue_depth: 32,
+            max_read: 16 << 20,
+        });
+    run.warnings.push(naslab_results::Warning::PacingLag {
+        workload: workload.clone(),
+        p99_ns: 2_000_000,
+    });
+    run.warnings
+        .push(naslab_results::Warning::UnalignedDirect { workload, ops: 3 });
+    let all: [(&str, &dyn Exporter); 4] = [
+        ("table", &Table),
+        ("markdown", &Markdown),
+        ("csv", &Csv),
+        ("naspt.csv", &NasptCsv),
+    ];
+    for (name, e) in all {
+        for r in [&run, &single_run()] {
+            let text = String::from_utf8(e.export(r)).unwrap();
+            let systems = unit_systems(&text);
+            assert!(
+                !systems.contains(&"binary"),
+                "{name} shows binary units:\n{text}"
+            );
+            // The CSV's column names (throughput_mb_s, avg_us ...) stay as they are.
+            if name != "csv" {
+                assert_eq!(systems, ["decimal"], "{name} names no unit:\n{text}");
+            }
+        }
+    }
+    let table = String::from_utf8(Table.export(&run)).unwrap();
+    assert!(
+        table.contains("reads of up to 16777216 bytes (16.78 MB)"),
+        "{table}"
+    );
+    let tmp = tempfile::tempdir().unwrap();
+    let runs = three_runs(tmp.path());
+    let c = compare(&runs, 0);
+    for (name, text) in [
+        ("compare table", c.table()),
+        ("compare md", c.markdown()),
+        ("compare csv", c.csv()),
+    ] {
+        assert_eq!(unit_systems(&text), ["decimal"], "{name}:\n{text}");
+    }
+}

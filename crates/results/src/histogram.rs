@@ -1,5 +1,6 @@
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
+use ts_rs::TS;
 
 /// A latency histogram in nanoseconds that merges exactly across streams, iterations and
 /// clients (HDR buckets, 3 significant digits), so percentiles are never averaged. The
@@ -84,7 +85,7 @@ impl LatencyHistogram {
 /// Latency figures of one op type (or of pacing lag), in nanoseconds. Percentiles come
 /// from a [`LatencyHistogram`] (within 0.1 %); `min_ns` and `max_ns` are exact, and
 /// `avg_ns` is the exact mean rounded down to the nanosecond.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, TS)]
 pub struct LatencySummary {
     pub count: u64,
     pub avg_ns: u64,

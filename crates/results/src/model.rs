@@ -1,6 +1,7 @@
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
+use ts_rs::TS;
 
 use crate::LatencySummary;
 
@@ -8,7 +9,7 @@ use crate::LatencySummary;
 pub const SCHEMA_VERSION: u32 = 1;
 
 /// Everything one `naslab run` measured: written as run.json and read by every exporter.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, TS)]
 pub struct RunResult {
     pub schema_version: u32,
     pub naslab_version: String,
@@ -37,7 +38,7 @@ pub struct RunResult {
 
 /// The device under test as the user named it, with their notes: how runs are found
 /// again by device (`naslab results --device`) and labelled in comparisons.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, TS)]
 pub struct Device {
     /// Vendor and model, e.g. "Synology DS920+".
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -61,14 +62,14 @@ impl Device {
 }
 
 /// The clients of a multi-client run and how their clocks were aligned.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, TS)]
 pub struct MultiClient {
     /// One entry per client (MPI rank), in rank order.
     pub clients: Vec<ClientResult>,
 }
 
 /// One client of a multi-client run: where it ran, its clock and its own results.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, TS)]
 pub struct ClientResult {
     /// The MPI rank; also the `client` field of its op records.
     pub rank: u32,
@@ -92,7 +93,7 @@ pub struct ClientResult {
 }
 
 /// The client machine the run was measured on.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, TS)]
 pub struct Environment {
     pub host: String,
     pub kernel: String,
@@ -103,7 +104,7 @@ pub struct Environment {
 }
 
 /// What was measured.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, TS)]
 pub struct TargetInfo {
     /// The target as given (a directory, or later a URL).
     pub path: String,
@@ -116,7 +117,7 @@ pub struct TargetInfo {
 }
 
 /// Whether client caches were dropped before the measured phase, kept, or bypassed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default, TS)]
 #[serde(rename_all = "lowercase")]
 pub enum CacheMode {
     /// The prepared files' cached pages were written back and dropped before measuring.
@@ -129,7 +130,7 @@ pub enum CacheMode {
 }
 
 /// The options the run was made with, after validation.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, TS)]
 pub struct RunOptions {
     /// `afap`, `original` or `delay:<ns>ns`.
     pub pacing: String,
@@ -151,7 +152,7 @@ pub struct RunOptions {
 }
 
 /// One workload's results over all its iterations.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, TS)]
 pub struct WorkloadResult {
     pub name: String,
     /// Where its ops came from (a trace file, or a generator and its parameters).
@@ -197,7 +198,7 @@ impl WorkloadResult {
 }
 
 /// What preparation built (not measured as part of the workload).
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, TS)]
 pub struct PrepareResult {
     pub files: u64,
     pub dirs: u64,
@@ -206,7 +207,7 @@ pub struct PrepareResult {
 }
 
 /// One measured replay of a workload.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, TS)]
 pub struct IterationResult {
     /// 1-based.
     pub iteration: u32,
@@ -297,14 +298,14 @@ impl WorkloadResult {
 
 /// The on-disk layout of an iteration's files: those preparation made and those the
 /// workload created.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, TS)]
 pub struct IterationLayout {
     pub prepared: LayoutSummary,
     pub written: LayoutSummary,
 }
 
 /// Extents of a set of files, counted as e2fsprogs' filefrag counts them.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, TS)]
 pub struct LayoutSummary {
     pub files: u64,
     pub bytes: u64,
@@ -324,7 +325,7 @@ impl IterationResult {
 }
 
 /// The figures of one op type within an iteration.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, TS)]
 pub struct OpStats {
     pub count: u64,
     /// Bytes moved by reads or writes of this type.
@@ -338,7 +339,7 @@ pub struct OpStats {
 }
 
 /// One stream's share of an iteration.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, TS)]
 pub struct StreamResult {
     /// The stream number from the trace.
     pub stream: u32,
@@ -349,7 +350,7 @@ pub struct StreamResult {
 }
 
 /// Something the user should know about a result, with what to do about it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Warning {
     /// The data fits in client memory and caches were kept: reads may never reach the target.
@@ -401,8 +402,8 @@ impl std::fmt::Display for Warning {
                 max_read,
             } => write!(
                 f,
-                "{workload}: with reads of up to {:.1} MiB a stream kept at most {in_flight} reads in flight, not the trace's queue depth of {queue_depth}, to bound its read buffers; split the reads into smaller ones to keep the full depth",
-                *max_read as f64 / 1048576.0
+                "{workload}: with reads of up to {max_read} bytes ({:.2} MB) a stream kept at most {in_flight} reads in flight, not the trace's queue depth of {queue_depth}, to bound its read buffers; split the reads into smaller ones to keep the full depth",
+                *max_read as f64 / 1e6
             ),
         }
     }

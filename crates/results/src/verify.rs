@@ -2,9 +2,10 @@
 //! what came back, by kind.
 
 use serde::{Deserialize, Serialize};
+use ts_rs::TS;
 
 /// What kind of damage a mismatched block shows.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "snake_case")]
 pub enum MismatchKind {
     /// The block holds an older version of itself: a write never reached the target.
@@ -48,7 +49,7 @@ impl MismatchKind {
 }
 
 /// One block (or the part of it a read covered) that did not hold what was written.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
 pub struct Mismatch {
     /// The file, relative to the workload's directory.
     pub file: String,
@@ -62,7 +63,7 @@ pub struct Mismatch {
 }
 
 /// An iteration's verification.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, TS)]
 pub struct VerifySummary {
     /// Workload and read-back reads whose bytes were compared.
     pub reads_checked: u64,

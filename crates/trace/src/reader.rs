@@ -286,8 +286,7 @@ impl<R: BufRead> TraceReader<R> {
             Ok(BoundedLine::TooLong) => {
                 self.line += 1;
                 Err(self.invalid(format!(
-                    "the line is longer than {} MiB, the most a trace line may hold; is this a naslab trace? (see docs/trace-format.md)",
-                    MAX_LINE_BYTES >> 20
+                    "the line is longer than {MAX_LINE_BYTES} bytes, the most a trace line may hold; is this a naslab trace? (see docs/trace-format.md)"
                 )))
             }
             Err(e) => Err(self.read_error(self.line, e)),

@@ -214,7 +214,7 @@ fn a_line_over_the_limit_is_refused_with_its_number() {
     // 2 MiB without a newline, as /dev/zero would give.
     let e = error_of(&"\0".repeat(2 << 20));
     assert_eq!(e.line(), Some(1), "{e}");
-    assert!(e.to_string().contains("longer than 1 MiB"), "{e}");
+    assert!(e.to_string().contains("longer than 1048576 bytes"), "{e}");
     let long = format!(
         "{HEAD}\n{FILE}\n{{\"type\":\"op\",\"op\":\"stat\",\"file\":0,\"x\":\"{}\"}}\n",
         "a".repeat(MAX_LINE_BYTES)
@@ -257,7 +257,7 @@ fn a_compressed_huge_line_fails_after_reading_one_mebibyte() {
         .find_map(|r| r.err())
         .expect("an error");
     assert_eq!(e.line(), Some(2), "{e}");
-    assert!(e.to_string().contains("longer than 1 MiB"), "{e}");
+    assert!(e.to_string().contains("longer than 1048576 bytes"), "{e}");
 }
 
 #[test]

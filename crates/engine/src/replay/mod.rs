@@ -193,7 +193,7 @@ pub enum ReplayError {
     },
     #[error("this target cannot keep {depth} ops in flight per stream: {error}")]
     Queue { depth: usize, error: OpError },
-    #[error("cannot allocate stream {stream}'s {:.1} MiB of I/O buffers; free memory, raise the memory limit (ulimit -v) or use smaller ops or fewer streams", *bytes as f64 / 1048576.0)]
+    #[error("cannot allocate stream {stream}'s {bytes} bytes ({:.1} MB) of I/O buffers; free memory, raise the memory limit (ulimit -v) or use smaller ops or fewer streams", *bytes as f64 / 1e6)]
     Memory { stream: u32, bytes: u64 },
     #[error("a stream thread failed: {0}")]
     Thread(String),

@@ -10,9 +10,9 @@
 // Hovering names the nearest op; clicking it shows it in the transaction list.
 import uPlot from 'uplot';
 import { loadColumns } from './blob';
-import { binarySplits, binaryTickLabels, chartBox, setPoints, timeUnit } from './charts';
+import { chartBox, setPoints, timeUnit } from './charts';
 import { h } from './dom';
-import { bytes, colour, count, duration } from './format';
+import { bytes, colour, count, decimalSplits, decimalTickLabels, duration } from './format';
 import type { IterationPage } from './types';
 
 /** At most this many points are drawn at once. */
@@ -94,8 +94,8 @@ export async function accessMap(parent: HTMLElement, it: IterationPage, kinds: s
         x: { time: false, auto: false, range: (_u, lo, hi) => [lo, hi] },
         y: { auto: false, range: (_u, lo, hi) => [lo, hi] },
       },
-      axes: [{ label: `${unit.name} into the measured phase`, size: 40 }, { label: 'offset', size: 70, splits: (self, _i, lo, hi) => binarySplits(lo, hi, self.bbox.height / devicePixelRatio, 40), values: (self, v) => {
-        const labels = binaryTickLabels(v);
+      axes: [{ label: `${unit.name} into the measured phase`, size: 40 }, { label: 'offset', size: 70, splits: (self, _i, lo, hi) => decimalSplits(lo, hi, self.bbox.height / devicePixelRatio, 40), values: (self, v) => {
+        const labels = decimalTickLabels(v);
         // The labels drawn, for readers of the DOM (the canvas holds only pixels).
         const b = self.root.closest('.chart') as HTMLElement | null;
         if (b) b.dataset.offsetTicks = JSON.stringify(labels);

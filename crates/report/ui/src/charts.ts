@@ -33,30 +33,11 @@ export function chartBox(parent: HTMLElement, title: string, points: number, not
   parent.append(box);
   const u = plot(target, chartWidth(box));
   charts.add({ u, box });
+  // The axes' labels and tick labels as last drawn (the canvas holds only pixels), for a
+  // reader's script and the browser tests; uPlot keeps the drawn tick labels in _values.
+  (box as HTMLElement & { naslabAxes?: () => { label: string; ticks: string[] }[] }).naslabAxes = () =>
+    u.axes.map((a) => ({ label: String(a.label ?? ''), ticks: ((a as { _values?: unknown[] })._values ?? []).map(String) }));
   return { box, u };
-}
-
-/** Axis ticks for bytes at round binary steps (a power of two: 16 KiB, 32 KiB, 48 KiB ...,
- * or 512 MiB, 1 GiB ...), about one per `px` pixels, instead of decimal steps shown in
- * binary units (20/39/59/78 KiB). */
-export function binarySplits(min: number, max: number, lengthPx: number, px = 60): number[] {
-  const span = max - min;
-  if (!(span > 0)) return [min];
-  const want = Math.max(2, Math.floor(lengthPx / px));
-  const step = Math.pow(2, Math.max(0, Math.ceil(Math.log2(span / want))));
-  const out: number[] = [];
-  for (let v = Math.ceil(min / step) * step; v <= max && out.length < 1000; v += step) out.push(v);
-  return out;
-}
-
-/** Tick labels for [`binarySplits`]: every label in the binary unit of the step, so each
- * is exact (1280 MiB, not a rounded 1.3 GiB). */
-export function binaryTickLabels(v: number[]): string[] {
-  const step = v.length > 1 ? v[1] - v[0] : Math.abs(v[0] ?? 0) || 1;
-  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB', 'PiB'];
-  let i = 0;
-  while (i < units.length - 1 && step >= Math.pow(1024, i + 1)) i++;
-  return v.map((b) => `${b / Math.pow(1024, i)} ${units[i]}`);
 }
 
 /** Sets how many data points a chart box now holds. */
@@ -90,28 +71,26 @@ function merge(v: number[], k: number, f: (a: number, b: number) => number): num
 
 const add = (a: number, b: number) => a + b;
 
-/** The periods (multiples of the finest bin, itself a round 1, 2 or 5 × 10^k ns) a reader may choose. */
+/** The periods a reader may choose, in bins (the report offers only whole numbers of
+ * bins whose length is 1, 2 or 5 × 10^k ns). */
 function periods(s: TimeSeries): number[] {
-  // Only those whose length is itself 1, 2 or 5 × 10^k ns (a 5 µs bin offers 5, 10, 50,
-  // 100 µs ..., not 25 µs).
-  const round = (ns: number) => {
-    const m = ns / Math.pow(10, Math.floor(Math.log10(ns) + 1e-9));
-    return [1, 2, 5].some((r) => Math.abs(m - r) < 1e-6);
-  };
-  return [1, 2, 5, 10, 20, 50, 100, 200, 500].filter((k) => k === 1 || (k * 2 <= s.ops.length && round(k * s.bin_ns)));
+  return s.periods?.length ? s.periods : [1];
 }
 
-/** The default period: the finest that gives at most 100 periods, so one busy bin
+/** The automatic period: the finest that gives at most 100 periods, so one busy bin
  * among idle ones does not make the spread meaningless (std dev 594 MB/s on a mean of 239). */
 function defaultPeriod(s: TimeSeries): number {
   return periods(s).find((k) => Math.ceil(s.ops.length / k) <= 100) ?? periods(s).at(-1)!;
 }
 
-function periodSelect(s: TimeSeries, k0: number): HTMLSelectElement {
-  const select = h('select', { 'aria-label': 'period' }) as HTMLSelectElement;
-  for (const k of periods(s)) select.append(h('option', { value: k, ...(k === k0 ? { selected: true } : {}) }, `period ${duration(k * s.bin_ns)}`));
-  select.value = String(k0);
-  return select;
+/** A period selector: "auto" (the default period, named) first, then every round period. */
+function periodSelect(s: TimeSeries): { select: HTMLSelectElement; k: () => number } {
+  const auto = defaultPeriod(s);
+  const select = h('select', { 'aria-label': 'period' },
+    h('option', { value: 'auto', selected: true }, `auto: period ${duration(auto * s.bin_ns)}`),
+    ...periods(s).map((k) => h('option', { value: k }, `period ${duration(k * s.bin_ns)}`))) as HTMLSelectElement;
+  select.value = 'auto';
+  return { select, k: () => (select.value === 'auto' ? auto : Number(select.value)) };
 }
 
 function meanSd(v: number[]): [number, number] {
@@ -124,8 +103,8 @@ function meanSd(v: number[]): [number, number] {
 /** Throughput over time (total, read, write MB/s), with a period selector and its mean and spread. */
 export function throughputChart(parent: HTMLElement, s: TimeSeries): void {
   const unit = timeUnit(s.bin_ns * s.ops.length);
-  const k0 = defaultPeriod(s);
-  const select = periodSelect(s, k0);
+  const { select, k: chosen } = periodSelect(s);
+  const k0 = chosen();
   const stats = h('span', { class: 'stats' });
   const controls = h('div', { class: 'controls' }, select, stats);
   const build = (k: number): uPlot.AlignedData => {
@@ -151,7 +130,7 @@ export function throughputChart(parent: HTMLElement, s: TimeSeries): void {
       series: [{ label: unit.name, value: (_u, v) => (v == null ? '-' : v.toPrecision(4)) }, series('total MB/s', 2, { width: 2.5, dash: [6, 4] }), series('read MB/s', 0), series('write MB/s', 1)],
     }, first, target), controls);
   select.addEventListener('change', () => {
-    const k = Number(select.value);
+    const k = chosen();
     const d = build(k);
     describe(d, k);
     u.setData(d);
@@ -161,8 +140,7 @@ export function throughputChart(parent: HTMLElement, s: TimeSeries): void {
 /** Ops per second over time (by completion), with its own period selector. */
 export function iopsChart(parent: HTMLElement, s: TimeSeries): void {
   const unit = timeUnit(s.bin_ns * s.ops.length);
-  const k0 = defaultPeriod(s);
-  const select = periodSelect(s, k0);
+  const { select, k: chosen } = periodSelect(s);
   const stats = h('span', { class: 'stats' });
   const build = (k: number): uPlot.AlignedData => {
     const secs = (k * s.bin_ns) / 1e9;
@@ -177,30 +155,59 @@ export function iopsChart(parent: HTMLElement, s: TimeSeries): void {
       scales: { x: { time: false } },
       axes: [timeAxis(unit), { label: 'ops/s', size: 70 }],
       series: [{ label: unit.name, value: (_u, v) => (v == null ? '-' : v.toPrecision(4)) }, series('ops/s', 3)],
-    }, build(k0), target), h('div', { class: 'controls' }, select, stats));
-  select.addEventListener('change', () => u.setData(build(Number(select.value))));
+    }, build(chosen()), target), h('div', { class: 'controls' }, select, stats));
+  select.addEventListener('change', () => u.setData(build(chosen())));
 }
 
-/** Latency over time: the slowest and the mean op per period, on a log scale, so tails stand out. */
+/** Latency over time, on a log scale so tails stand out: per period the slowest op, the
+ * 99th percentile, the median and the mean, each from the ops completing in that period
+ * (the percentiles exact, worked out by the report for every period it offers). */
 export function latencyTimeChart(parent: HTMLElement, s: TimeSeries): void {
   const unit = timeUnit(s.bin_ns * s.ops.length);
-  const k0 = 1;
-  const select = periodSelect(s, k0);
+  const { select, k: chosen } = periodSelect(s);
+  const pct = (k: number) => s.latency_percentiles?.find((p) => p.bins === k);
+  // Latencies in µs; a log scale has no zero, so a 0 ns latency is drawn at 1 ns.
+  const toUs = (v: number | null | undefined) => (v == null ? null : Math.max(v, 1) / 1e3);
   const build = (k: number): uPlot.AlignedData => {
     const ops = merge(s.ops, k, add);
     const mx = merge(s.latency_max_ns, k, Math.max);
     const sum = merge(s.latency_sum_ns, k, add);
+    const p = pct(k);
     const x = ops.map((_, i) => ((i + 0.5) * k * s.bin_ns) / unit.ns);
-    return [x, mx.map((v, i) => (ops[i] > 0 ? Math.max(v, 1) / 1e3 : null)), sum.map((v, i) => (ops[i] > 0 ? Math.max(v / ops[i], 1) / 1e3 : null))] as uPlot.AlignedData;
+    const has = (i: number) => ops[i] > 0;
+    return [
+      x,
+      mx.map((v, i) => (has(i) ? toUs(v) : null)),
+      ops.map((_, i) => (has(i) ? toUs(p?.p99_ns[i]) : null)),
+      ops.map((_, i) => (has(i) ? toUs(p?.p50_ns[i]) : null)),
+      sum.map((v, i) => (has(i) ? toUs(v / ops[i]) : null)),
+    ] as uPlot.AlignedData;
   };
-  const { u } = chartBox(parent, 'Latency over time (µs)', s.ops.filter((n) => n > 0).length, 'Per period: the slowest op (kept however long the period) and the mean, by completion time.', (target, width) =>
+  const note = s.latency_percentiles
+    ? 'Per period, by completion time: the slowest op, the 99th percentile and the median (exact: nearest rank among the period\'s ops), and the mean.'
+    : 'Per period, by completion time: the slowest op and the mean (the percentiles were not worked out for this run; see the notes above).';
+  const { box, u } = chartBox(parent, 'Latency over time (µs)', s.ops.filter((n) => n > 0).length, note, (target, width) =>
     new uPlot({
-      width, height: 220,
+      width, height: 240,
       scales: { x: { time: false }, y: { distr: 3 } },
       axes: [timeAxis(unit), { label: 'µs (log scale)', size: 60 }],
-      series: [{ label: unit.name, value: (_u, v) => (v == null ? '-' : v.toPrecision(4)) }, series('max µs', 1, { spanGaps: false, points: { show: true, size: 3 } }), series('mean µs', 0, { spanGaps: false })],
-    }, build(k0), target), h('div', { class: 'controls' }, select));
-  select.addEventListener('change', () => u.setData(build(Number(select.value))));
+      series: [
+        { label: unit.name, value: (_u, v) => (v == null ? '-' : v.toPrecision(4)) },
+        series('max µs', 1, { spanGaps: false, points: { show: true, size: 3 } }),
+        series('p99 µs', 3, { spanGaps: false }),
+        series('p50 µs', 2, { spanGaps: false }),
+        series('mean µs', 0, { spanGaps: false, dash: [4, 3] }),
+      ],
+    }, build(chosen()), target), h('div', { class: 'controls' }, select));
+  box.dataset.period = String(chosen());
+  // For a reader's script (and the browser tests): the period and the number of bins, the
+  // bin width and the values drawn (x, max, p99, p50, mean).
+  (box as HTMLElement & { naslabDrawn?: () => { period: number; bin_ns: number; bins: number; data: uPlot.AlignedData } }).naslabDrawn =
+    () => ({ period: chosen(), bin_ns: s.bin_ns, bins: s.ops.length, data: u.data });
+  select.addEventListener('change', () => {
+    box.dataset.period = String(chosen());
+    u.setData(build(chosen()));
+  });
 }
 
 /** Lower bucket edges in µs of a latency histogram starting at `first`, `n` buckets, plus the end. */
@@ -278,7 +285,7 @@ export function sizeHistChart(parent: HTMLElement, hist: SizeHist, title = 'Tran
   const x = Array.from({ length: n }, (_, i) => hist.first + i);
   const data: number[][] = [x];
   const m = hist.by_op.length;
-  const ser: uPlot.Series[] = [{ label: 'size ≥', value: (_u, v) => (v == null ? '-' : sizeLabel(v)) }];
+  const ser: uPlot.Series[] = [{ label: 'size ≥', value: (_u, v) => (v == null ? '-' : v === 0 ? '0 B' : `${Math.pow(2, v - 1)} B (${sizeLabel(v)})`) }];
   hist.by_op.forEach(([name, counts], i) => {
     data.push(counts);
     if (m > 2) {
@@ -292,7 +299,7 @@ export function sizeHistChart(parent: HTMLElement, hist: SizeHist, title = 'Tran
     });
   });
   const points = hist.by_op.reduce((a, [, c]) => a + c.filter((v) => v > 0).length, 0);
-  chartBox(parent, title, points, 'Ops per requested size; each bar covers sizes from its label up to twice that.', (target, width) =>
+  chartBox(parent, title, points, 'Ops per requested size; each bar covers sizes from a power of two (its label, in decimal units to 3 significant digits; pointing at it gives the exact bytes) up to twice that.', (target, width) =>
     new uPlot({
       width, height: 240,
       scales: { x: { time: false, range: (_u, lo, hi) => [lo - 0.7, hi + 0.7] }, y: { range: (_u, _min, mx) => [0, Math.max(1, mx * 1.08)] } },

@@ -21,14 +21,43 @@ export function duration(ns: number): string {
   return `${(ns / 1e9).toFixed(3)} s`;
 }
 
-/** Bytes in binary units (4 KiB, 1.5 MiB). */
+/** The report's one unit system for sizes: decimal (SI), as throughput's MB/s is, so
+ * 1 kB = 10^3 bytes, 1 MB = 10^6, 1 GB = 10^9 (see docs/report.md, "Units"). */
+export const SIZE_UNITS = ['B', 'kB', 'MB', 'GB', 'TB', 'PB'];
+
+/** Bytes in decimal units to 3 significant digits (4096 B is 4.10 kB, 1.5e9 B is 1.50 GB). */
 export function bytes(n: number): string {
   if (!isFinite(n)) return '-';
-  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB', 'PiB'];
   let i = 0;
   let v = n;
-  while (Math.abs(v) >= 1024 && i < units.length - 1) { v /= 1024; i++; }
-  return i === 0 ? `${v.toFixed(0)} B` : `${v.toFixed(v < 10 ? 1 : 0)} ${units[i]}`;
+  // Decided on the rounded figure, so 999,500 B is 1.00 MB, not 1000 kB.
+  const r3 = (x: number) => Number(x.toPrecision(3));
+  while (Math.abs(r3(v)) >= 1000 && i < SIZE_UNITS.length - 1) { v /= 1000; i++; }
+  return i === 0 ? `${n.toFixed(0)} B` : `${sig(r3(v), 3)} ${SIZE_UNITS[i]}`;
+}
+
+/** Axis ticks for bytes at round decimal steps (1, 2 or 5 × 10^k bytes: 20 MB, 40 MB,
+ * 60 MB ..., or 500 MB, 1000 MB ...), about one per `px` pixels. */
+export function decimalSplits(min: number, max: number, lengthPx: number, px = 60): number[] {
+  const span = max - min;
+  if (!(span > 0)) return [min];
+  const want = Math.max(2, Math.floor(lengthPx / px));
+  const raw = Math.max(1, span / want);
+  const decade = Math.pow(10, Math.floor(Math.log10(raw)));
+  const step = [1, 2, 5, 10].map((m) => m * decade).find((s) => s >= raw) ?? 10 * decade;
+  const out: number[] = [];
+  for (let v = Math.ceil(min / step) * step; v <= max && out.length < 1000; v += step) out.push(v);
+  return out;
+}
+
+/** Tick labels for [`decimalSplits`]: every label in the decimal unit of the step, so
+ * each is exact (1500 MB, not a rounded 1.5 GB beside 1000 MB). */
+export function decimalTickLabels(v: number[]): string[] {
+  const step = v.length > 1 ? v[1] - v[0] : Math.abs(v[0] ?? 0) || 1;
+  let i = 0;
+  while (i < SIZE_UNITS.length - 1 && step >= Math.pow(1000, i + 1)) i++;
+  // The step is 1, 2 or 5 × 10^k and at least the unit, so every tick is a whole number of units.
+  return v.map((b) => `${b / Math.pow(1000, i)} ${SIZE_UNITS[i]}`);
 }
 
 /** A count with thousands separators. */

@@ -16,7 +16,7 @@ type Key = 'row' | 'start' | 'finish' | 'latency' | 'op' | 'file' | 'offset' | '
 
 const HEADERS: [Key, string][] = [
   ['row', '#'], ['start', 'start µs'], ['finish', 'finish µs'], ['latency', 'latency µs'], ['op', 'op'],
-  ['file', 'file'], ['offset', 'offset'], ['len', 'length'], ['result', 'result'], ['stream', 'stream'],
+  ['file', 'file'], ['offset', 'offset B'], ['len', 'length B'], ['result', 'result'], ['stream', 'stream'],
 ];
 
 export async function transactionList(parent: HTMLElement, it: IterationPage, kinds: string[]): Promise<void> {

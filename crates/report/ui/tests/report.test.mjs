@@ -36,6 +36,32 @@ async function shot(page, name) {
   await page.screenshot({ path: path.join(shots, `${name}.png`), fullPage: true });
 }
 
+/** Everything the view in sight shows a reader: its text (tables, notes, legends),
+ * its selectors' options and every chart's axis labels and tick labels. */
+async function shownText(page) {
+  return page.evaluate(() => {
+    const view = document.querySelector('section.view:not([hidden])') ?? document.body;
+    const parts = [document.querySelector('header')?.innerText ?? '', view.innerText];
+    for (const o of view.querySelectorAll('option')) parts.push(o.textContent);
+    for (const c of view.querySelectorAll('.chart')) {
+      for (const a of c.naslabAxes?.() ?? []) parts.push(a.label, ...a.ticks);
+    }
+    return parts.join('\n');
+  });
+}
+
+/** Which systems of size units a text uses: decimal (kB, MB, GB ...), binary (KiB, MiB ...). */
+function unitSystems(text) {
+  const found = new Set();
+  if (/\d\s*(kB|MB|GB|TB|PB)\b|\b(kB|MB|GB|TB|PB)(\/s)?\b/.test(text)) found.add('decimal');
+  if (/\b(KiB|MiB|GiB|TiB|PiB|KB)\b/.test(text)) found.add('binary');
+  return [...found];
+}
+
+function duration(ns) {
+  return ns < 1e6 ? `${ns / 1e3} µs` : `${ns / 1e6} ms`;
+}
+
 async function ready(page, key) {
   await page.waitForFunction((k) => document.body.dataset.ready === k, key, { timeout: 60000 });
 }
@@ -69,6 +95,26 @@ function slowestWriteNs(dir, records) {
     if (r.type === 'op' && r.op === 'write' && r.done_ns !== undefined) max = Math.max(max, r.done_ns - r.issued_ns);
   }
   return max;
+}
+
+// Every measured op's completion time (ns into the measured phase) and latency, from a
+// run's op records (zstd JSON Lines).
+function measuredOps(dir, records, clockStartNs) {
+  const text = execFileSync('zstd', ['-dc', path.join(dir, records)], { encoding: 'utf8', maxBuffer: 1 << 30 });
+  const ops = [];
+  for (const line of text.split('\n')) {
+    if (!line.startsWith('{"type":"op"')) continue;
+    const r = JSON.parse(line);
+    if (r.done_ns === undefined) continue;
+    ops.push({ done: Math.max(0, r.done_ns - clockStartNs), latency: r.done_ns - r.issued_ns });
+  }
+  return ops;
+}
+
+/** The nearest-rank percentile `pct` of `v`: the value at rank ceil(pct/100 * n), ascending. */
+function nearestRank(v, pct) {
+  const s = [...v].sort((a, b) => a - b);
+  return s[Math.max(1, Math.ceil((pct / 100) * s.length)) - 1];
 }
 
 before(async () => {
@@ -121,8 +167,10 @@ describe('the run report', () => {
       const sel = await page.$eval(`section[data-view=w${i}] .chart[data-title="Throughput over time (MB/s)"] select`, (e) => ({
         value: e.value, options: [...e.options].map((o) => [o.value, o.textContent]),
       }));
+      assert.equal(sel.value, 'auto');
+      assert.match(sel.options[0][1], /^auto: period /);
       for (const [, label] of sel.options) {
-        const m = label.match(/^period ([\d.]+) (ns|µs|ms|s)$/);
+        const m = label.match(/^(?:auto: )?period ([\d.]+) (ns|µs|ms|s)$/);
         assert.ok(m, label);
         const mant = Number(m[1]) / Math.pow(10, Math.floor(Math.log10(Number(m[1]))));
         assert.ok([1, 2, 5].some((r) => Math.abs(mant - r) < 1e-9), `${label} is not a round period`);
@@ -163,6 +211,71 @@ describe('the run report', () => {
     }
     assert.deepEqual(problems, []);
     assert.deepEqual(requests, []);
+    await page.close();
+  });
+
+  test('latency over time draws each period\'s max, p99 and p50 from the ops completing in it', async () => {
+    const dir = runs['suite-a'];
+    const run = JSON.parse(readFileSync(path.join(dir, 'run.json'), 'utf8'));
+    const { page, problems } = await open(browser.context, path.join(dir, 'report.html'), '#w0');
+    await ready(page, 'w0');
+    const shown = await page.$eval('section[data-view=w0] .iterations strong', (e) => Number(e.textContent.split(' ')[0]));
+    const it = run.workloads[0].iterations.find((x) => x.iteration === shown);
+    const ops = measuredOps(dir, it.records, it.clock_start_ns);
+    assert.equal(ops.length, it.ops, 'every op of the iteration has its measurements');
+    const chart = 'section[data-view=w0] .chart[data-title="Latency over time (µs)"]';
+    const options = await page.$$eval(`${chart} select option`, (o) => o.map((x) => [x.value, x.textContent]));
+    assert.equal(options[0][0], 'auto');
+    assert.match(options[0][1], /^auto: period [\d.]+ (ns|µs|ms|s)$/);
+    assert.ok(options.length >= 4, `periods offered: ${options.map((o) => o[1])}`);
+    // The automatic period, the finest bin and the coarsest period offered.
+    for (const value of ['auto', options[1][0], options.at(-1)[0]]) {
+      await page.selectOption(`${chart} select`, value);
+      const d = await page.$eval(chart, (e) => { const r = e.naslabDrawn(); return { ...r, data: r.data.map((c) => [...c]) }; });
+      const width = d.period * d.bin_ns;
+      const byPeriod = new Map();
+      for (const op of ops) {
+        const j = Math.floor(Math.min(Math.floor(op.done / d.bin_ns), d.bins - 1) / d.period);
+        if (!byPeriod.has(j)) byPeriod.set(j, []);
+        byPeriod.get(j).push(op.latency);
+      }
+      const [, max, p99, p50] = d.data;
+      assert.equal(max.length, Math.ceil(d.bins / d.period), `${value}: one value per period`);
+      assert.equal(max.filter((v) => v !== null).length, byPeriod.size, `${value}: a value for every period with ops, and only those`);
+      const us = (ns) => Math.max(ns, 1) / 1e3;
+      let spread = 0;
+      for (const [j, lat] of byPeriod) {
+        const where = `${value}, period ${j} of ${duration(width)} (${lat.length} ops)`;
+        assert.equal(max[j], us(Math.max(...lat)), `${where}: max`);
+        assert.equal(p99[j], us(nearestRank(lat, 99)), `${where}: p99`);
+        assert.equal(p50[j], us(nearestRank(lat, 50)), `${where}: p50`);
+        if (p50[j] < p99[j]) spread++;
+      }
+      // Percentiles that are not all the maximum: the check above can tell them apart.
+      assert.ok(spread > 0, `${value}: some period has p50 below p99`);
+    }
+    assert.deepEqual(problems, []);
+    await page.close();
+  });
+
+  test('every view shows sizes and rates in one unit system, the decimal one', async () => {
+    const run = JSON.parse(readFileSync(path.join(runs['suite-a'], 'run.json'), 'utf8'));
+    const { page, problems } = await open(browser.context, path.join(runs['suite-a'], 'report.html'));
+    await ready(page, 'overview');
+    const views = [['overview', await shownText(page)]];
+    for (const [i, w] of run.workloads.entries()) {
+      await page.click(`nav.tabs a[data-tab=w${i}]`);
+      await ready(page, `w${i}`);
+      views.push([w.name, await shownText(page)]);
+    }
+    for (const [name, text] of views) {
+      assert.deepEqual(unitSystems(text), ['decimal'], `${name} shows ${unitSystems(text).join(' and ')} units:\n${text.split('\n').filter((l) => /[KMGTP]i?B|kB/.test(l)).join('\n')}`);
+    }
+    // A workload page shows sizes in its tables, its facts and its axes, all decimal.
+    const wl = views[1][1];
+    assert.match(wl, /\d kB|\d MB/, 'the workload page shows some size');
+    assert.ok(unitSystems('1 MiB and 2 MB').length === 2 && unitSystems('3 KiB').includes('binary'), 'the check tells the systems apart');
+    assert.deepEqual(problems, []);
     await page.close();
   });
 
@@ -273,13 +386,15 @@ describe('the run report', () => {
     await page.waitForTimeout(100);
     const zoomed = await points();
     assert.ok(zoomed < all, `zooming in draws fewer points (${zoomed} of ${all})`);
-    // The offset axis ticks at round binary steps, each label exact.
+    // The offset axis ticks at round decimal steps (1, 2 or 5 × 10^k bytes), each label
+    // a whole number of the step's unit.
     const ticks = await page.$eval(map, (e) => JSON.parse(e.dataset.offsetTicks));
-    const unit = { B: 1, KiB: 1024, MiB: 1 << 20, GiB: 1 << 30 };
-    const vals = ticks.map((t) => { const [n, u] = t.split(' '); return Number(n) * unit[u]; }).sort((a, b) => a - b);
+    const unit = { B: 1, kB: 1e3, MB: 1e6, GB: 1e9 };
+    const vals = ticks.map((t) => { const [n, u] = t.split(' '); assert.ok(Number.isInteger(Number(n)) && unit[u], t); return Number(n) * unit[u]; }).sort((a, b) => a - b);
     assert.ok(vals.length >= 2, `ticks ${ticks}`);
     const step = vals[1] - vals[0];
-    assert.ok(Number.isInteger(Math.log2(step)), `step ${step} B is a power of two: ${ticks}`);
+    const mant = step / Math.pow(10, Math.floor(Math.log10(step) + 1e-9));
+    assert.ok([1, 2, 5].some((r) => Math.abs(mant - r) < 1e-9), `step ${step} B is 1, 2 or 5 × 10^k: ${ticks}`);
     assert.ok(vals.every((v) => v % step === 0), `${ticks}`);
     await page.dblclick(`${map} .u-over`);
     await page.waitForTimeout(100);
@@ -394,6 +509,8 @@ describe('the comparison page', () => {
     assert.match(tp, /each run over its own measured phase/);
     const charts = await page.$$eval('.chart', (els) => els.map((e) => ({ title: e.dataset.title, points: Number(e.dataset.points) })));
     assert.equal(charts.length, 9);
+    const text = await shownText(page);
+    assert.deepEqual(unitSystems(text), ['decimal'], `the comparison shows ${unitSystems(text).join(' and ')} units`);
     for (const c of charts) assert.ok(c.points > 0, `${c.title} has no data points`);
     await shot(page, 'compare');
     assert.deepEqual(problems, []);

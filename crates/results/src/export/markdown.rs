@@ -107,7 +107,7 @@ impl Exporter for Markdown {
                 continue;
             };
             let _ = writeln!(o, "\n### {}\n", w.name);
-            o.push_str("| op | count | bytes | errors | mean | std dev | min | p50 | p90 | p99 | p99.9 | max |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+            o.push_str("| op | count | bytes | errors | mean µs | std dev µs | min µs | p50 µs | p90 µs | p99 µs | p99.9 µs | max µs |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
             for (name, s) in &it.op_stats {
                 let l = &s.latency;
                 let _ = writeln!(

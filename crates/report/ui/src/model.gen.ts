@@ -1,0 +1,726 @@
+// Generated from the Rust types that serialise the report's data (crates/report/src/ts_types.rs,
+// with ts-rs); do not edit. Regenerate: NASLAB_UPDATE_SNAPSHOTS=1 cargo test -p naslab-report --test ts_types
+
+export type RunResult = { schema_version: number, naslab_version: string, 
+/**
+ * Wall-clock start of the run, RFC 3339 UTC.
+ */
+started_at: string, environment: Environment, target: TargetInfo, options: RunOptions, workloads: Array<WorkloadResult>, warnings: Array<Warning>, 
+/**
+ * Set when the run stopped early: what went wrong. The results before it are kept.
+ */
+aborted?: string | null, 
+/**
+ * The run's label (`--label`, the LABEL of OUT/LABEL/TIMESTAMP).
+ */
+label?: string | null, 
+/**
+ * The device measured and the user's notes about it, as given on the command line.
+ */
+device?: Device, 
+/**
+ * Set when the run was one job of several clients (`mpirun -n N naslab run ...`):
+ * `workloads` then hold the aggregate, and this each client's own figures.
+ */
+multi_client?: MultiClient | null, };
+
+export type Device = { 
+/**
+ * Vendor and model, e.g. "Synology DS920+".
+ */
+name?: string | null, 
+/**
+ * The device's firmware or software version.
+ */
+firmware?: string | null, 
+/**
+ * Free text: the setup, what was changed, anything worth remembering.
+ */
+notes?: string | null, 
+/**
+ * key=value tags, e.g. disks=4, raid=5.
+ */
+tags?: { [key in string]: string }, };
+
+export type MultiClient = { 
+/**
+ * One entry per client (MPI rank), in rank order.
+ */
+clients: Array<ClientResult>, };
+
+export type ClientResult = { 
+/**
+ * The MPI rank; also the `client` field of its op records.
+ */
+rank: number, host: string, 
+/**
+ * Its CLOCK_MONOTONIC minus rank 0's, measured by ping-pong before the last measured
+ * phase began (0 for rank 0).
+ */
+clock_offset_ns: number, 
+/**
+ * Half the round trip of the ping-pong the offset came from: the true offset lies
+ * within this of `clock_offset_ns`.
+ */
+clock_uncertainty_ns: number, 
+/**
+ * How late it woke, past the common start moment, for the last measured phase (a
+ * busy host's scheduler, or the start message arriving late).
+ */
+start_late_ns: number, 
+/**
+ * Its own results: the same figures a single-client run has, its op times on the
+ * run's common time base.
+ */
+workloads: Array<WorkloadResult>, 
+/**
+ * Set when this client stopped early, or could not run: why.
+ */
+aborted?: string | null, };
+
+export type Environment = { host: string, kernel: string, os: string, cpu: string, cpus: number, memory_bytes: number, };
+
+export type TargetInfo = { 
+/**
+ * The target as given (a directory, or later a URL).
+ */
+path: string, 
+/**
+ * The backend that spoke to it (posix, null, ...).
+ */
+backend: string, 
+/**
+ * The file-system type under the target directory (ext4, xfs, nfs, ...), when known.
+ */
+fs_type: string, 
+/**
+ * The device or export the target lives on, when known.
+ */
+source: string, };
+
+export type CacheMode = "drop" | "keep" | "direct";
+
+export type RunOptions = { 
+/**
+ * `afap`, `original` or `delay:<ns>ns`.
+ */
+pacing: string, cache: CacheMode, 
+/**
+ * Whether every op's record was kept in the run directory.
+ */
+records: boolean, 
+/**
+ * Iterations per workload (batch mode).
+ */
+iterations: number, 
+/**
+ * What written blocks hold: `random`, `zero`, `compress:PCT` or `dedupe:PCT`
+ * (empty in results from before it was recorded).
+ */
+data: string, 
+/**
+ * Whether written blocks described themselves and every read was checked.
+ */
+verify: boolean, 
+/**
+ * Anything else that changes what is measured: scale, seed, suite, profile.
+ */
+extra: { [key in string]: string }, };
+
+export type WorkloadResult = { name: string, 
+/**
+ * Where its ops came from (a trace file, or a generator and its parameters).
+ */
+source: string, iterations: Array<IterationResult>, 
+/**
+ * The median of the iterations' throughput: the workload's figure.
+ */
+throughput_mb_s: number, throughput_min_mb_s: number, throughput_max_mb_s: number, };
+
+export type PrepareResult = { files: number, dirs: number, bytes: number, wall_ns: number, };
+
+export type IterationResult = { 
+/**
+ * 1-based.
+ */
+iteration: number, prepare: PrepareResult, 
+/**
+ * From the first op's issue to the last op's completion: the measured phase.
+ */
+wall_ns: number, 
+/**
+ * The replay clock's reading at the first issue. Op records carry times on that
+ * clock (zero is the moment every stream was released); subtract this to get time
+ * into the measured phase.
+ */
+clock_start_ns: number, bytes_read: number, bytes_written: number, 
+/**
+ * (bytes read + written) / wall time, in MB/s (1 MB = 10^6 bytes).
+ */
+throughput_mb_s: number, 
+/**
+ * Ops issued (successful or not).
+ */
+ops: number, 
+/**
+ * Ops the workload's measured phase holds: `ops` falls short of it when the
+ * iteration stopped early (0 in results written before this was kept).
+ */
+ops_planned?: number, 
+/**
+ * Ops that failed.
+ */
+errors: number, 
+/**
+ * Per op type: count, bytes, errors and latency.
+ */
+op_stats: { [key in string]: OpStats }, 
+/**
+ * How late ops were issued against their schedule (zero under `afap`).
+ */
+pacing_lag: LatencySummary, 
+/**
+ * When the fastest stream finished ("first done"), ns into the measured phase.
+ */
+first_done_ns: number, 
+/**
+ * When the slowest stream finished ("last done"); equals `wall_ns`.
+ */
+last_done_ns: number, streams: Array<StreamResult>, 
+/**
+ * The op records file, relative to the run directory.
+ */
+records?: string | null, 
+/**
+ * Set when this iteration stopped early.
+ */
+aborted?: string | null, 
+/**
+ * Whether the time limit (`--time-limit`) ended the measured phase before the trace did.
+ */
+time_limited?: boolean, 
+/**
+ * Where the workload's files landed on disk, read after the measured phase (local
+ * targets whose file system reports extents only).
+ */
+layout?: IterationLayout | null, 
+/**
+ * What `--verify` checked and found.
+ */
+verify?: VerifySummary | null, };
+
+export type IterationLayout = { prepared: LayoutSummary, written: LayoutSummary, };
+
+export type LayoutSummary = { files: number, bytes: number, extents: number, 
+/**
+ * The fewest extents the file system's longest extent allows for this data.
+ */
+ideal_extents: number, 
+/**
+ * The share of blocks right after their predecessor on disk (1.0: every file in one run).
+ */
+score?: number | null, };
+
+export type OpStats = { count: number, 
+/**
+ * Bytes moved by reads or writes of this type.
+ */
+bytes: number, errors: number, 
+/**
+ * Failures by errno name (ENOENT, ...).
+ */
+errors_by_errno?: { [key in string]: number }, 
+/**
+ * Issue to completion, successful and failed ops alike.
+ */
+latency: LatencySummary, };
+
+export type StreamResult = { 
+/**
+ * The stream number from the trace.
+ */
+stream: number, ops: number, bytes: number, 
+/**
+ * When its last op completed, ns into the measured phase.
+ */
+done_ns: number, };
+
+export type Warning = { "kind": "fits_in_client_cache", workload: string, data_bytes: number, memory_bytes: number, } | { "kind": "unaligned_direct", workload: string, ops: number, } | { "kind": "pacing_lag", workload: string, p99_ns: number, } | { "kind": "reads_in_flight_bound", workload: string, in_flight: number, queue_depth: number, max_read: number, };
+
+export type LatencySummary = { count: number, avg_ns: number, stddev_ns: number, min_ns: number, p50_ns: number, p90_ns: number, p99_ns: number, p999_ns: number, max_ns: number, };
+
+export type VerifySummary = { 
+/**
+ * Workload and read-back reads whose bytes were compared.
+ */
+reads_checked: number, bytes_checked: number, 
+/**
+ * Bytes read back after the workload.
+ */
+read_back_bytes: number, lost_writes: number, stale_reads: number, misplaced_writes: number, torn_writes: number, corrupt: number, 
+/**
+ * The first mismatches, with what was expected and what was found.
+ */
+mismatches?: Array<Mismatch>, };
+
+export type Mismatch = { 
+/**
+ * The file, relative to the workload's directory.
+ */
+file: string, offset: number, len: number, kind: MismatchKind, expected: string, found: string, 
+/**
+ * `read` (a workload read), `warmup` or `read-back` (the check after the workload).
+ */
+during: string, };
+
+export type MismatchKind = "lost_write" | "stale_read" | "misplaced_write" | "torn_write" | "corrupt";
+
+export type ReportPage = { kind: "report", title: string, generated_by: string, run_dir: string, kinds: Array<string>, run: RunResult, workloads: Array<WorkloadPage>, };
+
+export type WorkloadPage = { name: string, 
+/**
+ * The iteration whose throughput is the workload's figure.
+ */
+median: number | null, iterations: Array<IterationPage>, };
+
+export type IterationPage = { iteration: number, records: string | null, 
+/**
+ * Ops read from the records.
+ */
+ops: number, 
+/**
+ * Why some of the views are missing or partial, for the reader.
+ */
+notes: Array<string>, 
+/**
+ * The file table ops refer to by index.
+ */
+files: Array<FileView>, 
+/**
+ * Throughput and latency over time.
+ */
+series: TimeSeries | null, 
+/**
+ * Latency histogram.
+ */
+latency: LatencyHistView | null, 
+/**
+ * Transfer-size histogram.
+ */
+sizes: SizeHistView | null, 
+/**
+ * Per-file statistics, busiest first.
+ */
+file_stats: Array<FileStatView>, 
+/**
+ * The access map.
+ */
+access: AccessView | null, 
+/**
+ * The transaction list.
+ */
+rows: RowsView | null, };
+
+export type IterationData = { 
+/**
+ * Ops read from the records.
+ */
+ops: number, 
+/**
+ * Why some of the views are missing or partial, for the reader.
+ */
+notes: Array<string>, 
+/**
+ * The file table ops refer to by index.
+ */
+files: Array<FileView>, 
+/**
+ * Throughput and latency over time.
+ */
+series: TimeSeries | null, 
+/**
+ * Latency histogram.
+ */
+latency: LatencyHistView | null, 
+/**
+ * Transfer-size histogram.
+ */
+sizes: SizeHistView | null, 
+/**
+ * Per-file statistics, busiest first.
+ */
+file_stats: Array<FileStatView>, 
+/**
+ * The access map.
+ */
+access: AccessView | null, 
+/**
+ * The transaction list.
+ */
+rows: RowsView | null, };
+
+export type FileView = { 
+/**
+ * Path under the workload directory.
+ */
+path: string, 
+/**
+ * Size preparation gave it.
+ */
+size: number, 
+/**
+ * Whether it is a directory.
+ */
+dir: boolean, };
+
+export type FileStatView = { 
+/**
+ * Index into the iteration's file table.
+ */
+file: number, 
+/**
+ * Ops on it (any kind).
+ */
+ops: number, 
+/**
+ * Reads of it.
+ */
+reads: number, 
+/**
+ * Writes to it.
+ */
+writes: number, 
+/**
+ * Bytes its reads returned.
+ */
+bytes_read: number, 
+/**
+ * Bytes its writes moved.
+ */
+bytes_written: number, 
+/**
+ * Ops on it that failed.
+ */
+errors: number, 
+/**
+ * Latency of all its ops.
+ */
+latency: StatsSummary, };
+
+export type StatsSummary = { 
+/**
+ * Values seen.
+ */
+count: number, 
+/**
+ * Exact mean.
+ */
+mean_ns: number, 
+/**
+ * Population standard deviation.
+ */
+stddev_ns: number, 
+/**
+ * Smallest value.
+ */
+min_ns: number, 
+/**
+ * Median (bucketed).
+ */
+p50_ns: number, 
+/**
+ * 90th percentile (bucketed).
+ */
+p90_ns: number, 
+/**
+ * 99th percentile (bucketed).
+ */
+p99_ns: number, 
+/**
+ * Largest value.
+ */
+max_ns: number, };
+
+export type TimeSeries = { 
+/**
+ * Width of one bin, ns.
+ */
+bin_ns: number, 
+/**
+ * Bytes read that completed in each bin.
+ */
+read_bytes: Array<number>, 
+/**
+ * Bytes written that completed in each bin.
+ */
+write_bytes: Array<number>, 
+/**
+ * Ops that completed in each bin.
+ */
+ops: Array<number>, 
+/**
+ * The slowest op completing in each bin, ns (0 when none did): the outliers survive binning.
+ */
+latency_max_ns: Array<number>, 
+/**
+ * Sum of the latencies of the ops completing in each bin, ns (mean = sum / ops).
+ */
+latency_sum_ns: Array<number>, 
+/**
+ * The periods the page offers, in bins (1 first): whole numbers of bins whose length
+ * is 1, 2 or 5 × 10^k ns, at least two periods long.
+ */
+periods: Array<number>, 
+/**
+ * For each entry of `periods`, the exact latency percentiles of the ops completing in
+ * each period; absent when the latencies were not kept (see [`PERCENTILE_OPS_MAX`]).
+ */
+latency_percentiles: Array<PeriodPercentiles> | null, };
+
+export type PeriodPercentiles = { 
+/**
+ * The period's length in bins.
+ */
+bins: number, 
+/**
+ * Median latency per period, ns (`None` when no op completed in it).
+ */
+p50_ns: Array<number | null>, 
+/**
+ * 99th percentile latency per period, ns.
+ */
+p99_ns: Array<number | null>, };
+
+export type LatencyHistView = { 
+/**
+ * Buckets per power of ten.
+ */
+per_decade: number, 
+/**
+ * The first bucket shown: its lower edge is 10^(first / per_decade) ns.
+ */
+first: number, 
+/**
+ * Counts per bucket from `first` on; `all` holds every op.
+ */
+by_op: Array<[string, Array<number>]>, };
+
+export type SizeHistView = { 
+/**
+ * The first bucket shown: bucket b holds sizes in [2^(b-1), 2^b), bucket 0 holds 0.
+ */
+first: number, 
+/**
+ * Counts per bucket from `first` on.
+ */
+by_op: Array<[string, Array<number>]>, };
+
+export type AccessView = { 
+/**
+ * Reads and writes in the records.
+ */
+seen: number, 
+/**
+ * Points in the sample.
+ */
+shown: number, 
+/**
+ * The sample holds one in every `stride` reads and writes, in record order.
+ */
+stride: number, 
+/**
+ * Where the sample's columns are (t_ns, offset, len, file, kind, row); absent when
+ * the transaction list's rows hold every op, which the page then draws from.
+ */
+blob: BlobLayout | null, };
+
+export type RowsView = { 
+/**
+ * Ops in the records.
+ */
+total: number, 
+/**
+ * Rows in the list (the first `shown` ops in issue order).
+ */
+shown: number, 
+/**
+ * Where the columns are (start_ns, latency_ns, offset, len, result, file, stream, kind).
+ */
+blob: BlobLayout, };
+
+export type BlobLayout = { 
+/**
+ * The blob's element id in the page.
+ */
+id: string, 
+/**
+ * Rows in every column.
+ */
+rows: number, 
+/**
+ * Decompressed size in bytes.
+ */
+bytes: number, 
+/**
+ * The columns, in order.
+ */
+columns: Array<ColumnLayout>, };
+
+export type ColumnLayout = { 
+/**
+ * The column's name (`start_ns`, `file`, ...).
+ */
+name: string, 
+/**
+ * Its element type.
+ */
+type: ColumnType, 
+/**
+ * Byte offset of the column in the decompressed blob.
+ */
+offset: number, 
+/**
+ * Whether each value is stored as the difference from the one before (undo with a running sum).
+ */
+delta: boolean, };
+
+export type ColumnType = "f64" | "u32" | "u8";
+
+export type ComparePage = { kind: "compare", title: string, generated_by: string, kinds: Array<string>, comparison: Comparison, workloads: Array<CompareWorkload>, };
+
+export type CompareWorkload = { name: string, 
+/**
+ * Per run: its own bin width (a round width giving at most DEFAULT_BINS bins).
+ */
+bin_ns: Array<number | null>, 
+/**
+ * Per run (in the comparison's order): its median iteration's charts, if it has the workload.
+ */
+runs: Array<CompareRunData | null>, };
+
+export type CompareRunData = { iteration: number, 
+/**
+ * The measured phase's length: the run's own time axis.
+ */
+wall_ns: number, notes: Array<string>, series: TimeSeries | null, latency: LatencyHistView | null, sizes: SizeHistView | null, };
+
+export type Comparison = { 
+/**
+ * The runs, in the order given (the baseline among them).
+ */
+runs: Array<RunInfo>, 
+/**
+ * The baseline's index in `runs`.
+ */
+baseline: number, 
+/**
+ * What the averages are.
+ */
+mean: string, 
+/**
+ * One row per workload, in order of first appearance.
+ */
+workloads: Array<WorkloadRow>, 
+/**
+ * Each run's geometric mean of its ratios over `mean_workloads`.
+ */
+mean_ratio: Array<number | null>, 
+/**
+ * The workloads every run has (with a ratio above zero): what the means cover.
+ */
+mean_workloads: Array<string>, 
+/**
+ * The settings that differ between runs, so their figures may not be comparable.
+ */
+differences: Array<SettingDiff>, };
+
+export type RunInfo = { 
+/**
+ * A column letter: A, B, C ...
+ */
+letter: string, 
+/**
+ * The column's heading: the device (`--device`) when the run names one, with the
+ * letter added when two runs name the same device; otherwise the letter.
+ */
+column: string, 
+/**
+ * Its label and time stamp (`run/20260101T000000Z`), or its path when those repeat.
+ */
+name: string, 
+/**
+ * The device measured, as given with `--device` (and `--firmware`).
+ */
+device: string | null, 
+/**
+ * The run directory.
+ */
+dir: string, 
+/**
+ * When it started.
+ */
+started_at: string, 
+/**
+ * What it measured: target path, backend, file system and source.
+ */
+target: string, 
+/**
+ * Cache mode and pacing.
+ */
+options: string, };
+
+export type Spread = { 
+/**
+ * This run's median over the baseline's (as in `ratio`).
+ */
+ratio: number, 
+/**
+ * The uncertainty of `ratio`: half of each run's min..max range relative to its
+ * median, added in quadrature, times the ratio.
+ */
+plus_minus: number, 
+/**
+ * Whether the two runs' min..max ranges do not overlap: the difference is larger
+ * than the spread of the iterations.
+ */
+beyond_spread: boolean, 
+/**
+ * Iterations behind this run's and the baseline's figures.
+ */
+iterations: [number, number], };
+
+export type WorkloadRow = { 
+/**
+ * The workload.
+ */
+name: string, 
+/**
+ * Each run's throughput (its median iteration), when the run has the workload.
+ */
+mb_s: Array<number | null>, 
+/**
+ * Each run's min..max throughput over its iterations.
+ */
+mb_s_range: Array<[number, number] | null>, 
+/**
+ * Each run's throughput over the baseline's, when both have it and the baseline's is above zero.
+ */
+ratio: Array<number | null>, 
+/**
+ * For runs with several iterations (and a baseline with several): the ratio with its spread.
+ */
+spread: Array<Spread | null>, 
+/**
+ * Whether the row is in the geometric mean (every run has it, with a ratio above zero).
+ */
+in_mean: boolean, };
+
+export type SettingDiff = { 
+/**
+ * What differs: `pacing`, `cache mode`, `scale`, `naslab version` ...
+ */
+setting: string, 
+/**
+ * Each run's value, `-` where the run does not record it.
+ */
+values: Array<string>, };
