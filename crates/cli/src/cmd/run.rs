@@ -3,11 +3,12 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use anyhow::{bail, Context};
-use naslab_engine::environment::{environment, mount_of};
+use naslab_engine::backend::{ClientProfile, TargetRequest};
+use naslab_engine::environment::environment;
 use naslab_engine::pacing::parse_duration_ns;
 use naslab_engine::{
     compile, records_from_reader, records_from_trace, run_iteration, DataMode, DataSpec,
-    IterationSpec, NullTarget, Pacing, Plan, PosixTarget, Progress, ReplayOptions, Sandbox, Target,
+    IterationSpec, Pacing, Plan, Progress, ReplayOptions, Target,
 };
 use naslab_results::export::{Exporter, Json, Table};
 use naslab_results::{
@@ -33,7 +34,6 @@ pub struct Workload {
 /// What a run needs besides its workloads.
 pub struct RunContext {
     pub target: Box<dyn Target>,
-    pub sandbox: Option<Sandbox>,
     pub target_info: TargetInfo,
     pub run_dir: PathBuf,
     pub options: RunOptions,
@@ -206,65 +206,29 @@ pub fn context(
             opts.label
         );
     }
-    // A target URL (smb://, nfs://) is spoken to by naslab's own protocol clients.
-    let remote = opts
-        .target
-        .as_ref()
-        .and_then(|p| p.to_str())
-        .filter(|s| naslab_engine::backend::url::is_remote(s))
-        .map(str::to_string);
-    let (target, sandbox, target_info): (Box<dyn Target>, Option<Sandbox>, TargetInfo) =
-        match opts.backend {
-            BackendName::Posix if remote.is_some() => {
-                let url = remote.as_deref().unwrap_or_default();
-                let client = super::protocol::client_options(&opts.io_timeout, &opts.smb_encrypt)?;
-                let (target, info, security) = super::protocol::remote_target(url, client)?;
-                extra.insert("io_timeout".to_string(), opts.io_timeout.clone());
-                if let Some(s) = security {
-                    extra.insert("smb_encrypt".to_string(), opts.smb_encrypt.clone());
-                    extra.insert("smb_session".to_string(), s);
-                }
-                (target, None, info)
-            }
-            BackendName::Posix => {
-                let dir = opts.target.as_ref().context(
-                "--target DIR is needed: the directory (a mounted share or a local disk) to run in",
-            )?;
-                // Each client of a multi-client run has its own directory under the target.
-                let sandbox = match crate::multi::client_dir() {
-                    Some(client) => Sandbox::open_client(dir, &client)?,
-                    None => Sandbox::open(dir)?,
-                };
-                let (fs_type, source) = mount_of(dir);
-                let info = TargetInfo {
-                    path: dir.display().to_string(),
-                    backend: "posix".into(),
-                    fs_type,
-                    source,
-                };
-                (
-                    Box::new(PosixTarget::new(sandbox.clone())),
-                    Some(sandbox),
-                    info,
-                )
-            }
-            BackendName::Null => {
-                let info = TargetInfo {
-                    path: opts
-                        .target
-                        .as_ref()
-                        .map(|p| p.display().to_string())
-                        .unwrap_or_default(),
-                    backend: "null".into(),
-                    ..TargetInfo::default()
-                };
-                (Box::new(NullTarget), None, info)
-            }
-        };
-    if let Some(sb) = &sandbox {
-        refuse_out_inside(&opts.out, sb.root())?;
+    let profile: ClientProfile = match &opts.client_profile {
+        Some(p) => p.parse().map_err(anyhow::Error::msg)?,
+        None => ClientProfile::Plain,
+    };
+    let client_dir = crate::multi::client_dir();
+    let request = TargetRequest {
+        target: opts.target.as_deref(),
+        null: opts.backend == BackendName::Null,
+        client_dir: client_dir.as_deref(),
+        client: super::protocol::client_options(&opts.io_timeout, &opts.smb_encrypt)?,
+        profile,
+    };
+    let opened = naslab_engine::backend::open(&request, &super::protocol::smb_password)?;
+    if opened.protocol.is_some() {
+        extra.insert("io_timeout".to_string(), opts.io_timeout.clone());
     }
-    let target = super::protocol::with_profile(target, opts.client_profile.as_deref())?;
+    if let Some(s) = opened.session {
+        extra.insert("smb_encrypt".to_string(), opts.smb_encrypt.clone());
+        extra.insert("smb_session".to_string(), s);
+    }
+    if let Some(root) = opened.target.local_root() {
+        refuse_out_inside(&opts.out, root.root())?;
+    }
     if let Some(p) = &opts.client_profile {
         extra.insert("client_profile".to_string(), p.clone());
     }
@@ -294,9 +258,8 @@ pub fn context(
         extra,
     };
     Ok(RunContext {
-        target,
-        sandbox,
-        target_info,
+        target: opened.target,
+        target_info: opened.info,
         run_dir,
         options,
         replay: ReplayOptions {
@@ -474,7 +437,7 @@ pub fn execute_with(
         let plan = &w.plan;
         let name = plan.header.workload.clone();
         if ctx.cache == CacheMode::Keep
-            && ctx.target_info.backend != "null"
+            && ctx.target.caps().moves_data
             && plan.direct_opens == 0
             && plan.prepared_bytes() + plan.planned_write_bytes < env.memory_bytes
         {
@@ -529,7 +492,7 @@ pub fn execute_with(
                         r.aborted.get_or_insert(why);
                     }
                     // Not measured: one FIEMAP per file, after the measured phase.
-                    if let Some(sb) = ctx.sandbox.as_ref() {
+                    if let Some(sb) = ctx.target.local_root() {
                         r.layout = super::frag::iteration_layout(sb, plan);
                     }
                     let aborted = r.aborted.clone();

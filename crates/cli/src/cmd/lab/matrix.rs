@@ -7,6 +7,8 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context};
+use naslab_engine::backend::HINT_WRITE_OP;
+use naslab_engine::run::extra_op_count;
 use naslab_lab::fs::parse_size;
 use naslab_lab::lab::LabGuard;
 use naslab_lab::{FsKind, LabOptions, ServerKind};
@@ -246,12 +248,7 @@ fn run_config(
             cell.throughput_min_mb_s = r.throughput_min_mb_s;
             cell.throughput_max_mb_s = r.throughput_max_mb_s;
             if let Some(it) = r.median_iteration() {
-                cell.hint_writes = it
-                    .op_stats
-                    .iter()
-                    .filter(|(k, _)| k.ends_with("hint_write"))
-                    .map(|(_, s)| s.count)
-                    .sum();
+                cell.hint_writes = extra_op_count(it, HINT_WRITE_OP);
             }
         }
         match naslab_lab::layout::workload_layout(&lab.state.share_dir, w, 1) {
