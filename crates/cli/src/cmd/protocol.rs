@@ -1,26 +1,13 @@
-//! Protocol targets (`smb://...`, `nfs://...`): the options of naslab's own clients and
-//! the credentials they sign in with.
+//! Protocol targets (`smb://...`, `nfs://...`): the credentials naslab's own clients
+//! sign in with.
 
 use std::io::{BufRead, IsTerminal};
 
-use anyhow::{bail, Context};
-use naslab_engine::backend::url::{ClientOptions, RemoteUrl};
+use anyhow::Context;
+use naslab_engine::backend::url::RemoteUrl;
 
 /// The environment variable an SMB password is read from.
 pub const PASSWORD_VAR: &str = "NASLAB_SMB_PASSWORD";
-
-/// The protocol clients' options from `--io-timeout` and `--smb-encrypt`.
-pub fn client_options(io_timeout: &str, smb_encrypt: &str) -> anyhow::Result<ClientOptions> {
-    let ns = naslab_engine::pacing::parse_duration_ns(io_timeout)
-        .map_err(|e| anyhow::anyhow!("--io-timeout: {e}"))?;
-    if ns < 1_000_000 {
-        bail!("--io-timeout must be at least 1ms");
-    }
-    Ok(ClientOptions {
-        io_timeout: std::time::Duration::from_nanos(ns),
-        smb_encrypt: smb_encrypt.parse().map_err(anyhow::Error::msg)?,
-    })
-}
 
 /// The password for an SMB URL: from [`PASSWORD_VAR`], else asked for on the terminal
 /// when the URL names a user and standard input is one, else none (a guest session).

@@ -3,9 +3,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use anyhow::{bail, Context};
-use naslab_engine::backend::{ClientProfile, TargetRequest};
+use naslab_engine::backend::url::ClientOptions;
+use naslab_engine::backend::TargetRequest;
 use naslab_engine::environment::environment;
-use naslab_engine::pacing::parse_duration_ns;
 use naslab_engine::{
     compile, records_from_reader, records_from_trace, run_iteration, DataMode, DataSpec,
     IterationSpec, Pacing, Plan, Progress, ReplayOptions, Target,
@@ -176,21 +176,14 @@ pub fn context(
             None => default_cache,
         }
     };
-    let pacing: Pacing = opts.pace.parse().map_err(anyhow::Error::msg)?;
+    let pacing = opts.pace;
     if opts.batch == 0 {
         bail!("--batch must be at least 1");
     }
-    let time_limit_ns = match &opts.time_limit {
-        Some(t) => {
-            let ns = parse_duration_ns(t).map_err(|e| anyhow::anyhow!("--time-limit: {e}"))?;
-            if ns == 0 {
-                bail!("--time-limit must be more than zero");
-            }
-            extra.insert("time_limit".to_string(), t.clone());
-            Some(ns)
-        }
-        None => None,
-    };
+    let time_limit_ns = opts.time_limit.as_ref().map(|t| {
+        extra.insert("time_limit".to_string(), t.to_string());
+        t.ns
+    });
     if opts.drop_all_caches {
         if cache != CacheMode::Drop {
             bail!("--drop-all-caches goes with --cache drop, not with --cache keep or direct");
@@ -206,31 +199,30 @@ pub fn context(
             opts.label
         );
     }
-    let profile: ClientProfile = match &opts.client_profile {
-        Some(p) => p.parse().map_err(anyhow::Error::msg)?,
-        None => ClientProfile::Plain,
-    };
     let client_dir = crate::multi::client_dir();
     let request = TargetRequest {
         target: opts.target.as_deref(),
         null: opts.backend == BackendName::Null,
         client_dir: client_dir.as_deref(),
-        client: super::protocol::client_options(&opts.io_timeout, &opts.smb_encrypt)?,
-        profile,
+        client: ClientOptions {
+            io_timeout: opts.io_timeout.as_std(),
+            smb_encrypt: opts.smb_encrypt,
+        },
+        profile: opts.client_profile.unwrap_or_default(),
     };
     let opened = naslab_engine::backend::open(&request, &super::protocol::smb_password)?;
     if opened.protocol.is_some() {
-        extra.insert("io_timeout".to_string(), opts.io_timeout.clone());
+        extra.insert("io_timeout".to_string(), opts.io_timeout.to_string());
     }
     if let Some(s) = opened.session {
-        extra.insert("smb_encrypt".to_string(), opts.smb_encrypt.clone());
+        extra.insert("smb_encrypt".to_string(), opts.smb_encrypt.to_string());
         extra.insert("smb_session".to_string(), s);
     }
     if let Some(root) = opened.target.local_root() {
         refuse_out_inside(&opts.out, root.root())?;
     }
-    if let Some(p) = &opts.client_profile {
-        extra.insert("client_profile".to_string(), p.clone());
+    if let Some(p) = opts.client_profile {
+        extra.insert("client_profile".to_string(), p.name().to_string());
     }
     let data = data_spec(opts)?;
     let device = super::device::device(&opts.device)?;
@@ -340,10 +332,7 @@ fn verify_failure(run: &RunResult) -> Option<String> {
 /// `--data` and `--verify`, with a seed of this run's own so its blocks are unlike any
 /// other run's.
 fn data_spec(opts: &RunOpts) -> anyhow::Result<DataSpec> {
-    let mode: DataMode = opts
-        .data
-        .parse()
-        .map_err(|e| anyhow::anyhow!("--data: {e}"))?;
+    let mode = opts.data;
     if opts.verify && matches!(mode, DataMode::Zero | DataMode::Dedupe(_)) {
         bail!("--verify writes a header into every block, so blocks are neither zero nor duplicates: use it with --data random or compress:PCT");
     }
