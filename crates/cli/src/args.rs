@@ -7,8 +7,8 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use naslab_engine::backend::url::SmbEncrypt;
 use naslab_engine::backend::ClientProfile;
 use naslab_engine::{DataMode, Pacing};
-use naslab_lab::{FsKind, ServerKind};
-use naslab_layout::{FsCase, Pattern};
+use naslab_lab::ServerKind;
+use naslab_layout::{FsKind, Pattern};
 use naslab_workload::synthetic::iozone::Test;
 
 use crate::values::{self, Duration};
@@ -280,8 +280,8 @@ pub struct AllocArgs {
     #[arg(long)]
     pub matrix: bool,
     /// The matrix's file systems: ext4, ext4-nodelalloc, ext3, xfs, btrfs [default: all].
-    #[arg(long, value_delimiter = ',', value_name = "FS,...")]
-    pub fs: Vec<FsCase>,
+    #[arg(long, value_delimiter = ',', value_name = "FS,...", value_parser = values::made_fs)]
+    pub fs: Vec<FsKind>,
     /// The matrix's image size [default: max(512M, 2 x size + 256M)].
     #[arg(long, value_name = "BYTES", value_parser = values::size)]
     pub image_size: Option<u64>,

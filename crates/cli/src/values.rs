@@ -6,6 +6,7 @@
 use std::fmt;
 use std::str::FromStr;
 
+use naslab_layout::FsKind;
 use naslab_workload::synthetic::iozone::Test;
 
 /// A byte count: plain bytes, or with a K, M, G or T suffix (powers of 1024).
@@ -61,6 +62,20 @@ pub fn io_timeout(text: &str) -> Result<Duration, String> {
     Ok(d)
 }
 
+/// A file system made with mkfs on an image (the allocation matrix's `--fs`): any
+/// but `dir`.
+pub fn made_fs(name: &str) -> Result<FsKind, String> {
+    let choices = || format!("the choices are {}", FsKind::names(&FsKind::MADE));
+    match name.parse::<FsKind>() {
+        Ok(FsKind::Dir) => Err(format!(
+            "dir is a directory, not a file system made on an image; {}",
+            choices()
+        )),
+        Ok(fs) => Ok(fs),
+        Err(_) => Err(format!("unknown file system '{name}'; {}", choices())),
+    }
+}
+
 /// An iozone test, by the name iozone gives it.
 pub fn iozone_test(name: &str) -> Result<Test, String> {
     Test::parse(name).ok_or_else(|| {
@@ -95,6 +110,12 @@ mod tests {
         assert_eq!(size("64k"), Ok(64 << 10));
         assert!(size("12Q").unwrap_err().contains("use k, m, g or t"));
         assert_eq!(iozone_test("read"), Ok(Test::Read));
+        assert_eq!(made_fs("xfs"), Ok(FsKind::Xfs));
+        assert!(made_fs("dir")
+            .unwrap_err()
+            .contains("not a file system made"));
+        let e = made_fs("ntfs").unwrap_err();
+        assert!(e.contains("ext4-nodelalloc") && !e.contains("dir"), "{e}");
         assert!(iozone_test("readd").unwrap_err().contains("randread"));
     }
 }

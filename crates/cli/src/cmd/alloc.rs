@@ -7,9 +7,9 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use anyhow::Context;
-use naslab_layout::loopdev::is_root;
+use naslab_layout::process::is_root;
 use naslab_layout::{
-    run_matrix, run_pattern, FsCase, MatrixOptions, MatrixResult, Pattern, PatternOptions,
+    run_matrix, run_pattern, FsKind, MatrixOptions, MatrixResult, Pattern, PatternOptions,
     PatternRun,
 };
 use serde::Serialize;
@@ -53,8 +53,8 @@ pub fn alloc(args: AllocArgs) -> anyhow::Result<()> {
     } else {
         args.pattern.clone()
     };
-    let cases: Vec<FsCase> = if args.fs.is_empty() {
-        FsCase::ALL.to_vec()
+    let cases: Vec<FsKind> = if args.fs.is_empty() {
+        FsKind::MADE.to_vec()
     } else {
         args.fs.clone()
     };
@@ -148,7 +148,7 @@ fn dir_table(dir: &std::path::Path, opts: &PatternOptions, runs: &[PatternRun]) 
 /// Seed 002's table shape: a row per pattern, per file system its seconds and extents.
 fn matrix_table(m: &MatrixResult) -> String {
     let mut o = String::new();
-    let cases: Vec<FsCase> = m.cases.iter().map(|c| c.fs).collect();
+    let cases: Vec<FsKind> = m.cases.iter().map(|c| c.fs).collect();
     let patterns: Vec<Pattern> = Pattern::ALL
         .into_iter()
         .filter(|p| m.cells.iter().any(|c| c.pattern == *p))

@@ -188,7 +188,7 @@ pub fn context(
         if cache != CacheMode::Drop {
             bail!("--drop-all-caches goes with --cache drop, not with --cache keep or direct");
         }
-        if !naslab_layout::loopdev::is_root() {
+        if !naslab_layout::process::is_root() {
             bail!("--drop-all-caches needs root (it writes /proc/sys/vm/drop_caches); run as root or leave it out");
         }
         extra.insert("drop_all_caches".to_string(), "true".to_string());

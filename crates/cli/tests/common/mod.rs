@@ -88,4 +88,4 @@ pub use naslab_layout::requirements::{cannot_run, root_or_skip, tool_or_skip};
 
 /// Whether the tests run as root (mounts, loop devices, servers).
 #[allow(unused_imports)]
-pub use naslab_layout::loopdev::is_root;
+pub use naslab_layout::process::is_root;
