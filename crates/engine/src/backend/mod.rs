@@ -15,7 +15,7 @@ pub mod url;
 #[cfg(feature = "nfs")]
 pub use nfs::{NfsBackend, NfsError, NfsTarget};
 pub use null::{NullBackend, NullTarget};
-pub use open::{open, OpenError, OpenedTarget, TargetRequest};
+pub use open::{open, OpenError, OpenedTarget, Password, TargetRequest};
 pub use posix::{PosixBackend, PosixTarget};
 pub use profile::{
     ClientProfile, ProfiledTarget, HINT_LEAD_BYTES, HINT_STRIDE_BYTES, HINT_WRITE_OP,

@@ -61,19 +61,19 @@ pub enum OpenError {
     ProfileNotForNfs,
 }
 
+/// Gives the password for an SMB URL, or says why there is none.
+pub type Password<'a> = &'a dyn Fn(&RemoteUrl) -> Result<String, String>;
+
 /// Opens the target `req` names. `password` is asked for an SMB URL's password only
 /// when one is needed.
-pub fn open(
-    req: &TargetRequest<'_>,
-    password: &dyn Fn(&RemoteUrl) -> Result<String, String>,
-) -> Result<OpenedTarget, OpenError> {
+pub fn open(req: &TargetRequest<'_>, password: Password<'_>) -> Result<OpenedTarget, OpenError> {
     let remote = req.target.and_then(|p| p.to_str()).filter(|s| is_remote(s));
     let opened = match (req.null, remote) {
         (true, _) => null(req.target),
         (false, Some(url)) => remote_target(url.parse()?, req, password)?,
         (false, None) => local(req.target.ok_or(OpenError::NoTarget)?, req.client_dir)?,
     };
-    with_profile(opened, req.profile)
+    Ok(with_profile(opened, req.profile))
 }
 
 fn null(target: Option<&Path>) -> OpenedTarget {
@@ -112,7 +112,7 @@ fn local(dir: &Path, client_dir: Option<&str>) -> Result<OpenedTarget, OpenError
 fn remote_target(
     url: RemoteUrl,
     req: &TargetRequest<'_>,
-    password: &dyn Fn(&RemoteUrl) -> Result<String, String>,
+    password: Password<'_>,
 ) -> Result<OpenedTarget, OpenError> {
     let protocol = url.protocol;
     if protocol == Protocol::Nfs && req.profile == ClientProfile::Windows {
@@ -144,7 +144,7 @@ type Connected = (Box<dyn Target>, Option<String>);
 fn smb(
     url: RemoteUrl,
     opts: ClientOptions,
-    password: &dyn Fn(&RemoteUrl) -> Result<String, String>,
+    password: Password<'_>,
 ) -> Result<Connected, OpenError> {
     let password = password(&url).map_err(OpenError::Password)?;
     let shown = url.to_string();
@@ -161,7 +161,7 @@ fn smb(
 fn smb(
     _url: RemoteUrl,
     _opts: ClientOptions,
-    _password: &dyn Fn(&RemoteUrl) -> Result<String, String>,
+    _password: Password<'_>,
 ) -> Result<Connected, OpenError> {
     Err(OpenError::NotBuilt("smb"))
 }
@@ -182,14 +182,11 @@ fn nfs(_url: RemoteUrl, _opts: ClientOptions) -> Result<Box<dyn Target>, OpenErr
 }
 
 /// Wraps the opened target in `profile` (plain: unchanged).
-fn with_profile(
-    mut opened: OpenedTarget,
-    profile: ClientProfile,
-) -> Result<OpenedTarget, OpenError> {
+fn with_profile(mut opened: OpenedTarget, profile: ClientProfile) -> OpenedTarget {
     if profile != ClientProfile::Plain {
         opened.target = Box::new(ProfiledTarget::new(opened.target, profile));
     }
-    Ok(opened)
+    opened
 }
 
 #[cfg(test)]
