@@ -1,8 +1,17 @@
-//! The command line, as clap sees it: raw flag values, validated in `cmd`.
+//! The command line, as clap sees it: each flag typed, so a bad value is refused while
+//! parsing, naming the flag; what depends on several flags is checked in `cmd`.
 
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use naslab_engine::backend::url::SmbEncrypt;
+use naslab_engine::backend::ClientProfile;
+use naslab_engine::{DataMode, Pacing};
+use naslab_lab::ServerKind;
+use naslab_layout::{FsKind, Pattern};
+use naslab_workload::synthetic::iozone::Test;
+
+use crate::values::{self, Duration};
 
 /// Measures NAS and file-system performance the way users feel it.
 #[derive(Parser, Debug)]
@@ -130,15 +139,15 @@ pub struct RunOpts {
     /// SMB redirector's preallocation hints (1-byte writes ahead of appends), reported
     /// apart from the workload's figures.
     #[arg(long, value_name = "PROFILE")]
-    pub client_profile: Option<String>,
+    pub client_profile: Option<ClientProfile>,
     /// smb:// and nfs:// targets: how long a request waits for its reply before the
     /// server counts as gone and the run stops (e.g. 30s, 2m).
-    #[arg(long, default_value = "30s", value_name = "DURATION")]
-    pub io_timeout: String,
+    #[arg(long, default_value = "30s", value_name = "DURATION", value_parser = values::io_timeout)]
+    pub io_timeout: Duration,
     /// smb:// targets: required (refuse to work unencrypted), desired (encrypt when the
     /// server wants it) or off (never offer encryption).
     #[arg(long, default_value = "desired", value_name = "MODE")]
-    pub smb_encrypt: String,
+    pub smb_encrypt: SmbEncrypt,
     /// Which backend speaks to the target.
     #[arg(long, value_enum, default_value = "posix")]
     pub backend: BackendName,
@@ -147,7 +156,7 @@ pub struct RunOpts {
     pub batch: u32,
     /// Pacing: afap (as fast as possible), original (the trace's timestamps) or delay:DURATION.
     #[arg(long, default_value = "afap", value_name = "MODE")]
-    pub pace: String,
+    pub pace: Pacing,
     /// Client cache handling between preparation and the measured phase
     /// [default: drop; keep for iozone, as iozone itself does].
     #[arg(long, value_enum)]
@@ -159,8 +168,8 @@ pub struct RunOpts {
     #[arg(long)]
     pub drop_all_caches: bool,
     /// End each measured phase this long after its first op (e.g. 30s), skipping the rest.
-    #[arg(long, value_name = "DURATION")]
-    pub time_limit: Option<String>,
+    #[arg(long, value_name = "DURATION", value_parser = values::positive_duration)]
+    pub time_limit: Option<Duration>,
     /// Where run directories are made.
     #[arg(long, default_value = "naslab-results", value_name = "DIR")]
     pub out: PathBuf,
@@ -177,7 +186,7 @@ pub struct RunOpts {
     /// zero, compress:PCT (compresses by about PCT %) or dedupe:PCT (PCT % of blocks
     /// duplicates); see docs/data.md.
     #[arg(long, default_value = "random", value_name = "MODE")]
-    pub data: String,
+    pub data: DataMode,
     /// Write self-describing blocks, check every read, read everything back at the end,
     /// and fail if any block is not what was written.
     #[arg(long)]
@@ -255,27 +264,27 @@ pub struct AllocArgs {
     pub dir: Option<PathBuf>,
     /// Each file's size in bytes (K, M, G suffixes allowed); the default is the seed's
     /// client program, 10,000 blocks of 9123 bytes.
-    #[arg(long, default_value = "91230000", value_name = "BYTES")]
-    pub size: String,
+    #[arg(long, default_value = "91230000", value_name = "BYTES", value_parser = values::size)]
+    pub size: u64,
     /// The testbench's block: each step of skip, clear, fallocate, fallocate+1 and
     /// unbuffered covers one.
-    #[arg(long, default_value = "9123", value_name = "BYTES")]
-    pub blksize: String,
+    #[arg(long, default_value = "9123", value_name = "BYTES", value_parser = values::size)]
+    pub blksize: u64,
     /// How far beyond the data the hint patterns' 1-byte writes run [default: 15M].
-    #[arg(long, value_name = "BYTES")]
-    pub hint_lead: Option<String>,
+    #[arg(long, value_name = "BYTES", value_parser = values::size)]
+    pub hint_lead: Option<u64>,
     /// Patterns to run: skip, clear, fallocate, fallocate+1, unbuffered, hints, hints-fix [default: all].
     #[arg(long, value_delimiter = ',', value_name = "P,...")]
-    pub pattern: Vec<String>,
+    pub pattern: Vec<Pattern>,
     /// Run every pattern on fresh loop images of each file system (needs root).
     #[arg(long)]
     pub matrix: bool,
     /// The matrix's file systems: ext4, ext4-nodelalloc, ext3, xfs, btrfs [default: all].
-    #[arg(long, value_delimiter = ',', value_name = "FS,...")]
-    pub fs: Vec<String>,
+    #[arg(long, value_delimiter = ',', value_name = "FS,...", value_parser = values::made_fs)]
+    pub fs: Vec<FsKind>,
     /// The matrix's image size [default: max(512M, 2 x size + 256M)].
-    #[arg(long, value_name = "BYTES")]
-    pub image_size: Option<String>,
+    #[arg(long, value_name = "BYTES", value_parser = values::size)]
+    pub image_size: Option<u64>,
     /// Print JSON instead of the table.
     #[arg(long)]
     pub json: bool,
@@ -288,30 +297,31 @@ pub struct IozoneArgs {
     #[arg(
         long,
         value_delimiter = ',',
-        default_value = "write,rewrite,read,reread,randread,randwrite,bkwdread,recrewrite,strideread,mixed"
+        default_value = "write,rewrite,read,reread,randread,randwrite,bkwdread,recrewrite,strideread,mixed",
+        value_parser = values::iozone_test
     )]
-    pub tests: Vec<String>,
+    pub tests: Vec<Test>,
     /// Smallest file size of the matrix.
-    #[arg(long, default_value = "64k")]
-    pub min_file: String,
+    #[arg(long, default_value = "64k", value_parser = values::size)]
+    pub min_file: u64,
     /// Largest file size of the matrix (powers of two in between).
-    #[arg(long, default_value = "16m")]
-    pub max_file: String,
+    #[arg(long, default_value = "16m", value_parser = values::size)]
+    pub max_file: u64,
     /// Smallest record size.
-    #[arg(long, default_value = "4k")]
-    pub min_record: String,
+    #[arg(long, default_value = "4k", value_parser = values::size)]
+    pub min_record: u64,
     /// Largest record size (never more than the file).
-    #[arg(long, default_value = "16m")]
-    pub max_record: String,
+    #[arg(long, default_value = "16m", value_parser = values::size)]
+    pub max_record: u64,
     /// Throughput mode: this many streams, each on its own file of --size in --record transfers.
     #[arg(long, value_name = "N")]
     pub throughput: Option<u32>,
     /// Throughput mode: each stream's file size.
-    #[arg(long, default_value = "100m")]
-    pub size: String,
+    #[arg(long, default_value = "100m", value_parser = values::size)]
+    pub size: u64,
     /// Throughput mode: the record size.
-    #[arg(long, default_value = "64k")]
-    pub record: String,
+    #[arg(long, default_value = "64k", value_parser = values::size)]
+    pub record: u64,
     /// Seed for the random tests' offsets.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
@@ -363,8 +373,8 @@ pub struct FileServerArgs {
     #[arg(long, short = 'f', default_value_t = 10)]
     pub files: u32,
     /// Bytes per write and read.
-    #[arg(long, default_value = "4k")]
-    pub record: String,
+    #[arg(long, default_value = "4k", value_parser = values::size)]
+    pub record: u64,
     /// Which phases to measure.
     #[arg(long, value_enum, default_value = "both")]
     pub phase: FileServerPhase,
@@ -388,14 +398,14 @@ pub struct BackupArgs {
     #[arg(long, default_value_t = 5)]
     pub files: u32,
     /// Each file's size.
-    #[arg(long, default_value = "1m")]
-    pub size: String,
+    #[arg(long, default_value = "1m", value_parser = values::size)]
+    pub size: u64,
     /// The writers' record size.
-    #[arg(long, default_value = "4k")]
-    pub record: String,
+    #[arg(long, default_value = "4k", value_parser = values::size)]
+    pub record: u64,
     /// The backup's read size.
-    #[arg(long, default_value = "1m")]
-    pub block: String,
+    #[arg(long, default_value = "1m", value_parser = values::size)]
+    pub block: u64,
     #[command(flatten)]
     pub opts: RunOpts,
 }
@@ -494,13 +504,13 @@ pub struct LabWhere {
 pub struct LabUpArgs {
     /// The file system: ext4, ext4-nodelalloc, ext3, xfs, btrfs, or dir (a plain directory).
     #[arg(long, default_value = "ext4")]
-    pub fs: String,
+    pub fs: FsKind,
     /// The server: samba or nfs (nfs-ganesha, with rpcbind).
     #[arg(long, default_value = "samba")]
-    pub server: String,
+    pub server: ServerKind,
     /// The image's size (K, M, G suffixes).
-    #[arg(long, default_value = "4G")]
-    pub size: String,
+    #[arg(long, default_value = "4G", value_parser = values::size)]
+    pub size: u64,
     /// A server setting, `name = value`, added to the share (Samba) or export (ganesha);
     /// repeat for more.
     #[arg(long = "opt", value_name = "SETTING")]
@@ -525,10 +535,10 @@ pub struct LabDownArgs {
 pub struct LabMatrixArgs {
     /// File systems to compare (comma-separated).
     #[arg(long, value_delimiter = ',', default_value = "ext4")]
-    pub fs: Vec<String>,
+    pub fs: Vec<FsKind>,
     /// Servers to compare (comma-separated): samba, nfs.
     #[arg(long, value_delimiter = ',', default_value = "samba")]
-    pub server: Vec<String>,
+    pub server: Vec<ServerKind>,
     /// A named set of server settings, NAME='setting = value; setting = value'; repeat
     /// to compare sets. Without it, each server runs with its defaults.
     #[arg(long = "opts", value_name = "NAME=SETTINGS")]
@@ -541,8 +551,8 @@ pub struct LabMatrixArgs {
     #[arg(long, value_delimiter = ',', value_name = "A,B")]
     pub workload: Vec<String>,
     /// Each lab image's size.
-    #[arg(long, default_value = "4G")]
-    pub size: String,
+    #[arg(long, default_value = "4G", value_parser = values::size)]
+    pub size: u64,
     /// Keep the servers' page cache between preparation and the measured phase (by
     /// default naslab drops it, so reads come from the lab's disk).
     #[arg(long)]

@@ -7,6 +7,7 @@ mod multi;
 mod output;
 mod progress;
 mod timestamp;
+mod values;
 
 use clap::Parser;
 

@@ -109,23 +109,25 @@ fn a_block_damaged_during_the_run_fails_it_and_is_listed() {
 fn bad_data_options_are_refused_with_what_to_do() {
     let target = tempfile::tempdir().unwrap();
     let trace = repo_root().join("examples/document-save.jsonl");
-    let err = run_err(
+    let err = usage_err(
         naslab()
             .arg("run")
             .arg(&trace)
             .args(["--data", "ones", "--target"])
             .arg(target.path()),
+        "--data",
     );
     assert!(
         err.contains("use random, zero, compress:PCT or dedupe:PCT"),
         "{err}"
     );
-    let err = run_err(
+    let err = usage_err(
         naslab()
             .arg("run")
             .arg(&trace)
             .args(["--data", "compress:120", "--target"])
             .arg(target.path()),
+        "--data",
     );
     assert!(err.contains("from 0 to 100"), "{err}");
     let err = run_err(

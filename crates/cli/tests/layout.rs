@@ -206,13 +206,13 @@ fn alloc_runs_the_patterns_in_a_directory_and_cleans_up() {
 
 #[test]
 fn alloc_names_the_flag_at_fault() {
-    let err = run_err(naslab().args(["alloc", "--pattern", "zero"]));
+    let err = usage_err(naslab().args(["alloc", "--pattern", "zero"]), "--pattern");
     assert!(err.contains("fallocate+1"), "{err}");
-    let err = run_err(naslab().args(["alloc", "--size", "12Q"]));
-    assert!(err.contains("--size"), "{err}");
+    let err = usage_err(naslab().args(["alloc", "--size", "12Q"]), "--size");
+    assert!(err.contains("use k, m, g or t"), "{err}");
     let err = run_err(naslab().args(["alloc", "--size", "100"]));
     assert!(err.contains("--size") && err.contains("block"), "{err}");
-    let err = run_err(naslab().args(["alloc", "--matrix", "--fs", "ntfs"]));
+    let err = usage_err(naslab().args(["alloc", "--matrix", "--fs", "ntfs"]), "--fs");
     assert!(err.contains("ext4-nodelalloc"), "{err}");
 }
 

@@ -47,7 +47,7 @@ impl FromStr for Pacing {
             _ => match s.strip_prefix("delay:") {
                 Some(d) => parse_duration_ns(d)
                     .map(|gap_ns| Pacing::Delay { gap_ns })
-                    .map_err(|e| format!("--pace {s}: {e}")),
+                    .map_err(|e| format!("{s}: {e}")),
                 None => Err(format!(
                     "unknown pacing '{s}'; use afap, original or delay:DURATION (e.g. delay:10ms)"
                 )),
@@ -56,7 +56,7 @@ impl FromStr for Pacing {
     }
 }
 
-/// Parses `250ns`, `100us`, `10ms`, `1.5s`.
+/// Parses `250ns`, `100us`, `10ms`, `1.5s`, `2m`: naslab's one duration grammar.
 pub fn parse_duration_ns(text: &str) -> Result<u64, String> {
     let split = text
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
@@ -70,10 +70,11 @@ pub fn parse_duration_ns(text: &str) -> Result<u64, String> {
         "us" | "µs" => 1e3,
         "ms" => 1e6,
         "s" => 1e9,
+        "m" | "min" => 60e9,
         "" => return Err(format!("'{text}' has no unit; write e.g. {text}ms")),
         _ => {
             return Err(format!(
-                "unknown unit '{unit}' in '{text}'; use ns, us, ms or s"
+                "unknown unit '{unit}' in '{text}'; use ns, us, ms, s or m (minutes)"
             ))
         }
     };
@@ -109,5 +110,19 @@ mod tests {
             .unwrap_err()
             .contains("afap, original"));
         assert!("delay:-1s".parse::<Pacing>().is_err());
+    }
+
+    #[test]
+    fn durations_take_every_unit_up_to_an_hour() {
+        assert_eq!(parse_duration_ns("250ns"), Ok(250));
+        assert_eq!(parse_duration_ns("30s"), Ok(30_000_000_000));
+        assert_eq!(parse_duration_ns("2m"), Ok(120_000_000_000));
+        assert_eq!(parse_duration_ns("1.5min"), Ok(90_000_000_000));
+        assert!(parse_duration_ns("61m")
+            .unwrap_err()
+            .contains("out of range"));
+        assert!(parse_duration_ns("3h")
+            .unwrap_err()
+            .contains("ns, us, ms, s or m"));
     }
 }

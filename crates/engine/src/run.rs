@@ -73,6 +73,19 @@ pub enum RunError {
     },
 }
 
+/// The prefixes of a target's extra protocol ops (a client profile's hints) in an
+/// iteration's `op_stats`, by phase: preparation, warm-up, the measured phase.
+pub const EXTRA_OP_PHASES: [&str; 3] = ["prepare_", "warmup_", ""];
+
+/// How many of the extra protocol op `op` an iteration's targets sent, all phases.
+pub fn extra_op_count(result: &IterationResult, op: &str) -> u64 {
+    EXTRA_OP_PHASES
+        .iter()
+        .filter_map(|phase| result.op_stats.get(&format!("{phase}{op}")))
+        .map(|s| s.count)
+        .sum()
+}
+
 /// Everything an iteration needs.
 pub struct IterationSpec<'a> {
     pub plan: &'a Plan,
@@ -235,10 +248,11 @@ pub fn run_iteration(spec: &IterationSpec, iteration: u32) -> Result<IterationRe
             .map_err(RunError::ReadBack)?;
         result.verify = Some(v.summary());
     }
+    let [prepare, warmup, measured] = EXTRA_OP_PHASES;
     for (prefix, extra) in [
-        ("prepare_", prepare_extra),
-        ("warmup_", warmup_extra),
-        ("", spec.target.take_extra_ops(name)),
+        (prepare, prepare_extra),
+        (warmup, warmup_extra),
+        (measured, spec.target.take_extra_ops(name)),
     ] {
         for (op, stats) in extra {
             result.op_stats.insert(format!("{prefix}{op}"), stats);
@@ -342,4 +356,33 @@ fn drop_page_cache() -> std::io::Result<()> {
     // SAFETY: sync has no preconditions.
     unsafe { libc::sync() };
     std::fs::write("/proc/sys/vm/drop_caches", b"3")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use naslab_results::OpStats;
+
+    #[test]
+    fn extra_ops_are_counted_over_every_phase_and_only_by_their_name() {
+        let mut r = IterationResult::default();
+        for (name, count) in [
+            ("prepare_hint_write", 3),
+            ("warmup_hint_write", 5),
+            ("hint_write", 7),
+            ("hint_set_eof", 100),
+            ("write", 1000),
+        ] {
+            r.op_stats.insert(
+                name.to_string(),
+                OpStats {
+                    count,
+                    ..OpStats::default()
+                },
+            );
+        }
+        assert_eq!(extra_op_count(&r, crate::backend::HINT_WRITE_OP), 15);
+        assert_eq!(extra_op_count(&r, "hint_set_eof"), 100);
+        assert_eq!(extra_op_count(&r, "nothing"), 0);
+    }
 }

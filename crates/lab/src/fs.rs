@@ -3,103 +3,11 @@
 //! mounted; or, for `dir`, a plain directory on the host's file system.
 
 use std::path::{Path, PathBuf};
-use std::str::FromStr;
 
-use serde::{Deserialize, Serialize};
-
-use naslab_layout::FsCase;
+pub use naslab_layout::FsKind;
 
 use crate::error::LabError;
 use crate::process::{run, tool};
-
-/// The file systems a lab can serve.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub enum FsKind {
-    /// mkfs.ext4 defaults, delayed allocation on (the kernel's default).
-    #[serde(rename = "ext4")]
-    Ext4,
-    /// The same, mounted `nodelalloc`: blocks are allocated as each write arrives, as
-    /// ext3 and the NAS of the paper did.
-    #[serde(rename = "ext4-nodelalloc")]
-    Ext4NoDelalloc,
-    /// mkfs.ext3 (block maps, no extents), mounted as ext3: the ext4 driver serves it
-    /// and allocates each block as its write arrives, as the paper's ext3 NAS did.
-    #[serde(rename = "ext3")]
-    Ext3,
-    #[serde(rename = "xfs")]
-    Xfs,
-    #[serde(rename = "btrfs")]
-    Btrfs,
-    /// A directory on the host's own file system (no image, no loop device).
-    #[serde(rename = "dir")]
-    Dir,
-}
-
-impl FsKind {
-    /// Every kind, in the order the help lists them.
-    pub const ALL: [FsKind; 6] = [
-        FsKind::Ext4,
-        FsKind::Ext4NoDelalloc,
-        FsKind::Ext3,
-        FsKind::Xfs,
-        FsKind::Btrfs,
-        FsKind::Dir,
-    ];
-
-    /// The name used on the command line and in tables.
-    pub fn name(self) -> &'static str {
-        match self {
-            FsKind::Ext4 => "ext4",
-            FsKind::Ext4NoDelalloc => "ext4-nodelalloc",
-            FsKind::Ext3 => "ext3",
-            FsKind::Xfs => "xfs",
-            FsKind::Btrfs => "btrfs",
-            FsKind::Dir => "dir",
-        }
-    }
-
-    /// The mkfs program, its Debian package and its arguments before the image.
-    fn mkfs(self) -> Option<(&'static str, &'static str, &'static [&'static str])> {
-        self.case().map(FsCase::mkfs)
-    }
-
-    /// The type and options given to mount.
-    fn mount(self) -> (&'static str, Option<&'static str>) {
-        self.case().map_or(("ext4", None), FsCase::mount)
-    }
-
-    /// The same file system as the allocation lab makes it; `None` for `dir`.
-    fn case(self) -> Option<FsCase> {
-        match self {
-            FsKind::Ext4 => Some(FsCase::Ext4),
-            FsKind::Ext4NoDelalloc => Some(FsCase::Ext4NoDelalloc),
-            FsKind::Ext3 => Some(FsCase::Ext3),
-            FsKind::Xfs => Some(FsCase::Xfs),
-            FsKind::Btrfs => Some(FsCase::Btrfs),
-            FsKind::Dir => None,
-        }
-    }
-}
-
-impl std::fmt::Display for FsKind {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl FromStr for FsKind {
-    type Err = LabError;
-    fn from_str(s: &str) -> Result<Self, LabError> {
-        FsKind::ALL
-            .into_iter()
-            .find(|k| k.name() == s)
-            .ok_or_else(|| LabError::Invalid {
-                what: "--fs",
-                value: s.to_string(),
-                why: "the choices are ext4, ext4-nodelalloc, ext3, xfs, btrfs and dir".into(),
-            })
-    }
-}
 
 /// Makes the file system in `image` (a new sparse file of `size_bytes`).
 pub fn make_image(fs: FsKind, image: &Path, size_bytes: u64) -> Result<String, LabError> {
@@ -167,7 +75,13 @@ pub fn detach(dev: &Path, image: &Path) -> Result<(), LabError> {
 /// Mounts `dev` on `at` as `fs` mounts, nosuid and nodev; returns the options the kernel reports.
 pub fn mount(fs: FsKind, dev: &Path, at: &Path) -> Result<String, LabError> {
     let mount = tool("mount", "mount")?;
-    let (fstype, options) = fs.mount();
+    let Some((fstype, options)) = fs.mount() else {
+        return Err(LabError::Invalid {
+            what: "--fs",
+            value: fs.to_string(),
+            why: "a directory on the host is served as it is, not mounted".into(),
+        });
+    };
     // No set-user-ID programs or device nodes from what clients write.
     let options = match options {
         Some(o) => format!("nosuid,nodev,{o}"),
@@ -217,38 +131,4 @@ fn retry(mut f: impl FnMut() -> Result<(), LabError>) -> Result<(), LabError> {
         std::thread::sleep(std::time::Duration::from_millis(100 * (attempt + 1)));
     }
     last
-}
-
-/// Parses `--size`: a size such as 4G, 512M or 1048576 (powers of 1024).
-pub fn parse_size(s: &str) -> Result<u64, LabError> {
-    naslab_workload::synthetic::parse_size(s).map_err(|why| LabError::Invalid {
-        what: "--size",
-        value: s.to_string(),
-        why,
-    })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn names_and_sizes_parse() {
-        for k in FsKind::ALL {
-            assert_eq!(k.name().parse::<FsKind>().unwrap(), k);
-        }
-        assert!("ext2"
-            .parse::<FsKind>()
-            .unwrap_err()
-            .to_string()
-            .contains("ext4-nodelalloc"));
-        assert_eq!(parse_size("4G").unwrap(), 4 << 30);
-        assert_eq!(parse_size("512m").unwrap(), 512 << 20);
-        assert_eq!(parse_size("1000").unwrap(), 1000);
-        assert!(
-            parse_size("4X").is_err()
-                && parse_size("").is_err()
-                && parse_size("99999999999T").is_err()
-        );
-    }
 }

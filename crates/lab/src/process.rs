@@ -27,7 +27,7 @@ pub struct Proc {
 
 /// Finds an executable on PATH or in the sbin directories.
 pub fn tool(name: &'static str, package: &'static str) -> Result<PathBuf, LabError> {
-    naslab_layout::loopdev::find_tool(name).ok_or(LabError::ToolMissing {
+    naslab_layout::process::find_tool(name).ok_or(LabError::ToolMissing {
         tool: name,
         package,
     })
@@ -35,7 +35,7 @@ pub fn tool(name: &'static str, package: &'static str) -> Result<PathBuf, LabErr
 
 /// Runs a command to completion; its stdout, or an error with its stderr.
 pub fn run(program: &Path, args: &[&std::ffi::OsStr]) -> Result<String, LabError> {
-    Ok(naslab_layout::loopdev::run(program, args)?)
+    Ok(naslab_layout::process::run(program, args)?)
 }
 
 /// A TCP port on 127.0.0.1 that was free a moment ago.

@@ -44,16 +44,14 @@ impl std::fmt::Display for ServerKind {
 }
 
 impl FromStr for ServerKind {
-    type Err = LabError;
-    fn from_str(s: &str) -> Result<Self, LabError> {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
         match s {
             "samba" | "smb" => Ok(ServerKind::Samba),
             "nfs" | "ganesha" | "nfs-ganesha" => Ok(ServerKind::Nfs),
-            _ => Err(LabError::Invalid {
-                what: "--server",
-                value: s.to_string(),
-                why: "the choices are samba and nfs".into(),
-            }),
+            _ => Err(format!(
+                "unknown server '{s}'; the choices are samba and nfs"
+            )),
         }
     }
 }

@@ -5,10 +5,12 @@
 pub mod analyze;
 pub mod error;
 pub mod fiemap;
+pub mod filesystem;
 pub mod limits;
 pub mod loopdev;
 pub mod matrix;
 pub mod patterns;
+pub mod process;
 pub mod requirements;
 
 pub use analyze::{
@@ -17,8 +19,7 @@ pub use analyze::{
     TreeLayout,
 };
 pub use error::LayoutError;
+pub use filesystem::FsKind;
 pub use limits::Mounts;
-pub use matrix::{
-    run_matrix, CaseInfo, Cell, FsCase, FsMount, MatrixOptions, MatrixResult, ScratchFs,
-};
+pub use matrix::{run_matrix, CaseInfo, Cell, FsMount, MatrixOptions, MatrixResult, ScratchFs};
 pub use patterns::{run_pattern, Pattern, PatternOptions, PatternRun};

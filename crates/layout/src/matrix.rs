@@ -3,106 +3,21 @@
 //! Every mount, loop device and image is a guard, so all are undone on any exit.
 
 use std::path::{Path, PathBuf};
-use std::str::FromStr;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use serde::{Deserialize, Serialize};
 
 use crate::error::LayoutError;
-use crate::loopdev::{find_tool, is_root, run, LoopDevice, Mount};
+use crate::filesystem::FsKind;
+use crate::loopdev::{LoopDevice, Mount};
 use crate::patterns::{run_pattern, Pattern, PatternOptions, PatternRun};
-
-/// A file system as the matrix makes and mounts it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub enum FsCase {
-    /// mkfs.ext4 defaults, mounted with delayed allocation (the default).
-    #[serde(rename = "ext4")]
-    Ext4,
-    /// The same file system mounted `nodelalloc`: blocks are allocated at write time.
-    #[serde(rename = "ext4-nodelalloc")]
-    Ext4NoDelalloc,
-    /// mkfs.ext3 (no extents), mounted as ext3; the ext4 driver serves it and does not
-    /// delay allocation for ext3, as the old ext3 driver did not.
-    #[serde(rename = "ext3")]
-    Ext3,
-    /// mkfs.xfs defaults.
-    #[serde(rename = "xfs")]
-    Xfs,
-    /// mkfs.btrfs defaults.
-    #[serde(rename = "btrfs")]
-    Btrfs,
-}
-
-impl FsCase {
-    /// Every case, in table order.
-    pub const ALL: [FsCase; 5] = [
-        FsCase::Ext4,
-        FsCase::Ext4NoDelalloc,
-        FsCase::Ext3,
-        FsCase::Xfs,
-        FsCase::Btrfs,
-    ];
-
-    /// The name used on the command line and in tables.
-    pub fn name(self) -> &'static str {
-        match self {
-            FsCase::Ext4 => "ext4",
-            FsCase::Ext4NoDelalloc => "ext4-nodelalloc",
-            FsCase::Ext3 => "ext3",
-            FsCase::Xfs => "xfs",
-            FsCase::Btrfs => "btrfs",
-        }
-    }
-
-    /// The mkfs program, its package, and its arguments before the device.
-    pub fn mkfs(self) -> (&'static str, &'static str, &'static [&'static str]) {
-        match self {
-            FsCase::Ext4 | FsCase::Ext4NoDelalloc => ("mkfs.ext4", "e2fsprogs", &["-q", "-F"]),
-            FsCase::Ext3 => ("mkfs.ext3", "e2fsprogs", &["-q", "-F"]),
-            FsCase::Xfs => ("mkfs.xfs", "xfsprogs", &["-q", "-f"]),
-            FsCase::Btrfs => ("mkfs.btrfs", "btrfs-progs", &["-q", "-f"]),
-        }
-    }
-
-    /// The type and options given to mount.
-    pub fn mount(self) -> (&'static str, Option<&'static str>) {
-        match self {
-            FsCase::Ext4 => ("ext4", None),
-            FsCase::Ext4NoDelalloc => ("ext4", Some("nodelalloc")),
-            FsCase::Ext3 => ("ext3", None),
-            FsCase::Xfs => ("xfs", None),
-            FsCase::Btrfs => ("btrfs", None),
-        }
-    }
-}
-
-impl std::fmt::Display for FsCase {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl FromStr for FsCase {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        FsCase::ALL
-            .into_iter()
-            .find(|c| c.name() == s)
-            .ok_or_else(|| {
-                let names: Vec<&str> = FsCase::ALL.iter().map(|c| c.name()).collect();
-                format!(
-                    "unknown file system '{s}'; the choices are {}",
-                    names.join(", ")
-                )
-            })
-    }
-}
+use crate::process::{find_tool, is_root, run};
 
 /// What the matrix runs.
 #[derive(Debug, Clone)]
 pub struct MatrixOptions {
-    /// The file systems, in column order.
-    pub cases: Vec<FsCase>,
+    /// The file systems, in column order ([`FsKind::MADE`] only: `dir` is not made).
+    pub cases: Vec<FsKind>,
     /// The patterns, in row order.
     pub patterns: Vec<Pattern>,
     /// The sizes every pattern writes with.
@@ -124,7 +39,7 @@ impl MatrixOptions {
 /// How one file system was made and mounted.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CaseInfo {
-    pub fs: FsCase,
+    pub fs: FsKind,
     /// The mkfs command line (device left out).
     pub mkfs: String,
     /// The mount's options as the kernel reports them.
@@ -141,7 +56,7 @@ pub struct CaseInfo {
 /// One pattern on one file system.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Cell {
-    pub fs: FsCase,
+    pub fs: FsKind,
     pub pattern: Pattern,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub run: Option<PatternRun>,
@@ -160,7 +75,7 @@ pub struct MatrixResult {
 
 impl MatrixResult {
     /// The cell of a pattern on a file system.
-    pub fn cell(&self, fs: FsCase, pattern: Pattern) -> Option<&Cell> {
+    pub fn cell(&self, fs: FsKind, pattern: Pattern) -> Option<&Cell> {
         self.cells
             .iter()
             .find(|c| c.fs == fs && c.pattern == pattern)
@@ -190,10 +105,12 @@ pub fn run_matrix(
         if cancel.load(Ordering::Relaxed) {
             return Err(LayoutError::Interrupted);
         }
-        let (tool, _, args) = case.mkfs();
         let mut info = CaseInfo {
             fs: case,
-            mkfs: format!("{tool} {}", args.join(" ")),
+            mkfs: case
+                .mkfs()
+                .map(|(tool, _, args)| format!("{tool} {}", args.join(" ")))
+                .unwrap_or_default(),
             mount_options: None,
             delalloc: None,
             error: None,
@@ -264,13 +181,12 @@ impl ScratchFs {
     }
 
     /// Makes a fresh `case` file system on the device and mounts it; the guard unmounts.
-    pub fn format(&self, case: FsCase) -> Result<FsMount<'_>, LayoutError> {
-        let (tool, package, args) = case.mkfs();
+    pub fn format(&self, case: FsKind) -> Result<FsMount<'_>, LayoutError> {
+        let ((tool, package, args), (fstype, options)) = made(case)?;
         let mkfs = find_tool(tool).ok_or(LayoutError::ToolMissing { tool, package })?;
         let mut mkfs_args: Vec<&std::ffi::OsStr> = args.iter().map(|a| a.as_ref()).collect();
         mkfs_args.push(self.device.path().as_os_str());
         run(&mkfs, &mkfs_args)?;
-        let (fstype, options) = case.mount();
         let mount = Mount::new(self.device.path(), &self.mnt, fstype, options)?;
         Ok(FsMount {
             mount,
@@ -298,14 +214,14 @@ impl FsMount<'_> {
 }
 
 fn run_case(
-    case: FsCase,
+    case: FsKind,
     opts: &MatrixOptions,
     image_bytes: u64,
     cancel: &AtomicBool,
     info: &mut CaseInfo,
     progress: &mut impl FnMut(&str),
 ) -> Result<Vec<Cell>, LayoutError> {
-    let (tool, package, _) = case.mkfs();
+    let ((tool, package, _), _) = made(case)?;
     find_tool(tool).ok_or(LayoutError::ToolMissing { tool, package })?;
     let scratch = ScratchFs::new(image_bytes, opts.work_dir.as_deref())?;
     let mut cells = Vec::new();
@@ -340,6 +256,22 @@ fn run_case(
     Ok(cells)
 }
 
+type Mkfs = (&'static str, &'static str, &'static [&'static str]);
+type MountAs = (&'static str, Option<&'static str>);
+
+/// How `case` is made and mounted; an error for a kind that is not made on an image.
+fn made(case: FsKind) -> Result<(Mkfs, MountAs), LayoutError> {
+    case.mkfs()
+        .zip(case.mount())
+        .ok_or_else(|| LayoutError::InvalidOption {
+            flag: "--fs",
+            message: format!(
+                "{case} is not made on an image; the matrix makes {}",
+                FsKind::names(&FsKind::MADE)
+            ),
+        })
+}
+
 /// Whether an ext mount on `device` delays allocation, from /proc/fs/ext4/NAME/options.
 fn ext_delalloc(device: &Path) -> Option<bool> {
     let name = device.file_name()?;
@@ -357,14 +289,10 @@ mod tests {
     use super::*;
 
     #[test]
-    fn case_names_round_trip() {
-        for c in FsCase::ALL {
-            assert_eq!(c.name().parse::<FsCase>(), Ok(c));
-        }
-        assert!("ntfs"
-            .parse::<FsCase>()
-            .unwrap_err()
-            .contains("ext4-nodelalloc"));
+    fn a_directory_is_refused_as_a_matrix_case() {
+        let e = made(FsKind::Dir).unwrap_err().to_string();
+        assert!(e.contains("dir is not made") && e.contains("btrfs"), "{e}");
+        assert!(FsKind::MADE.into_iter().all(|k| made(k).is_ok()));
     }
 
     #[test]

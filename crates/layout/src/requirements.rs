@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use crate::loopdev::{find_tool, is_root};
+use crate::process::{find_tool, is_root};
 
 /// The variable that turns a skipped test into a failed one.
 pub const REQUIRE_VAR: &str = "NASLAB_REQUIRE_ROOT";

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use naslab_layout::requirements::{root_or_skip, tool_or_skip};
-use naslab_layout::{analyze_file, FsCase, ScratchFs};
+use naslab_layout::{analyze_file, FsKind, ScratchFs};
 
 const K: u64 = 1024;
 const M: u64 = 1024 * K;
@@ -195,13 +195,8 @@ fn extent_counts_equal_filefrags_on_ext4_xfs_and_btrfs() {
         "{:<16} {:<18} {:>9} {:>9} {:>9} {:>9}",
         "fs", "file", "naslab", "filefrag", "records", "-v rows"
     );
-    for case in FsCase::ALL {
-        let (mkfs, _) = match case {
-            FsCase::Xfs => ("mkfs.xfs", ()),
-            FsCase::Btrfs => ("mkfs.btrfs", ()),
-            FsCase::Ext3 => ("mkfs.ext3", ()),
-            _ => ("mkfs.ext4", ()),
-        };
+    for case in FsKind::MADE {
+        let (mkfs, _, _) = case.mkfs().expect("every made kind has its mkfs");
         if tool_or_skip(mkfs).is_none() {
             continue;
         }

@@ -5,7 +5,7 @@ use std::os::unix::fs::FileExt;
 use std::sync::atomic::AtomicBool;
 
 use naslab_layout::requirements::{root_or_skip, tool_or_skip};
-use naslab_layout::{analyze_file, run_pattern, FsCase, Pattern, PatternOptions, ScratchFs};
+use naslab_layout::{analyze_file, run_pattern, FsKind, Pattern, PatternOptions, ScratchFs};
 
 fn small() -> PatternOptions {
     PatternOptions {
@@ -91,7 +91,7 @@ fn a_512_mib_file_streamed_onto_ext4_with_delayed_allocation_lands_in_a_handful_
     let Some(fs) = scratch(&["mkfs.ext4"]) else {
         return;
     };
-    let m = fs.format(FsCase::Ext4).unwrap();
+    let m = fs.format(FsKind::Ext4).unwrap();
     let path = m.path().join("stream");
     let f = std::fs::File::create(&path).unwrap();
     let chunk = vec![0x5au8; 1 << 20];
@@ -119,7 +119,7 @@ fn skip_leaves_a_block_per_write_whose_gaps_mirror_the_holes_so_filefrag_sees_fe
     };
     let o = small();
     let cancel = AtomicBool::new(false);
-    for case in [FsCase::Ext4, FsCase::Ext4NoDelalloc] {
+    for case in [FsKind::Ext4, FsKind::Ext4NoDelalloc] {
         let m = fs.format(case).unwrap();
         let r = run_pattern(m.path(), Pattern::Skip, &o, &cancel).unwrap();
         let l = &r.layout;
@@ -141,7 +141,7 @@ fn files_growing_together_stay_whole_with_delayed_allocation_and_split_without()
         return;
     };
     let mut per_case = Vec::new();
-    for case in [FsCase::Ext4, FsCase::Ext4NoDelalloc] {
+    for case in [FsKind::Ext4, FsKind::Ext4NoDelalloc] {
         let m = fs.format(case).unwrap();
         let files: Vec<std::fs::File> = (0..4)
             .map(|i| std::fs::File::create(m.path().join(format!("f{i}"))).unwrap())
@@ -173,7 +173,7 @@ fn fallocate_plus_1_leaves_only_unwritten_extents_and_clear_none() {
     };
     let o = small();
     let cancel = AtomicBool::new(false);
-    for case in [FsCase::Ext4, FsCase::Xfs] {
+    for case in [FsKind::Ext4, FsKind::Xfs] {
         let m = fs.format(case).unwrap();
         let pre = run_pattern(m.path(), Pattern::FallocatePlus1, &o, &cancel).unwrap();
         let clear = run_pattern(m.path(), Pattern::Clear, &o, &cancel).unwrap();

@@ -7,9 +7,9 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use anyhow::Context;
-use naslab_layout::loopdev::is_root;
+use naslab_layout::process::is_root;
 use naslab_layout::{
-    run_matrix, run_pattern, FsCase, MatrixOptions, MatrixResult, Pattern, PatternOptions,
+    run_matrix, run_pattern, FsKind, MatrixOptions, MatrixResult, Pattern, PatternOptions,
     PatternRun,
 };
 use serde::Serialize;
@@ -18,11 +18,6 @@ use crate::args::AllocArgs;
 
 /// Set by Ctrl-C or SIGTERM; the lab stops at its next step and cleans up.
 static CANCEL: AtomicBool = AtomicBool::new(false);
-
-/// Parses a byte count: plain bytes, or with a K, M, G or T suffix (powers of 1024).
-pub fn parse_bytes(flag: &str, s: &str) -> anyhow::Result<u64> {
-    naslab_workload::synthetic::parse_size(s).map_err(|e| anyhow::anyhow!("{flag}: {e}"))
-}
 
 fn install_handler() {
     // A second installation (tests calling twice) fails harmlessly: the flag is shared.
@@ -45,35 +40,25 @@ struct DirReport<'a> {
 /// `naslab alloc`.
 pub fn alloc(args: AllocArgs) -> anyhow::Result<()> {
     let mut opts = PatternOptions {
-        size_bytes: parse_bytes("--size", &args.size)?,
-        block_bytes: parse_bytes("--blksize", &args.blksize)?,
+        size_bytes: args.size,
+        block_bytes: args.blksize,
         ..PatternOptions::default()
     };
-    if let Some(lead) = &args.hint_lead {
-        opts.hint_lead_bytes = parse_bytes("--hint-lead", lead)?;
+    if let Some(lead) = args.hint_lead {
+        opts.hint_lead_bytes = lead;
     }
     opts.validate()?;
     let patterns: Vec<Pattern> = if args.pattern.is_empty() {
         Pattern::ALL.to_vec()
     } else {
-        args.pattern
-            .iter()
-            .map(|p| p.parse::<Pattern>().map_err(anyhow::Error::msg))
-            .collect::<anyhow::Result<_>>()?
+        args.pattern.clone()
     };
-    let cases: Vec<FsCase> = if args.fs.is_empty() {
-        FsCase::ALL.to_vec()
+    let cases: Vec<FsKind> = if args.fs.is_empty() {
+        FsKind::MADE.to_vec()
     } else {
-        args.fs
-            .iter()
-            .map(|c| c.parse::<FsCase>().map_err(anyhow::Error::msg))
-            .collect::<anyhow::Result<_>>()?
+        args.fs.clone()
     };
-    let image_bytes = args
-        .image_size
-        .as_deref()
-        .map(|s| parse_bytes("--image-size", s))
-        .transpose()?;
+    let image_bytes = args.image_size;
     install_handler();
     if args.matrix {
         if is_root() {
@@ -163,7 +148,7 @@ fn dir_table(dir: &std::path::Path, opts: &PatternOptions, runs: &[PatternRun]) 
 /// Seed 002's table shape: a row per pattern, per file system its seconds and extents.
 fn matrix_table(m: &MatrixResult) -> String {
     let mut o = String::new();
-    let cases: Vec<FsCase> = m.cases.iter().map(|c| c.fs).collect();
+    let cases: Vec<FsKind> = m.cases.iter().map(|c| c.fs).collect();
     let patterns: Vec<Pattern> = Pattern::ALL
         .into_iter()
         .filter(|p| m.cells.iter().any(|c| c.pattern == *p))
@@ -249,20 +234,4 @@ fn matrix_table(m: &MatrixResult) -> String {
         }
     }
     o
-}
-
-#[cfg(test)]
-mod tests {
-    use super::parse_bytes;
-
-    #[test]
-    fn byte_counts_take_binary_suffixes_and_refuse_nonsense() {
-        assert_eq!(parse_bytes("--size", "9123").unwrap(), 9123);
-        assert_eq!(parse_bytes("--size", "64M").unwrap(), 64 << 20);
-        assert_eq!(parse_bytes("--size", "1g").unwrap(), 1 << 30);
-        assert!(parse_bytes("--size", "12Q").is_err());
-        assert!(parse_bytes("--size", "-1").is_err());
-        assert!(parse_bytes("--size", "").is_err());
-        assert!(parse_bytes("--size", "99999999999T").is_err());
-    }
 }

@@ -4,20 +4,18 @@ use anyhow::bail;
 use naslab_results::views::backup::backup_table;
 use naslab_results::CacheMode;
 use naslab_workload::synthetic::backup::Backup;
-use naslab_workload::synthetic::parse_size;
 
 use super::run::{compile_traces, context, execute_with, View};
 use crate::args::BackupArgs;
 
 /// `naslab backup`: files written by many connections at once, then backed up.
 pub fn backup(args: BackupArgs) -> anyhow::Result<()> {
-    let size = |flag: &str, v: &str| parse_size(v).map_err(|e| anyhow::anyhow!("{flag}: {e}"));
     let spec = Backup {
         writers: args.writers,
         files_per_writer: args.files,
-        file_size: size("--size", &args.size)?,
-        write_record: size("--record", &args.record)?,
-        read_block: size("--block", &args.block)?,
+        file_size: args.size,
+        write_record: args.record,
+        read_block: args.block,
     };
     if spec.writers == 0
         || spec.files_per_writer == 0

@@ -4,14 +4,13 @@ use anyhow::bail;
 use naslab_results::views::fileserver::fileserver_table;
 use naslab_results::CacheMode;
 use naslab_workload::synthetic::fileserver::FileServer;
-use naslab_workload::synthetic::parse_size;
 
 use super::run::{compile_traces, context, execute_with, View};
 use crate::args::{FileServerArgs, FileServerPhase};
 
 /// `naslab fileserver`: many connections writing then reading their own files.
 pub fn fileserver(args: FileServerArgs) -> anyhow::Result<()> {
-    let record = parse_size(&args.record).map_err(|e| anyhow::anyhow!("--record: {e}"))?;
+    let record = args.record;
     if args.connections == 0 || args.files == 0 || record == 0 {
         bail!("--connections, --files and --record must be at least 1");
     }

@@ -3,10 +3,7 @@ use std::collections::BTreeMap;
 use anyhow::bail;
 use naslab_results::views::iozone::{iozone_matrices, iozone_throughput, IozoneCell};
 use naslab_results::CacheMode;
-use naslab_workload::synthetic::iozone::{
-    cell, cell_name, records_for, sizes_between, throughput, Test,
-};
-use naslab_workload::synthetic::parse_size;
+use naslab_workload::synthetic::iozone::{cell, cell_name, records_for, sizes_between, throughput};
 
 use super::run::{compile_traces, context, execute_with, View};
 use crate::args::IozoneArgs;
@@ -16,21 +13,11 @@ const MAX_CELLS: usize = 5000;
 
 /// `naslab iozone`: the matrix of file sizes by record sizes per test, or throughput mode.
 pub fn iozone(args: IozoneArgs) -> anyhow::Result<()> {
-    let size = |flag: &str, v: &str| parse_size(v).map_err(|e| anyhow::anyhow!("{flag}: {e}"));
-    let mut tests = Vec::new();
-    for name in &args.tests {
-        match Test::parse(name) {
-            Some(t) => tests.push(t),
-            None => bail!(
-                "no iozone test '{name}'; the tests are: {}",
-                Test::ALL.map(Test::name).join(", ")
-            ),
-        }
-    }
+    let tests = args.tests.clone();
     let mut extra = BTreeMap::new();
     let mut traces = Vec::new();
     let view = if let Some(streams) = args.throughput {
-        let (file, record) = (size("--size", &args.size)?, size("--record", &args.record)?);
+        let (file, record) = (args.size, args.record);
         if streams == 0 || file == 0 || record == 0 || record > file {
             bail!("throughput mode needs at least one stream and a --record no larger than --size");
         }
@@ -56,14 +43,8 @@ pub fn iozone(args: IozoneArgs) -> anyhow::Result<()> {
             render: Box::new(move |run, _| Ok(iozone_throughput(run, &lines, streams))),
         }
     } else {
-        let (min_f, max_f) = (
-            size("--min-file", &args.min_file)?,
-            size("--max-file", &args.max_file)?,
-        );
-        let (min_r, max_r) = (
-            size("--min-record", &args.min_record)?,
-            size("--max-record", &args.max_record)?,
-        );
+        let (min_f, max_f) = (args.min_file, args.max_file);
+        let (min_r, max_r) = (args.min_record, args.max_record);
         if min_f == 0 || min_r == 0 || min_f > max_f || min_r > max_r {
             bail!("give sizes with --min-file <= --max-file and --min-record <= --max-record, all above zero");
         }

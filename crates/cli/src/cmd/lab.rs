@@ -5,7 +5,7 @@ mod matrix;
 mod record_play;
 
 use anyhow::Context;
-use naslab_lab::{fs::parse_size, FsKind, LabOptions, ServerKind};
+use naslab_lab::LabOptions;
 
 use crate::args::{LabArgs, LabCommand, LabDownArgs, LabUpArgs, LabWhere};
 
@@ -23,9 +23,9 @@ fn up(a: LabUpArgs) -> anyhow::Result<()> {
     let opts = LabOptions {
         name: a.name,
         base: a.at.lab_dir,
-        fs: a.fs.parse::<FsKind>()?,
-        server: a.server.parse::<ServerKind>()?,
-        size_bytes: parse_size(&a.size)?,
+        fs: a.fs,
+        server: a.server,
+        size_bytes: a.size,
         opts: a.opts,
     };
     let lab = naslab_lab::up(&opts).context("lab up failed")?;

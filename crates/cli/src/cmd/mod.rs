@@ -24,7 +24,7 @@ mod sources;
 use crate::args::{Cli, Command};
 
 #[cfg(feature = "mpi")]
-pub(crate) use run::make_run_dir;
+pub(crate) use run::run_dir::make_run_dir;
 
 /// Runs the subcommand the user asked for.
 pub fn dispatch(cli: Cli) -> anyhow::Result<()> {

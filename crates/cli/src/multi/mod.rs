@@ -39,7 +39,7 @@ mod disabled {
     pub fn client_dir() -> Option<String> {
         None
     }
-    pub fn run_dir(_opts: &RunOpts) -> anyhow::Result<Option<PathBuf>> {
+    pub fn run_dir(_opts: &RunOpts, _remote: bool) -> anyhow::Result<Option<PathBuf>> {
         Ok(None)
     }
     pub fn start_gate() -> Option<StartGate> {
@@ -96,17 +96,13 @@ mod enabled {
     }
 
     /// In a multi-client job every client works in a private directory; rank 0 makes the
-    /// one run directory under `--out`/`--label` at the end.
-    pub fn run_dir(opts: &RunOpts) -> anyhow::Result<Option<PathBuf>> {
+    /// one run directory under `--out`/`--label` at the end. `remote`: the target is
+    /// an smb:// or nfs:// URL, which multi-client runs do not take yet.
+    pub fn run_dir(opts: &RunOpts, remote: bool) -> anyhow::Result<Option<PathBuf>> {
         if !active() {
             return Ok(None);
         }
-        if opts
-            .target
-            .as_ref()
-            .and_then(|p| p.to_str())
-            .is_some_and(naslab_engine::backend::url::is_remote)
-        {
+        if remote {
             bail!("multi-client runs against smb:// and nfs:// targets are not supported yet; mount the share on every host and give the mount point as --target");
         }
         if opts.no_records {

@@ -40,6 +40,16 @@ pub fn run_err(cmd: &mut Command) -> String {
     err
 }
 
+/// Runs the command, which the argument parser must refuse (exit code 2, naming the
+/// flag and the bad value); returns its stderr.
+pub fn usage_err(cmd: &mut Command, flag: &str) -> String {
+    let out = cmd.output().expect("naslab starts");
+    assert_eq!(out.status.code(), Some(2), "stdout: {}", text(&out.stdout));
+    let err = text(&out.stderr);
+    assert!(err.contains(&format!("for '{flag} <")), "{err}");
+    err
+}
+
 /// A JSON file (run.json, results.json...) as a value.
 pub fn json(path: &Path) -> serde_json::Value {
     serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
@@ -78,4 +88,4 @@ pub use naslab_layout::requirements::{cannot_run, root_or_skip, tool_or_skip};
 
 /// Whether the tests run as root (mounts, loop devices, servers).
 #[allow(unused_imports)]
-pub use naslab_layout::loopdev::is_root;
+pub use naslab_layout::process::is_root;

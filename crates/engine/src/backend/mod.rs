@@ -3,6 +3,7 @@
 #[cfg(feature = "nfs")]
 mod nfs;
 mod null;
+mod open;
 mod posix;
 mod profile;
 pub mod remote;
@@ -14,8 +15,11 @@ pub mod url;
 #[cfg(feature = "nfs")]
 pub use nfs::{NfsBackend, NfsError, NfsTarget};
 pub use null::{NullBackend, NullTarget};
+pub use open::{open, OpenError, OpenedTarget, Password, TargetRequest};
 pub use posix::{PosixBackend, PosixTarget};
-pub use profile::{ClientProfile, ProfiledTarget, HINT_LEAD_BYTES, HINT_STRIDE_BYTES};
+pub use profile::{
+    ClientProfile, ProfiledTarget, HINT_LEAD_BYTES, HINT_STRIDE_BYTES, HINT_WRITE_OP,
+};
 #[cfg(feature = "smb")]
 pub use smb::{SmbBackend, SmbError, SmbTarget};
 pub use uring::UringQueue;
@@ -257,5 +261,11 @@ pub trait Target: Send + Sync {
     /// apart from the workload's figures.
     fn take_extra_ops(&self, _workload_dir: &str) -> Vec<(String, naslab_results::OpStats)> {
         Vec::new()
+    }
+    /// naslab's marked directory on a local file system (a directory or a mounted
+    /// share), where the files a run leaves can be examined; `None` for protocol
+    /// targets and the null target.
+    fn local_root(&self) -> Option<&crate::Sandbox> {
+        None
     }
 }

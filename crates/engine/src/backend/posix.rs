@@ -82,6 +82,10 @@ impl Target for PosixTarget {
         "posix"
     }
 
+    fn local_root(&self) -> Option<&Sandbox> {
+        Some(&self.sandbox)
+    }
+
     fn caps(&self) -> Caps {
         POSIX_CAPS
     }

@@ -29,6 +29,10 @@ pub const HINT_STRIDE_BYTES: u64 = 128 << 10;
 /// write pointer").
 pub const HINT_LEAD_BYTES: u64 = 15 << 20;
 
+/// The extra op a preallocation hint is reported as (`prepare_` or `warmup_` in front
+/// for those phases).
+pub const HINT_WRITE_OP: &str = "hint_write";
+
 /// How the client behaves beyond the trace's own requests.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum ClientProfile {
@@ -87,7 +91,7 @@ impl Extra {
         let mut out = Vec::new();
         if self.hint_writes > 0 {
             out.push((
-                "hint_write".to_string(),
+                HINT_WRITE_OP.to_string(),
                 OpStats {
                     count: self.hint_writes,
                     bytes: self.hint_writes - self.hint_errors,
@@ -173,6 +177,10 @@ impl Target for ProfiledTarget {
 
     fn fresh_workload_dir(&self, name: &str) -> Result<(), OpError> {
         self.inner.fresh_workload_dir(name)
+    }
+
+    fn local_root(&self) -> Option<&crate::Sandbox> {
+        self.inner.local_root()
     }
 
     fn take_extra_ops(&self, workload_dir: &str) -> Vec<(String, OpStats)> {

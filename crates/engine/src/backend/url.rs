@@ -91,17 +91,32 @@ pub enum SmbEncrypt {
     Off,
 }
 
+impl SmbEncrypt {
+    /// The name used on the command line and in results.
+    pub fn name(self) -> &'static str {
+        match self {
+            SmbEncrypt::Desired => "desired",
+            SmbEncrypt::Required => "required",
+            SmbEncrypt::Off => "off",
+        }
+    }
+}
+
+impl fmt::Display for SmbEncrypt {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 impl std::str::FromStr for SmbEncrypt {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
-        match s {
-            "desired" => Ok(SmbEncrypt::Desired),
-            "required" => Ok(SmbEncrypt::Required),
-            "off" => Ok(SmbEncrypt::Off),
-            _ => Err(format!(
-                "--smb-encrypt '{s}': the choices are required, desired and off"
-            )),
-        }
+        [SmbEncrypt::Required, SmbEncrypt::Desired, SmbEncrypt::Off]
+            .into_iter()
+            .find(|e| e.name() == s)
+            .ok_or_else(|| {
+                format!("unknown encryption mode '{s}'; the choices are required, desired and off")
+            })
     }
 }
 

@@ -143,5 +143,9 @@ mod tests {
         assert_eq!(super::parse_size("512"), Ok(512));
         assert!(super::parse_size("4x").is_err());
         assert!(super::parse_size("k").is_err());
+        assert_eq!(super::parse_size("1g"), Ok(1 << 30));
+        assert!(super::parse_size("-1").is_err());
+        assert!(super::parse_size("").is_err());
+        assert!(super::parse_size("99999999999T").is_err());
     }
 }

@@ -7,7 +7,8 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context};
-use naslab_lab::fs::parse_size;
+use naslab_engine::backend::HINT_WRITE_OP;
+use naslab_engine::run::extra_op_count;
 use naslab_lab::lab::LabGuard;
 use naslab_lab::{FsKind, LabOptions, ServerKind};
 use naslab_results::{CacheMode, RunResult};
@@ -24,8 +25,8 @@ use crate::timestamp::compact_now;
 #[derive(Debug, Clone, Serialize)]
 struct Config {
     label: String,
-    fs: String,
-    server: String,
+    fs: FsKind,
+    server: ServerKind,
     opts_name: String,
     opts: Vec<String>,
 }
@@ -121,24 +122,18 @@ pub fn matrix(a: LabMatrixArgs) -> anyhow::Result<()> {
     if a.opts_run.target.is_some() {
         bail!("lab matrix makes its own targets; leave out --target");
     }
-    let fss: Vec<FsKind> = a.fs.iter().map(|f| f.parse()).collect::<Result<_, _>>()?;
-    let servers: Vec<ServerKind> = a
-        .server
-        .iter()
-        .map(|s| s.parse())
-        .collect::<Result<_, _>>()?;
     let sets = parse_opt_sets(&a.opts)?;
-    let size = parse_size(&a.size)?;
+    let size = a.size;
     let traces = traces(&a)?;
     let workloads: Vec<String> = traces.iter().map(|t| t.header.workload.clone()).collect();
     let mut configs = Vec::new();
-    for fs in &fss {
-        for server in &servers {
+    for &fs in &a.fs {
+        for &server in &a.server {
             for (name, opts) in &sets {
                 configs.push(Config {
                     label: format!("{fs}-{server}-{name}"),
-                    fs: fs.name().into(),
-                    server: server.name().into(),
+                    fs,
+                    server,
                     opts_name: name.clone(),
                     opts: opts.clone(),
                 });
@@ -202,8 +197,8 @@ fn run_config(
     let opts = LabOptions {
         name: "matrix".into(),
         base: a.at.lab_dir.clone(),
-        fs: c.fs.parse().unwrap_or(FsKind::Ext4),
-        server: c.server.parse().unwrap_or(ServerKind::Samba),
+        fs: c.fs,
+        server: c.server,
         size_bytes: size,
         opts: c.opts.clone(),
     };
@@ -246,12 +241,7 @@ fn run_config(
             cell.throughput_min_mb_s = r.throughput_min_mb_s;
             cell.throughput_max_mb_s = r.throughput_max_mb_s;
             if let Some(it) = r.median_iteration() {
-                cell.hint_writes = it
-                    .op_stats
-                    .iter()
-                    .filter(|(k, _)| k.ends_with("hint_write"))
-                    .map(|(_, s)| s.count)
-                    .sum();
+                cell.hint_writes = extra_op_count(it, HINT_WRITE_OP);
             }
         }
         match naslab_lab::layout::workload_layout(&lab.state.share_dir, w, 1) {

@@ -1,0 +1,114 @@
+//! The options every workload command shares, checked and turned into a
+//! [`RunContext`]: cache mode, pacing, time limit, data, the opened target and the
+//! run directory.
+
+use std::collections::BTreeMap;
+
+use anyhow::bail;
+use naslab_engine::{DataMode, DataSpec, ReplayOptions};
+use naslab_results::{CacheMode, RunOptions};
+
+use super::run_dir::make_dirs;
+use super::target::open_target;
+use super::RunContext;
+use crate::args::{CacheArg, RunOpts};
+
+/// Checks the options and the target and makes the run directory. `default_cache` is
+/// the command's cache mode when `--cache` is not given.
+pub fn context(
+    opts: &RunOpts,
+    default_cache: CacheMode,
+    mut extra: BTreeMap<String, String>,
+) -> anyhow::Result<RunContext> {
+    let cache = cache_mode(opts, default_cache);
+    let pacing = opts.pace;
+    if opts.batch == 0 {
+        bail!("--batch must be at least 1");
+    }
+    let time_limit_ns = opts.time_limit.as_ref().map(|t| {
+        extra.insert("time_limit".to_string(), t.to_string());
+        t.ns
+    });
+    if opts.drop_all_caches {
+        if cache != CacheMode::Drop {
+            bail!("--drop-all-caches goes with --cache drop, not with --cache keep or direct");
+        }
+        if !naslab_layout::process::is_root() {
+            bail!("--drop-all-caches needs root (it writes /proc/sys/vm/drop_caches); run as root or leave it out");
+        }
+        extra.insert("drop_all_caches".to_string(), "true".to_string());
+    }
+    if opts.label.is_empty() || opts.label.contains('/') || opts.label.starts_with('.') {
+        bail!(
+            "--label '{}' must be a plain name (no '/', not starting with '.')",
+            opts.label
+        );
+    }
+    let opened = open_target(opts, &mut extra)?;
+    let data = data_spec(opts)?;
+    let device = crate::cmd::device::device(&opts.device)?;
+    let (run_dir, made_dirs) = make_dirs(opts, opened.protocol.is_some())?;
+    let options = RunOptions {
+        pacing: pacing.to_string(),
+        cache,
+        records: !opts.no_records,
+        iterations: opts.batch,
+        data: data.mode.to_string(),
+        verify: data.verify,
+        extra,
+    };
+    Ok(RunContext {
+        target: opened.target,
+        target_info: opened.info,
+        run_dir,
+        options,
+        replay: ReplayOptions {
+            pacing,
+            stop_on_error: opts.stop_on_error,
+            time_limit_ns,
+            cancel: Some(&crate::interrupt::STOP),
+            data,
+            realtime: opts.realtime,
+            start_gate: crate::multi::start_gate(),
+            ..ReplayOptions::default()
+        },
+        cache,
+        drop_all_caches: opts.drop_all_caches,
+        json: opts.json,
+        made_dirs,
+        label: opts.label.clone(),
+        device,
+    })
+}
+
+/// `--cache` (or `--direct`), else the command's own default.
+fn cache_mode(opts: &RunOpts, default_cache: CacheMode) -> CacheMode {
+    if opts.direct {
+        return CacheMode::Direct;
+    }
+    match opts.cache {
+        Some(CacheArg::Drop) => CacheMode::Drop,
+        Some(CacheArg::Keep) => CacheMode::Keep,
+        Some(CacheArg::Direct) => CacheMode::Direct,
+        None => default_cache,
+    }
+}
+
+/// `--data` and `--verify`, with a seed of this run's own so its blocks are unlike any
+/// other run's.
+fn data_spec(opts: &RunOpts) -> anyhow::Result<DataSpec> {
+    let mode = opts.data;
+    if opts.verify && matches!(mode, DataMode::Zero | DataMode::Dedupe(_)) {
+        bail!("--verify writes a header into every block, so blocks are neither zero nor duplicates: use it with --data random or compress:PCT");
+    }
+    let mut seed = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(0);
+    seed ^= (std::process::id() as u64).rotate_left(40);
+    Ok(DataSpec {
+        mode,
+        seed,
+        verify: opts.verify,
+    })
+}

@@ -1,0 +1,78 @@
+//! Opening the run's target from `--target`, `--backend` and the protocol flags, and
+//! keeping the results out of naslab's directory on it.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use anyhow::bail;
+
+use naslab_engine::backend::url::ClientOptions;
+use naslab_engine::backend::{OpenedTarget, TargetRequest};
+
+use crate::args::{BackendName, RunOpts};
+
+/// Opens the target the options name (a multi-client run's client in its own
+/// directory), noting in `extra` the protocol settings the results record.
+pub(super) fn open_target(
+    opts: &RunOpts,
+    extra: &mut BTreeMap<String, String>,
+) -> anyhow::Result<OpenedTarget> {
+    let client_dir = crate::multi::client_dir();
+    let request = TargetRequest {
+        target: opts.target.as_deref(),
+        null: opts.backend == BackendName::Null,
+        client_dir: client_dir.as_deref(),
+        client: ClientOptions {
+            io_timeout: opts.io_timeout.as_std(),
+            smb_encrypt: opts.smb_encrypt,
+        },
+        profile: opts.client_profile.unwrap_or_default(),
+    };
+    let mut opened = naslab_engine::backend::open(&request, &crate::cmd::protocol::smb_password)?;
+    if opened.protocol.is_some() {
+        extra.insert("io_timeout".to_string(), opts.io_timeout.to_string());
+    }
+    if let Some(s) = opened.session.take() {
+        extra.insert("smb_encrypt".to_string(), opts.smb_encrypt.to_string());
+        extra.insert("smb_session".to_string(), s);
+    }
+    if let Some(root) = opened.target.local_root() {
+        refuse_out_inside(&opts.out, root.root())?;
+    }
+    if let Some(p) = opts.client_profile {
+        extra.insert("client_profile".to_string(), p.name().to_string());
+    }
+    Ok(opened)
+}
+
+/// `path` with symbolic links resolved as far as it exists (the rest appended as given).
+fn resolved(path: &Path) -> PathBuf {
+    let abs = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    let mut existing = abs.as_path();
+    let mut rest = Vec::new();
+    loop {
+        if let Ok(real) = existing.canonicalize() {
+            return rest.iter().rev().fold(real, |p, c| p.join(c));
+        }
+        match (existing.parent(), existing.file_name()) {
+            (Some(parent), Some(name)) => {
+                rest.push(name.to_os_string());
+                existing = parent;
+            }
+            _ => return abs,
+        }
+    }
+}
+
+/// Refuses a results directory inside naslab's directory on the target, which the next
+/// run would empty.
+fn refuse_out_inside(out: &Path, sandbox_root: &Path) -> anyhow::Result<()> {
+    if resolved(out).starts_with(resolved(sandbox_root)) {
+        bail!(
+            "--out '{}' is inside '{}', which naslab empties on every run; keep results outside it (e.g. --out results)",
+            out.display(),
+            sandbox_root.display()
+        );
+    }
+    Ok(())
+}

@@ -1,0 +1,121 @@
+//! Typed command-line values that have no type of their own elsewhere: sizes and
+//! durations (each with the one grammar naslab has for it) and the few choices that
+//! are plain names. clap parses them, so a bad value is refused before anything runs,
+//! naming the flag.
+
+use std::fmt;
+use std::str::FromStr;
+
+use naslab_layout::FsKind;
+use naslab_workload::synthetic::iozone::Test;
+
+/// A byte count: plain bytes, or with a K, M, G or T suffix (powers of 1024).
+pub fn size(text: &str) -> Result<u64, String> {
+    naslab_workload::synthetic::parse_size(text)
+}
+
+/// A duration as given on the command line (`250ns`, `100us`, `10ms`, `1.5s`, `2m`):
+/// its value, and its text, which results record as given.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Duration {
+    pub ns: u64,
+    text: String,
+}
+
+impl Duration {
+    pub fn as_std(&self) -> std::time::Duration {
+        std::time::Duration::from_nanos(self.ns)
+    }
+}
+
+impl FromStr for Duration {
+    type Err = String;
+    fn from_str(text: &str) -> Result<Self, String> {
+        Ok(Duration {
+            ns: naslab_engine::pacing::parse_duration_ns(text)?,
+            text: text.to_string(),
+        })
+    }
+}
+
+impl fmt::Display for Duration {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.text)
+    }
+}
+
+/// A duration of more than zero (`--time-limit`).
+pub fn positive_duration(text: &str) -> Result<Duration, String> {
+    let d: Duration = text.parse()?;
+    if d.ns == 0 {
+        return Err("it must be more than zero".into());
+    }
+    Ok(d)
+}
+
+/// How long a protocol request may wait for its reply (`--io-timeout`): at least 1 ms.
+pub fn io_timeout(text: &str) -> Result<Duration, String> {
+    let d: Duration = text.parse()?;
+    if d.ns < 1_000_000 {
+        return Err("it must be at least 1ms".into());
+    }
+    Ok(d)
+}
+
+/// A file system made with mkfs on an image (the allocation matrix's `--fs`): any
+/// but `dir`.
+pub fn made_fs(name: &str) -> Result<FsKind, String> {
+    let choices = || format!("the choices are {}", FsKind::names(&FsKind::MADE));
+    match name.parse::<FsKind>() {
+        Ok(FsKind::Dir) => Err(format!(
+            "dir is a directory, not a file system made on an image; {}",
+            choices()
+        )),
+        Ok(fs) => Ok(fs),
+        Err(_) => Err(format!("unknown file system '{name}'; {}", choices())),
+    }
+}
+
+/// An iozone test, by the name iozone gives it.
+pub fn iozone_test(name: &str) -> Result<Test, String> {
+    Test::parse(name).ok_or_else(|| {
+        format!(
+            "no iozone test '{name}'; the tests are: {}",
+            Test::ALL.map(Test::name).join(", ")
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_keep_their_text_and_bounds_are_said() {
+        let d: Duration = "1.5s".parse().unwrap();
+        assert_eq!(d.ns, 1_500_000_000);
+        assert_eq!(d.to_string(), "1.5s");
+        assert_eq!(d.as_std(), std::time::Duration::from_millis(1500));
+        assert!(positive_duration("0s")
+            .unwrap_err()
+            .contains("more than zero"));
+        assert_eq!(positive_duration("10ms").unwrap().ns, 10_000_000);
+        assert!(io_timeout("500us").unwrap_err().contains("at least 1ms"));
+        assert_eq!(io_timeout("1ms").unwrap().ns, 1_000_000);
+        assert!(io_timeout("30").unwrap_err().contains("no unit"));
+    }
+
+    #[test]
+    fn sizes_and_tests_parse_or_say_what_is_accepted() {
+        assert_eq!(size("64k"), Ok(64 << 10));
+        assert!(size("12Q").unwrap_err().contains("use k, m, g or t"));
+        assert_eq!(iozone_test("read"), Ok(Test::Read));
+        assert_eq!(made_fs("xfs"), Ok(FsKind::Xfs));
+        assert!(made_fs("dir")
+            .unwrap_err()
+            .contains("not a file system made"));
+        let e = made_fs("ntfs").unwrap_err();
+        assert!(e.contains("ext4-nodelalloc") && !e.contains("dir"), "{e}");
+        assert!(iozone_test("readd").unwrap_err().contains("randread"));
+    }
+}

@@ -1,0 +1,263 @@
+//! Opening the target a run names: the one place that picks the backend for a
+//! directory, an `smb://` or `nfs://` URL, or no target at all, and wraps it in the
+//! client profile asked for.
+
+use std::path::Path;
+
+use naslab_results::TargetInfo;
+
+use super::url::{is_remote, ClientOptions, Protocol, RemoteUrl, UrlError};
+use super::{ClientProfile, NullTarget, PosixTarget, ProfiledTarget, Target};
+use crate::environment::mount_of;
+use crate::sandbox::{Sandbox, SandboxError};
+
+/// Where a run goes, as the command line names it.
+#[derive(Debug, Clone, Copy)]
+pub struct TargetRequest<'a> {
+    /// A directory (a mounted share or a local disk), or an `smb://` or `nfs://` URL.
+    pub target: Option<&'a Path>,
+    /// No I/O at all (the null backend): measures naslab itself. `target`, if given, is
+    /// only recorded.
+    pub null: bool,
+    /// A multi-client run's own directory under a local target's naslab directory.
+    pub client_dir: Option<&'a str>,
+    /// How the protocol clients behave.
+    pub client: ClientOptions,
+    /// What the client sends besides the workload's own requests.
+    pub profile: ClientProfile,
+}
+
+/// An opened target and what the results say about it.
+pub struct OpenedTarget {
+    pub target: Box<dyn Target>,
+    pub info: TargetInfo,
+    /// The protocol spoken, for a URL target; `None` for a directory or no target.
+    pub protocol: Option<Protocol>,
+    /// SMB only: the dialect and encryption the session agreed on.
+    pub session: Option<String>,
+}
+
+/// Why a target could not be opened.
+#[derive(Debug, thiserror::Error)]
+pub enum OpenError {
+    #[error("--target DIR is needed: the directory (a mounted share or a local disk) to run in")]
+    NoTarget,
+    #[error(transparent)]
+    Url(#[from] UrlError),
+    #[error(transparent)]
+    Sandbox(#[from] SandboxError),
+    /// The password could not be had (the caller's own words).
+    #[error("{0}")]
+    Password(String),
+    #[error("this naslab was built without the {0} backend; rebuild with `--features {0}`")]
+    NotBuilt(&'static str),
+    #[error("cannot use {url}")]
+    Connect {
+        url: String,
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+    #[error("--client-profile windows models the Windows SMB redirector; use it with smb:// targets or local directories, not nfs://")]
+    ProfileNotForNfs,
+}
+
+/// Gives the password for an SMB URL, or says why there is none.
+pub type Password<'a> = &'a dyn Fn(&RemoteUrl) -> Result<String, String>;
+
+/// Opens the target `req` names. `password` is asked for an SMB URL's password only
+/// when one is needed.
+pub fn open(req: &TargetRequest<'_>, password: Password<'_>) -> Result<OpenedTarget, OpenError> {
+    let remote = req.target.and_then(|p| p.to_str()).filter(|s| is_remote(s));
+    let opened = match (req.null, remote) {
+        (true, _) => null(req.target),
+        (false, Some(url)) => remote_target(url.parse()?, req, password)?,
+        (false, None) => local(req.target.ok_or(OpenError::NoTarget)?, req.client_dir)?,
+    };
+    Ok(with_profile(opened, req.profile))
+}
+
+fn null(target: Option<&Path>) -> OpenedTarget {
+    OpenedTarget {
+        target: Box::new(NullTarget),
+        info: TargetInfo {
+            path: target.map(|p| p.display().to_string()).unwrap_or_default(),
+            backend: NullTarget.backend_name().into(),
+            ..TargetInfo::default()
+        },
+        protocol: None,
+        session: None,
+    }
+}
+
+fn local(dir: &Path, client_dir: Option<&str>) -> Result<OpenedTarget, OpenError> {
+    let sandbox = match client_dir {
+        Some(client) => Sandbox::open_client(dir, client)?,
+        None => Sandbox::open(dir)?,
+    };
+    let target = PosixTarget::new(sandbox);
+    let (fs_type, source) = mount_of(dir);
+    Ok(OpenedTarget {
+        info: TargetInfo {
+            path: dir.display().to_string(),
+            backend: target.backend_name().into(),
+            fs_type,
+            source,
+        },
+        target: Box::new(target),
+        protocol: None,
+        session: None,
+    })
+}
+
+fn remote_target(
+    url: RemoteUrl,
+    req: &TargetRequest<'_>,
+    password: Password<'_>,
+) -> Result<OpenedTarget, OpenError> {
+    let protocol = url.protocol;
+    if protocol == Protocol::Nfs && req.profile == ClientProfile::Windows {
+        return Err(OpenError::ProfileNotForNfs);
+    }
+    let info = TargetInfo {
+        path: url.to_string(),
+        backend: protocol.name().into(),
+        fs_type: protocol.name().into(),
+        // The URL itself (never a password: URLs cannot carry one), so the run can be
+        // repeated with `naslab run --target SOURCE`.
+        source: url.to_string(),
+    };
+    let (target, session) = match protocol {
+        Protocol::Smb => smb(url, req.client, password)?,
+        Protocol::Nfs => (nfs(url, req.client)?, None),
+    };
+    Ok(OpenedTarget {
+        target,
+        info,
+        protocol: Some(protocol),
+        session,
+    })
+}
+
+type Connected = (Box<dyn Target>, Option<String>);
+
+#[cfg(feature = "smb")]
+fn smb(
+    url: RemoteUrl,
+    opts: ClientOptions,
+    password: Password<'_>,
+) -> Result<Connected, OpenError> {
+    let password = password(&url).map_err(OpenError::Password)?;
+    let shown = url.to_string();
+    let t =
+        super::SmbTarget::connect_with(url, password, opts).map_err(|e| OpenError::Connect {
+            url: shown,
+            source: Box::new(e),
+        })?;
+    let session = t.security().to_string();
+    Ok((Box::new(t), Some(session)))
+}
+
+#[cfg(not(feature = "smb"))]
+fn smb(
+    _url: RemoteUrl,
+    _opts: ClientOptions,
+    _password: Password<'_>,
+) -> Result<Connected, OpenError> {
+    Err(OpenError::NotBuilt("smb"))
+}
+
+#[cfg(feature = "nfs")]
+fn nfs(url: RemoteUrl, opts: ClientOptions) -> Result<Box<dyn Target>, OpenError> {
+    let shown = url.to_string();
+    let t = super::NfsTarget::connect_with(url, opts).map_err(|e| OpenError::Connect {
+        url: shown,
+        source: Box::new(e),
+    })?;
+    Ok(Box::new(t))
+}
+
+#[cfg(not(feature = "nfs"))]
+fn nfs(_url: RemoteUrl, _opts: ClientOptions) -> Result<Box<dyn Target>, OpenError> {
+    Err(OpenError::NotBuilt("nfs"))
+}
+
+/// Wraps the opened target in `profile` (plain: unchanged).
+fn with_profile(mut opened: OpenedTarget, profile: ClientProfile) -> OpenedTarget {
+    if profile != ClientProfile::Plain {
+        opened.target = Box::new(ProfiledTarget::new(opened.target, profile));
+    }
+    opened
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn request(target: Option<&Path>) -> TargetRequest<'_> {
+        TargetRequest {
+            target,
+            null: false,
+            client_dir: None,
+            client: ClientOptions::default(),
+            profile: ClientProfile::Plain,
+        }
+    }
+
+    fn no_password(_: &RemoteUrl) -> Result<String, String> {
+        Err("no password here".into())
+    }
+
+    #[test]
+    fn a_directory_opens_the_posix_backend_with_its_sandbox() {
+        let dir = tempfile::tempdir().unwrap();
+        let o = open(&request(Some(dir.path())), &no_password).unwrap();
+        assert_eq!(o.info.backend, "posix");
+        assert!(o.target.caps().moves_data);
+        let root = o.target.local_root().expect("a local target has a root");
+        assert_eq!(root.root(), dir.path().join(crate::sandbox::ROOT_NAME));
+        assert!(o.protocol.is_none());
+    }
+
+    #[test]
+    fn null_needs_no_target_and_moves_no_data() {
+        let mut req = request(None);
+        req.null = true;
+        let o = open(&req, &no_password).unwrap();
+        assert_eq!(o.info.backend, "null");
+        assert!(!o.target.caps().moves_data);
+        assert!(o.target.local_root().is_none());
+    }
+
+    #[test]
+    fn a_directory_is_needed_without_null() {
+        let e = open(&request(None), &no_password).err().unwrap();
+        assert!(matches!(e, OpenError::NoTarget), "{e}");
+    }
+
+    #[test]
+    fn the_profile_wraps_and_keeps_the_root() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut req = request(Some(dir.path()));
+        req.profile = ClientProfile::Windows;
+        let o = open(&req, &no_password).unwrap();
+        assert_eq!(o.target.caps().max_queue_depth, 1, "windows: one at a time");
+        assert!(o.target.local_root().is_some());
+    }
+
+    #[test]
+    fn the_windows_profile_is_refused_for_nfs_before_connecting() {
+        let url = Path::new("nfs://127.0.0.1:1/export");
+        let mut req = request(Some(url));
+        req.profile = ClientProfile::Windows;
+        let e = open(&req, &no_password).err().unwrap();
+        assert!(matches!(e, OpenError::ProfileNotForNfs), "{e}");
+    }
+
+    #[test]
+    fn a_bad_url_is_named() {
+        let e = open(&request(Some(Path::new("smb://"))), &no_password)
+            .err()
+            .unwrap();
+        assert!(matches!(e, OpenError::Url(_)), "{e}");
+    }
+}

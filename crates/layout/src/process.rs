@@ -1,0 +1,56 @@
+//! Running the system's tools: finding an executable (also in the sbin directories a
+//! user's PATH may lack), running it to completion, and whether this process is root.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::error::LayoutError;
+
+/// Finds an executable on PATH or in the sbin directories root's PATH usually has.
+pub fn find_tool(name: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let extra = ["/usr/local/sbin", "/usr/sbin", "/sbin", "/usr/bin", "/bin"];
+    std::env::split_paths(&path)
+        .chain(extra.iter().map(PathBuf::from))
+        .map(|d| d.join(name))
+        .find(|p| p.is_file())
+}
+
+/// Runs a command to completion; its stdout on success, an error with its stderr otherwise.
+pub fn run(program: &Path, args: &[&std::ffi::OsStr]) -> Result<String, LayoutError> {
+    let shown = std::iter::once(program.display().to_string())
+        .chain(args.iter().map(|a| a.to_string_lossy().into_owned()))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let out = Command::new(program)
+        .args(args)
+        .output()
+        .map_err(|e| LayoutError::Command {
+            command: shown.clone(),
+            status: "did not start".into(),
+            stderr: e.to_string(),
+        })?;
+    if out.status.success() {
+        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    } else {
+        Err(LayoutError::Command {
+            command: shown,
+            status: out.status.to_string(),
+            stderr: String::from_utf8_lossy(&out.stderr).trim().to_string(),
+        })
+    }
+}
+
+/// Finds `name`, or says which package to install.
+pub fn tool(name: &'static str, package: &'static str) -> Result<PathBuf, LayoutError> {
+    find_tool(name).ok_or(LayoutError::ToolMissing {
+        tool: name,
+        package,
+    })
+}
+
+/// Whether this process runs as root.
+pub fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    unsafe { libc::geteuid() == 0 }
+}
