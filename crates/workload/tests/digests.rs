@@ -26,67 +26,67 @@ const PARAMS: GenParams = GenParams {
 const PINNED: &[(&str, &str)] = &[
     (
         "HDVideo_1Play",
-        "9bca8bcb2a0392e744744fc12fbb97bbc1937d49b7156b6e4f3d165ce95bb49c",
+        "61f1f23a9ac08fe2dbf7100dbaf49eb2211339d99d5830c4ce127a34cb58b54d",
     ),
     (
         "HDVideo_2Play",
-        "eb52e6ff46ec533fba01d77c4a4308a1d026eabb0646dc8c7ca53da3c0f6e70a",
+        "950273c7255cab47fbc6861fea33c285c055af97e9e4e886e05c7adf6be3ee25",
     ),
     (
         "HDVideo_4Play",
-        "3d94b569e53095456f7f1ee6735631b3cff88eec24109e4fb762667dec5cbd53",
+        "a5eb27d525c371dd0f03e612de3dcc1588419f39df6a1c83791b8ef6b6352f19",
     ),
     (
         "HDVideo_1Record",
-        "c1d00de1f2240485e820ad4213fec9f915e9c81a19ffdce264c57454ec9712a4",
+        "fdac165a6dd9c83eb2b507ad96e0935e8dd2dd7b663a6b81a401b72e1b21c01f",
     ),
     (
         "HDVideo_1Play_1Record",
-        "c4a9c2a89bfd50433c661115298958e4522f67ab434f8611b09a7fb446300618",
+        "853f85e3b14fb79650e574fd4b931320134c7ba3197b370efab4ee016e0386f9",
     ),
     (
         "ContentCreation",
-        "a4f50f9cb357fe836990bc75e0a2aa861629ffe89e75b8e07360e299d59e7333",
+        "2e0c83397259dffc86d3bafbf59a9c06336aacfcc10b3f2cc77d64b1b4377b9b",
     ),
     (
         "OfficeProductivity",
-        "d420e28b969870391bcf80c6459f8abb59ffa3f8c42e6de9d4c5508e7406cbf7",
+        "b8952fe60ce5ba747e34266a62d3023d61d7c54c6c041c6af9a6cbb4efe4ceb8",
     ),
     (
         "FileCopyToNAS",
-        "3bd078ac2bbd25853caebbb7490c498e6ee46111d6efd051552f91cc3e34f8f3",
+        "46e701a6a2f4a6b8cd11dcdb7cf18add13defa10a0352b912a542f81c89027a9",
     ),
     (
         "FileCopyFromNAS",
-        "66f0aae82f661178acb0de6de785d3c566a84003576fb6413a14a81df1cec8e1",
+        "89f80b9c322cdb5fd6fce7c808bc0812fac38a44369f9e3077a87d0c91ef8abc",
     ),
     (
         "DirectoryCopyToNAS",
-        "72530f70d4226f0e9d48c3a31ffd61e221dd381c270267a25d55137390532aaf",
+        "f913a9c7285c288d5cd23c62647805a445b6290f5c2788e3a3711dbc064b36c9",
     ),
     (
         "DirectoryCopyFromNAS",
-        "cc62beab04eb1ddd14a98599e6813bd63893055c448a60d1961d38595d7df8fa",
+        "cb55ad2e5245407a843a9cf1731a9d82c694627f2bc5168edfc71bce9399993f",
     ),
     (
         "PhotoAlbum",
-        "1c2b8ac2652c5b8f0b628c69a59987ad428bbe69fd82fd94b651c812e0f6505f",
+        "1ce8415afd942efb24db8f1efdec56d48a686089532ccbc2095cb88952eca913",
     ),
     (
         "IOMeter_4K_RandRead_QD1",
-        "2aa94181a75e7cd85361ff5b911f2961c43d9795e6f0d8a0735af3963d773509",
+        "57aafbe7f9285bf5460165e9c2bb75a8e3ef6436a160c8cc4cf912df1eea8ab1",
     ),
     (
         "IOMeter_4K_RandRead_QD32",
-        "73205e1fcfa97327af3b461b2b4041d0a07c797f11a7e3dd132135446128335b",
+        "9baa3197065edd3befa92a58496354a9edbb5c3b8c28fefbf7a1ab7f0b0601dd",
     ),
     (
         "IOMeter_4K_RandWrite_QD1",
-        "f8f443b9b70cec7823be8891e076031bc0220e8fda78c6649ff5ca9fbd2b8f15",
+        "4c664bb055084f7352d3ecd16d927997884075897a217f8065cb2a34bfbd74af",
     ),
     (
         "IOMeter_4K_RandWrite_QD32",
-        "d44b23cd6e61871192dc5f7f665add068aa1d3c2f9a01196174e3f98b4257861",
+        "4e85cb67edeb117c12a539656d2e776b0f03455ec2d4af05b6ffe103c248f12d",
     ),
     (
         "IOMeter_128K_SeqRead_QD1",
@@ -122,11 +122,11 @@ const PINNED: &[(&str, &str)] = &[
     ),
     (
         "iozone_randread_256k_16k",
-        "2830c335f5fc72b0afd87ccd7a80c66bfdf5fe499d668871847974e4bb7d10f2",
+        "96de3c6f9bf2a73a6b4891f818f4c8284976ae72bf8016ae2cb5b508e29a36c5",
     ),
     (
         "iozone_randwrite_256k_16k",
-        "d7cbc4af0ddde7e09e470b09594cc6c318fe55d778811c166118bad4836d8819",
+        "929464cfd7cbd027a7a676b2e71b9cc6577c2822f2357bd4feababdee2315164",
     ),
     (
         "iozone_bkwdread_256k_16k",
@@ -142,11 +142,11 @@ const PINNED: &[(&str, &str)] = &[
     ),
     (
         "iozone_mixed_256k_16k",
-        "cf958f3045c1d82967fa3ebb5b150ad4e1a18cc6670bd89128d7cb34d3839b21",
+        "008ae48e6b642037e31bdf53c607b0b164ab62cf8201966bb6a29bcff32a54fd",
     ),
     (
         "iozone_throughput_mixed",
-        "7d71664d7af023d16bc92a1a039ecf23946cb6e643544d5ac7c32ff6e453b86b",
+        "8ae02d7bbf52ce915e7e04386e37833e0d38631aa93a5621a1ed2571693b6dc1",
     ),
     (
         "Backup",

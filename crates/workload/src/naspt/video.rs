@@ -3,7 +3,7 @@
 //! its own timing, then all are merged by time into one ordered sequence on stream 0.
 
 use naslab_trace::{Op, OpFlags, OpKind, Trace};
-use rand::Rng;
+use rand::RngExt;
 
 use crate::builder::Builder;
 use crate::catalog::WorkloadInfo;
@@ -83,7 +83,7 @@ fn ticks(rng: &mut Rng8, n: u64, start_us: u64, period_us: f64, double_prob: f64
     let nominal: Vec<u64> = (1..=n + 1)
         .map(|k| {
             let t = start_us as f64 + k as f64 * period_us;
-            let j = rng.gen_range(0..=2 * JITTER_US) as f64 - JITTER_US as f64;
+            let j = rng.random_range(0..=2 * JITTER_US) as f64 - JITTER_US as f64;
             (t + j).max(start_us as f64 + 1.0) as u64
         })
         .collect();
@@ -91,8 +91,8 @@ fn ticks(rng: &mut Rng8, n: u64, start_us: u64, period_us: f64, double_prob: f64
     let mut last = start_us;
     for k in 0..n as usize {
         let mut t = nominal[k];
-        if rng.gen_bool(double_prob) {
-            t = nominal[k + 1].saturating_sub(rng.gen_range(300..1_500));
+        if rng.random_bool(double_prob) {
+            t = nominal[k + 1].saturating_sub(rng.random_range(300..1_500));
         }
         last = last.max(t);
         out.push(last);
@@ -133,7 +133,7 @@ fn player(
         read.offset = offset;
         read.len = len;
         ops.push(read);
-        if rng.gen_bool(REREAD_PROB) {
+        if rng.random_bool(REREAD_PROB) {
             last += 200;
             read.t_us = last;
             ops.push(read);
