@@ -12,7 +12,7 @@ use naslab_workload::synthetic::bigdir::{BigDir, Entries};
 use naslab_workload::synthetic::fileserver::FileServer;
 use naslab_workload::synthetic::ingest::Ingest;
 use naslab_workload::synthetic::iozone::{self, Test};
-use naslab_workload::{catalog, generate, suite, GenParams};
+use naslab_workload::{catalog, derived, generate, suite, GenParams};
 use sha2::{Digest, Sha256};
 
 /// The seed and scale every generated workload is pinned at.
@@ -71,6 +71,10 @@ const PINNED: &[(&str, &str)] = &[
     (
         "PhotoAlbum",
         "1ce8415afd942efb24db8f1efdec56d48a686089532ccbc2095cb88952eca913",
+    ),
+    (
+        "HDVideo_RecordThenPlay",
+        "bf1b5ccbdb49992dae95cc50bdcd66e5b966772bc2e2a47e0863d731b0837a98",
     ),
     (
         "IOMeter_4K_RandRead_QD1",
@@ -179,6 +183,7 @@ fn every_trace() -> Vec<(String, Trace)> {
     let mut out = Vec::new();
     let names = catalog()
         .iter()
+        .chain(derived())
         .map(|w| w.name)
         .chain(suite("iometer").expect("iometer suite"));
     for name in names {
@@ -273,7 +278,7 @@ fn every_workload_generates_its_pinned_bytes() {
 #[test]
 fn every_catalog_workload_is_pinned() {
     // The table above must not silently miss a workload added to the catalog later.
-    for w in catalog() {
+    for w in catalog().iter().chain(derived()) {
         assert!(
             PINNED.iter().any(|(n, _)| *n == w.name),
             "{} has no pinned digest",
