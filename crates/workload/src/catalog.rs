@@ -99,7 +99,8 @@ const CATALOG: [WorkloadInfo; 12] = [
     },
 ];
 
-/// The suite of workloads built from the NASPT ones for the lab matrix.
+/// The `suite` of a workload built from the NASPT ones. No suite of that name runs
+/// ([`suite`] does not know it): such workloads run by name, in `naslab lab matrix`.
 pub const DERIVED: &str = "derived";
 
 /// Workloads assembled from the suite's own, to answer one of the paper's questions directly.
@@ -116,7 +117,7 @@ pub fn catalog() -> &'static [WorkloadInfo] {
 }
 
 /// The workloads built from the twelve (HDVideo_RecordThenPlay), which `lab matrix` runs
-/// by name; they are in no suite.
+/// by name.
 pub fn derived() -> &'static [WorkloadInfo] {
     &DERIVED_CATALOG
 }

@@ -15,7 +15,7 @@ pub(crate) const NAME: &str = "HDVideo_RecordThenPlay";
 /// The published workload `name`, generated at `params` exactly as on its own.
 fn published(name: &str, params: &GenParams) -> Trace {
     lookup(name)
-        .unwrap_or_else(|| panic!("{name} is in the catalog"))
+        .unwrap_or_else(|| panic!("{name} is not in the catalog"))
         .generate(params)
 }
 
@@ -105,5 +105,38 @@ mod tests {
         assert!(t.ops.iter().take(warm).all(|o| o.warmup), "warm-up first");
         assert!(measured.iter().all(|o| o.kind != OpKind::Write));
         assert_eq!(measured[0].kind, OpKind::Open);
+    }
+
+    #[test]
+    fn its_warm_up_is_the_published_recording_as_generated_alone() {
+        let params = GenParams {
+            seed: 3,
+            scale: 0.002,
+        };
+        let t = crate::generate(NAME, &params).unwrap();
+        let record = crate::generate("HDVideo_1Record", &params).unwrap();
+        let warm: Vec<Op> = t.ops.iter().filter(|o| o.warmup).copied().collect();
+        let alone: Vec<Op> = record
+            .ops
+            .iter()
+            .map(|o| Op {
+                warmup: true,
+                stream: 0,
+                ..*o
+            })
+            .collect();
+        assert_eq!(warm, alone);
+        // Every measured read lies inside what the warm-up wrote.
+        let written = alone
+            .iter()
+            .filter(|o| o.kind == OpKind::Write)
+            .map(|o| o.offset + o.len)
+            .max()
+            .unwrap();
+        assert!(t
+            .ops
+            .iter()
+            .filter(|o| !o.warmup && o.kind == OpKind::Read)
+            .all(|o| o.offset + o.len <= written && o.len > 0));
     }
 }
