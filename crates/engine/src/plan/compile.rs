@@ -1,6 +1,10 @@
 //! Compiling a trace's records into a [`Plan`]: the header, the file set, then each op
 //! checked in turn (its files, its shape, its stream's order and handles) and spooled.
 //! Every check that can fail is made here, so a bad trace never starts a run.
+//!
+//! The methods run once per op are `#[inline]`, as is `SpoolWriter::push_op`: without
+//! it, release builds (several codegen units) compiled about 10 % fewer ops per second
+//! than the single function this replaced.
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::path::Path;
@@ -94,6 +98,7 @@ impl Files {
     }
 
     /// Ends the declarations (once): adds the undeclared parent directories.
+    #[inline]
     fn close(&mut self) -> Result<(), String> {
         if self.closed {
             return Ok(());
@@ -103,6 +108,7 @@ impl Files {
     }
 
     /// The entries `op` names (`to` is `u32::MAX` when it names one).
+    #[inline]
     fn resolve(&self, op: &Op) -> Result<(u32, u32), String> {
         // A reader checks this as it reads; an in-memory trace is checked here.
         let index = |id: u32| {
@@ -123,6 +129,7 @@ impl Files {
     }
 
     /// Checks that `op` suits the entries it names and naslab's size limit.
+    #[inline]
     fn check_fits(&self, op: &Op, file: u32, to: u32) -> Result<(), String> {
         let entry = &self.entries[file as usize];
         check_kind_fits(op.kind, entry)?;
@@ -172,6 +179,7 @@ impl Default for Totals {
 }
 
 impl Totals {
+    #[inline]
     fn count(&mut self, op: &Op, line: u64) {
         if !op.warmup {
             self.t0_us = self.t0_us.min(op.t_us);
@@ -234,6 +242,7 @@ impl StreamState {
 
     /// Checks that `op` keeps the stream's time order and its warm-up before its
     /// measured ops, with every file closed at the switch.
+    #[inline]
     fn check_order(&mut self, op: &Op, entries: &[FileEntry]) -> Result<(), String> {
         if op.t_us < self.last_t_us {
             return Err(format!(
@@ -269,6 +278,7 @@ impl StreamState {
 
     /// The handle slot of `file` (at `path`), after checking that `op` opens a closed
     /// file or uses an open one, and noting the open or close.
+    #[inline]
     fn track_handle(&mut self, op: &Op, file: u32, path: &str) -> Result<u32, String> {
         let next_slot = self.slots.len() as u32;
         let slot = *self.slots.entry(file).or_insert(next_slot);
@@ -308,6 +318,7 @@ impl StreamState {
     }
 
     /// The spool of the op's phase, the warm-up's made at its first op.
+    #[inline]
     fn spool_for(&mut self, warmup: bool, dir: &Path) -> std::io::Result<&mut SpoolWriter> {
         if !warmup {
             return Ok(&mut self.writer);
@@ -361,6 +372,7 @@ struct Streams {
 
 impl Streams {
     /// `stream`'s state, made (with its spool) at the stream's first op.
+    #[inline]
     fn get_or_add(&mut self, stream: u32, places: &Places) -> Result<&mut StreamState, PlanError> {
         let i = match self.index.get(&stream) {
             Some(&i) => i,
