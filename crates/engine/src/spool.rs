@@ -105,6 +105,7 @@ impl SpoolWriter {
     }
 
     /// Appends one op.
+    #[inline]
     pub fn push_op(&mut self, op: &CompiledOp) -> std::io::Result<()> {
         self.count += 1;
         self.out.write_all(&op.encode())

@@ -1,10 +1,13 @@
 // Bundles the report UI (src/main.ts, uPlot and the styles) into the two files the
-// naslab binary embeds: ../assets/report.js and ../assets/report.css.
+// naslab binary embeds, report.js and report.css, and records the sources' fingerprint
+// beside them in report.stamp (see fingerprint.mjs). `npm run build` writes ../assets;
+// cargo never runs this.
 // usage: node build.mjs [OUTDIR]   (default ../assets; the bundle test builds elsewhere)
 import { build } from 'esbuild';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { uiFingerprint } from './fingerprint.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const outdir = path.resolve(process.argv[2] ?? path.join(here, '..', 'assets'));
@@ -24,3 +27,4 @@ await build({
   outdir,
   logLevel: 'warning',
 });
+writeFileSync(path.join(outdir, 'report.stamp'), `${uiFingerprint(here)}\n`);

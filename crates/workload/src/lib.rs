@@ -14,12 +14,12 @@ mod params;
 mod sample;
 pub mod synthetic;
 
-pub use catalog::{catalog, suite, WorkloadInfo, NASPT};
+pub use catalog::{catalog, derived, suite, WorkloadInfo, DERIVED, NASPT};
 pub use error::WorkloadError;
 pub use params::{GenParams, MAX_SCALE, MIN_FILE_BYTES};
 
 /// Generates the workload `name` (case is ignored) with `params`: one of the NAS suite's
-/// twelve, or one of the IOMeter-style set.
+/// twelve, one built from them ([`derived`]), or one of the IOMeter-style set.
 pub fn generate(name: &str, params: &GenParams) -> Result<naslab_trace::Trace, WorkloadError> {
     params.validate()?;
     if let Some(test) = synthetic::iometer::lookup(name) {
@@ -29,12 +29,13 @@ pub fn generate(name: &str, params: &GenParams) -> Result<naslab_trace::Trace, W
         name: name.to_string(),
         known: catalog()
             .iter()
+            .chain(derived())
             .map(|w| w.name)
             .chain(synthetic::iometer::TESTS.iter().map(|t| t.name))
             .collect::<Vec<_>>()
             .join(", "),
     })?;
-    Ok(naspt::generate(info, params))
+    Ok(info.generate(params))
 }
 
 #[cfg(test)]

@@ -2,7 +2,6 @@
 //! comparison of configurations in `matrix`.
 
 mod matrix;
-mod record_play;
 
 use anyhow::Context;
 use naslab_lab::LabOptions;

@@ -6,9 +6,9 @@
 //! GETATTR/LOOKUP for stat, MKDIR, READDIR, REMOVE/RMDIR and RENAME. NFSv3 has no way to
 //! reserve space, so `fallocate` is not offered.
 //!
-//! The crate's I/O traits are async, but naslab gives it a blocking socket: every
-//! future completes the first time it is polled, so a tiny poll loop drives it with no
-//! runtime and no extra thread.
+//! The crate's I/O traits are async: each connection runs its requests on a
+//! single-thread tokio runtime of its own, one at a time and each at most the I/O
+//! timeout, as the SMB backend does (`session::Waiter`).
 
 mod session;
 
@@ -19,7 +19,7 @@ use nfs3_client::nfs3_types::nfs3::{
     diropargs3, ftype3, nfs_fh3, stable_how, READ3args, RENAME3args,
 };
 
-use self::session::{block_on, check, name, split, Session};
+use self::session::{check, name, split, Session};
 use super::remote::{RemoteFs, RemoteSandbox, RemoteSandboxError};
 use super::url::{ClientOptions, RemoteUrl};
 use super::{Backend, BackendOptions, Caps, Handle, OpError, OpenHow, Target};
@@ -66,6 +66,8 @@ pub enum NfsError {
         path: String,
         exports: String,
     },
+    #[error("cannot start the NFS client's runtime: {0}")]
+    Runtime(std::io::Error),
     #[error(transparent)]
     Sandbox(#[from] RemoteSandboxError),
 }
@@ -308,7 +310,7 @@ impl Backend for NfsBackend {
                 offset: offset + done as u64,
                 count: n as u32,
             };
-            let ok = check(block_on(self.session.client.read(&args)))?;
+            let ok = check(self.session.w.call(self.session.client.read(&args)))?;
             let data: &[u8] = ok.data.as_ref();
             let got = data.len().min(n);
             buf[done..done + got].copy_from_slice(&data[..got]);
@@ -398,7 +400,7 @@ impl Backend for NfsBackend {
         };
         self.session.forget(&a);
         self.session.forget(&b);
-        check(block_on(self.session.client.rename(&args))).map(|_| ())
+        check(self.session.w.call(self.session.client.rename(&args))).map(|_| ())
     }
 
     fn drop_cache(&mut self, file: u32) -> Result<(), OpError> {

@@ -5,7 +5,7 @@
 //! at scattered offsets, some well beyond its current end.
 
 use naslab_trace::{OpFlags, Trace};
-use rand::Rng;
+use rand::RngExt;
 
 use crate::builder::{Builder, FileRef};
 use crate::catalog::WorkloadInfo;
@@ -68,7 +68,7 @@ fn probe_source(b: &mut Builder, rng: &mut Rng8, f: FileRef, probes: u64) {
         let len = probe_len(rng).min(f.size);
         let offset = if i == 0 {
             0
-        } else if rng.gen_bool(0.3) {
+        } else if rng.random_bool(0.3) {
             f.size - len
         } else {
             offset_in(rng, f.size.min(256 * 1024), len, 2)
@@ -127,7 +127,7 @@ fn import(
         b.open(p.id, OpFlags::READ);
         let n = between(rng, 2, 4);
         probe_source(b, rng, p, n);
-        if rng.gen_bool(0.5) {
+        if rng.random_bool(0.5) {
             let len = 4096.min(p.size);
             b.read(p.id, offset_in(rng, p.size, len, 512), len);
         }
@@ -215,12 +215,12 @@ fn edit(
         if seg % per_render == 0 {
             b.create(file);
         }
-        let source = if rng.gen_bool(0.6) {
-            photos[rng.gen_range(0..photos.len())]
+        let source = if rng.random_bool(0.6) {
+            photos[rng.random_range(0..photos.len())]
         } else {
-            clips[rng.gen_range(0..clips.len())]
+            clips[rng.random_range(0..clips.len())]
         };
-        if rng.gen_bool(EDIT_PROBE) {
+        if rng.random_bool(EDIT_PROBE) {
             b.open(source.id, OpFlags::READ);
             probe_source(b, rng, source, 1);
             b.close(source.id);
@@ -259,7 +259,7 @@ fn render(
     b.create(output);
     let mut eof = 0u64;
     for burst in 0..scale.count(OUTPUT_BURSTS) {
-        let k = rng.gen_range(0..sources.len());
+        let k = rng.random_range(0..sources.len());
         let s = sources[k];
         if burst % 4 == 0 {
             // Every fourth burst pulls the next stretch of a source.
@@ -269,21 +269,21 @@ fn render(
                 b.read(s.id, cursor[k], len);
                 cursor[k] += len;
             }
-        } else if rng.gen_bool(0.4) {
+        } else if rng.random_bool(0.4) {
             let len = probe_len(rng).min(s.size);
             b.read(s.id, offset_in(rng, s.size, len, 2), len);
         }
         let mut last_end: Option<u64> = None;
         for _ in 0..between(rng, BURST_WRITES.0, BURST_WRITES.1) {
-            let len = if rng.gen_bool(OUTPUT_PATCH) {
+            let len = if rng.random_bool(OUTPUT_PATCH) {
                 pick(rng, &PATCHES)
             } else {
                 pick(rng, &PIECES)
             };
             let offset = match last_end {
-                Some(end) if rng.gen_bool(OUTPUT_CONTINUE) => end,
+                Some(end) if rng.random_bool(OUTPUT_CONTINUE) => end,
                 _ => {
-                    let roll: f64 = rng.gen();
+                    let roll: f64 = rng.random();
                     if roll < 0.6 && eof > len {
                         offset_in(rng, eof, len, 512)
                     } else if roll < 0.9 {

@@ -1,7 +1,7 @@
 //! File copies: one large backup file copied to or from the NAS in 64 KB transfers.
 
 use naslab_trace::{OpFlags, Trace};
-use rand::Rng;
+use rand::RngExt;
 
 use crate::builder::Builder;
 use crate::catalog::WorkloadInfo;
@@ -36,8 +36,8 @@ fn transfer(b: &mut Builder, rng: &mut Rng8, file: u32, size: u64, rate: f64, di
             Direction::Write => b.write(file, off, len),
         }
         b.wait_bytes(len, rate);
-        if rng.gen_bool(STALL_PROB) {
-            b.wait(rng.gen_range(2_000..30_000));
+        if rng.random_bool(STALL_PROB) {
+            b.wait(rng.random_range(2_000..30_000));
         }
         off += len;
     }

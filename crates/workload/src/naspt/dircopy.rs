@@ -2,7 +2,7 @@
 //! and written) or from it (files read), each file in 64 KB transfers, one file at a time.
 
 use naslab_trace::{OpFlags, Trace};
-use rand::Rng;
+use rand::RngExt;
 
 use super::tree::{self, CHUNK};
 use crate::builder::Builder;
@@ -17,7 +17,7 @@ const FROM_RATE: f64 = 13e6;
 
 /// Per-file time the copier spends outside transfers (looking up, opening, closing), µs.
 fn file_gap(rng: &mut Rng8) -> u64 {
-    rng.gen_range(300..2_500)
+    rng.random_range(300..2_500)
 }
 
 /// DirectoryCopyToNAS: every directory made, every file created and written in order.

@@ -6,7 +6,7 @@
 //! 64 KB pieces.
 
 use naslab_trace::{OpFlags, Trace};
-use rand::Rng;
+use rand::RngExt;
 
 use crate::builder::{Builder, FileRef};
 use crate::catalog::WorkloadInfo;
@@ -148,8 +148,8 @@ fn doc_name(rng: &mut Rng8, i: usize) -> String {
     ];
     format!(
         "{}{}_{:03}",
-        A[rng.gen_range(0..A.len())],
-        B[rng.gen_range(0..B.len())],
+        A[rng.random_range(0..A.len())],
+        B[rng.random_range(0..B.len())],
         i
     )
 }
@@ -291,7 +291,7 @@ fn write_body(b: &mut Builder, rng: &mut Rng8, id: u32, end: u64, sizes: &[(Size
 fn probe(b: &mut Builder, rng: &mut Rng8, id: u32, size: u64) {
     b.read(id, 0, 512.min(size));
     for _ in 0..between(rng, 1, 4) {
-        let len = if rng.gen_bool(0.3) {
+        let len = if rng.random_bool(0.3) {
             log_uniform(rng, 12, 300)
         } else {
             512
@@ -306,7 +306,7 @@ impl Office {
     /// The recent-files list: a shortcut or two read whole.
     fn read_recent(&self, b: &mut Builder, rng: &mut Rng8) {
         for _ in 0..between(rng, 1, 2) {
-            let link = self.links[rng.gen_range(0..self.links.len())];
+            let link = self.links[rng.random_range(0..self.links.len())];
             b.open(link.id, OpFlags::READ);
             b.read(link.id, 0, link.size);
             b.close(link.id);
@@ -333,8 +333,8 @@ impl Office {
             off += len;
             temp.size = temp.size.max(off);
             b.think(between(rng, 10_000, 80_000));
-            if rng.gen_bool(EDIT_READ_PROB) {
-                if rng.gen_bool(0.6) {
+            if rng.random_bool(EDIT_READ_PROB) {
+                if rng.random_bool(0.6) {
                     let len = 1024.min(temp.size);
                     b.read(temp.id, offset_in(rng, temp.size, len, 512), len);
                 } else if doc_size > 0 {
@@ -390,7 +390,7 @@ impl Office {
         self.edit(b, rng, i);
         if big {
             b.write_range(id, 0, size, BULK, 40e6);
-        } else if rng.gen_bool(SAVE_PROB) {
+        } else if rng.random_bool(SAVE_PROB) {
             write_body(b, rng, id, size, &BODY_WRITE);
         }
         b.close(id);
@@ -413,14 +413,14 @@ impl Office {
         for _ in 0..self.scale.count(pages) {
             let off = offset_in(rng, size, PAGE, PAGE);
             let len = PAGE.min(size - off);
-            let run = if rng.gen_bool(0.5) {
+            let run = if rng.random_bool(0.5) {
                 between(rng, 1, 8)
             } else {
                 1
             };
             let end = (off + run * PAGE).min(size);
             read_body(b, rng, id, off, end, &[(Size::Fixed(PAGE), 1)]);
-            if rng.gen_bool(0.35) {
+            if rng.random_bool(0.35) {
                 b.write(id, off, len);
             }
             b.wait(between(rng, 500, 20_000));
@@ -447,7 +447,7 @@ pub(crate) fn generate(info: &WorkloadInfo, params: &GenParams, rng: &mut Rng8) 
     let mut plan: Vec<usize> = ordinary.clone();
     for _ in 0..office.scale.count(REVISITS) {
         // Popularity falls off with rank: a few documents take most revisits.
-        let rank = (ordinary.len() as f64 * rng.gen::<f64>().powi(3)) as usize;
+        let rank = (ordinary.len() as f64 * rng.random::<f64>().powi(3)) as usize;
         plan.push(ordinary[rank.min(ordinary.len() - 1)]);
     }
     for (i, &(_, _, visits)) in BIG.iter().enumerate() {

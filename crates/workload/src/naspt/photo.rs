@@ -5,7 +5,7 @@
 //! pictures come into view. All reads.
 
 use naslab_trace::{OpFlags, Trace};
-use rand::Rng;
+use rand::RngExt;
 
 use crate::builder::{Builder, FileRef};
 use crate::catalog::WorkloadInfo;
@@ -53,7 +53,7 @@ fn layout(b: &mut Builder, rng: &mut Rng8, path: String) -> Photo {
     let meta_a = scale.bytes(between(rng, 40_000, 64_000)).min(size);
     let thumb = (meta_a + scale.bytes(between(rng, 1_000, 30_000))).min(size.saturating_sub(1));
     let thumb_len = scale.bytes(between(rng, 9_000, 22_000)).min(size - thumb);
-    let meta_b = (size as f64 * rng.gen_range(0.12..0.2)) as u64;
+    let meta_b = (size as f64 * rng.random_range(0.12..0.2)) as u64;
     let meta_b_len = scale.bytes(48_000).min(size - meta_b);
     Photo {
         file,
@@ -68,7 +68,7 @@ fn layout(b: &mut Builder, rng: &mut Rng8, path: String) -> Photo {
 /// A small metadata read in one of the two regions.
 fn probe(b: &mut Builder, rng: &mut Rng8, p: &Photo) {
     let len = log_uniform(rng, META_MIN, META_MAX);
-    let (start, span) = if rng.gen_bool(0.6) {
+    let (start, span) = if rng.random_bool(0.6) {
         (0, p.meta_a)
     } else {
         (p.meta_b, p.meta_b_len)
@@ -120,7 +120,7 @@ fn view(b: &mut Builder, rng: &mut Rng8, p: &Photo) {
         b.read(id, off, len);
         b.wait(between(rng, 300, 1_500));
         off += len;
-        if rng.gen_bool(VIEW_PROBE_PROB) {
+        if rng.random_bool(VIEW_PROBE_PROB) {
             probe(b, rng, p);
         }
     }

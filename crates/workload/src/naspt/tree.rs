@@ -3,7 +3,7 @@
 
 use std::collections::BTreeSet;
 
-use rand::{Rng, SeedableRng};
+use rand::{RngExt, SeedableRng};
 
 use crate::sample::{lognormal, pick, Rng8};
 
@@ -352,24 +352,24 @@ pub(crate) struct Tree {
 }
 
 fn program_name(rng: &mut Rng8) -> String {
-    let n = rng.gen_range(2..=3);
+    let n = rng.random_range(2..=3);
     let mut s: String = (0..n)
-        .map(|_| SYLLABLES[rng.gen_range(0..SYLLABLES.len())])
+        .map(|_| SYLLABLES[rng.random_range(0..SYLLABLES.len())])
         .collect();
-    if rng.gen_bool(0.3) {
-        s.push_str(if rng.gen_bool(0.5) { "32" } else { "intl" });
+    if rng.random_bool(0.3) {
+        s.push_str(if rng.random_bool(0.5) { "32" } else { "intl" });
     }
     s
 }
 
 fn stem(rng: &mut Rng8, names: Names, i: usize) -> String {
     match names {
-        Names::Code(prefix) => format!("{prefix}{:05}_", rng.gen_range(0..100_000)),
+        Names::Code(prefix) => format!("{prefix}{:05}_", rng.random_range(0..100_000)),
         Names::Program => program_name(rng),
         Names::Words => format!(
             "{}{}",
-            WORDS_A[rng.gen_range(0..WORDS_A.len())],
-            WORDS_B[rng.gen_range(0..WORDS_B.len())]
+            WORDS_A[rng.random_range(0..WORDS_A.len())],
+            WORDS_B[rng.random_range(0..WORDS_B.len())]
         ),
         Names::Theme => THEME_FILES[i % THEME_FILES.len()].to_string(),
     }

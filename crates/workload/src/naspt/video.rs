@@ -3,7 +3,7 @@
 //! its own timing, then all are merged by time into one ordered sequence on stream 0.
 
 use naslab_trace::{Op, OpFlags, OpKind, Trace};
-use rand::Rng;
+use rand::RngExt;
 
 use crate::builder::Builder;
 use crate::catalog::WorkloadInfo;
@@ -26,7 +26,7 @@ const HEADER_EVERY: u64 = 2048;
 
 /// A playback workload: how many streams, how much they read in all, over how long.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct PlaySpec {
+struct PlaySpec {
     streams: u32,
     total_bytes: u64,
     duration_s: f64,
@@ -37,7 +37,7 @@ pub(crate) struct PlaySpec {
 }
 
 /// One 1.3 GB video played through (section 4.1), about 10.8 minutes at 2.0 MB/s.
-pub(crate) const ONE_PLAY: PlaySpec = PlaySpec {
+const ONE_PLAY: PlaySpec = PlaySpec {
     streams: 1,
     total_bytes: 1_300_000_000,
     duration_s: 1_300_000_000.0 / PLAY_RATE,
@@ -46,7 +46,7 @@ pub(crate) const ONE_PLAY: PlaySpec = PlaySpec {
 };
 
 /// Two videos for about six minutes, 1.4 GB in all (section 4.1), about 18 % sequential.
-pub(crate) const TWO_PLAY: PlaySpec = PlaySpec {
+const TWO_PLAY: PlaySpec = PlaySpec {
     streams: 2,
     total_bytes: 1_400_000_000,
     duration_s: 360.0,
@@ -55,7 +55,7 @@ pub(crate) const TWO_PLAY: PlaySpec = PlaySpec {
 };
 
 /// Four videos for about 3 min 45 s, 1.3 GB in all (section 4.1), about 11 % sequential.
-pub(crate) const FOUR_PLAY: PlaySpec = PlaySpec {
+const FOUR_PLAY: PlaySpec = PlaySpec {
     streams: 4,
     total_bytes: 1_300_000_000,
     duration_s: 225.0,
@@ -83,7 +83,7 @@ fn ticks(rng: &mut Rng8, n: u64, start_us: u64, period_us: f64, double_prob: f64
     let nominal: Vec<u64> = (1..=n + 1)
         .map(|k| {
             let t = start_us as f64 + k as f64 * period_us;
-            let j = rng.gen_range(0..=2 * JITTER_US) as f64 - JITTER_US as f64;
+            let j = rng.random_range(0..=2 * JITTER_US) as f64 - JITTER_US as f64;
             (t + j).max(start_us as f64 + 1.0) as u64
         })
         .collect();
@@ -91,8 +91,8 @@ fn ticks(rng: &mut Rng8, n: u64, start_us: u64, period_us: f64, double_prob: f64
     let mut last = start_us;
     for k in 0..n as usize {
         let mut t = nominal[k];
-        if rng.gen_bool(double_prob) {
-            t = nominal[k + 1].saturating_sub(rng.gen_range(300..1_500));
+        if rng.random_bool(double_prob) {
+            t = nominal[k + 1].saturating_sub(rng.random_range(300..1_500));
         }
         last = last.max(t);
         out.push(last);
@@ -133,7 +133,7 @@ fn player(
         read.offset = offset;
         read.len = len;
         ops.push(read);
-        if rng.gen_bool(REREAD_PROB) {
+        if rng.random_bool(REREAD_PROB) {
             last += 200;
             read.t_us = last;
             ops.push(read);
@@ -187,13 +187,23 @@ fn merge(b: &mut Builder, streams: Vec<Vec<Op>>) {
     }
 }
 
+/// HDVideo_1Play.
+pub(crate) fn one_play(info: &WorkloadInfo, params: &GenParams, rng: &mut Rng8) -> Trace {
+    play(info, params, rng, ONE_PLAY)
+}
+
+/// HDVideo_2Play.
+pub(crate) fn two_play(info: &WorkloadInfo, params: &GenParams, rng: &mut Rng8) -> Trace {
+    play(info, params, rng, TWO_PLAY)
+}
+
+/// HDVideo_4Play.
+pub(crate) fn four_play(info: &WorkloadInfo, params: &GenParams, rng: &mut Rng8) -> Trace {
+    play(info, params, rng, FOUR_PLAY)
+}
+
 /// HDVideo_1Play, HDVideo_2Play and HDVideo_4Play.
-pub(crate) fn play(
-    info: &WorkloadInfo,
-    params: &GenParams,
-    rng: &mut Rng8,
-    spec: PlaySpec,
-) -> Trace {
+fn play(info: &WorkloadInfo, params: &GenParams, rng: &mut Rng8, spec: PlaySpec) -> Trace {
     let mut b = Builder::new(info.name, spec.description, params);
     let per_stream = spec.total_bytes / spec.streams as u64;
     let rate = per_stream as f64 / spec.duration_s;

@@ -2,7 +2,7 @@
 //! read and write, 128 KiB sequential read and write, each at 1 and 32 outstanding.
 
 use naslab_trace::{FileKind, OpFlags, OpKind, Trace};
-use rand::Rng;
+use rand::RngExt;
 use rand::SeedableRng;
 
 use super::Multi;
@@ -100,7 +100,7 @@ pub fn generate(test: &IometerTest, params: &GenParams) -> Trace {
     };
     for i in 0..blocks {
         let block = if test.random {
-            rng.gen_range(0..blocks)
+            rng.random_range(0..blocks)
         } else {
             i
         };

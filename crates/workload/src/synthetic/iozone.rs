@@ -4,7 +4,7 @@
 //! file from a warm-up.
 
 use naslab_trace::{FileKind, OpFlags, OpKind, Trace};
-use rand::Rng;
+use rand::RngExt;
 use rand::SeedableRng;
 
 use super::Multi;
@@ -141,18 +141,18 @@ fn ops(m: &mut Multi, stream: u32, test: Test, file: u32, size: u64, record: u64
         let (kind, block) = match test {
             Test::Rewrite => (OpKind::Write, i),
             Test::Read | Test::Reread => (OpKind::Read, i),
-            Test::RandomRead => (OpKind::Read, rng.gen_range(0..n)),
-            Test::RandomWrite => (OpKind::Write, rng.gen_range(0..n)),
+            Test::RandomRead => (OpKind::Read, rng.random_range(0..n)),
+            Test::RandomWrite => (OpKind::Write, rng.random_range(0..n)),
             Test::BackwardRead => (OpKind::Read, n - 1 - i),
             Test::RecordRewrite => (OpKind::Write, 0),
             Test::StrideRead => (OpKind::Read, (i * STRIDE_RECORDS) % n),
             Test::Mixed => {
-                let kind = if rng.gen_bool(0.5) {
+                let kind = if rng.random_bool(0.5) {
                     OpKind::Read
                 } else {
                     OpKind::Write
                 };
-                (kind, rng.gen_range(0..n))
+                (kind, rng.random_range(0..n))
             }
             Test::Write => unreachable!("write returned above"),
         };

@@ -15,7 +15,6 @@ use naslab_results::{CacheMode, RunResult};
 use naslab_trace::Trace;
 use serde::Serialize;
 
-use super::record_play;
 use crate::args::LabMatrixArgs;
 use crate::cmd::run::{compile_traces, context, execute};
 use crate::cmd::sources::{build, gen_params, resolve_suite, Source};
@@ -105,16 +104,7 @@ fn traces(a: &LabMatrixArgs) -> anyhow::Result<Vec<Trace>> {
             "nothing to run: give --suite naspt or --workload NAME (e.g. HDVideo_RecordThenPlay)"
         );
     }
-    names
-        .iter()
-        .map(|n| {
-            if n == record_play::NAME {
-                record_play::build(&params)
-            } else {
-                build(n, &params)
-            }
-        })
-        .collect()
+    names.iter().map(|n| build(n, &params)).collect()
 }
 
 /// Runs `naslab lab matrix`.

@@ -1,12 +1,11 @@
-//! One NFSv3 connection: the blocking socket behind the crate's async traits, the
+//! One NFSv3 connection: its runtime and TCP stream behind the crate's async traits, the
 //! RPCs naslab sends, the directory handles it has looked up, and the path-based calls
 //! the remote sandbox needs.
 
+use std::cell::Cell;
 use std::collections::HashMap;
 use std::future::Future;
-use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
-use std::task::{Context, Poll, Waker};
+use std::net::{SocketAddr, ToSocketAddrs};
 use std::time::Duration;
 
 use nfs3_client::io::{AsyncRead, AsyncWrite};
@@ -19,6 +18,8 @@ use nfs3_client::nfs3_types::nfs3::{
 use nfs3_client::nfs3_types::rpc::{auth_unix, opaque_auth};
 use nfs3_client::nfs3_types::xdr_codec::Opaque;
 use nfs3_client::{Nfs3Client, Nfs3ConnectionBuilder, RpcError};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
 
 use super::NfsError;
 use crate::backend::remote::{EntryKind, RemoteFs};
@@ -28,56 +29,77 @@ use crate::backend::OpError;
 /// The most naslab asks for in one READ or WRITE when the server names no limit.
 pub(super) const DEFAULT_XFER: u32 = 1 << 20;
 
-/// Drives a future whose I/O blocks, so it is ready the first time it is polled.
-pub(super) fn block_on<F: Future>(fut: F) -> F::Output {
-    let mut fut = std::pin::pin!(fut);
-    let mut cx = Context::from_waker(Waker::noop());
-    loop {
-        if let Poll::Ready(v) = fut.as_mut().poll(&mut cx) {
-            return v;
-        }
-        // Not reached with blocking sockets; yielding keeps a surprise from spinning hot.
-        std::thread::yield_now();
-    }
-}
-
-/// A blocking TCP socket behind the crate's async I/O traits. A read or write that
-/// waits longer than the timeout fails as [`std::io::ErrorKind::TimedOut`], saying
-/// "no reply from HOST:PORT within N s".
-pub(super) struct BlockingIo {
-    stream: TcpStream,
-    addr: SocketAddr,
+/// Runs one connection's futures on a single-thread runtime of its own (as the SMB
+/// backend does), each at most the I/O timeout. A request the server leaves unanswered
+/// that long marks the connection dead: every later request fails at once (the closes
+/// and commits after a fatal error do not wait again).
+pub(super) struct Waiter {
+    rt: tokio::runtime::Runtime,
+    /// `host:port`, for messages.
+    addr: String,
     timeout: Duration,
-    /// Set once the server let a request time out: every later request fails at once
-    /// (the closes and commits after a fatal error do not wait again).
-    silent: bool,
+    dead: Cell<bool>,
 }
 
-impl BlockingIo {
+impl Waiter {
+    pub(super) fn new(addr: String, timeout: Duration) -> std::io::Result<Waiter> {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()?;
+        Ok(Waiter {
+            rt,
+            addr,
+            timeout,
+            dead: Cell::new(false),
+        })
+    }
+
+    /// "no reply from HOST:PORT within N s", as an I/O error of kind `TimedOut`.
     fn no_reply(&self) -> std::io::Error {
         std::io::Error::new(
             std::io::ErrorKind::TimedOut,
-            no_reply(&self.addr.to_string(), self.timeout),
+            no_reply(&self.addr, self.timeout),
         )
     }
 
-    fn timed_out(&mut self, e: std::io::Error) -> std::io::Error {
-        match e.kind() {
-            std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut => {
-                self.silent = true;
-                self.no_reply()
+    /// Runs `fut` (connecting, mounting, listing exports) to its end; `None` when it took
+    /// longer than the timeout.
+    pub(super) fn run<T>(&self, fut: impl Future<Output = T>) -> Option<T> {
+        let timeout = self.timeout;
+        // The timer is made inside the runtime, which drives it.
+        self.rt
+            .block_on(async move { tokio::time::timeout(timeout, fut).await })
+            .ok()
+    }
+
+    /// One RPC and its reply, at most the timeout.
+    pub(super) fn call<T>(
+        &self,
+        fut: impl Future<Output = Result<T, RpcError>>,
+    ) -> Result<T, RpcError> {
+        if self.dead.get() {
+            return Err(RpcError::Io(self.no_reply()));
+        }
+        match self.run(fut) {
+            Some(Err(RpcError::Io(e))) if e.kind() == std::io::ErrorKind::TimedOut => {
+                self.dead.set(true);
+                Err(RpcError::Io(self.no_reply()))
             }
-            _ => e,
+            Some(r) => r,
+            None => {
+                self.dead.set(true);
+                Err(RpcError::Io(self.no_reply()))
+            }
         }
     }
 }
 
-impl AsyncRead for BlockingIo {
+/// A TCP connection on the session's runtime, behind the crate's async I/O traits.
+pub(super) struct TcpIo(TcpStream);
+
+impl AsyncRead for TcpIo {
     async fn async_read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        if self.silent {
-            return Err(self.no_reply());
-        }
-        let n = self.stream.read(buf).map_err(|e| self.timed_out(e))?;
+        let n = self.0.read(buf).await?;
         if n == 0 && !buf.is_empty() {
             return Err(std::io::ErrorKind::UnexpectedEof.into());
         }
@@ -85,46 +107,36 @@ impl AsyncRead for BlockingIo {
     }
 }
 
-impl AsyncWrite for BlockingIo {
+impl AsyncWrite for TcpIo {
     async fn async_write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        if self.silent {
-            return Err(self.no_reply());
-        }
-        self.stream.write(buf).map_err(|e| self.timed_out(e))
+        self.0.write(buf).await
     }
 }
 
-struct BlockingConnector {
+/// Opens connections for the crate (portmapper, MOUNT, NFS), each at most the timeout
+/// to connect.
+struct TcpConnector {
     timeout: Duration,
 }
 
-impl Connector for BlockingConnector {
-    type Connection = BlockingIo;
+impl Connector for TcpConnector {
+    type Connection = TcpIo;
 
-    async fn connect(&self, addr: SocketAddr) -> std::io::Result<BlockingIo> {
-        let s = TcpStream::connect_timeout(&addr, self.timeout).map_err(|e| match e.kind() {
-            std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut => std::io::Error::new(
-                std::io::ErrorKind::TimedOut,
-                no_reply(&addr.to_string(), self.timeout),
-            ),
-            _ => e,
-        })?;
+    async fn connect(&self, addr: SocketAddr) -> std::io::Result<TcpIo> {
+        let s = match tokio::time::timeout(self.timeout, TcpStream::connect(addr)).await {
+            Ok(s) => s?,
+            Err(_) => {
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::TimedOut,
+                    no_reply(&addr.to_string(), self.timeout),
+                ))
+            }
+        };
         s.set_nodelay(true)?;
-        s.set_read_timeout(Some(self.timeout))?;
-        s.set_write_timeout(Some(self.timeout))?;
-        Ok(BlockingIo {
-            stream: s,
-            addr,
-            timeout: self.timeout,
-            silent: false,
-        })
+        Ok(TcpIo(s))
     }
 
-    async fn connect_with_port(
-        &self,
-        _addr: SocketAddr,
-        _port: u16,
-    ) -> std::io::Result<BlockingIo> {
+    async fn connect_with_port(&self, _addr: SocketAddr, _port: u16) -> std::io::Result<TcpIo> {
         // naslab needs no admin rights, so it never binds a privileged port.
         Err(std::io::ErrorKind::Unsupported.into())
     }
@@ -234,20 +246,35 @@ pub(super) fn list_exports(url: &RemoteUrl, timeout: Duration) -> Result<Vec<Str
         .map_err(|e| e.to_string())?
         .parse()
         .map_err(|e| format!("{e}"))?;
+    let w = Waiter::new(format!("{ip}:111"), timeout).map_err(|e| format!("{e}"))?;
+    // What a step says when the peer at `addr` does not answer in time.
+    let silent =
+        |what: &str, addr: String| format!("{what} at {addr}: {}", no_reply(&addr, timeout));
     let port = match url.mount_port {
         Some(p) => p,
-        None => {
-            let io = block_on(BlockingConnector { timeout }.connect(SocketAddr::new(ip, 111)))
-                .map_err(|e| format!("portmapper at {ip}:111: {e}"))?;
-            let mut pm = nfs3_client::PortmapperClient::new(io);
-            block_on(pm.getport(mount::PROGRAM, mount::VERSION, portmap::IPPROTO_TCP))
-                .map_err(|e| format!("portmapper at {ip}:111: {e}"))?
-        }
+        None => w
+            .run(async {
+                let io = TcpConnector { timeout }
+                    .connect(SocketAddr::new(ip, 111))
+                    .await?;
+                let mut pm = nfs3_client::PortmapperClient::new(io);
+                pm.getport(mount::PROGRAM, mount::VERSION, portmap::IPPROTO_TCP)
+                    .await
+                    .map_err(|e| std::io::Error::other(e.to_string()))
+            })
+            .ok_or_else(|| silent("portmapper", format!("{ip}:111")))?
+            .map_err(|e| format!("portmapper at {ip}:111: {e}"))?,
     };
-    let io = block_on(BlockingConnector { timeout }.connect(SocketAddr::new(ip, port)))
-        .map_err(|e| format!("MOUNT service at {ip}:{port}: {e}"))?;
-    let mut mc = nfs3_client::MountClient::new(io);
-    let list = block_on(mc.export()).map_err(|e| format!("EXPORT call: {e}"))?;
+    let list = w
+        .run(async {
+            let io = TcpConnector { timeout }
+                .connect(SocketAddr::new(ip, port))
+                .await
+                .map_err(|e| format!("MOUNT service at {ip}:{port}: {e}"))?;
+            let mut mc = nfs3_client::MountClient::new(io);
+            mc.export().await.map_err(|e| format!("EXPORT call: {e}"))
+        })
+        .ok_or_else(|| silent("MOUNT service", format!("{ip}:{port}")))??;
     Ok(list
         .0
         .iter()
@@ -271,7 +298,9 @@ pub(super) fn split_export(full: &str, exports: &[String]) -> Option<(String, St
 
 /// One NFS connection, with the directory handles it has looked up.
 pub(super) struct Session {
-    pub(super) client: Nfs3Client<BlockingIo>,
+    /// Runs the requests, on a runtime of the connection's own.
+    pub(super) w: Waiter,
+    pub(super) client: Nfs3Client<TcpIo>,
     /// The export's root handle.
     root: nfs_fh3,
     /// Directories already looked up, by path relative to the export.
@@ -294,18 +323,29 @@ impl Session {
             gids: vec![],
         });
         let mount_addr = format!("{host_ip}:{}", url.mount_port.unwrap_or(111));
-        let mut b = Nfs3ConnectionBuilder::new(BlockingConnector { timeout }, host_ip, &export)
+        let mut b = Nfs3ConnectionBuilder::new(TcpConnector { timeout }, host_ip.clone(), &export)
             .connect_from_privileged_port(false)
             .credential(cred)
             .nfs3_port(url.port.unwrap_or(2049));
         if let Some(m) = url.mount_port {
             b = b.mount_port(m);
         }
-        let conn = block_on(b.mount()).map_err(|e| NfsError::Mount {
+        let w = Waiter::new(format!("{host_ip}:{}", url.port.unwrap_or(2049)), timeout)
+            .map_err(NfsError::Runtime)?;
+        let mount_error = |detail| NfsError::Mount {
             host: url.host.clone(),
             export: export.clone(),
-            detail: mount_detail(&e, &mount_addr),
-        })?;
+            detail,
+        };
+        let conn = w
+            .run(b.mount())
+            .ok_or_else(|| {
+                mount_error(format!(
+                    "{}; check that the server runs and answers",
+                    no_reply(&mount_addr, timeout)
+                ))
+            })?
+            .map_err(|e| mount_error(mount_detail(&e, &mount_addr)))?;
         let root = conn.root_nfs_fh3();
         let mut client = conn.into_nfs3_client();
         let fail = |error| NfsError::Request {
@@ -313,7 +353,7 @@ impl Session {
             export: export.clone(),
             error,
         };
-        let info = check(block_on(client.fsinfo(&FSINFO3args {
+        let info = check(w.call(client.fsinfo(&FSINFO3args {
             fsroot: root.clone(),
         })))
         .map_err(fail)?;
@@ -325,6 +365,7 @@ impl Session {
             }
         };
         Ok(Session {
+            w,
             client,
             root,
             dirs: HashMap::new(),
@@ -344,7 +385,7 @@ impl Session {
                 name: name(n),
             },
         };
-        let ok = check(block_on(self.client.lookup(&args)))?;
+        let ok = check(self.w.call(self.client.lookup(&args)))?;
         let attrs = match ok.obj_attributes {
             Nfs3Option::Some(a) => Some((a.type_, a.size)),
             Nfs3Option::None => None,
@@ -380,9 +421,10 @@ impl Session {
     }
 
     pub(super) fn attrs(&mut self, fh: &nfs_fh3) -> Result<(ftype3, u64), OpError> {
-        let ok = check(block_on(
-            self.client.getattr(&GETATTR3args { object: fh.clone() }),
-        ))?;
+        let ok = check(
+            self.w
+                .call(self.client.getattr(&GETATTR3args { object: fh.clone() })),
+        )?;
         Ok((ok.obj_attributes.type_, ok.obj_attributes.size))
     }
 
@@ -422,7 +464,7 @@ impl Session {
             },
             how: createhow3::UNCHECKED(attributes),
         };
-        let ok = check(block_on(self.client.create(&args)))?;
+        let ok = check(self.w.call(self.client.create(&args)))?;
         let size = match ok.obj_attributes {
             Nfs3Option::Some(a) => Some(a.size),
             Nfs3Option::None => None,
@@ -448,7 +490,7 @@ impl Session {
             },
             guard: Nfs3Option::None,
         };
-        check(block_on(self.client.setattr(&args))).map(|_| ())
+        check(self.w.call(self.client.setattr(&args))).map(|_| ())
     }
 
     pub(super) fn commit(&mut self, fh: &nfs_fh3) -> Result<(), OpError> {
@@ -457,7 +499,7 @@ impl Session {
             offset: 0,
             count: 0,
         };
-        check(block_on(self.client.commit(&args))).map(|_| ())
+        check(self.w.call(self.client.commit(&args))).map(|_| ())
     }
 
     pub(super) fn write_at(
@@ -477,7 +519,7 @@ impl Session {
                 stable,
                 data: Opaque::borrowed(&data[done..done + n]),
             };
-            let ok = check(block_on(self.client.write(&args)))?;
+            let ok = check(self.w.call(self.client.write(&args)))?;
             let wrote = (ok.count as usize).min(n);
             done += wrote;
             if wrote == 0 {
@@ -499,7 +541,7 @@ impl Session {
                 cookieverf,
                 count: 65536,
             };
-            let ok = check(block_on(self.client.readdir(&args)))?;
+            let ok = check(self.w.call(self.client.readdir(&args)))?;
             cookieverf = ok.cookieverf;
             let entries = ok.reply.entries.into_inner();
             for e in &entries {
@@ -544,7 +586,7 @@ impl RemoteFs for Session {
                 ..sattr3::default()
             },
         };
-        check(block_on(self.client.mkdir(&args))).map(|_| ())
+        check(self.w.call(self.client.mkdir(&args))).map(|_| ())
     }
 
     fn put_file(&mut self, path: &str, data: &[u8]) -> Result<(), OpError> {
@@ -566,7 +608,7 @@ impl RemoteFs for Session {
                 dircount: 65536,
                 maxcount: 262144,
             };
-            let ok = check(block_on(self.client.readdirplus(&args)))?;
+            let ok = check(self.w.call(self.client.readdirplus(&args)))?;
             cookieverf = ok.cookieverf;
             let entries = ok.reply.entries.into_inner();
             for e in &entries {
@@ -609,7 +651,7 @@ impl RemoteFs for Session {
                 name: name(n),
             },
         };
-        check(block_on(self.client.remove(&args))).map(|_| ())
+        check(self.w.call(self.client.remove(&args))).map(|_| ())
     }
 
     fn remove_dir(&mut self, path: &str) -> Result<(), OpError> {
@@ -622,6 +664,6 @@ impl RemoteFs for Session {
             },
         };
         self.forget(path);
-        check(block_on(self.client.rmdir(&args))).map(|_| ())
+        check(self.w.call(self.client.rmdir(&args))).map(|_| ())
     }
 }

@@ -4,20 +4,31 @@
 //! a client wrote to this server the way it writes?
 
 use naslab_trace::{FileDecl, FileKind, Op, OpKind, Prepare, Trace};
-use naslab_workload::GenParams;
+
+use crate::catalog::{lookup, WorkloadInfo};
+use crate::params::GenParams;
+use crate::sample::Rng8;
 
 /// The workload's name.
-pub const NAME: &str = "HDVideo_RecordThenPlay";
+pub(crate) const NAME: &str = "HDVideo_RecordThenPlay";
 
-/// Builds the trace from the two published workloads at `params`.
-pub fn build(params: &GenParams) -> anyhow::Result<Trace> {
-    let record = naslab_workload::generate("HDVideo_1Record", params)?;
-    let play = naslab_workload::generate("HDVideo_1Play", params)?;
+/// The published workload `name`, generated at `params` exactly as on its own.
+fn published(name: &str, params: &GenParams) -> Trace {
+    lookup(name)
+        .unwrap_or_else(|| panic!("{name} is not in the catalog"))
+        .generate(params)
+}
+
+/// Builds the trace from the two published workloads at `params` (each with its own random
+/// source, so its part is the very trace it generates alone).
+pub(crate) fn build(_info: &WorkloadInfo, params: &GenParams, _rng: &mut Rng8) -> Trace {
+    let record = published("HDVideo_1Record", params);
+    let play = published("HDVideo_1Play", params);
     let rec_file = record
         .files
         .iter()
         .find(|f| f.kind == FileKind::File && !f.exists)
-        .ok_or_else(|| anyhow::anyhow!("HDVideo_1Record creates no file"))?;
+        .expect("HDVideo_1Record creates its recording");
     let recorded_bytes = record
         .ops
         .iter()
@@ -29,14 +40,14 @@ pub fn build(params: &GenParams) -> anyhow::Result<Trace> {
         .files
         .iter()
         .find(|f| f.kind == FileKind::File && f.exists)
-        .ok_or_else(|| anyhow::anyhow!("HDVideo_1Play reads no file"))?;
+        .expect("HDVideo_1Play reads its video");
     let mut t = Trace::new(NAME);
     t.header.description = Some(format!(
         "warm-up: HDVideo_1Record writes {}; measured: HDVideo_1Play's reads, played from that recording",
         rec_file.path
     ));
     t.header.generator = Some(format!(
-        "naslab lab: HDVideo_1Record then HDVideo_1Play (seed {}, scale {})",
+        "naslab-workload derived/{NAME}: HDVideo_1Record then HDVideo_1Play (seed {}, scale {})",
         params.seed, params.scale
     ));
     t.files.push(FileDecl {
@@ -73,7 +84,7 @@ pub fn build(params: &GenParams) -> anyhow::Result<Trace> {
         }
         t.ops.push(o);
     }
-    Ok(t)
+    t
 }
 
 #[cfg(test)]
@@ -86,7 +97,7 @@ mod tests {
             seed: 1,
             scale: 0.001,
         };
-        let t = build(&params).unwrap();
+        let t = crate::generate(NAME, &params).unwrap();
         assert_eq!(t.files.len(), 1);
         let warm = t.ops.iter().filter(|o| o.warmup).count();
         let measured: Vec<_> = t.ops.iter().filter(|o| !o.warmup).collect();
@@ -94,5 +105,38 @@ mod tests {
         assert!(t.ops.iter().take(warm).all(|o| o.warmup), "warm-up first");
         assert!(measured.iter().all(|o| o.kind != OpKind::Write));
         assert_eq!(measured[0].kind, OpKind::Open);
+    }
+
+    #[test]
+    fn its_warm_up_is_the_published_recording_as_generated_alone() {
+        let params = GenParams {
+            seed: 3,
+            scale: 0.002,
+        };
+        let t = crate::generate(NAME, &params).unwrap();
+        let record = crate::generate("HDVideo_1Record", &params).unwrap();
+        let warm: Vec<Op> = t.ops.iter().filter(|o| o.warmup).copied().collect();
+        let alone: Vec<Op> = record
+            .ops
+            .iter()
+            .map(|o| Op {
+                warmup: true,
+                stream: 0,
+                ..*o
+            })
+            .collect();
+        assert_eq!(warm, alone);
+        // Every measured read lies inside what the warm-up wrote.
+        let written = alone
+            .iter()
+            .filter(|o| o.kind == OpKind::Write)
+            .map(|o| o.offset + o.len)
+            .max()
+            .unwrap();
+        assert!(t
+            .ops
+            .iter()
+            .filter(|o| !o.warmup && o.kind == OpKind::Read)
+            .all(|o| o.offset + o.len <= written && o.len > 0));
     }
 }
