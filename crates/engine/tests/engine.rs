@@ -1173,3 +1173,47 @@ fn a_held_target_names_its_holder_until_released() {
     Sandbox::open(t.path()).unwrap().remove_all().unwrap();
     assert!(!t.path().join("naslab").exists());
 }
+
+#[test]
+fn the_time_limit_ends_a_paced_wait_of_a_queued_replay_on_time() {
+    // queued_trace's reads, paced: the first 200 reads 1 ms apart, the rest an hour on.
+    let target_dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let sandbox = Sandbox::open(target_dir.path()).unwrap();
+    let spool = tempfile::tempdir().unwrap();
+    let mut t = queued_trace(8, 400);
+    for o in t.ops.iter_mut() {
+        o.t_us = if o.t_us < 200 {
+            o.t_us * 1000
+        } else {
+            3_600_000_000 + o.t_us
+        };
+    }
+    let plan = plan_of(&t, spool.path());
+    let target = PosixTarget::new(sandbox.clone());
+    let progress = Progress::default();
+    let spec = naslab_engine::IterationSpec {
+        replay: ReplayOptions {
+            pacing: Pacing::Original,
+            time_limit_ns: Some(1_000_000_000),
+            ..ReplayOptions::default()
+        },
+        ..spec_of(
+            &plan,
+            &target,
+            CacheMode::Keep,
+            spool.path(),
+            None,
+            &progress,
+        )
+    };
+    let started = std::time::Instant::now();
+    let r = run_iteration(&spec, 1).unwrap();
+    let took = started.elapsed();
+    assert!(r.time_limited);
+    assert_eq!(r.errors, 0, "{:?}", r.op_stats);
+    // The open and the 200 reads due in the first 200 ms ran; nothing an hour on did.
+    assert_eq!(r.op("read").map_or(0, |s| s.count), 200, "{:?}", r.op_stats);
+    assert_eq!(r.op("write").map_or(0, |s| s.count), 0, "{:?}", r.op_stats);
+    // Preparation (an 8 MiB file) plus a one-second limit, not an hour.
+    assert!(took.as_secs() < 60, "the run took {took:?}");
+}
