@@ -338,6 +338,19 @@ pub struct OpStats {
     pub latency: LatencySummary,
 }
 
+impl OpStats {
+    /// Adds another's count, bytes and errors (by errno too). Latency is not added: it
+    /// comes from merged histograms, never from summaries.
+    pub fn add_counts(&mut self, other: &OpStats) {
+        self.count += other.count;
+        self.bytes += other.bytes;
+        self.errors += other.errors;
+        for (errno, n) in &other.errors_by_errno {
+            *self.errors_by_errno.entry(errno.clone()).or_insert(0) += n;
+        }
+    }
+}
+
 /// One stream's share of an iteration.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, TS)]
 pub struct StreamResult {
@@ -406,5 +419,33 @@ impl std::fmt::Display for Warning {
                 *max_read as f64 / 1e6
             ),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn op_stats_add_counts_bytes_and_errors_by_errno_but_not_latency() {
+        let one = |count, bytes, errno: &str, n| OpStats {
+            count,
+            bytes,
+            errors: n,
+            errors_by_errno: BTreeMap::from([(errno.to_string(), n)]),
+            latency: LatencySummary {
+                count,
+                ..LatencySummary::default()
+            },
+        };
+        let mut a = one(3, 300, "ENOENT", 1);
+        a.add_counts(&one(4, 40, "ENOENT", 2));
+        a.add_counts(&one(5, 5, "EIO", 1));
+        assert_eq!((a.count, a.bytes, a.errors), (12, 345, 4));
+        assert_eq!(
+            a.errors_by_errno,
+            BTreeMap::from([("EIO".to_string(), 1), ("ENOENT".to_string(), 3)])
+        );
+        assert_eq!(a.latency.count, 3, "latency is left alone");
     }
 }

@@ -228,12 +228,7 @@ fn merge_iteration(
         let mut stats = OpStats::default();
         for (_, it) in parts {
             if let Some(s) = it.op(op) {
-                stats.count += s.count;
-                stats.bytes += s.bytes;
-                stats.errors += s.errors;
-                for (errno, n) in &s.errors_by_errno {
-                    *stats.errors_by_errno.entry(errno.clone()).or_insert(0) += n;
-                }
+                stats.add_counts(s);
             }
         }
         if h.count() != stats.count {
