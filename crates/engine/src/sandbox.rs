@@ -110,23 +110,28 @@ fn openat_raw(
     Ok(unsafe { OwnedFd::from_raw_fd(fd) })
 }
 
-/// The current UTC time as `YYYY-MM-DDTHH:MM:SSZ`.
-fn utc_now() -> String {
+/// The current UTC time as year, month, day, hour, minute and second.
+pub(crate) fn utc_fields() -> [i32; 6] {
     // SAFETY: time accepts a null pointer; gmtime_r writes only the tm we pass.
     let mut tm: libc::tm = unsafe { std::mem::zeroed() };
     unsafe {
         let t = libc::time(std::ptr::null_mut());
         libc::gmtime_r(&t, &mut tm);
     }
-    format!(
-        "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}Z",
+    [
         tm.tm_year + 1900,
         tm.tm_mon + 1,
         tm.tm_mday,
         tm.tm_hour,
         tm.tm_min,
-        tm.tm_sec
-    )
+        tm.tm_sec,
+    ]
+}
+
+/// The current UTC time as `YYYY-MM-DDTHH:MM:SSZ`.
+fn utc_now() -> String {
+    let [y, mo, d, h, mi, s] = utc_fields();
+    format!("{y:04}-{mo:02}-{d:02}T{h:02}:{mi:02}:{s:02}Z")
 }
 
 /// The open, locked directory; dropped (closing both descriptors and so releasing the

@@ -130,21 +130,10 @@ fn holder_entry() -> String {
     } else {
         host
     };
-    // SAFETY: time accepts a null pointer; gmtime_r writes only the tm passed.
-    let mut tm: libc::tm = unsafe { std::mem::zeroed() };
-    unsafe {
-        let t = libc::time(std::ptr::null_mut());
-        libc::gmtime_r(&t, &mut tm);
-    }
+    let [y, mo, d, h, mi, s] = crate::sandbox::utc_fields();
     format!(
-        "{HOLDER_PREFIX}{} on {host} since {:04}-{:02}-{:02} {:02}h{:02}m{:02}s UTC",
-        std::process::id(),
-        tm.tm_year + 1900,
-        tm.tm_mon + 1,
-        tm.tm_mday,
-        tm.tm_hour,
-        tm.tm_min,
-        tm.tm_sec
+        "{HOLDER_PREFIX}{} on {host} since {y:04}-{mo:02}-{d:02} {h:02}h{mi:02}m{s:02}s UTC",
+        std::process::id()
     )
 }
 
