@@ -915,13 +915,19 @@ fn queued_replay_on_posix_moves_every_byte_and_keeps_trace_order() {
     let expected: Vec<u64> = (0..5000u64).map(|i| (i * 7919 % 2048) * 4096).collect();
     assert_eq!(offsets, expected);
     assert!(recs.iter().all(|(_, m)| m.done_ns >= m.issued_ns));
-    let shared_issue = recs
+    // Reads were in flight together: many were issued before the read ahead of them
+    // in the trace had completed.
+    let overlapping = recs
         .windows(2)
-        .filter(|w| w[0].0.kind == OpKind::Read && w[0].1.issued_ns == w[1].1.issued_ns)
+        .filter(|w| {
+            w[0].0.kind == OpKind::Read
+                && w[1].0.kind == OpKind::Read
+                && w[1].1.issued_ns < w[0].1.done_ns
+        })
         .count();
     assert!(
-        shared_issue > 1000,
-        "reads were not submitted together ({shared_issue})"
+        overlapping > 1000,
+        "reads did not overlap ({overlapping} of 4999)"
     );
     // The close waits for every read before it.
     let close = recs

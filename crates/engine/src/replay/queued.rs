@@ -1,7 +1,7 @@
 //! One stream's replay loop with several reads and writes in flight (queue depth above 1).
 //!
-//! Reads and writes are queued in trace order until the queue is full, submitted
-//! together, and reaped as they complete; every other op waits until the queue has
+//! Reads and writes are queued in trace order until the queue is full, each submitted
+//! as it is queued, and reaped as they complete; every other op waits until the queue has
 //! drained and then runs alone, so a trace's opens and closes still bracket its I/O.
 //! Measurements are written in trace order whatever order ops complete in.
 
@@ -80,7 +80,6 @@ impl<C: Clock> StreamRun<'_, C> {
         // Reads and writes also need one of the stream's buffer slots, which may be fewer
         // than the queue depth when ops are large.
         let mut free_bufs: Vec<usize> = (0..self.sizes.slots).rev().collect();
-        let mut queued: Vec<usize> = Vec::with_capacity(depth);
         let mut in_flight = 0usize;
         let mut next: Option<CompiledOp> = None;
         let mut exhausted = false;
@@ -103,7 +102,7 @@ impl<C: Clock> StreamRun<'_, C> {
                 let Some(op) = next else {
                     break;
                 };
-                let busy = in_flight + queued.len() > 0;
+                let busy = in_flight > 0;
                 let data = matches!(op.kind, OpKind::Read | OpKind::Write)
                     && handles[op.slot as usize] != NO_HANDLE;
                 let due = self.pacing.due(op.t_us, t0_us, prev_done);
@@ -155,6 +154,8 @@ impl<C: Clock> StreamRun<'_, C> {
                 let h = handles[op.slot as usize];
                 let len = op.len as usize;
                 let written = (op.kind == OpKind::Write).then(|| self.fill_write(&op, b));
+                // The op is submitted as it is queued: its issue time is read just before.
+                let issued = self.clock.now_ns();
                 let queue = backend.queued(depth as u32);
                 // SAFETY: buffer slot `b` belongs to this op alone until it is reaped (it
                 // returns to `free_bufs` only then), and rbuf and wbuf outlive the loop,
@@ -174,12 +175,12 @@ impl<C: Clock> StreamRun<'_, C> {
                         slots[slot] = Some(InFlight {
                             op,
                             due,
-                            issued: 0,
+                            issued,
                             seq,
                             buf: b,
                             written,
                         });
-                        queued.push(slot);
+                        in_flight += 1;
                     }
                     Err(e) => {
                         free.push(slot);
@@ -191,15 +192,6 @@ impl<C: Clock> StreamRun<'_, C> {
                     }
                 }
                 seq += 1;
-            }
-            if !queued.is_empty() {
-                let issued = self.clock.now_ns();
-                for s in queued.drain(..) {
-                    if let Some(f) = slots[s].as_mut() {
-                        f.issued = issued;
-                    }
-                    in_flight += 1;
-                }
             }
             if in_flight == 0 {
                 if stopping || (exhausted && next.is_none()) {
