@@ -15,13 +15,12 @@ fn example_run(out: &Path, label: &str) -> PathBuf {
             .args(["--backend", "null", "--label", label, "--out"])
             .arg(out),
     );
-    let base = out.join(label);
-    let mut dirs: Vec<PathBuf> = std::fs::read_dir(&base)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .collect();
-    dirs.sort();
-    dirs.pop().unwrap()
+    only_run_under(&out.join(label))
+}
+
+/// What `naslab compare A B ARGS` printed.
+fn compare(a: &Path, b: &Path, args: &[&str]) -> String {
+    text(&run_ok(naslab().arg("compare").arg(a).arg(b).args(args)).stdout)
 }
 
 #[test]
@@ -145,45 +144,19 @@ fn compare_prints_throughput_relative_to_the_baseline() {
     let out = tempfile::tempdir().unwrap();
     let a = example_run(out.path(), "nas1");
     let b = example_run(out.path(), "nas2");
-    let table = text(&run_ok(naslab().arg("compare").arg(&a).arg(&b)).stdout);
+    let table = compare(&a, &b, &[]);
     assert!(table.contains("geometric mean"), "{table}");
     assert!(
         table.contains("A: nas1/") && table.contains("(baseline)"),
         "{table}"
     );
     assert!(table.contains("DocumentSave"), "{table}");
-    let md = text(
-        &run_ok(naslab().arg("compare").arg(&a).arg(&b).args([
-            "--format",
-            "md",
-            "--baseline",
-            "nas2",
-        ]))
-        .stdout,
-    );
+    let md = compare(&a, &b, &["--format", "md", "--baseline", "nas2"]);
     assert!(md.contains("relative to B,"), "{md}");
-    let csv = text(
-        &run_ok(
-            naslab()
-                .arg("compare")
-                .arg(&a)
-                .arg(&b)
-                .args(["--format", "csv"]),
-        )
-        .stdout,
-    );
+    let csv = compare(&a, &b, &["--format", "csv"]);
     assert!(csv.starts_with("workload,"), "{csv}");
-    let json = text(
-        &run_ok(
-            naslab()
-                .arg("compare")
-                .arg(&a)
-                .arg(&b)
-                .args(["--format", "json"]),
-        )
-        .stdout,
-    );
-    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let v: serde_json::Value =
+        serde_json::from_str(&compare(&a, &b, &["--format", "json"])).unwrap();
     assert_eq!(v["workloads"][0]["ratio"][0], 1.0);
     assert_eq!(v["mean"], naslab_report::MEAN_NAME);
     assert_eq!(v["mean_workloads"][0], "DocumentSave");
@@ -221,14 +194,8 @@ fn compare_ratios_and_their_geometric_mean_follow_from_each_runs_throughput() {
                 .arg("--out")
                 .arg(out.path()),
         );
-        let dir = std::fs::read_dir(out.path().join(label))
-            .unwrap()
-            .next()
-            .unwrap()
-            .unwrap()
-            .path();
-        let run: serde_json::Value =
-            serde_json::from_slice(&std::fs::read(dir.join("run.json")).unwrap()).unwrap();
+        let dir = only_run_under(&out.path().join(label));
+        let run = json(&dir.join("run.json"));
         let mb_s: Vec<(String, f64)> = run["workloads"]
             .as_array()
             .unwrap()
@@ -257,17 +224,8 @@ fn compare_ratios_and_their_geometric_mean_follow_from_each_runs_throughput() {
     let mean = mean.exp();
     let close = |x: f64, y: f64| (x - y).abs() <= 1e-9 * y.abs();
 
-    let json = text(
-        &run_ok(
-            naslab()
-                .arg("compare")
-                .arg(&a)
-                .arg(&b)
-                .args(["--format", "json"]),
-        )
-        .stdout,
-    );
-    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let v: serde_json::Value =
+        serde_json::from_str(&compare(&a, &b, &["--format", "json"])).unwrap();
     for (name, r) in &ratios {
         let w = v["workloads"]
             .as_array()
@@ -281,7 +239,6 @@ fn compare_ratios_and_their_geometric_mean_follow_from_each_runs_throughput() {
     let got = v["mean_ratio"][1].as_f64().unwrap();
     assert!(close(got, mean), "mean {got}, run.json gives {mean}");
 
-    // The table's figures carry three significant digits.
     // The table's figures carry three significant digits (0.00391, 0.645, 1.31, 41.5, 1230),
     // counted after rounding (0.9996 is 1.00).
     let three = |x: f64| {
@@ -291,7 +248,7 @@ fn compare_ratios_and_their_geometric_mean_follow_from_each_runs_throughput() {
         let d = decimals(rounded.abs());
         format!("{x:.d$}")
     };
-    let table = text(&run_ok(naslab().arg("compare").arg(&a).arg(&b)).stdout);
+    let table = compare(&a, &b, &[]);
     for (name, r) in &ratios {
         let line = table
             .lines()
