@@ -414,6 +414,27 @@ fn the_pages_per_file_figures_time_series_and_period_percentiles_follow_from_the
     }
     assert!(want.values().any(|(f, _)| f.reads > 0) && want.values().any(|(f, _)| f.writes > 0));
 
+    // The latency histogram: every op once, under "all" and under its own type.
+    for pair in shown["latency"]["by_op"].as_array().unwrap() {
+        let kind = pair[0].as_str().unwrap();
+        let want = ops
+            .iter()
+            .filter(|o| kind == "all" || o.kind == kind)
+            .count() as u64;
+        let got: u64 = pair[1]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_u64().unwrap())
+            .sum();
+        assert_eq!(got, want, "latency histogram, {kind}");
+    }
+    let kinds: std::collections::BTreeSet<&str> = ops.iter().map(|o| o.kind.as_str()).collect();
+    assert_eq!(
+        shown["latency"]["by_op"].as_array().unwrap().len(),
+        kinds.len() + 1
+    );
+
     // Transfer sizes: bucket b holds [2^(b-1), 2^b), bucket 0 holds 0.
     let sizes = &shown["sizes"];
     let first = sizes["first"].as_u64().unwrap() as usize;
