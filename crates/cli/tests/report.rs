@@ -362,20 +362,20 @@ fn the_pages_per_file_figures_time_series_and_period_percentiles_follow_from_the
         min_ns: u64,
         max_ns: u64,
     }
-    let mut want: std::collections::BTreeMap<String, (PerFile, u128)> = Default::default();
+    let mut want: std::collections::BTreeMap<String, (PerFile, Vec<u64>)> = Default::default();
     for op in &ops {
-        let (f, sum) = want.entry(paths[&op.file].clone()).or_insert((
+        let (f, latencies) = want.entry(paths[&op.file].clone()).or_insert((
             PerFile {
                 min_ns: u64::MAX,
                 ..PerFile::default()
             },
-            0,
+            Vec::new(),
         ));
         f.ops += 1;
         f.errors += (op.result < 0) as u64;
         f.min_ns = f.min_ns.min(op.latency_ns);
         f.max_ns = f.max_ns.max(op.latency_ns);
-        *sum += op.latency_ns as u128;
+        latencies.push(op.latency_ns);
         let moved = op.result.max(0) as u64;
         match op.kind.as_str() {
             "read" => (f.reads, f.bytes_read) = (f.reads + 1, f.bytes_read + moved),
@@ -390,7 +390,7 @@ fn the_pages_per_file_figures_time_series_and_period_percentiles_follow_from_the
         let path = files[s["file"].as_u64().unwrap() as usize]["path"]
             .as_str()
             .unwrap();
-        let (w, sum) = &want[path];
+        let (w, latencies) = &want[path];
         let n = |k: &str| s[k].as_u64().unwrap();
         let l = &s["latency"];
         let got = PerFile {
@@ -405,12 +405,29 @@ fn the_pages_per_file_figures_time_series_and_period_percentiles_follow_from_the
         };
         assert_eq!(&got, w, "{path}");
         assert_eq!(l["count"].as_u64(), Some(w.ops), "{path}");
-        let mean = *sum as f64 / w.ops as f64;
-        let shown_mean = l["mean_ns"].as_f64().unwrap();
-        assert!(
-            (shown_mean - mean).abs() <= 1e-6 * mean,
-            "{path}: mean {shown_mean}, records give {mean}"
-        );
+        // Mean and population standard deviation: exact.
+        let mean = latencies.iter().map(|&x| x as u128).sum::<u128>() as f64 / w.ops as f64;
+        let var = latencies
+            .iter()
+            .map(|&x| (x as f64 - mean).powi(2))
+            .sum::<f64>()
+            / w.ops as f64;
+        for (k, exact) in [("mean_ns", mean), ("stddev_ns", var.sqrt())] {
+            let got = l[k].as_f64().unwrap();
+            assert!(
+                (got - exact).abs() <= 1e-6 * exact.max(1.0),
+                "{path}: {k} {got}, records give {exact}"
+            );
+        }
+        // Percentiles: the middle of a 2.3 % bucket, so within 1.2 % of the exact one.
+        for (k, pct) in [("p50_ns", 50), ("p90_ns", 90), ("p99_ns", 99)] {
+            let exact = nearest_rank(latencies, pct).unwrap() as f64;
+            let got = l[k].as_u64().unwrap() as f64;
+            assert!(
+                (got - exact).abs() <= 0.012 * exact + 1.0,
+                "{path}: {k} {got}, records give {exact}"
+            );
+        }
     }
     assert!(want.values().any(|(f, _)| f.reads > 0) && want.values().any(|(f, _)| f.writes > 0));
 
