@@ -35,15 +35,8 @@ fn min_max_and_mean_equal_the_records_exact_figures() {
             .arg("--out")
             .arg(out.path()),
     );
-    let base = out.path().join("run");
-    let dir = std::fs::read_dir(&base)
-        .unwrap()
-        .next()
-        .unwrap()
-        .unwrap()
-        .path();
-    let run: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(dir.join("run.json")).unwrap()).unwrap();
+    let dir = common::only_run_dir(out.path());
+    let run = common::json(&dir.join("run.json"));
     let csv =
         common::text(&run_ok(naslab().arg("report").arg(&dir).args(["--format", "csv"])).stdout);
     let mut checked = 0;

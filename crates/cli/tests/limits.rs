@@ -115,12 +115,7 @@ fn a_gibibyte_line_in_a_small_zst_fails_fast_in_run_describe_and_report() {
             .args(["--backend", "null", "--label", "r", "--out"])
             .arg(&out),
     );
-    let run_dir = std::fs::read_dir(out.join("r"))
-        .unwrap()
-        .next()
-        .unwrap()
-        .unwrap()
-        .path();
+    let run_dir = only_run_dir(&out);
     let records = run_dir.join("DocumentSave.ops.jsonl.zst");
     assert!(records.is_file());
     std::fs::copy(&zst, &records).unwrap();
@@ -189,15 +184,7 @@ fn queue_depth_1024_with_a_256_mib_read_runs_in_bounded_memory() {
         .unwrap();
     let err = text(&out.stderr);
     assert!(out.status.success(), "status {:?}: {err}", out.status);
-    let run_json = std::fs::read_dir(d.path().join("out/run"))
-        .unwrap()
-        .next()
-        .unwrap()
-        .unwrap()
-        .path()
-        .join("run.json");
-    let run: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(run_json).unwrap()).unwrap();
+    let run = json(&only_run_dir(&d.path().join("out")).join("run.json"));
     let warning = &run["warnings"][0];
     assert_eq!(warning["kind"], "reads_in_flight_bound", "{run}");
     assert_eq!(warning["in_flight"], 1);

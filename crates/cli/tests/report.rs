@@ -15,13 +15,12 @@ fn example_run(out: &Path, label: &str) -> PathBuf {
             .args(["--backend", "null", "--label", label, "--out"])
             .arg(out),
     );
-    let base = out.join(label);
-    let mut dirs: Vec<PathBuf> = std::fs::read_dir(&base)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .collect();
-    dirs.sort();
-    dirs.pop().unwrap()
+    only_run_under(&out.join(label))
+}
+
+/// What `naslab compare A B ARGS` printed.
+fn compare(a: &Path, b: &Path, args: &[&str]) -> String {
+    text(&run_ok(naslab().arg("compare").arg(a).arg(b).args(args)).stdout)
 }
 
 #[test]
@@ -145,45 +144,19 @@ fn compare_prints_throughput_relative_to_the_baseline() {
     let out = tempfile::tempdir().unwrap();
     let a = example_run(out.path(), "nas1");
     let b = example_run(out.path(), "nas2");
-    let table = text(&run_ok(naslab().arg("compare").arg(&a).arg(&b)).stdout);
+    let table = compare(&a, &b, &[]);
     assert!(table.contains("geometric mean"), "{table}");
     assert!(
         table.contains("A: nas1/") && table.contains("(baseline)"),
         "{table}"
     );
     assert!(table.contains("DocumentSave"), "{table}");
-    let md = text(
-        &run_ok(naslab().arg("compare").arg(&a).arg(&b).args([
-            "--format",
-            "md",
-            "--baseline",
-            "nas2",
-        ]))
-        .stdout,
-    );
+    let md = compare(&a, &b, &["--format", "md", "--baseline", "nas2"]);
     assert!(md.contains("relative to B,"), "{md}");
-    let csv = text(
-        &run_ok(
-            naslab()
-                .arg("compare")
-                .arg(&a)
-                .arg(&b)
-                .args(["--format", "csv"]),
-        )
-        .stdout,
-    );
+    let csv = compare(&a, &b, &["--format", "csv"]);
     assert!(csv.starts_with("workload,"), "{csv}");
-    let json = text(
-        &run_ok(
-            naslab()
-                .arg("compare")
-                .arg(&a)
-                .arg(&b)
-                .args(["--format", "json"]),
-        )
-        .stdout,
-    );
-    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let v: serde_json::Value =
+        serde_json::from_str(&compare(&a, &b, &["--format", "json"])).unwrap();
     assert_eq!(v["workloads"][0]["ratio"][0], 1.0);
     assert_eq!(v["mean"], naslab_report::MEAN_NAME);
     assert_eq!(v["mean_workloads"][0], "DocumentSave");
@@ -221,14 +194,8 @@ fn compare_ratios_and_their_geometric_mean_follow_from_each_runs_throughput() {
                 .arg("--out")
                 .arg(out.path()),
         );
-        let dir = std::fs::read_dir(out.path().join(label))
-            .unwrap()
-            .next()
-            .unwrap()
-            .unwrap()
-            .path();
-        let run: serde_json::Value =
-            serde_json::from_slice(&std::fs::read(dir.join("run.json")).unwrap()).unwrap();
+        let dir = only_run_under(&out.path().join(label));
+        let run = json(&dir.join("run.json"));
         let mb_s: Vec<(String, f64)> = run["workloads"]
             .as_array()
             .unwrap()
@@ -257,17 +224,8 @@ fn compare_ratios_and_their_geometric_mean_follow_from_each_runs_throughput() {
     let mean = mean.exp();
     let close = |x: f64, y: f64| (x - y).abs() <= 1e-9 * y.abs();
 
-    let json = text(
-        &run_ok(
-            naslab()
-                .arg("compare")
-                .arg(&a)
-                .arg(&b)
-                .args(["--format", "json"]),
-        )
-        .stdout,
-    );
-    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let v: serde_json::Value =
+        serde_json::from_str(&compare(&a, &b, &["--format", "json"])).unwrap();
     for (name, r) in &ratios {
         let w = v["workloads"]
             .as_array()
@@ -281,7 +239,6 @@ fn compare_ratios_and_their_geometric_mean_follow_from_each_runs_throughput() {
     let got = v["mean_ratio"][1].as_f64().unwrap();
     assert!(close(got, mean), "mean {got}, run.json gives {mean}");
 
-    // The table's figures carry three significant digits.
     // The table's figures carry three significant digits (0.00391, 0.645, 1.31, 41.5, 1230),
     // counted after rounding (0.9996 is 1.00).
     let three = |x: f64| {
@@ -291,7 +248,7 @@ fn compare_ratios_and_their_geometric_mean_follow_from_each_runs_throughput() {
         let d = decimals(rounded.abs());
         format!("{x:.d$}")
     };
-    let table = text(&run_ok(naslab().arg("compare").arg(&a).arg(&b)).stdout);
+    let table = compare(&a, &b, &[]);
     for (name, r) in &ratios {
         let line = table
             .lines()
@@ -306,4 +263,295 @@ fn compare_ratios_and_their_geometric_mean_follow_from_each_runs_throughput() {
         .unwrap();
     let mean = three(mean);
     assert!(line.ends_with(&format!(" {mean}")), "{mean} not in {line}");
+}
+
+/// The JSON a report page embeds for its views.
+fn page_data(html: &str) -> serde_json::Value {
+    let tag = "id=\"naslab-data\">";
+    let start = html.find(tag).expect("the page's data element") + tag.len();
+    let end = start + html[start..].find("</script>").unwrap();
+    serde_json::from_str(&html[start..end]).unwrap()
+}
+
+/// One op's measurements, from its record line.
+struct Measured {
+    kind: String,
+    file: u64,
+    len: u64,
+    done_ns: u64,
+    latency_ns: u64,
+    result: i64,
+}
+
+/// The nearest-rank percentile `pct` (the value at rank ⌈pct/100 · n⌉, ascending).
+fn nearest_rank(v: &[u64], pct: usize) -> Option<u64> {
+    let mut s = v.to_vec();
+    s.sort_unstable();
+    let rank = (s.len() * pct).div_ceil(100).max(1);
+    s.get(rank - 1).copied()
+}
+
+#[test]
+fn the_pages_per_file_figures_time_series_and_period_percentiles_follow_from_the_records() {
+    need_tool("zstd", "--version");
+    let target = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    run_ok(
+        naslab()
+            .args(["run", "--workload", "OfficeProductivity", "--scale", "0.01"])
+            .arg("--target")
+            .arg(target.path())
+            .arg("--out")
+            .arg(out.path()),
+    );
+    let dir = only_run_dir(out.path());
+    let run = json(&dir.join("run.json"));
+    let it = &run["workloads"][0]["iterations"][0];
+    let clock_start = it["clock_start_ns"].as_u64().unwrap();
+
+    // The records, read with zstd and parsed line by line: file paths and measured ops.
+    let raw = run_ok(
+        std::process::Command::new("zstd")
+            .arg("-dc")
+            .arg(dir.join(it["records"].as_str().unwrap())),
+    );
+    let mut paths = std::collections::HashMap::new();
+    let mut ops = Vec::new();
+    for line in text(&raw.stdout).lines() {
+        let v: serde_json::Value = serde_json::from_str(line).unwrap();
+        match v["type"].as_str() {
+            Some("file") => {
+                paths.insert(
+                    v["id"].as_u64().unwrap(),
+                    v["path"].as_str().unwrap().to_string(),
+                );
+            }
+            Some("op") if v.get("done_ns").is_some() => {
+                let (issued, done) = (
+                    v["issued_ns"].as_u64().unwrap(),
+                    v["done_ns"].as_u64().unwrap(),
+                );
+                ops.push(Measured {
+                    kind: v["op"].as_str().unwrap().to_string(),
+                    file: v["file"].as_u64().unwrap(),
+                    len: v["len"].as_u64().unwrap_or(0),
+                    done_ns: done.saturating_sub(clock_start),
+                    latency_ns: done - issued,
+                    result: v["result"].as_i64().unwrap(),
+                });
+            }
+            _ => {}
+        }
+    }
+    assert_eq!(Some(ops.len() as u64), it["ops"].as_u64());
+
+    let html = std::fs::read_to_string(dir.join("report.html")).unwrap();
+    let page = page_data(&html);
+    let shown = &page["workloads"][0]["iterations"][0];
+    assert_eq!(shown["ops"].as_u64(), Some(ops.len() as u64));
+
+    // Per file: ops, reads, writes, bytes, errors and the latency's count, min, max, mean.
+    #[derive(Default, Debug, PartialEq)]
+    struct PerFile {
+        ops: u64,
+        reads: u64,
+        writes: u64,
+        bytes_read: u64,
+        bytes_written: u64,
+        errors: u64,
+        min_ns: u64,
+        max_ns: u64,
+    }
+    let mut want: std::collections::BTreeMap<String, (PerFile, Vec<u64>)> = Default::default();
+    for op in &ops {
+        let (f, latencies) = want.entry(paths[&op.file].clone()).or_insert((
+            PerFile {
+                min_ns: u64::MAX,
+                ..PerFile::default()
+            },
+            Vec::new(),
+        ));
+        f.ops += 1;
+        f.errors += (op.result < 0) as u64;
+        f.min_ns = f.min_ns.min(op.latency_ns);
+        f.max_ns = f.max_ns.max(op.latency_ns);
+        latencies.push(op.latency_ns);
+        let moved = op.result.max(0) as u64;
+        match op.kind.as_str() {
+            "read" => (f.reads, f.bytes_read) = (f.reads + 1, f.bytes_read + moved),
+            "write" => (f.writes, f.bytes_written) = (f.writes + 1, f.bytes_written + moved),
+            _ => {}
+        }
+    }
+    let files = shown["files"].as_array().unwrap();
+    let stats = shown["file_stats"].as_array().unwrap();
+    assert_eq!(stats.len(), want.len());
+    for s in stats {
+        let path = files[s["file"].as_u64().unwrap() as usize]["path"]
+            .as_str()
+            .unwrap();
+        let (w, latencies) = &want[path];
+        let n = |k: &str| s[k].as_u64().unwrap();
+        let l = &s["latency"];
+        let got = PerFile {
+            ops: n("ops"),
+            reads: n("reads"),
+            writes: n("writes"),
+            bytes_read: n("bytes_read"),
+            bytes_written: n("bytes_written"),
+            errors: n("errors"),
+            min_ns: l["min_ns"].as_u64().unwrap(),
+            max_ns: l["max_ns"].as_u64().unwrap(),
+        };
+        assert_eq!(&got, w, "{path}");
+        assert_eq!(l["count"].as_u64(), Some(w.ops), "{path}");
+        // Mean and population standard deviation: exact.
+        let mean = latencies.iter().map(|&x| x as u128).sum::<u128>() as f64 / w.ops as f64;
+        let var = latencies
+            .iter()
+            .map(|&x| (x as f64 - mean).powi(2))
+            .sum::<f64>()
+            / w.ops as f64;
+        for (k, exact) in [("mean_ns", mean), ("stddev_ns", var.sqrt())] {
+            let got = l[k].as_f64().unwrap();
+            assert!(
+                (got - exact).abs() <= 1e-6 * exact.max(1.0),
+                "{path}: {k} {got}, records give {exact}"
+            );
+        }
+        // Percentiles: the middle of a 2.3 % bucket, so within 1.2 % of the exact one.
+        for (k, pct) in [("p50_ns", 50), ("p90_ns", 90), ("p99_ns", 99)] {
+            let exact = nearest_rank(latencies, pct).unwrap() as f64;
+            let got = l[k].as_u64().unwrap() as f64;
+            assert!(
+                (got - exact).abs() <= 0.012 * exact + 1.0,
+                "{path}: {k} {got}, records give {exact}"
+            );
+        }
+    }
+    assert!(want.values().any(|(f, _)| f.reads > 0) && want.values().any(|(f, _)| f.writes > 0));
+
+    // The latency histogram: every op once, under "all" and under its own type.
+    for pair in shown["latency"]["by_op"].as_array().unwrap() {
+        let kind = pair[0].as_str().unwrap();
+        let want = ops
+            .iter()
+            .filter(|o| kind == "all" || o.kind == kind)
+            .count() as u64;
+        let got: u64 = pair[1]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_u64().unwrap())
+            .sum();
+        assert_eq!(got, want, "latency histogram, {kind}");
+    }
+    let kinds: std::collections::BTreeSet<&str> = ops.iter().map(|o| o.kind.as_str()).collect();
+    assert_eq!(
+        shown["latency"]["by_op"].as_array().unwrap().len(),
+        kinds.len() + 1
+    );
+
+    // Transfer sizes: bucket b holds [2^(b-1), 2^b), bucket 0 holds 0.
+    let sizes = &shown["sizes"];
+    let first = sizes["first"].as_u64().unwrap() as usize;
+    for pair in sizes["by_op"].as_array().unwrap() {
+        let kind = pair[0].as_str().unwrap();
+        let mut counts = vec![0u64; 65];
+        for op in ops.iter().filter(|o| o.kind == kind) {
+            counts[(u64::BITS - op.len.leading_zeros()) as usize] += 1;
+        }
+        let got: Vec<u64> = pair[1]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_u64().unwrap())
+            .collect();
+        assert!(counts[..first].iter().all(|&c| c == 0), "{kind}");
+        assert_eq!(got[..], counts[first..first + got.len()], "{kind}");
+        assert_eq!(
+            got.iter().sum::<u64>(),
+            counts.iter().sum::<u64>(),
+            "{kind}"
+        );
+    }
+
+    // The time series: each op in the bin of its completion time.
+    let series = &shown["series"];
+    let bin_ns = series["bin_ns"].as_u64().unwrap();
+    let col = |k: &str| -> Vec<u64> {
+        series[k]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_u64().unwrap())
+            .collect()
+    };
+    let bins = col("ops").len();
+    let mut by_bin: Vec<Vec<&Measured>> = vec![Vec::new(); bins];
+    for op in &ops {
+        by_bin[((op.done_ns / bin_ns) as usize).min(bins - 1)].push(op);
+    }
+    let moved = |b: &[&Measured], kind: &str| -> u64 {
+        b.iter()
+            .filter(|o| o.kind == kind)
+            .map(|o| o.result.max(0) as u64)
+            .sum()
+    };
+    let want_col =
+        |f: &dyn Fn(&[&Measured]) -> u64| -> Vec<u64> { by_bin.iter().map(|b| f(b)).collect() };
+    assert_eq!(col("ops"), want_col(&|b| b.len() as u64));
+    assert_eq!(col("read_bytes"), want_col(&|b| moved(b, "read")));
+    assert_eq!(col("write_bytes"), want_col(&|b| moved(b, "write")));
+    assert_eq!(
+        col("latency_max_ns"),
+        want_col(&|b| b.iter().map(|o| o.latency_ns).max().unwrap_or(0))
+    );
+    let sums: Vec<f64> = series["latency_sum_ns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_f64().unwrap())
+        .collect();
+    for (i, b) in by_bin.iter().enumerate() {
+        assert_eq!(
+            sums[i],
+            b.iter().map(|o| o.latency_ns).sum::<u64>() as f64,
+            "bin {i}"
+        );
+    }
+
+    // Each period offered: its p50 and p99 over the ops completing in it.
+    let periods = col("periods");
+    let pct = series["latency_percentiles"]
+        .as_array()
+        .expect("the percentiles");
+    assert_eq!(pct.len(), periods.len());
+    assert!(periods.len() >= 3, "{periods:?}");
+    for (p, &k) in pct.iter().zip(&periods) {
+        assert_eq!(p["bins"].as_u64(), Some(k));
+        let (mut spread, mut empty) = (0, 0);
+        for (j, chunk) in by_bin.chunks(k as usize).enumerate() {
+            let lat: Vec<u64> = chunk.iter().flatten().map(|o| o.latency_ns).collect();
+            let (p50, p99) = (nearest_rank(&lat, 50), nearest_rank(&lat, 99));
+            assert_eq!(p["p50_ns"][j].as_u64(), p50, "{k} bins, period {j}");
+            assert_eq!(p["p99_ns"][j].as_u64(), p99, "{k} bins, period {j}");
+            assert_eq!(
+                p["p50_ns"][j].is_null(),
+                lat.is_empty(),
+                "{k} bins, period {j}"
+            );
+            spread += (p50 < p99) as u32;
+            empty += lat.is_empty() as u32;
+        }
+        assert_eq!(
+            p["p50_ns"].as_array().unwrap().len(),
+            bins.div_ceil(k as usize)
+        );
+        // Periods whose p50 and p99 differ: the check above tells them apart.
+        assert!(
+            spread > 0,
+            "{k} bins: {empty} empty periods, none with p50 below p99"
+        );
+    }
 }

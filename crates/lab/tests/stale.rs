@@ -9,7 +9,7 @@
 use std::fs::{File, OpenOptions};
 use std::os::unix::fs::FileExt;
 use std::os::unix::io::AsRawFd;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
@@ -17,6 +17,7 @@ use naslab_engine::{
     compile, records_from_trace, run_iteration, DataMode, DataSpec, IterationSpec, Pacing,
     PosixTarget, Progress, ReplayOptions, Sandbox,
 };
+use naslab_layout::{FsKind, ScratchFs};
 use naslab_results::{CacheMode, MismatchKind};
 use naslab_trace::{FileDecl, FileKind, Op, OpFlags, OpKind, Prepare, Trace};
 
@@ -35,43 +36,12 @@ fn sh(program: &str, args: &[&str]) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
-/// A loop device holding a fresh ext4, mounted; all undone when dropped.
-struct Ext4 {
-    dev: String,
-    at: PathBuf,
-}
-
-impl Ext4 {
-    fn new(dir: &Path) -> Ext4 {
-        let image = dir.join("fs.img");
-        File::create(&image).unwrap().set_len(64 << 20).unwrap();
-        sh(
-            "mkfs.ext4",
-            &["-q", "-F", "-b", "4096", image.to_str().unwrap()],
-        );
-        let dev = sh("losetup", &["--find", "--show", image.to_str().unwrap()])
-            .trim()
-            .to_string();
-        let at = dir.join("mnt");
-        std::fs::create_dir(&at).unwrap();
-        let fs = Ext4 { dev, at };
-        sh("mount", &[&fs.dev, fs.at.to_str().unwrap()]);
-        fs
-    }
-}
-
-impl Drop for Ext4 {
-    fn drop(&mut self) {
-        let _ = Command::new("umount").arg(&self.at).status();
-        let _ = Command::new("losetup").args(["-d", &self.dev]).status();
-    }
-}
-
 /// Where a file's logical block `block` lies on the device, in bytes, from filefrag's
 /// extent list (`ext: logical_start.. logical_end: physical_start.. physical_end: ...`,
 /// in file-system blocks, 4 KiB here).
 fn physical_offset(file: &Path, block: u64) -> u64 {
     let out = sh("filefrag", &["-v", file.to_str().unwrap()]);
+    assert!(out.contains(&format!("blocks of {BLOCK} bytes")), "{out}");
     for line in out.lines() {
         let f: Vec<&str> = line
             .split(|c: char| c == ':' || c.is_whitespace() || c == '.')
@@ -96,7 +66,7 @@ fn physical_offset(file: &Path, block: u64) -> u64 {
 
 /// Writes one block to the device itself at `offset`, with O_DIRECT: past the file
 /// system, its page cache and the device's own.
-fn write_device(dev: &str, offset: u64, bytes: &[u8]) {
+fn write_device(dev: &Path, offset: u64, bytes: &[u8]) {
     use std::os::unix::fs::OpenOptionsExt;
     let mut buf = naslab_engine::buffer::AlignedBuf::zeroed(BLOCK as usize);
     buf.as_mut_slice().copy_from_slice(bytes);
@@ -164,7 +134,7 @@ fn trace() -> Trace {
 
 /// Between the rewrite and the read: block 1's first version into the file's page
 /// cache, its current version back on the disk beneath.
-fn make_cache_stale(b: &Path, dev: &str) {
+fn make_cache_stale(b: &Path, dev: &Path) {
     let start = Instant::now();
     while std::fs::metadata(b).map(|m| m.len()).unwrap_or(0) < 2 * BLOCK {
         assert!(
@@ -206,12 +176,13 @@ fn an_old_copy_in_a_cache_is_a_stale_read_not_a_lost_write() {
             return;
         }
     }
-    let base = tempfile::tempdir().unwrap();
-    let fs = Ext4::new(base.path());
+    // 512 MiB (sparse): a smaller ext4 gets 1 KiB blocks, and BLOCK is 4 KiB.
+    let scratch = ScratchFs::new(512 << 20, None).expect("a loop device");
+    let fs = scratch.format(FsKind::Ext4).expect("a fresh ext4");
     let spool = tempfile::tempdir().unwrap();
     let t = trace();
     let plan = compile(Path::new("t.jsonl"), records_from_trace(&t), spool.path()).unwrap();
-    let sandbox = Sandbox::open(&fs.at).unwrap();
+    let sandbox = Sandbox::open(fs.path()).unwrap();
     let target = PosixTarget::new(sandbox.clone());
     let progress = Progress::default();
     let spec = IterationSpec {
@@ -233,7 +204,7 @@ fn an_old_copy_in_a_cache_is_a_stale_read_not_a_lost_write() {
         drop_all_caches: false,
     };
     let b = sandbox.root().join("Stale/b.bin");
-    let dev = fs.dev.clone();
+    let dev = scratch.device().to_path_buf();
     let r = std::thread::scope(|s| {
         s.spawn(move || make_cache_stale(&b, &dev));
         run_iteration(&spec, 1).unwrap()

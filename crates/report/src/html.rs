@@ -66,6 +66,8 @@ pub(crate) struct ReportPage<'a> {
     run_dir: String,
     kinds: Vec<&'static str>,
     run: &'a RunResult,
+    /// The run's warnings worded as the terminal and the text exports word them.
+    warnings: Vec<String>,
     workloads: Vec<WorkloadPage>,
 }
 
@@ -165,6 +167,7 @@ pub fn report_html_with_notes(run: &LoadedRun, opts: &ReportOptions) -> (Vec<u8>
         run_dir: run.dir.display().to_string(),
         kinds: OpKind::ALL.iter().map(|k| k.name()).collect(),
         run: result,
+        warnings: result.warnings.iter().map(ToString::to_string).collect(),
         workloads,
     };
     let mut o = assemble(&page.title, &script_json(&page), &blobs);

@@ -39,15 +39,20 @@ pub struct TimeSeries {
     pub latency_percentiles: Option<Vec<PeriodPercentiles>>,
     /// Every op's latency, by bin, until [`TimeSeries::finish`] turns them into percentiles.
     #[serde(skip)]
-    latencies: Option<Vec<Vec<u64>>>,
-    /// Latencies kept so far, and the most that may be.
-    #[serde(skip)]
-    kept: u64,
-    #[serde(skip)]
-    keep_max: u64,
-    /// Whether the latencies were dropped for their number.
-    #[serde(skip)]
-    dropped: bool,
+    #[ts(skip)]
+    latencies: Latencies,
+}
+
+/// Whether a series keeps every op's latency for the per-period percentiles.
+#[derive(Debug, Clone, Default)]
+enum Latencies {
+    /// Not kept (or already turned into percentiles).
+    #[default]
+    Off,
+    /// Kept by bin, with room for `room` more.
+    Kept { by_bin: Vec<Vec<u64>>, room: u64 },
+    /// Dropped when there were more than the most that may be kept.
+    Dropped,
 }
 
 /// The latency percentiles of each period of one length, from the ops completing in it.
@@ -118,18 +123,17 @@ impl TimeSeries {
             latency_sum_ns: vec![0.0; n],
             periods: periods(bin_ns, n),
             latency_percentiles: None,
-            latencies: None,
-            kept: 0,
-            keep_max: 0,
-            dropped: false,
+            latencies: Latencies::Off,
         }
     }
 
     /// Keeps every op's latency from now on, for the per-period percentiles, up to `max`
     /// ops; past that they are dropped (and [`TimeSeries::percentiles_dropped`] says so).
     pub fn keep_latencies(mut self, max: u64) -> Self {
-        self.latencies = Some(vec![Vec::new(); self.ops.len()]);
-        self.keep_max = max;
+        self.latencies = Latencies::Kept {
+            by_bin: vec![Vec::new(); self.ops.len()],
+            room: max,
+        };
         self
     }
 
@@ -147,26 +151,30 @@ impl TimeSeries {
         self.ops[i] += 1;
         self.latency_max_ns[i] = self.latency_max_ns[i].max(latency_ns);
         self.latency_sum_ns[i] += latency_ns as f64;
-        if let Some(l) = &mut self.latencies {
-            if self.kept == self.keep_max {
-                self.latencies = None;
-                self.dropped = true;
-            } else {
-                l[i].push(latency_ns);
-                self.kept += 1;
+        match &mut self.latencies {
+            Latencies::Kept { room: 0, .. } => self.latencies = Latencies::Dropped,
+            Latencies::Kept { by_bin, room } => {
+                by_bin[i].push(latency_ns);
+                *room -= 1;
             }
+            Latencies::Off | Latencies::Dropped => {}
         }
     }
 
     /// Whether latencies were being kept and had to be dropped for their number.
     pub fn percentiles_dropped(&self) -> bool {
-        self.dropped
+        matches!(self.latencies, Latencies::Dropped)
     }
 
     /// Turns the kept latencies into each offered period's percentiles and frees them.
     pub fn finish(&mut self) {
-        let Some(lat) = self.latencies.take() else {
-            return;
+        let lat = match std::mem::take(&mut self.latencies) {
+            Latencies::Kept { by_bin, .. } => by_bin,
+            // Off stays off; Dropped stays, for percentiles_dropped.
+            other => {
+                self.latencies = other;
+                return;
+            }
         };
         let mut scratch = Vec::new();
         let out = self

@@ -344,3 +344,46 @@ fn a_large_run_keeps_the_access_map_bounded() {
     assert!(it["access"]["shown"].as_u64().unwrap() <= 10_000);
     assert_eq!(it["access"]["stride"], 8);
 }
+
+#[test]
+fn the_pages_warnings_are_worded_as_the_terminal_words_them() {
+    use naslab_results::export::{Exporter, Table};
+    use naslab_results::Warning;
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = run_dir_with_records(tmp.path(), 40);
+    let mut run = load_run(&dir).unwrap().result;
+    let workload = run.workloads[0].name.clone();
+    run.warnings.push(Warning::PacingLag {
+        workload: workload.clone(),
+        p99_ns: 2_500_000,
+    });
+    run.warnings.push(Warning::ReadsInFlightBound {
+        workload: workload.clone(),
+        in_flight: 4,
+        queue_depth: 32,
+        max_read: 16 << 20,
+    });
+    run.warnings
+        .push(Warning::UnalignedDirect { workload, ops: 3 });
+    write_run_json(&dir, &run);
+    let page = page_data(&html_of(&dir, &ReportOptions::default()));
+    let table = String::from_utf8(Table.export(&run)).unwrap();
+    let shown: Vec<&str> = page["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w.as_str().unwrap())
+        .collect();
+    assert_eq!(shown.len(), run.warnings.len(), "{shown:?}");
+    for line in &shown {
+        assert!(
+            table.contains(line),
+            "the page says {line:?}; the terminal:\n{table}"
+        );
+    }
+    assert!(
+        shown[1].contains("within 2500.0 µs of their schedule"),
+        "{}",
+        shown[1]
+    );
+}

@@ -1,5 +1,5 @@
 // The fingerprint of the report UI's sources, written to report.stamp beside the bundle.
-// crates/report/src/ui_stamp.rs computes the same value in Rust, so a test can tell,
+// crates/report/tests/bundle.rs computes the same value in Rust, so a test can tell,
 // without node, that the sources changed since the bundle was built. Content, not
 // modification times, decides: a fresh clone has arbitrary times.
 import path from 'node:path';

@@ -89,3 +89,16 @@ pub use naslab_layout::requirements::{cannot_run, root_or_skip, tool_or_skip};
 /// Whether the tests run as root (mounts, loop devices, servers).
 #[allow(unused_imports)]
 pub use naslab_layout::process::is_root;
+
+// ---- Runs under one of several labels ----
+
+/// The one run directory under `label`, an `OUT/LABEL` directory (for an output
+/// directory holding several labels, where [`only_run_dir`] cannot tell which to take).
+pub fn only_run_under(label: &Path) -> PathBuf {
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(label)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(dirs.len(), 1, "{dirs:?}");
+    dirs.pop().unwrap()
+}

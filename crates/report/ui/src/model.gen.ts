@@ -275,7 +275,11 @@ during: string, };
 
 export type MismatchKind = "lost_write" | "stale_read" | "misplaced_write" | "torn_write" | "corrupt";
 
-export type ReportPage = { kind: "report", title: string, generated_by: string, run_dir: string, kinds: Array<string>, run: RunResult, workloads: Array<WorkloadPage>, };
+export type ReportPage = { kind: "report", title: string, generated_by: string, run_dir: string, kinds: Array<string>, run: RunResult, 
+/**
+ * The run's warnings worded as the terminal and the text exports word them.
+ */
+warnings: Array<string>, workloads: Array<WorkloadPage>, };
 
 export type WorkloadPage = { name: string, 
 /**

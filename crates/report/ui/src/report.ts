@@ -54,7 +54,7 @@ export function renderReport(page: ReportPage, app: HTMLElement): void {
 }
 
 function overview(page: ReportPage, view: HTMLElement): void {
-  const warnings = warningsList(page.run);
+  const warnings = warningsList(page);
   view.append(
     h('h2', {}, 'Suite'),
     page.run.workloads.length ? suiteTable(page) : h('p', {}, 'This run has no finished workload.'),

@@ -67,31 +67,12 @@ export function environmentTable(run: RunResult, runDir: string): HTMLElement {
   return h('table', { class: 'kv' }, h('tbody', {}, ...rows.map(([k, v]) => h('tr', {}, h('th', {}, k), h('td', {}, v)))));
 }
 
-/** Warnings (with what to do) and why the run stopped, if it did. */
-export function warningsList(run: RunResult): HTMLElement | null {
-  const items: HTMLElement[] = [];
-  for (const w of run.warnings) items.push(h('li', {}, describeWarning(w)));
-  if (run.aborted) items.push(h('li', { class: 'err' }, `the run stopped early: ${run.aborted}`));
+/** Warnings (with what to do, worded by naslab as on the terminal) and why the run
+ * stopped, if it did. */
+export function warningsList(page: ReportPage): HTMLElement | null {
+  const items = page.warnings.map((w) => h('li', {}, w));
+  if (page.run.aborted) items.push(h('li', { class: 'err' }, `the run stopped early: ${page.run.aborted}`));
   return items.length ? h('ul', { class: 'warnings' }, ...items) : null;
-}
-
-function describeWarning(w: RunResult['warnings'][number]): string {
-  const wl = w.workload ?? '';
-  switch (w.kind) {
-    case 'fits_in_client_cache':
-      return `${wl}: its ${(Number(w.data_bytes) / 1e6).toFixed(1)} MB of data fit in this client's ${(Number(w.memory_bytes) / 1e9).toFixed(1)} GB of memory and caches were kept, so reads may be served by the client; use --cache drop or --cache direct`;
-    case 'unaligned_direct':
-      return `${wl}: ${w.ops} ops were not aligned for direct I/O and went through the page cache; their latencies include client caching`;
-    case 'pacing_lag':
-      return `${wl}: some ops were issued late (p99 ${duration(Number(w.p99_ns))}); the client could not keep the trace's pace, so compare with --pace afap`;
-    case 'reads_in_flight_bound':
-      return `${wl}: with reads of up to ${w.max_read} bytes (${(Number(w.max_read) / 1e6).toFixed(2)} MB) a stream kept at most ${w.in_flight} reads in flight, not the trace's queue depth of ${w.queue_depth}, to bound its read buffers; split the reads into smaller ones to keep the full depth`;
-    default: {
-      // A kind this page does not know (run.json from a newer naslab): shown as it is.
-      const other = w as { kind: string };
-      return `${wl}: ${other.kind} ${JSON.stringify(other)}`;
-    }
-  }
 }
 
 /** An iteration's op types: count, bytes, errors and latency figures (from run.json). */
