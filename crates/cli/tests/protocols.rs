@@ -305,6 +305,10 @@ fn lab_matrix_compares_two_samba_settings_with_the_windows_profile() {
         assert!(c["extents"].as_u64().unwrap() >= 1);
         // The recording holds exactly what the recorder wrote: 0.5 % of 1.6 GB.
         assert_eq!(c["bytes"], 8_000_000);
+        // The one file is the largest, named under the workload's directory.
+        assert_eq!(c["largest"][1], 8_000_000, "{c}");
+        assert_eq!(c["largest"][2], c["extents"], "{c}");
+        assert!(!c["largest"][0].as_str().unwrap().starts_with('/'), "{c}");
     }
     let status = run_ok(
         naslab()
