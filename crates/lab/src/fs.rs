@@ -4,6 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
+pub use naslab_layout::loopdev::mount_options;
 pub use naslab_layout::FsKind;
 
 use crate::error::LabError;
@@ -98,16 +99,6 @@ pub fn mount(fs: FsKind, dev: &Path, at: &Path) -> Result<String, LabError> {
     argv.push(at.as_os_str());
     run(&mount, &argv)?;
     Ok(mount_options(at).unwrap_or_default())
-}
-
-/// The options of the file system mounted at `at`, if one is.
-pub fn mount_options(at: &Path) -> Option<String> {
-    let text = std::fs::read_to_string("/proc/self/mounts").ok()?;
-    let want = at.to_string_lossy();
-    text.lines().rev().find_map(|l| {
-        let f: Vec<&str> = l.split(' ').collect();
-        (f.len() >= 4 && f[1] == want).then(|| f[3].to_string())
-    })
 }
 
 /// Unmounts `at` if something is mounted there.
