@@ -234,6 +234,57 @@ fn alloc_runs_the_patterns_in_a_directory_and_cleans_up() {
     assert_eq!(run["layout"]["size_bytes"], (1u64 << 20) / 9123 * 9123);
 }
 
+/// The calls and bytes `alloc` reports are the writes, fallocates and truncates strace
+/// sees it make, and the bytes those writes returned.
+#[test]
+fn alloc_reports_the_calls_and_bytes_strace_sees() {
+    let Some(strace) = tool_or_skip("strace") else {
+        return;
+    };
+    for pattern in ["clear", "fallocate+1", "hints-fix"] {
+        let dir = tempfile::tempdir().unwrap();
+        let logs = tempfile::tempdir().unwrap();
+        let log = logs.path().join("strace.log");
+        let out = run_ok(
+            Command::new(&strace)
+                .args([
+                    "-f",
+                    "-qq",
+                    "-e",
+                    "trace=pwrite64,fallocate,ftruncate",
+                    "-o",
+                ])
+                .arg(&log)
+                .arg(env!("CARGO_BIN_EXE_naslab"))
+                .arg("alloc")
+                .arg("--dir")
+                .arg(dir.path())
+                .args(["--size", "1M", "--pattern", pattern, "--json"]),
+        );
+        let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let run = &j["runs"][0];
+        let (mut calls, mut bytes) = (0u64, 0u64);
+        for line in std::fs::read_to_string(&log).unwrap().lines() {
+            let call = line.split_once(' ').map_or(line, |(_, c)| c);
+            let result: u64 = call
+                .rsplit("= ")
+                .next()
+                .and_then(|r| r.split(' ').next())
+                .and_then(|r| r.parse().ok())
+                .unwrap_or_else(|| {
+                    panic!("{pattern}: a call that failed or cannot be read: {line}")
+                });
+            calls += 1;
+            if call.starts_with("pwrite64(") {
+                bytes += result;
+            }
+        }
+        assert!(calls > 0, "{pattern}: strace saw no call");
+        assert_eq!(run["calls"], calls, "{pattern}: {run}");
+        assert_eq!(run["bytes_written"], bytes, "{pattern}: {run}");
+    }
+}
+
 #[test]
 fn alloc_names_the_flag_at_fault() {
     let err = usage_err(naslab().args(["alloc", "--pattern", "zero"]), "--pattern");
