@@ -12,17 +12,15 @@ use crate::process::{run, tool};
 
 /// Makes the file system in `image` (a new sparse file of `size_bytes`).
 pub fn make_image(fs: FsKind, image: &Path, size_bytes: u64) -> Result<String, LabError> {
-    let Some((prog, package, args)) = fs.mkfs() else {
+    let Some((prog, package, _)) = fs.mkfs() else {
         return Ok(String::new());
     };
-    let mkfs = tool(prog, package)?;
+    // Said before an image is made for nothing.
+    tool(prog, package)?;
     let f = std::fs::File::create(image).map_err(LabError::io("create", image))?;
     f.set_len(size_bytes).map_err(LabError::io("size", image))?;
     drop(f);
-    let mut argv: Vec<&std::ffi::OsStr> = args.iter().map(|a| a.as_ref()).collect();
-    argv.push(image.as_os_str());
-    run(&mkfs, &argv)?;
-    Ok(format!("{prog} {}", args.join(" ")))
+    Ok(fs.make_on(image)?.unwrap_or_default())
 }
 
 /// Attaches `image` to a free loop device with direct I/O; returns the device.
