@@ -6,18 +6,13 @@ use std::path::Path;
 use std::process::Command;
 
 mod common;
-use common::{root_or_skip, run_ok, text, tool_or_skip};
+use common::{root_or_skip, run_err, run_ok, text, tool_or_skip, usage_err};
 
+/// The binary, without a password from the caller's environment.
 fn naslab() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_naslab"));
+    let mut c = common::naslab();
     c.env_remove("NASLAB_SMB_PASSWORD");
     c
-}
-
-fn run_err(cmd: &mut Command) -> String {
-    let out = cmd.output().expect("naslab starts");
-    assert!(!out.status.success(), "{cmd:?} should fail");
-    text(&out.stderr)
 }
 
 fn lab_ready(server: &str) -> bool {
@@ -107,7 +102,7 @@ fn urls_with_passwords_or_bad_parts_are_refused_with_what_to_do() {
             .stdin(std::process::Stdio::null()),
     );
     assert!(e.contains("NASLAB_SMB_PASSWORD is not set"), "{e}");
-    let e = run_err(
+    let e = usage_err(
         naslab()
             .args([
                 "run",
@@ -120,6 +115,7 @@ fn urls_with_passwords_or_bad_parts_are_refused_with_what_to_do() {
                 "--out",
             ])
             .arg(dir.path()),
+        "--client-profile",
     );
     assert!(e.contains("plain and windows"), "{e}");
 }
