@@ -296,11 +296,7 @@ fn a_read_only_target_is_named_as_such() {
 /// strace sees the process do.
 #[test]
 fn op_counts_and_bytes_match_strace() {
-    let strace = Command::new("strace").arg("-V").output();
-    assert!(
-        strace.is_ok_and(|o| o.status.success()),
-        "strace is needed for this test: apt-get install strace (.ci/run installs it)"
-    );
+    need_tool("strace", "-V");
     let d = tempfile::tempdir().unwrap();
     let trace = d.path().join("rr.jsonl");
     let size: u64 = 16 << 20;
