@@ -175,11 +175,7 @@ fn frag_reports_unmappable_paths_and_still_maps_the_others() {
 /// The mount table is read once for all the files of a run, not once per file.
 #[test]
 fn frag_reads_the_mount_table_once() {
-    let strace = Command::new("strace").arg("-V").output();
-    assert!(
-        strace.is_ok_and(|o| o.status.success()),
-        "strace is needed for this test: apt-get install strace"
-    );
+    need_tool("strace", "-V");
     let dir = tempfile::tempdir().unwrap();
     for i in 0..50 {
         std::fs::write(dir.path().join(format!("f{i}")), [1u8; 4096]).unwrap();
@@ -265,7 +261,7 @@ fn alloc_reports_the_calls_and_bytes_strace_sees() {
         let run = &j["runs"][0];
         let (mut calls, mut bytes) = (0u64, 0u64);
         for line in std::fs::read_to_string(&log).unwrap().lines() {
-            let call = line.split_once(' ').map_or(line, |(_, c)| c);
+            let call = line.split_once(' ').map_or(line, |(_, c)| c).trim_start();
             let result: u64 = call
                 .rsplit("= ")
                 .next()
