@@ -149,47 +149,24 @@ fn bad_targets_and_options_are_refused_clearly() {
     assert!(err.contains("does not exist"), "{err}");
     let err = run_err(naslab().arg("run").arg(&trace).arg("--out").arg(&out));
     assert!(err.contains("--target DIR is needed"), "{err}");
-    let err = usage_err(
-        naslab()
-            .arg("run")
-            .arg(&trace)
-            .arg("-t")
-            .arg(d.path())
-            .arg("--pace")
-            .arg("delay:5"),
-        "--pace",
-    );
-    assert!(err.contains("no unit"), "{err}");
-    let err = usage_err(
-        naslab()
-            .arg("run")
-            .arg(&trace)
-            .arg("-t")
-            .arg(d.path())
-            .args(["--time-limit", "0s"]),
-        "--time-limit",
-    );
-    assert!(err.contains("more than zero"), "{err}");
-    let err = usage_err(
-        naslab()
-            .arg("run")
-            .arg(&trace)
-            .arg("-t")
-            .arg(d.path())
-            .args(["--io-timeout", "500us"]),
-        "--io-timeout",
-    );
-    assert!(err.contains("at least 1ms"), "{err}");
-    let err = usage_err(
-        naslab()
-            .arg("run")
-            .arg(&trace)
-            .arg("-t")
-            .arg(d.path())
-            .args(["--client-profile", "mac"]),
-        "--client-profile",
-    );
-    assert!(err.contains("plain and windows"), "{err}");
+    // Values the argument parser refuses, each with the reason it gives.
+    for (flag, value, why) in [
+        ("--pace", "delay:5", "no unit"),
+        ("--time-limit", "0s", "more than zero"),
+        ("--io-timeout", "500us", "at least 1ms"),
+        ("--client-profile", "mac", "plain and windows"),
+    ] {
+        let err = usage_err(
+            naslab()
+                .arg("run")
+                .arg(&trace)
+                .arg("-t")
+                .arg(d.path())
+                .args([flag, value]),
+            flag,
+        );
+        assert!(err.contains(why), "{flag} {value}: {err}");
+    }
     std::fs::create_dir(d.path().join("naslab")).unwrap();
     let err = run_err(
         naslab()
@@ -319,11 +296,7 @@ fn a_read_only_target_is_named_as_such() {
 /// strace sees the process do.
 #[test]
 fn op_counts_and_bytes_match_strace() {
-    let strace = Command::new("strace").arg("-V").output();
-    assert!(
-        strace.is_ok_and(|o| o.status.success()),
-        "strace is needed for this test: apt-get install strace (.ci/run installs it)"
-    );
+    need_tool("strace", "-V");
     let d = tempfile::tempdir().unwrap();
     let trace = d.path().join("rr.jsonl");
     let size: u64 = 16 << 20;

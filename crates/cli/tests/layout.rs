@@ -7,16 +7,35 @@ use std::process::Command;
 mod common;
 use common::*;
 
-fn filefrag_count(file: &Path) -> Option<u64> {
-    let out = Command::new("filefrag").arg(file).output().ok()?;
+/// `filefrag FILE`'s extent count.
+fn filefrag_count(tool: &Path, file: &Path) -> u64 {
+    let out = Command::new(tool).arg(file).output().unwrap();
     let t = text(&out.stdout);
     t.trim_end()
         .rsplit(": ")
-        .next()?
-        .split(' ')
-        .next()?
-        .parse()
-        .ok()
+        .next()
+        .and_then(|s| s.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("cannot parse filefrag's '{t}'"))
+}
+
+/// Files, bytes (by stat) and extents (by filefrag) of every regular file under `dir`,
+/// links not followed.
+fn filefrag_tree(tool: &Path, dir: &Path) -> (u64, u64, u64) {
+    let (mut files, mut bytes, mut extents) = (0, 0, 0);
+    for e in std::fs::read_dir(dir).unwrap() {
+        let e = e.unwrap();
+        let m = e.metadata().unwrap();
+        if m.is_dir() {
+            let (f, b, x) = filefrag_tree(tool, &e.path());
+            (files, bytes, extents) = (files + f, bytes + b, extents + x);
+        } else if m.is_file() {
+            files += 1;
+            bytes += m.len();
+            extents += filefrag_count(tool, &e.path());
+        }
+    }
+    (files, bytes, extents)
 }
 
 /// A file written as two interleaved halves with syncs between, so it has a few extents.
@@ -51,10 +70,12 @@ fn frag_prints_each_files_extents_as_filefrag_counts_them() {
     assert_eq!(file["size_bytes"], 16 * (256 << 10));
     let extents = file["extents"].as_u64().unwrap();
     assert!(extents >= 1);
-    if let Some(n) = filefrag_count(&f) {
-        assert_eq!(extents, n, "filefrag says {n}");
-    }
     assert!(file["score"].as_f64().is_some());
+    let Some(tool) = tool_or_skip("filefrag") else {
+        return;
+    };
+    let n = filefrag_count(&tool, &f);
+    assert_eq!(extents, n, "filefrag says {n}");
 }
 
 #[test]
@@ -77,6 +98,15 @@ fn frag_on_a_directory_sums_the_tree_and_lists_the_worst_files() {
     let tree = &j["trees"][0];
     assert_eq!(tree["totals"]["files"], 4);
     assert_eq!(tree["worst"].as_array().unwrap().len(), 2);
+    // The totals are stat's sizes and filefrag's counts added up.
+    let Some(tool) = tool_or_skip("filefrag") else {
+        return;
+    };
+    let (files, bytes, extents) = filefrag_tree(&tool, dir.path());
+    let totals = &tree["totals"];
+    assert_eq!(files, 4);
+    assert_eq!(totals["size_bytes"], bytes, "{totals}");
+    assert_eq!(totals["extents"], extents, "{totals}");
 }
 
 #[test]
@@ -145,11 +175,7 @@ fn frag_reports_unmappable_paths_and_still_maps_the_others() {
 /// The mount table is read once for all the files of a run, not once per file.
 #[test]
 fn frag_reads_the_mount_table_once() {
-    let strace = Command::new("strace").arg("-V").output();
-    assert!(
-        strace.is_ok_and(|o| o.status.success()),
-        "strace is needed for this test: apt-get install strace"
-    );
+    need_tool("strace", "-V");
     let dir = tempfile::tempdir().unwrap();
     for i in 0..50 {
         std::fs::write(dir.path().join(format!("f{i}")), [1u8; 4096]).unwrap();
@@ -204,6 +230,57 @@ fn alloc_runs_the_patterns_in_a_directory_and_cleans_up() {
     assert_eq!(run["layout"]["size_bytes"], (1u64 << 20) / 9123 * 9123);
 }
 
+/// The calls and bytes `alloc` reports are the writes, fallocates and truncates strace
+/// sees it make, and the bytes those writes returned.
+#[test]
+fn alloc_reports_the_calls_and_bytes_strace_sees() {
+    let Some(strace) = tool_or_skip("strace") else {
+        return;
+    };
+    for pattern in ["clear", "fallocate+1", "hints-fix"] {
+        let dir = tempfile::tempdir().unwrap();
+        let logs = tempfile::tempdir().unwrap();
+        let log = logs.path().join("strace.log");
+        let out = run_ok(
+            Command::new(&strace)
+                .args([
+                    "-f",
+                    "-qq",
+                    "-e",
+                    "trace=pwrite64,fallocate,ftruncate",
+                    "-o",
+                ])
+                .arg(&log)
+                .arg(env!("CARGO_BIN_EXE_naslab"))
+                .arg("alloc")
+                .arg("--dir")
+                .arg(dir.path())
+                .args(["--size", "1M", "--pattern", pattern, "--json"]),
+        );
+        let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let run = &j["runs"][0];
+        let (mut calls, mut bytes) = (0u64, 0u64);
+        for line in std::fs::read_to_string(&log).unwrap().lines() {
+            let call = line.split_once(' ').map_or(line, |(_, c)| c).trim_start();
+            let result: u64 = call
+                .rsplit("= ")
+                .next()
+                .and_then(|r| r.split(' ').next())
+                .and_then(|r| r.parse().ok())
+                .unwrap_or_else(|| {
+                    panic!("{pattern}: a call that failed or cannot be read: {line}")
+                });
+            calls += 1;
+            if call.starts_with("pwrite64(") {
+                bytes += result;
+            }
+        }
+        assert!(calls > 0, "{pattern}: strace saw no call");
+        assert_eq!(run["calls"], calls, "{pattern}: {run}");
+        assert_eq!(run["bytes_written"], bytes, "{pattern}: {run}");
+    }
+}
+
 #[test]
 fn alloc_names_the_flag_at_fault() {
     let err = usage_err(naslab().args(["alloc", "--pattern", "zero"]), "--pattern");
@@ -243,6 +320,18 @@ fn a_run_records_the_layout_of_prepared_and_written_files() {
     assert!(prepared["files"].as_u64().unwrap() >= 1, "{layout}");
     assert!(prepared["extents"].as_u64().unwrap() >= prepared["files"].as_u64().unwrap());
     assert!(layout["written"]["files"].is_u64(), "{layout}");
+    // Prepared and written together are the files the workload left, as stat and
+    // filefrag see them.
+    let Some(tool) = tool_or_skip("filefrag") else {
+        return;
+    };
+    let (files, bytes, extents) = filefrag_tree(&tool, &target.path().join("naslab/DocumentSave"));
+    let sum = |k: &str| prepared[k].as_u64().unwrap() + layout["written"][k].as_u64().unwrap();
+    assert_eq!(
+        (sum("files"), sum("bytes"), sum("extents")),
+        (files, bytes, extents),
+        "{layout}"
+    );
 }
 
 #[test]

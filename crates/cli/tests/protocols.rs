@@ -6,18 +6,13 @@ use std::path::Path;
 use std::process::Command;
 
 mod common;
-use common::{root_or_skip, run_ok, text, tool_or_skip};
+use common::{root_or_skip, run_err, run_ok, text, tool_or_skip, usage_err};
 
+/// The binary, without a password from the caller's environment.
 fn naslab() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_naslab"));
+    let mut c = common::naslab();
     c.env_remove("NASLAB_SMB_PASSWORD");
     c
-}
-
-fn run_err(cmd: &mut Command) -> String {
-    let out = cmd.output().expect("naslab starts");
-    assert!(!out.status.success(), "{cmd:?} should fail");
-    text(&out.stderr)
 }
 
 fn lab_ready(server: &str) -> bool {
@@ -107,7 +102,7 @@ fn urls_with_passwords_or_bad_parts_are_refused_with_what_to_do() {
             .stdin(std::process::Stdio::null()),
     );
     assert!(e.contains("NASLAB_SMB_PASSWORD is not set"), "{e}");
-    let e = run_err(
+    let e = usage_err(
         naslab()
             .args([
                 "run",
@@ -120,6 +115,7 @@ fn urls_with_passwords_or_bad_parts_are_refused_with_what_to_do() {
                 "--out",
             ])
             .arg(dir.path()),
+        "--client-profile",
     );
     assert!(e.contains("plain and windows"), "{e}");
 }
@@ -305,6 +301,10 @@ fn lab_matrix_compares_two_samba_settings_with_the_windows_profile() {
         assert!(c["extents"].as_u64().unwrap() >= 1);
         // The recording holds exactly what the recorder wrote: 0.5 % of 1.6 GB.
         assert_eq!(c["bytes"], 8_000_000);
+        // The one file is the largest, named under the workload's directory.
+        assert_eq!(c["largest"][1], 8_000_000, "{c}");
+        assert_eq!(c["largest"][2], c["extents"], "{c}");
+        assert!(!c["largest"][0].as_str().unwrap().starts_with('/'), "{c}");
     }
     let status = run_ok(
         naslab()

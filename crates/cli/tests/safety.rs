@@ -95,16 +95,6 @@ fn wait_for(what: &str, mut ok: impl FnMut() -> bool) {
     }
 }
 
-fn only_run_dir(out: &Path) -> PathBuf {
-    let label = out.join("run");
-    let mut dirs: Vec<PathBuf> = std::fs::read_dir(label)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .collect();
-    assert_eq!(dirs.len(), 1, "{dirs:?}");
-    dirs.pop().unwrap()
-}
-
 fn start_paced(trace: &Path, target: &Path, out: &Path, gap: &str, walk: bool) -> Child {
     let mut cmd = naslab();
     cmd.arg("run")

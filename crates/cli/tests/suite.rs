@@ -1,8 +1,7 @@
 //! The NAS suite through the binary: suite and workload selection, batch mode, cache
 //! handling, the user's trace directory, describe and export-trace.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::path::Path;
 
 use naslab_engine::plan::{compile, records_from_trace};
 use naslab_engine::prepare::prepare;
@@ -10,46 +9,21 @@ use naslab_engine::{BackendOptions, PosixTarget, Sandbox, Target};
 use naslab_trace::FileKind;
 use naslab_workload::{catalog, generate, GenParams};
 
-fn naslab() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_naslab"))
-}
-
-fn ok(cmd: &mut Command) -> Output {
-    let out = cmd.output().unwrap();
-    assert!(
-        out.status.success(),
-        "stdout: {}\nstderr: {}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out
-}
+mod common;
+use common::*;
 
 fn run_json(args: &[&str], target: &Path, out: &Path) -> serde_json::Value {
-    let res = ok(naslab()
-        .arg("run")
-        .args(args)
-        .arg("--json")
-        .arg("-t")
-        .arg(target)
-        .arg("--out")
-        .arg(out));
+    let res = run_ok(
+        naslab()
+            .arg("run")
+            .args(args)
+            .arg("--json")
+            .arg("-t")
+            .arg(target)
+            .arg("--out")
+            .arg(out),
+    );
     serde_json::from_slice(&res.stdout).unwrap()
-}
-
-fn run_dir(out: &Path) -> PathBuf {
-    let label = std::fs::read_dir(out)
-        .unwrap()
-        .next()
-        .unwrap()
-        .unwrap()
-        .path();
-    std::fs::read_dir(label)
-        .unwrap()
-        .next()
-        .unwrap()
-        .unwrap()
-        .path()
 }
 
 #[test]
@@ -80,7 +54,7 @@ fn the_suite_runs_all_twelve_and_writes_twelve_csv_rows() {
     assert_eq!(run["options"]["extra"]["scale"], "0.002");
     assert_eq!(run["options"]["cache"], "drop");
     assert!(run["warnings"].as_array().unwrap().is_empty());
-    let csv = std::fs::read_to_string(run_dir(out.path()).join("naspt.csv")).unwrap();
+    let csv = std::fs::read_to_string(only_run_dir(out.path()).join("naspt.csv")).unwrap();
     assert_eq!(csv.lines().count(), 13);
 }
 
@@ -121,7 +95,7 @@ fn batch_of_three_keeps_three_iterations_and_reports_their_median() {
             assert_eq!(it["prepare"]["files"], its[0]["prepare"]["files"]);
         }
     }
-    let dir = run_dir(out.path());
+    let dir = only_run_dir(out.path());
     for i in 1..=3 {
         assert!(dir
             .join(format!("FileCopyToNAS.{i}.ops.jsonl.zst"))
@@ -195,20 +169,22 @@ fn cache_modes_are_recorded_and_keeping_caches_warns() {
     let w = &run["warnings"][0];
     assert_eq!(w["kind"], "fits_in_client_cache");
     assert_eq!(w["workload"], "FileCopyFromNAS");
-    let table = ok(naslab()
-        .arg("run")
-        .args([
-            "--workload",
-            "FileCopyFromNAS",
-            "--scale",
-            "0.002",
-            "--cache",
-            "keep",
-            "-t",
-        ])
-        .arg(target.path())
-        .arg("--out")
-        .arg(out.path()));
+    let table = run_ok(
+        naslab()
+            .arg("run")
+            .args([
+                "--workload",
+                "FileCopyFromNAS",
+                "--scale",
+                "0.002",
+                "--cache",
+                "keep",
+                "-t",
+            ])
+            .arg(target.path())
+            .arg("--out")
+            .arg(out.path()),
+    );
     let text = String::from_utf8_lossy(&table.stdout);
     assert!(
         text.contains("warning: FileCopyFromNAS") && text.contains("--cache drop"),
@@ -221,7 +197,7 @@ fn traces_in_the_trace_directory_are_listed_and_run_by_name() {
     let dir = tempfile::tempdir().unwrap();
     let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/document-save.jsonl");
     std::fs::copy(&example, dir.path().join("MySave.jsonl")).unwrap();
-    let list = ok(naslab().arg("list").arg("--trace-dir").arg(dir.path()));
+    let list = run_ok(naslab().arg("list").arg("--trace-dir").arg(dir.path()));
     let text = String::from_utf8_lossy(&list.stdout);
     assert_eq!(
         text.lines().filter(|l| l.starts_with("naspt ")).count(),
@@ -262,9 +238,11 @@ fn traces_in_the_trace_directory_are_listed_and_run_by_name() {
 fn exported_traces_replay_to_the_same_ops_and_describe_the_same() {
     let d = tempfile::tempdir().unwrap();
     let file = d.path().join("pa.jsonl.zst");
-    ok(naslab()
-        .args(["export-trace", "PhotoAlbum", "--scale", "0.01", "-o"])
-        .arg(&file));
+    run_ok(
+        naslab()
+            .args(["export-trace", "PhotoAlbum", "--scale", "0.01", "-o"])
+            .arg(&file),
+    );
     let generated = generate(
         "PhotoAlbum",
         &GenParams {
@@ -273,8 +251,8 @@ fn exported_traces_replay_to_the_same_ops_and_describe_the_same() {
         },
     )
     .unwrap();
-    let from_file = ok(naslab().arg("describe").arg(&file).arg("--json"));
-    let builtin = ok(naslab().args(["describe", "PhotoAlbum", "--scale", "0.01", "--json"]));
+    let from_file = run_ok(naslab().arg("describe").arg(&file).arg("--json"));
+    let builtin = run_ok(naslab().args(["describe", "PhotoAlbum", "--scale", "0.01", "--json"]));
     assert_eq!(from_file.stdout, builtin.stdout);
     let target = tempfile::tempdir().unwrap();
     let out = tempfile::tempdir().unwrap();
@@ -285,6 +263,6 @@ fn exported_traces_replay_to_the_same_ops_and_describe_the_same() {
             .unwrap(),
         generated.ops.len() as u64
     );
-    let text = ok(naslab().args(["describe", "ContentCreation"]));
+    let text = run_ok(naslab().args(["describe", "ContentCreation"]));
     assert!(String::from_utf8_lossy(&text.stdout).contains("sequential"));
 }

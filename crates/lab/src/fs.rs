@@ -4,6 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
+pub use naslab_layout::loopdev::mount_options;
 pub use naslab_layout::FsKind;
 
 use crate::error::LabError;
@@ -11,17 +12,15 @@ use crate::process::{run, tool};
 
 /// Makes the file system in `image` (a new sparse file of `size_bytes`).
 pub fn make_image(fs: FsKind, image: &Path, size_bytes: u64) -> Result<String, LabError> {
-    let Some((prog, package, args)) = fs.mkfs() else {
+    let Some((prog, package, _)) = fs.mkfs() else {
         return Ok(String::new());
     };
-    let mkfs = tool(prog, package)?;
+    // Said before an image is made for nothing.
+    tool(prog, package)?;
     let f = std::fs::File::create(image).map_err(LabError::io("create", image))?;
     f.set_len(size_bytes).map_err(LabError::io("size", image))?;
     drop(f);
-    let mut argv: Vec<&std::ffi::OsStr> = args.iter().map(|a| a.as_ref()).collect();
-    argv.push(image.as_os_str());
-    run(&mkfs, &argv)?;
-    Ok(format!("{prog} {}", args.join(" ")))
+    Ok(fs.make_on(image)?.unwrap_or_default())
 }
 
 /// Attaches `image` to a free loop device with direct I/O; returns the device.
@@ -98,16 +97,6 @@ pub fn mount(fs: FsKind, dev: &Path, at: &Path) -> Result<String, LabError> {
     argv.push(at.as_os_str());
     run(&mount, &argv)?;
     Ok(mount_options(at).unwrap_or_default())
-}
-
-/// The options of the file system mounted at `at`, if one is.
-pub fn mount_options(at: &Path) -> Option<String> {
-    let text = std::fs::read_to_string("/proc/self/mounts").ok()?;
-    let want = at.to_string_lossy();
-    text.lines().rev().find_map(|l| {
-        let f: Vec<&str> = l.split(' ').collect();
-        (f.len() >= 4 && f[1] == want).then(|| f[3].to_string())
-    })
 }
 
 /// Unmounts `at` if something is mounted there.

@@ -56,6 +56,12 @@ mod tests {
         };
         assert_eq!((t.totals.files, t.totals.size_bytes), (1, 4096), "{t:?}");
         assert_eq!(t.root, w);
+        // The largest file is the real one, not the larger file the link names.
+        let largest = t.largest.as_ref().unwrap();
+        assert_eq!(
+            (largest.path.as_path(), largest.size_bytes),
+            (w.join("a").as_path(), 4096)
+        );
         // The workload's directory, or naslab's, as a link: refused.
         std::fs::remove_dir_all(&w).unwrap();
         symlink(outside.path(), &w).unwrap();

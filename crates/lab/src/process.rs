@@ -27,10 +27,7 @@ pub struct Proc {
 
 /// Finds an executable on PATH or in the sbin directories.
 pub fn tool(name: &'static str, package: &'static str) -> Result<PathBuf, LabError> {
-    naslab_layout::process::find_tool(name).ok_or(LabError::ToolMissing {
-        tool: name,
-        package,
-    })
+    Ok(naslab_layout::process::tool(name, package)?)
 }
 
 /// Runs a command to completion; its stdout, or an error with its stderr.

@@ -514,6 +514,9 @@ pub struct TreeLayout {
     pub totals: Totals,
     /// The files with the most extents beyond their ideal, worst first.
     pub worst: Vec<FileLayout>,
+    /// The file with the most bytes (of equal sizes, the first by path).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub largest: Option<FileLayout>,
     /// What could not be read.
     pub skipped: Vec<Skipped>,
 }
@@ -580,6 +583,7 @@ fn tree(
 ) -> Result<TreeLayout, LayoutError> {
     let mut totals = Totals::default();
     let mut worst: Vec<FileLayout> = Vec::new();
+    let mut largest: Option<FileLayout> = None;
     let mut errors: Vec<Skipped> = Vec::new();
     let keep = |worst: &mut Vec<FileLayout>| {
         worst.sort_by(|a, b| excess(b).cmp(&excess(a)).then_with(|| a.path.cmp(&b.path)));
@@ -588,6 +592,13 @@ fn tree(
     let mut skipped = walk(&mut |path, r| match r {
         Ok(f) => {
             totals.add(&f);
+            let larger = largest.as_ref().is_none_or(|l| {
+                (f.size_bytes, std::cmp::Reverse(&f.path))
+                    > (l.size_bytes, std::cmp::Reverse(&l.path))
+            });
+            if larger {
+                largest = Some(f.clone());
+            }
             worst.push(f);
             if worst.len() > top.saturating_mul(4) + 64 {
                 keep(&mut worst);
@@ -604,6 +615,7 @@ fn tree(
         root: root.to_path_buf(),
         totals,
         worst,
+        largest,
         skipped,
     })
 }

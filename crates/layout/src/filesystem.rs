@@ -1,9 +1,13 @@
 //! The file systems naslab makes: how each is made (its mkfs) and mounted, for the
 //! allocation matrix's loop images and the lab's served file system alike.
 
+use std::path::Path;
 use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
+
+use crate::error::LayoutError;
+use crate::process::{run, tool};
 
 /// A file system as naslab makes and mounts it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -77,6 +81,27 @@ impl FsKind {
         }
     }
 
+    /// Makes this file system on `device` (an image file or a block device) with its
+    /// mkfs; returns that command line without the device, or `None` for
+    /// [`FsKind::Dir`], which is not made.
+    pub fn make_on(self, device: &Path) -> Result<Option<String>, LayoutError> {
+        let Some((prog, package, args)) = self.mkfs() else {
+            return Ok(None);
+        };
+        let mkfs = tool(prog, package)?;
+        let mut argv: Vec<&std::ffi::OsStr> = args.iter().map(|a| a.as_ref()).collect();
+        argv.push(device.as_os_str());
+        run(&mkfs, &argv)?;
+        Ok(self.mkfs_line())
+    }
+
+    /// The mkfs command line without the device (`mkfs.xfs -q -f`); `None` for
+    /// [`FsKind::Dir`].
+    pub fn mkfs_line(self) -> Option<String> {
+        self.mkfs()
+            .map(|(prog, _, args)| format!("{prog} {}", args.join(" ")))
+    }
+
     /// The type and options given to mount; `None` for [`FsKind::Dir`], which is not
     /// mounted.
     pub fn mount(self) -> Option<(&'static str, Option<&'static str>)> {
@@ -143,6 +168,8 @@ mod tests {
             assert!(k.mkfs().is_some() && k.mount().is_some(), "{k}");
         }
         assert!(FsKind::Dir.mkfs().is_none() && FsKind::Dir.mount().is_none());
+        assert_eq!(FsKind::Xfs.mkfs_line().as_deref(), Some("mkfs.xfs -q -f"));
+        assert_eq!(FsKind::Dir.mkfs_line(), None);
         assert!(!FsKind::MADE.contains(&FsKind::Dir));
     }
 }

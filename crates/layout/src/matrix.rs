@@ -11,7 +11,7 @@ use crate::error::LayoutError;
 use crate::filesystem::FsKind;
 use crate::loopdev::{LoopDevice, Mount};
 use crate::patterns::{run_pattern, Pattern, PatternOptions, PatternRun};
-use crate::process::{find_tool, is_root, run};
+use crate::process::{is_root, tool};
 
 /// What the matrix runs.
 #[derive(Debug, Clone)]
@@ -107,10 +107,7 @@ pub fn run_matrix(
         }
         let mut info = CaseInfo {
             fs: case,
-            mkfs: case
-                .mkfs()
-                .map(|(tool, _, args)| format!("{tool} {}", args.join(" ")))
-                .unwrap_or_default(),
+            mkfs: case.mkfs_line().unwrap_or_default(),
             mount_options: None,
             delalloc: None,
             error: None,
@@ -182,11 +179,8 @@ impl ScratchFs {
 
     /// Makes a fresh `case` file system on the device and mounts it; the guard unmounts.
     pub fn format(&self, case: FsKind) -> Result<FsMount<'_>, LayoutError> {
-        let ((tool, package, args), (fstype, options)) = made(case)?;
-        let mkfs = find_tool(tool).ok_or(LayoutError::ToolMissing { tool, package })?;
-        let mut mkfs_args: Vec<&std::ffi::OsStr> = args.iter().map(|a| a.as_ref()).collect();
-        mkfs_args.push(self.device.path().as_os_str());
-        run(&mkfs, &mkfs_args)?;
+        let (_, (fstype, options)) = made(case)?;
+        case.make_on(self.device.path())?;
         let mount = Mount::new(self.device.path(), &self.mnt, fstype, options)?;
         Ok(FsMount {
             mount,
@@ -221,8 +215,8 @@ fn run_case(
     info: &mut CaseInfo,
     progress: &mut impl FnMut(&str),
 ) -> Result<Vec<Cell>, LayoutError> {
-    let ((tool, package, _), _) = made(case)?;
-    find_tool(tool).ok_or(LayoutError::ToolMissing { tool, package })?;
+    let ((prog, package, _), _) = made(case)?;
+    tool(prog, package)?;
     let scratch = ScratchFs::new(image_bytes, opts.work_dir.as_deref())?;
     let mut cells = Vec::new();
     for &pattern in &opts.patterns {

@@ -240,7 +240,10 @@ fn run_config(
                 cell.bytes = t.totals.size_bytes;
                 cell.extents = t.totals.extents;
                 cell.ideal_extents = t.totals.ideal_extents;
-                cell.largest = largest_file(&lab.state.share_dir, w);
+                cell.largest = t.largest.map(|f| {
+                    let name = f.path.strip_prefix(&t.root).unwrap_or(&f.path);
+                    (name.display().to_string(), f.size_bytes, f.extents)
+                });
             }
             Err(e) => cell.error = Some(format!("layout: {e}")),
         }
@@ -256,36 +259,6 @@ fn run_config(
         eprintln!("warning: {e}");
     }
     (row, Some(run_dir))
-}
-
-/// The largest file under a workload's directory on the server, with its extents.
-fn largest_file(share_dir: &Path, workload: &str) -> Option<(String, u64, u64)> {
-    let dir = naslab_lab::layout::workload_dir(share_dir, workload);
-    let mut best: Option<(PathBuf, u64)> = None;
-    let mut stack = vec![dir.clone()];
-    let mut seen = 0;
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).ok()?.flatten() {
-            seen += 1;
-            if seen > 1_000_000 {
-                break;
-            }
-            let Ok(m) = e.metadata() else { continue };
-            if m.is_dir() {
-                stack.push(e.path());
-            } else if m.is_file() && best.as_ref().is_none_or(|b| m.len() > b.1) {
-                best = Some((e.path(), m.len()));
-            }
-        }
-    }
-    let (path, size) = best?;
-    let layout = naslab_layout::analyze_file(&path, true).ok()?;
-    let name = path
-        .strip_prefix(&dir)
-        .unwrap_or(&path)
-        .display()
-        .to_string();
-    Some((name, size, layout.extents))
 }
 
 fn render(c: &Comparison) -> String {
