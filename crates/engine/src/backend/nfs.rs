@@ -8,7 +8,7 @@
 //!
 //! The crate's I/O traits are async: each connection runs its requests on a
 //! single-thread tokio runtime of its own, one at a time and each at most the I/O
-//! timeout, as the SMB backend does (`session::Waiter`).
+//! timeout, as the SMB backend does (`backend::waiter`).
 
 mod session;
 
@@ -19,7 +19,7 @@ use nfs3_client::nfs3_types::nfs3::{
     diropargs3, ftype3, nfs_fh3, stable_how, READ3args, RENAME3args,
 };
 
-use self::session::{check, name, split, Session};
+use self::session::{check, name, split, Call as _, Session};
 use super::remote::{RemoteFs, RemoteSandbox, RemoteSandboxError};
 use super::url::{ClientOptions, RemoteUrl};
 use super::{Backend, BackendOptions, Caps, Handle, OpError, OpenHow, Target};
@@ -101,7 +101,6 @@ impl NfsTarget {
 
     /// [`NfsTarget::connect`] with the client's timeout chosen.
     pub fn connect_with(url: RemoteUrl, opts: ClientOptions) -> Result<NfsTarget, NfsError> {
-        crate::heap::keep_large_blocks();
         let timeout = opts.io_timeout;
         let url = resolve_export(url, timeout)?;
         let mut admin = Session::open(&url, timeout)?;

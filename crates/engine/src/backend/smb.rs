@@ -21,6 +21,7 @@ use smb2::types::flags::FileAccessMask;
 use smb2::types::{Command, FileId};
 use smb2::RenameOptions;
 
+use self::session::Wait as _;
 use self::session::{
     credits_for, op_error, write_request, Session, FILE_ALLOCATION_INFORMATION,
     FILE_END_OF_FILE_INFORMATION, FILE_NON_DIRECTORY_FILE, FILE_NO_INTERMEDIATE_BUFFERING,
@@ -114,7 +115,6 @@ impl SmbTarget {
         password: String,
         opts: ClientOptions,
     ) -> Result<SmbTarget, SmbError> {
-        crate::heap::keep_large_blocks();
         let mut admin = Session::open(&url, &password, opts)?;
         let sandbox = RemoteSandbox::open(&mut admin, &url.path)?;
         Ok(SmbTarget {
