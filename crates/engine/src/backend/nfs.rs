@@ -20,7 +20,7 @@ use nfs3_client::nfs3_types::nfs3::{
 };
 
 use self::session::{check, name, split, Call as _, Session};
-use super::remote::{RemoteFs, RemoteSandbox, RemoteSandboxError};
+use super::remote::{release_target, RemoteFs, RemoteSandbox, RemoteSandboxError, RELEASE_WAIT};
 use super::url::{ClientOptions, RemoteUrl};
 use super::{Backend, BackendOptions, Caps, Handle, OpError, OpenHow, Target};
 use crate::plan::FileTable;
@@ -77,12 +77,14 @@ pub struct NfsTarget {
     url: RemoteUrl,
     timeout: std::time::Duration,
     sandbox: RemoteSandbox,
-    admin: Arc<Mutex<Session>>,
+    admin: Mutex<Session>,
 }
 
 impl Drop for NfsTarget {
     fn drop(&mut self) {
-        super::remote::release_target(&self.sandbox, &self.admin, self.url.to_string());
+        let admin = self.admin.get_mut().unwrap_or_else(|e| e.into_inner());
+        admin.w.set_timeout(RELEASE_WAIT);
+        release_target(&self.sandbox, admin, &self.url.to_string());
     }
 }
 
@@ -109,7 +111,7 @@ impl NfsTarget {
             url,
             timeout,
             sandbox,
-            admin: Arc::new(Mutex::new(admin)),
+            admin: Mutex::new(admin),
         })
     }
 

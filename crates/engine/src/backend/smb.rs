@@ -27,7 +27,7 @@ use self::session::{
     FILE_END_OF_FILE_INFORMATION, FILE_NON_DIRECTORY_FILE, FILE_NO_INTERMEDIATE_BUFFERING,
     FILE_RANDOM_ACCESS, FILE_WRITE_THROUGH, STATUS_END_OF_FILE,
 };
-use super::remote::{RemoteFs, RemoteSandbox, RemoteSandboxError};
+use super::remote::{release_target, RemoteFs, RemoteSandbox, RemoteSandboxError, RELEASE_WAIT};
 use super::url::{ClientOptions, RemoteUrl};
 use super::{Backend, BackendOptions, Caps, Handle, OpError, OpenHow, Target};
 use crate::plan::FileTable;
@@ -86,12 +86,14 @@ pub struct SmbTarget {
     security: String,
     sandbox: RemoteSandbox,
     /// The session that checks and empties naslab's directory between iterations.
-    admin: Arc<Mutex<Session>>,
+    admin: Mutex<Session>,
 }
 
 impl Drop for SmbTarget {
     fn drop(&mut self) {
-        super::remote::release_target(&self.sandbox, &self.admin, self.url.to_string());
+        let admin = self.admin.get_mut().unwrap_or_else(|e| e.into_inner());
+        admin.w.set_timeout(RELEASE_WAIT);
+        release_target(&self.sandbox, admin, &self.url.to_string());
     }
 }
 
@@ -123,7 +125,7 @@ impl SmbTarget {
             opts,
             security: admin.security.clone(),
             sandbox,
-            admin: Arc::new(Mutex::new(admin)),
+            admin: Mutex::new(admin),
         })
     }
 

@@ -65,6 +65,11 @@ impl Waiter {
         self.dead.set(true);
     }
 
+    /// Makes later requests wait at most `timeout`.
+    pub(crate) fn set_timeout(&mut self, timeout: Duration) {
+        self.timeout = timeout;
+    }
+
     /// Runs `fut` (connecting, signing in, mounting...) to its end; `None` when it took
     /// longer than the timeout.
     pub(crate) fn run<T>(&self, fut: impl Future<Output = T>) -> Option<T> {
@@ -98,7 +103,9 @@ mod tests {
 
     #[test]
     fn a_request_left_unanswered_marks_the_connection_dead() {
-        let w = Waiter::new("192.0.2.1:445".into(), Duration::from_millis(100)).unwrap();
+        let mut w = Waiter::new("192.0.2.1:445".into(), Duration::from_secs(30)).unwrap();
+        // As a target being let go does: its requests wait less from then on.
+        w.set_timeout(Duration::from_millis(100));
         assert_eq!(w.request(async { 7 }), Ok(7));
         assert!(!w.is_dead());
         let silent = std::future::pending::<()>();
