@@ -1223,3 +1223,45 @@ fn the_time_limit_ends_a_paced_wait_of_a_queued_replay_on_time() {
     // Preparation (an 8 MiB file) plus a one-second limit, not an hour.
     assert!(took.as_secs() < 60, "the run took {took:?}");
 }
+
+#[test]
+fn a_queued_stream_whose_reads_and_writes_are_all_empty_runs_them_and_ends() {
+    // Queue depth 8, and every read and write of zero bytes: the stream has no buffer
+    // bytes at all, yet each op still needs its place in the queue.
+    let mut t = Trace::new("empty");
+    t.header.queue_depth = Some(8);
+    t.files.push(file(1, "f", 4096, true, Prepare::Copy));
+    let mut o = op(0, 0, OpKind::Open, 1, 0, 0);
+    o.flags = OpFlags::READ | OpFlags::WRITE;
+    t.ops.push(o);
+    for i in 0..20u64 {
+        let kind = if i % 2 == 0 {
+            OpKind::Read
+        } else {
+            OpKind::Write
+        };
+        t.ops.push(op(0, i, kind, 1, i * 512, 0));
+    }
+    t.ops.push(op(0, 20, OpKind::Close, 1, 0, 0));
+    let (done, result) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let spool = tempfile::tempdir().unwrap();
+        let plan = plan_of(&t, spool.path());
+        let progress = Progress::default();
+        let spec = spec_of(
+            &plan,
+            &NullTarget,
+            CacheMode::Keep,
+            spool.path(),
+            None,
+            &progress,
+        );
+        let r = run_iteration(&spec, 1).unwrap();
+        let _ = done.send((r.ops, r.errors, r.op("read").map(|s| s.count)));
+    });
+    // A replay that cannot take its next op would spin for ever: fail instead.
+    let (ops, errors, reads) = result
+        .recv_timeout(std::time::Duration::from_secs(120))
+        .expect("the replay of empty reads and writes at depth 8 never ended");
+    assert_eq!((ops, errors, reads), (22, 0, Some(10)));
+}
