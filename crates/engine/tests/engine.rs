@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 mod common;
-use common::{file, plan_of, spec_of};
+use common::{file, plan_of, run_once, spec_of};
 
 use naslab_engine::backend::BackendOptions;
 use naslab_engine::plan::{compile, records_from_trace, FileTable};
@@ -262,16 +262,14 @@ fn null_backend_counts_exactly_what_the_trace_asks() {
     t.ops.push(op(0, 2002, OpKind::Close, 2, 0, 0));
     let spool = tempfile::tempdir().unwrap();
     let plan = plan_of(&t, spool.path());
-    let progress = Progress::default();
-    let spec = spec_of(
+    let r = run_once(
         &plan,
         &NullTarget,
         CacheMode::Drop,
         spool.path(),
         Some(spool.path().join("r.ops.jsonl.zst")),
-        &progress,
-    );
-    let r = run_iteration(&spec, 1).unwrap();
+    )
+    .unwrap();
     assert_eq!(r.ops, 3 * 1002 + 3);
     assert_eq!(r.op("read").unwrap().count, 3000);
     assert_eq!(r.bytes_read, 3000 * 4096);
@@ -308,16 +306,7 @@ fn a_full_target_stops_the_run_and_keeps_what_was_measured() {
     let plan = plan_of(&t, spool.path());
     let mut target = scripted(1000);
     target.fail_write_after = Some(40);
-    let progress = Progress::default();
-    let spec = spec_of(
-        &plan,
-        &target,
-        CacheMode::Keep,
-        spool.path(),
-        None,
-        &progress,
-    );
-    let r = run_iteration(&spec, 1).unwrap();
+    let r = run_once(&plan, &target, CacheMode::Keep, spool.path(), None).unwrap();
     let why = r.aborted.as_deref().expect("the run stopped");
     assert!(why.contains("line 44"), "{why}");
     assert!(
@@ -432,16 +421,7 @@ fn posix_preparation_builds_the_file_set_on_disk() {
     assert!(!wd.join("docs/new.doc").exists());
     assert!(!wd.join("made").exists());
     // And the measured phase then creates them.
-    let progress = Progress::default();
-    let spec = spec_of(
-        &plan,
-        &target,
-        CacheMode::Drop,
-        spool.path(),
-        None,
-        &progress,
-    );
-    let r = run_iteration(&spec, 1).unwrap();
+    let r = run_once(&plan, &target, CacheMode::Drop, spool.path(), None).unwrap();
     assert_eq!(r.errors, 0, "{:?}", r.op_stats);
     assert_eq!(
         std::fs::metadata(wd.join("docs/new.doc")).unwrap().len(),
@@ -485,17 +465,15 @@ fn posix_backend_does_every_op_for_real() {
     let spool = tempfile::tempdir().unwrap();
     let plan = plan_of(&t, spool.path());
     let target = PosixTarget::new(sandbox.clone());
-    let progress = Progress::default();
     let records = spool.path().join("ops.jsonl");
-    let spec = spec_of(
+    let r = run_once(
         &plan,
         &target,
         CacheMode::Drop,
         spool.path(),
         Some(records.clone()),
-        &progress,
-    );
-    let r = run_iteration(&spec, 1).unwrap();
+    )
+    .unwrap();
     let wd = sandbox.root().join("ops");
     // The last unlink fails (the file was renamed away): counted, not fatal.
     assert_eq!(r.errors, 1);
@@ -827,12 +805,10 @@ fn cache_drop_leaves_no_prepared_page_in_memory_and_keep_leaves_them() {
     let spool = tempfile::tempdir().unwrap();
     let plan = plan_of(&t, spool.path());
     let target = PosixTarget::new(sandbox.clone());
-    let progress = Progress::default();
     let path = sandbox.root().join("cached/f");
     let mut resident = Vec::new();
     for cache in [CacheMode::Keep, CacheMode::Drop] {
-        let spec = spec_of(&plan, &target, cache, spool.path(), None, &progress);
-        run_iteration(&spec, 1).unwrap();
+        run_once(&plan, &target, cache, spool.path(), None).unwrap();
         resident.push(resident_pages(&path));
     }
     assert_eq!(
@@ -883,17 +859,15 @@ fn queued_replay_on_posix_moves_every_byte_and_keeps_trace_order() {
     let t = queued_trace(16, 5000);
     let plan = plan_of(&t, spool.path());
     let target = PosixTarget::new(sandbox.clone());
-    let progress = Progress::default();
     let records = spool.path().join("q.ops.jsonl");
-    let spec = spec_of(
+    let r = run_once(
         &plan,
         &target,
         CacheMode::Keep,
         spool.path(),
         Some(records.clone()),
-        &progress,
-    );
-    let r = run_iteration(&spec, 1).unwrap();
+    )
+    .unwrap();
     assert_eq!(r.errors, 0, "{:?}", r.op_stats);
     assert_eq!(r.op("read").unwrap().count, 5000);
     assert_eq!(r.bytes_read, 5000 * 4096);
@@ -942,16 +916,7 @@ fn queued_replay_on_posix_moves_every_byte_and_keeps_trace_order() {
 fn queued_replay_on_the_null_backend_counts_exactly() {
     let spool = tempfile::tempdir().unwrap();
     let plan = plan_of(&queued_trace(32, 10_000), spool.path());
-    let progress = Progress::default();
-    let spec = spec_of(
-        &plan,
-        &NullTarget,
-        CacheMode::Drop,
-        spool.path(),
-        None,
-        &progress,
-    );
-    let r = run_iteration(&spec, 1).unwrap();
+    let r = run_once(&plan, &NullTarget, CacheMode::Drop, spool.path(), None).unwrap();
     assert_eq!(r.ops, 10_000 + 256 + 4);
     assert_eq!(r.bytes_read, 10_000 * 4096);
     assert_eq!(r.bytes_written, 256 * 65536);
@@ -962,16 +927,9 @@ fn a_backend_without_queues_is_refused_before_anything_runs() {
     let spool = tempfile::tempdir().unwrap();
     let plan = plan_of(&queued_trace(4, 10), spool.path());
     let target = scripted(10);
-    let progress = Progress::default();
-    let spec = spec_of(
-        &plan,
-        &target,
-        CacheMode::Keep,
-        spool.path(),
-        None,
-        &progress,
-    );
-    let e = run_iteration(&spec, 1).unwrap_err().to_string();
+    let e = run_once(&plan, &target, CacheMode::Keep, spool.path(), None)
+        .unwrap_err()
+        .to_string();
     assert!(
         e.contains("at most 1 ops in flight") && e.contains("asks for 4"),
         "{e}"
@@ -1016,17 +974,15 @@ fn warm_up_ops_run_first_unmeasured_and_the_measured_phase_sees_their_files() {
     assert_eq!(plan.warmup.len(), 1);
     assert_eq!(plan.ops(), 66);
     let target = PosixTarget::new(sandbox.clone());
-    let progress = Progress::default();
     let records = spool.path().join("w.ops.jsonl");
-    let spec = spec_of(
+    let r = run_once(
         &plan,
         &target,
         CacheMode::Drop,
         spool.path(),
         Some(records.clone()),
-        &progress,
-    );
-    let r = run_iteration(&spec, 1).unwrap();
+    )
+    .unwrap();
     assert_eq!(r.errors, 0, "{:?}", r.op_stats);
     assert_eq!(r.ops, 66);
     assert_eq!(r.bytes_read, 64 * 65536);
@@ -1247,16 +1203,7 @@ fn a_queued_stream_whose_reads_and_writes_are_all_empty_runs_them_and_ends() {
     std::thread::spawn(move || {
         let spool = tempfile::tempdir().unwrap();
         let plan = plan_of(&t, spool.path());
-        let progress = Progress::default();
-        let spec = spec_of(
-            &plan,
-            &NullTarget,
-            CacheMode::Keep,
-            spool.path(),
-            None,
-            &progress,
-        );
-        let r = run_iteration(&spec, 1).unwrap();
+        let r = run_once(&plan, &NullTarget, CacheMode::Keep, spool.path(), None).unwrap();
         let _ = done.send((r.ops, r.errors, r.op("read").map(|s| s.count)));
     });
     // A replay that cannot take its next op would spin for ever: fail instead.

@@ -4,8 +4,8 @@
 use std::path::{Path, PathBuf};
 
 use naslab_engine::plan::{compile, records_from_trace, Plan};
-use naslab_engine::{IterationSpec, Progress, ReplayOptions, Target};
-use naslab_results::CacheMode;
+use naslab_engine::{run_iteration, IterationSpec, Progress, ReplayOptions, RunError, Target};
+use naslab_results::{CacheMode, IterationResult};
 use naslab_trace::{FileDecl, FileKind, Prepare, Trace};
 
 /// A regular file of the trace.
@@ -39,6 +39,21 @@ pub fn spec_of<'a>(
         progress,
         drop_all_caches: false,
     }
+}
+
+/// Runs `plan` on `target` as iteration 1, with default replay options.
+pub fn run_once(
+    plan: &Plan,
+    target: &dyn Target,
+    cache: CacheMode,
+    spool_dir: &Path,
+    records_path: Option<PathBuf>,
+) -> Result<IterationResult, RunError> {
+    let progress = Progress::default();
+    run_iteration(
+        &spec_of(plan, target, cache, spool_dir, records_path, &progress),
+        1,
+    )
 }
 
 pub fn plan_of(trace: &Trace, spool: &Path) -> Plan {
