@@ -10,7 +10,7 @@ use naslab_engine::{
     Sandbox,
 };
 use naslab_results::{CacheMode, IterationResult, MismatchKind};
-use naslab_trace::{FileDecl, FileKind, Op, OpFlags, OpKind, Prepare, Trace};
+use naslab_trace::{FileDecl, Op, OpFlags, OpKind, Prepare, Trace};
 
 mod common;
 use common::{file, plan_of, spec_of};
@@ -97,14 +97,7 @@ fn zstd_ratio(bytes: &[u8]) -> f64 {
 /// first MiB then written over.
 fn content_trace() -> Trace {
     let mut t = Trace::new("Content");
-    t.files.push(FileDecl {
-        id: 0,
-        path: "in".into(),
-        kind: FileKind::Dir,
-        size: 0,
-        exists: true,
-        prepare: Prepare::Copy,
-    });
+    t.files.push(FileDecl::dir(0, "in", true));
     t.files.push(file(
         1,
         "in/copied.bin",

@@ -16,18 +16,7 @@ use naslab_engine::{
     PosixTarget, Progress, ReplayOptions, Sandbox, ScriptedClock, Target,
 };
 use naslab_results::CacheMode;
-use naslab_trace::{FileDecl, FileKind, Measured, Op, OpFlags, OpKind, Prepare, Trace};
-
-fn dir(id: u32, path: &str, exists: bool) -> FileDecl {
-    FileDecl {
-        id,
-        path: path.into(),
-        kind: FileKind::Dir,
-        size: 0,
-        exists,
-        prepare: Prepare::Copy,
-    }
-}
+use naslab_trace::{FileDecl, Measured, Op, OpFlags, OpKind, Prepare, Trace};
 
 fn op(stream: u32, t_us: u64, kind: OpKind, file: u32, offset: u64, len: u64) -> Op {
     let mut o = Op::new(stream, t_us, kind, file);
@@ -328,7 +317,7 @@ fn preparation_copies_and_streams_and_leaves_created_files_absent() {
         .push(file(2, "media/v.dvr-ms", 200_000, true, Prepare::Stream));
     t.files
         .push(file(3, "docs/new.doc", 5000, false, Prepare::Copy));
-    t.files.push(dir(4, "made", false));
+    t.files.push(FileDecl::dir(4, "made", false));
     t.files.push(file(5, "made/x", 10, false, Prepare::Copy));
     t.files.push(file(6, "empty", 0, true, Prepare::Copy));
     t.ops.push(op(0, 0, OpKind::Mkdir, 4, 0, 0));
@@ -392,7 +381,7 @@ fn posix_preparation_builds_the_file_set_on_disk() {
         .push(file(2, "media/v.dvr-ms", 200_000, true, Prepare::Stream));
     t.files
         .push(file(3, "docs/new.doc", 5000, false, Prepare::Copy));
-    t.files.push(dir(4, "made", false));
+    t.files.push(FileDecl::dir(4, "made", false));
     t.ops.push(op(0, 0, OpKind::Mkdir, 4, 0, 0));
     t.ops.push(op(0, 1, OpKind::Create, 3, 0, 0));
     t.ops.push(op(0, 2, OpKind::Write, 3, 0, 5000));
@@ -434,10 +423,10 @@ fn posix_preparation_builds_the_file_set_on_disk() {
 #[test]
 fn posix_backend_does_every_op_for_real() {
     let mut t = Trace::new("ops");
-    t.files.push(dir(1, "d", true));
+    t.files.push(FileDecl::dir(1, "d", true));
     t.files.push(file(2, "d/a", 10_000, true, Prepare::Copy));
     t.files.push(file(3, "d/b", 0, false, Prepare::Copy));
-    t.files.push(dir(4, "d/sub", false));
+    t.files.push(FileDecl::dir(4, "d/sub", false));
     t.files.push(file(5, "d/c", 0, false, Prepare::Copy));
     let ops = [
         op(0, 0, OpKind::Stat, 2, 0, 0),
@@ -537,12 +526,12 @@ fn compile_rejects_misuse_with_the_line() {
     );
 
     let mut t = Trace::new("bad");
-    t.files.push(dir(1, "d", true));
+    t.files.push(FileDecl::dir(1, "d", true));
     t.ops.push(op(0, 0, OpKind::Open, 1, 0, 0));
     assert!(compile_error(&t).contains("declared as a directory"));
 
     let mut t = Trace::new("bad");
-    t.files.push(dir(1, "d", false));
+    t.files.push(FileDecl::dir(1, "d", false));
     t.files.push(file(2, "d/x/y", 1, false, Prepare::Copy));
     assert!(compile_error(&t).contains("declare 'd/x' as a directory"));
 }

@@ -4,16 +4,12 @@
 use std::path::Path;
 
 use naslab_engine::plan::{compile, PlanError};
-use naslab_trace::{FileDecl, FileKind, Header, Op, OpFlags, OpKind, Prepare, Record};
+use naslab_trace::{FileDecl, FileKind, Header, Op, OpFlags, OpKind, Record};
 
 fn decl(id: u32, path: &str, kind: FileKind, exists: bool) -> Record {
     Record::File(FileDecl {
-        id,
-        path: path.into(),
         kind,
-        size: 4096,
-        exists,
-        prepare: Prepare::Copy,
+        ..FileDecl::file(id, path, 4096, exists)
     })
 }
 

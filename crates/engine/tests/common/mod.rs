@@ -6,17 +6,13 @@ use std::path::{Path, PathBuf};
 use naslab_engine::plan::{compile, records_from_trace, Plan};
 use naslab_engine::{run_iteration, IterationSpec, Progress, ReplayOptions, RunError, Target};
 use naslab_results::{CacheMode, IterationResult};
-use naslab_trace::{FileDecl, FileKind, Prepare, Trace};
+use naslab_trace::{FileDecl, Prepare, Trace};
 
 /// A regular file of the trace.
 pub fn file(id: u32, path: &str, size: u64, exists: bool, prepare: Prepare) -> FileDecl {
     FileDecl {
-        id,
-        path: path.into(),
-        kind: FileKind::File,
-        size,
-        exists,
         prepare,
+        ..FileDecl::file(id, path, size, exists)
     }
 }
 
