@@ -98,7 +98,11 @@ fn declarations_are_checked() {
         3,
         "path 'a' is declared twice",
     );
-    expect(vec![header(), decl(1, "../x", FileKind::File, true)], 2, "");
+    expect(
+        vec![header(), decl(1, "../x", FileKind::File, true)],
+        2,
+        "path '../x' has a '..' component",
+    );
     expect(
         vec![
             header(),
