@@ -177,7 +177,7 @@ impl Session {
         let config = ClientConfig {
             addr: addr.clone(),
             timeout: opts.io_timeout,
-            // naslab's own deadline (`Waiter::wait`) decides; the crate's, which may
+            // naslab's own deadline (`Wait::wait`) decides; the crate's, which may
             // stretch while it believes the server alive, only backs it up.
             response_timeout: Some(opts.io_timeout.saturating_mul(2)),
             username: url.user.clone().unwrap_or_default(),
