@@ -121,9 +121,7 @@ pub struct RemoteSandbox {
 /// This process's entry in the lock directory: who holds the target, and since when
 /// (UTC, in a form every share accepts in a file name).
 fn holder_entry() -> String {
-    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
-        .map(|h| h.trim().replace(['/', '\\', ':'], "_"))
-        .unwrap_or_default();
+    let host = crate::environment::host_name().replace(['/', '\\', ':'], "_");
     let host = if host.is_empty() {
         "an unnamed host".into()
     } else {
