@@ -5,7 +5,8 @@
 //! client cache, so every data op reaches the server.
 //!
 //! The crate is async; each connection drives it from its own single-threaded tokio
-//! runtime, so the [`Backend`] trait stays synchronous and streams stay independent.
+//! runtime (`backend::waiter`, shared with NFS), so the [`Backend`] trait stays
+//! synchronous and streams stay independent.
 
 mod session;
 
