@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 mod common;
-use common::{file, plan_of, run_once, spec_of};
+use common::{file, plan_of, run_once, run_with, spec_of};
 
 use naslab_engine::backend::BackendOptions;
 use naslab_engine::plan::{compile, records_from_trace, FileTable};
@@ -1141,24 +1141,13 @@ fn the_time_limit_ends_a_paced_wait_of_a_queued_replay_on_time() {
     }
     let plan = plan_of(&t, spool.path());
     let target = PosixTarget::new(sandbox.clone());
-    let progress = Progress::default();
-    let spec = naslab_engine::IterationSpec {
-        replay: ReplayOptions {
-            pacing: Pacing::Original,
-            time_limit_ns: Some(1_000_000_000),
-            ..ReplayOptions::default()
-        },
-        ..spec_of(
-            &plan,
-            &target,
-            CacheMode::Keep,
-            spool.path(),
-            None,
-            &progress,
-        )
+    let replay = ReplayOptions {
+        pacing: Pacing::Original,
+        time_limit_ns: Some(1_000_000_000),
+        ..ReplayOptions::default()
     };
     let started = std::time::Instant::now();
-    let r = run_iteration(&spec, 1).unwrap();
+    let r = run_with(&plan, &target, CacheMode::Keep, spool.path(), None, replay).unwrap();
     let took = started.elapsed();
     assert!(r.time_limited);
     assert_eq!(r.errors, 0, "{:?}", r.op_stats);

@@ -45,11 +45,31 @@ pub fn run_once(
     spool_dir: &Path,
     records_path: Option<PathBuf>,
 ) -> Result<IterationResult, RunError> {
-    let progress = Progress::default();
-    run_iteration(
-        &spec_of(plan, target, cache, spool_dir, records_path, &progress),
-        1,
+    run_with(
+        plan,
+        target,
+        cache,
+        spool_dir,
+        records_path,
+        ReplayOptions::default(),
     )
+}
+
+/// Runs `plan` on `target` as iteration 1, replayed as `replay` says.
+pub fn run_with(
+    plan: &Plan,
+    target: &dyn Target,
+    cache: CacheMode,
+    spool_dir: &Path,
+    records_path: Option<PathBuf>,
+    replay: ReplayOptions,
+) -> Result<IterationResult, RunError> {
+    let progress = Progress::default();
+    let spec = IterationSpec {
+        replay,
+        ..spec_of(plan, target, cache, spool_dir, records_path, &progress)
+    };
+    run_iteration(&spec, 1)
 }
 
 pub fn plan_of(trace: &Trace, spool: &Path) -> Plan {
