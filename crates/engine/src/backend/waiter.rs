@@ -46,6 +46,7 @@ impl Waiter {
     }
 
     /// `host:port` of the connection.
+    #[cfg_attr(not(feature = "smb"), allow(dead_code))]
     pub(crate) fn addr(&self) -> &str {
         &self.addr
     }
@@ -56,6 +57,7 @@ impl Waiter {
     }
 
     /// Whether a request found the server gone or silent.
+    #[cfg_attr(not(feature = "smb"), allow(dead_code))]
     pub(crate) fn is_dead(&self) -> bool {
         self.dead.get()
     }
