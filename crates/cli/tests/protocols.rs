@@ -423,6 +423,11 @@ fn a_server_that_stops_answering_ends_the_run_on_time_saying_so() {
             err.contains(&want) && err.contains("line "),
             "{server}: {err}"
         );
+        // Its lock stays on the silent server, and the user is told how to lift it.
+        assert!(
+            err.contains("could not give up") && err.contains("naslab/.naslab-lock"),
+            "{server}: {err}"
+        );
         // The results were written, and the process ended right after.
         let run_json = std::fs::read_dir(out.join("run"))
             .unwrap()

@@ -90,11 +90,9 @@ impl StreamBuffers {
     pub fn for_stream(max_read: u64, max_write: u64, depth: u32) -> StreamBuffers {
         let page = |n: u64| n.next_multiple_of(ALIGN as u64) as usize;
         let largest = page(max_read.max(max_write)).max(ALIGN) as u64;
-        let slots = if max_read == 0 && max_write == 0 {
-            0
-        } else {
-            (STREAM_READ_BUDGET / largest).clamp(1, u64::from(depth.max(1))) as usize
-        };
+        // At least one slot, even when every read and write is empty (its slots are then
+        // empty too): each data op in flight needs one.
+        let slots = (STREAM_READ_BUDGET / largest).clamp(1, u64::from(depth.max(1))) as usize;
         StreamBuffers {
             read_slot_len: page(max_read),
             write_slot_len: page(max_write),
@@ -146,8 +144,9 @@ mod stream_buffer_tests {
         // A stream that only writes holds no read buffer.
         let b = StreamBuffers::for_stream(0, 1000, 8);
         assert_eq!((b.slots, b.read_slot_len, b.write_slot_len), (8, 0, 4096));
-        // Nothing to read or write: no buffers at all.
-        assert_eq!(StreamBuffers::for_stream(0, 0, 8).bytes(), 0);
+        // Nothing to read or write: no buffer bytes at all, yet ops still take turns.
+        let b = StreamBuffers::for_stream(0, 0, 8);
+        assert_eq!((b.bytes(), b.slots), (0, 8));
     }
 
     #[test]

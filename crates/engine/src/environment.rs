@@ -10,6 +10,11 @@ fn read_trimmed(path: &str) -> String {
         .unwrap_or_default()
 }
 
+/// This machine's host name as the kernel holds it; empty when it cannot be read.
+pub fn host_name() -> String {
+    read_trimmed("/proc/sys/kernel/hostname")
+}
+
 /// The client machine: host, kernel, OS, CPU and memory.
 pub fn environment() -> Environment {
     let cpu = std::fs::read_to_string("/proc/cpuinfo")
@@ -40,7 +45,7 @@ pub fn environment() -> Environment {
         })
         .unwrap_or_default();
     Environment {
-        host: read_trimmed("/proc/sys/kernel/hostname"),
+        host: host_name(),
         kernel: read_trimmed("/proc/sys/kernel/osrelease"),
         os,
         cpu,

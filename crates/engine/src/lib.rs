@@ -7,7 +7,6 @@ pub mod buffer;
 pub mod clock;
 pub mod data;
 pub mod environment;
-pub mod heap;
 pub mod pacing;
 pub mod plan;
 pub mod prepare;

@@ -5,15 +5,12 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use naslab_engine::{
-    run_iteration, DataMode, DataSpec, IterationSpec, Pacing, PosixTarget, Progress, ReplayOptions,
-    Sandbox,
-};
+use naslab_engine::{DataMode, DataSpec, Pacing, PosixTarget, ReplayOptions, Sandbox};
 use naslab_results::{CacheMode, IterationResult, MismatchKind};
-use naslab_trace::{FileDecl, FileKind, Op, OpFlags, OpKind, Prepare, Trace};
+use naslab_trace::{FileDecl, Op, OpFlags, OpKind, Prepare, Trace};
 
 mod common;
-use common::{file, plan_of, spec_of};
+use common::{file, plan_of, run_with};
 
 const BLOCK: usize = 4096;
 
@@ -31,27 +28,16 @@ fn run(trace: &Trace, data: DataSpec, pacing: Pacing, during: impl FnOnce(PathBu
     let plan = plan_of(trace, spool.path());
     let sandbox = Sandbox::open(target.path()).unwrap();
     let posix = PosixTarget::new(sandbox.clone());
-    let progress = Progress::default();
     let dir = sandbox.root().join(&trace.header.workload);
-    let spec = IterationSpec {
-        replay: ReplayOptions {
-            pacing,
-            data,
-            ..ReplayOptions::default()
-        },
-        ..spec_of(
-            &plan,
-            &posix,
-            CacheMode::Drop,
-            spool.path(),
-            None,
-            &progress,
-        )
+    let replay = ReplayOptions {
+        pacing,
+        data,
+        ..ReplayOptions::default()
     };
     let result = std::thread::scope(|s| {
         let d = dir.clone();
         s.spawn(move || during(d));
-        run_iteration(&spec, 1).unwrap()
+        run_with(&plan, &posix, CacheMode::Drop, spool.path(), None, replay).unwrap()
     });
     assert_eq!(result.errors, 0, "{:?}", result.op_stats);
     Ran {
@@ -97,14 +83,7 @@ fn zstd_ratio(bytes: &[u8]) -> f64 {
 /// first MiB then written over.
 fn content_trace() -> Trace {
     let mut t = Trace::new("Content");
-    t.files.push(FileDecl {
-        id: 0,
-        path: "in".into(),
-        kind: FileKind::Dir,
-        size: 0,
-        exists: true,
-        prepare: Prepare::Copy,
-    });
+    t.files.push(FileDecl::dir(0, "in", true));
     t.files.push(file(
         1,
         "in/copied.bin",

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 mod common;
-use common::{file, plan_of, spec_of};
+use common::{file, plan_of, run_once, run_with, spec_of};
 
 use naslab_engine::backend::BackendOptions;
 use naslab_engine::plan::{compile, records_from_trace, FileTable};
@@ -16,18 +16,7 @@ use naslab_engine::{
     PosixTarget, Progress, ReplayOptions, Sandbox, ScriptedClock, Target,
 };
 use naslab_results::CacheMode;
-use naslab_trace::{FileDecl, FileKind, Measured, Op, OpFlags, OpKind, Prepare, Trace};
-
-fn dir(id: u32, path: &str, exists: bool) -> FileDecl {
-    FileDecl {
-        id,
-        path: path.into(),
-        kind: FileKind::Dir,
-        size: 0,
-        exists,
-        prepare: Prepare::Copy,
-    }
-}
+use naslab_trace::{FileDecl, Measured, Op, OpFlags, OpKind, Prepare, Trace};
 
 fn op(stream: u32, t_us: u64, kind: OpKind, file: u32, offset: u64, len: u64) -> Op {
     let mut o = Op::new(stream, t_us, kind, file);
@@ -262,16 +251,14 @@ fn null_backend_counts_exactly_what_the_trace_asks() {
     t.ops.push(op(0, 2002, OpKind::Close, 2, 0, 0));
     let spool = tempfile::tempdir().unwrap();
     let plan = plan_of(&t, spool.path());
-    let progress = Progress::default();
-    let spec = spec_of(
+    let r = run_once(
         &plan,
         &NullTarget,
         CacheMode::Drop,
         spool.path(),
         Some(spool.path().join("r.ops.jsonl.zst")),
-        &progress,
-    );
-    let r = run_iteration(&spec, 1).unwrap();
+    )
+    .unwrap();
     assert_eq!(r.ops, 3 * 1002 + 3);
     assert_eq!(r.op("read").unwrap().count, 3000);
     assert_eq!(r.bytes_read, 3000 * 4096);
@@ -308,16 +295,7 @@ fn a_full_target_stops_the_run_and_keeps_what_was_measured() {
     let plan = plan_of(&t, spool.path());
     let mut target = scripted(1000);
     target.fail_write_after = Some(40);
-    let progress = Progress::default();
-    let spec = spec_of(
-        &plan,
-        &target,
-        CacheMode::Keep,
-        spool.path(),
-        None,
-        &progress,
-    );
-    let r = run_iteration(&spec, 1).unwrap();
+    let r = run_once(&plan, &target, CacheMode::Keep, spool.path(), None).unwrap();
     let why = r.aborted.as_deref().expect("the run stopped");
     assert!(why.contains("line 44"), "{why}");
     assert!(
@@ -339,7 +317,7 @@ fn preparation_copies_and_streams_and_leaves_created_files_absent() {
         .push(file(2, "media/v.dvr-ms", 200_000, true, Prepare::Stream));
     t.files
         .push(file(3, "docs/new.doc", 5000, false, Prepare::Copy));
-    t.files.push(dir(4, "made", false));
+    t.files.push(FileDecl::dir(4, "made", false));
     t.files.push(file(5, "made/x", 10, false, Prepare::Copy));
     t.files.push(file(6, "empty", 0, true, Prepare::Copy));
     t.ops.push(op(0, 0, OpKind::Mkdir, 4, 0, 0));
@@ -403,7 +381,7 @@ fn posix_preparation_builds_the_file_set_on_disk() {
         .push(file(2, "media/v.dvr-ms", 200_000, true, Prepare::Stream));
     t.files
         .push(file(3, "docs/new.doc", 5000, false, Prepare::Copy));
-    t.files.push(dir(4, "made", false));
+    t.files.push(FileDecl::dir(4, "made", false));
     t.ops.push(op(0, 0, OpKind::Mkdir, 4, 0, 0));
     t.ops.push(op(0, 1, OpKind::Create, 3, 0, 0));
     t.ops.push(op(0, 2, OpKind::Write, 3, 0, 5000));
@@ -432,16 +410,7 @@ fn posix_preparation_builds_the_file_set_on_disk() {
     assert!(!wd.join("docs/new.doc").exists());
     assert!(!wd.join("made").exists());
     // And the measured phase then creates them.
-    let progress = Progress::default();
-    let spec = spec_of(
-        &plan,
-        &target,
-        CacheMode::Drop,
-        spool.path(),
-        None,
-        &progress,
-    );
-    let r = run_iteration(&spec, 1).unwrap();
+    let r = run_once(&plan, &target, CacheMode::Drop, spool.path(), None).unwrap();
     assert_eq!(r.errors, 0, "{:?}", r.op_stats);
     assert_eq!(
         std::fs::metadata(wd.join("docs/new.doc")).unwrap().len(),
@@ -454,10 +423,10 @@ fn posix_preparation_builds_the_file_set_on_disk() {
 #[test]
 fn posix_backend_does_every_op_for_real() {
     let mut t = Trace::new("ops");
-    t.files.push(dir(1, "d", true));
+    t.files.push(FileDecl::dir(1, "d", true));
     t.files.push(file(2, "d/a", 10_000, true, Prepare::Copy));
     t.files.push(file(3, "d/b", 0, false, Prepare::Copy));
-    t.files.push(dir(4, "d/sub", false));
+    t.files.push(FileDecl::dir(4, "d/sub", false));
     t.files.push(file(5, "d/c", 0, false, Prepare::Copy));
     let ops = [
         op(0, 0, OpKind::Stat, 2, 0, 0),
@@ -485,17 +454,15 @@ fn posix_backend_does_every_op_for_real() {
     let spool = tempfile::tempdir().unwrap();
     let plan = plan_of(&t, spool.path());
     let target = PosixTarget::new(sandbox.clone());
-    let progress = Progress::default();
     let records = spool.path().join("ops.jsonl");
-    let spec = spec_of(
+    let r = run_once(
         &plan,
         &target,
         CacheMode::Drop,
         spool.path(),
         Some(records.clone()),
-        &progress,
-    );
-    let r = run_iteration(&spec, 1).unwrap();
+    )
+    .unwrap();
     let wd = sandbox.root().join("ops");
     // The last unlink fails (the file was renamed away): counted, not fatal.
     assert_eq!(r.errors, 1);
@@ -559,12 +526,12 @@ fn compile_rejects_misuse_with_the_line() {
     );
 
     let mut t = Trace::new("bad");
-    t.files.push(dir(1, "d", true));
+    t.files.push(FileDecl::dir(1, "d", true));
     t.ops.push(op(0, 0, OpKind::Open, 1, 0, 0));
     assert!(compile_error(&t).contains("declared as a directory"));
 
     let mut t = Trace::new("bad");
-    t.files.push(dir(1, "d", false));
+    t.files.push(FileDecl::dir(1, "d", false));
     t.files.push(file(2, "d/x/y", 1, false, Prepare::Copy));
     assert!(compile_error(&t).contains("declare 'd/x' as a directory"));
 }
@@ -827,12 +794,10 @@ fn cache_drop_leaves_no_prepared_page_in_memory_and_keep_leaves_them() {
     let spool = tempfile::tempdir().unwrap();
     let plan = plan_of(&t, spool.path());
     let target = PosixTarget::new(sandbox.clone());
-    let progress = Progress::default();
     let path = sandbox.root().join("cached/f");
     let mut resident = Vec::new();
     for cache in [CacheMode::Keep, CacheMode::Drop] {
-        let spec = spec_of(&plan, &target, cache, spool.path(), None, &progress);
-        run_iteration(&spec, 1).unwrap();
+        run_once(&plan, &target, cache, spool.path(), None).unwrap();
         resident.push(resident_pages(&path));
     }
     assert_eq!(
@@ -883,17 +848,15 @@ fn queued_replay_on_posix_moves_every_byte_and_keeps_trace_order() {
     let t = queued_trace(16, 5000);
     let plan = plan_of(&t, spool.path());
     let target = PosixTarget::new(sandbox.clone());
-    let progress = Progress::default();
     let records = spool.path().join("q.ops.jsonl");
-    let spec = spec_of(
+    let r = run_once(
         &plan,
         &target,
         CacheMode::Keep,
         spool.path(),
         Some(records.clone()),
-        &progress,
-    );
-    let r = run_iteration(&spec, 1).unwrap();
+    )
+    .unwrap();
     assert_eq!(r.errors, 0, "{:?}", r.op_stats);
     assert_eq!(r.op("read").unwrap().count, 5000);
     assert_eq!(r.bytes_read, 5000 * 4096);
@@ -942,16 +905,7 @@ fn queued_replay_on_posix_moves_every_byte_and_keeps_trace_order() {
 fn queued_replay_on_the_null_backend_counts_exactly() {
     let spool = tempfile::tempdir().unwrap();
     let plan = plan_of(&queued_trace(32, 10_000), spool.path());
-    let progress = Progress::default();
-    let spec = spec_of(
-        &plan,
-        &NullTarget,
-        CacheMode::Drop,
-        spool.path(),
-        None,
-        &progress,
-    );
-    let r = run_iteration(&spec, 1).unwrap();
+    let r = run_once(&plan, &NullTarget, CacheMode::Drop, spool.path(), None).unwrap();
     assert_eq!(r.ops, 10_000 + 256 + 4);
     assert_eq!(r.bytes_read, 10_000 * 4096);
     assert_eq!(r.bytes_written, 256 * 65536);
@@ -962,16 +916,9 @@ fn a_backend_without_queues_is_refused_before_anything_runs() {
     let spool = tempfile::tempdir().unwrap();
     let plan = plan_of(&queued_trace(4, 10), spool.path());
     let target = scripted(10);
-    let progress = Progress::default();
-    let spec = spec_of(
-        &plan,
-        &target,
-        CacheMode::Keep,
-        spool.path(),
-        None,
-        &progress,
-    );
-    let e = run_iteration(&spec, 1).unwrap_err().to_string();
+    let e = run_once(&plan, &target, CacheMode::Keep, spool.path(), None)
+        .unwrap_err()
+        .to_string();
     assert!(
         e.contains("at most 1 ops in flight") && e.contains("asks for 4"),
         "{e}"
@@ -1016,17 +963,15 @@ fn warm_up_ops_run_first_unmeasured_and_the_measured_phase_sees_their_files() {
     assert_eq!(plan.warmup.len(), 1);
     assert_eq!(plan.ops(), 66);
     let target = PosixTarget::new(sandbox.clone());
-    let progress = Progress::default();
     let records = spool.path().join("w.ops.jsonl");
-    let spec = spec_of(
+    let r = run_once(
         &plan,
         &target,
         CacheMode::Drop,
         spool.path(),
         Some(records.clone()),
-        &progress,
-    );
-    let r = run_iteration(&spec, 1).unwrap();
+    )
+    .unwrap();
     assert_eq!(r.errors, 0, "{:?}", r.op_stats);
     assert_eq!(r.ops, 66);
     assert_eq!(r.bytes_read, 64 * 65536);
@@ -1196,24 +1141,13 @@ fn the_time_limit_ends_a_paced_wait_of_a_queued_replay_on_time() {
     }
     let plan = plan_of(&t, spool.path());
     let target = PosixTarget::new(sandbox.clone());
-    let progress = Progress::default();
-    let spec = naslab_engine::IterationSpec {
-        replay: ReplayOptions {
-            pacing: Pacing::Original,
-            time_limit_ns: Some(1_000_000_000),
-            ..ReplayOptions::default()
-        },
-        ..spec_of(
-            &plan,
-            &target,
-            CacheMode::Keep,
-            spool.path(),
-            None,
-            &progress,
-        )
+    let replay = ReplayOptions {
+        pacing: Pacing::Original,
+        time_limit_ns: Some(1_000_000_000),
+        ..ReplayOptions::default()
     };
     let started = std::time::Instant::now();
-    let r = run_iteration(&spec, 1).unwrap();
+    let r = run_with(&plan, &target, CacheMode::Keep, spool.path(), None, replay).unwrap();
     let took = started.elapsed();
     assert!(r.time_limited);
     assert_eq!(r.errors, 0, "{:?}", r.op_stats);
@@ -1222,4 +1156,37 @@ fn the_time_limit_ends_a_paced_wait_of_a_queued_replay_on_time() {
     assert_eq!(r.op("write").map_or(0, |s| s.count), 0, "{:?}", r.op_stats);
     // Preparation (an 8 MiB file) plus a one-second limit, not an hour.
     assert!(took.as_secs() < 60, "the run took {took:?}");
+}
+
+#[test]
+fn a_queued_stream_whose_reads_and_writes_are_all_empty_runs_them_and_ends() {
+    // Queue depth 8, and every read and write of zero bytes: the stream has no buffer
+    // bytes at all, yet each op still needs its place in the queue.
+    let mut t = Trace::new("empty");
+    t.header.queue_depth = Some(8);
+    t.files.push(file(1, "f", 4096, true, Prepare::Copy));
+    let mut o = op(0, 0, OpKind::Open, 1, 0, 0);
+    o.flags = OpFlags::READ | OpFlags::WRITE;
+    t.ops.push(o);
+    for i in 0..20u64 {
+        let kind = if i % 2 == 0 {
+            OpKind::Read
+        } else {
+            OpKind::Write
+        };
+        t.ops.push(op(0, i, kind, 1, i * 512, 0));
+    }
+    t.ops.push(op(0, 20, OpKind::Close, 1, 0, 0));
+    let (done, result) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let spool = tempfile::tempdir().unwrap();
+        let plan = plan_of(&t, spool.path());
+        let r = run_once(&plan, &NullTarget, CacheMode::Keep, spool.path(), None).unwrap();
+        let _ = done.send((r.ops, r.errors, r.op("read").map(|s| s.count)));
+    });
+    // A replay that cannot take its next op would spin for ever: fail instead.
+    let (ops, errors, reads) = result
+        .recv_timeout(std::time::Duration::from_secs(120))
+        .expect("the replay of empty reads and writes at depth 8 never ended");
+    assert_eq!((ops, errors, reads), (22, 0, Some(10)));
 }

@@ -1,10 +1,10 @@
 //! The synthetic and multi-client workloads, run for real on a local directory: every
 //! count the source documents' tools printed must be exact.
 
-use std::path::Path;
+mod common;
 
-use naslab_engine::plan::{compile, records_from_trace};
-use naslab_engine::{run_iteration, IterationSpec, PosixTarget, Progress, ReplayOptions, Sandbox};
+use common::{plan_of, run_once};
+use naslab_engine::{PosixTarget, Sandbox};
 use naslab_results::views::bigdir::bigdir_rows;
 use naslab_results::{CacheMode, IterationResult};
 use naslab_trace::Trace;
@@ -21,22 +21,11 @@ struct Ran {
 fn run(trace: &Trace, cache: CacheMode) -> Ran {
     let target = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
     let spool = tempfile::tempdir().unwrap();
-    let plan = compile(Path::new("t"), records_from_trace(trace), spool.path()).unwrap();
+    let plan = plan_of(trace, spool.path());
     let sandbox = Sandbox::open(target.path()).unwrap();
     let posix = PosixTarget::new(sandbox.clone());
-    let progress = Progress::default();
     let records = spool.path().join("r.ops.jsonl.zst");
-    let spec = IterationSpec {
-        plan: &plan,
-        target: &posix,
-        cache,
-        replay: ReplayOptions::default(),
-        spool_dir: spool.path(),
-        records_path: Some(records.clone()),
-        progress: &progress,
-        drop_all_caches: false,
-    };
-    let result = run_iteration(&spec, 1).unwrap();
+    let result = run_once(&plan, &posix, cache, spool.path(), Some(records.clone())).unwrap();
     assert_eq!(
         result.errors, 0,
         "{}: {:?}",

@@ -4,16 +4,12 @@
 use std::path::Path;
 
 use naslab_engine::plan::{compile, PlanError};
-use naslab_trace::{FileDecl, FileKind, Header, Op, OpFlags, OpKind, Prepare, Record};
+use naslab_trace::{FileDecl, FileKind, Header, Op, OpFlags, OpKind, Record};
 
 fn decl(id: u32, path: &str, kind: FileKind, exists: bool) -> Record {
     Record::File(FileDecl {
-        id,
-        path: path.into(),
         kind,
-        size: 4096,
-        exists,
-        prepare: Prepare::Copy,
+        ..FileDecl::file(id, path, 4096, exists)
     })
 }
 
@@ -102,7 +98,11 @@ fn declarations_are_checked() {
         3,
         "path 'a' is declared twice",
     );
-    expect(vec![header(), decl(1, "../x", FileKind::File, true)], 2, "");
+    expect(
+        vec![header(), decl(1, "../x", FileKind::File, true)],
+        2,
+        "path '../x' has a '..' component",
+    );
     expect(
         vec![
             header(),

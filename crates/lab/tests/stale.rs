@@ -19,7 +19,7 @@ use naslab_engine::{
 };
 use naslab_layout::{FsKind, ScratchFs};
 use naslab_results::{CacheMode, MismatchKind};
-use naslab_trace::{FileDecl, FileKind, Op, OpFlags, OpKind, Prepare, Trace};
+use naslab_trace::{FileDecl, Op, OpFlags, OpKind, Trace};
 
 const BLOCK: u64 = 4096;
 
@@ -112,14 +112,7 @@ fn op(t_us: u64, kind: OpKind, offset: u64, len: u64) -> Op {
 /// read three seconds in.
 fn trace() -> Trace {
     let mut t = Trace::new("Stale");
-    t.files.push(FileDecl {
-        id: 1,
-        path: "b.bin".into(),
-        kind: FileKind::File,
-        size: 0,
-        exists: false,
-        prepare: Prepare::Copy,
-    });
+    t.files.push(FileDecl::file(1, "b.bin", 0, false));
     t.ops.push(op(0, OpKind::Create, 0, 0));
     t.ops.push(op(0, OpKind::Write, 0, 2 * BLOCK));
     t.ops.push(op(0, OpKind::Fsync, 0, 0));

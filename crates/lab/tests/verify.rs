@@ -15,20 +15,9 @@ use naslab_engine::{
 };
 use naslab_lab::{FsKind, ServerKind};
 use naslab_results::{CacheMode, IterationResult, MismatchKind};
-use naslab_trace::{FileDecl, FileKind, Op, OpFlags, OpKind, Prepare, Trace};
+use naslab_trace::{FileDecl, Op, OpFlags, OpKind, Trace};
 
 const BLOCK: u64 = 4096;
-
-fn file(id: u32, path: &str, size: u64, exists: bool) -> FileDecl {
-    FileDecl {
-        id,
-        path: path.into(),
-        kind: FileKind::File,
-        size,
-        exists,
-        prepare: Prepare::Copy,
-    }
-}
 
 fn op(t_us: u64, kind: OpKind, file: u32, offset: u64, len: u64) -> Op {
     let mut o = Op::new(0, t_us, kind, file);
@@ -46,8 +35,8 @@ fn op(t_us: u64, kind: OpKind, file: u32, offset: u64, len: u64) -> Op {
 /// 8 KiB), then read three seconds in.
 fn trace(name: &str) -> Trace {
     let mut t = Trace::new(name);
-    t.files.push(file(1, "a.bin", 64 << 10, true));
-    t.files.push(file(2, "b.bin", 0, false));
+    t.files.push(FileDecl::file(1, "a.bin", 64 << 10, true));
+    t.files.push(FileDecl::file(2, "b.bin", 0, false));
     t.ops.push(op(0, OpKind::Create, 2, 0, 0));
     t.ops.push(op(0, OpKind::Write, 2, 0, 16 << 10));
     t.ops.push(op(0, OpKind::Fsync, 2, 0, 0));
@@ -179,8 +168,9 @@ fn verify_over_nfs_names_a_lost_a_torn_and_a_misplaced_write() {
 /// a.bin prepared (1 MiB + 100 bytes) and c.bin written in 64 KiB writes (1 MiB).
 fn content_trace(name: &str) -> Trace {
     let mut t = Trace::new(name);
-    t.files.push(file(1, "a.bin", (1 << 20) + 100, true));
-    t.files.push(file(2, "c.bin", 0, false));
+    t.files
+        .push(FileDecl::file(1, "a.bin", (1 << 20) + 100, true));
+    t.files.push(FileDecl::file(2, "c.bin", 0, false));
     t.ops.push(op(0, OpKind::Create, 2, 0, 0));
     for i in 0..16u64 {
         t.ops.push(op(0, OpKind::Write, 2, i << 16, 1 << 16));

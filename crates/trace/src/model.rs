@@ -74,6 +74,28 @@ pub struct FileDecl {
     pub prepare: Prepare,
 }
 
+impl FileDecl {
+    /// A regular file of `size` bytes, prepared by copying when it `exists`.
+    pub fn file(id: u32, path: impl Into<String>, size: u64, exists: bool) -> FileDecl {
+        FileDecl {
+            id,
+            path: path.into(),
+            kind: FileKind::File,
+            size,
+            exists,
+            prepare: Prepare::Copy,
+        }
+    }
+
+    /// A directory.
+    pub fn dir(id: u32, path: impl Into<String>, exists: bool) -> FileDecl {
+        FileDecl {
+            kind: FileKind::Dir,
+            ..FileDecl::file(id, path, 0, exists)
+        }
+    }
+}
+
 /// The operations a trace can hold.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]

@@ -1,5 +1,7 @@
 //! The seam every target sits behind: one trait, one module per backend.
 
+#[cfg(any(feature = "smb", feature = "nfs"))]
+mod heap;
 #[cfg(feature = "nfs")]
 mod nfs;
 mod null;
@@ -11,6 +13,8 @@ pub mod remote;
 mod smb;
 mod uring;
 pub mod url;
+#[cfg(any(feature = "smb", feature = "nfs"))]
+mod waiter;
 
 #[cfg(feature = "nfs")]
 pub use nfs::{NfsBackend, NfsError, NfsTarget};

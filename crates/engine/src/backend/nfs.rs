@@ -8,7 +8,7 @@
 //!
 //! The crate's I/O traits are async: each connection runs its requests on a
 //! single-thread tokio runtime of its own, one at a time and each at most the I/O
-//! timeout, as the SMB backend does (`session::Waiter`).
+//! timeout, as the SMB backend does (`backend::waiter`).
 
 mod session;
 
@@ -19,8 +19,8 @@ use nfs3_client::nfs3_types::nfs3::{
     diropargs3, ftype3, nfs_fh3, stable_how, READ3args, RENAME3args,
 };
 
-use self::session::{check, name, split, Session};
-use super::remote::{RemoteFs, RemoteSandbox, RemoteSandboxError};
+use self::session::{check, name, split, Call as _, Session};
+use super::remote::{release_target, RemoteFs, RemoteSandbox, RemoteSandboxError, RELEASE_WAIT};
 use super::url::{ClientOptions, RemoteUrl};
 use super::{Backend, BackendOptions, Caps, Handle, OpError, OpenHow, Target};
 use crate::plan::FileTable;
@@ -77,12 +77,14 @@ pub struct NfsTarget {
     url: RemoteUrl,
     timeout: std::time::Duration,
     sandbox: RemoteSandbox,
-    admin: Arc<Mutex<Session>>,
+    admin: Mutex<Session>,
 }
 
 impl Drop for NfsTarget {
     fn drop(&mut self) {
-        super::remote::release_target(&self.sandbox, &self.admin, self.url.to_string());
+        let admin = self.admin.get_mut().unwrap_or_else(|e| e.into_inner());
+        admin.w.set_timeout(RELEASE_WAIT);
+        release_target(&self.sandbox, admin, &self.url.to_string());
     }
 }
 
@@ -101,7 +103,6 @@ impl NfsTarget {
 
     /// [`NfsTarget::connect`] with the client's timeout chosen.
     pub fn connect_with(url: RemoteUrl, opts: ClientOptions) -> Result<NfsTarget, NfsError> {
-        crate::heap::keep_large_blocks();
         let timeout = opts.io_timeout;
         let url = resolve_export(url, timeout)?;
         let mut admin = Session::open(&url, timeout)?;
@@ -110,7 +111,7 @@ impl NfsTarget {
             url,
             timeout,
             sandbox,
-            admin: Arc::new(Mutex::new(admin)),
+            admin: Mutex::new(admin),
         })
     }
 

@@ -7,7 +7,6 @@
 //! NFS refuse when the name exists, so only one client can make it) and holding an
 //! empty file whose name says who holds it. It is removed when the target is dropped.
 
-use std::sync::{mpsc, Arc, Mutex};
 use std::time::Duration;
 
 use super::OpError;
@@ -122,9 +121,7 @@ pub struct RemoteSandbox {
 /// This process's entry in the lock directory: who holds the target, and since when
 /// (UTC, in a form every share accepts in a file name).
 fn holder_entry() -> String {
-    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
-        .map(|h| h.trim().replace(['/', '\\', ':'], "_"))
-        .unwrap_or_default();
+    let host = crate::environment::host_name().replace(['/', '\\', ':'], "_");
     let host = if host.is_empty() {
         "an unnamed host".into()
     } else {
@@ -252,34 +249,19 @@ impl RemoteSandbox {
     }
 }
 
-/// How long a target being let go waits for the server to confirm its lock is gone.
-const RELEASE_WAIT: Duration = Duration::from_secs(1);
+/// How long each request that lets a target go waits for the server: a server that
+/// stopped answering holds the process up this long once, and then the session is
+/// dead and sends nothing more.
+pub const RELEASE_WAIT: Duration = Duration::from_secs(1);
 
-/// Lets go of a target: removes `sandbox`'s lock through `admin`, waiting at most
-/// [`RELEASE_WAIT`] so a server that stopped answering does not hold the process up. A
-/// failure, or no answer in time, is told on stderr with what the next run on `target`
-/// may need.
-pub fn release_target<F: RemoteFs + Send + 'static>(
-    sandbox: &RemoteSandbox,
-    admin: &Arc<Mutex<F>>,
-    target: String,
-) {
-    let (done, result) = mpsc::channel();
-    let (sandbox, admin) = (sandbox.clone(), Arc::clone(admin));
-    let lock = join(&sandbox.root, LOCK_NAME);
-    std::thread::spawn(move || {
-        let mut fs = admin.lock().unwrap_or_else(|e| e.into_inner());
-        let _ = done.send(sandbox.release(&mut *fs));
-    });
-    let why = match result.recv_timeout(RELEASE_WAIT) {
-        Ok(Ok(())) => return,
-        Ok(Err(e)) => e.to_string(),
-        Err(_) => format!(
-            "the server did not answer within {} s",
-            RELEASE_WAIT.as_secs()
-        ),
-    };
-    eprintln!("warning: naslab could not give up {target} ({why}); if the next run there is refused, remove '{lock}' on the server");
+/// Lets go of a target: removes `sandbox`'s lock through `fs`, whose requests should
+/// wait at most [`RELEASE_WAIT`]. A failure is told on stderr with what the next run on
+/// `target` may need.
+pub fn release_target(sandbox: &RemoteSandbox, fs: &mut dyn RemoteFs, target: &str) {
+    if let Err(e) = sandbox.release(fs) {
+        let lock = join(&sandbox.root, LOCK_NAME);
+        eprintln!("warning: naslab could not give up {target} ({e}); if the next run there is refused, remove '{lock}' on the server");
+    }
 }
 
 /// Removes `dir` and everything in it; links are removed, never followed.

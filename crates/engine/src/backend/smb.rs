@@ -5,7 +5,8 @@
 //! client cache, so every data op reaches the server.
 //!
 //! The crate is async; each connection drives it from its own single-threaded tokio
-//! runtime, so the [`Backend`] trait stays synchronous and streams stay independent.
+//! runtime (`backend::waiter`, shared with NFS), so the [`Backend`] trait stays
+//! synchronous and streams stay independent.
 
 mod session;
 
@@ -21,12 +22,13 @@ use smb2::types::flags::FileAccessMask;
 use smb2::types::{Command, FileId};
 use smb2::RenameOptions;
 
+use self::session::Wait as _;
 use self::session::{
     credits_for, op_error, write_request, Session, FILE_ALLOCATION_INFORMATION,
     FILE_END_OF_FILE_INFORMATION, FILE_NON_DIRECTORY_FILE, FILE_NO_INTERMEDIATE_BUFFERING,
     FILE_RANDOM_ACCESS, FILE_WRITE_THROUGH, STATUS_END_OF_FILE,
 };
-use super::remote::{RemoteFs, RemoteSandbox, RemoteSandboxError};
+use super::remote::{release_target, RemoteFs, RemoteSandbox, RemoteSandboxError, RELEASE_WAIT};
 use super::url::{ClientOptions, RemoteUrl};
 use super::{Backend, BackendOptions, Caps, Handle, OpError, OpenHow, Target};
 use crate::plan::FileTable;
@@ -85,12 +87,14 @@ pub struct SmbTarget {
     security: String,
     sandbox: RemoteSandbox,
     /// The session that checks and empties naslab's directory between iterations.
-    admin: Arc<Mutex<Session>>,
+    admin: Mutex<Session>,
 }
 
 impl Drop for SmbTarget {
     fn drop(&mut self) {
-        super::remote::release_target(&self.sandbox, &self.admin, self.url.to_string());
+        let admin = self.admin.get_mut().unwrap_or_else(|e| e.into_inner());
+        admin.w.set_timeout(RELEASE_WAIT);
+        release_target(&self.sandbox, admin, &self.url.to_string());
     }
 }
 
@@ -114,7 +118,6 @@ impl SmbTarget {
         password: String,
         opts: ClientOptions,
     ) -> Result<SmbTarget, SmbError> {
-        crate::heap::keep_large_blocks();
         let mut admin = Session::open(&url, &password, opts)?;
         let sandbox = RemoteSandbox::open(&mut admin, &url.path)?;
         Ok(SmbTarget {
@@ -123,7 +126,7 @@ impl SmbTarget {
             opts,
             security: admin.security.clone(),
             sandbox,
-            admin: Arc::new(Mutex::new(admin)),
+            admin: Mutex::new(admin),
         })
     }
 

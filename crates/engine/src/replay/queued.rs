@@ -75,12 +75,12 @@ impl<C: Clock> StreamRun<'_, C> {
     ) -> Result<Option<u64>, ReplayError> {
         let depth = self.plan.queue_depth() as usize;
         let t0_us = self.plan.t0_us;
+        // Each op in flight holds one queue slot (its tag): those not in `free`.
         let mut slots: Vec<Option<InFlight>> = (0..depth).map(|_| None).collect();
         let mut free: Vec<usize> = (0..depth).rev().collect();
         // Reads and writes also need one of the stream's buffer slots, which may be fewer
         // than the queue depth when ops are large.
         let mut free_bufs: Vec<usize> = (0..self.sizes.slots).rev().collect();
-        let mut in_flight = 0usize;
         let mut next: Option<CompiledOp> = None;
         let mut exhausted = false;
         let mut stopping = false;
@@ -102,7 +102,7 @@ impl<C: Clock> StreamRun<'_, C> {
                 let Some(op) = next else {
                     break;
                 };
-                let busy = in_flight > 0;
+                let busy = free.len() < depth;
                 let data = matches!(op.kind, OpKind::Read | OpKind::Write)
                     && handles[op.slot as usize] != NO_HANDLE;
                 let due = self.pacing.due(op.t_us, t0_us, prev_done);
@@ -144,12 +144,8 @@ impl<C: Clock> StreamRun<'_, C> {
                     }
                 }
                 next = None;
-                let Some(slot) = free.pop() else {
-                    break;
-                };
-                let Some(b) = free_bufs.pop() else {
-                    free.push(slot);
-                    break;
+                let (Some(slot), Some(b)) = (free.pop(), free_bufs.pop()) else {
+                    unreachable!("the loop runs while a queue slot is free, and a buffer slot was");
                 };
                 let h = handles[op.slot as usize];
                 let len = op.len as usize;
@@ -180,7 +176,6 @@ impl<C: Clock> StreamRun<'_, C> {
                             buf: b,
                             written,
                         });
-                        in_flight += 1;
                     }
                     Err(e) => {
                         free.push(slot);
@@ -193,7 +188,7 @@ impl<C: Clock> StreamRun<'_, C> {
                 }
                 seq += 1;
             }
-            if in_flight == 0 {
+            if free.len() == depth {
                 if stopping || (exhausted && next.is_none()) {
                     break;
                 }
@@ -205,7 +200,7 @@ impl<C: Clock> StreamRun<'_, C> {
                 .and_then(|q| q.submit_and_reap(1, &mut completions));
             let done = self.clock.now_ns();
             if let Err(e) = reaped {
-                self.abandon(backend, depth, &mut slots, in_flight, out, e, &mut order)?;
+                self.abandon(backend, depth, &mut slots, out, e, &mut order)?;
                 return Ok(Some(done));
             }
             prev_done = Some(done);
@@ -213,7 +208,6 @@ impl<C: Clock> StreamRun<'_, C> {
                 let Some(f) = slots.get_mut(tag as usize).and_then(Option::take) else {
                     continue;
                 };
-                in_flight -= 1;
                 free.push(tag as usize);
                 free_bufs.push(f.buf);
                 let result = if res < 0 {
@@ -232,17 +226,16 @@ impl<C: Clock> StreamRun<'_, C> {
 
     /// After the queue failed: records the failure, reaps what it can, and if ops stay
     /// in flight leaks the read buffers rather than free memory the kernel may still fill.
-    #[allow(clippy::too_many_arguments)]
     fn abandon(
         &mut self,
         backend: &mut dyn Backend,
         depth: usize,
         slots: &mut [Option<InFlight>],
-        mut in_flight: usize,
         out: &mut StreamOutcome,
         error: OpError,
         order: &mut InOrder,
     ) -> Result<(), ReplayError> {
+        let mut in_flight = slots.iter().flatten().count();
         let mut completions = Vec::new();
         for _ in 0..DRAIN_TRIES {
             if in_flight == 0 {

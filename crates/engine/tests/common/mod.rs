@@ -4,19 +4,15 @@
 use std::path::{Path, PathBuf};
 
 use naslab_engine::plan::{compile, records_from_trace, Plan};
-use naslab_engine::{IterationSpec, Progress, ReplayOptions, Target};
-use naslab_results::CacheMode;
-use naslab_trace::{FileDecl, FileKind, Prepare, Trace};
+use naslab_engine::{run_iteration, IterationSpec, Progress, ReplayOptions, RunError, Target};
+use naslab_results::{CacheMode, IterationResult};
+use naslab_trace::{FileDecl, Prepare, Trace};
 
 /// A regular file of the trace.
 pub fn file(id: u32, path: &str, size: u64, exists: bool, prepare: Prepare) -> FileDecl {
     FileDecl {
-        id,
-        path: path.into(),
-        kind: FileKind::File,
-        size,
-        exists,
         prepare,
+        ..FileDecl::file(id, path, size, exists)
     }
 }
 
@@ -39,6 +35,41 @@ pub fn spec_of<'a>(
         progress,
         drop_all_caches: false,
     }
+}
+
+/// Runs `plan` on `target` as iteration 1, with default replay options.
+pub fn run_once(
+    plan: &Plan,
+    target: &dyn Target,
+    cache: CacheMode,
+    spool_dir: &Path,
+    records_path: Option<PathBuf>,
+) -> Result<IterationResult, RunError> {
+    run_with(
+        plan,
+        target,
+        cache,
+        spool_dir,
+        records_path,
+        ReplayOptions::default(),
+    )
+}
+
+/// Runs `plan` on `target` as iteration 1, replayed as `replay` says.
+pub fn run_with(
+    plan: &Plan,
+    target: &dyn Target,
+    cache: CacheMode,
+    spool_dir: &Path,
+    records_path: Option<PathBuf>,
+    replay: ReplayOptions,
+) -> Result<IterationResult, RunError> {
+    let progress = Progress::default();
+    let spec = IterationSpec {
+        replay,
+        ..spec_of(plan, target, cache, spool_dir, records_path, &progress)
+    };
+    run_iteration(&spec, 1)
 }
 
 pub fn plan_of(trace: &Trace, spool: &Path) -> Plan {

@@ -13,7 +13,7 @@ use naslab_engine::{
 use naslab_lab::lab::LabGuard;
 use naslab_lab::{FsKind, LabOptions, LabState, ServerKind};
 use naslab_results::{CacheMode, IterationResult};
-use naslab_trace::{FileDecl, FileKind, Op, OpFlags, OpKind, Prepare, Trace};
+use naslab_trace::{FileDecl, FileKind, Op, OpFlags, OpKind, Trace};
 
 /// Skips the test (with a note saying why) unless it runs as root with the servers
 /// installed; under NASLAB_REQUIRE_ROOT=1 (CI) it fails instead.
@@ -76,12 +76,8 @@ fn op(kind: OpKind, file: u32) -> Op {
 pub fn small_trace(name: &str, fallocate: bool) -> Trace {
     let mut t = Trace::new(name);
     let file = |id, path: &str, kind, size, exists| FileDecl {
-        id,
-        path: path.into(),
         kind,
-        size,
-        exists,
-        prepare: Prepare::Copy,
+        ..FileDecl::file(id, path, size, exists)
     };
     t.files
         .push(file(1, "in/video.bin", FileKind::File, PREPARED, true));

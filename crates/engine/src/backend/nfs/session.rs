@@ -2,7 +2,6 @@
 //! RPCs naslab sends, the directory handles it has looked up, and the path-based calls
 //! the remote sandbox needs.
 
-use std::cell::Cell;
 use std::collections::HashMap;
 use std::future::Future;
 use std::net::{SocketAddr, ToSocketAddrs};
@@ -24,72 +23,35 @@ use tokio::net::TcpStream;
 use super::NfsError;
 use crate::backend::remote::{EntryKind, RemoteFs};
 use crate::backend::url::{no_reply, RemoteUrl};
+use crate::backend::waiter::Waiter;
 use crate::backend::OpError;
 
 /// The most naslab asks for in one READ or WRITE when the server names no limit.
 pub(super) const DEFAULT_XFER: u32 = 1 << 20;
 
-/// Runs one connection's futures on a single-thread runtime of its own (as the SMB
-/// backend does), each at most the I/O timeout. A request the server leaves unanswered
-/// that long marks the connection dead: every later request fails at once (the closes
-/// and commits after a fatal error do not wait again).
-pub(super) struct Waiter {
-    rt: tokio::runtime::Runtime,
-    /// `host:port`, for messages.
-    addr: String,
-    timeout: Duration,
-    dead: Cell<bool>,
+/// A connection's RPCs, each on its runtime and at most the I/O timeout.
+pub(super) trait Call {
+    /// One RPC and its reply, at most the timeout; a server silent that long (or found
+    /// silent earlier) is an I/O error of kind `TimedOut`: "no reply from HOST:PORT
+    /// within N s".
+    fn call<T>(&self, fut: impl Future<Output = Result<T, RpcError>>) -> Result<T, RpcError>;
 }
 
-impl Waiter {
-    pub(super) fn new(addr: String, timeout: Duration) -> std::io::Result<Waiter> {
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()?;
-        Ok(Waiter {
-            rt,
-            addr,
-            timeout,
-            dead: Cell::new(false),
-        })
-    }
-
-    /// "no reply from HOST:PORT within N s", as an I/O error of kind `TimedOut`.
-    fn no_reply(&self) -> std::io::Error {
-        std::io::Error::new(
-            std::io::ErrorKind::TimedOut,
-            no_reply(&self.addr, self.timeout),
-        )
-    }
-
-    /// Runs `fut` (connecting, mounting, listing exports) to its end; `None` when it took
-    /// longer than the timeout.
-    pub(super) fn run<T>(&self, fut: impl Future<Output = T>) -> Option<T> {
-        let timeout = self.timeout;
-        // The timer is made inside the runtime, which drives it.
-        self.rt
-            .block_on(async move { tokio::time::timeout(timeout, fut).await })
-            .ok()
-    }
-
-    /// One RPC and its reply, at most the timeout.
-    pub(super) fn call<T>(
-        &self,
-        fut: impl Future<Output = Result<T, RpcError>>,
-    ) -> Result<T, RpcError> {
-        if self.dead.get() {
-            return Err(RpcError::Io(self.no_reply()));
-        }
-        match self.run(fut) {
-            Some(Err(RpcError::Io(e))) if e.kind() == std::io::ErrorKind::TimedOut => {
-                self.dead.set(true);
-                Err(RpcError::Io(self.no_reply()))
+impl Call for Waiter {
+    fn call<T>(&self, fut: impl Future<Output = Result<T, RpcError>>) -> Result<T, RpcError> {
+        let no_reply = || {
+            RpcError::Io(std::io::Error::new(
+                std::io::ErrorKind::TimedOut,
+                self.no_reply(),
+            ))
+        };
+        match self.request(fut) {
+            Ok(Err(RpcError::Io(e))) if e.kind() == std::io::ErrorKind::TimedOut => {
+                self.mark_dead();
+                Err(no_reply())
             }
-            Some(r) => r,
-            None => {
-                self.dead.set(true);
-                Err(RpcError::Io(self.no_reply()))
-            }
+            Ok(r) => r,
+            Err(_) => Err(no_reply()),
         }
     }
 }

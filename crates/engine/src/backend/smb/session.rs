@@ -1,7 +1,6 @@
 //! One SMB session on one share, on its own runtime: the requests naslab builds and
 //! sends itself, and the path-based calls the remote sandbox needs.
 
-use std::cell::Cell;
 use std::time::Duration;
 
 use smb2::crypto::encryption::Cipher;
@@ -21,7 +20,8 @@ use smb2::{ClientConfig, ErrorKind, SmbClient, Tree};
 
 use super::SmbError;
 use crate::backend::remote::{EntryKind, RemoteFs};
-use crate::backend::url::{no_reply, ClientOptions, RemoteUrl, SmbEncrypt};
+use crate::backend::url::{ClientOptions, RemoteUrl, SmbEncrypt};
+use crate::backend::waiter::{Silence, Waiter};
 use crate::backend::OpError;
 
 pub(super) const FILE_WRITE_THROUGH: u32 = 0x0000_0002;
@@ -80,63 +80,49 @@ pub(super) fn op_error(e: smb2::Error) -> OpError {
     }
 }
 
-/// Runs one request on a session's runtime, at most `timeout` long.
-pub(super) struct Waiter {
-    rt: tokio::runtime::Runtime,
-    /// `host:port`, for messages.
-    addr: String,
-    timeout: Duration,
-    /// Set once a request found the server gone or silent: nothing more is sent, not
-    /// even the TREE_DISCONNECT at the end.
-    dead: Cell<bool>,
-}
-
-impl Waiter {
+/// A session's requests, each on its runtime and at most the I/O timeout.
+pub(super) trait Wait {
     /// Waits for `fut` (one request and its reply) at most the I/O timeout. A server
     /// that does not answer in time, or went away, marks the session dead.
-    pub(super) fn wait<T>(
+    fn wait<T>(
+        &self,
+        fut: impl std::future::Future<Output = Result<T, smb2::Error>>,
+    ) -> Result<T, OpError>;
+}
+
+impl Wait for Waiter {
+    fn wait<T>(
         &self,
         fut: impl std::future::Future<Output = Result<T, smb2::Error>>,
     ) -> Result<T, OpError> {
-        if self.dead.get() {
-            return Err(OpError {
+        match self.request(fut) {
+            Ok(r) => r.map_err(|e| fail(self, e)),
+            Err(Silence::Earlier) => Err(OpError {
                 errno: libc::ENOTCONN,
-                detail: Some(format!("SMB: {} stopped answering earlier", self.addr)),
-            });
+                detail: Some(format!("SMB: {} stopped answering earlier", self.addr())),
+            }),
+            Err(Silence::Now) => Err(OpError {
+                errno: libc::ENOTCONN,
+                detail: Some(self.no_reply()),
+            }),
         }
-        let timeout = self.timeout;
-        match self
-            .rt
-            .block_on(async move { tokio::time::timeout(timeout, fut).await })
-        {
-            Ok(r) => r.map_err(|e| self.fail(e)),
-            Err(_) => {
-                self.dead.set(true);
-                Err(OpError {
-                    errno: libc::ENOTCONN,
-                    detail: Some(no_reply(&self.addr, self.timeout)),
-                })
-            }
-        }
-    }
-
-    /// An SMB failure as the results report it; a lost connection marks the session
-    /// dead.
-    pub(super) fn fail(&self, e: smb2::Error) -> OpError {
-        let timed_out = e.kind() == ErrorKind::TimedOut;
-        let mut err = op_error(e);
-        if err.errno == libc::ENOTCONN {
-            self.dead.set(true);
-        }
-        if timed_out {
-            err.errno = libc::ENOTCONN;
-            err.detail = Some(no_reply(&self.addr, self.timeout));
-        }
-        err
     }
 }
 
-/// An open SMB session on one share, on its own runtime.
+/// An SMB failure as the results report it; a lost connection marks the session dead.
+fn fail(w: &Waiter, e: smb2::Error) -> OpError {
+    let timed_out = e.kind() == ErrorKind::TimedOut;
+    let mut err = op_error(e);
+    if err.errno == libc::ENOTCONN {
+        w.mark_dead();
+    }
+    if timed_out {
+        err.errno = libc::ENOTCONN;
+        err.detail = Some(w.no_reply());
+    }
+    err
+}
+
 /// How many sign-ins (TCP connect, NEGOTIATE, SESSION_SETUP) may be under way at once
 /// in this process. A server takes connections from a short accept queue (Samba's
 /// holds 50) and forks a process for each; hundreds of connections opened at once
@@ -168,6 +154,7 @@ impl Drop for SignIns {
     }
 }
 
+/// An open SMB session on one share, on its own runtime.
 pub(super) struct Session {
     pub(super) w: Waiter,
     pub(super) client: SmbClient,
@@ -185,15 +172,12 @@ impl Session {
         password: &str,
         opts: ClientOptions,
     ) -> Result<Session, SmbError> {
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .map_err(SmbError::Runtime)?;
         let addr = url.address();
+        let w = Waiter::new(addr.clone(), opts.io_timeout).map_err(SmbError::Runtime)?;
         let config = ClientConfig {
             addr: addr.clone(),
             timeout: opts.io_timeout,
-            // naslab's own deadline (`Waiter::wait`) decides; the crate's, which may
+            // naslab's own deadline (`Wait::wait`) decides; the crate's, which may
             // stretch while it believes the server alive, only backs it up.
             response_timeout: Some(opts.io_timeout.saturating_mul(2)),
             username: url.user.clone().unwrap_or_default(),
@@ -212,14 +196,10 @@ impl Session {
                 .map(|u| format!("user '{u}'"))
                 .unwrap_or_else(|| "a guest".into())
         };
-        let timeout = opts.io_timeout;
-        let silent = || SmbError::NoReply(no_reply(&addr, timeout));
+        let silent = || SmbError::NoReply(w.no_reply());
         let _turn = SignIns::take();
-        let connected =
-            rt.block_on(
-                async move { tokio::time::timeout(timeout, SmbClient::connect(config)).await },
-            );
-        let mut client = connected.map_err(|_| silent())?.map_err(|source| {
+        let connected = w.run(SmbClient::connect(config));
+        let mut client = connected.ok_or_else(silent)?.map_err(|source| {
             let status = match &source {
                 smb2::Error::Protocol { status, command } if *command == Command::SessionSetup => {
                     Some(status.0)
@@ -262,11 +242,9 @@ impl Session {
             }
         })?;
         drop(_turn);
-        let share = rt.block_on(async {
-            tokio::time::timeout(timeout, client.connect_share(&url.share)).await
-        });
+        let share = w.run(client.connect_share(&url.share));
         let tree = share
-            .map_err(|_| silent())?
+            .ok_or_else(silent)?
             .map_err(|source| match source.kind() {
                 ErrorKind::TimedOut => silent(),
                 _ => SmbError::Share {
@@ -305,12 +283,7 @@ impl Session {
             });
         }
         Ok(Session {
-            w: Waiter {
-                rt,
-                addr,
-                timeout: opts.io_timeout,
-                dead: Cell::new(false),
-            },
+            w,
             client,
             tree,
             max_read: max_read.max(4096),
@@ -449,13 +422,11 @@ impl Drop for Session {
     fn drop(&mut self) {
         // A polite goodbye to a live server, briefly; none to a dead one, whose
         // silence would otherwise hold the process up for another timeout.
-        if self.w.dead.get() {
+        if self.w.is_dead() {
             return;
         }
         let conn = self.client.connection_mut();
-        let _ = self.w.rt.block_on(async {
-            tokio::time::timeout(DISCONNECT_WAIT, self.tree.disconnect(conn)).await
-        });
+        let _ = self.w.run_for(DISCONNECT_WAIT, self.tree.disconnect(conn));
     }
 }
 

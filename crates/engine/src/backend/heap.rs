@@ -16,9 +16,10 @@ const MMAP_THRESHOLD: libc::c_int = 32 << 20;
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
 const TRIM_THRESHOLD: libc::c_int = 512 << 20;
 
-/// Has the allocator keep and reuse large freed blocks, once per process. Where the C
-/// library is not glibc this does nothing.
-pub fn keep_large_blocks() {
+/// Has the allocator keep and reuse large freed blocks, once per process (each protocol
+/// connection's [`super::waiter::Waiter`] asks). Where the C library is not glibc this
+/// does nothing.
+pub(crate) fn keep_large_blocks() {
     static DONE: Once = Once::new();
     DONE.call_once(|| {
         #[cfg(all(target_os = "linux", target_env = "gnu"))]

@@ -1,0 +1,122 @@
+//! The runtime a protocol connection's requests run on. The protocol crates are async;
+//! naslab gives each connection a single-thread tokio runtime of its own, so the
+//! [`super::Backend`] trait stays synchronous and streams stay independent. Each request
+//! is waited for at most the I/O timeout; one the server leaves unanswered that long
+//! marks the connection dead, and every later request on it fails at once (the closes
+//! and commits after a fatal error do not wait again).
+
+use std::cell::Cell;
+use std::future::Future;
+use std::time::Duration;
+
+use super::url::no_reply;
+
+/// Why a request got no reply.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Silence {
+    /// An earlier request found the server gone or silent: this one was not sent.
+    Earlier,
+    /// The server did not answer within the timeout; the connection is now dead.
+    Now,
+}
+
+/// One connection's runtime, deadline and liveness.
+pub(crate) struct Waiter {
+    rt: tokio::runtime::Runtime,
+    /// `host:port`, for messages.
+    addr: String,
+    timeout: Duration,
+    dead: Cell<bool>,
+}
+
+impl Waiter {
+    /// A runtime for the connection to `addr` (`host:port`), whose requests wait at most
+    /// `timeout`.
+    pub(crate) fn new(addr: String, timeout: Duration) -> std::io::Result<Waiter> {
+        super::heap::keep_large_blocks();
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()?;
+        Ok(Waiter {
+            rt,
+            addr,
+            timeout,
+            dead: Cell::new(false),
+        })
+    }
+
+    /// `host:port` of the connection.
+    #[cfg_attr(not(feature = "smb"), allow(dead_code))]
+    pub(crate) fn addr(&self) -> &str {
+        &self.addr
+    }
+
+    /// "no reply from HOST:PORT within N s".
+    pub(crate) fn no_reply(&self) -> String {
+        no_reply(&self.addr, self.timeout)
+    }
+
+    /// Whether a request found the server gone or silent.
+    #[cfg_attr(not(feature = "smb"), allow(dead_code))]
+    pub(crate) fn is_dead(&self) -> bool {
+        self.dead.get()
+    }
+
+    /// Marks the connection dead: later requests fail without being sent.
+    pub(crate) fn mark_dead(&self) {
+        self.dead.set(true);
+    }
+
+    /// Makes later requests wait at most `timeout`.
+    pub(crate) fn set_timeout(&mut self, timeout: Duration) {
+        self.timeout = timeout;
+    }
+
+    /// Runs `fut` (connecting, signing in, mounting...) to its end; `None` when it took
+    /// longer than the timeout.
+    pub(crate) fn run<T>(&self, fut: impl Future<Output = T>) -> Option<T> {
+        self.run_for(self.timeout, fut)
+    }
+
+    /// Runs `fut` to its end; `None` when it took longer than `limit`.
+    pub(crate) fn run_for<T>(&self, limit: Duration, fut: impl Future<Output = T>) -> Option<T> {
+        // The timer is made inside the runtime, which drives it.
+        self.rt
+            .block_on(async move { tokio::time::timeout(limit, fut).await })
+            .ok()
+    }
+
+    /// One request and its reply, at most the timeout. A connection found dead earlier
+    /// sends nothing; a request left unanswered marks it dead.
+    pub(crate) fn request<T>(&self, fut: impl Future<Output = T>) -> Result<T, Silence> {
+        if self.dead.get() {
+            return Err(Silence::Earlier);
+        }
+        self.run(fut).ok_or_else(|| {
+            self.dead.set(true);
+            Silence::Now
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_request_left_unanswered_marks_the_connection_dead() {
+        let mut w = Waiter::new("192.0.2.1:445".into(), Duration::from_secs(30)).unwrap();
+        // As a target being let go does: its requests wait less from then on.
+        w.set_timeout(Duration::from_millis(100));
+        assert_eq!(w.request(async { 7 }), Ok(7));
+        assert!(!w.is_dead());
+        let silent = std::future::pending::<()>();
+        assert_eq!(w.request(silent), Err(Silence::Now));
+        assert!(w.is_dead());
+        // Nothing more is sent, and nothing waits.
+        assert_eq!(w.request(async { 7 }), Err(Silence::Earlier));
+        assert_eq!(w.no_reply(), "no reply from 192.0.2.1:445 within 0.1 s");
+        // Running without a request's bookkeeping still works (a goodbye, say).
+        assert_eq!(w.run_for(Duration::from_secs(1), async { 8 }), Some(8));
+    }
+}
