@@ -326,7 +326,6 @@ fn server_pids(lab: &Path, name: &str) -> Vec<i32> {
         .as_array()
         .unwrap()
         .iter()
-        .filter(|p| p["name"] != "rpcbind")
         .map(|p| p["pid"].as_i64().unwrap() as i32)
         .collect();
     let mut all = main.clone();

@@ -43,7 +43,15 @@ pub enum LabError {
         secs: u64,
         log: PathBuf,
     },
-    #[error("{server} (pid {pid}) exited while starting ({status}); its log is '{log}'")]
+    #[error("{server} did not log '{line}' within {secs} s of starting; {status}; its whole log is '{log}'")]
+    NotReady {
+        server: &'static str,
+        line: &'static str,
+        secs: u64,
+        status: String,
+        log: PathBuf,
+    },
+    #[error("{server} (pid {pid}) exited while starting; {status}; its whole log is '{log}'")]
     Exited {
         server: &'static str,
         pid: u32,

@@ -141,16 +141,15 @@ fn build(dir: &Path, opts: &LabOptions, state: &mut LabState) -> Result<(), LabE
 /// Undoes what `state` records, in reverse: processes, mount, loop device, image.
 fn take_down(dir: &Path, state: &LabState) -> Result<(), LabError> {
     let mut problems = Vec::new();
-    // Servers first (ganesha before the rpcbind it registered with).
+    // Servers first, then the shared rpcbind ganesha registered with (stopped if this
+    // was the last lab using it).
     for p in state.processes.iter().rev() {
-        if p.name == "rpcbind" && (other_nfs_lab_up(dir) || other_ganesha_runs(state)) {
-            eprintln!(
-                "note: rpcbind (pid {}) is left running for another nfs lab; it stops with that lab",
-                p.pid
-            );
-            continue;
-        }
         if let Err(e) = p.stop(Duration::from_secs(10)) {
+            problems.push(e.to_string());
+        }
+    }
+    if state.server == ServerKind::Nfs {
+        if let Err(e) = crate::portmap::release(dir) {
             problems.push(e.to_string());
         }
     }
@@ -178,38 +177,6 @@ fn take_down(dir: &Path, state: &LabState) -> Result<(), LabError> {
     }
     let state_file = crate::state::state_path(dir);
     std::fs::remove_file(&state_file).map_err(LabError::io("remove", &state_file))
-}
-
-/// Whether an nfs-ganesha this lab did not start runs on this machine (another lab's,
-/// under another base, or the system's): it is registered with this rpcbind.
-fn other_ganesha_runs(state: &LabState) -> bool {
-    let ours: Vec<u32> = state.processes.iter().map(|p| p.pid).collect();
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return false;
-    };
-    entries.flatten().any(|e| {
-        let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else {
-            return false;
-        };
-        !ours.contains(&pid)
-            && std::fs::read_to_string(e.path().join("comm"))
-                .is_ok_and(|c| c.trim() == "ganesha.nfsd")
-    })
-}
-
-/// Whether another lab under the same base serves NFS (and so needs rpcbind).
-fn other_nfs_lab_up(dir: &Path) -> bool {
-    let Some(base) = dir.parent() else {
-        return false;
-    };
-    let Ok(entries) = std::fs::read_dir(base) else {
-        return false;
-    };
-    entries.flatten().any(|e| {
-        e.path() != dir
-            && matches!(LabState::load(&e.path()), Ok(Some(s)) if s.server == ServerKind::Nfs
-                && s.processes.iter().any(|p| p.name == "ganesha.nfsd" && p.alive()))
-    })
 }
 
 /// Takes the lab named `name` down: stops exactly the processes it started (by PID),

@@ -13,6 +13,7 @@ pub mod error;
 pub mod fs;
 pub mod lab;
 pub mod layout;
+pub mod portmap;
 pub mod process;
 pub mod server;
 pub mod state;

@@ -143,6 +143,42 @@ impl Proc {
         }
     }
 
+    /// The error for a server that exited while starting, with its log's last lines.
+    fn exited(&self) -> LabError {
+        LabError::Exited {
+            server: leak_name(&self.name),
+            pid: self.pid,
+            status: log_tail(&self.log, 5),
+            log: self.log.clone(),
+        }
+    }
+
+    /// Waits until its log holds `line` (a server's own word that it has started), or
+    /// fails if it exits first or takes longer than `timeout`.
+    pub fn wait_logged(&self, line: &'static str, timeout: Duration) -> Result<(), LabError> {
+        let start = Instant::now();
+        loop {
+            let logged =
+                std::fs::read(&self.log).is_ok_and(|b| String::from_utf8_lossy(&b).contains(line));
+            if logged {
+                return Ok(());
+            }
+            if !self.alive() {
+                return Err(self.exited());
+            }
+            if start.elapsed() >= timeout {
+                return Err(LabError::NotReady {
+                    server: leak_name(&self.name),
+                    line,
+                    secs: timeout.as_secs(),
+                    status: log_tail(&self.log, 5),
+                    log: self.log.clone(),
+                });
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
     /// Waits until it accepts connections on `port`, or fails if it exits first.
     pub fn wait_listening(&self, port: u16, timeout: Duration) -> Result<(), LabError> {
         let start = Instant::now();
@@ -151,12 +187,7 @@ impl Proc {
                 return Ok(());
             }
             if !self.alive() {
-                return Err(LabError::Exited {
-                    server: leak_name(&self.name),
-                    pid: self.pid,
-                    status: "see its log".into(),
-                    log: self.log.clone(),
-                });
+                return Err(self.exited());
             }
             std::thread::sleep(Duration::from_millis(100));
         }
@@ -222,6 +253,28 @@ fn leak_name(name: &str) -> &'static str {
         "rpcbind" => "rpcbind",
         _ => "the server",
     }
+}
+
+/// The last `lines` non-empty lines of a server's log, joined with " | ", to say in an
+/// error why it stopped (the log itself may be gone with a temporary lab by the time
+/// somebody reads it).
+fn log_tail(log: &Path, lines: usize) -> String {
+    let text = match std::fs::read(log) {
+        Ok(b) => String::from_utf8_lossy(&b).into_owned(),
+        Err(e) => return format!("its log is unreadable: {e}"),
+    };
+    let mut last: Vec<&str> = text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .rev()
+        .take(lines)
+        .collect();
+    if last.is_empty() {
+        return "its log is empty".into();
+    }
+    last.reverse();
+    format!("last log lines: {}", last.join(" | "))
 }
 
 #[cfg(test)]

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::account::{new_password, Account, LAB_USER};
 use crate::error::LabError;
-use crate::process::{free_port, listening, spawn, tool, Proc};
+use crate::process::{free_port, spawn, tool, Proc};
 
 /// The share or export name every lab serves.
 pub const SHARE: &str = "naslab";
@@ -311,10 +311,7 @@ fn add_samba_user(conf: &Path, password: &str) -> Result<(), LabError> {
     Ok(())
 }
 
-/// The portmapper's port, which NFSv3 servers register with.
-const RPCBIND_PORT: u16 = 111;
-
-/// Starts rpcbind (unless one already answers on port 111) and nfs-ganesha.
+/// Starts nfs-ganesha, with the shared rpcbind it registers with (`portmap`).
 pub fn start_nfs(
     dir: &Path,
     share_dir: &Path,
@@ -336,25 +333,10 @@ pub fn start_nfs(
             package: "nfs-ganesha-vfs",
         });
     }
+    // The one rpcbind ganesha registers with, shared with every other NFS lab; held
+    // until this ganesha has registered, so no other lab's ganesha registers meanwhile.
+    let starting = crate::portmap::acquire(dir, START_TIMEOUT)?;
     let mut processes = Vec::new();
-    if !listening(RPCBIND_PORT) {
-        let rpcbind = tool("rpcbind", "rpcbind")?;
-        // -f: stay in the foreground, so naslab owns it and stops it by PID.
-        let p = spawn(
-            "rpcbind",
-            &rpcbind,
-            &["-f".as_ref()],
-            &dir.join("rpcbind.out"),
-        )?;
-        record(&p)?;
-        match p.wait_listening(RPCBIND_PORT, START_TIMEOUT) {
-            Ok(()) => processes.push(p),
-            // Another rpcbind (another lab's, or the system's) won the port in the
-            // meantime: ganesha registers with that one.
-            Err(_) if !p.alive() && listening(RPCBIND_PORT) => {}
-            Err(e) => return Err(e),
-        }
-    }
     let nfs_port = free_port()?;
     let mut mnt_port = free_port()?;
     while mnt_port == nfs_port {
@@ -366,7 +348,8 @@ pub fn start_nfs(
         ganesha_config(share_dir, nfs_port, mnt_port, opts, anon),
     )
     .map_err(LabError::io("write", &conf))?;
-    let log = dir.join("ganesha.log");
+    // ganesha's own log goes to the same file as its output: one place to look.
+    let log = dir.join("ganesha.out");
     let pidfile = dir.join("ganesha.pid");
     let p = spawn(
         "ganesha.nfsd",
@@ -380,11 +363,14 @@ pub fn start_nfs(
             "-p".as_ref(),
             pidfile.as_os_str(),
         ],
-        &dir.join("ganesha.out"),
+        &log,
     )?;
     record(&p)?;
     p.wait_listening(nfs_port, START_TIMEOUT)?;
     p.wait_listening(mnt_port, START_TIMEOUT)?;
+    // Logged once every program is registered with rpcbind and its service started.
+    p.wait_logged("NFS SERVER INITIALIZED", START_TIMEOUT)?;
+    drop(starting);
     processes.push(p);
     Ok(Started {
         processes,

@@ -54,10 +54,58 @@ fn nfs_backend_runs_every_op_and_the_server_holds_the_bytes() {
     drop(target);
     let procs = st.processes.clone();
     guard.down().unwrap();
-    assert!(
-        procs.iter().all(|p| !p.alive()),
-        "ganesha (and rpcbind if ours) stopped"
+    assert!(procs.iter().all(|p| !p.alive()), "ganesha stopped");
+}
+
+/// Two NFS labs share the one rpcbind: the first to go leaves it to the other, whose
+/// export keeps answering; once both are down, no lab is counted as using it, and the
+/// rpcbind naslab started is stopped unless another lab (of a test running beside this
+/// one) still uses it.
+#[test]
+fn nfs_labs_share_one_rpcbind_and_the_last_to_go_stops_it() {
+    needs_root_and_servers!(ServerKind::Nfs);
+    let base = tempfile::tempdir().unwrap();
+    let dirs = [base.path().join("one"), base.path().join("two")];
+    for d in &dirs {
+        std::fs::create_dir(d).unwrap();
+    }
+    let first = lab(&dirs[0], FsKind::Dir, ServerKind::Nfs, &[]);
+    let second = lab(&dirs[1], FsKind::Dir, ServerKind::Nfs, &[]);
+    let (rpcbind, users) = naslab_lab::portmap::registered().unwrap();
+    let lab_dirs = [first.lab().dir.clone(), second.lab().dir.clone()];
+    if let Some(p) = &rpcbind {
+        assert!(p.alive());
+        for d in &lab_dirs {
+            assert!(users.contains(d), "{d:?} not among {users:?}");
+        }
+    }
+    let url = second.lab().state.url.clone();
+    first.down().unwrap();
+    let (after_first, users) = naslab_lab::portmap::registered().unwrap();
+    assert_eq!(
+        after_first.as_ref().map(|p| p.pid),
+        rpcbind.as_ref().map(|p| p.pid)
     );
+    assert!(
+        rpcbind.iter().all(|p| p.alive()),
+        "rpcbind stopped under a lab using it"
+    );
+    assert!(!users.contains(&lab_dirs[0]));
+    // The second lab's ganesha is still registered: a new client mounts its export.
+    drop(nfs(&url));
+    second.down().unwrap();
+    let (after_both, users) = naslab_lab::portmap::registered().unwrap();
+    assert!(lab_dirs.iter().all(|d| !users.contains(d)), "{users:?}");
+    if let Some(p) = &rpcbind {
+        if users.is_empty() {
+            assert!(
+                after_both.is_none() && !p.alive(),
+                "the last lab left rpcbind running"
+            );
+        } else {
+            assert!(p.alive(), "rpcbind stopped while {users:?} use it");
+        }
+    }
 }
 
 #[test]
