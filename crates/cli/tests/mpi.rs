@@ -5,13 +5,14 @@
 
 mod common;
 
+use common::lab::{lab_ready, up_on_dir};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
 use common::{naslab, text};
-use naslab_results::{LatencyHistogram, RunResult};
+use naslab_results::{IterationResult, LatencyHistogram, RunResult, WorkloadResult};
 use naslab_trace::{open_trace, Record};
 
 const WORKLOADS: &str = "PhotoAlbum,FileCopyToNAS";
@@ -57,6 +58,59 @@ fn hostname() -> String {
         .to_string()
 }
 
+/// Checks that workload `w` of a four-client job is exactly four times `single` (the
+/// same workload run by one client alone) and that its clients' own figures add up to
+/// it; returns the clients' iterations.
+fn four_single_runs<'a>(
+    job: &'a RunResult,
+    w: &WorkloadResult,
+    single: &WorkloadResult,
+) -> Vec<&'a IterationResult> {
+    assert_eq!(w.name, single.name);
+    let (a, one) = (&w.iterations[0], &single.iterations[0]);
+    assert_eq!(a.ops, 4 * one.ops, "{}", w.name);
+    assert_eq!(a.bytes_read, 4 * one.bytes_read, "{}", w.name);
+    assert_eq!(a.bytes_written, 4 * one.bytes_written, "{}", w.name);
+    assert_eq!(a.errors, 0, "{}", w.name);
+    assert_eq!(
+        a.op_stats.keys().collect::<Vec<_>>(),
+        one.op_stats.keys().collect::<Vec<_>>()
+    );
+    for (op, st) in &one.op_stats {
+        assert_eq!(a.op_stats[op].count, 4 * st.count, "{} {op}", w.name);
+        assert_eq!(a.op_stats[op].bytes, 4 * st.bytes, "{} {op}", w.name);
+    }
+    let clients = client_iterations(job, &w.name);
+    assert_eq!(clients.len(), 4);
+    assert_eq!(clients.iter().map(|c| c.ops).sum::<u64>(), a.ops);
+    assert_eq!(
+        clients
+            .iter()
+            .map(|c| c.bytes_read + c.bytes_written)
+            .sum::<u64>(),
+        a.bytes_read + a.bytes_written
+    );
+    for (op, st) in &a.op_stats {
+        let n: u64 = clients.iter().map(|c| c.op_stats[op].count).sum();
+        assert_eq!(n, st.count, "{} {op}", w.name);
+    }
+    clients
+}
+
+/// Every client's own first iteration of workload `name`.
+fn client_iterations<'a>(job: &'a RunResult, name: &str) -> Vec<&'a IterationResult> {
+    job.multi_client
+        .as_ref()
+        .expect("run.json names the clients")
+        .clients
+        .iter()
+        .map(|c| {
+            let cw = c.workloads.iter().find(|x| x.name == name).unwrap();
+            &cw.iterations[0]
+        })
+        .collect()
+}
+
 #[test]
 fn four_clients_make_one_result_equal_to_four_single_runs() {
     let Some(mut job) = mpirun(4) else { return };
@@ -70,19 +124,7 @@ fn four_clients_make_one_result_equal_to_four_single_runs() {
     for d in [&t1, &t4] {
         std::fs::create_dir_all(d).unwrap();
     }
-    let args = |target: &Path, out: &Path| -> Vec<String> {
-        vec![
-            "run".into(),
-            "--workload".into(),
-            WORKLOADS.into(),
-            "--scale".into(),
-            "0.005".into(),
-            "--target".into(),
-            target.display().to_string(),
-            "--out".into(),
-            out.display().to_string(),
-        ]
-    };
+    let args = |target: &Path, out: &Path| run_args(&target.display().to_string(), out);
     common::run_ok(naslab().args(args(&t1, &o1)));
     let started = Instant::now();
     let out = job.args(args(&t4, &o4)).output().unwrap();
@@ -140,41 +182,8 @@ fn four_clients_make_one_result_equal_to_four_single_runs() {
     assert_eq!(copy.iterations[0].bytes_written, copies);
     let run_dir = jobs[0].parent().unwrap();
     for (w, s) in job.workloads.iter().zip(&single.workloads) {
-        assert_eq!(w.name, s.name);
-        let (a, one) = (&w.iterations[0], &s.iterations[0]);
-        // The aggregate is exactly four clients' worth of the single run.
-        assert_eq!(a.ops, 4 * one.ops, "{}", w.name);
-        assert_eq!(a.bytes_read, 4 * one.bytes_read, "{}", w.name);
-        assert_eq!(a.bytes_written, 4 * one.bytes_written, "{}", w.name);
-        assert_eq!(
-            a.op_stats.keys().collect::<Vec<_>>(),
-            one.op_stats.keys().collect::<Vec<_>>()
-        );
-        for (op, st) in &one.op_stats {
-            assert_eq!(a.op_stats[op].count, 4 * st.count, "{} {op}", w.name);
-            assert_eq!(a.op_stats[op].bytes, 4 * st.bytes, "{} {op}", w.name);
-        }
-        // The clients' own figures add up to the aggregate.
-        let clients: Vec<_> = multi
-            .clients
-            .iter()
-            .map(|c| {
-                let cw = c.workloads.iter().find(|x| x.name == w.name).unwrap();
-                &cw.iterations[0]
-            })
-            .collect();
-        assert_eq!(clients.iter().map(|c| c.ops).sum::<u64>(), a.ops);
-        assert_eq!(
-            clients
-                .iter()
-                .map(|c| c.bytes_read + c.bytes_written)
-                .sum::<u64>(),
-            a.bytes_read + a.bytes_written
-        );
-        for (op, st) in &a.op_stats {
-            let n: u64 = clients.iter().map(|c| c.op_stats[op].count).sum();
-            assert_eq!(n, st.count, "{} {op}", w.name);
-        }
+        let a = &w.iterations[0];
+        let clients = four_single_runs(&job, w, s);
         // The aggregate spans the first start to the last completion.
         let first = clients.iter().map(|c| c.clock_start_ns).min().unwrap();
         let last = clients
@@ -312,4 +321,181 @@ fn a_client_that_cannot_write_its_target_stops_the_job() {
         assert!(dir.is_dir(), "client {r} prepared");
     }
     eprintln!("the job stopped {:.1} s after it began", took.as_secs_f64());
+}
+
+/// `args` for a run of WORKLOADS at scale 0.005 against `target`, results in `out`.
+fn run_args(target: &str, out: &Path) -> Vec<String> {
+    vec![
+        "run".into(),
+        "--workload".into(),
+        WORKLOADS.into(),
+        "--scale".into(),
+        "0.005".into(),
+        "--target".into(),
+        target.into(),
+        "--out".into(),
+        out.display().to_string(),
+    ]
+}
+
+#[test]
+fn four_clients_over_a_lab_samba_and_nfs_make_one_result_equal_to_four_single_runs() {
+    for server in ["samba", "nfs"] {
+        if !lab_ready(server) {
+            return;
+        }
+        let Some(mut job) = mpirun(4) else { return };
+        let base = tempfile::tempdir().unwrap();
+        let lab = up_on_dir(base.path(), &format!("mpi-{server}"), server);
+        let (o1, o4) = (base.path().join("o1"), base.path().join("o4"));
+        common::run_ok(
+            naslab()
+                .env("NASLAB_SMB_PASSWORD", &lab.password)
+                .args(run_args(&lab.url, &o1)),
+        );
+        // Each client signs in with its own connections, as a workstation would.
+        let out = job
+            .env("NASLAB_SMB_PASSWORD", &lab.password)
+            .args(run_args(&lab.url, &o4))
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{server}: mpirun failed:\nstdout: {}\nstderr: {}",
+            text(&out.stdout),
+            text(&out.stderr)
+        );
+        let (singles, jobs) = (run_json_files(&o1), run_json_files(&o4));
+        assert_eq!((singles.len(), jobs.len()), (1, 1), "{server}: {jobs:?}");
+        let single = read_run(&singles[0]);
+        let job = read_run(&jobs[0]);
+        assert!(job.aborted.is_none(), "{server}: {:?}", job.aborted);
+        // The result names the share the user gave, so `run --target SOURCE` repeats it.
+        assert_eq!(job.target.source, lab.url, "{server}");
+        assert_eq!(job.workloads.len(), 2, "{server}");
+        for (w, s) in job.workloads.iter().zip(&single.workloads) {
+            four_single_runs(&job, w, s);
+        }
+        // On the server's own disk: each client's copy in its own directory, and the
+        // four copies' bytes are the aggregate's bytes written.
+        let copies: u64 = (0..4)
+            .map(|r| {
+                let copy = lab
+                    .share_dir
+                    .join(format!("client-{r}/naslab/FileCopyToNAS/Backup.bkf"));
+                std::fs::metadata(&copy)
+                    .unwrap_or_else(|e| panic!("{server}: {}: {e}", copy.display()))
+                    .len()
+            })
+            .sum();
+        let copy = job
+            .workloads
+            .iter()
+            .find(|w| w.name == "FileCopyToNAS")
+            .unwrap();
+        assert!(copies > 0);
+        assert_eq!(copy.iterations[0].bytes_written, copies, "{server}");
+        eprintln!(
+            "{server}: {} ops from 4 clients, {} B written",
+            job.workloads
+                .iter()
+                .map(|w| w.iterations[0].ops)
+                .sum::<u64>(),
+            copies
+        );
+    }
+}
+
+#[test]
+fn a_file_servers_connections_are_spread_over_the_clients() {
+    let Some(mut job) = mpirun(4) else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let (t1, o1, t4, o4) = (
+        tmp.path().join("t1"),
+        tmp.path().join("o1"),
+        tmp.path().join("t4"),
+        tmp.path().join("o4"),
+    );
+    for d in [&t1, &t4] {
+        std::fs::create_dir_all(d).unwrap();
+    }
+    let args = |target: &Path, out: &Path| -> Vec<String> {
+        ["fileserver", "-c", "600", "-f", "1", "--target"]
+            .iter()
+            .map(|s| s.to_string())
+            .chain([target.display().to_string(), "--out".into()])
+            .chain([out.display().to_string()])
+            .collect()
+    };
+    common::run_ok(naslab().args(args(&t1, &o1)));
+    let started = Instant::now();
+    let out = job.args(args(&t4, &o4)).output().unwrap();
+    let took = started.elapsed();
+    let stdout = text(&out.stdout);
+    assert!(
+        out.status.success(),
+        "mpirun failed:\nstdout: {stdout}\nstderr: {}",
+        text(&out.stderr)
+    );
+    let single = read_run(&run_json_files(&o1)[0]);
+    let jobs = run_json_files(&o4);
+    assert_eq!(jobs.len(), 1);
+    let job = read_run(&jobs[0]);
+    assert!(job.aborted.is_none(), "{:?}", job.aborted);
+    // 600 connections in all, 150 per client, each in its client's own directory.
+    for r in 0..4 {
+        let dir = t4.join(format!("client-{r}/naslab/FileServer_Write"));
+        let n = std::fs::read_dir(&dir)
+            .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+            .count();
+        assert_eq!(n, 150, "client {r}'s connections");
+    }
+    for (w, s) in job.workloads.iter().zip(&single.workloads) {
+        assert_eq!(w.name, s.name);
+        let (a, one) = (&w.iterations[0], &s.iterations[0]);
+        // Spread, not repeated: the job does the single run's work, op for op.
+        assert_eq!(a.streams.len(), 600, "{}", w.name);
+        assert_eq!(a.ops, one.ops, "{}", w.name);
+        assert_eq!(
+            (a.bytes_read, a.bytes_written),
+            (one.bytes_read, one.bytes_written)
+        );
+        assert_eq!(a.errors, 0);
+        for (op, st) in &one.op_stats {
+            assert_eq!(a.op_stats[op].count, st.count, "{} {op}", w.name);
+        }
+        // Every connection did exactly what the same connection of the single run did
+        // (the clients take connections 0-149, 150-299, ... in rank order).
+        let ops_bytes = |it: &IterationResult| -> Vec<(u32, u64, u64)> {
+            let mut v: Vec<_> = it
+                .streams
+                .iter()
+                .map(|s| (s.stream, s.ops, s.bytes))
+                .collect();
+            v.sort();
+            v
+        };
+        assert_eq!(ops_bytes(a), ops_bytes(one), "{}", w.name);
+        let clients = client_iterations(&job, &w.name);
+        let streams: Vec<usize> = clients.iter().map(|c| c.streams.len()).collect();
+        assert_eq!(streams, vec![150; 4], "{}", w.name);
+    }
+    // The seed's response-time table, for the whole job, printed and kept.
+    let table = std::fs::read_to_string(jobs[0].parent().unwrap().join("fileserver.txt"))
+        .expect("fileserver.txt in the run directory");
+    let connections = table
+        .lines()
+        .find(|l| l.starts_with("Connections"))
+        .unwrap_or_else(|| panic!("{table}"));
+    assert_eq!(
+        connections.split_whitespace().skip(1).collect::<Vec<_>>(),
+        vec!["600", "600"],
+        "{table}"
+    );
+    assert!(table.contains("Avg Write response time (ms)"), "{table}");
+    assert!(stdout.contains(&table), "{stdout}");
+    eprintln!(
+        "{table}\nfileserver -c 600 over 4 clients took {:.1} s",
+        took.as_secs_f64()
+    );
 }

@@ -6,37 +6,14 @@ use std::path::Path;
 use std::process::Command;
 
 mod common;
-use common::{root_or_skip, run_err, run_ok, text, tool_or_skip, usage_err};
+use common::lab::{lab_ready, open_for_lab, up_on_dir, walk_sizes, Down};
+use common::{run_err, run_ok, text, usage_err};
 
 /// The binary, without a password from the caller's environment.
 fn naslab() -> Command {
     let mut c = common::naslab();
     c.env_remove("NASLAB_SMB_PASSWORD");
     c
-}
-
-fn lab_ready(server: &str) -> bool {
-    if !root_or_skip("the lab (loop devices, mounts and servers)") {
-        return false;
-    }
-    let tool = if server == "samba" {
-        "smbd"
-    } else {
-        "ganesha.nfsd"
-    };
-    tool_or_skip(tool).is_some()
-}
-
-/// Takes the lab down when dropped, so a failed assertion leaves no server behind.
-struct Down<'a>(&'a Path, &'a str);
-
-impl Drop for Down<'_> {
-    fn drop(&mut self) {
-        let _ = naslab()
-            .args(["lab", "down", "--name", self.1, "--lab-dir"])
-            .arg(self.0)
-            .output();
-    }
 }
 
 #[test]
@@ -146,7 +123,7 @@ fn lab_up_run_down_over_smb_and_nfs() {
                 ])
                 .arg(base.path()),
         );
-        let _down = Down(base.path(), &name);
+        let _down = Down::new(base.path(), &name);
         let url = text(&up.stdout).trim().to_string();
         assert!(
             url.starts_with(if server == "samba" {
@@ -222,25 +199,6 @@ fn lab_up_run_down_over_smb_and_nfs() {
         );
         assert!(text(&status.stdout).contains("no lab is up"));
     }
-}
-
-/// Lets the lab's servers, which work as an unprivileged account, pass through `dir`.
-fn open_for_lab(dir: &Path) {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o711)).unwrap();
-}
-
-fn walk_sizes(dir: &Path) -> u64 {
-    let mut n = 0;
-    for e in std::fs::read_dir(dir).unwrap().flatten() {
-        let m = e.metadata().unwrap();
-        n += if m.is_dir() {
-            walk_sizes(&e.path())
-        } else {
-            m.len()
-        };
-    }
-    n
 }
 
 #[test]
@@ -361,7 +319,7 @@ fn a_server_that_stops_answering_ends_the_run_on_time_saying_so() {
                 .arg("--lab-dir")
                 .arg(base.path()),
         );
-        let _down = Down(base.path(), &name);
+        let _down = Down::new(base.path(), &name);
         let url = text(&up.stdout).trim().to_string();
         let lab = base.path().join(&name);
         let state: serde_json::Value =
@@ -453,28 +411,12 @@ fn six_hundred_connections_each_write_their_file_over_smb_and_nfs() {
             return;
         }
         let base = tempfile::tempdir().unwrap();
-        open_for_lab(base.path());
-        let name = format!("c600-{server}");
-        let up = run_ok(
-            naslab()
-                .args(["lab", "up", "--fs", "dir", "--server", server])
-                .args(["--name", &name, "--lab-dir"])
-                .arg(base.path()),
-        );
-        let _down = Down(base.path(), &name);
-        let url = text(&up.stdout).trim().to_string();
-        let state: serde_json::Value = serde_json::from_str(
-            &std::fs::read_to_string(base.path().join(&name).join("state.json")).unwrap(),
-        )
-        .unwrap();
+        let lab = up_on_dir(base.path(), &format!("c600-{server}"), server);
         let run = run_ok(
             naslab()
-                .env(
-                    "NASLAB_SMB_PASSWORD",
-                    state["password"].as_str().unwrap_or_default(),
-                )
+                .env("NASLAB_SMB_PASSWORD", &lab.password)
                 .args(["fileserver", "-c", "600", "-f", "1", "--phase", "write"])
-                .args(["--json", "--target", &url, "--out"])
+                .args(["--json", "--target", &lab.url, "--out"])
                 .arg(base.path().join("results")),
         );
         let v: serde_json::Value = serde_json::from_slice(&run.stdout).unwrap();
@@ -483,7 +425,7 @@ fn six_hundred_connections_each_write_their_file_over_smb_and_nfs() {
         assert_eq!(it["streams"].as_array().unwrap().len(), 600, "{server}");
         let written = it["bytes_written"].as_u64().unwrap();
         // What the server's own file system holds: one file per connection, every byte.
-        let dir = Path::new(state["share_dir"].as_str().unwrap()).join("naslab/FileServer_Write");
+        let dir = lab.share_dir.join("naslab/FileServer_Write");
         let conns: Vec<_> = std::fs::read_dir(&dir).unwrap().flatten().collect();
         assert_eq!(conns.len(), 600, "{server}: connection directories");
         let files: usize = conns

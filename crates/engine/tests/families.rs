@@ -98,6 +98,7 @@ fn ingest_writes_totalfiles_files_filesperdir_to_a_directory() {
 fn file_server_op_counts_are_exact_per_type_and_per_connection() {
     let spec = fileserver::FileServer {
         connections: 24,
+        first_connection: 0,
         files_per_connection: 5,
         record: 4096,
     };

@@ -221,6 +221,7 @@ fn every_trace() -> Vec<(String, Trace)> {
     }
     let server = FileServer {
         connections: 3,
+        first_connection: 0,
         files_per_connection: 4,
         record: 4096,
     };

@@ -25,11 +25,23 @@ use crate::args::{Cli, Command};
 
 #[cfg(feature = "mpi")]
 pub(crate) use run::run_dir::make_run_dir;
+#[cfg(feature = "mpi")]
+pub(crate) use run::write_view;
+pub(crate) use run::View;
 
 /// Runs the subcommand the user asked for.
 pub fn dispatch(cli: Cli) -> anyhow::Result<()> {
-    if crate::multi::active() && !matches!(cli.command, Command::Run(_)) {
-        anyhow::bail!("only `naslab run` runs as a multi-client job under mpirun so far; start other commands without mpirun");
+    let workload_command = matches!(
+        cli.command,
+        Command::Run(_)
+            | Command::Fileserver(_)
+            | Command::Backup(_)
+            | Command::Iozone(_)
+            | Command::Ingest(_)
+            | Command::Bigdir(_)
+    );
+    if crate::multi::active() && !workload_command {
+        anyhow::bail!("only the workload commands (run, fileserver, backup, iozone, ingest, bigdir) run as a multi-client job under mpirun; start other commands without mpirun");
     }
     crate::multi::after_command(command(cli))
 }

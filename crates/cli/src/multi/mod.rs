@@ -19,12 +19,13 @@ pub use disabled::*;
 
 #[cfg(not(feature = "mpi"))]
 mod disabled {
-    use std::path::{Path, PathBuf};
+    use std::path::PathBuf;
 
     use naslab_engine::{RunError, StartGate};
     use naslab_results::{IterationResult, RunResult};
 
     use crate::args::RunOpts;
+    use crate::cmd::View;
 
     /// Nothing to keep alive without MPI.
     pub struct Guard;
@@ -39,7 +40,10 @@ mod disabled {
     pub fn client_dir() -> Option<String> {
         None
     }
-    pub fn run_dir(_opts: &RunOpts, _remote: bool) -> anyhow::Result<Option<PathBuf>> {
+    pub fn rank_and_size() -> Option<(u32, u32)> {
+        None
+    }
+    pub fn run_dir(_opts: &RunOpts) -> anyhow::Result<Option<PathBuf>> {
         Ok(None)
     }
     pub fn start_gate() -> Option<StartGate> {
@@ -53,8 +57,8 @@ mod disabled {
     pub fn finish(
         _run: RunResult,
         _failure: Option<String>,
-        _run_dir: &Path,
         _json: bool,
+        _view: Option<View>,
     ) -> anyhow::Result<()> {
         Ok(())
     }
@@ -68,6 +72,7 @@ mod enabled {
     use std::collections::HashMap;
     use std::path::{Path, PathBuf};
 
+    use crate::cmd::View;
     use anyhow::{bail, Context};
     use naslab_engine::{RunError, StartGate};
     use naslab_results::export::{Exporter, Json, Table};
@@ -95,15 +100,16 @@ mod enabled {
         with(|c| format!("client-{}", c.rank))
     }
 
+    /// This client's rank and the job's number of clients; `None` outside a job.
+    pub fn rank_and_size() -> Option<(u32, u32)> {
+        with(|c| (c.rank, c.size))
+    }
+
     /// In a multi-client job every client works in a private directory; rank 0 makes the
-    /// one run directory under `--out`/`--label` at the end. `remote`: the target is
-    /// an smb:// or nfs:// URL, which multi-client runs do not take yet.
-    pub fn run_dir(opts: &RunOpts, remote: bool) -> anyhow::Result<Option<PathBuf>> {
+    /// one run directory under `--out`/`--label` at the end.
+    pub fn run_dir(opts: &RunOpts) -> anyhow::Result<Option<PathBuf>> {
         if !active() {
             return Ok(None);
-        }
-        if remote {
-            bail!("multi-client runs against smb:// and nfs:// targets are not supported yet; mount the share on every host and give the mount point as --target");
         }
         if opts.no_records {
             bail!("a multi-client run merges every client's op records into one result; leave out --no-records");
@@ -153,15 +159,16 @@ mod enabled {
     }
 
     /// Sends this client's results to rank 0; rank 0 merges them and writes the job's
-    /// one run directory, prints the table, and fails when any client did.
+    /// one run directory, prints the table and the command's `view` of the merged
+    /// result, and fails when any client did.
     pub fn finish(
         mut run: RunResult,
         failure: Option<String>,
-        _run_dir: &Path,
         json: bool,
+        view: Option<View>,
     ) -> anyhow::Result<()> {
         run.aborted = failure.clone();
-        send_and_merge(Some(run), failure, json)
+        send_and_merge(Some(run), failure, json, view)
     }
 
     /// Ends a multi-client command: a client that failed before its results were sent
@@ -179,13 +186,14 @@ mod enabled {
         };
         with(|c| c.caused = true);
         comm::end_of_iteration(true);
-        send_and_merge(None, Some(why), false)
+        send_and_merge(None, Some(why), false, None)
     }
 
     fn send_and_merge(
         run: Option<RunResult>,
         failure: Option<String>,
         json: bool,
+        view: Option<View>,
     ) -> anyhow::Result<()> {
         let (rank, host, caused, late, private, base, clocks) = with(|c| {
             c.finished = true;
@@ -231,7 +239,14 @@ mod enabled {
             cleanup();
             return Ok(());
         };
-        let result = write_job(all, private.as_deref(), base.as_deref(), &clocks, json);
+        let result = write_job(
+            all,
+            private.as_deref(),
+            base.as_deref(),
+            &clocks,
+            json,
+            view,
+        );
         cleanup();
         result
     }
@@ -243,6 +258,7 @@ mod enabled {
         base: Option<&Path>,
         clocks: &[(i64, u64)],
         json: bool,
+        view: Option<View>,
     ) -> anyhow::Result<()> {
         let scratch = match private {
             Some(p) => p.to_path_buf(),
@@ -302,6 +318,9 @@ mod enabled {
             eprint!("{spread}");
         } else {
             print!("{spread}");
+        }
+        if let Some(v) = view {
+            crate::cmd::write_view(&v, &run, &run_dir, json)?;
         }
         eprintln!("results: {}", run_dir.display());
         match run.aborted {

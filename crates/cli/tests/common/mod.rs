@@ -4,6 +4,8 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+pub mod lab;
+
 /// The binary under test.
 pub fn naslab() -> Command {
     Command::new(env!("CARGO_BIN_EXE_naslab"))

@@ -103,10 +103,20 @@ impl NfsTarget {
 
     /// [`NfsTarget::connect`] with the client's timeout chosen.
     pub fn connect_with(url: RemoteUrl, opts: ClientOptions) -> Result<NfsTarget, NfsError> {
+        NfsTarget::connect_in(url, opts, None)
+    }
+
+    /// [`NfsTarget::connect_with`], working in `<path>/<client>/naslab` when `client`
+    /// is given (a multi-client job's own directory, made when missing).
+    pub fn connect_in(
+        url: RemoteUrl,
+        opts: ClientOptions,
+        client: Option<&str>,
+    ) -> Result<NfsTarget, NfsError> {
         let timeout = opts.io_timeout;
         let url = resolve_export(url, timeout)?;
         let mut admin = Session::open(&url, timeout)?;
-        let sandbox = RemoteSandbox::open(&mut admin, &url.path)?;
+        let sandbox = RemoteSandbox::open_in(&mut admin, &url.path, client)?;
         Ok(NfsTarget {
             url,
             timeout,

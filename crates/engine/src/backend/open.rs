@@ -19,7 +19,8 @@ pub struct TargetRequest<'a> {
     /// No I/O at all (the null backend): measures naslab itself. `target`, if given, is
     /// only recorded.
     pub null: bool,
-    /// A multi-client run's own directory under a local target's naslab directory.
+    /// A multi-client job's own directory (`client-<rank>`) inside the target: naslab's
+    /// directory is made in it, on a local target or a share.
     pub client_dir: Option<&'a str>,
     /// How the protocol clients behave.
     pub client: ClientOptions,
@@ -127,8 +128,8 @@ fn remote_target(
         source: url.to_string(),
     };
     let (target, session) = match protocol {
-        Protocol::Smb => smb(url, req.client, password)?,
-        Protocol::Nfs => (nfs(url, req.client)?, None),
+        Protocol::Smb => smb(url, req, password)?,
+        Protocol::Nfs => (nfs(url, req)?, None),
     };
     Ok(OpenedTarget {
         target,
@@ -143,15 +144,17 @@ type Connected = (Box<dyn Target>, Option<String>);
 #[cfg(feature = "smb")]
 fn smb(
     url: RemoteUrl,
-    opts: ClientOptions,
+    req: &TargetRequest<'_>,
     password: Password<'_>,
 ) -> Result<Connected, OpenError> {
     let password = password(&url).map_err(OpenError::Password)?;
     let shown = url.to_string();
     let t =
-        super::SmbTarget::connect_with(url, password, opts).map_err(|e| OpenError::Connect {
-            url: shown,
-            source: Box::new(e),
+        super::SmbTarget::connect_in(url, password, req.client, req.client_dir).map_err(|e| {
+            OpenError::Connect {
+                url: shown,
+                source: Box::new(e),
+            }
         })?;
     let session = t.security().to_string();
     Ok((Box::new(t), Some(session)))
@@ -160,24 +163,26 @@ fn smb(
 #[cfg(not(feature = "smb"))]
 fn smb(
     _url: RemoteUrl,
-    _opts: ClientOptions,
+    _req: &TargetRequest<'_>,
     _password: Password<'_>,
 ) -> Result<Connected, OpenError> {
     Err(OpenError::NotBuilt("smb"))
 }
 
 #[cfg(feature = "nfs")]
-fn nfs(url: RemoteUrl, opts: ClientOptions) -> Result<Box<dyn Target>, OpenError> {
+fn nfs(url: RemoteUrl, req: &TargetRequest<'_>) -> Result<Box<dyn Target>, OpenError> {
     let shown = url.to_string();
-    let t = super::NfsTarget::connect_with(url, opts).map_err(|e| OpenError::Connect {
-        url: shown,
-        source: Box::new(e),
+    let t = super::NfsTarget::connect_in(url, req.client, req.client_dir).map_err(|e| {
+        OpenError::Connect {
+            url: shown,
+            source: Box::new(e),
+        }
     })?;
     Ok(Box::new(t))
 }
 
 #[cfg(not(feature = "nfs"))]
-fn nfs(_url: RemoteUrl, _opts: ClientOptions) -> Result<Box<dyn Target>, OpenError> {
+fn nfs(_url: RemoteUrl, _req: &TargetRequest<'_>) -> Result<Box<dyn Target>, OpenError> {
     Err(OpenError::NotBuilt("nfs"))
 }
 

@@ -104,6 +104,17 @@ fn join(a: &str, b: &str) -> String {
     }
 }
 
+/// A single path component that is none of naslab's own names.
+fn plain_name(name: &str) -> bool {
+    !(name.is_empty()
+        || name == MARKER_NAME
+        || name == LOCK_NAME
+        || name == "."
+        || name == ".."
+        || name.contains('/')
+        || name.contains('\\'))
+}
+
 fn req<'a>(action: &'static str, path: &'a str) -> impl FnOnce(OpError) -> RemoteSandboxError + 'a {
     move |error| RemoteSandboxError::Request {
         action,
@@ -138,6 +149,17 @@ impl RemoteSandbox {
     /// Checks `<base>/naslab` and makes and marks it when it is absent. `base` is the
     /// directory the target URL names inside its share.
     pub fn open(fs: &mut dyn RemoteFs, base: &str) -> Result<RemoteSandbox, RemoteSandboxError> {
+        RemoteSandbox::open_in(fs, base, None)
+    }
+
+    /// [`RemoteSandbox::open`] in `<base>/<client>` when `client` is given (a
+    /// multi-client job's own directory, `client-<rank>`): made when missing, refused when
+    /// it is a link or not a directory.
+    pub fn open_in(
+        fs: &mut dyn RemoteFs,
+        base: &str,
+        client: Option<&str>,
+    ) -> Result<RemoteSandbox, RemoteSandboxError> {
         if !base.is_empty() {
             match fs.kind(base).map_err(req("look up", base))? {
                 None => return Err(RemoteSandboxError::Missing(base.to_string())),
@@ -146,7 +168,27 @@ impl RemoteSandbox {
                 Some(EntryKind::File) => return Err(RemoteSandboxError::NotDir(base.to_string())),
             }
         }
-        let root = join(base, ROOT_NAME);
+        let dir = match client {
+            None => base.to_string(),
+            Some(name) => {
+                if !plain_name(name) {
+                    return Err(RemoteSandboxError::BadName(name.to_string()));
+                }
+                let dir = join(base, name);
+                match fs.kind(&dir).map_err(req("look up", &dir))? {
+                    None => match fs.make_dir(&dir) {
+                        Ok(()) => {}
+                        Err(e) if e.errno == libc::EEXIST => {}
+                        Err(e) => return Err(req("create", &dir)(e)),
+                    },
+                    Some(EntryKind::Dir) => {}
+                    Some(EntryKind::Link) => return Err(RemoteSandboxError::Link(dir)),
+                    Some(EntryKind::File) => return Err(RemoteSandboxError::NotDir(dir)),
+                }
+                dir
+            }
+        };
+        let root = join(&dir, ROOT_NAME);
         let marker = join(&root, MARKER_NAME);
         match fs.kind(&root).map_err(req("look up", &root))? {
             None => {
@@ -215,14 +257,7 @@ impl RemoteSandbox {
         fs: &mut dyn RemoteFs,
         name: &str,
     ) -> Result<String, RemoteSandboxError> {
-        if name.is_empty()
-            || name == MARKER_NAME
-            || name == LOCK_NAME
-            || name == "."
-            || name == ".."
-            || name.contains('/')
-            || name.contains('\\')
-        {
+        if !plain_name(name) {
             return Err(RemoteSandboxError::BadName(name.to_string()));
         }
         let marker = join(&self.root, MARKER_NAME);
@@ -390,6 +425,34 @@ mod tests {
             fs.kind("naslab/.naslab-owned").unwrap(),
             Some(EntryKind::File)
         );
+    }
+
+    #[test]
+    fn a_clients_own_directory_is_made_and_never_followed() {
+        let mut fs = MemFs::default();
+        fs.0.insert("base".into(), EntryKind::Dir);
+        let sb = RemoteSandbox::open_in(&mut fs, "base", Some("client-2")).unwrap();
+        assert_eq!(sb.root(), "base/client-2/naslab");
+        assert_eq!(fs.0.get("base/client-2"), Some(&EntryKind::Dir));
+        sb.release(&mut fs).unwrap();
+        // Found again as it was left.
+        RemoteSandbox::open_in(&mut fs, "base", Some("client-2")).unwrap();
+        fs.0.insert("base/client-3".into(), EntryKind::Link);
+        assert!(matches!(
+            RemoteSandbox::open_in(&mut fs, "base", Some("client-3")).unwrap_err(),
+            RemoteSandboxError::Link(_)
+        ));
+        fs.0.insert("base/client-4".into(), EntryKind::File);
+        assert!(matches!(
+            RemoteSandbox::open_in(&mut fs, "base", Some("client-4")).unwrap_err(),
+            RemoteSandboxError::NotDir(_)
+        ));
+        for bad in ["..", "a/b", ".naslab-lock"] {
+            assert!(
+                RemoteSandbox::open_in(&mut fs, "base", Some(bad)).is_err(),
+                "{bad}"
+            );
+        }
     }
 
     #[test]

@@ -118,8 +118,19 @@ impl SmbTarget {
         password: String,
         opts: ClientOptions,
     ) -> Result<SmbTarget, SmbError> {
+        SmbTarget::connect_in(url, password, opts, None)
+    }
+
+    /// [`SmbTarget::connect_with`], working in `<path>/<client>/naslab` when `client`
+    /// is given (a multi-client job's own directory, made when missing).
+    pub fn connect_in(
+        url: RemoteUrl,
+        password: String,
+        opts: ClientOptions,
+        client: Option<&str>,
+    ) -> Result<SmbTarget, SmbError> {
         let mut admin = Session::open(&url, &password, opts)?;
-        let sandbox = RemoteSandbox::open(&mut admin, &url.path)?;
+        let sandbox = RemoteSandbox::open_in(&mut admin, &url.path, client)?;
         Ok(SmbTarget {
             url,
             password,

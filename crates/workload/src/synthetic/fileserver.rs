@@ -25,6 +25,10 @@ pub const SIZES: [u64; 10] = [
 pub struct FileServer {
     /// Connections (streams), each with its own files.
     pub connections: u32,
+    /// The number of the first of them: 0, or past the connections the other clients of
+    /// a multi-client job open, so each connection has the files (names and sizes) it
+    /// has in the whole job's trace.
+    pub first_connection: u32,
     /// Files each connection writes and reads (the study used 1000).
     pub files_per_connection: u32,
     /// Bytes per write and read (the study used 4 KB).
@@ -35,6 +39,7 @@ impl Default for FileServer {
     fn default() -> Self {
         FileServer {
             connections: 590,
+            first_connection: 0,
             files_per_connection: 10,
             record: 4096,
         }
@@ -42,9 +47,10 @@ impl Default for FileServer {
 }
 
 impl FileServer {
-    /// The size of connection `c`'s file `f`: the sizes in turn, shifted per connection.
+    /// The size of file `f` of this trace's connection `c` (its stream): the sizes in
+    /// turn, shifted per connection by its number in the whole job.
     pub fn size_of(&self, c: u32, f: u32) -> u64 {
-        SIZES[((c + f) as usize) % SIZES.len()]
+        SIZES[((self.first_connection + c + f) as usize) % SIZES.len()]
     }
 
     /// Bytes each phase moves.
@@ -61,7 +67,7 @@ impl FileServer {
                 (0..self.files_per_connection)
                     .map(|f| {
                         m.declare(
-                            format!("conn{c:03}/file{f:04}.dat"),
+                            format!("conn{:03}/file{f:04}.dat", self.first_connection + c),
                             FileKind::File,
                             0,
                             false,
@@ -118,5 +124,53 @@ impl FileServer {
             }
         }
         m.finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use super::*;
+
+    /// Each connection's ops as (file path, kind, offset, length), in order.
+    fn per_connection(t: &Trace, first: u32) -> BTreeMap<u32, Vec<(String, String, u64, u64)>> {
+        let paths: BTreeMap<u32, &str> = t.files.iter().map(|f| (f.id, f.path.as_str())).collect();
+        let mut out: BTreeMap<u32, Vec<_>> = BTreeMap::new();
+        for op in &t.ops {
+            out.entry(first + op.stream).or_default().push((
+                paths[&op.file].to_string(),
+                op.kind.name().to_string(),
+                op.offset,
+                op.len,
+            ));
+        }
+        out
+    }
+
+    #[test]
+    fn shares_of_the_connections_make_the_whole_trace() {
+        let whole = FileServer {
+            connections: 7,
+            first_connection: 0,
+            files_per_connection: 3,
+            record: 4096,
+        };
+        for phase in [FileServer::write_phase, FileServer::read_phase] {
+            let expected = per_connection(&phase(&whole), 0);
+            let mut joined = BTreeMap::new();
+            let mut bytes = 0;
+            for (first, connections) in [(0, 3), (3, 2), (5, 2)] {
+                let part = FileServer {
+                    connections,
+                    first_connection: first,
+                    ..whole
+                };
+                bytes += part.bytes();
+                joined.extend(per_connection(&phase(&part), first));
+            }
+            assert_eq!(joined, expected);
+            assert_eq!(bytes, whole.bytes());
+        }
     }
 }

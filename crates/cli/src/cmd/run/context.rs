@@ -47,7 +47,7 @@ pub fn context(
     let opened = open_target(opts, &mut extra)?;
     let data = data_spec(opts)?;
     let device = crate::cmd::device::device(&opts.device)?;
-    let (run_dir, made_dirs) = make_dirs(opts, opened.protocol.is_some())?;
+    let (run_dir, made_dirs) = make_dirs(opts)?;
     let options = RunOptions {
         pacing: pacing.to_string(),
         cache,

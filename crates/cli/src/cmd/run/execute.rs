@@ -94,7 +94,7 @@ pub fn execute_with(
     }
     if crate::multi::active() {
         // Rank 0 writes the job's one result from every client's.
-        return crate::multi::finish(run, failure, &ctx.run_dir, ctx.json);
+        return crate::multi::finish(run, failure, ctx.json, view);
     }
     if run.workloads.is_empty() && stopped().is_none() {
         if let Some(why) = failure {
@@ -235,15 +235,7 @@ fn finish(
     let shown: &dyn Exporter = if ctx.json { &Json } else { &Table };
     print!("{}", String::from_utf8_lossy(&shown.export(&run)));
     if let Some(v) = view {
-        let text = (v.render)(&run, &ctx.run_dir)?;
-        std::fs::write(ctx.run_dir.join(v.file_name), &text).with_context(|| {
-            format!("cannot write '{}'", ctx.run_dir.join(v.file_name).display())
-        })?;
-        if ctx.json {
-            eprint!("{text}");
-        } else {
-            print!("\n{text}");
-        }
+        write_view(&v, &run, &ctx.run_dir, ctx.json)?;
     }
     eprintln!("results: {}", ctx.run_dir.display());
     match failure {
@@ -253,6 +245,20 @@ fn finish(
         ),
         None => Ok(()),
     }
+}
+
+/// Renders `view` of `run`, writes it into the run directory and prints it (to stderr
+/// under `--json`, which keeps stdout for the JSON).
+pub fn write_view(view: &View, run: &RunResult, run_dir: &Path, json: bool) -> anyhow::Result<()> {
+    let text = (view.render)(run, run_dir)?;
+    let path = run_dir.join(view.file_name);
+    std::fs::write(&path, &text).with_context(|| format!("cannot write '{}'", path.display()))?;
+    if json {
+        eprint!("{text}");
+    } else {
+        print!("\n{text}");
+    }
+    Ok(())
 }
 
 /// With `--verify`: the mismatches found, as the run's failure.

@@ -9,10 +9,10 @@ use crate::args::RunOpts;
 use crate::timestamp::compact_now;
 
 /// Makes the run's directory; returns it and the directories made on the way there
-/// (removed again if nothing runs). `remote`: the target is a protocol URL.
-pub(super) fn make_dirs(opts: &RunOpts, remote: bool) -> anyhow::Result<(PathBuf, Vec<PathBuf>)> {
+/// (removed again if nothing runs).
+pub(super) fn make_dirs(opts: &RunOpts) -> anyhow::Result<(PathBuf, Vec<PathBuf>)> {
     let label_dir = opts.out.join(&opts.label);
-    let multi_dir = crate::multi::run_dir(opts, remote)?;
+    let multi_dir = crate::multi::run_dir(opts)?;
     let made_dirs: Vec<PathBuf> = if multi_dir.is_some() {
         Vec::new()
     } else {
