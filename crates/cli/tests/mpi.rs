@@ -499,3 +499,58 @@ fn a_file_servers_connections_are_spread_over_the_clients() {
         took.as_secs_f64()
     );
 }
+
+#[test]
+fn a_time_limit_ends_every_client_at_the_same_moment() {
+    let Some(mut job) = mpirun(4) else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let (target, out_dir) = (tmp.path().join("t"), tmp.path().join("o"));
+    std::fs::create_dir_all(&target).unwrap();
+    const LIMIT_NS: u64 = 300_000_000;
+    // A copy of 140 MB per client, far longer than the limit.
+    let out = job
+        .args(["run", "--workload", "FileCopyToNAS", "--scale", "0.1"])
+        .args(["--time-limit", "300ms", "--target"])
+        .arg(&target)
+        .arg("--out")
+        .arg(&out_dir)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "mpirun failed:\nstdout: {}\nstderr: {}",
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+    let jobs = run_json_files(&out_dir);
+    assert_eq!(jobs.len(), 1);
+    let job = read_run(&jobs[0]);
+    let it = &job.workloads[0].iterations[0];
+    assert!(it.time_limited, "the limit ended the job's phase");
+    assert!(it.ops < it.ops_planned, "{} of {}", it.ops, it.ops_planned);
+    for (r, c) in client_iterations(&job, "FileCopyToNAS").iter().enumerate() {
+        assert!(c.time_limited, "client {r} was stopped by the limit");
+    }
+    // On the common time base no client issued an op at or past start + limit, and each
+    // client's last issue is reported.
+    let records = jobs[0]
+        .parent()
+        .unwrap()
+        .join(it.records.as_ref().expect("merged records"));
+    let mut reader = open_trace(&records).unwrap();
+    let mut last_issue: BTreeMap<u32, u64> = BTreeMap::new();
+    while let Some(rec) = reader.next_record().unwrap() {
+        if let Record::Op(_, Some(m)) = rec {
+            let c = reader.client().expect("every merged op names its client");
+            assert!(
+                m.issued_ns < LIMIT_NS,
+                "client {c} issued an op at {} ns, past the limit",
+                m.issued_ns
+            );
+            let e = last_issue.entry(c).or_default();
+            *e = (*e).max(m.issued_ns);
+        }
+    }
+    assert_eq!(last_issue.len(), 4, "{last_issue:?}");
+    eprintln!("last issue per client (ns from the common start; limit {LIMIT_NS}): {last_issue:?}");
+}

@@ -360,6 +360,7 @@ pub fn replay_with<C: Clock + Sync>(
                     pacing: options.pacing,
                     stop_on_error: options.stop_on_error,
                     time_limit_ns: options.time_limit_ns,
+                    limit_from_zero: options.start_gate.is_some(),
                     stop,
                     cancel: options.cancel,
                     progress,

@@ -41,6 +41,10 @@ pub(super) struct StreamRun<'a, C> {
     pub pacing: Pacing,
     pub stop_on_error: bool,
     pub time_limit_ns: Option<u64>,
+    /// The time limit counts from the phase's zero, not the stream's first issue: in a
+    /// multi-client job, whose clients share that zero, every client then stops at the
+    /// same moment.
+    pub limit_from_zero: bool,
     pub stop: &'a AtomicBool,
     pub cancel: Option<&'a AtomicBool>,
     pub progress: &'a Progress,
@@ -170,10 +174,10 @@ impl<C: Clock> StreamRun<'_, C> {
     }
 
     /// When the time limit ends the stream: that long after its first issue, or after the
-    /// start of the phase while it has issued nothing.
+    /// start of the phase while it has issued nothing (or always, with `limit_from_zero`).
     #[inline]
     fn limit_end(&self, out: &StreamOutcome) -> Option<u64> {
-        let base = if out.first_issued_ns == u64::MAX {
+        let base = if self.limit_from_zero || out.first_issued_ns == u64::MAX {
             0
         } else {
             out.first_issued_ns
