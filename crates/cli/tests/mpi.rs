@@ -554,3 +554,105 @@ fn a_time_limit_ends_every_client_at_the_same_moment() {
     assert_eq!(last_issue.len(), 4, "{last_issue:?}");
     eprintln!("last issue per client (ns from the common start; limit {LIMIT_NS}): {last_issue:?}");
 }
+
+/// Unmounts a mount point when dropped.
+struct Unmount(PathBuf);
+
+impl Drop for Unmount {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(&self.0).status();
+    }
+}
+
+#[test]
+fn a_client_whose_disk_fills_mid_phase_stops_the_others_at_once() {
+    if !common::root_or_skip("mounting a small tmpfs for one client") {
+        return;
+    }
+    let Some(mut job) = mpirun(4) else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let (target, out_dir) = (tmp.path().join("t"), tmp.path().join("o"));
+    // Client 2 works on a 4 MiB file system: its 140 MB copy fails with ENOSPC early in
+    // the measured phase, while the others have most of theirs still to write.
+    let small = target.join("client-2");
+    std::fs::create_dir_all(&small).unwrap();
+    let mounted = Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=4m", "naslab-test"])
+        .arg(&small)
+        .status()
+        .unwrap();
+    assert!(mounted.success(), "mount tmpfs on {}", small.display());
+    let _unmount = Unmount(small.clone());
+    let started = Instant::now();
+    let out = job
+        .args([
+            "run",
+            "--workload",
+            "FileCopyToNAS",
+            "--scale",
+            "0.1",
+            "--target",
+        ])
+        .arg(&target)
+        .arg("--out")
+        .arg(&out_dir)
+        .output()
+        .unwrap();
+    let took = started.elapsed();
+    let stderr = text(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert!(
+        stderr.contains(&format!("client 2 on {}", hostname())),
+        "{stderr}"
+    );
+    // What was measured is kept, marked aborted.
+    let jobs = run_json_files(&out_dir);
+    assert_eq!(jobs.len(), 1, "{stderr}");
+    let job = read_run(&jobs[0]);
+    assert!(
+        job.aborted
+            .as_deref()
+            .is_some_and(|a| a.contains("client 2")),
+        "{:?}",
+        job.aborted
+    );
+    let clients = client_iterations(&job, "FileCopyToNAS");
+    let written: Vec<u64> = clients.iter().map(|c| c.bytes_written).collect();
+    let planned = clients[0].ops_planned;
+    for (r, c) in clients.iter().enumerate() {
+        eprintln!(
+            "client {r}: {} of {planned} ops, {} B written, phase {:.1} ms, aborted {:?}",
+            c.ops,
+            c.bytes_written,
+            c.wall_ns as f64 / 1e6,
+            c.aborted
+        );
+        assert!(c.ops < planned, "client {r} ran its whole phase");
+        if r != 2 {
+            assert!(
+                c.aborted
+                    .as_deref()
+                    .is_some_and(|a| a.contains("stopped because client 2 failed")),
+                "client {r}: {:?}",
+                c.aborted
+            );
+        }
+    }
+    // The others stopped within moments of client 2's failure: each ended its phase
+    // well short of its 140 MB.
+    let end_2 = clients[2].clock_start_ns + clients[2].wall_ns;
+    for (r, c) in clients.iter().enumerate().filter(|(r, _)| *r != 2) {
+        let end = c.clock_start_ns + c.wall_ns;
+        eprintln!(
+            "client {r} stopped {:.1} ms after client 2's phase ended",
+            (end as f64 - end_2 as f64) / 1e6
+        );
+        assert!(
+            written[r] < 100_000_000,
+            "client {r} wrote {} B",
+            written[r]
+        );
+    }
+    eprintln!("the job ended {:.1} s after it began", took.as_secs_f64());
+}

@@ -223,7 +223,7 @@ pub fn run_iteration(spec: &IterationSpec, iteration: u32) -> Result<IterationRe
         verifier,
         || match spec.replay.start_gate {
             None => Some(clock_for(replay_options, None)),
-            Some(gate) => match (gate.0)() {
+            Some(gate) => match (gate.wait)() {
                 Ok(epoch) => Some(clock_for(replay_options, Some(epoch))),
                 Err(why) => {
                     let _ = refused.set(why);

@@ -5,8 +5,10 @@
 use std::sync::Mutex;
 
 use mpi::collective::SystemOperation;
+use mpi::request::StaticScope;
 use mpi::topology::SimpleCommunicator;
 use mpi::traits::*;
+use mpi::Tag;
 use naslab_engine::clock::monotonic_ns;
 
 /// Ping-pong rounds per client when measuring its clock offset; the round with the
@@ -15,6 +17,10 @@ const PING_ROUNDS: usize = 32;
 /// How far after rank 0 sends the start time every client starts: enough for the
 /// broadcast to reach them all.
 const START_LEAD_NS: u64 = 100_000_000;
+/// The tag of every message but the failure notices.
+const DATA_TAG: Tag = 0;
+/// What a failure notice carries (its tag and source say all).
+static NOTICE: u8 = 1;
 
 /// This process's place in the job, and what the current iteration has done so far.
 pub struct Client {
@@ -23,6 +29,11 @@ pub struct Client {
     pub host: String,
     /// Whether this client voted at the start gate during the current iteration.
     gate_voted: bool,
+    /// Measured phases started so far.
+    phases: u32,
+    /// While the current iteration's measured phase has started: the tag of its failure
+    /// notices (each phase has its own, so no notice is taken for another phase's).
+    notice_tag: Option<Tag>,
     /// On rank 0: every client's (offset, uncertainty) from the last start; elsewhere
     /// this client's own at index `rank`.
     pub clocks: Vec<(i64, u64)>,
@@ -63,6 +74,8 @@ pub fn init() -> Option<Guard> {
         size: world.size() as u32,
         host,
         gate_voted: false,
+        phases: 0,
+        notice_tag: None,
         clocks: vec![(0, 0); world.size() as usize],
         start_late_ns: 0,
         caused: false,
@@ -130,6 +143,8 @@ pub fn start_gate() -> Result<u64, String> {
     sleep_until(local_start);
     let late = monotonic_ns().saturating_sub(local_start);
     with(|c| {
+        c.phases += 1;
+        c.notice_tag = Some(1 + (c.phases % 30_000) as Tag);
         c.start_late_ns = late;
         c.clocks = (0..size as usize)
             .map(|i| (plan[1 + 2 * i], plan[2 + 2 * i] as u64))
@@ -173,7 +188,7 @@ fn measure_clocks(world: &SimpleCommunicator, rank: u32, size: u32) -> Vec<(i64,
             for _ in 0..PING_ROUNDS {
                 let t0 = monotonic_ns();
                 peer.send(&0u64);
-                let (reading, _) = peer.receive::<u64>();
+                let (reading, _) = peer.receive_with_tag::<u64>(DATA_TAG);
                 let t1 = monotonic_ns();
                 let rtt = t1 - t0;
                 if rtt < best.1 {
@@ -186,22 +201,68 @@ fn measure_clocks(world: &SimpleCommunicator, rank: u32, size: u32) -> Vec<(i64,
     } else {
         let root = world.process_at_rank(0);
         for _ in 0..PING_ROUNDS {
-            let _ = root.receive::<u64>();
+            let _ = root.receive_with_tag::<u64>(DATA_TAG);
             root.send(&monotonic_ns());
         }
     }
     out
 }
 
+/// Whether another client has sent a failure notice during the current measured phase
+/// (asked while it runs; the notice is taken after the phase, in `end_of_iteration`).
+pub fn peer_failed() -> bool {
+    let Some(tag) = with(|c| c.notice_tag).flatten() else {
+        return false;
+    };
+    world()
+        .any_process()
+        .immediate_probe_with_tag(tag)
+        .is_some()
+}
+
 /// After each iteration (run or failed) every client reports whether it failed; returns
-/// the lowest failed rank, if any. A client that never reached the start gate casts its
-/// gate vote first, so the others are not left waiting there.
+/// the lowest failed rank, if any. A client whose measured phase failed first sends a
+/// failure notice to every other client, which stops their phases (`peer_failed`); the
+/// notices are then taken, one from each failed client. A client that never reached the
+/// start gate casts its gate vote first, so the others are not left waiting there.
 pub fn end_of_iteration(failed: bool) -> Option<u32> {
-    let voted = with(|c| std::mem::replace(&mut c.gate_voted, false)).unwrap_or(true);
+    let (voted, tag) = with(|c| {
+        (
+            std::mem::replace(&mut c.gate_voted, false),
+            c.notice_tag.take(),
+        )
+    })
+    .unwrap_or((true, None));
     if !voted {
         vote(true);
     }
-    vote(failed)
+    let (rank, size) = with(|c| (c.rank, c.size)).unwrap_or((0, 1));
+    let world = world();
+    // Every client started this phase or none did (the gate is one vote), so every
+    // client knows whether notices are due.
+    let sent: Vec<_> = match tag {
+        Some(tag) if failed => (0..size)
+            .filter(|&r| r != rank)
+            .map(|r| {
+                world
+                    .process_at_rank(r as i32)
+                    .immediate_send_with_tag(StaticScope, &NOTICE, tag)
+            })
+            .collect(),
+        _ => Vec::new(),
+    };
+    let mut flags = vec![0u8; size as usize];
+    world.all_gather_into(&u8::from(failed), &mut flags[..]);
+    let failed_ranks: Vec<u32> = (0..size).filter(|&r| flags[r as usize] != 0).collect();
+    if let Some(tag) = tag {
+        for &r in failed_ranks.iter().filter(|&&r| r != rank) {
+            let _ = world.process_at_rank(r as i32).receive_with_tag::<u8>(tag);
+        }
+    }
+    for request in sent {
+        request.wait();
+    }
+    failed_ranks.first().copied()
 }
 
 /// Sends `parts` (a header then the files) to rank 0; on rank 0 returns every client's
@@ -220,10 +281,10 @@ pub fn gather(parts: Vec<Vec<u8>>) -> Option<Vec<Vec<Vec<u8>>>> {
     let mut all = vec![parts];
     for r in 1..size {
         let peer = world.process_at_rank(r as i32);
-        let (n, _) = peer.receive::<u64>();
+        let (n, _) = peer.receive_with_tag::<u64>(DATA_TAG);
         let mut got = Vec::with_capacity(n as usize);
         for _ in 0..n {
-            let (bytes, _) = peer.receive_vec::<u8>();
+            let (bytes, _) = peer.receive_vec_with_tag::<u8>(DATA_TAG);
             got.push(bytes);
         }
         all.push(got);

@@ -129,7 +129,10 @@ mod enabled {
 
     /// The start gate of every measured phase, in a multi-client job.
     pub fn start_gate() -> Option<StartGate> {
-        active().then_some(StartGate(&comm::start_gate))
+        active().then_some(StartGate {
+            wait: &comm::start_gate,
+            peer_failed: &comm::peer_failed,
+        })
     }
 
     /// Tells every client whether this one's iteration failed, and marks a successful

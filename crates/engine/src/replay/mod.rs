@@ -60,12 +60,21 @@ pub struct ReplayOptions {
     pub start_gate: Option<StartGate>,
 }
 
-/// A multi-client run's start: called once per iteration after preparation and warm-up,
-/// it waits for every client and returns the CLOCK_MONOTONIC instant that is the
-/// measured phase's zero (the same moment on every client), or why it must not start
-/// (another client failed).
+/// How a multi-client run's clients start and stop their measured phases together.
 #[derive(Clone, Copy)]
-pub struct StartGate(pub &'static (dyn Fn() -> Result<u64, String> + Sync));
+pub struct StartGate {
+    /// Called once per iteration after preparation and warm-up: waits for every client
+    /// and returns the CLOCK_MONOTONIC instant that is the measured phase's zero (the
+    /// same moment on every client), or why it must not start (another client failed).
+    pub wait: &'static (dyn Fn() -> Result<u64, String> + Sync),
+    /// Asked every few milliseconds, by the thread that called `wait`, while the
+    /// measured phase runs: true once another client has failed, which stops this
+    /// client's streams (they issue nothing more).
+    pub peer_failed: &'static (dyn Fn() -> bool + Sync),
+}
+
+/// How often a multi-client run's phase asks whether another client has failed.
+const PEER_POLL: std::time::Duration = std::time::Duration::from_millis(5);
 
 impl std::fmt::Debug for StartGate {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -400,6 +409,18 @@ pub fn replay_with<C: Clock + Sync>(
             *guard = make_clock();
         }
         drop(guard);
+        if let (Some(gate), None, Phase::Measured) =
+            (options.start_gate, &spawn_error, options.phase)
+        {
+            // Another client's failure stops this one's streams too.
+            while !handles.iter().all(|h| h.is_finished()) {
+                if (gate.peer_failed)() {
+                    stop.store(true, Ordering::Relaxed);
+                    break;
+                }
+                std::thread::sleep(PEER_POLL);
+            }
+        }
         let mut outcomes = Vec::with_capacity(n);
         let mut first_error = spawn_error;
         for h in handles {
