@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write;
 use std::path::Path;
 
-use naslab_results::WorkloadResult;
+use naslab_results::{RunResult, WorkloadResult};
 
 use serde::Serialize;
 use ts_rs::TS;
@@ -154,6 +154,11 @@ pub fn resolve_baseline(
     }
 }
 
+/// How many clients made the run: a multi-client job's, or 1.
+fn clients(r: &RunResult) -> usize {
+    r.multi_client.as_ref().map_or(1, |m| m.clients.len())
+}
+
 /// The settings that shape a run's figures, by name, as text.
 fn settings(run: &LoadedRun) -> BTreeMap<String, String> {
     let r = &run.result;
@@ -170,6 +175,7 @@ fn settings(run: &LoadedRun) -> BTreeMap<String, String> {
     m.insert("file system".to_string(), r.target.fs_type.clone());
     m.insert("client host".to_string(), r.environment.host.clone());
     m.insert("client kernel".to_string(), r.environment.kernel.clone());
+    m.insert("clients".to_string(), clients(r).to_string());
     for (k, v) in &r.options.extra {
         m.insert(k.replace('_', " "), v.clone());
     }
@@ -271,7 +277,13 @@ pub fn compare(runs: &[LoadedRun], baseline: usize) -> Comparison {
                 dir: r.dir.display().to_string(),
                 started_at: r.result.started_at.clone(),
                 target,
-                options: format!("cache {cache}, pace {}", r.result.options.pacing),
+                options: match clients(&r.result) {
+                    1 => format!("cache {cache}, pace {}", r.result.options.pacing),
+                    n => format!(
+                        "cache {cache}, pace {}, {n} clients",
+                        r.result.options.pacing
+                    ),
+                },
             }
         })
         .collect();

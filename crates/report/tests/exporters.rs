@@ -152,6 +152,37 @@ fn comparison_warns_about_every_setting_that_differs() {
 }
 
 #[test]
+fn a_multi_client_run_is_told_apart_from_a_single_client_one() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut job = single_run();
+    job.multi_client = Some(naslab_results::MultiClient {
+        clients: (0..4)
+            .map(|rank| naslab_results::ClientResult {
+                rank,
+                ..Default::default()
+            })
+            .collect(),
+    });
+    let mut runs = Vec::new();
+    for (name, run) in [("one", &single_run()), ("four", &job)] {
+        let d = tmp.path().join(name).join("20260101T000000Z");
+        write_run_json(&d, run);
+        runs.push(load_run(&d).unwrap());
+    }
+    let c = compare(&runs, 0);
+    let clients = c
+        .differences
+        .iter()
+        .find(|d| d.setting == "clients")
+        .expect("the number of clients differs");
+    assert_eq!(clients.values, ["1", "4"]);
+    let table = c.table();
+    let lines: Vec<&str> = table.lines().take(2).collect();
+    assert!(!lines[0].contains("clients"), "{table}");
+    assert!(lines[1].ends_with("pace afap, 4 clients"), "{table}");
+}
+
+#[test]
 fn batch_comparisons_give_the_ratio_with_its_spread() {
     let tmp = tempfile::tempdir().unwrap();
     let base = batch_run();
