@@ -56,8 +56,9 @@ cargo test -p naslab --features mpi --test mpi
 # --- end of multi-client runs ---
 
 # Browser tests: generated reports opened in headless Chromium (screenshots are left in
-# $TMPDIR/naslab-report-screenshots).
-cargo build --quiet -p naslab
+# $TMPDIR/naslab-report-screenshots). The binary has the `mpi` feature (it behaves as
+# without it unless started by mpirun), so a multi-client run's report is tested too.
+cargo build --quiet -p naslab --features mpi
 (cd crates/report/ui && NASLAB_BIN="$PWD/../../../target/debug/naslab" node --test tests/)
 
 # ---- Fuzzing smoke test -------------------------------------------------------------

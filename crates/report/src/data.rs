@@ -26,6 +26,9 @@ pub struct LoadOptions {
     /// Whether to work out each period's exact latency percentiles (which keeps every
     /// op's latency, up to [`PERCENTILE_OPS_MAX`] ops, until the pass ends).
     pub latency_percentiles: bool,
+    /// A multi-client run's number of clients: each client also gets its own time
+    /// series, histograms and per-file statistics, from its ops alone (0: none).
+    pub clients: u32,
 }
 
 /// One entry of the file set, as the page lists it.
@@ -139,6 +142,17 @@ pub struct IterationData {
     pub access: Option<AccessView>,
     /// The transaction list.
     pub rows: Option<RowsView>,
+    /// A multi-client run's clients, each with the views of its own ops (no access map
+    /// or transaction list; its `files` is empty, as the indices are this one's).
+    pub clients: Vec<ClientData>,
+}
+
+/// One client's share of a multi-client iteration.
+#[derive(Debug, Clone, Serialize, TS)]
+pub struct ClientData {
+    /// The MPI rank (the `client` field of its op records).
+    pub rank: u32,
+    pub data: IterationData,
 }
 
 /// The transaction list's columns while they are filled.
@@ -420,6 +434,17 @@ pub fn load_iteration(
     opts: LoadOptions,
 ) -> (IterationData, Vec<(String, String)>) {
     let mut pass = Pass::new(src, opts);
+    let mut clients: Vec<Pass> = (0..opts.clients)
+        .map(|_| {
+            let own = LoadOptions {
+                max_rows: 0,
+                access_points: 0,
+                clients: 0,
+                ..opts
+            };
+            Pass::new(src, own)
+        })
+        .collect();
     let mut notes = Vec::new();
     let Some(path) = src.records else {
         notes.push(
@@ -440,8 +465,20 @@ pub fn load_iteration(
         match reader.next_record() {
             Ok(None) => break,
             Ok(Some(Record::Header(_))) => {}
-            Ok(Some(Record::File(f))) => pass.file(f.id, f.path, f.size, f.kind == FileKind::Dir),
-            Ok(Some(Record::Op(op, Some(m)))) => pass.op(&op, &m, src.clock_start_ns),
+            Ok(Some(Record::File(f))) => {
+                let dir = f.kind == FileKind::Dir;
+                for c in &mut clients {
+                    c.file(f.id, f.path.clone(), f.size, dir);
+                }
+                pass.file(f.id, f.path, f.size, dir)
+            }
+            Ok(Some(Record::Op(op, Some(m)))) => {
+                let client = reader.client().and_then(|c| clients.get_mut(c as usize));
+                if let Some(c) = client {
+                    c.op(&op, &m, src.clock_start_ns);
+                }
+                pass.op(&op, &m, src.clock_start_ns)
+            }
             Ok(Some(Record::Op(_, None))) => unmeasured += 1,
             Err(e) => {
                 notes.push(format!(
@@ -457,5 +494,18 @@ pub fn load_iteration(
             "{unmeasured} ops in the records have no measurements and are left out"
         ));
     }
-    pass.finish(&src.blob_prefix, notes)
+    let (mut data, blobs) = pass.finish(&src.blob_prefix, notes);
+    data.clients = clients
+        .into_iter()
+        .enumerate()
+        .map(|(rank, c)| {
+            let (mut own, _) = c.finish(&format!("{}-c{rank}", src.blob_prefix), Vec::new());
+            own.files = Vec::new();
+            ClientData {
+                rank: rank as u32,
+                data: own,
+            }
+        })
+        .collect();
+    (data, blobs)
 }

@@ -109,6 +109,11 @@ pub fn report_html(run: &LoadedRun, opts: &ReportOptions) -> Vec<u8> {
 /// records, each as "WORKLOAD, iteration N: note", for the terminal.
 pub fn report_html_with_notes(run: &LoadedRun, opts: &ReportOptions) -> (Vec<u8>, Vec<String>) {
     let result = &run.result;
+    // A multi-client run's clients each get their own views, to pick on the page.
+    let clients = result
+        .multi_client
+        .as_ref()
+        .map_or(0, |m| m.clients.len() as u32);
     let mut jobs = Vec::new();
     for (w, wl) in result.workloads.iter().enumerate() {
         for (i, it) in wl.iterations.iter().enumerate() {
@@ -128,6 +133,7 @@ pub fn report_html_with_notes(run: &LoadedRun, opts: &ReportOptions) -> (Vec<u8>
             access_points: opts.access_points,
             bin_ns: None,
             latency_percentiles: true,
+            clients,
         };
         let (data, blobs) = load_iteration(&src, load);
         (it.iteration, it.records.clone(), data, blobs)
@@ -294,6 +300,7 @@ pub fn compare_html(runs: &[LoadedRun], comparison: &Comparison) -> Vec<u8> {
             access_points: 0,
             bin_ns: Some(bin_ns),
             latency_percentiles: false,
+            clients: 0,
         };
         let (data, _) = load_iteration(&src, load);
         (

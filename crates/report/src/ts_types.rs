@@ -7,7 +7,8 @@ use ts_rs::{Config, TS};
 
 use crate::compare::{Comparison, RunInfo, SettingDiff, Spread, WorkloadRow};
 use crate::data::{
-    AccessView, FileStatView, FileView, IterationData, LatencyHistView, RowsView, SizeHistView,
+    AccessView, ClientData, FileStatView, FileView, IterationData, LatencyHistView, RowsView,
+    SizeHistView,
 };
 use crate::encode::{BlobLayout, ColumnLayout, ColumnType};
 use crate::hist::StatsSummary;
@@ -68,6 +69,7 @@ fn declarations() -> Vec<Decl> {
         decl::<WorkloadPage>(c),
         decl::<IterationPage>(c),
         decl::<IterationData>(c),
+        decl::<ClientData>(c),
         decl::<FileView>(c),
         decl::<FileStatView>(c),
         decl::<StatsSummary>(c),

@@ -323,7 +323,12 @@ access: AccessView | null,
 /**
  * The transaction list.
  */
-rows: RowsView | null, };
+rows: RowsView | null, 
+/**
+ * A multi-client run's clients, each with the views of its own ops (no access map
+ * or transaction list; its `files` is empty, as the indices are this one's).
+ */
+clients: Array<ClientData>, };
 
 export type IterationData = { 
 /**
@@ -361,7 +366,18 @@ access: AccessView | null,
 /**
  * The transaction list.
  */
-rows: RowsView | null, };
+rows: RowsView | null, 
+/**
+ * A multi-client run's clients, each with the views of its own ops (no access map
+ * or transaction list; its `files` is empty, as the indices are this one's).
+ */
+clients: Array<ClientData>, };
+
+export type ClientData = { 
+/**
+ * The MPI rank (the `client` field of its op records).
+ */
+rank: number, data: IterationData, };
 
 export type FileView = { 
 /**

@@ -6,7 +6,7 @@ import { iopsChart, latencyHistChart, latencyTimeChart, sizeHistChart, throughpu
 import { h, nextFrame } from './dom';
 import { environmentTable, fileStatsTable, iterationFacts, opStatsTable, suiteTable, warningsList } from './tables';
 import { transactionList } from './txlist';
-import type { ReportPage } from './types';
+import type { FileView, IterationPage, IterationResult, ReportPage } from './types';
 
 export function renderReport(page: ReportPage, app: HTMLElement): void {
   const nav = h('nav', { class: 'tabs' });
@@ -63,27 +63,11 @@ function overview(page: ReportPage, view: HTMLElement): void {
   view.append(h('h2', {}, 'Environment'), environmentTable(page.run, page.run_dir));
 }
 
-async function workload(page: ReportPage, wi: number, iterNo: number | null, view: HTMLElement): Promise<void> {
-  const w = page.workloads[wi];
-  const result = page.run.workloads[wi];
-  const chosen = iterNo ?? w.median ?? w.iterations[0]?.iteration;
-  const idx = Math.max(0, w.iterations.findIndex((i) => i.iteration === chosen));
-  const it = w.iterations[idx];
-  const res = result.iterations[idx];
-  view.append(h('h2', {}, w.name), h('p', { class: 'source' }, result.source));
-  if (w.iterations.length > 1) {
-    const pick = h('div', { class: 'iterations' }, 'iteration: ');
-    for (const other of w.iterations) {
-      const label = `${other.iteration}${other.iteration === w.median ? ' (median)' : ''}`;
-      pick.append(other.iteration === it.iteration ? h('strong', {}, label) : h('a', { href: `#w${wi}/i${other.iteration}` }, label));
-    }
-    view.append(pick);
-  }
-  if (!it || !res) {
-    view.append(h('p', {}, 'This workload has no finished iteration.'));
-    return;
-  }
-  for (const note of it.notes ?? []) view.append(h('p', { class: 'note warn' }, note));
+/** What the figures of an iteration (or of one client's share of it) are drawn from. */
+type ViewData = Pick<IterationPage, 'series' | 'latency' | 'sizes' | 'file_stats'>;
+
+/** The facts, charts and per-op and per-file tables of an iteration, or of one client. */
+function figures(view: HTMLElement, it: ViewData, res: IterationResult, files: FileView[]): void {
   view.append(iterationFacts(res));
   const charts = h('div', { class: 'charts' });
   view.append(charts);
@@ -107,14 +91,68 @@ async function workload(page: ReportPage, wi: number, iterNo: number | null, vie
   if (it.sizes) sizeHistChart(charts, it.sizes);
   view.append(h('h3', {}, 'Latency by op type'), opStatsTable(res),
     h('p', { class: 'note' }, 'From run.json: percentiles within 0.1 % (HDR histograms), mean exact.'));
+  if (it.file_stats.length) {
+    view.append(h('h3', {}, 'Per file'), fileStatsTable(it.file_stats, files),
+      h('p', { class: 'note' }, 'Latency of every op on the file; percentiles within about 1 %.'));
+  }
+}
+
+/** A multi-client run's picker: the aggregate, or one client's own figures and charts
+ * (drawn into `shown`). */
+function clientPicker(page: ReportPage, wi: number, it: IterationPage, res: IterationResult, view: HTMLElement, shown: HTMLElement): HTMLElement[] {
+  const clients = page.run.multi_client?.clients ?? [];
+  if (!clients.length || !it.clients.length) return [];
+  const name = page.workloads[wi].name;
+  const pick = h('select', { 'aria-label': 'client', 'data-role': 'client' },
+    h('option', { value: '' }, `all ${clients.length} clients (aggregate)`)) as HTMLSelectElement;
+  for (const c of clients) pick.append(h('option', { value: String(c.rank) }, `client ${c.rank} on ${c.host}`));
+  const note = h('p', { class: 'note' });
+  pick.addEventListener('change', () => {
+    const rank = pick.value === '' ? null : Number(pick.value);
+    const own = it.clients.find((c) => c.rank === rank);
+    const facts = clients.find((c) => c.rank === rank)
+      ?.workloads.find((x) => x.name === name)?.iterations.find((x) => x.iteration === it.iteration);
+    shown.replaceChildren();
+    if (rank !== null && own && facts) {
+      figures(shown, own.data, facts, it.files);
+      note.textContent = `Client ${rank}'s own figures and charts, from its ops alone. The access map and the transaction list below hold every client's ops.`;
+    } else {
+      figures(shown, it, res, it.files);
+      note.textContent = rank === null ? '' : `Client ${rank} has no results for this iteration.`;
+    }
+    view.dataset.client = rank === null ? '' : String(rank);
+  });
+  return [h('div', { class: 'iterations' }, 'clients: ', pick), note];
+}
+
+async function workload(page: ReportPage, wi: number, iterNo: number | null, view: HTMLElement): Promise<void> {
+  const w = page.workloads[wi];
+  const result = page.run.workloads[wi];
+  const chosen = iterNo ?? w.median ?? w.iterations[0]?.iteration;
+  const idx = Math.max(0, w.iterations.findIndex((i) => i.iteration === chosen));
+  const it = w.iterations[idx];
+  const res = result.iterations[idx];
+  view.append(h('h2', {}, w.name), h('p', { class: 'source' }, result.source));
+  if (w.iterations.length > 1) {
+    const pick = h('div', { class: 'iterations' }, 'iteration: ');
+    for (const other of w.iterations) {
+      const label = `${other.iteration}${other.iteration === w.median ? ' (median)' : ''}`;
+      pick.append(other.iteration === it.iteration ? h('strong', {}, label) : h('a', { href: `#w${wi}/i${other.iteration}` }, label));
+    }
+    view.append(pick);
+  }
+  if (!it || !res) {
+    view.append(h('p', {}, 'This workload has no finished iteration.'));
+    return;
+  }
+  for (const note of it.notes ?? []) view.append(h('p', { class: 'note warn' }, note));
+  const shown = h('div', { class: 'shown' });
+  view.append(...clientPicker(page, wi, it, res, view, shown), shown);
+  figures(shown, it, res, it.files);
   await nextFrame();
   if (it.access) {
     view.append(h('h3', {}, 'File access map'));
     await accessMap(view, it, page.kinds);
-  }
-  if (it.file_stats.length) {
-    view.append(h('h3', {}, 'Per file'), fileStatsTable(it.file_stats, it.files),
-      h('p', { class: 'note' }, 'Latency of every op on the file; percentiles within about 1 %.'));
   }
   if (it.rows) {
     view.append(h('h3', {}, 'Every transaction'));

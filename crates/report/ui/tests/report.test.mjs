@@ -98,14 +98,15 @@ function slowestWriteNs(dir, records) {
 }
 
 // Every measured op's completion time (ns into the measured phase) and latency, from a
-// run's op records (zstd JSON Lines).
-function measuredOps(dir, records, clockStartNs) {
+// run's op records (zstd JSON Lines); only client `client`'s, when given.
+function measuredOps(dir, records, clockStartNs, client) {
   const text = execFileSync('zstd', ['-dc', path.join(dir, records)], { encoding: 'utf8', maxBuffer: 1 << 30 });
   const ops = [];
   for (const line of text.split('\n')) {
     if (!line.startsWith('{"type":"op"')) continue;
     const r = JSON.parse(line);
     if (r.done_ns === undefined) continue;
+    if (client !== undefined && r.client !== client) continue;
     ops.push({ done: Math.max(0, r.done_ns - clockStartNs), latency: r.done_ns - r.issued_ns });
   }
   return ops;
@@ -128,6 +129,10 @@ before(async () => {
     runs[label] = runDir(out, label);
   }
   naslab('compare', runs['suite-a'], runs['suite-b'], '--format', 'html', '-o', path.join(work, 'compare.html'));
+  // A two-client job (the binary built with the `mpi` feature, as scripts/test.sh builds it).
+  execFileSync('mpirun', ['--allow-run-as-root', '--oversubscribe', '-n', '2', bin, 'run', '--workload', 'PhotoAlbum',
+    '--scale', '0.005', '--backend', 'null', '--out', out, '--label', 'multi'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  runs.multi = runDir(out, 'multi');
   browser = await launch();
 });
 
@@ -479,6 +484,52 @@ describe('the run report', () => {
     const points = await page.$$eval('section[data-view=w0] .chart', (els) => els.map((e) => Number(e.dataset.points)));
     assert.ok(points.length >= 4 && points.every((p) => p > 0), String(points));
     await shot(page, 'example');
+    assert.deepEqual(problems, []);
+    await page.close();
+  });
+});
+
+describe('a multi-client run\'s report', () => {
+  test('shows the aggregate, or one client\'s own figures and charts', async () => {
+    const dir = runs.multi;
+    const run = JSON.parse(readFileSync(path.join(dir, 'run.json'), 'utf8'));
+    assert.equal(run.multi_client?.clients?.length, 2, 'a two-client job (naslab built with --features mpi)');
+    const it = run.workloads[0].iterations[0];
+    const { page, problems } = await open(browser.context, path.join(dir, 'report.html'), '#w0');
+    await ready(page, 'w0');
+    const pick = 'section[data-view=w0] [data-role=client]';
+    const options = await page.$$eval(`${pick} option`, (o) => o.map((x) => x.textContent));
+    assert.deepEqual(options, ['all 2 clients (aggregate)', `client 0 on ${run.multi_client.clients[0].host}`, `client 1 on ${run.multi_client.clients[1].host}`]);
+    // The first table shown is the latency by op type.
+    const counts = () => page.$eval('section[data-view=w0] .shown table.grid.num',
+      (t) => Object.fromEntries([...t.querySelectorAll('tbody tr')].map((r) => [r.children[0].textContent, Number(r.children[1].textContent.replace(/,/g, ''))])));
+    const expect = (stats) => Object.fromEntries(Object.entries(stats).map(([op, s]) => [op, s.count]));
+    assert.deepEqual(await counts(), expect(it.op_stats), 'the aggregate first');
+    const chart = 'section[data-view=w0] .shown .chart[data-title="Latency over time (µs)"]';
+    for (const rank of [1, 0]) {
+      await page.selectOption(pick, String(rank));
+      const own = run.multi_client.clients[rank].workloads[0].iterations[0];
+      assert.deepEqual(await counts(), expect(own.op_stats), `client ${rank}'s op counts`);
+      assert.notDeepEqual(expect(own.op_stats), expect(it.op_stats));
+      const facts = await page.$eval('section[data-view=w0] .shown dl.facts', (e) => e.textContent);
+      assert.ok(facts.includes(`ops${own.ops.toLocaleString('en-US')}`), facts);
+      // The latency over time is drawn from this client's ops alone (its records, by
+      // their client field), each period's max among them.
+      const ops = measuredOps(dir, it.records, it.clock_start_ns, rank);
+      assert.equal(ops.length, own.ops);
+      const d = await page.$eval(chart, (e) => { const r = e.naslabDrawn(); return { ...r, data: r.data.map((c) => [...c]) }; });
+      const byPeriod = new Map();
+      for (const op of ops) {
+        const j = Math.floor(Math.min(Math.floor(op.done / d.bin_ns), d.bins - 1) / d.period);
+        byPeriod.set(j, Math.max(byPeriod.get(j) ?? 0, op.latency));
+      }
+      const max = d.data[1];
+      assert.equal(max.filter((v) => v !== null).length, byPeriod.size, `client ${rank}: a value for every period with its ops, and only those`);
+      for (const [j, lat] of byPeriod) assert.equal(max[j], Math.max(lat, 1) / 1e3, `client ${rank}, period ${j}`);
+    }
+    await page.selectOption(pick, '');
+    assert.deepEqual(await counts(), expect(it.op_stats), 'back to the aggregate');
+    await shot(page, 'multi-client');
     assert.deepEqual(problems, []);
     await page.close();
   });
