@@ -179,6 +179,10 @@ pub struct RunOpts {
     /// Do not keep the per-op records (saves disk on very long runs).
     #[arg(long)]
     pub no_records: bool,
+    /// In a multi-client job (mpirun): every client works on one file set in
+    /// <target>/naslab, prepared once by client 0, instead of each on its own.
+    #[arg(long)]
+    pub shared_files: bool,
     /// Stop at the first failed op instead of counting failures.
     #[arg(long)]
     pub stop_on_error: bool,

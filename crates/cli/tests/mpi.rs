@@ -18,11 +18,12 @@ use naslab_trace::{open_trace, Record};
 const WORKLOADS: &str = "PhotoAlbum,FileCopyToNAS";
 
 /// `mpirun` with what this machine needs (root, more ranks than cores), or `None` (then
-/// the test fails when NASLAB_REQUIRE_ROOT=1, as CI sets).
+/// the test fails when NASLAB_REQUIRE_ROOT=1, as CI sets). A job that hangs is ended
+/// after 10 minutes (the test then fails) rather than holding the suite.
 fn mpirun(ranks: u32) -> Option<Command> {
     let mpirun = common::tool_or_skip("mpirun")?;
     let mut c = Command::new(mpirun);
-    c.args(["--allow-run-as-root", "--oversubscribe", "-n"])
+    c.args(["--allow-run-as-root", "--oversubscribe", "--timeout", "600", "-n"])
         .arg(ranks.to_string())
         .arg(env!("CARGO_BIN_EXE_naslab"));
     Some(c)
@@ -655,4 +656,136 @@ fn a_client_whose_disk_fills_mid_phase_stops_the_others_at_once() {
         );
     }
     eprintln!("the job ended {:.1} s after it began", took.as_secs_f64());
+}
+
+#[test]
+fn shared_files_give_every_client_one_file_set_prepared_once() {
+    let Some(mut job) = mpirun(4) else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let (t1, o1, t4, o4) = (
+        tmp.path().join("t1"),
+        tmp.path().join("o1"),
+        tmp.path().join("t4"),
+        tmp.path().join("o4"),
+    );
+    for d in [&t1, &t4] {
+        std::fs::create_dir_all(d).unwrap();
+    }
+    let args = |target: &Path, out: &Path| {
+        let mut a = run_args(&target.display().to_string(), out);
+        a[2] = "PhotoAlbum".into();
+        a
+    };
+    common::run_ok(naslab().args(args(&t1, &o1)));
+    let out = job
+        .args(args(&t4, &o4))
+        .arg("--shared-files")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "mpirun failed:\nstdout: {}\nstderr: {}",
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+    // One file set, in <target>/naslab, and no client directories.
+    assert!(t4.join("naslab/PhotoAlbum").is_dir());
+    for r in 0..4 {
+        assert!(!t4.join(format!("client-{r}")).exists(), "client-{r}");
+    }
+    let single = read_run(&run_json_files(&o1)[0]);
+    let jobs = run_json_files(&o4);
+    assert_eq!(jobs.len(), 1);
+    let job = read_run(&jobs[0]);
+    assert!(job.aborted.is_none(), "{:?}", job.aborted);
+    assert_eq!(
+        job.options.extra.get("shared_files").map(String::as_str),
+        Some("true")
+    );
+    let (w, s) = (&job.workloads[0], &single.workloads[0]);
+    let clients = four_single_runs(&job, w, s);
+    // Prepared once, by client 0, as one client alone prepares it.
+    let (a, one) = (&w.iterations[0], &s.iterations[0]);
+    assert!(one.prepare.files > 0);
+    assert_eq!(clients[0].prepare.files, one.prepare.files);
+    assert_eq!(clients[0].prepare.bytes, one.prepare.bytes);
+    for (r, c) in clients.iter().enumerate().skip(1) {
+        assert_eq!(
+            (c.prepare.files, c.prepare.bytes),
+            (0, 0),
+            "client {r} prepared"
+        );
+    }
+    assert_eq!(a.prepare.files, one.prepare.files);
+    // The merged records declare the one file set once, and hold all four clients' ops
+    // on it.
+    let records = jobs[0].parent().unwrap().join(a.records.as_ref().unwrap());
+    let mut reader = open_trace(&records).unwrap();
+    let (mut files, mut per_client) = (BTreeSet::new(), BTreeMap::<u32, u64>::new());
+    while let Some(rec) = reader.next_record().unwrap() {
+        match rec {
+            Record::File(f) => {
+                assert!(!f.path.starts_with("client-"), "{}", f.path);
+                assert!(files.insert(f.path), "declared twice");
+            }
+            Record::Op(_, Some(_)) => {
+                *per_client.entry(reader.client().unwrap()).or_default() += 1;
+            }
+            _ => {}
+        }
+    }
+    let single_files = {
+        let run_dir = run_json_files(&o1)[0].parent().unwrap().to_path_buf();
+        let mut r = open_trace(&run_dir.join(one.records.as_ref().unwrap())).unwrap();
+        let mut n = 0;
+        while let Some(rec) = r.next_record().unwrap() {
+            n += matches!(rec, Record::File(_)) as usize;
+        }
+        n
+    };
+    assert_eq!(files.len(), single_files);
+    assert_eq!(per_client.len(), 4);
+    assert!(per_client.values().all(|&n| n == one.ops), "{per_client:?}");
+}
+
+#[test]
+fn shared_files_are_refused_outside_a_job_and_with_verify() {
+    let tmp = tempfile::tempdir().unwrap();
+    let target = tmp.path().join("t");
+    std::fs::create_dir_all(&target).unwrap();
+    let alone = common::run_err(
+        naslab()
+            .args(run_args(
+                &target.display().to_string(),
+                &tmp.path().join("o"),
+            ))
+            .arg("--shared-files"),
+    );
+    assert!(alone.contains("under mpirun"), "{alone}");
+    let Some(mut job) = mpirun(2) else { return };
+    let out = job
+        .args(run_args(
+            &target.display().to_string(),
+            &tmp.path().join("o"),
+        ))
+        .args(["--shared-files", "--verify"])
+        .output()
+        .unwrap();
+    let stderr = text(&out.stderr);
+    assert!(!out.status.success());
+    assert!(stderr.contains("--verify cannot check"), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    let Some(mut job) = mpirun(2) else { return };
+    let out = job
+        .args(run_args("nfs://127.0.0.1/naslab", &tmp.path().join("o")))
+        .arg("--shared-files")
+        .output()
+        .unwrap();
+    let stderr = text(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        stderr.contains("--shared-files works on local and mounted targets"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("panicked"), "{stderr}");
 }

@@ -27,7 +27,9 @@ pub use clock::{Clock, MonotonicClock, ScriptedClock};
 pub use data::{DataMode, DataSpec};
 pub use pacing::Pacing;
 pub use plan::{compile, records_from_reader, records_from_trace, FileTable, Plan, PlanError};
-pub use replay::{replay, replay_with, Phase, Progress, ReplayOptions, ReplayOutcome, StartGate};
+pub use replay::{
+    replay, replay_with, Phase, Progress, ReplayOptions, ReplayOutcome, SharedSet, StartGate,
+};
 pub use run::{run_iteration, IterationSpec, RunError};
 pub use sandbox::Sandbox;
 pub use verify::Verifier;

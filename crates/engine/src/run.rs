@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use naslab_results::{CacheMode, IterationResult};
+use naslab_results::{CacheMode, IterationResult, PrepareResult};
 use naslab_trace::OpKind;
 
 use crate::backend::{BackendOptions, OpError, Target};
@@ -150,18 +150,51 @@ pub fn check_memory(plan: &Plan) -> Result<(), RunError> {
     })
 }
 
+/// The preparer's side of a shared file set's barrier ([`crate::SharedSet`]): tells the
+/// other clients once that the set is ready, or, when dropped before (an early return),
+/// that it is not, so they never wait for a preparer that has gone.
+struct SetReady(Option<crate::SharedSet>);
+
+impl SetReady {
+    fn ready(&mut self) -> Result<(), String> {
+        match self.0.take() {
+            Some(s) => (s.prepared)(Ok(())),
+            None => Ok(()),
+        }
+    }
+}
+
+impl Drop for SetReady {
+    fn drop(&mut self) {
+        if let Some(s) = self.0.take() {
+            let _ = (s.prepared)(Err("its preparation stopped early".into()));
+        }
+    }
+}
+
 /// Runs one iteration of a workload.
 pub fn run_iteration(spec: &IterationSpec, iteration: u32) -> Result<IterationResult, RunError> {
     let plan = spec.plan;
+    // With a file set shared by a multi-client run's clients, only its preparer empties
+    // the directory and prepares it; the others wait for it before anything else, and
+    // the preparer tells them once it is ready (or, leaving early, that it is not).
+    let shared = spec.replay.start_gate.and_then(|g| g.shared);
+    let preparing = shared.is_none_or(|s| s.preparer);
+    if let Some(s) = shared.filter(|s| !s.preparer) {
+        (s.prepared)(Ok(())).map_err(RunError::NotStarted)?;
+    }
+    let mut set_ready = SetReady(shared.filter(|s| s.preparer));
     check_caps(plan, spec.target)?;
     check_memory(plan)?;
     let name = plan.header.workload.as_str();
-    spec.target
-        .fresh_workload_dir(name)
-        .map_err(|error| RunError::WorkloadDir {
-            dir: name.to_string(),
-            error,
-        })?;
+    if preparing {
+        spec.target
+            .fresh_workload_dir(name)
+            .map_err(|error| RunError::WorkloadDir {
+                dir: name.to_string(),
+                error,
+            })?;
+    }
     let mut replay_options = spec.replay;
     replay_options.backend.direct = spec.cache == CacheMode::Direct;
     replay_options.records = spec.records_path.is_some();
@@ -180,14 +213,19 @@ pub fn run_iteration(spec: &IterationSpec, iteration: u32) -> Result<IterationRe
             .target
             .connect(name, plan.files.clone(), BackendOptions::default())
             .map_err(RunError::Connect)?;
-        let prepared = prepare_with(
-            plan,
-            backend.as_mut(),
-            &spec.progress.prepared_bytes,
-            &data,
-            verifier,
-            spec.replay.cancel,
-        )?;
+        let prepared = if preparing {
+            prepare_with(
+                plan,
+                backend.as_mut(),
+                &spec.progress.prepared_bytes,
+                &data,
+                verifier,
+                spec.replay.cancel,
+            )?
+        } else {
+            PrepareResult::default()
+        };
+        set_ready.ready().map_err(RunError::NotStarted)?;
         if spec.cache == CacheMode::Drop {
             drop_caches(plan, backend.as_mut())?;
         }

@@ -59,6 +59,8 @@ pub enum SandboxError {
         pid: String,
         since: String,
     },
+    #[error("'{0}' is not held by the first client of this multi-client job, which --shared-files needs before the others join it; check that every client sees the same --target")]
+    NotHeld(PathBuf),
     #[error("workload name '{0}' is reserved; rename the workload")]
     ReservedName(String),
     #[error("cannot {action} '{path}': {source}")]
@@ -144,6 +146,14 @@ struct Held {
     marker: std::fs::File,
 }
 
+/// Whether opening naslab's directory takes it for this process (locked until the
+/// sandbox is dropped) or joins the process of the same multi-client job that holds it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Hold {
+    Take,
+    Join,
+}
+
 /// naslab's own directory under a target, held open and locked.
 #[derive(Debug, Clone)]
 pub struct Sandbox {
@@ -155,7 +165,14 @@ impl Sandbox {
     /// Opens (creating and marking it if needed) `<target>/naslab`, and locks it for
     /// this process until the sandbox (every clone of it) is dropped.
     pub fn open(target: &Path) -> Result<Sandbox, SandboxError> {
-        Sandbox::open_in(open_target(target)?, target)
+        Sandbox::open_in(open_target(target)?, target, Hold::Take)
+    }
+
+    /// Opens `<target>/naslab` that another process of this multi-client job (its first
+    /// client) has opened and holds, without taking it: the clients share one file set
+    /// (`--shared-files`). Refused when nobody holds it.
+    pub fn join(target: &Path) -> Result<Sandbox, SandboxError> {
+        Sandbox::open_in(open_target(target)?, target, Hold::Join)
     }
 
     /// Opens `<target>/<client>/naslab` like [`Sandbox::open`], making the directory
@@ -183,12 +200,12 @@ impl Sandbox {
                     _ => io("open", &path)(e),
                 },
             )?;
-        Sandbox::open_in(cfd, &path)
+        Sandbox::open_in(cfd, &path, Hold::Take)
     }
 
     /// Opens (creating and marking it if needed) `naslab` in the directory `tfd` is open
     /// on, which `target` names.
-    fn open_in(tfd: OwnedFd, target: &Path) -> Result<Sandbox, SandboxError> {
+    fn open_in(tfd: OwnedFd, target: &Path, hold: Hold) -> Result<Sandbox, SandboxError> {
         let root = target.join(ROOT_NAME);
         let marker_path = root.join(MARKER_NAME);
         let name = cpath(ROOT_NAME);
@@ -196,6 +213,9 @@ impl Sandbox {
         let dir_flags = libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW;
         let (dir, created) = match openat_raw(tfd.as_raw_fd(), &name, dir_flags, 0) {
             Ok(d) => (d, false),
+            Err(e) if e.kind() == ErrorKind::NotFound && hold == Hold::Join => {
+                return Err(SandboxError::NotHeld(root));
+            }
             Err(e) if e.kind() == ErrorKind::NotFound => {
                 // SAFETY: name is NUL-terminated.
                 if unsafe { libc::mkdirat(tfd.as_raw_fd(), name.as_ptr(), 0o755) } < 0 {
@@ -246,7 +266,24 @@ impl Sandbox {
             return Err(SandboxError::BadMarker(marker_path));
         }
         // SAFETY: flock on a descriptor we own.
-        if unsafe { libc::flock(marker.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } < 0 {
+        let locked = unsafe { libc::flock(marker.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0;
+        if hold == Hold::Join {
+            // Joined, not taken: the lock must be the first client's, not free.
+            if locked {
+                // SAFETY: as above.
+                unsafe { libc::flock(marker.as_raw_fd(), libc::LOCK_UN) };
+                return Err(SandboxError::NotHeld(root));
+            }
+            return Ok(Sandbox {
+                root,
+                held: Arc::new(Held {
+                    target: tfd,
+                    dir,
+                    marker,
+                }),
+            });
+        }
+        if !locked {
             let e = std::io::Error::last_os_error();
             if e.raw_os_error() != Some(libc::EWOULDBLOCK) {
                 return Err(io("lock", &marker_path)(e));

@@ -730,6 +730,35 @@ fn a_naslab_directory_naslab_did_not_make_is_refused_and_left_alone() {
 }
 
 #[test]
+fn joining_a_shared_file_set_needs_its_holder_and_takes_nothing() {
+    let target = tempfile::tempdir().unwrap();
+    let t = target.path();
+    // Nobody has made it yet: nothing to join, and nothing is made.
+    let e = Sandbox::join(t).unwrap_err().to_string();
+    assert!(e.contains("is not held by the first client"), "{e}");
+    assert!(!t.join("naslab").exists());
+    let holder = Sandbox::open(t).unwrap();
+    let marker = std::fs::read_to_string(t.join("naslab/.naslab-owned")).unwrap();
+    // While held, others join it (and the holder's word in the marker stays).
+    let joined = Sandbox::join(t).unwrap();
+    assert_eq!(joined.root(), holder.root());
+    let second = Sandbox::join(t).unwrap();
+    assert_eq!(
+        std::fs::read_to_string(t.join("naslab/.naslab-owned")).unwrap(),
+        marker
+    );
+    // Joining took no lock: another run is still refused by the holder's alone, and
+    // once the holder lets go, a run may take it while the joiners are still open.
+    let e = Sandbox::open(t).unwrap_err().to_string();
+    assert!(e.contains("in use by naslab pid"), "{e}");
+    drop(holder);
+    let e = Sandbox::join(t).unwrap_err().to_string();
+    assert!(e.contains("is not held"), "{e}");
+    let next = Sandbox::open(t).unwrap();
+    drop((joined, second, next));
+}
+
+#[test]
 fn a_clients_directory_is_made_in_the_target_and_never_followed_as_a_link() {
     let target = tempfile::tempdir().unwrap();
     let t = target.path();

@@ -265,6 +265,26 @@ pub fn end_of_iteration(failed: bool) -> Option<u32> {
     failed_ranks.first().copied()
 }
 
+/// Client 0 tells every other client whether `ok`; returns what client 0 said (on
+/// client 0, its own `ok`; the others' argument is not used).
+pub fn tell_others(ok: bool) -> bool {
+    let mut flag = u8::from(ok);
+    world().process_at_rank(0).broadcast_into(&mut flag);
+    flag != 0
+}
+
+/// The shared file set's barrier (`--shared-files`): client 0 reports how its
+/// preparation went, every client learns it; `Err` on the others when it failed.
+pub fn shared_set_ready(mine: Result<(), String>) -> Result<(), String> {
+    let rank = with(|c| c.rank).unwrap_or(0);
+    let ready = tell_others(mine.is_ok());
+    match (rank, ready) {
+        (0, _) => mine,
+        (_, true) => Ok(()),
+        (_, false) => Err("not started: client 0 could not prepare the shared file set".into()),
+    }
+}
+
 /// Sends `parts` (a header then the files) to rank 0; on rank 0 returns every client's
 /// parts in rank order (its own first).
 pub fn gather(parts: Vec<Vec<u8>>) -> Option<Vec<Vec<Vec<u8>>>> {

@@ -69,6 +69,7 @@ pub fn merge(
 ) -> anyhow::Result<RunResult> {
     let mut run = template.clone();
     run.workloads.clear();
+    let shared = template.options.extra.contains_key("shared_files");
     run.aborted = failure_of(clients);
     // The workloads in the order the first client that ran them did.
     let mut names: Vec<(String, String)> = Vec::new();
@@ -104,7 +105,7 @@ pub fn merge(
                 .iter()
                 .filter_map(|(c, w)| w.iterations.get(i).map(|it| (*c, it)))
                 .collect();
-            merged.push(merge_iteration(&parts, run_dir)?);
+            merged.push(merge_iteration(&parts, run_dir, shared)?);
         }
         run.workloads
             .push(WorkloadResult::from_iterations(name, source, merged));
@@ -147,6 +148,7 @@ struct FromRecords {
 fn merge_iteration(
     parts: &[(&Gathered, &IterationResult)],
     run_dir: &Path,
+    shared: bool,
 ) -> anyhow::Result<IterationResult> {
     let first = parts[0].1;
     let start = parts
@@ -220,7 +222,7 @@ fn merge_iteration(
             .with_context(|| format!("client {} sent no op records for '{name}'", c.report.rank))?;
         inputs.push((c.report.rank, path.clone(), *base, *it));
     }
-    let from = merge_records(&inputs, &run_dir.join(&name))?;
+    let from = merge_records(&inputs, &run_dir.join(&name), shared)?;
     r.records = Some(name);
     // Counts, bytes and errors add up; latency comes from the merged histograms, checked
     // against each client's own figures.
@@ -280,11 +282,14 @@ impl Input {
 
 /// Merges clients' op records into `out` in issue order, with a client field; every
 /// client's file ids, streams and paths are moved apart (`client-<rank>/...`) so the
-/// merged records are still one valid trace. Checks each client's latencies from its
-/// records against its own results.
+/// merged records are still one valid trace. With `shared` files (one file set for all
+/// clients, the same trace replayed on it) only the streams are moved apart: the files
+/// are declared once, as the first client's records declare them. Checks each client's
+/// latencies from its records against its own results.
 fn merge_records(
     inputs: &[(u32, PathBuf, u32, &IterationResult)],
     out: &Path,
+    shared: bool,
 ) -> anyhow::Result<FromRecords> {
     let mut w = create_trace(out)?;
     let mut clients = Vec::new();
@@ -303,6 +308,11 @@ fn merge_records(
         let mut max_id = None::<u32>;
         let head = loop {
             match reader.next_record()? {
+                Some(Record::File(f)) if shared => {
+                    if i == 0 {
+                        w.file(&f)?;
+                    }
+                }
                 Some(Record::File(f)) => {
                     max_id = Some(max_id.map_or(f.id, |m| m.max(f.id)));
                     w.file(&FileDecl {

@@ -46,8 +46,11 @@ mod disabled {
     pub fn run_dir(_opts: &RunOpts) -> anyhow::Result<Option<PathBuf>> {
         Ok(None)
     }
-    pub fn start_gate() -> Option<StartGate> {
+    pub fn start_gate(_shared: bool) -> Option<StartGate> {
         None
+    }
+    pub fn first_then_others<T>(open: impl FnOnce() -> anyhow::Result<T>) -> anyhow::Result<T> {
+        open()
     }
     pub fn after_iteration(
         outcome: Result<IterationResult, RunError>,
@@ -74,7 +77,7 @@ mod enabled {
 
     use crate::cmd::View;
     use anyhow::{bail, Context};
-    use naslab_engine::{RunError, StartGate};
+    use naslab_engine::{RunError, SharedSet, StartGate};
     use naslab_results::export::{Exporter, Json, Table};
     use naslab_results::{IterationResult, RunResult};
 
@@ -127,12 +130,36 @@ mod enabled {
         Ok(Some(dir))
     }
 
-    /// The start gate of every measured phase, in a multi-client job.
-    pub fn start_gate() -> Option<StartGate> {
-        active().then_some(StartGate {
+    /// The start gate of every measured phase, in a multi-client job; `shared`: the
+    /// clients share one file set, which client 0 prepares.
+    pub fn start_gate(shared: bool) -> Option<StartGate> {
+        let rank = with(|c| c.rank)?;
+        Some(StartGate {
             wait: &comm::start_gate,
             peer_failed: &comm::peer_failed,
+            shared: shared.then_some(SharedSet {
+                preparer: rank == 0,
+                prepared: &comm::shared_set_ready,
+            }),
         })
+    }
+
+    /// Runs `open` on client 0 first, then (once it has succeeded) on every other
+    /// client: the others join what client 0 opened. When client 0 fails, the others
+    /// fail too, saying so, without running `open`.
+    pub fn first_then_others<T>(open: impl FnOnce() -> anyhow::Result<T>) -> anyhow::Result<T> {
+        let Some(rank) = with(|c| c.rank) else {
+            return open();
+        };
+        if rank == 0 {
+            let opened = open();
+            comm::tell_others(opened.is_ok());
+            return opened;
+        }
+        if !comm::tell_others(false) {
+            bail!("client 0 could not open the target, so the other clients cannot join its file set (its own error says why)");
+        }
+        open()
     }
 
     /// Tells every client whether this one's iteration failed, and marks a successful

@@ -22,6 +22,9 @@ pub struct TargetRequest<'a> {
     /// A multi-client job's own directory (`client-<rank>`) inside the target: naslab's
     /// directory is made in it, on a local target or a share.
     pub client_dir: Option<&'a str>,
+    /// Join the multi-client job's first client in `<target>/naslab` (which it holds)
+    /// instead of taking a directory of one's own: `--shared-files` on the other clients.
+    pub join: bool,
     /// How the protocol clients behave.
     pub client: ClientOptions,
     /// What the client sends besides the workload's own requests.
@@ -60,6 +63,8 @@ pub enum OpenError {
     },
     #[error("--client-profile windows models the Windows SMB redirector; use it with smb:// targets or local directories, not nfs://")]
     ProfileNotForNfs,
+    #[error("--shared-files works on local and mounted targets so far; mount the share on every host and give the mount point as --target")]
+    SharedOverProtocol,
 }
 
 /// Gives the password for an SMB URL, or says why there is none.
@@ -71,8 +76,9 @@ pub fn open(req: &TargetRequest<'_>, password: Password<'_>) -> Result<OpenedTar
     let remote = req.target.and_then(|p| p.to_str()).filter(|s| is_remote(s));
     let opened = match (req.null, remote) {
         (true, _) => null(req.target),
+        (false, Some(_)) if req.join => return Err(OpenError::SharedOverProtocol),
         (false, Some(url)) => remote_target(url.parse()?, req, password)?,
-        (false, None) => local(req.target.ok_or(OpenError::NoTarget)?, req.client_dir)?,
+        (false, None) => local(req.target.ok_or(OpenError::NoTarget)?, req)?,
     };
     Ok(with_profile(opened, req.profile))
 }
@@ -90,10 +96,11 @@ fn null(target: Option<&Path>) -> OpenedTarget {
     }
 }
 
-fn local(dir: &Path, client_dir: Option<&str>) -> Result<OpenedTarget, OpenError> {
-    let sandbox = match client_dir {
-        Some(client) => Sandbox::open_client(dir, client)?,
-        None => Sandbox::open(dir)?,
+fn local(dir: &Path, req: &TargetRequest<'_>) -> Result<OpenedTarget, OpenError> {
+    let sandbox = match (req.client_dir, req.join) {
+        (_, true) => Sandbox::join(dir)?,
+        (Some(client), false) => Sandbox::open_client(dir, client)?,
+        (None, false) => Sandbox::open(dir)?,
     };
     let target = PosixTarget::new(sandbox);
     let (fs_type, source) = mount_of(dir);
@@ -203,6 +210,7 @@ mod tests {
             target,
             null: false,
             client_dir: None,
+            join: false,
             client: ClientOptions::default(),
             profile: ClientProfile::Plain,
         }

@@ -71,6 +71,20 @@ pub struct StartGate {
     /// measured phase runs: true once another client has failed, which stops this
     /// client's streams (they issue nothing more).
     pub peer_failed: &'static (dyn Fn() -> bool + Sync),
+    /// Set when the clients share one file set (`--shared-files`).
+    pub shared: Option<SharedSet>,
+}
+
+/// One file set for every client of a multi-client run: the first client empties the
+/// workload's directory and prepares it, the others wait and prepare nothing.
+#[derive(Clone, Copy)]
+pub struct SharedSet {
+    /// Whether this client prepares the set.
+    pub preparer: bool,
+    /// Called by every client once the preparer is done (with its outcome, `Err` being
+    /// why it failed): returns when the set is ready, or why it is not (the preparer
+    /// failed).
+    pub prepared: &'static (dyn Fn(Result<(), String>) -> Result<(), String> + Sync),
 }
 
 /// How often a multi-client run's phase asks whether another client has failed.

@@ -130,7 +130,7 @@ before(async () => {
   }
   naslab('compare', runs['suite-a'], runs['suite-b'], '--format', 'html', '-o', path.join(work, 'compare.html'));
   // A two-client job (the binary built with the `mpi` feature, as scripts/test.sh builds it).
-  execFileSync('mpirun', ['--allow-run-as-root', '--oversubscribe', '-n', '2', bin, 'run', '--workload', 'PhotoAlbum',
+  execFileSync('mpirun', ['--allow-run-as-root', '--oversubscribe', '--timeout', '300', '-n', '2', bin, 'run', '--workload', 'PhotoAlbum',
     '--scale', '0.005', '--backend', 'null', '--out', out, '--label', 'multi'], { stdio: ['ignore', 'pipe', 'pipe'] });
   runs.multi = runDir(out, 'multi');
   browser = await launch();

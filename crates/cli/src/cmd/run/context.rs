@@ -44,8 +44,22 @@ pub fn context(
             opts.label
         );
     }
-    let opened = open_target(opts, &mut extra)?;
     let data = data_spec(opts)?;
+    if opts.shared_files {
+        if !crate::multi::active() {
+            bail!("--shared-files shares one file set among the clients of a multi-client job; start naslab (built with --features mpi) under mpirun, or leave it out");
+        }
+        if data.verify {
+            bail!("--verify cannot check a file set that other clients write too; leave out --verify or --shared-files");
+        }
+        let url = opts.target.as_deref().and_then(|t| t.to_str());
+        if url.is_some_and(naslab_engine::backend::url::is_remote) {
+            // Refused here by every client alike, not by the joiners alone.
+            bail!("{}", naslab_engine::backend::OpenError::SharedOverProtocol);
+        }
+        extra.insert("shared_files".to_string(), "true".to_string());
+    }
+    let opened = open_target(opts, &mut extra)?;
     let device = crate::cmd::device::device(&opts.device)?;
     let (run_dir, made_dirs) = make_dirs(opts)?;
     let options = RunOptions {
@@ -69,7 +83,7 @@ pub fn context(
             cancel: Some(&crate::interrupt::STOP),
             data,
             realtime: opts.realtime,
-            start_gate: crate::multi::start_gate(),
+            start_gate: crate::multi::start_gate(opts.shared_files),
             ..ReplayOptions::default()
         },
         cache,

@@ -180,8 +180,15 @@ fn run_iterations(ctx: &RunContext, plan: &Plan) -> (Vec<IterationResult>, Optio
                 if let Some(why) = stopped() {
                     r.aborted.get_or_insert(why);
                 }
-                // Not measured: one FIEMAP per file, after the measured phase.
-                if let Some(sb) = ctx.target.local_root() {
+                // Not measured: one FIEMAP per file, after the measured phase (by the
+                // preparer alone when the clients share one file set, which it may
+                // already be emptying for the next iteration).
+                let joined = ctx
+                    .replay
+                    .start_gate
+                    .and_then(|g| g.shared)
+                    .is_some_and(|s| !s.preparer);
+                if let Some(sb) = ctx.target.local_root().filter(|_| !joined) {
                     r.layout = crate::cmd::frag::iteration_layout(sb, plan);
                 }
                 let aborted = r.aborted.clone();

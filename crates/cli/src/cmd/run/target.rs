@@ -17,18 +17,26 @@ pub(super) fn open_target(
     opts: &RunOpts,
     extra: &mut BTreeMap<String, String>,
 ) -> anyhow::Result<OpenedTarget> {
-    let client_dir = crate::multi::client_dir();
+    // With --shared-files every client works in <target>/naslab, which client 0 takes
+    // and the others join.
+    let client_dir = crate::multi::client_dir().filter(|_| !opts.shared_files);
     let request = TargetRequest {
         target: opts.target.as_deref(),
         null: opts.backend == BackendName::Null,
         client_dir: client_dir.as_deref(),
+        join: opts.shared_files && crate::multi::rank_and_size().is_some_and(|(r, _)| r != 0),
         client: ClientOptions {
             io_timeout: opts.io_timeout.as_std(),
             smb_encrypt: opts.smb_encrypt,
         },
         profile: opts.client_profile.unwrap_or_default(),
     };
-    let mut opened = naslab_engine::backend::open(&request, &crate::cmd::protocol::smb_password)?;
+    let open = || naslab_engine::backend::open(&request, &crate::cmd::protocol::smb_password);
+    let mut opened = if opts.shared_files {
+        crate::multi::first_then_others(|| Ok(open()?))?
+    } else {
+        open()?
+    };
     if opened.protocol.is_some() {
         extra.insert("io_timeout".to_string(), opts.io_timeout.to_string());
     }
