@@ -23,9 +23,15 @@ const WORKLOADS: &str = "PhotoAlbum,FileCopyToNAS";
 fn mpirun(ranks: u32) -> Option<Command> {
     let mpirun = common::tool_or_skip("mpirun")?;
     let mut c = Command::new(mpirun);
-    c.args(["--allow-run-as-root", "--oversubscribe", "--timeout", "600", "-n"])
-        .arg(ranks.to_string())
-        .arg(env!("CARGO_BIN_EXE_naslab"));
+    c.args([
+        "--allow-run-as-root",
+        "--oversubscribe",
+        "--timeout",
+        "600",
+        "-n",
+    ])
+    .arg(ranks.to_string())
+    .arg(env!("CARGO_BIN_EXE_naslab"));
     Some(c)
 }
 

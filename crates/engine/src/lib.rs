@@ -15,6 +15,7 @@ pub mod records;
 pub mod replay;
 pub mod run;
 pub mod sandbox;
+pub mod session;
 pub mod spool;
 pub mod spool_io;
 pub mod summarize;
@@ -32,4 +33,5 @@ pub use replay::{
 };
 pub use run::{run_iteration, IterationSpec, RunError};
 pub use sandbox::Sandbox;
+pub use session::{RunHooks, RunOutcome, Session};
 pub use verify::Verifier;

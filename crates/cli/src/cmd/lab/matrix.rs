@@ -11,12 +11,12 @@ use naslab_engine::backend::HINT_WRITE_OP;
 use naslab_engine::run::extra_op_count;
 use naslab_lab::lab::LabGuard;
 use naslab_lab::{FsKind, LabOptions, ServerKind};
-use naslab_results::{CacheMode, RunResult};
+use naslab_results::CacheMode;
 use naslab_trace::Trace;
 use serde::Serialize;
 
 use crate::args::LabMatrixArgs;
-use crate::cmd::run::{compile_traces, context, execute};
+use crate::cmd::run::{compile_traces, context, execute_returning};
 use crate::cmd::sources::{build, gen_params, resolve_suite, Source};
 use crate::timestamp::compact_now;
 
@@ -218,8 +218,10 @@ fn run_config(
         Err(e) => return fail(format!("{e:#}")),
     };
     let run_dir = ctx.run_dir.clone();
-    let outcome = compile_traces(&ctx, traces).and_then(|w| execute(ctx, w));
-    let run: Option<RunResult> = naslab_report::load_run(&run_dir).ok().map(|l| l.result);
+    let (run, outcome) = match compile_traces(&ctx, traces) {
+        Ok(w) => execute_returning(ctx, w, None),
+        Err(e) => (None, Err(e)),
+    };
     let mut row = Vec::new();
     for w in workloads {
         let mut cell = Cell::default();

@@ -1,17 +1,16 @@
-//! Running the workloads: each one's iterations in turn, the warnings its plan calls
-//! for, the exports written after each workload, and at the end the report, the table
-//! and the view printed.
+//! Running the workloads through the engine's [`Session`] (each one's iterations in
+//! turn, the warnings its plan calls for), with what the terminal adds ([`CliHooks`]):
+//! progress, signals, the exports written after each workload, and at the end the
+//! report, the table and the view printed.
 
+use std::any::Any;
 use std::path::Path;
 use std::sync::Arc;
 
 use anyhow::{bail, Context};
-use naslab_engine::environment::environment;
-use naslab_engine::{run_iteration, IterationSpec, Pacing, Plan, Progress};
+use naslab_engine::{Plan, Progress, RunError, RunHooks, RunOutcome, Session};
 use naslab_results::export::{Exporter, Json, Table};
-use naslab_results::{
-    CacheMode, Environment, IterationResult, RunResult, Warning, WorkloadResult, SCHEMA_VERSION,
-};
+use naslab_results::{IterationLayout, IterationResult, RunResult};
 
 use super::compile::check_unique;
 use super::{RunContext, Workload};
@@ -42,70 +41,108 @@ pub fn execute_with(
     workloads: Vec<Workload>,
     view: Option<View>,
 ) -> anyhow::Result<()> {
+    execute_returning(ctx, workloads, view).1
+}
+
+/// Like [`execute_with`], also giving back the run's results when it measured anything
+/// (`lab matrix` reads its cells from them). In a multi-client job the results are
+/// this client's own, before the merge.
+pub fn execute_returning(
+    ctx: RunContext,
+    workloads: Vec<Workload>,
+    view: Option<View>,
+) -> (Option<RunResult>, anyhow::Result<()>) {
     if let Err(e) = check_unique(&workloads) {
         // Nothing ran: leave no empty run directory behind.
         ctx.discard();
-        return Err(e);
+        return (None, Err(e));
     }
-    let env = environment();
-    let mut run = RunResult {
-        schema_version: SCHEMA_VERSION,
-        naslab_version: env!("CARGO_PKG_VERSION").to_string(),
-        started_at: rfc3339_now(),
-        environment: env.clone(),
-        target: ctx.target_info.clone(),
-        options: ctx.options.clone(),
-        workloads: Vec::new(),
-        warnings: Vec::new(),
-        aborted: None,
-        label: Some(ctx.label.clone()),
-        device: ctx.device.clone(),
-        multi_client: None,
-    };
-    let mut failure = None;
     crate::interrupt::install();
-    for w in &workloads {
-        if let Some(why) = stopped() {
-            failure = Some(why);
-            break;
-        }
-        let plan = &w.plan;
-        let name = plan.header.workload.clone();
-        run.warnings.extend(plan_warnings(&ctx, plan, &env));
-        let (results, stop) = run_iterations(&ctx, plan);
-        if let Some(why) = stop {
-            failure = Some(why);
-            if !results.is_empty() {
-                run.workloads.push(WorkloadResult::from_iterations(
-                    name,
-                    plan.source.clone(),
-                    results,
-                ));
-            }
-            break;
-        }
-        run.warnings.extend(pacing_lag(&ctx, &name, &results));
-        run.workloads.push(WorkloadResult::from_iterations(
-            name,
-            plan.source.clone(),
-            results,
-        ));
-        write_exports(&ctx.run_dir, &run)?;
-    }
+    let session = Session {
+        target: ctx.target.as_ref(),
+        target_info: ctx.target_info.clone(),
+        options: ctx.options.clone(),
+        replay: ctx.replay,
+        cache: ctx.cache,
+        drop_all_caches: ctx.drop_all_caches,
+        run_dir: &ctx.run_dir,
+        started_at: rfc3339_now(),
+        label: ctx.label.clone(),
+        device: ctx.device.clone(),
+    };
+    let plans: Vec<&Plan> = workloads.iter().map(|w| &w.plan).collect();
+    let outcome = session.run(&plans, &mut CliHooks { ctx: &ctx });
+    let RunOutcome { run, failure } = match outcome {
+        Ok(o) => o,
+        Err(e) => return (None, Err(anyhow::anyhow!(e))),
+    };
     if crate::multi::active() {
         // Rank 0 writes the job's one result from every client's.
-        return crate::multi::finish(run, failure, ctx.json, view);
+        let kept = run.clone();
+        return (
+            Some(kept),
+            crate::multi::finish(run, failure, ctx.json, view),
+        );
     }
     if run.workloads.is_empty() && stopped().is_none() {
         if let Some(why) = failure {
             // Nothing was measured: leave no empty run directory behind (the plans'
             // spools in it go first).
+            drop(plans);
             drop(workloads);
             ctx.discard();
-            bail!("{why}");
+            return (None, Err(anyhow::anyhow!(why)));
         }
     }
-    finish(&ctx, run, failure, view)
+    let kept = run.clone();
+    (Some(kept), finish(&ctx, run, failure, view))
+}
+
+/// What the terminal adds to a run: a progress display, Ctrl-C and SIGTERM, a
+/// multi-client job's votes, the file layout after each iteration, and the exports
+/// written after each workload.
+struct CliHooks<'a> {
+    ctx: &'a RunContext,
+}
+
+impl RunHooks for CliHooks<'_> {
+    fn iteration_started(&mut self, plan: &Plan, progress: Arc<Progress>) -> Box<dyn Any> {
+        let name = &plan.header.workload;
+        Box::new(Display::start(
+            name,
+            progress,
+            plan.prepared_bytes(),
+            plan.ops(),
+        ))
+    }
+
+    fn stopped(&self) -> Option<String> {
+        stopped()
+    }
+
+    fn after_iteration(
+        &mut self,
+        outcome: Result<IterationResult, RunError>,
+    ) -> Result<IterationResult, RunError> {
+        crate::multi::after_iteration(outcome)
+    }
+
+    fn layout(&self, plan: &Plan) -> Option<IterationLayout> {
+        // One FIEMAP per file (by the preparer alone when the clients share one file
+        // set, which it may already be emptying for the next iteration).
+        let joined = self
+            .ctx
+            .replay
+            .start_gate
+            .and_then(|g| g.shared)
+            .is_some_and(|s| !s.preparer);
+        let sandbox = self.ctx.target.local_root().filter(|_| !joined)?;
+        crate::cmd::frag::iteration_layout(sandbox, plan)
+    }
+
+    fn workload_done(&mut self, run: &RunResult) -> Result<(), String> {
+        write_exports(&self.ctx.run_dir, run).map_err(|e| format!("{e:#}"))
+    }
 }
 
 /// "stopped by SIGNAL" once Ctrl-C or SIGTERM has come.
@@ -113,122 +150,14 @@ fn stopped() -> Option<String> {
     crate::interrupt::stopped_by().map(|sig| format!("stopped by {sig}"))
 }
 
-/// What the plan itself says about the figures to come: a data set the client cache
-/// holds, reads in flight bounded by the queue depth, direct I/O falling back.
-fn plan_warnings(ctx: &RunContext, plan: &Plan, env: &Environment) -> Vec<Warning> {
-    let name = &plan.header.workload;
-    let mut warnings = Vec::new();
-    if ctx.cache == CacheMode::Keep
-        && ctx.target.caps().moves_data
-        && plan.direct_opens == 0
-        && plan.prepared_bytes() + plan.planned_write_bytes < env.memory_bytes
-    {
-        warnings.push(Warning::FitsInClientCache {
-            workload: name.clone(),
-            data_bytes: plan.prepared_bytes() + plan.planned_write_bytes,
-            memory_bytes: env.memory_bytes,
-        });
-    }
-    if let Some((in_flight, max_read)) = plan.reads_in_flight_bound() {
-        warnings.push(Warning::ReadsInFlightBound {
-            workload: name.clone(),
-            in_flight,
-            queue_depth: plan.queue_depth(),
-            max_read,
-        });
-    }
-    if ctx.cache == CacheMode::Direct && plan.unaligned_ops > 0 {
-        warnings.push(Warning::UnalignedDirect {
-            workload: name.clone(),
-            ops: plan.unaligned_ops,
-        });
-    }
-    warnings
-}
-
-/// Runs a workload's iterations; returns those measured and, when the run must stop
-/// (an iteration aborted or failed, or a signal came), why.
-fn run_iterations(ctx: &RunContext, plan: &Plan) -> (Vec<IterationResult>, Option<String>) {
-    let name = &plan.header.workload;
-    let iterations = ctx.options.iterations.max(1);
-    let mut results = Vec::new();
-    for i in 1..=iterations {
-        let records_path = ctx.options.records.then(|| {
-            let file = if iterations > 1 {
-                format!("{name}.{i}.ops.jsonl.zst")
-            } else {
-                format!("{name}.ops.jsonl.zst")
-            };
-            ctx.run_dir.join(file)
-        });
-        let progress = Arc::new(Progress::default());
-        let display = Display::start(name, progress.clone(), plan.prepared_bytes(), plan.ops());
-        let spec = IterationSpec {
-            plan,
-            target: ctx.target.as_ref(),
-            cache: ctx.cache,
-            replay: ctx.replay,
-            spool_dir: &ctx.run_dir,
-            records_path,
-            progress: &progress,
-            drop_all_caches: ctx.drop_all_caches,
-        };
-        let outcome = crate::multi::after_iteration(run_iteration(&spec, i));
-        drop(display);
-        match outcome {
-            Ok(mut r) => {
-                if let Some(why) = stopped() {
-                    r.aborted.get_or_insert(why);
-                }
-                // Not measured: one FIEMAP per file, after the measured phase (by the
-                // preparer alone when the clients share one file set, which it may
-                // already be emptying for the next iteration).
-                let joined = ctx
-                    .replay
-                    .start_gate
-                    .and_then(|g| g.shared)
-                    .is_some_and(|s| !s.preparer);
-                if let Some(sb) = ctx.target.local_root().filter(|_| !joined) {
-                    r.layout = crate::cmd::frag::iteration_layout(sb, plan);
-                }
-                let aborted = r.aborted.clone();
-                results.push(r);
-                if let Some(why) = aborted {
-                    let failure = match stopped() {
-                        Some(signal) => signal,
-                        None => format!("{name} stopped early: {}:{why}", plan.source),
-                    };
-                    return (results, Some(failure));
-                }
-            }
-            Err(e) => {
-                let failure = stopped().unwrap_or_else(|| format!("{name}: {e}"));
-                return (results, Some(failure));
-            }
-        }
-    }
-    (results, None)
-}
-
-/// Under `--pace original`, a warning when ops were issued late: the worst iteration's
-/// p99 lag above 1 ms.
-fn pacing_lag(ctx: &RunContext, name: &str, results: &[IterationResult]) -> Option<Warning> {
-    let worst = results.iter().map(|r| r.pacing_lag.p99_ns).max()?;
-    (ctx.replay.pacing == Pacing::Original && worst > 1_000_000).then(|| Warning::PacingLag {
-        workload: name.to_string(),
-        p99_ns: worst,
-    })
-}
-
 /// Writes the final exports and the report, prints the table and `view`, and turns a
 /// failure (or `--verify`'s mismatches) into the command's error.
 fn finish(
     ctx: &RunContext,
-    mut run: RunResult,
+    run: RunResult,
     failure: Option<String>,
     view: Option<View>,
 ) -> anyhow::Result<()> {
-    run.aborted = failure.clone();
     let failure = failure.or_else(|| verify_failure(&run));
     write_exports(&ctx.run_dir, &run)?;
     // The HTML report is a view of what is already saved: if it cannot be written the

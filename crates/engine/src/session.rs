@@ -1,0 +1,229 @@
+//! A run of several workloads as one result: each workload's iterations in turn (a
+//! batch), the warnings its plan and its figures call for, and the [`RunResult`] they
+//! make. One API serves `naslab run` and the other workload commands, `lab matrix` and
+//! multi-client jobs; what differs between them (progress on a terminal, signals, a
+//! multi-client job's votes, the file layout taken after each iteration, saving the
+//! results after each workload) comes in through [`RunHooks`].
+
+use std::any::Any;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use naslab_results::{
+    CacheMode, Device, Environment, IterationLayout, IterationResult, RunOptions, RunResult,
+    TargetInfo, Warning, WorkloadResult, SCHEMA_VERSION,
+};
+
+use crate::backend::Target;
+use crate::pacing::Pacing;
+use crate::plan::Plan;
+use crate::replay::{Progress, ReplayOptions};
+use crate::run::{run_iteration, IterationSpec, RunError};
+
+/// What a run needs besides its workloads.
+pub struct Session<'a> {
+    pub target: &'a dyn Target,
+    /// The target as the results name it.
+    pub target_info: TargetInfo,
+    /// The options as the results record them (iterations, records, cache ...).
+    pub options: RunOptions,
+    pub replay: ReplayOptions,
+    pub cache: CacheMode,
+    /// After each iteration's preparation, drop the whole page cache too.
+    pub drop_all_caches: bool,
+    /// The run directory: the plans' spools and the op records go here.
+    pub run_dir: &'a Path,
+    /// When the run started (RFC 3339, UTC).
+    pub started_at: String,
+    pub label: String,
+    pub device: Device,
+}
+
+/// What a caller adds to a run. Every method has a default that does nothing.
+pub trait RunHooks {
+    /// Called as an iteration of `plan` starts, with the counters it updates; what it
+    /// returns is dropped when the iteration ends (a progress display, say).
+    fn iteration_started(&mut self, _plan: &Plan, _progress: Arc<Progress>) -> Box<dyn Any> {
+        Box::new(())
+    }
+    /// Why the run must stop now (a signal came), if it must.
+    fn stopped(&self) -> Option<String> {
+        None
+    }
+    /// Sees each iteration's outcome before the run does (a multi-client job's vote).
+    fn after_iteration(
+        &mut self,
+        outcome: Result<IterationResult, RunError>,
+    ) -> Result<IterationResult, RunError> {
+        outcome
+    }
+    /// The layout of the workload's files after an iteration, when it can be taken.
+    fn layout(&self, _plan: &Plan) -> Option<IterationLayout> {
+        None
+    }
+    /// Called after each workload finishes with the results so far (to save them);
+    /// an error stops the run.
+    fn workload_done(&mut self, _run: &RunResult) -> Result<(), String> {
+        Ok(())
+    }
+}
+
+/// A run's results, and why it stopped early when it did.
+pub struct RunOutcome {
+    pub run: RunResult,
+    pub failure: Option<String>,
+}
+
+impl Session<'_> {
+    /// Runs each plan's iterations in turn, stopping at the first that fails or is cut
+    /// short (or when `hooks` says to stop). Fails only when `hooks.workload_done` does.
+    pub fn run(&self, plans: &[&Plan], hooks: &mut dyn RunHooks) -> Result<RunOutcome, String> {
+        let env = crate::environment::environment();
+        let mut run = RunResult {
+            schema_version: SCHEMA_VERSION,
+            naslab_version: env!("CARGO_PKG_VERSION").to_string(),
+            started_at: self.started_at.clone(),
+            environment: env.clone(),
+            target: self.target_info.clone(),
+            options: self.options.clone(),
+            workloads: Vec::new(),
+            warnings: Vec::new(),
+            aborted: None,
+            label: Some(self.label.clone()),
+            device: self.device.clone(),
+            multi_client: None,
+        };
+        let mut failure = None;
+        for plan in plans {
+            if let Some(why) = hooks.stopped() {
+                failure = Some(why);
+                break;
+            }
+            let name = plan.header.workload.clone();
+            run.warnings.extend(self.plan_warnings(plan, &env));
+            let (results, stop) = self.iterations(plan, hooks);
+            let finished = stop.is_none();
+            if finished {
+                run.warnings.extend(self.pacing_lag(&name, &results));
+            }
+            if !results.is_empty() || finished {
+                run.workloads.push(WorkloadResult::from_iterations(
+                    name,
+                    plan.source.clone(),
+                    results,
+                ));
+            }
+            if let Some(why) = stop {
+                failure = Some(why);
+                break;
+            }
+            hooks.workload_done(&run)?;
+        }
+        run.aborted = failure.clone();
+        Ok(RunOutcome { run, failure })
+    }
+
+    /// What the plan itself says about the figures to come: a data set the client cache
+    /// holds, reads in flight bounded by the queue depth, direct I/O falling back.
+    fn plan_warnings(&self, plan: &Plan, env: &Environment) -> Vec<Warning> {
+        let name = &plan.header.workload;
+        let mut warnings = Vec::new();
+        if self.cache == CacheMode::Keep
+            && self.target.caps().moves_data
+            && plan.direct_opens == 0
+            && plan.prepared_bytes() + plan.planned_write_bytes < env.memory_bytes
+        {
+            warnings.push(Warning::FitsInClientCache {
+                workload: name.clone(),
+                data_bytes: plan.prepared_bytes() + plan.planned_write_bytes,
+                memory_bytes: env.memory_bytes,
+            });
+        }
+        if let Some((in_flight, max_read)) = plan.reads_in_flight_bound() {
+            warnings.push(Warning::ReadsInFlightBound {
+                workload: name.clone(),
+                in_flight,
+                queue_depth: plan.queue_depth(),
+                max_read,
+            });
+        }
+        if self.cache == CacheMode::Direct && plan.unaligned_ops > 0 {
+            warnings.push(Warning::UnalignedDirect {
+                workload: name.clone(),
+                ops: plan.unaligned_ops,
+            });
+        }
+        warnings
+    }
+
+    /// Under `--pace original`, a warning when ops were issued late: the worst
+    /// iteration's p99 lag above 1 ms.
+    fn pacing_lag(&self, name: &str, results: &[IterationResult]) -> Option<Warning> {
+        let worst = results.iter().map(|r| r.pacing_lag.p99_ns).max()?;
+        (self.replay.pacing == Pacing::Original && worst > 1_000_000).then(|| Warning::PacingLag {
+            workload: name.to_string(),
+            p99_ns: worst,
+        })
+    }
+
+    /// Where an iteration's op records go: `<workload>.ops.jsonl.zst`, with the
+    /// iteration's number in a batch.
+    fn records_path(&self, name: &str, iteration: u32) -> Option<PathBuf> {
+        let file = if self.options.iterations > 1 {
+            format!("{name}.{iteration}.ops.jsonl.zst")
+        } else {
+            format!("{name}.ops.jsonl.zst")
+        };
+        self.options.records.then(|| self.run_dir.join(file))
+    }
+
+    /// Runs a workload's iterations; returns those measured and, when the run must stop
+    /// (an iteration aborted or failed, or `hooks` says so), why.
+    fn iterations(
+        &self,
+        plan: &Plan,
+        hooks: &mut dyn RunHooks,
+    ) -> (Vec<IterationResult>, Option<String>) {
+        let name = &plan.header.workload;
+        let mut results = Vec::new();
+        for i in 1..=self.options.iterations.max(1) {
+            let progress = Arc::new(Progress::default());
+            let watching = hooks.iteration_started(plan, progress.clone());
+            let spec = IterationSpec {
+                plan,
+                target: self.target,
+                cache: self.cache,
+                replay: self.replay,
+                spool_dir: self.run_dir,
+                records_path: self.records_path(name, i),
+                progress: &progress,
+                drop_all_caches: self.drop_all_caches,
+            };
+            let outcome = hooks.after_iteration(run_iteration(&spec, i));
+            drop(watching);
+            match outcome {
+                Ok(mut r) => {
+                    if let Some(why) = hooks.stopped() {
+                        r.aborted.get_or_insert(why);
+                    }
+                    // Not measured: taken after the measured phase.
+                    r.layout = hooks.layout(plan);
+                    let aborted = r.aborted.clone();
+                    results.push(r);
+                    if let Some(why) = aborted {
+                        let failure = match hooks.stopped() {
+                            Some(signal) => signal,
+                            None => format!("{name} stopped early: {}:{why}", plan.source),
+                        };
+                        return (results, Some(failure));
+                    }
+                }
+                Err(e) => {
+                    let failure = hooks.stopped().unwrap_or_else(|| format!("{name}: {e}"));
+                    return (results, Some(failure));
+                }
+            }
+        }
+        (results, None)
+    }
+}

@@ -1,0 +1,172 @@
+//! A run of several workloads through the engine's session: the batch, the results in
+//! order, the hooks called as they say, and a stop (a failed iteration, a signal)
+//! ending the run with what was measured.
+
+mod common;
+
+use std::any::Any;
+use std::sync::Arc;
+
+use common::{file, plan_of};
+use naslab_engine::plan::Plan;
+use naslab_engine::{NullTarget, Progress, RunError, RunHooks, Session};
+use naslab_results::{CacheMode, IterationResult, RunOptions, RunResult};
+use naslab_trace::{Op, OpKind, Prepare, Trace};
+
+/// A workload of `n` ops: an open, 4 KiB reads of one prepared file, a close.
+fn reads(name: &str, n: u64) -> Trace {
+    let mut t = Trace::new(name);
+    t.files.push(file(1, "f", 1 << 20, true, Prepare::Stream));
+    t.ops.push(Op::new(0, 0, OpKind::Open, 1));
+    for i in 1..n - 1 {
+        let mut o = Op::new(0, i, OpKind::Read, 1);
+        o.offset = (i * 4096) % (1 << 20);
+        o.len = 4096;
+        t.ops.push(o);
+    }
+    t.ops.push(Op::new(0, n, OpKind::Close, 1));
+    t
+}
+
+#[derive(Default)]
+struct Log {
+    started: Vec<String>,
+    saved: Vec<Vec<String>>,
+    /// Fail the iteration numbered this (counting every iteration of the run).
+    fail_at: Option<usize>,
+    /// Say "stopped" once this many iterations have started.
+    stop_after: Option<usize>,
+}
+
+impl RunHooks for Log {
+    fn iteration_started(&mut self, plan: &Plan, _progress: Arc<Progress>) -> Box<dyn Any> {
+        self.started.push(plan.header.workload.clone());
+        Box::new(())
+    }
+    fn stopped(&self) -> Option<String> {
+        self.stop_after
+            .filter(|&n| self.started.len() >= n)
+            .map(|_| "stopped by SIGINT".to_string())
+    }
+    fn after_iteration(
+        &mut self,
+        outcome: Result<IterationResult, RunError>,
+    ) -> Result<IterationResult, RunError> {
+        if self.fail_at == Some(self.started.len()) {
+            return Err(RunError::NotStarted("told to fail".into()));
+        }
+        outcome
+    }
+    fn workload_done(&mut self, run: &RunResult) -> Result<(), String> {
+        self.saved
+            .push(run.workloads.iter().map(|w| w.name.clone()).collect());
+        Ok(())
+    }
+}
+
+fn session<'a>(target: &'a NullTarget, dir: &'a std::path::Path, iterations: u32) -> Session<'a> {
+    Session {
+        target,
+        target_info: Default::default(),
+        options: RunOptions {
+            iterations,
+            records: false,
+            ..Default::default()
+        },
+        replay: Default::default(),
+        cache: CacheMode::Keep,
+        drop_all_caches: false,
+        run_dir: dir,
+        started_at: "2026-11-23T00:00:00Z".into(),
+        label: "t".into(),
+        device: Default::default(),
+    }
+}
+
+#[test]
+fn a_batch_of_two_workloads_makes_one_result_saved_after_each_workload() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (
+        plan_of(&reads("A", 10), dir.path()),
+        plan_of(&reads("B", 20), dir.path()),
+    );
+    let target = NullTarget;
+    let mut log = Log::default();
+    let out = session(&target, dir.path(), 3)
+        .run(&[&a, &b], &mut log)
+        .unwrap();
+    assert!(out.failure.is_none() && out.run.aborted.is_none());
+    assert_eq!(log.started, ["A", "A", "A", "B", "B", "B"]);
+    assert_eq!(log.saved, vec![vec!["A"], vec!["A", "B"]]);
+    let run = out.run;
+    assert_eq!(run.started_at, "2026-11-23T00:00:00Z");
+    assert_eq!(run.label.as_deref(), Some("t"));
+    let got: Vec<(&str, Vec<u64>)> = run
+        .workloads
+        .iter()
+        .map(|w| {
+            (
+                w.name.as_str(),
+                w.iterations.iter().map(|i| i.ops).collect(),
+            )
+        })
+        .collect();
+    assert_eq!(got, vec![("A", vec![10, 10, 10]), ("B", vec![20, 20, 20])]);
+    let numbers: Vec<u32> = run.workloads[1]
+        .iterations
+        .iter()
+        .map(|i| i.iteration)
+        .collect();
+    assert_eq!(numbers, [1, 2, 3]);
+}
+
+#[test]
+fn a_failed_iteration_ends_the_run_keeping_what_was_measured() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (
+        plan_of(&reads("A", 10), dir.path()),
+        plan_of(&reads("B", 20), dir.path()),
+    );
+    let target = NullTarget;
+    // The second iteration of A fails: A keeps its first, B never starts.
+    let mut log = Log {
+        fail_at: Some(2),
+        ..Log::default()
+    };
+    let out = session(&target, dir.path(), 2)
+        .run(&[&a, &b], &mut log)
+        .unwrap();
+    let why = out.failure.expect("the run stopped");
+    assert!(
+        why.starts_with("A: ") && why.contains("told to fail"),
+        "{why}"
+    );
+    assert_eq!(out.run.aborted.as_deref(), Some(why.as_str()));
+    assert_eq!(log.started, ["A", "A"]);
+    assert!(log.saved.is_empty(), "no workload finished");
+    assert_eq!(out.run.workloads.len(), 1);
+    assert_eq!(out.run.workloads[0].iterations.len(), 1);
+}
+
+#[test]
+fn a_signal_ends_the_run_naming_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (
+        plan_of(&reads("A", 10), dir.path()),
+        plan_of(&reads("B", 20), dir.path()),
+    );
+    let target = NullTarget;
+    let mut log = Log {
+        stop_after: Some(1),
+        ..Log::default()
+    };
+    let out = session(&target, dir.path(), 1)
+        .run(&[&a, &b], &mut log)
+        .unwrap();
+    assert_eq!(out.failure.as_deref(), Some("stopped by SIGINT"));
+    assert_eq!(log.started, ["A"]);
+    // A's iteration is kept, marked with the signal.
+    let it = &out.run.workloads[0].iterations[0];
+    assert_eq!(it.aborted.as_deref(), Some("stopped by SIGINT"));
+    assert_eq!(out.run.workloads.len(), 1);
+}
