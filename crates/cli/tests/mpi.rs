@@ -9,6 +9,7 @@ use common::lab::{lab_ready, up_on_dir};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use common::{naslab, text};
@@ -20,8 +21,12 @@ const WORKLOADS: &str = "PhotoAlbum,FileCopyToNAS";
 /// `mpirun` with what this machine needs (root, more ranks than cores), or `None` (then
 /// the test fails when NASLAB_REQUIRE_ROOT=1, as CI sets). A job that hangs is ended
 /// after 10 minutes (the test then fails) rather than holding the suite.
-fn mpirun(ranks: u32) -> Option<Command> {
+fn mpirun(ranks: u32) -> Option<(Command, MutexGuard<'static, ()>)> {
     let mpirun = common::tool_or_skip("mpirun")?;
+    // One job at a time: the jobs' clients would otherwise take each other's CPUs, and
+    // the start-skew figures would measure that.
+    static ONE_JOB: Mutex<()> = Mutex::new(());
+    let slot = ONE_JOB.lock().unwrap_or_else(|e| e.into_inner());
     let mut c = Command::new(mpirun);
     c.args([
         "--allow-run-as-root",
@@ -32,7 +37,7 @@ fn mpirun(ranks: u32) -> Option<Command> {
     ])
     .arg(ranks.to_string())
     .arg(env!("CARGO_BIN_EXE_naslab"));
-    Some(c)
+    Some((c, slot))
 }
 
 fn run_json_files(out: &Path) -> Vec<PathBuf> {
@@ -120,7 +125,9 @@ fn client_iterations<'a>(job: &'a RunResult, name: &str) -> Vec<&'a IterationRes
 
 #[test]
 fn four_clients_make_one_result_equal_to_four_single_runs() {
-    let Some(mut job) = mpirun(4) else { return };
+    let Some((mut job, _one_job)) = mpirun(4) else {
+        return;
+    };
     let tmp = tempfile::tempdir().unwrap();
     let (t1, o1, t4, o4) = (
         tmp.path().join("t1"),
@@ -287,7 +294,9 @@ fn four_clients_make_one_result_equal_to_four_single_runs() {
 
 #[test]
 fn a_client_that_cannot_write_its_target_stops_the_job() {
-    let Some(mut job) = mpirun(4) else { return };
+    let Some((mut job, _one_job)) = mpirun(4) else {
+        return;
+    };
     let tmp = tempfile::tempdir().unwrap();
     let target = tmp.path().join("t");
     std::fs::create_dir_all(&target).unwrap();
@@ -351,7 +360,9 @@ fn four_clients_over_a_lab_samba_and_nfs_make_one_result_equal_to_four_single_ru
         if !lab_ready(server) {
             return;
         }
-        let Some(mut job) = mpirun(4) else { return };
+        let Some((mut job, _one_job)) = mpirun(4) else {
+            return;
+        };
         let base = tempfile::tempdir().unwrap();
         let lab = up_on_dir(base.path(), &format!("mpi-{server}"), server);
         let (o1, o4) = (base.path().join("o1"), base.path().join("o4"));
@@ -415,7 +426,9 @@ fn four_clients_over_a_lab_samba_and_nfs_make_one_result_equal_to_four_single_ru
 
 #[test]
 fn a_file_servers_connections_are_spread_over_the_clients() {
-    let Some(mut job) = mpirun(4) else { return };
+    let Some((mut job, _one_job)) = mpirun(4) else {
+        return;
+    };
     let tmp = tempfile::tempdir().unwrap();
     let (t1, o1, t4, o4) = (
         tmp.path().join("t1"),
@@ -509,7 +522,9 @@ fn a_file_servers_connections_are_spread_over_the_clients() {
 
 #[test]
 fn a_time_limit_ends_every_client_at_the_same_moment() {
-    let Some(mut job) = mpirun(4) else { return };
+    let Some((mut job, _one_job)) = mpirun(4) else {
+        return;
+    };
     let tmp = tempfile::tempdir().unwrap();
     let (target, out_dir) = (tmp.path().join("t"), tmp.path().join("o"));
     std::fs::create_dir_all(&target).unwrap();
@@ -576,7 +591,9 @@ fn a_client_whose_disk_fills_mid_phase_stops_the_others_at_once() {
     if !common::root_or_skip("mounting a small tmpfs for one client") {
         return;
     }
-    let Some(mut job) = mpirun(4) else { return };
+    let Some((mut job, _one_job)) = mpirun(4) else {
+        return;
+    };
     let tmp = tempfile::tempdir().unwrap();
     let (target, out_dir) = (tmp.path().join("t"), tmp.path().join("o"));
     // Client 2 works on a 4 MiB file system: its 140 MB copy fails with ENOSPC early in
@@ -666,7 +683,9 @@ fn a_client_whose_disk_fills_mid_phase_stops_the_others_at_once() {
 
 #[test]
 fn shared_files_give_every_client_one_file_set_prepared_once() {
-    let Some(mut job) = mpirun(4) else { return };
+    let Some((mut job, _one_job)) = mpirun(4) else {
+        return;
+    };
     let tmp = tempfile::tempdir().unwrap();
     let (t1, o1, t4, o4) = (
         tmp.path().join("t1"),
@@ -768,30 +787,70 @@ fn shared_files_are_refused_outside_a_job_and_with_verify() {
             .arg("--shared-files"),
     );
     assert!(alone.contains("under mpirun"), "{alone}");
-    let Some(mut job) = mpirun(2) else { return };
-    let out = job
-        .args(run_args(
-            &target.display().to_string(),
-            &tmp.path().join("o"),
-        ))
-        .args(["--shared-files", "--verify"])
-        .output()
-        .unwrap();
-    let stderr = text(&out.stderr);
-    assert!(!out.status.success());
-    assert!(stderr.contains("--verify cannot check"), "{stderr}");
-    assert!(!stderr.contains("panicked"), "{stderr}");
-    let Some(mut job) = mpirun(2) else { return };
-    let out = job
-        .args(run_args("nfs://127.0.0.1/naslab", &tmp.path().join("o")))
-        .arg("--shared-files")
-        .output()
-        .unwrap();
-    let stderr = text(&out.stderr);
-    assert!(!out.status.success());
+    for (target, extra, said) in [
+        (
+            target.display().to_string(),
+            "--verify",
+            "--verify cannot check",
+        ),
+        (
+            "nfs://127.0.0.1/naslab".to_string(),
+            "--pace=afap",
+            "--shared-files works on local and mounted targets",
+        ),
+    ] {
+        let Some((mut job, _one_job)) = mpirun(2) else {
+            return;
+        };
+        let out = job
+            .args(run_args(&target, &tmp.path().join("o")))
+            .args(["--shared-files", extra])
+            .output()
+            .unwrap();
+        let stderr = text(&out.stderr);
+        assert!(!out.status.success());
+        assert!(stderr.contains(said), "{stderr}");
+        assert!(!stderr.contains("panicked"), "{stderr}");
+    }
+}
+
+#[test]
+fn two_clients_with_a_cpu_each_issue_their_first_ops_within_a_millisecond() {
+    let Some((mut job, _one_job)) = mpirun(2) else {
+        return;
+    };
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
     assert!(
-        stderr.contains("--shared-files works on local and mounted targets"),
-        "{stderr}"
+        cpus >= 2,
+        "this check needs a CPU per client; the machine has {cpus}"
     );
-    assert!(!stderr.contains("panicked"), "{stderr}");
+    let tmp = tempfile::tempdir().unwrap();
+    let (target, out_dir) = (tmp.path().join("t"), tmp.path().join("o"));
+    std::fs::create_dir_all(&target).unwrap();
+    let out = job
+        .args(run_args(&target.display().to_string(), &out_dir))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let jobs = run_json_files(&out_dir);
+    let job = read_run(&jobs[0]);
+    for w in &job.workloads {
+        let it = &w.iterations[0];
+        let records = jobs[0].parent().unwrap().join(it.records.as_ref().unwrap());
+        let mut reader = open_trace(&records).unwrap();
+        let mut first: BTreeMap<u32, u64> = BTreeMap::new();
+        while let Some(rec) = reader.next_record().unwrap() {
+            if let Record::Op(_, Some(m)) = rec {
+                first.entry(reader.client().unwrap()).or_insert(m.issued_ns);
+            }
+        }
+        assert_eq!(first.len(), 2, "{first:?}");
+        let skew = first.values().max().unwrap() - first.values().min().unwrap();
+        eprintln!(
+            "{}: first ops issued {:.1} µs apart on the common time base",
+            w.name,
+            skew as f64 / 1e3
+        );
+        assert!(skew < 1_000_000, "{}: start skew {skew} ns", w.name);
+    }
 }
