@@ -19,14 +19,21 @@ use naslab_trace::{open_trace, Record};
 const WORKLOADS: &str = "PhotoAlbum,FileCopyToNAS";
 
 /// `mpirun` with what this machine needs (root, more ranks than cores), or `None` (then
-/// the test fails when NASLAB_REQUIRE_ROOT=1, as CI sets). A job that hangs is ended
-/// after 10 minutes (the test then fails) rather than holding the suite.
+/// the test fails when NASLAB_REQUIRE_ROOT=1, as CI sets), with this test's turn to
+/// run jobs: one job at a time, as the jobs' clients would otherwise take each other's
+/// CPUs, and the start-skew figures would measure that.
 fn mpirun(ranks: u32) -> Option<(Command, MutexGuard<'static, ()>)> {
-    let mpirun = common::tool_or_skip("mpirun")?;
-    // One job at a time: the jobs' clients would otherwise take each other's CPUs, and
-    // the start-skew figures would measure that.
     static ONE_JOB: Mutex<()> = Mutex::new(());
-    let slot = ONE_JOB.lock().unwrap_or_else(|e| e.into_inner());
+    let command = mpirun_command(ranks)?;
+    let turn = ONE_JOB.lock().unwrap_or_else(|e| e.into_inner());
+    Some((command, turn))
+}
+
+/// The `mpirun` command line of [`mpirun`], for a test that already has its turn. A job
+/// that hangs is ended after 10 minutes (the test then fails) rather than holding the
+/// suite.
+fn mpirun_command(ranks: u32) -> Option<Command> {
+    let mpirun = common::tool_or_skip("mpirun")?;
     let mut c = Command::new(mpirun);
     c.args([
         "--allow-run-as-root",
@@ -37,7 +44,7 @@ fn mpirun(ranks: u32) -> Option<(Command, MutexGuard<'static, ()>)> {
     ])
     .arg(ranks.to_string())
     .arg(env!("CARGO_BIN_EXE_naslab"));
-    Some((c, slot))
+    Some(c)
 }
 
 fn run_json_files(out: &Path) -> Vec<PathBuf> {
@@ -413,6 +420,34 @@ fn four_clients_over_a_lab_samba_and_nfs_make_one_result_equal_to_four_single_ru
             .unwrap();
         assert!(copies > 0);
         assert_eq!(copy.iterations[0].bytes_written, copies, "{server}");
+        // The four clients again, on one file set in the share's naslab/.
+        let shared = base.path().join("shared");
+        let mut photos = run_args(&lab.url, &shared);
+        photos[2] = "PhotoAlbum".into();
+        photos.push("--shared-files".into());
+        let out = mpirun_command(4)
+            .unwrap()
+            .env("NASLAB_SMB_PASSWORD", &lab.password)
+            .args(&photos)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{server}: shared files: {}",
+            text(&out.stderr)
+        );
+        let shared_run = read_run(&run_json_files(&shared)[0]);
+        let album = single
+            .workloads
+            .iter()
+            .find(|w| w.name == "PhotoAlbum")
+            .unwrap();
+        four_single_runs(&shared_run, &shared_run.workloads[0], album);
+        assert!(lab.share_dir.join("naslab/PhotoAlbum").is_dir(), "{server}");
+        assert!(
+            !lab.share_dir.join("naslab/.naslab-lock").exists(),
+            "{server}: the lock was let go"
+        );
         eprintln!(
             "{server}: {} ops from 4 clients, {} B written",
             job.workloads
@@ -787,31 +822,21 @@ fn shared_files_are_refused_outside_a_job_and_with_verify() {
             .arg("--shared-files"),
     );
     assert!(alone.contains("under mpirun"), "{alone}");
-    for (target, extra, said) in [
-        (
-            target.display().to_string(),
-            "--verify",
-            "--verify cannot check",
-        ),
-        (
-            "nfs://127.0.0.1/naslab".to_string(),
-            "--pace=afap",
-            "--shared-files works on local and mounted targets",
-        ),
-    ] {
-        let Some((mut job, _one_job)) = mpirun(2) else {
-            return;
-        };
-        let out = job
-            .args(run_args(&target, &tmp.path().join("o")))
-            .args(["--shared-files", extra])
-            .output()
-            .unwrap();
-        let stderr = text(&out.stderr);
-        assert!(!out.status.success());
-        assert!(stderr.contains(said), "{stderr}");
-        assert!(!stderr.contains("panicked"), "{stderr}");
-    }
+    let Some((mut job, _one_job)) = mpirun(2) else {
+        return;
+    };
+    let out = job
+        .args(run_args(
+            &target.display().to_string(),
+            &tmp.path().join("o"),
+        ))
+        .args(["--shared-files", "--verify"])
+        .output()
+        .unwrap();
+    let stderr = text(&out.stderr);
+    assert!(!out.status.success());
+    assert!(stderr.contains("--verify cannot check"), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
 }
 
 #[test]

@@ -103,20 +103,22 @@ impl NfsTarget {
 
     /// [`NfsTarget::connect`] with the client's timeout chosen.
     pub fn connect_with(url: RemoteUrl, opts: ClientOptions) -> Result<NfsTarget, NfsError> {
-        NfsTarget::connect_in(url, opts, None)
+        NfsTarget::connect_in(url, opts, None, false)
     }
 
     /// [`NfsTarget::connect_with`], working in `<path>/<client>/naslab` when `client`
-    /// is given (a multi-client job's own directory, made when missing).
+    /// is given (a multi-client job's own directory, made when missing); with `join`,
+    /// joining the `naslab` directory the job's first client holds (`--shared-files`).
     pub fn connect_in(
         url: RemoteUrl,
         opts: ClientOptions,
         client: Option<&str>,
+        join: bool,
     ) -> Result<NfsTarget, NfsError> {
         let timeout = opts.io_timeout;
         let url = resolve_export(url, timeout)?;
         let mut admin = Session::open(&url, timeout)?;
-        let sandbox = RemoteSandbox::open_in(&mut admin, &url.path, client)?;
+        let sandbox = RemoteSandbox::open_in(&mut admin, &url.path, client, join)?;
         Ok(NfsTarget {
             url,
             timeout,

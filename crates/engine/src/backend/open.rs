@@ -63,8 +63,6 @@ pub enum OpenError {
     },
     #[error("--client-profile windows models the Windows SMB redirector; use it with smb:// targets or local directories, not nfs://")]
     ProfileNotForNfs,
-    #[error("--shared-files works on local and mounted targets so far; mount the share on every host and give the mount point as --target")]
-    SharedOverProtocol,
 }
 
 /// Gives the password for an SMB URL, or says why there is none.
@@ -76,7 +74,6 @@ pub fn open(req: &TargetRequest<'_>, password: Password<'_>) -> Result<OpenedTar
     let remote = req.target.and_then(|p| p.to_str()).filter(|s| is_remote(s));
     let opened = match (req.null, remote) {
         (true, _) => null(req.target),
-        (false, Some(_)) if req.join => return Err(OpenError::SharedOverProtocol),
         (false, Some(url)) => remote_target(url.parse()?, req, password)?,
         (false, None) => local(req.target.ok_or(OpenError::NoTarget)?, req)?,
     };
@@ -156,12 +153,10 @@ fn smb(
 ) -> Result<Connected, OpenError> {
     let password = password(&url).map_err(OpenError::Password)?;
     let shown = url.to_string();
-    let t =
-        super::SmbTarget::connect_in(url, password, req.client, req.client_dir).map_err(|e| {
-            OpenError::Connect {
-                url: shown,
-                source: Box::new(e),
-            }
+    let t = super::SmbTarget::connect_in(url, password, req.client, req.client_dir, req.join)
+        .map_err(|e| OpenError::Connect {
+            url: shown,
+            source: Box::new(e),
         })?;
     let session = t.security().to_string();
     Ok((Box::new(t), Some(session)))
@@ -179,12 +174,13 @@ fn smb(
 #[cfg(feature = "nfs")]
 fn nfs(url: RemoteUrl, req: &TargetRequest<'_>) -> Result<Box<dyn Target>, OpenError> {
     let shown = url.to_string();
-    let t = super::NfsTarget::connect_in(url, req.client, req.client_dir).map_err(|e| {
-        OpenError::Connect {
-            url: shown,
-            source: Box::new(e),
-        }
-    })?;
+    let t =
+        super::NfsTarget::connect_in(url, req.client, req.client_dir, req.join).map_err(|e| {
+            OpenError::Connect {
+                url: shown,
+                source: Box::new(e),
+            }
+        })?;
     Ok(Box::new(t))
 }
 

@@ -68,6 +68,8 @@ pub enum RemoteSandboxError {
         holder: String,
         lock: String,
     },
+    #[error("'{0}' on the server is not held by the first client of this multi-client job, which --shared-files needs before the others join it; check that every client is given the same URL")]
+    NotHeld(String),
     #[error("workload name '{0}' is reserved or not a plain name; rename the workload")]
     BadName(String),
     #[error("'{0}' is nested more than {MAX_DEPTH} directories deep; naslab stops there: empty it by hand")]
@@ -127,6 +129,9 @@ fn req<'a>(action: &'static str, path: &'a str) -> impl FnOnce(OpError) -> Remot
 #[derive(Debug, Clone)]
 pub struct RemoteSandbox {
     root: String,
+    /// Whether this process took the lock (and lets go of it), rather than joining the
+    /// multi-client job's first client, which holds it.
+    held: bool,
 }
 
 /// This process's entry in the lock directory: who holds the target, and since when
@@ -149,16 +154,19 @@ impl RemoteSandbox {
     /// Checks `<base>/naslab` and makes and marks it when it is absent. `base` is the
     /// directory the target URL names inside its share.
     pub fn open(fs: &mut dyn RemoteFs, base: &str) -> Result<RemoteSandbox, RemoteSandboxError> {
-        RemoteSandbox::open_in(fs, base, None)
+        RemoteSandbox::open_in(fs, base, None, false)
     }
 
     /// [`RemoteSandbox::open`] in `<base>/<client>` when `client` is given (a
     /// multi-client job's own directory, `client-<rank>`): made when missing, refused when
-    /// it is a link or not a directory.
+    /// it is a link or not a directory. With `join`, `<base>/naslab` is not taken but
+    /// joined: the multi-client job's first client must have made and locked it
+    /// (`--shared-files`), and nothing is made or locked.
     pub fn open_in(
         fs: &mut dyn RemoteFs,
         base: &str,
         client: Option<&str>,
+        join_held: bool,
     ) -> Result<RemoteSandbox, RemoteSandboxError> {
         if !base.is_empty() {
             match fs.kind(base).map_err(req("look up", base))? {
@@ -190,6 +198,15 @@ impl RemoteSandbox {
         };
         let root = join(&dir, ROOT_NAME);
         let marker = join(&root, MARKER_NAME);
+        if join_held {
+            let lock = join(&root, LOCK_NAME);
+            let marked = fs.kind(&marker).map_err(req("look up", &marker))?;
+            let locked = fs.kind(&lock).map_err(req("look up", &lock))?;
+            if marked != Some(EntryKind::File) || locked != Some(EntryKind::Dir) {
+                return Err(RemoteSandboxError::NotHeld(root));
+            }
+            return Ok(RemoteSandbox { root, held: false });
+        }
         match fs.kind(&root).map_err(req("look up", &root))? {
             None => {
                 fs.make_dir(&root).map_err(req("create", &root))?;
@@ -204,7 +221,7 @@ impl RemoteSandbox {
             Some(EntryKind::Link) => return Err(RemoteSandboxError::Link(root)),
             Some(EntryKind::File) => return Err(RemoteSandboxError::NotOurs(root)),
         }
-        let sandbox = RemoteSandbox { root };
+        let sandbox = RemoteSandbox { root, held: true };
         sandbox.lock(fs)?;
         Ok(sandbox)
     }
@@ -242,6 +259,9 @@ impl RemoteSandbox {
 
     /// Gives the target up: removes the lock directory this process made.
     pub fn release(&self, fs: &mut dyn RemoteFs) -> Result<(), RemoteSandboxError> {
+        if !self.held {
+            return Ok(());
+        }
         let lock = join(&self.root, LOCK_NAME);
         remove_tree(fs, &lock, 0)
     }
@@ -431,28 +451,52 @@ mod tests {
     fn a_clients_own_directory_is_made_and_never_followed() {
         let mut fs = MemFs::default();
         fs.0.insert("base".into(), EntryKind::Dir);
-        let sb = RemoteSandbox::open_in(&mut fs, "base", Some("client-2")).unwrap();
+        let sb = RemoteSandbox::open_in(&mut fs, "base", Some("client-2"), false).unwrap();
         assert_eq!(sb.root(), "base/client-2/naslab");
         assert_eq!(fs.0.get("base/client-2"), Some(&EntryKind::Dir));
         sb.release(&mut fs).unwrap();
         // Found again as it was left.
-        RemoteSandbox::open_in(&mut fs, "base", Some("client-2")).unwrap();
+        RemoteSandbox::open_in(&mut fs, "base", Some("client-2"), false).unwrap();
         fs.0.insert("base/client-3".into(), EntryKind::Link);
         assert!(matches!(
-            RemoteSandbox::open_in(&mut fs, "base", Some("client-3")).unwrap_err(),
+            RemoteSandbox::open_in(&mut fs, "base", Some("client-3"), false).unwrap_err(),
             RemoteSandboxError::Link(_)
         ));
         fs.0.insert("base/client-4".into(), EntryKind::File);
         assert!(matches!(
-            RemoteSandbox::open_in(&mut fs, "base", Some("client-4")).unwrap_err(),
+            RemoteSandbox::open_in(&mut fs, "base", Some("client-4"), false).unwrap_err(),
             RemoteSandboxError::NotDir(_)
         ));
         for bad in ["..", "a/b", ".naslab-lock"] {
             assert!(
-                RemoteSandbox::open_in(&mut fs, "base", Some(bad)).is_err(),
+                RemoteSandbox::open_in(&mut fs, "base", Some(bad), false).is_err(),
                 "{bad}"
             );
         }
+    }
+
+    #[test]
+    fn a_shared_file_set_is_joined_only_while_held_and_never_let_go_by_a_joiner() {
+        let mut fs = MemFs::default();
+        assert!(matches!(
+            RemoteSandbox::open_in(&mut fs, "", None, true).unwrap_err(),
+            RemoteSandboxError::NotHeld(_)
+        ));
+        assert_eq!(fs.kind("naslab").unwrap(), None, "joining made nothing");
+        let holder = RemoteSandbox::open(&mut fs, "").unwrap();
+        let joined = RemoteSandbox::open_in(&mut fs, "", None, true).unwrap();
+        assert_eq!(joined.root(), holder.root());
+        // A joiner letting go leaves the holder's lock where it is.
+        joined.release(&mut fs).unwrap();
+        assert_eq!(
+            fs.kind("naslab/.naslab-lock").unwrap(),
+            Some(EntryKind::Dir)
+        );
+        holder.release(&mut fs).unwrap();
+        assert!(matches!(
+            RemoteSandbox::open_in(&mut fs, "", None, true).unwrap_err(),
+            RemoteSandboxError::NotHeld(_)
+        ));
     }
 
     #[test]

@@ -118,19 +118,21 @@ impl SmbTarget {
         password: String,
         opts: ClientOptions,
     ) -> Result<SmbTarget, SmbError> {
-        SmbTarget::connect_in(url, password, opts, None)
+        SmbTarget::connect_in(url, password, opts, None, false)
     }
 
     /// [`SmbTarget::connect_with`], working in `<path>/<client>/naslab` when `client`
-    /// is given (a multi-client job's own directory, made when missing).
+    /// is given (a multi-client job's own directory, made when missing); with `join`,
+    /// joining the `naslab` directory the job's first client holds (`--shared-files`).
     pub fn connect_in(
         url: RemoteUrl,
         password: String,
         opts: ClientOptions,
         client: Option<&str>,
+        join: bool,
     ) -> Result<SmbTarget, SmbError> {
         let mut admin = Session::open(&url, &password, opts)?;
-        let sandbox = RemoteSandbox::open_in(&mut admin, &url.path, client)?;
+        let sandbox = RemoteSandbox::open_in(&mut admin, &url.path, client, join)?;
         Ok(SmbTarget {
             url,
             password,

@@ -52,11 +52,6 @@ pub fn context(
         if data.verify {
             bail!("--verify cannot check a file set that other clients write too; leave out --verify or --shared-files");
         }
-        let url = opts.target.as_deref().and_then(|t| t.to_str());
-        if url.is_some_and(naslab_engine::backend::url::is_remote) {
-            // Refused here by every client alike, not by the joiners alone.
-            bail!("{}", naslab_engine::backend::OpenError::SharedOverProtocol);
-        }
         extra.insert("shared_files".to_string(), "true".to_string());
     }
     let opened = open_target(opts, &mut extra)?;
