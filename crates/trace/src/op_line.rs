@@ -47,19 +47,30 @@ impl<'a> Scan<'a> {
         (self.b.get(self.i) == Some(&c)).then(|| self.i += 1)
     }
 
+    /// A string without escapes, as its bytes (which the caller matches against ASCII
+    /// names, or checks as UTF-8).
+    #[inline]
+    fn bytes(&mut self) -> Option<&'a [u8]> {
+        self.eat(b'"')?;
+        let start = self.i;
+        let rest = &self.b[start..];
+        let mut len = 0;
+        loop {
+            match *rest.get(len)? {
+                b'"' => break,
+                // Escapes and control characters are left to the general path.
+                c if c == b'\\' || c < 0x20 => return None,
+                _ => len += 1,
+            }
+        }
+        self.i = start + len + 1;
+        Some(&rest[..len])
+    }
+
     /// A string without escapes.
     #[inline]
     fn string(&mut self) -> Option<&'a str> {
-        self.eat(b'"')?;
-        let start = self.i;
-        let len = self.b[start..].iter().position(|&c| c == b'"')?;
-        let s = &self.b[start..start + len];
-        // Escapes and control characters are left to the general path.
-        if s.iter().any(|&c| c == b'\\' || c < 0x20) {
-            return None;
-        }
-        self.i = start + len + 1;
-        std::str::from_utf8(s).ok()
+        std::str::from_utf8(self.bytes()?).ok()
     }
 
     /// A JSON integer that fits in u64 (no sign, no leading zero, no fraction).
@@ -117,8 +128,10 @@ impl<'a> Scan<'a> {
     }
 }
 
-fn kind_named(name: &str) -> Option<OpKind> {
-    OpKind::ALL.into_iter().find(|k| k.name() == name)
+fn kind_named(name: &[u8]) -> Option<OpKind> {
+    OpKind::ALL
+        .into_iter()
+        .find(|k| k.name().as_bytes() == name)
 }
 
 /// Sets `slot` once: a repeated key is for the general path to refuse.
@@ -131,39 +144,39 @@ fn once<T>(slot: &mut Option<T>, v: T) -> Option<()> {
     Some(())
 }
 
-/// Reads `text` when it is a plain op line; `None` when the general path must decide.
-pub(crate) fn parse_op_line(text: &str) -> Option<OpFields> {
-    let mut s = Scan {
-        b: text.as_bytes(),
-        i: 0,
-    };
+/// Reads `line` (its bytes, with or without the newline) when it is a plain op line;
+/// `None` when the general path must decide. A line read here is valid UTF-8: every
+/// byte of it is JSON punctuation, whitespace, a digit, a known ASCII name, or a flags
+/// string checked as UTF-8.
+pub(crate) fn parse_op_line(line: &[u8]) -> Option<OpFields> {
+    let mut s = Scan { b: line, i: 0 };
     s.eat(b'{')?;
     let mut f = OpFields::default();
     let mut typed = false;
     loop {
-        let key = s.string()?;
+        let key = s.bytes()?;
         s.eat(b':')?;
         match key {
-            "type" => {
-                if typed || s.string()? != "op" {
+            b"type" => {
+                if typed || s.bytes()? != b"op" {
                     return None;
                 }
                 typed = true;
             }
-            "op" => once(&mut f.op, kind_named(s.string()?)?)?,
-            "stream" => once(&mut f.stream, u32::try_from(s.unsigned()?).ok()?)?,
-            "t_us" => once(&mut f.t_us, s.unsigned()?)?,
-            "file" => once(&mut f.file, u32::try_from(s.unsigned()?).ok()?)?,
-            "offset" => once(&mut f.offset, s.unsigned()?)?,
-            "len" => once(&mut f.len, s.unsigned()?)?,
-            "flags" => once(&mut f.flags, OpFlags::parse(s.string()?).ok()?)?,
-            "to" => once(&mut f.to, u32::try_from(s.unsigned()?).ok()?)?,
-            "warmup" => once(&mut f.warmup, s.boolean()?)?,
-            "sched_ns" => once(&mut f.sched_ns, s.unsigned()?)?,
-            "issued_ns" => once(&mut f.issued_ns, s.unsigned()?)?,
-            "done_ns" => once(&mut f.done_ns, s.unsigned()?)?,
-            "result" => once(&mut f.result, s.signed()?)?,
-            "client" => once(&mut f.client, u32::try_from(s.unsigned()?).ok()?)?,
+            b"op" => once(&mut f.op, kind_named(s.bytes()?)?)?,
+            b"stream" => once(&mut f.stream, u32::try_from(s.unsigned()?).ok()?)?,
+            b"t_us" => once(&mut f.t_us, s.unsigned()?)?,
+            b"file" => once(&mut f.file, u32::try_from(s.unsigned()?).ok()?)?,
+            b"offset" => once(&mut f.offset, s.unsigned()?)?,
+            b"len" => once(&mut f.len, s.unsigned()?)?,
+            b"flags" => once(&mut f.flags, OpFlags::parse(s.string()?).ok()?)?,
+            b"to" => once(&mut f.to, u32::try_from(s.unsigned()?).ok()?)?,
+            b"warmup" => once(&mut f.warmup, s.boolean()?)?,
+            b"sched_ns" => once(&mut f.sched_ns, s.unsigned()?)?,
+            b"issued_ns" => once(&mut f.issued_ns, s.unsigned()?)?,
+            b"done_ns" => once(&mut f.done_ns, s.unsigned()?)?,
+            b"result" => once(&mut f.result, s.signed()?)?,
+            b"client" => once(&mut f.client, u32::try_from(s.unsigned()?).ok()?)?,
             _ => return None,
         }
         if s.eat(b',').is_some() {
@@ -179,9 +192,13 @@ pub(crate) fn parse_op_line(text: &str) -> Option<OpFields> {
 mod tests {
     use super::*;
 
+    fn parse(line: &str) -> Option<OpFields> {
+        parse_op_line(line.as_bytes())
+    }
+
     #[test]
     fn plain_op_lines_are_read() {
-        let f = parse_op_line(
+        let f = parse(
             r#"{"type":"op","op":"read","stream":2,"t_us":15,"file":7,"offset":4096,"len":512,"flags":"read|write","sched_ns":1,"issued_ns":2,"done_ns":3,"result":-5}"#,
         )
         .unwrap();
@@ -194,7 +211,7 @@ mod tests {
             (Some(1), Some(2), Some(3))
         );
         assert_eq!(f.result, Some(-5));
-        let f = parse_op_line(
+        let f = parse(
             " { \"op\" : \"rename\" , \"type\":\"op\", \"file\":1, \"to\":2, \"warmup\":true } ",
         )
         .unwrap();
@@ -229,10 +246,19 @@ mod tests {
             r#"{"type":"op","op":"read","file":1"#,
             r#"{"type":"op","op":"read","file":1,"warmup":1}"#,
         ] {
-            assert_eq!(parse_op_line(line), None, "{line}");
+            assert_eq!(parse(line), None, "{line}");
         }
-        let f =
-            parse_op_line(r#"{"type":"op","op":"read","file":0,"result":-9223372036854775808}"#);
+        // Bytes that are not UTF-8 never pass: in a key, a name or the flags.
+        for line in [
+            &b"{\"type\":\"op\",\"op\":\"read\",\"file\":1,\"fl\xffags\":\"read\"}"[..],
+            &b"{\"type\":\"op\",\"op\":\"re\xffad\",\"file\":1}"[..],
+            &b"{\"type\":\"op\",\"op\":\"read\",\"file\":1,\"flags\":\"read|\xff\"}"[..],
+        ] {
+            assert_eq!(parse_op_line(line), None);
+        }
+        // The newline ending a line is whitespace.
+        assert!(parse_op_line(b"{\"type\":\"op\",\"op\":\"read\",\"file\":1}\r\n").is_some());
+        let f = parse(r#"{"type":"op","op":"read","file":0,"result":-9223372036854775808}"#);
         assert_eq!(f.unwrap().result, Some(i64::MIN));
     }
 }

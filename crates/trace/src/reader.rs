@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 
 use crate::model::{FileDecl, FileKind, Header, Measured, Op, OpFlags, OpKind, Prepare, Record};
+use crate::op_line::OpFields;
 use crate::{check_rel_path, TraceError, FORMAT_NAME, FORMAT_VERSION, MAX_QUEUE_DEPTH};
 
 const ZSTD_MAGIC: [u8; 4] = [0x28, 0xb5, 0x2f, 0xfd];
@@ -47,7 +48,7 @@ pub fn read_bounded_line<R: BufRead + ?Sized>(
                 BoundedLine::Line
             });
         }
-        let (take, done) = match available.iter().position(|&b| b == b'\n') {
+        let (take, done) = match memchr::memchr(b'\n', available) {
             Some(i) => (i + 1, true),
             None => (available.len(), false),
         };
@@ -140,40 +141,24 @@ struct RawLine {
     client: Option<u32>,
 }
 
-/// Parses one line: plain op lines by the fast path, anything else by serde_json.
-fn parse_line(text: &str) -> serde_json::Result<RawLine> {
-    let Some(f) = crate::op_line::parse_op_line(text) else {
-        return serde_json::from_str(text);
-    };
-    Ok(RawLine {
-        line_type: LineType::Op,
-        format: None,
-        version: None,
-        workload: None,
-        description: None,
-        generator: None,
-        queue_depth: None,
-        id: None,
-        path: None,
-        kind: None,
-        size: None,
-        exists: None,
-        prepare: None,
-        op: f.op,
-        stream: f.stream,
-        t_us: f.t_us,
-        file: f.file,
-        offset: f.offset,
-        len: f.len,
-        flags: f.flags,
-        to: f.to,
-        warmup: f.warmup,
-        sched_ns: f.sched_ns,
-        issued_ns: f.issued_ns,
-        done_ns: f.done_ns,
-        result: f.result,
-        client: f.client,
-    })
+/// What an op line carries, from a line the fast path could not read.
+fn op_fields(raw: &RawLine) -> OpFields {
+    OpFields {
+        op: raw.op,
+        stream: raw.stream,
+        t_us: raw.t_us,
+        file: raw.file,
+        offset: raw.offset,
+        len: raw.len,
+        flags: raw.flags,
+        to: raw.to,
+        warmup: raw.warmup,
+        sched_ns: raw.sched_ns,
+        issued_ns: raw.issued_ns,
+        done_ns: raw.done_ns,
+        result: raw.result,
+        client: raw.client,
+    }
 }
 
 /// Reads a trace line by line, checking as it goes: the header first, a known version,
@@ -190,6 +175,8 @@ pub struct TraceReader<R> {
     paths: HashSet<String>,
     seen_op: bool,
     client: Option<u32>,
+    /// The file id an op line last named, known to be declared.
+    last_id: Option<u32>,
 }
 
 impl<R: BufRead> TraceReader<R> {
@@ -206,6 +193,7 @@ impl<R: BufRead> TraceReader<R> {
             paths: HashSet::new(),
             seen_op: false,
             client: None,
+            last_id: None,
         }
     }
 
@@ -243,8 +231,18 @@ impl<R: BufRead> TraceReader<R> {
     /// The next record, or `None` at the end of the trace.
     pub fn next_record(&mut self) -> Result<Option<Record>, TraceError> {
         loop {
+            // The commonest line, a plain op, is read where it lies in the input's
+            // buffer; anything else is copied out and read by the general path.
+            if let Some(fields) = self.op_in_place() {
+                return self.op_line(fields).map(Some);
+            }
             if !self.read_line()? {
                 return Ok(None);
+            }
+            if let Some(fields) = crate::op_line::parse_op_line(&self.buf) {
+                if self.header.is_some() {
+                    return self.op_line(fields).map(Some);
+                }
             }
             let text = std::str::from_utf8(&self.buf)
                 .map_err(|_| self.invalid("the line is not UTF-8 text".into()))?
@@ -252,7 +250,7 @@ impl<R: BufRead> TraceReader<R> {
             if text.is_empty() {
                 continue;
             }
-            let raw: RawLine = match parse_line(text) {
+            let raw: RawLine = match serde_json::from_str(text) {
                 Ok(raw) => raw,
                 Err(e) => {
                     let hint = if self.header.is_none() && self.line == 1 {
@@ -272,6 +270,22 @@ impl<R: BufRead> TraceReader<R> {
             };
             return self.classify(raw).map(Some);
         }
+    }
+
+    /// The next line, when it is a plain op line whole in the input's buffer (after the
+    /// header): read there, and consumed. `None` leaves the input as it was.
+    #[inline]
+    fn op_in_place(&mut self) -> Option<OpFields> {
+        self.header.as_ref()?;
+        let available = self.input.fill_buf().ok()?;
+        let end = memchr::memchr(b'\n', available)?;
+        if end >= MAX_LINE_BYTES {
+            return None;
+        }
+        let fields = crate::op_line::parse_op_line(&available[..end])?;
+        self.input.consume(end + 1);
+        self.line += 1;
+        Some(fields)
     }
 
     /// Reads the next line into `buf`, at most [`MAX_LINE_BYTES`] of it; `false` at the end.
@@ -320,7 +334,10 @@ impl<R: BufRead> TraceReader<R> {
         match raw.line_type {
             LineType::Header => self.header_line(raw),
             LineType::File => self.file_line(raw),
-            LineType::Op => self.op_line(raw),
+            LineType::Op => {
+                let fields = op_fields(&raw);
+                self.op_line(fields)
+            }
         }
     }
 
@@ -416,7 +433,7 @@ impl<R: BufRead> TraceReader<R> {
         }))
     }
 
-    fn op_line(&mut self, raw: RawLine) -> Result<Record, TraceError> {
+    fn op_line(&mut self, raw: OpFields) -> Result<Record, TraceError> {
         self.seen_op = true;
         self.client = raw.client;
         let kind = raw
@@ -425,10 +442,13 @@ impl<R: BufRead> TraceReader<R> {
         let file = raw
             .file
             .ok_or_else(|| self.invalid(format!("the {kind} op has no 'file'")))?;
-        if !self.ids.contains(&file) {
-            return Err(self.invalid(format!(
-                "the {kind} op refers to file {file}, which no file line declares; declare it before the ops"
-            )));
+        if self.last_id != Some(file) {
+            if !self.ids.contains(&file) {
+                return Err(self.invalid(format!(
+                    "the {kind} op refers to file {file}, which no file line declares; declare it before the ops"
+                )));
+            }
+            self.last_id = Some(file);
         }
         if let Some(to) = raw.to {
             if !self.ids.contains(&to) {

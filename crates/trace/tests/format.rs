@@ -342,3 +342,56 @@ fn writing_to_a_directory_says_write_not_read() {
     assert!(msg.contains("it is a directory"), "{msg}");
     assert!(std::error::Error::source(&e).is_none());
 }
+
+/// Every record and the line it came from, reading `bytes` through a buffer of
+/// `capacity` bytes.
+fn records_through(bytes: &[u8], capacity: usize) -> Vec<(u64, Record)> {
+    let input = std::io::BufReader::with_capacity(capacity, Cursor::new(bytes.to_vec()));
+    let mut r = TraceReader::new("t.jsonl".into(), input);
+    let mut out = Vec::new();
+    while let Some(rec) = r.next_record().unwrap() {
+        out.push((r.line(), rec));
+    }
+    out
+}
+
+#[test]
+fn op_lines_read_alike_however_the_input_buffer_cuts_them() {
+    // Plain op lines (read where they lie in the buffer), ones the general path reads
+    // (an escape, a float-free but spaced line), blank lines and CRLF endings.
+    let mut text = format!("{HEAD}\n{FILE}\n\n");
+    for i in 0..200u64 {
+        match i % 4 {
+            0 => text.push_str(&format!(
+                "{{\"type\":\"op\",\"op\":\"read\",\"stream\":{},\"t_us\":{i},\"file\":0,\"offset\":{},\"len\":4096}}\n",
+                i % 3,
+                i * 4096
+            )),
+            1 => text.push_str(&format!(
+                "{{\"type\":\"op\",\"op\":\"write\",\"t_us\":{i},\"file\":0,\"len\":1,\"flags\":\"write\"}}\r\n"
+            )),
+            2 => text.push_str(&format!(
+                "{{\"type\":\"op\",\"op\":\"st\\u0061t\",\"t_us\":{i},\"file\":0}}\n"
+            )),
+            _ => text.push_str(&format!(
+                "  {{ \"type\" : \"op\", \"op\":\"close\", \"t_us\":{i}, \"file\":0 }}  \n\n"
+            )),
+        }
+    }
+    // The last line without its newline.
+    text.push_str(r#"{"type":"op","op":"open","t_us":999,"file":0}"#);
+    let whole = records_through(text.as_bytes(), 1 << 20);
+    assert_eq!(whole.len(), 2 + 201);
+    for capacity in [1, 7, 64, 100, 333] {
+        assert_eq!(
+            records_through(text.as_bytes(), capacity),
+            whole,
+            "buffer of {capacity} bytes"
+        );
+    }
+    // Line numbers count blank lines too.
+    assert_eq!(whole.last().unwrap().0, text.lines().count() as u64);
+    // An op line before the header is still refused as one, however it is read.
+    let e = error_of(r#"{"type":"op","op":"read","file":0}"#);
+    assert!(e.to_string().contains("the first line must be the header"), "{e}");
+}
