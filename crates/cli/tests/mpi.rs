@@ -47,6 +47,17 @@ fn mpirun_command(ranks: u32) -> Option<Command> {
     Some(c)
 }
 
+/// A temporary directory holding a target and a results directory for a single run
+/// (`t1`, `o1`) and for a job (`t4`, `o4`), the targets made; kept while the first is.
+fn single_and_job_dirs() -> (tempfile::TempDir, [PathBuf; 4]) {
+    let tmp = tempfile::tempdir().unwrap();
+    let dirs = ["t1", "o1", "t4", "o4"].map(|d| tmp.path().join(d));
+    for d in [&dirs[0], &dirs[2]] {
+        std::fs::create_dir_all(d).unwrap();
+    }
+    (tmp, dirs)
+}
+
 fn run_json_files(out: &Path) -> Vec<PathBuf> {
     let mut found = Vec::new();
     let mut stack = vec![out.to_path_buf()];
@@ -116,6 +127,53 @@ fn four_single_runs<'a>(
     clients
 }
 
+/// FileCopyToNAS writes its copy once, front to back: a four-client job's aggregate bytes
+/// written are the sizes of the four copies, as stat finds them in each client's own
+/// `<target>/client-<rank>/naslab/FileCopyToNAS/` under `dir` (the target, or the
+/// server's directory behind a share). Returns those bytes.
+fn copies_are_the_bytes_written(job: &RunResult, dir: &Path) -> u64 {
+    let copies: u64 = (0..4)
+        .map(|r| {
+            let copy = dir.join(format!("client-{r}/naslab/FileCopyToNAS/Backup.bkf"));
+            std::fs::metadata(&copy)
+                .unwrap_or_else(|e| panic!("{}: {e}", copy.display()))
+                .len()
+        })
+        .sum();
+    let copy = job
+        .workloads
+        .iter()
+        .find(|w| w.name == "FileCopyToNAS")
+        .unwrap();
+    assert!(copies > 0);
+    assert_eq!(copy.iterations[0].bytes_written, copies);
+    copies
+}
+
+/// Runs `job` with `args`; it must fail without a panic, naming client 2 and its host.
+/// Returns what it said on stderr.
+fn fails_naming_client_2(mut job: Command, args: &[String]) -> String {
+    let out = job.args(args).output().unwrap();
+    let stderr = text(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert!(
+        stderr.contains(&format!("client 2 on {}", hostname())),
+        "the message names the client and its host: {stderr}"
+    );
+    stderr
+}
+
+/// Fails the test, with what the job printed, when it did not succeed.
+fn job_succeeded(out: &std::process::Output, what: &str) {
+    assert!(
+        out.status.success(),
+        "{what} failed:\nstdout: {}\nstderr: {}",
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+}
+
 /// Every client's own first iteration of workload `name`.
 fn client_iterations<'a>(job: &'a RunResult, name: &str) -> Vec<&'a IterationResult> {
     job.multi_client
@@ -135,27 +193,13 @@ fn four_clients_make_one_result_equal_to_four_single_runs() {
     let Some((mut job, _one_job)) = mpirun(4) else {
         return;
     };
-    let tmp = tempfile::tempdir().unwrap();
-    let (t1, o1, t4, o4) = (
-        tmp.path().join("t1"),
-        tmp.path().join("o1"),
-        tmp.path().join("t4"),
-        tmp.path().join("o4"),
-    );
-    for d in [&t1, &t4] {
-        std::fs::create_dir_all(d).unwrap();
-    }
+    let (_tmp, [t1, o1, t4, o4]) = single_and_job_dirs();
     let args = |target: &Path, out: &Path| run_args(&target.display().to_string(), out);
     common::run_ok(naslab().args(args(&t1, &o1)));
     let started = Instant::now();
     let out = job.args(args(&t4, &o4)).output().unwrap();
     let took = started.elapsed();
-    assert!(
-        out.status.success(),
-        "mpirun failed:\nstdout: {}\nstderr: {}",
-        text(&out.stdout),
-        text(&out.stderr)
-    );
+    job_succeeded(&out, "mpirun");
     let stdout = text(&out.stdout);
     eprintln!("{stdout}");
     let singles = run_json_files(&o1);
@@ -186,21 +230,7 @@ fn four_clients_make_one_result_equal_to_four_single_runs() {
     // FileCopyToNAS writes its copy once, front to back: the aggregate bytes written are
     // the sizes of the four copies, as stat finds them in each client's own
     // <target>/client-<rank>/naslab/<workload>/.
-    let copies: u64 = (0..4)
-        .map(|r| {
-            let copy = t4.join(format!("client-{r}/naslab/FileCopyToNAS/Backup.bkf"));
-            std::fs::metadata(&copy)
-                .unwrap_or_else(|e| panic!("{}: {e}", copy.display()))
-                .len()
-        })
-        .sum();
-    let copy = job
-        .workloads
-        .iter()
-        .find(|w| w.name == "FileCopyToNAS")
-        .unwrap();
-    assert!(copies > 0);
-    assert_eq!(copy.iterations[0].bytes_written, copies);
+    copies_are_the_bytes_written(&job, &t4);
     let run_dir = jobs[0].parent().unwrap();
     for (w, s) in job.workloads.iter().zip(&single.workloads) {
         let a = &w.iterations[0];
@@ -301,7 +331,7 @@ fn four_clients_make_one_result_equal_to_four_single_runs() {
 
 #[test]
 fn a_client_that_cannot_write_its_target_stops_the_job() {
-    let Some((mut job, _one_job)) = mpirun(4) else {
+    let Some((job, _one_job)) = mpirun(4) else {
         return;
     };
     let tmp = tempfile::tempdir().unwrap();
@@ -311,29 +341,8 @@ fn a_client_that_cannot_write_its_target_stops_the_job() {
     std::fs::write(target.join("client-2"), b"in the way").unwrap();
     let out_dir = tmp.path().join("o");
     let started = Instant::now();
-    let out = job
-        .args([
-            "run",
-            "--workload",
-            WORKLOADS,
-            "--scale",
-            "0.005",
-            "--target",
-        ])
-        .arg(&target)
-        .arg("--out")
-        .arg(&out_dir)
-        .output()
-        .unwrap();
+    let stderr = fails_naming_client_2(job, &run_args(&target.display().to_string(), &out_dir));
     let took = started.elapsed();
-    let stderr = text(&out.stderr);
-    assert!(!out.status.success(), "{stderr}");
-    assert!(!stderr.contains("panicked"), "{stderr}");
-    let host = hostname();
-    assert!(
-        stderr.contains(&format!("client 2 on {host}")),
-        "the message names the client and its host: {stderr}"
-    );
     assert!(stderr.contains("client-2"), "{stderr}");
     assert!(took < Duration::from_secs(60), "took {took:?}");
     // Nothing was measured, so no run directory was left.
@@ -384,12 +393,7 @@ fn four_clients_over_a_lab_samba_and_nfs_make_one_result_equal_to_four_single_ru
             .args(run_args(&lab.url, &o4))
             .output()
             .unwrap();
-        assert!(
-            out.status.success(),
-            "{server}: mpirun failed:\nstdout: {}\nstderr: {}",
-            text(&out.stdout),
-            text(&out.stderr)
-        );
+        job_succeeded(&out, server);
         let (singles, jobs) = (run_json_files(&o1), run_json_files(&o4));
         assert_eq!((singles.len(), jobs.len()), (1, 1), "{server}: {jobs:?}");
         let single = read_run(&singles[0]);
@@ -403,23 +407,7 @@ fn four_clients_over_a_lab_samba_and_nfs_make_one_result_equal_to_four_single_ru
         }
         // On the server's own disk: each client's copy in its own directory, and the
         // four copies' bytes are the aggregate's bytes written.
-        let copies: u64 = (0..4)
-            .map(|r| {
-                let copy = lab
-                    .share_dir
-                    .join(format!("client-{r}/naslab/FileCopyToNAS/Backup.bkf"));
-                std::fs::metadata(&copy)
-                    .unwrap_or_else(|e| panic!("{server}: {}: {e}", copy.display()))
-                    .len()
-            })
-            .sum();
-        let copy = job
-            .workloads
-            .iter()
-            .find(|w| w.name == "FileCopyToNAS")
-            .unwrap();
-        assert!(copies > 0);
-        assert_eq!(copy.iterations[0].bytes_written, copies, "{server}");
+        let copies = copies_are_the_bytes_written(&job, &lab.share_dir);
         // The four clients again, on one file set in the share's naslab/.
         let shared = base.path().join("shared");
         let mut photos = run_args(&lab.url, &shared);
@@ -464,16 +452,7 @@ fn a_file_servers_connections_are_spread_over_the_clients() {
     let Some((mut job, _one_job)) = mpirun(4) else {
         return;
     };
-    let tmp = tempfile::tempdir().unwrap();
-    let (t1, o1, t4, o4) = (
-        tmp.path().join("t1"),
-        tmp.path().join("o1"),
-        tmp.path().join("t4"),
-        tmp.path().join("o4"),
-    );
-    for d in [&t1, &t4] {
-        std::fs::create_dir_all(d).unwrap();
-    }
+    let (_tmp, [t1, o1, t4, o4]) = single_and_job_dirs();
     let args = |target: &Path, out: &Path| -> Vec<String> {
         ["fileserver", "-c", "600", "-f", "1", "--target"]
             .iter()
@@ -573,12 +552,7 @@ fn a_time_limit_ends_every_client_at_the_same_moment() {
         .arg(&out_dir)
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "mpirun failed:\nstdout: {}\nstderr: {}",
-        text(&out.stdout),
-        text(&out.stderr)
-    );
+    job_succeeded(&out, "mpirun");
     let jobs = run_json_files(&out_dir);
     assert_eq!(jobs.len(), 1);
     let job = read_run(&jobs[0]);
@@ -626,7 +600,7 @@ fn a_client_whose_disk_fills_mid_phase_stops_the_others_at_once() {
     if !common::root_or_skip("mounting a small tmpfs for one client") {
         return;
     }
-    let Some((mut job, _one_job)) = mpirun(4) else {
+    let Some((job, _one_job)) = mpirun(4) else {
         return;
     };
     let tmp = tempfile::tempdir().unwrap();
@@ -643,28 +617,10 @@ fn a_client_whose_disk_fills_mid_phase_stops_the_others_at_once() {
     assert!(mounted.success(), "mount tmpfs on {}", small.display());
     let _unmount = Unmount(small.clone());
     let started = Instant::now();
-    let out = job
-        .args([
-            "run",
-            "--workload",
-            "FileCopyToNAS",
-            "--scale",
-            "0.1",
-            "--target",
-        ])
-        .arg(&target)
-        .arg("--out")
-        .arg(&out_dir)
-        .output()
-        .unwrap();
+    let mut args = run_args(&target.display().to_string(), &out_dir);
+    (args[2], args[4]) = ("FileCopyToNAS".into(), "0.1".into());
+    let stderr = fails_naming_client_2(job, &args);
     let took = started.elapsed();
-    let stderr = text(&out.stderr);
-    assert!(!out.status.success(), "{stderr}");
-    assert!(!stderr.contains("panicked"), "{stderr}");
-    assert!(
-        stderr.contains(&format!("client 2 on {}", hostname())),
-        "{stderr}"
-    );
     // What was measured is kept, marked aborted.
     let jobs = run_json_files(&out_dir);
     assert_eq!(jobs.len(), 1, "{stderr}");
@@ -721,16 +677,7 @@ fn shared_files_give_every_client_one_file_set_prepared_once() {
     let Some((mut job, _one_job)) = mpirun(4) else {
         return;
     };
-    let tmp = tempfile::tempdir().unwrap();
-    let (t1, o1, t4, o4) = (
-        tmp.path().join("t1"),
-        tmp.path().join("o1"),
-        tmp.path().join("t4"),
-        tmp.path().join("o4"),
-    );
-    for d in [&t1, &t4] {
-        std::fs::create_dir_all(d).unwrap();
-    }
+    let (_tmp, [t1, o1, t4, o4]) = single_and_job_dirs();
     let args = |target: &Path, out: &Path| {
         let mut a = run_args(&target.display().to_string(), out);
         a[2] = "PhotoAlbum".into();
@@ -742,12 +689,7 @@ fn shared_files_give_every_client_one_file_set_prepared_once() {
         .arg("--shared-files")
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "mpirun failed:\nstdout: {}\nstderr: {}",
-        text(&out.stdout),
-        text(&out.stderr)
-    );
+    job_succeeded(&out, "mpirun");
     // One file set, in <target>/naslab, and no client directories.
     assert!(t4.join("naslab/PhotoAlbum").is_dir());
     for r in 0..4 {
@@ -837,45 +779,4 @@ fn shared_files_are_refused_outside_a_job_and_with_verify() {
     assert!(!out.status.success());
     assert!(stderr.contains("--verify cannot check"), "{stderr}");
     assert!(!stderr.contains("panicked"), "{stderr}");
-}
-
-#[test]
-fn two_clients_with_a_cpu_each_issue_their_first_ops_within_a_millisecond() {
-    let Some((mut job, _one_job)) = mpirun(2) else {
-        return;
-    };
-    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
-    assert!(
-        cpus >= 2,
-        "this check needs a CPU per client; the machine has {cpus}"
-    );
-    let tmp = tempfile::tempdir().unwrap();
-    let (target, out_dir) = (tmp.path().join("t"), tmp.path().join("o"));
-    std::fs::create_dir_all(&target).unwrap();
-    let out = job
-        .args(run_args(&target.display().to_string(), &out_dir))
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", text(&out.stderr));
-    let jobs = run_json_files(&out_dir);
-    let job = read_run(&jobs[0]);
-    for w in &job.workloads {
-        let it = &w.iterations[0];
-        let records = jobs[0].parent().unwrap().join(it.records.as_ref().unwrap());
-        let mut reader = open_trace(&records).unwrap();
-        let mut first: BTreeMap<u32, u64> = BTreeMap::new();
-        while let Some(rec) = reader.next_record().unwrap() {
-            if let Record::Op(_, Some(m)) = rec {
-                first.entry(reader.client().unwrap()).or_insert(m.issued_ns);
-            }
-        }
-        assert_eq!(first.len(), 2, "{first:?}");
-        let skew = first.values().max().unwrap() - first.values().min().unwrap();
-        eprintln!(
-            "{}: first ops issued {:.1} µs apart on the common time base",
-            w.name,
-            skew as f64 / 1e3
-        );
-        assert!(skew < 1_000_000, "{}: start skew {skew} ns", w.name);
-    }
 }

@@ -28,6 +28,14 @@ fn reads(name: &str, n: u64) -> Trace {
     t
 }
 
+/// Workloads A (10 ops) and B (20 ops), compiled into a temporary directory.
+fn two_workloads() -> (tempfile::TempDir, Plan, Plan) {
+    let dir = tempfile::tempdir().unwrap();
+    let a = plan_of(&reads("A", 10), dir.path());
+    let b = plan_of(&reads("B", 20), dir.path());
+    (dir, a, b)
+}
+
 #[derive(Default)]
 struct Log {
     started: Vec<String>,
@@ -85,11 +93,7 @@ fn session<'a>(target: &'a NullTarget, dir: &'a std::path::Path, iterations: u32
 
 #[test]
 fn a_batch_of_two_workloads_makes_one_result_saved_after_each_workload() {
-    let dir = tempfile::tempdir().unwrap();
-    let (a, b) = (
-        plan_of(&reads("A", 10), dir.path()),
-        plan_of(&reads("B", 20), dir.path()),
-    );
+    let (dir, a, b) = two_workloads();
     let target = NullTarget;
     let mut log = Log::default();
     let out = session(&target, dir.path(), 3)
@@ -122,11 +126,7 @@ fn a_batch_of_two_workloads_makes_one_result_saved_after_each_workload() {
 
 #[test]
 fn a_failed_iteration_ends_the_run_keeping_what_was_measured() {
-    let dir = tempfile::tempdir().unwrap();
-    let (a, b) = (
-        plan_of(&reads("A", 10), dir.path()),
-        plan_of(&reads("B", 20), dir.path()),
-    );
+    let (dir, a, b) = two_workloads();
     let target = NullTarget;
     // The second iteration of A fails: A keeps its first, B never starts.
     let mut log = Log {
@@ -150,11 +150,7 @@ fn a_failed_iteration_ends_the_run_keeping_what_was_measured() {
 
 #[test]
 fn a_signal_ends_the_run_naming_it() {
-    let dir = tempfile::tempdir().unwrap();
-    let (a, b) = (
-        plan_of(&reads("A", 10), dir.path()),
-        plan_of(&reads("B", 20), dir.path()),
-    );
+    let (dir, a, b) = two_workloads();
     let target = NullTarget;
     let mut log = Log {
         stop_after: Some(1),

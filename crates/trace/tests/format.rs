@@ -393,5 +393,8 @@ fn op_lines_read_alike_however_the_input_buffer_cuts_them() {
     assert_eq!(whole.last().unwrap().0, text.lines().count() as u64);
     // An op line before the header is still refused as one, however it is read.
     let e = error_of(r#"{"type":"op","op":"read","file":0}"#);
-    assert!(e.to_string().contains("the first line must be the header"), "{e}");
+    assert!(
+        e.to_string().contains("the first line must be the header"),
+        "{e}"
+    );
 }

@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# Multi-client jobs on this machine (naslab built with the `mpi` feature):
+#   1. start skew: how far apart the clients' first ops were issued, on the common time
+#      base (from the merged op records), and each client's clock offset and its
+#      uncertainty (from run.json), for 2 and 4 clients, ROUNDS times each;
+#   2. the file server over 4 clients: `fileserver -c 600 -f 1`, each client's wall time
+#      and peak RSS (GNU time), and the job's table.
+# The figures depend on the machine's load and on clients per CPU: this is a benchmark,
+# not a test. Goal for the skew: under 1 ms with a CPU per client.
+#
+# usage (root, as mpirun wants --allow-run-as-root): bench/mpi-clients.sh [WORKDIR]
+# ROUNDS (default 3); BIN=path to use an already built naslab (with the mpi feature).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+work=${1:-/var/tmp/naslab-bench-mpi}
+rounds=${ROUNDS:-3}
+for t in mpirun python3 zstd; do
+  command -v "$t" >/dev/null || { echo "$t is not installed (scripts/test.sh installs it)" >&2; exit 1; }
+done
+[ -x /usr/bin/time ] || { echo "GNU time is not installed: apt-get install time" >&2; exit 1; }
+if [ -n "${BIN:-}" ]; then
+  bin=$BIN
+else
+  cargo build --release -q -p naslab --features mpi
+  bin=$PWD/target/release/naslab
+fi
+rm -rf "$work"
+mkdir -p "$work"
+mpi=(mpirun --allow-run-as-root --oversubscribe --timeout 600)
+echo "machine: $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg)"
+
+# The skew of each workload of the run directory $1, and each client's clock.
+skew() {
+  python3 - "$1" <<'EOF'
+import json, subprocess, sys, os
+run_dir = sys.argv[1]
+run = json.load(open(os.path.join(run_dir, "run.json")))
+for w in run["workloads"]:
+    it = w["iterations"][0]
+    text = subprocess.run(["zstd", "-dc", os.path.join(run_dir, it["records"])],
+                          capture_output=True, text=True, check=True).stdout
+    first = {}
+    for line in text.splitlines():
+        r = json.loads(line)
+        if r.get("type") == "op" and "issued_ns" in r:
+            first.setdefault(r["client"], r["issued_ns"])
+    v = sorted(first.values())
+    print(f"    {w['name']}: first ops of {len(v)} clients within {(v[-1] - v[0]) / 1e3:.1f} us")
+for c in run["multi_client"]["clients"]:
+    print(f"    client {c['rank']}: clock offset {c['clock_offset_ns']} ns +- {c['clock_uncertainty_ns']} ns, "
+          f"woke {c['start_late_ns'] / 1e3:.1f} us after the start")
+EOF
+}
+
+echo "== start skew (PhotoAlbum, FileCopyToNAS at scale 0.005)"
+for n in 2 4; do
+  for r in $(seq "$rounds"); do
+    mkdir -p "$work/t$n-$r"
+    "${mpi[@]}" -n "$n" "$bin" run --workload PhotoAlbum,FileCopyToNAS --scale 0.005 \
+      --target "$work/t$n-$r" --out "$work/out" --label "skew$n-$r" >/dev/null 2>"$work/skew$n-$r.err"
+    dir=$(ls -d "$work/out/skew$n-$r"/*/ | tail -n 1)
+    echo "  $n clients, round $r:"
+    skew "$dir"
+  done
+done
+
+echo "== fileserver -c 600 -f 1 over 4 clients"
+mkdir -p "$work/fs"
+"${mpi[@]}" -n 4 /usr/bin/time -f "  client: %e s wall, %M kB peak RSS" \
+  "$bin" fileserver -c 600 -f 1 --target "$work/fs" --out "$work/out" --label fileserver \
+  >"$work/fileserver.txt" 2>"$work/fileserver.err"
+grep "peak RSS" "$work/fileserver.err"
+sed -n '/^File server/,$p' "$work/fileserver.txt"
