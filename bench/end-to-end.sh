@@ -97,7 +97,7 @@ if [[ $skip != *" marginal "* ]]; then
   done
   py "
 import statistics as s
-n=[${nm[*]// /,}]; f=[${fm[*]// /,}]; p=[${post[*]// /,}]
+n=[$(IFS=,; echo "${nm[*]}")]; f=[$(IFS=,; echo "${fm[*]}")]; p=[$(IFS=,; echo "${post[*]}")]
 r=[a/b for a,b in zip(n,f)]
 print('marginal rate, whole process (3M - 1M ops), median of %d: naslab %.3f M ops/s, fio %.3f M ops/s, ratio %.3f (goal >= 1.0; ratios %s)' % (len(n), s.median(n)/1e6, s.median(f)/1e6, s.median(r), ', '.join('%.2f' % x for x in r)))
 print('cost after the replay: %.3f us/op (median; goal <= 0.3)' % s.median(p))
