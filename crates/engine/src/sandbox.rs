@@ -59,7 +59,7 @@ pub enum SandboxError {
         pid: String,
         since: String,
     },
-    #[error("'{0}' is not held by the first client of this multi-client job, which --shared-files needs before the others join it; check that every client sees the same --target")]
+    #[error("'{0}' was not held by the first client of this multi-client job within a minute, which --shared-files needs before the others join it; check that every client sees the same --target, and that the share's locks reach every host (an NFS mount with nolock or local_lock keeps them on one: give the nfs:// or smb:// URL instead)")]
     NotHeld(PathBuf),
     #[error("workload name '{0}' is reserved; rename the workload")]
     ReservedName(String),
@@ -144,6 +144,27 @@ struct Held {
     target: OwnedFd,
     dir: OwnedFd,
     marker: std::fs::File,
+}
+
+/// How long a multi-client job's other clients wait for its first client to hold the
+/// shared file set's directory (`--shared-files`) before they give up.
+pub const JOIN_WAIT: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// Runs `join` until it stops failing with "not held yet" (`not_held`), for at most
+/// [`JOIN_WAIT`]: the first client may still be opening the target.
+pub fn wait_for_holder<T, E>(
+    mut join: impl FnMut() -> Result<T, E>,
+    not_held: impl Fn(&E) -> bool,
+) -> Result<T, E> {
+    let deadline = std::time::Instant::now() + JOIN_WAIT;
+    loop {
+        match join() {
+            Err(e) if not_held(&e) && std::time::Instant::now() < deadline => {
+                std::thread::sleep(std::time::Duration::from_millis(50));
+            }
+            other => return other,
+        }
+    }
 }
 
 /// Whether opening naslab's directory takes it for this process (locked until the
@@ -273,6 +294,10 @@ impl Sandbox {
                 // SAFETY: as above.
                 unsafe { libc::flock(marker.as_raw_fd(), libc::LOCK_UN) };
                 return Err(SandboxError::NotHeld(root));
+            }
+            let e = std::io::Error::last_os_error();
+            if e.raw_os_error() != Some(libc::EWOULDBLOCK) {
+                return Err(io("lock", &marker_path)(e));
             }
             return Ok(Sandbox {
                 root,

@@ -735,7 +735,7 @@ fn joining_a_shared_file_set_needs_its_holder_and_takes_nothing() {
     let t = target.path();
     // Nobody has made it yet: nothing to join, and nothing is made.
     let e = Sandbox::join(t).unwrap_err().to_string();
-    assert!(e.contains("is not held by the first client"), "{e}");
+    assert!(e.contains("was not held by the first client"), "{e}");
     assert!(!t.join("naslab").exists());
     let holder = Sandbox::open(t).unwrap();
     let marker = std::fs::read_to_string(t.join("naslab/.naslab-owned")).unwrap();
@@ -753,7 +753,7 @@ fn joining_a_shared_file_set_needs_its_holder_and_takes_nothing() {
     assert!(e.contains("in use by naslab pid"), "{e}");
     drop(holder);
     let e = Sandbox::join(t).unwrap_err().to_string();
-    assert!(e.contains("is not held"), "{e}");
+    assert!(e.contains("was not held"), "{e}");
     let next = Sandbox::open(t).unwrap();
     drop((joined, second, next));
 }

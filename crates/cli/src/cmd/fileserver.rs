@@ -14,6 +14,10 @@ pub fn fileserver(args: FileServerArgs) -> anyhow::Result<()> {
     if args.connections == 0 || args.files == 0 || record == 0 {
         bail!("--connections, --files and --record must be at least 1");
     }
+    if args.opts.shared_files {
+        // Each client's trace declares only its own connections' files.
+        bail!("fileserver spreads its connections over the clients, each with its own files; leave out --shared-files");
+    }
     // In a multi-client job the connections are spread over the clients, each client
     // taking the next run of them.
     let (first_connection, connections) = match crate::multi::rank_and_size() {

@@ -31,16 +31,19 @@ pub(crate) use run::View;
 
 /// Runs the subcommand the user asked for.
 pub fn dispatch(cli: Cli) -> anyhow::Result<()> {
-    let workload_command = matches!(
-        cli.command,
-        Command::Run(_)
-            | Command::Fileserver(_)
-            | Command::Backup(_)
-            | Command::Iozone(_)
-            | Command::Ingest(_)
-            | Command::Bigdir(_)
-    );
-    if crate::multi::active() && !workload_command {
+    let run_opts = match &cli.command {
+        Command::Run(a) => Some(&a.opts),
+        Command::Fileserver(a) => Some(&a.opts),
+        Command::Backup(a) => Some(&a.opts),
+        Command::Iozone(a) => Some(&a.opts),
+        Command::Ingest(a) => Some(&a.opts),
+        Command::Bigdir(a) => Some(&a.opts),
+        _ => None,
+    };
+    // Known before anything can fail, so a client that fails early still casts the
+    // votes the others wait for.
+    crate::multi::share_files(run_opts.is_some_and(|o| o.shared_files));
+    if crate::multi::active() && run_opts.is_none() {
         anyhow::bail!("only the workload commands (run, fileserver, backup, iozone, ingest, bigdir) run as a multi-client job under mpirun; start other commands without mpirun");
     }
     crate::multi::after_command(command(cli))

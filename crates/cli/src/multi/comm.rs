@@ -29,6 +29,10 @@ pub struct Client {
     pub host: String,
     /// Whether this client voted at the start gate during the current iteration.
     gate_voted: bool,
+    /// With `--shared-files`: the clients vote at the shared file set's barrier too.
+    pub shared: bool,
+    /// Whether this client voted at that barrier during the current iteration.
+    set_voted: bool,
     /// Measured phases started so far.
     phases: u32,
     /// While the current iteration's measured phase has started: the tag of its failure
@@ -74,6 +78,8 @@ pub fn init() -> Option<Guard> {
         size: world.size() as u32,
         host,
         gate_voted: false,
+        shared: false,
+        set_voted: false,
         phases: 0,
         notice_tag: None,
         clocks: vec![(0, 0); world.size() as usize],
@@ -224,15 +230,20 @@ pub fn peer_failed() -> bool {
 /// the lowest failed rank, if any. A client whose measured phase failed first sends a
 /// failure notice to every other client, which stops their phases (`peer_failed`); the
 /// notices are then taken, one from each failed client. A client that never reached the
-/// start gate casts its gate vote first, so the others are not left waiting there.
+/// shared file set's barrier or the start gate casts those votes first, so the others
+/// are not left waiting there.
 pub fn end_of_iteration(failed: bool) -> Option<u32> {
-    let (voted, tag) = with(|c| {
+    let (set_owed, voted, tag) = with(|c| {
         (
+            c.shared && !std::mem::replace(&mut c.set_voted, false),
             std::mem::replace(&mut c.gate_voted, false),
             c.notice_tag.take(),
         )
     })
-    .unwrap_or((true, None));
+    .unwrap_or((false, true, None));
+    if set_owed {
+        vote(true);
+    }
     if !voted {
         vote(true);
     }
@@ -265,23 +276,18 @@ pub fn end_of_iteration(failed: bool) -> Option<u32> {
     failed_ranks.first().copied()
 }
 
-/// Client 0 tells every other client whether `ok`; returns what client 0 said (on
-/// client 0, its own `ok`; the others' argument is not used).
-pub fn tell_others(ok: bool) -> bool {
-    let mut flag = u8::from(ok);
-    world().process_at_rank(0).broadcast_into(&mut flag);
-    flag != 0
-}
-
-/// The shared file set's barrier (`--shared-files`): client 0 reports how its
-/// preparation went, every client learns it; `Err` on the others when it failed.
+/// The shared file set's barrier (`--shared-files`), a vote like the start gate's:
+/// client 0 says whether its preparation went well, every client whether it got this
+/// far; `Err` when any client failed (client 0's own error when it was client 0's). A
+/// client that fails before it votes casts its vote in `end_of_iteration`.
 pub fn shared_set_ready(mine: Result<(), String>) -> Result<(), String> {
-    let rank = with(|c| c.rank).unwrap_or(0);
-    let ready = tell_others(mine.is_ok());
-    match (rank, ready) {
-        (0, _) => mine,
-        (_, true) => Ok(()),
-        (_, false) => Err("not started: client 0 could not prepare the shared file set".into()),
+    with(|c| c.set_voted = true);
+    match (vote(mine.is_err()), mine) {
+        (_, Err(why)) => Err(why),
+        (Some(bad), Ok(())) => Err(format!(
+            "not started: client {bad} could not get the shared file set ready"
+        )),
+        (None, Ok(())) => Ok(()),
     }
 }
 

@@ -49,9 +49,7 @@ mod disabled {
     pub fn start_gate(_shared: bool) -> Option<StartGate> {
         None
     }
-    pub fn first_then_others<T>(open: impl FnOnce() -> anyhow::Result<T>) -> anyhow::Result<T> {
-        open()
-    }
+    pub fn share_files(_shared: bool) {}
     pub fn after_iteration(
         outcome: Result<IterationResult, RunError>,
     ) -> Result<IterationResult, RunError> {
@@ -103,6 +101,12 @@ mod enabled {
         with(|c| format!("client-{}", c.rank))
     }
 
+    /// Whether the clients share one file set (`--shared-files`): then they vote at its
+    /// barrier in every iteration too. Set before anything can fail.
+    pub fn share_files(shared: bool) {
+        with(|c| c.shared = shared);
+    }
+
     /// This client's rank and the job's number of clients; `None` outside a job.
     pub fn rank_and_size() -> Option<(u32, u32)> {
         with(|c| (c.rank, c.size))
@@ -142,24 +146,6 @@ mod enabled {
                 prepared: &comm::shared_set_ready,
             }),
         })
-    }
-
-    /// Runs `open` on client 0 first, then (once it has succeeded) on every other
-    /// client: the others join what client 0 opened. When client 0 fails, the others
-    /// fail too, saying so, without running `open`.
-    pub fn first_then_others<T>(open: impl FnOnce() -> anyhow::Result<T>) -> anyhow::Result<T> {
-        let Some(rank) = with(|c| c.rank) else {
-            return open();
-        };
-        if rank == 0 {
-            let opened = open();
-            comm::tell_others(opened.is_ok());
-            return opened;
-        }
-        if !comm::tell_others(false) {
-            bail!("client 0 could not open the target, so the other clients cannot join its file set (its own error says why)");
-        }
-        open()
     }
 
     /// Tells every client whether this one's iteration failed, and marks a successful

@@ -118,7 +118,10 @@ impl NfsTarget {
         let timeout = opts.io_timeout;
         let url = resolve_export(url, timeout)?;
         let mut admin = Session::open(&url, timeout)?;
-        let sandbox = RemoteSandbox::open_in(&mut admin, &url.path, client, join)?;
+        let sandbox = crate::sandbox::wait_for_holder(
+            || RemoteSandbox::open_in(&mut admin, &url.path, client, join),
+            |e| matches!(e, super::remote::RemoteSandboxError::NotHeld(_)),
+        )?;
         Ok(NfsTarget {
             url,
             timeout,

@@ -95,7 +95,10 @@ fn null(target: Option<&Path>) -> OpenedTarget {
 
 fn local(dir: &Path, req: &TargetRequest<'_>) -> Result<OpenedTarget, OpenError> {
     let sandbox = match (req.client_dir, req.join) {
-        (_, true) => Sandbox::join(dir)?,
+        (_, true) => crate::sandbox::wait_for_holder(
+            || Sandbox::join(dir),
+            |e| matches!(e, crate::sandbox::SandboxError::NotHeld(_)),
+        )?,
         (Some(client), false) => Sandbox::open_client(dir, client)?,
         (None, false) => Sandbox::open(dir)?,
     };

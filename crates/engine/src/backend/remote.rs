@@ -68,7 +68,7 @@ pub enum RemoteSandboxError {
         holder: String,
         lock: String,
     },
-    #[error("'{0}' on the server is not held by the first client of this multi-client job, which --shared-files needs before the others join it; check that every client is given the same URL")]
+    #[error("'{0}' on the server was not held by the first client of this multi-client job within a minute, which --shared-files needs before the others join it; check that every client is given the same URL")]
     NotHeld(String),
     #[error("workload name '{0}' is reserved or not a plain name; rename the workload")]
     BadName(String),

@@ -132,7 +132,10 @@ impl SmbTarget {
         join: bool,
     ) -> Result<SmbTarget, SmbError> {
         let mut admin = Session::open(&url, &password, opts)?;
-        let sandbox = RemoteSandbox::open_in(&mut admin, &url.path, client, join)?;
+        let sandbox = crate::sandbox::wait_for_holder(
+            || RemoteSandbox::open_in(&mut admin, &url.path, client, join),
+            |e| matches!(e, super::remote::RemoteSandboxError::NotHeld(_)),
+        )?;
         Ok(SmbTarget {
             url,
             password,

@@ -31,12 +31,7 @@ pub(super) fn open_target(
         },
         profile: opts.client_profile.unwrap_or_default(),
     };
-    let open = || naslab_engine::backend::open(&request, &crate::cmd::protocol::smb_password);
-    let mut opened = if opts.shared_files {
-        crate::multi::first_then_others(|| Ok(open()?))?
-    } else {
-        open()?
-    };
+    let mut opened = naslab_engine::backend::open(&request, &crate::cmd::protocol::smb_password)?;
     if opened.protocol.is_some() {
         extra.insert("io_timeout".to_string(), opts.io_timeout.to_string());
     }
