@@ -146,6 +146,26 @@ struct Held {
     marker: std::fs::File,
 }
 
+/// Tries to take the marker's lock without waiting. Taking, a refusal is tried again for
+/// 200 ms: the other clients of a `--shared-files` job check whether the lock is held
+/// by taking it for a moment, and such a moment must not pass for another run's hold.
+/// Returns whether it was taken; when not, `errno` holds why.
+fn try_lock(marker: &std::fs::File, hold: Hold) -> bool {
+    let attempts = if hold == Hold::Take { 10 } else { 1 };
+    for attempt in 0..attempts {
+        // SAFETY: flock on a descriptor the caller owns.
+        if unsafe { libc::flock(marker.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0 {
+            return true;
+        }
+        let busy = std::io::Error::last_os_error().raw_os_error() == Some(libc::EWOULDBLOCK);
+        if !busy || attempt + 1 == attempts {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    false
+}
+
 /// How long a multi-client job's other clients wait for its first client to hold the
 /// shared file set's directory (`--shared-files`) before they give up.
 pub const JOIN_WAIT: std::time::Duration = std::time::Duration::from_secs(60);
@@ -271,6 +291,10 @@ impl Sandbox {
         } else {
             match openat_raw(dir.as_raw_fd(), &marker_name, marker_flags, 0) {
                 Ok(m) => m,
+                // The first client may have made the directory and not yet its marker.
+                Err(e) if e.kind() == ErrorKind::NotFound && hold == Hold::Join => {
+                    return Err(SandboxError::NotHeld(root))
+                }
                 Err(e) if e.kind() == ErrorKind::NotFound => {
                     return Err(SandboxError::NotOurs(root))
                 }
@@ -286,12 +310,11 @@ impl Sandbox {
         if !meta.is_file() || std::os::unix::fs::MetadataExt::nlink(&meta) != 1 {
             return Err(SandboxError::BadMarker(marker_path));
         }
-        // SAFETY: flock on a descriptor we own.
-        let locked = unsafe { libc::flock(marker.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0;
+        let locked = try_lock(&marker, hold);
         if hold == Hold::Join {
             // Joined, not taken: the lock must be the first client's, not free.
             if locked {
-                // SAFETY: as above.
+                // SAFETY: flock on a descriptor we own.
                 unsafe { libc::flock(marker.as_raw_fd(), libc::LOCK_UN) };
                 return Err(SandboxError::NotHeld(root));
             }

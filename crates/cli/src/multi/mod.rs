@@ -148,29 +148,37 @@ mod enabled {
         })
     }
 
-    /// Tells every client whether this one's iteration failed, and marks a successful
-    /// iteration stopped when another client failed, so every client ends together.
+    /// Tells every client whether this one's iteration failed (or a signal stopped it),
+    /// and marks a successful iteration stopped when another client failed, so every
+    /// client ends together: a client decides to stop only through this vote, never on
+    /// its own between iterations (see `stopped`).
     pub fn after_iteration(
         outcome: Result<IterationResult, RunError>,
     ) -> Result<IterationResult, RunError> {
         if !active() {
             return outcome;
         }
-        let mine = match &outcome {
-            Ok(r) => r.aborted.is_some(),
-            Err(RunError::NotStarted(_)) => false,
-            Err(_) => true,
-        };
+        let signal = crate::interrupt::stopped_by().map(|sig| format!("stopped by {sig}"));
+        let mine = signal.is_some()
+            || match &outcome {
+                Ok(r) => r.aborted.is_some(),
+                Err(RunError::NotStarted(_)) => false,
+                Err(_) => true,
+            };
         if mine {
             with(|c| c.caused = true);
         }
         let lowest = comm::end_of_iteration(mine);
-        match (outcome, lowest) {
-            (Ok(mut r), Some(bad)) if r.aborted.is_none() => {
+        match (outcome, lowest, signal) {
+            (Ok(mut r), _, Some(why)) if r.aborted.is_none() => {
+                r.aborted = Some(why);
+                Ok(r)
+            }
+            (Ok(mut r), Some(bad), None) if r.aborted.is_none() => {
                 r.aborted = Some(format!("stopped because client {bad} failed"));
                 Ok(r)
             }
-            (outcome, _) => outcome,
+            (outcome, _, _) => outcome,
         }
     }
 

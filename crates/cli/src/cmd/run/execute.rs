@@ -117,6 +117,13 @@ impl RunHooks for CliHooks<'_> {
     }
 
     fn stopped(&self) -> Option<String> {
+        // In a multi-client job a signal stops this client's phase (the replay's cancel)
+        // and is voted on after the iteration, so that every client stops together; a
+        // client that stopped on its own between iterations would leave the others
+        // waiting for it.
+        if crate::multi::active() {
+            return None;
+        }
         stopped()
     }
 
@@ -141,6 +148,12 @@ impl RunHooks for CliHooks<'_> {
     }
 
     fn workload_done(&mut self, run: &RunResult) -> Result<(), String> {
+        // A multi-client job's clients keep their results for client 0, which writes the
+        // job's one run directory; none writes a partial one of its own (a failure there
+        // would stop it alone, out of step with the others).
+        if crate::multi::active() {
+            return Ok(());
+        }
         write_exports(&self.ctx.run_dir, run).map_err(|e| format!("{e:#}"))
     }
 }
