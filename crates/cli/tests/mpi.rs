@@ -767,6 +767,16 @@ fn shared_files_are_refused_outside_a_job_and_with_verify() {
             .arg("--shared-files"),
     );
     assert!(alone.contains("under mpirun"), "{alone}");
+    // fileserver's clients have connections, and files, of their own.
+    let fileserver = common::run_err(
+        naslab()
+            .args(["fileserver", "-c", "4", "--shared-files", "--target"])
+            .arg(&target),
+    );
+    assert!(
+        fileserver.contains("leave out --shared-files"),
+        "{fileserver}"
+    );
     let Some((mut job, _one_job)) = mpirun(2) else {
         return;
     };
