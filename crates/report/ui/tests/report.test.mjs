@@ -364,7 +364,11 @@ describe('the run report', () => {
 
     // Scrolled to the end, the last op is in view.
     await page.$eval('section[data-view=w0] .tx-scroll', (el) => { el.scrollTop = el.scrollHeight; });
-    await page.waitForTimeout(200);
+    // The rows in view are redrawn on the next frames.
+    await page.waitForFunction((last) => {
+      const rows = [...document.querySelectorAll('section[data-view=w0] .txlist [data-role=tx-row]')].filter((r) => r.style.visibility !== 'hidden');
+      return rows.some((r) => r.children[0]?.textContent === last);
+    }, String(it.ops), { timeout: 10000 }).catch(() => {});
     s = await txState(page);
     assert.equal(s.cells.at(-1)[0], String(it.ops));
     await shot(page, 'transactions');
@@ -388,7 +392,12 @@ describe('the run report', () => {
     await page.mouse.down();
     await page.mouse.move(box.x + box.w * 0.3, box.y + box.h * 0.95, { steps: 5 });
     await page.mouse.up();
-    await page.waitForTimeout(100);
+    // Redrawn when the count changes; a loaded machine may take its time.
+    const drawn = (cmp, n) => page.waitForFunction(({ sel, cmp, n }) => {
+      const p = Number(document.querySelector(sel).dataset.points);
+      return cmp === 'lt' ? p < n : p === n;
+    }, { sel: map, cmp, n }, { timeout: 10000 });
+    await drawn('lt', all).catch(() => {});
     const zoomed = await points();
     assert.ok(zoomed < all, `zooming in draws fewer points (${zoomed} of ${all})`);
     // The offset axis ticks at round decimal steps (1, 2 or 5 × 10^k bytes), each label
@@ -402,7 +411,7 @@ describe('the run report', () => {
     assert.ok([1, 2, 5].some((r) => Math.abs(mant - r) < 1e-9), `step ${step} B is 1, 2 or 5 × 10^k: ${ticks}`);
     assert.ok(vals.every((v) => v % step === 0), `${ticks}`);
     await page.dblclick(`${map} .u-over`);
-    await page.waitForTimeout(100);
+    await drawn('eq', all).catch(() => {});
     assert.equal(await points(), all, 'double-click shows everything again');
     assert.deepEqual(problems, []);
     await page.close();
