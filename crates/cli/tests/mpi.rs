@@ -169,16 +169,6 @@ fn fails_naming_client_2(mut job: Command, args: &[String]) -> String {
     stderr
 }
 
-/// Fails the test, with what the job printed, when it did not succeed.
-fn job_succeeded(out: &std::process::Output, what: &str) {
-    assert!(
-        out.status.success(),
-        "{what} failed:\nstdout: {}\nstderr: {}",
-        text(&out.stdout),
-        text(&out.stderr)
-    );
-}
-
 /// Every client's own first iteration of workload `name`.
 fn client_iterations<'a>(job: &'a RunResult, name: &str) -> Vec<&'a IterationResult> {
     job.multi_client
@@ -202,9 +192,8 @@ fn four_clients_make_one_result_equal_to_four_single_runs() {
     let args = |target: &Path, out: &Path| run_args(&target.display().to_string(), out);
     common::run_ok(naslab().args(args(&t1, &o1)));
     let started = Instant::now();
-    let out = job.args(args(&t4, &o4)).output().unwrap();
+    let out = common::run_ok(job.args(args(&t4, &o4)));
     let took = started.elapsed();
-    job_succeeded(&out, "mpirun");
     let stdout = text(&out.stdout);
     eprintln!("{stdout}");
     let singles = run_json_files(&o1);
@@ -391,12 +380,10 @@ fn four_clients_over_a_lab_samba_and_nfs_make_one_result_equal_to_four_single_ru
                 .args(run_args(&lab.url, &o1)),
         );
         // Each client signs in with its own connections, as a workstation would.
-        let out = job
-            .env("NASLAB_SMB_PASSWORD", &lab.password)
-            .args(run_args(&lab.url, &o4))
-            .output()
-            .unwrap();
-        job_succeeded(&out, server);
+        common::run_ok(
+            job.env("NASLAB_SMB_PASSWORD", &lab.password)
+                .args(run_args(&lab.url, &o4)),
+        );
         let (singles, jobs) = (run_json_files(&o1), run_json_files(&o4));
         assert_eq!((singles.len(), jobs.len()), (1, 1), "{server}: {jobs:?}");
         let single = read_run(&singles[0]);
@@ -416,16 +403,11 @@ fn four_clients_over_a_lab_samba_and_nfs_make_one_result_equal_to_four_single_ru
         let mut photos = run_args(&lab.url, &shared);
         photos[2] = "PhotoAlbum".into();
         photos.push("--shared-files".into());
-        let out = mpirun_command(4)
-            .unwrap()
-            .env("NASLAB_SMB_PASSWORD", &lab.password)
-            .args(&photos)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{server}: shared files: {}",
-            text(&out.stderr)
+        common::run_ok(
+            mpirun_command(4)
+                .unwrap()
+                .env("NASLAB_SMB_PASSWORD", &lab.password)
+                .args(&photos),
         );
         let shared_run = read_run(&run_json_files(&shared)[0]);
         let album = single
@@ -547,15 +529,13 @@ fn a_time_limit_ends_every_client_at_the_same_moment() {
     std::fs::create_dir_all(&target).unwrap();
     const LIMIT_NS: u64 = 300_000_000;
     // A copy of 140 MB per client, far longer than the limit.
-    let out = job
-        .args(["run", "--workload", "FileCopyToNAS", "--scale", "0.1"])
-        .args(["--time-limit", "300ms", "--target"])
-        .arg(&target)
-        .arg("--out")
-        .arg(&out_dir)
-        .output()
-        .unwrap();
-    job_succeeded(&out, "mpirun");
+    common::run_ok(
+        job.args(["run", "--workload", "FileCopyToNAS", "--scale", "0.1"])
+            .args(["--time-limit", "300ms", "--target"])
+            .arg(&target)
+            .arg("--out")
+            .arg(&out_dir),
+    );
     let jobs = run_json_files(&out_dir);
     assert_eq!(jobs.len(), 1);
     let job = read_run(&jobs[0]);
@@ -687,12 +667,7 @@ fn shared_files_give_every_client_one_file_set_prepared_once() {
         a
     };
     common::run_ok(naslab().args(args(&t1, &o1)));
-    let out = job
-        .args(args(&t4, &o4))
-        .arg("--shared-files")
-        .output()
-        .unwrap();
-    job_succeeded(&out, "mpirun");
+    common::run_ok(job.args(args(&t4, &o4)).arg("--shared-files"));
     // One file set, in <target>/naslab, and no client directories.
     assert!(t4.join("naslab/PhotoAlbum").is_dir());
     for r in 0..4 {

@@ -65,12 +65,7 @@ pub fn only_run_dir(out: &Path) -> PathBuf {
         .unwrap()
         .unwrap()
         .path();
-    let mut dirs: Vec<PathBuf> = std::fs::read_dir(label)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .collect();
-    assert_eq!(dirs.len(), 1, "{dirs:?}");
-    dirs.pop().unwrap()
+    only_run_under(&label)
 }
 
 /// Fails the test unless `tool arg` runs: the test checks naslab against that tool.
