@@ -61,15 +61,15 @@ pub fn failure_of(clients: &[Gathered]) -> Option<String> {
 
 /// Builds the job's one result from every client's, writing the merged op records into
 /// `run_dir`. `template` supplies what all clients share (options, target, environment
-/// of the first client that ran).
+/// of the first client that ran); `shared`: the clients shared one file set.
 pub fn merge(
     template: &RunResult,
     clients: &[Gathered],
     run_dir: &Path,
+    shared: bool,
 ) -> anyhow::Result<RunResult> {
     let mut run = template.clone();
     run.workloads.clear();
-    let shared = template.options.extra.contains_key("shared_files");
     run.aborted = failure_of(clients);
     // The workloads in the order the first client that ran them did.
     let mut names: Vec<(String, String)> = Vec::new();

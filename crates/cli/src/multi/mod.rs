@@ -327,7 +327,8 @@ mod enabled {
             .find_map(|c| c.report.run.clone())
             .context("no client sent results")?;
         let run_dir = crate::cmd::make_run_dir(base)?;
-        let run = merge(&template, &clients, &run_dir)?;
+        let shared = with(|c| c.shared).unwrap_or(false);
+        let run = merge(&template, &clients, &run_dir, shared)?;
         crate::output::write_exports(&run_dir, &run)?;
         if let Err(e) = naslab_report::write_run_report(&run_dir, &run) {
             eprintln!(

@@ -94,8 +94,8 @@ pub fn execute_returning(
             return (None, Err(anyhow::anyhow!(why)));
         }
     }
-    let kept = run.clone();
-    (Some(kept), finish(&ctx, run, failure, view))
+    let finished = finish(&ctx, &run, failure, view);
+    (Some(run), finished)
 }
 
 /// What the terminal adds to a run: a progress display, Ctrl-C and SIGTERM, a
@@ -167,24 +167,24 @@ fn stopped() -> Option<String> {
 /// failure (or `--verify`'s mismatches) into the command's error.
 fn finish(
     ctx: &RunContext,
-    run: RunResult,
+    run: &RunResult,
     failure: Option<String>,
     view: Option<View>,
 ) -> anyhow::Result<()> {
-    let failure = failure.or_else(|| verify_failure(&run));
-    write_exports(&ctx.run_dir, &run)?;
+    let failure = failure.or_else(|| verify_failure(run));
+    write_exports(&ctx.run_dir, run)?;
     // The HTML report is a view of what is already saved: if it cannot be written the
     // run still succeeded, and `naslab report` can make it later.
-    if let Err(e) = naslab_report::write_run_report(&ctx.run_dir, &run) {
+    if let Err(e) = naslab_report::write_run_report(&ctx.run_dir, run) {
         eprintln!(
             "warning: report.html was not written ({e}); run `naslab report {}` to try again",
             ctx.run_dir.display()
         );
     }
     let shown: &dyn Exporter = if ctx.json { &Json } else { &Table };
-    print!("{}", String::from_utf8_lossy(&shown.export(&run)));
+    print!("{}", String::from_utf8_lossy(&shown.export(run)));
     if let Some(v) = view {
-        write_view(&v, &run, &ctx.run_dir, ctx.json)?;
+        write_view(&v, run, &ctx.run_dir, ctx.json)?;
     }
     eprintln!("results: {}", ctx.run_dir.display());
     match failure {
