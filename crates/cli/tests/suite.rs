@@ -153,18 +153,15 @@ fn files_only_written_are_absent_after_preparation_and_the_rest_are_there() {
 fn cache_modes_are_recorded_and_keeping_caches_warns() {
     let target = tempfile::tempdir().unwrap();
     let out = tempfile::tempdir().unwrap();
-    let run = run_json(
-        &[
-            "--workload",
-            "FileCopyFromNAS",
-            "--scale",
-            "0.002",
-            "--cache",
-            "keep",
-        ],
-        target.path(),
-        out.path(),
-    );
+    let args = [
+        "--workload",
+        "FileCopyFromNAS",
+        "--scale",
+        "0.002",
+        "--cache",
+        "keep",
+    ];
+    let run = run_json(&args, target.path(), out.path());
     assert_eq!(run["options"]["cache"], "keep");
     let w = &run["warnings"][0];
     assert_eq!(w["kind"], "fits_in_client_cache");
@@ -172,15 +169,8 @@ fn cache_modes_are_recorded_and_keeping_caches_warns() {
     let table = run_ok(
         naslab()
             .arg("run")
-            .args([
-                "--workload",
-                "FileCopyFromNAS",
-                "--scale",
-                "0.002",
-                "--cache",
-                "keep",
-                "-t",
-            ])
+            .args(args)
+            .arg("-t")
             .arg(target.path())
             .arg("--out")
             .arg(out.path()),
