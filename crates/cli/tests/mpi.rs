@@ -578,6 +578,19 @@ impl Drop for Unmount {
     }
 }
 
+/// Mounts a tmpfs of `size` (as mount's `size=`) on `dir`, made first; unmounted when
+/// the returned guard is dropped.
+fn small_tmpfs(dir: &Path, size: &str) -> Unmount {
+    std::fs::create_dir_all(dir).unwrap();
+    let mounted = Command::new("mount")
+        .args(["-t", "tmpfs", "-o", &format!("size={size}"), "naslab-test"])
+        .arg(dir)
+        .status()
+        .unwrap();
+    assert!(mounted.success(), "mount tmpfs on {}", dir.display());
+    Unmount(dir.to_path_buf())
+}
+
 #[test]
 fn a_client_whose_disk_fills_mid_phase_stops_the_others_at_once() {
     if !common::root_or_skip("mounting a small tmpfs for one client") {
@@ -590,15 +603,7 @@ fn a_client_whose_disk_fills_mid_phase_stops_the_others_at_once() {
     let (target, out_dir) = (tmp.path().join("t"), tmp.path().join("o"));
     // Client 2 works on a 4 MiB file system: its 140 MB copy fails with ENOSPC early in
     // the measured phase, while the others have most of theirs still to write.
-    let small = target.join("client-2");
-    std::fs::create_dir_all(&small).unwrap();
-    let mounted = Command::new("mount")
-        .args(["-t", "tmpfs", "-o", "size=4m", "naslab-test"])
-        .arg(&small)
-        .status()
-        .unwrap();
-    assert!(mounted.success(), "mount tmpfs on {}", small.display());
-    let _unmount = Unmount(small.clone());
+    let _unmount = small_tmpfs(&target.join("client-2"), "4m");
     let started = Instant::now();
     let mut args = run_args(&target.display().to_string(), &out_dir);
     (args[2], args[4]) = ("FileCopyToNAS".into(), "0.1".into());
@@ -779,16 +784,9 @@ fn a_shared_file_set_that_cannot_be_prepared_stops_every_client() {
     };
     let tmp = tempfile::tempdir().unwrap();
     let (target, out_dir) = (tmp.path().join("t"), tmp.path().join("o"));
-    std::fs::create_dir_all(&target).unwrap();
     // 1 MiB cannot hold PhotoAlbum's 12 MB file set: client 0's preparation fails with
     // ENOSPC, and the clients waiting for it must hear so (not wait for ever).
-    let mounted = Command::new("mount")
-        .args(["-t", "tmpfs", "-o", "size=1m", "naslab-test"])
-        .arg(&target)
-        .status()
-        .unwrap();
-    assert!(mounted.success(), "mount tmpfs on {}", target.display());
-    let _unmount = Unmount(target.clone());
+    let _unmount = small_tmpfs(&target, "1m");
     let mut args = run_args(&target.display().to_string(), &out_dir);
     args[2] = "PhotoAlbum".into();
     args.push("--shared-files".into());
