@@ -58,7 +58,7 @@ mkdir -p "$work/target"
   --out "$work/results" --label r1m >/dev/null 2>&1
 run=$(ls -d "$work"/results/r1m/*/ | tail -n 1)
 records=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['workloads'][0]['iterations'][0]['ops'])" "$run/run.json")
-echo "run ($backend backend): $run ($records ops recorded, records file $(du -h "$run"/*.ops.jsonl.zst | cut -f1))"
+echo "run ($backend backend): $run ($records ops recorded, records file $(du -h "$run"/*.ops.nbt.zst | cut -f1))"
 
 best=""
 for round in 1 2 3; do

@@ -31,6 +31,9 @@ pub enum Command {
     Describe(DescribeArgs),
     /// Write a built-in workload's trace to a file, for inspection or replay elsewhere.
     ExportTrace(ExportArgs),
+    /// Write a run's op records (or any trace) as JSON Lines, or convert between JSON
+    /// Lines and the binary encoding, losslessly.
+    Records(RecordsArgs),
     /// Remove everything naslab made under a target (its marked naslab/ directory).
     Clean(CleanArgs),
     /// Rebuild a run's report from its run directory: HTML (default), JSON, CSV, Markdown or the table.
@@ -234,6 +237,18 @@ pub struct ExportArgs {
     pub output: PathBuf,
     #[command(flatten)]
     pub generate: GenArgs,
+}
+
+#[derive(Args, Debug)]
+pub struct RecordsArgs {
+    /// A run's op records (`<workload>.ops.nbt.zst`) or any trace, JSON Lines or binary,
+    /// plain or zstd-compressed.
+    #[arg(value_name = "FILE")]
+    pub input: PathBuf,
+    /// Write here instead of standard output: binary when the name ends in .nbt or
+    /// .nbt.zst, else JSON Lines; compressed with zstd when it ends in .zst.
+    #[arg(long, short = 'o', value_name = "FILE")]
+    pub output: Option<PathBuf>,
 }
 
 #[derive(Args, Debug)]

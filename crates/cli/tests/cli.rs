@@ -54,19 +54,78 @@ fn the_example_trace_runs_and_leaves_a_complete_run_directory() {
         "Test Name,Throughput(MB/s),ReadSize(B),WriteSize(B),AveReadTime(usecs),AveWriteTime(usecs),AveOpenTime(usecs),MaxReadTime(usecs),MaxWriteTime(usecs),MaxOpenTime(usecs)"
     );
     assert!(lines.next().unwrap().starts_with("DocumentSave,"));
-    assert!(dir.join("DocumentSave.ops.jsonl.zst").is_file());
+    assert!(dir.join("DocumentSave.ops.nbt.zst").is_file());
     assert!(dir.join("results.txt").is_file());
     // The records replay as a trace of their own.
     let target2 = tempfile::tempdir().unwrap();
     run_ok(
         naslab()
             .arg("run")
-            .arg(dir.join("DocumentSave.ops.jsonl.zst"))
+            .arg(dir.join("DocumentSave.ops.nbt.zst"))
             .arg("--target")
             .arg(target2.path())
             .arg("--out")
             .arg(out.path().join("again")),
     );
+}
+
+#[test]
+fn a_runs_binary_records_export_to_json_lines_and_back_without_loss() {
+    let target = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    run_ok(
+        naslab()
+            .arg("run")
+            .arg(repo_root().join("examples/document-save.jsonl"))
+            .arg("--target")
+            .arg(target.path())
+            .arg("--out")
+            .arg(out.path()),
+    );
+    let dir = only_run_dir(out.path());
+    let records = dir.join("DocumentSave.ops.nbt.zst");
+    let raw = std::fs::read(&records).unwrap();
+    assert!(zstd_plain(&raw).starts_with(b"\0naslab-trace binary 1\n"));
+    // To standard output: JSON Lines, every op with its measurements.
+    let json_lines = text(&run_ok(naslab().arg("records").arg(&records)).stdout);
+    let run = json(&dir.join("run.json"));
+    let ops = run["workloads"][0]["iterations"][0]["ops"]
+        .as_u64()
+        .unwrap();
+    let measured = json_lines
+        .lines()
+        .filter(|l| l.starts_with(r#"{"type":"op""#) && l.contains(r#""done_ns":"#))
+        .count();
+    assert_eq!(measured as u64, ops);
+    // JSON Lines to binary and back give the same text.
+    let work = tempfile::tempdir().unwrap();
+    let jsonl = work.path().join("r.jsonl");
+    let nbt = work.path().join("r.nbt");
+    run_ok(naslab().arg("records").arg(&records).arg("-o").arg(&jsonl));
+    assert_eq!(std::fs::read_to_string(&jsonl).unwrap(), json_lines);
+    run_ok(naslab().arg("records").arg(&jsonl).arg("-o").arg(&nbt));
+    assert_eq!(
+        text(&run_ok(naslab().arg("records").arg(&nbt)).stdout),
+        json_lines
+    );
+    // Never over the file being read.
+    let res = naslab()
+        .arg("records")
+        .arg(&nbt)
+        .arg("-o")
+        .arg(&nbt)
+        .output()
+        .unwrap();
+    assert!(!res.status.success());
+    assert!(text(&res.stderr).contains("is the file being read"));
+    assert_eq!(
+        text(&run_ok(naslab().arg("records").arg(&nbt)).stdout),
+        json_lines
+    );
+}
+
+fn zstd_plain(raw: &[u8]) -> Vec<u8> {
+    zstd::decode_all(raw).unwrap()
 }
 
 fn write_file(dir: &Path, name: &str, body: &str) -> PathBuf {

@@ -44,7 +44,7 @@ fn min_max_and_mean_equal_the_records_exact_figures() {
         let name = w["name"].as_str().unwrap();
         for it in w["iterations"].as_array().unwrap() {
             let i = it["iteration"].as_u64().unwrap();
-            let records = dir.join(format!("{name}.{i}.ops.jsonl.zst"));
+            let records = dir.join(format!("{name}.{i}.ops.nbt.zst"));
             let mut exact: BTreeMap<String, Exact> = BTreeMap::new();
             for r in open_trace(&records).unwrap() {
                 if let Record::Op(op, Some(m)) = r.unwrap() {

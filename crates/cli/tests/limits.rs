@@ -61,12 +61,16 @@ fn dev_zero_is_refused_at_its_first_line_in_run_and_describe() {
             .arg(target.path()),
     );
     assert!(
-        err.contains("/dev/zero:1: the line is longer than 1048576 bytes"),
+        err.contains(
+            "/dev/zero:1: the file starts with a NUL byte but is not a naslab binary trace"
+        ),
         "{err}"
     );
     let err = fails_cleanly(limited(GIB).args(["describe", "/dev/zero"]));
     assert!(
-        err.contains("/dev/zero:1: the line is longer than 1048576 bytes"),
+        err.contains(
+            "/dev/zero:1: the file starts with a NUL byte but is not a naslab binary trace"
+        ),
         "{err}"
     );
 }
@@ -116,7 +120,7 @@ fn a_gibibyte_line_in_a_small_zst_fails_fast_in_run_describe_and_report() {
             .arg(&out),
     );
     let run_dir = only_run_dir(&out);
-    let records = run_dir.join("DocumentSave.ops.jsonl.zst");
+    let records = run_dir.join("DocumentSave.ops.nbt.zst");
     assert!(records.is_file());
     std::fs::copy(&zst, &records).unwrap();
     let html = d.path().join("report.html");

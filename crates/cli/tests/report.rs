@@ -108,7 +108,7 @@ fn report_on_a_directory_that_is_not_a_run_says_what_to_give() {
 fn report_survives_damaged_records() {
     let out = tempfile::tempdir().unwrap();
     let dir = example_run(out.path(), "a");
-    let records = dir.join("DocumentSave.ops.jsonl.zst");
+    let records = dir.join("DocumentSave.ops.nbt.zst");
     let bytes = std::fs::read(&records).unwrap();
     std::fs::write(&records, &bytes[..bytes.len() / 2]).unwrap();
     run_ok(naslab().arg("report").arg(&dir));
@@ -122,7 +122,7 @@ fn report_survives_damaged_records() {
 fn missing_records_are_one_note_on_the_page_and_a_warning_on_the_terminal() {
     let out = tempfile::tempdir().unwrap();
     let dir = example_run(out.path(), "a");
-    std::fs::remove_file(dir.join("DocumentSave.ops.jsonl.zst")).unwrap();
+    std::fs::remove_file(dir.join("DocumentSave.ops.nbt.zst")).unwrap();
     let res = run_ok(naslab().arg("report").arg(&dir));
     let err = text(&res.stderr);
     let warnings: Vec<&str> = err.lines().filter(|l| l.starts_with("warning: ")).collect();
@@ -293,7 +293,6 @@ fn nearest_rank(v: &[u64], pct: usize) -> Option<u64> {
 
 #[test]
 fn the_pages_per_file_figures_time_series_and_period_percentiles_follow_from_the_records() {
-    need_tool("zstd", "--version");
     let target = tempfile::tempdir().unwrap();
     let out = tempfile::tempdir().unwrap();
     run_ok(
@@ -309,10 +308,11 @@ fn the_pages_per_file_figures_time_series_and_period_percentiles_follow_from_the
     let it = &run["workloads"][0]["iterations"][0];
     let clock_start = it["clock_start_ns"].as_u64().unwrap();
 
-    // The records, read with zstd and parsed line by line: file paths and measured ops.
+    // The records, written out as JSON Lines and parsed line by line: file paths and
+    // measured ops.
     let raw = run_ok(
-        std::process::Command::new("zstd")
-            .arg("-dc")
+        naslab()
+            .arg("records")
             .arg(dir.join(it["records"].as_str().unwrap())),
     );
     let mut paths = std::collections::HashMap::new();

@@ -307,13 +307,9 @@ fn a_second_run_or_a_clean_is_told_who_holds_the_target_and_ctrl_c_keeps_the_res
         "{csv}"
     );
     assert!(dir.join("report.html").is_file());
-    assert!(dir.join("Race.ops.jsonl.zst").is_file());
+    assert!(dir.join("Race.ops.nbt.zst").is_file());
     // The records hold exactly the ops done.
-    let records = Command::new("zstd")
-        .arg("-dc")
-        .arg(dir.join("Race.ops.jsonl.zst"))
-        .output()
-        .expect("zstd is installed");
+    let records = run_ok(naslab().arg("records").arg(dir.join("Race.ops.nbt.zst")));
     let op_lines = text(&records.stdout)
         .lines()
         .filter(|l| l.contains(r#""type":"op""#))
@@ -345,7 +341,7 @@ fn reports_never_write_over_a_runs_files_and_out_stays_outside_the_sandbox() {
         "run.json",
         "results.txt",
         "naspt.csv",
-        "DocumentSave.ops.jsonl.zst",
+        "DocumentSave.ops.nbt.zst",
     ] {
         let err = run_err(
             naslab()

@@ -97,9 +97,7 @@ fn batch_of_three_keeps_three_iterations_and_reports_their_median() {
     }
     let dir = only_run_dir(out.path());
     for i in 1..=3 {
-        assert!(dir
-            .join(format!("FileCopyToNAS.{i}.ops.jsonl.zst"))
-            .is_file());
+        assert!(dir.join(format!("FileCopyToNAS.{i}.ops.nbt.zst")).is_file());
     }
     let table = std::fs::read_to_string(dir.join("results.txt")).unwrap();
     assert!(table.contains("min..max"), "{table}");

@@ -166,13 +166,13 @@ impl Session<'_> {
         })
     }
 
-    /// Where an iteration's op records go: `<workload>.ops.jsonl.zst`, with the
+    /// Where an iteration's op records go: `<workload>.ops.nbt.zst`, with the
     /// iteration's number in a batch.
     fn records_path(&self, name: &str, iteration: u32) -> Option<PathBuf> {
         let file = if self.options.iterations > 1 {
-            format!("{name}.{iteration}.ops.jsonl.zst")
+            format!("{name}.{iteration}.ops.nbt.zst")
         } else {
-            format!("{name}.ops.jsonl.zst")
+            format!("{name}.ops.nbt.zst")
         };
         self.options.records.then(|| self.run_dir.join(file))
     }

@@ -1,8 +1,10 @@
 //! The trace: a workload's file set plus its streams of operations, and the versioned
-//! JSON Lines format that carries it (see `docs/trace-format.md`).
+//! format that carries it, as JSON Lines or in a compact binary encoding of the same
+//! records (see `docs/trace-format.md`).
 //!
 //! This crate does no I/O besides reading and writing trace files.
 
+mod binary;
 mod error;
 mod memory;
 mod model;
@@ -11,6 +13,7 @@ mod path;
 mod reader;
 mod writer;
 
+pub use binary::BINARY_MAGIC;
 pub use error::TraceError;
 pub use memory::Trace;
 pub use model::{FileDecl, FileKind, Header, Measured, Op, OpFlags, OpKind, Prepare, Record};
@@ -18,7 +21,7 @@ pub use path::check_rel_path;
 pub use reader::{
     open_trace, read_all, read_bounded_line, read_trace, BoundedLine, TraceReader, MAX_LINE_BYTES,
 };
-pub use writer::{create_trace, create_trace_parallel, Sink, TraceWriter};
+pub use writer::{create_trace, create_trace_parallel, is_binary_name, Sink, TraceWriter};
 
 /// The format name every trace's first line carries.
 pub const FORMAT_NAME: &str = "naslab-trace";

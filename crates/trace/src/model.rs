@@ -192,6 +192,8 @@ impl OpFlags {
     pub const DIRECT: OpFlags = OpFlags(32);
     /// Random access: no readahead (POSIX_FADV_RANDOM, FILE_FLAG_RANDOM_ACCESS).
     pub const RANDOM: OpFlags = OpFlags(64);
+    /// Every known flag.
+    pub const ALL: OpFlags = OpFlags(127);
 
     const NAMES: [(&'static str, OpFlags); 7] = [
         ("read", OpFlags::READ),

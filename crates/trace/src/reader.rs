@@ -5,6 +5,9 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
+use crate::binary::{
+    decode_op, Bytes, Deltas, Undecodable, BINARY_MAGIC, MAX_OP_BYTES, TAG_END, TAG_JSON, TAG_OP,
+};
 use crate::model::{FileDecl, FileKind, Header, Measured, Op, OpFlags, OpKind, Prepare, Record};
 use crate::op_line::OpFields;
 use crate::{check_rel_path, TraceError, FORMAT_NAME, FORMAT_VERSION, MAX_QUEUE_DEPTH};
@@ -72,7 +75,8 @@ pub fn open_trace(path: &Path) -> Result<TraceReader<Box<dyn BufRead + Send>>, T
     read_trace(path, file)
 }
 
-/// Reads a trace, plain or zstd-compressed, from `input`; `path` names it in errors.
+/// Reads a trace, JSON Lines or binary, plain or zstd-compressed, from `input`; `path`
+/// names it in errors.
 pub fn read_trace<R: Read + Send + 'static>(
     path: &Path,
     input: R,
@@ -161,7 +165,8 @@ fn op_fields(raw: &RawLine) -> OpFields {
     }
 }
 
-/// Reads a trace line by line, checking as it goes: the header first, a known version,
+/// Reads a trace record by record, JSON Lines or binary (told apart by its first byte),
+/// checking as it goes: the header first, a known version,
 /// entries declared before use, paths that stay inside the workload directory.
 /// Memory use does not grow with the number of ops.
 pub struct TraceReader<R> {
@@ -177,6 +182,12 @@ pub struct TraceReader<R> {
     client: Option<u32>,
     /// The file id an op line last named, known to be declared.
     last_id: Option<u32>,
+    /// Set for a binary trace: what its op records are relative to.
+    binary: Option<Deltas>,
+    /// A binary trace's end mark has been read.
+    ended: bool,
+    /// The input's first bytes have been looked at for the binary magic.
+    sniffed: bool,
 }
 
 impl<R: BufRead> TraceReader<R> {
@@ -194,10 +205,37 @@ impl<R: BufRead> TraceReader<R> {
             seen_op: false,
             client: None,
             last_id: None,
+            binary: None,
+            ended: false,
+            sniffed: false,
         }
     }
 
-    /// The line number of the record last returned.
+    /// Reads the binary encoding's magic bytes when the input starts with them (a JSON
+    /// trace never starts with a NUL byte), and from then on decodes binary records.
+    fn start_binary(&mut self) -> Result<(), TraceError> {
+        self.sniffed = true;
+        let first = match self.input.fill_buf() {
+            Ok(first) => first,
+            Err(e) => return Err(self.read_error(0, e)),
+        };
+        if first.first() != Some(&0) {
+            return Ok(());
+        }
+        let mut magic = [0u8; BINARY_MAGIC.len()];
+        let read = self.input.read_exact(&mut magic);
+        if read.is_err() || magic != BINARY_MAGIC {
+            return Err(TraceError::Unsupported {
+                path: self.path.clone(),
+                line: 1,
+                message: "the file starts with a NUL byte but is not a naslab binary trace (see docs/trace-format.md)".into(),
+            });
+        }
+        self.binary = Some(Deltas::default());
+        Ok(())
+    }
+
+    /// The line number of the record last returned (in a binary trace, its record number).
     pub fn line(&self) -> u64 {
         self.line
     }
@@ -230,6 +268,12 @@ impl<R: BufRead> TraceReader<R> {
 
     /// The next record, or `None` at the end of the trace.
     pub fn next_record(&mut self) -> Result<Option<Record>, TraceError> {
+        if !self.sniffed {
+            self.start_binary()?;
+        }
+        if self.binary.is_some() {
+            return self.next_binary();
+        }
         loop {
             // The commonest line, a plain op, is read where it lies in the input's
             // buffer; anything else is copied out and read by the general path.
@@ -239,37 +283,208 @@ impl<R: BufRead> TraceReader<R> {
             if !self.read_line()? {
                 return Ok(None);
             }
-            if let Some(fields) = crate::op_line::parse_op_line(&self.buf) {
-                if self.header.is_some() {
-                    return self.op_line(fields).map(Some);
-                }
+            if let Some(record) = self.json_record()? {
+                return Ok(Some(record));
             }
-            let text = std::str::from_utf8(&self.buf)
-                .map_err(|_| self.invalid("the line is not UTF-8 text".into()))?
-                .trim();
-            if text.is_empty() {
-                continue;
-            }
-            let raw: RawLine = match serde_json::from_str(text) {
-                Ok(raw) => raw,
-                Err(e) => {
-                    let hint = if self.header.is_none() && self.line == 1 {
-                        " (is this a naslab trace? its first line must be the header, see docs/trace-format.md)"
-                    } else {
-                        ""
-                    };
-                    // serde numbers lines within the one line it was given: keep its column only.
-                    let full = e.to_string();
-                    let at = format!(" at line {} column {}", e.line(), e.column());
-                    let why = full.strip_suffix(&at).unwrap_or(&full);
-                    return Err(self.invalid(format!(
-                        "not a valid trace line (column {}): {why}{hint}",
-                        e.column()
-                    )));
-                }
-            };
-            return self.classify(raw).map(Some);
         }
+    }
+
+    /// The record in `buf`, a line of JSON text; `None` for a blank line.
+    fn json_record(&mut self) -> Result<Option<Record>, TraceError> {
+        if let Some(fields) = crate::op_line::parse_op_line(&self.buf) {
+            if self.header.is_some() {
+                return self.op_line(fields).map(Some);
+            }
+        }
+        let text = std::str::from_utf8(&self.buf)
+            .map_err(|_| self.invalid("the line is not UTF-8 text".into()))?
+            .trim();
+        if text.is_empty() {
+            return Ok(None);
+        }
+        let raw: RawLine = match serde_json::from_str(text) {
+            Ok(raw) => raw,
+            Err(e) => {
+                let hint = if self.header.is_none() && self.line == 1 {
+                    " (is this a naslab trace? its first line must be the header, see docs/trace-format.md)"
+                } else {
+                    ""
+                };
+                // serde numbers lines within the one line it was given: keep its column only.
+                let full = e.to_string();
+                let at = format!(" at line {} column {}", e.line(), e.column());
+                let why = full.strip_suffix(&at).unwrap_or(&full);
+                return Err(self.invalid(format!(
+                    "not a valid trace line (column {}): {why}{hint}",
+                    e.column()
+                )));
+            }
+        };
+        self.classify(raw).map(Some)
+    }
+
+    /// The next record of a binary trace, `None` after its end mark.
+    fn next_binary(&mut self) -> Result<Option<Record>, TraceError> {
+        if self.header.is_some() && !self.ended {
+            if let Some(fields) = self.binary_op_in_place() {
+                self.line += 1;
+                return self.op_line(fields).map(Some);
+            }
+        }
+        let Some(tag) = self.take_byte()? else {
+            return Err(self.invalid_at(
+                self.line + 1,
+                "the binary trace ends without its end mark: the file is truncated; copy or export it again".into(),
+            ));
+        };
+        if self.ended {
+            return Err(self.invalid_at(
+                self.line + 1,
+                "bytes follow the binary trace's end mark: the file is damaged".into(),
+            ));
+        }
+        self.line += 1;
+        match tag {
+            TAG_OP => {
+                if self.header.is_none() {
+                    return Err(self.invalid("the first record must be the header".into()));
+                }
+                let fields = self.binary_op()?;
+                self.op_line(fields).map(Some)
+            }
+            TAG_JSON => {
+                let len = self.binary_len()?;
+                self.buf.resize(len, 0);
+                let complete = self.line - 1;
+                match self.input.read_exact(&mut self.buf) {
+                    Ok(()) => {}
+                    Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => {
+                        return Err(self.truncated())
+                    }
+                    Err(e) => return Err(self.read_error(complete, e)),
+                }
+                match self.json_record()? {
+                    Some(record) => Ok(Some(record)),
+                    None => Err(self.invalid("an empty record".into())),
+                }
+            }
+            TAG_END => {
+                self.line -= 1;
+                self.ended = true;
+                match self.take_byte()? {
+                    None => Ok(None),
+                    Some(_) => Err(self.invalid_at(
+                        self.line + 1,
+                        "bytes follow the binary trace's end mark: the file is damaged".into(),
+                    )),
+                }
+            }
+            other => Err(self.invalid(format!(
+                "unknown record tag {other:#04x}: the file is damaged or not a naslab binary trace"
+            ))),
+        }
+    }
+
+    /// The next record, when it is an op record whole in the input's buffer: decoded
+    /// there, and consumed. `None` leaves the input as it was.
+    #[inline]
+    fn binary_op_in_place(&mut self) -> Option<OpFields> {
+        let available = self.input.fill_buf().ok()?;
+        if available.first() != Some(&TAG_OP) {
+            return None;
+        }
+        let mut deltas = self.binary?;
+        let mut bytes = Bytes { b: available, i: 1 };
+        let fields = decode_op(&mut bytes, &mut deltas).ok()?;
+        let used = bytes.i;
+        self.input.consume(used);
+        self.binary = Some(deltas);
+        Some(fields)
+    }
+
+    /// An op record's body, decoded where it lies in the input's buffer when it is
+    /// whole there, else gathered byte by byte across the buffer's end.
+    #[inline]
+    fn binary_op(&mut self) -> Result<OpFields, TraceError> {
+        let complete = self.line - 1;
+        let mut deltas = self.binary.unwrap_or_default();
+        let available = match self.input.fill_buf() {
+            Ok(available) => available,
+            Err(e) => return Err(self.read_error(complete, e)),
+        };
+        let mut bytes = Bytes { b: available, i: 0 };
+        let decoded = decode_op(&mut bytes, &mut deltas);
+        let used = bytes.i;
+        let whole = available.len() >= MAX_OP_BYTES;
+        match decoded {
+            Ok(fields) => {
+                self.input.consume(used);
+                self.binary = Some(deltas);
+                return Ok(fields);
+            }
+            Err(Undecodable::Bad(why)) => return Err(self.invalid(why)),
+            Err(Undecodable::Short) if whole => {
+                return Err(self.invalid("an op record longer than any op".into()))
+            }
+            Err(Undecodable::Short) => {}
+        }
+        self.buf.clear();
+        loop {
+            let Some(b) = self.take_byte()? else {
+                return Err(self.truncated());
+            };
+            self.buf.push(b);
+            let mut deltas = self.binary.unwrap_or_default();
+            let mut bytes = Bytes { b: &self.buf, i: 0 };
+            match decode_op(&mut bytes, &mut deltas) {
+                Ok(fields) => {
+                    self.binary = Some(deltas);
+                    return Ok(fields);
+                }
+                Err(Undecodable::Bad(why)) => return Err(self.invalid(why)),
+                Err(Undecodable::Short) if self.buf.len() >= MAX_OP_BYTES => {
+                    return Err(self.invalid("an op record longer than any op".into()))
+                }
+                Err(Undecodable::Short) => {}
+            }
+        }
+    }
+
+    /// A JSON record's length.
+    fn binary_len(&mut self) -> Result<usize, TraceError> {
+        self.buf.clear();
+        loop {
+            let Some(b) = self.take_byte()? else {
+                return Err(self.truncated());
+            };
+            self.buf.push(b);
+            match (Bytes { b: &self.buf, i: 0 }).varint() {
+                Ok(len) if len < MAX_LINE_BYTES as u64 => return Ok(len as usize),
+                Ok(len) => return Err(self.invalid(format!(
+                    "a record of {len} bytes, more than a trace record may hold ({MAX_LINE_BYTES})"
+                ))),
+                Err(Undecodable::Short) => {}
+                Err(Undecodable::Bad(why)) => return Err(self.invalid(why)),
+            }
+        }
+    }
+
+    /// The next byte of the input, `None` at its end.
+    fn take_byte(&mut self) -> Result<Option<u8>, TraceError> {
+        let complete = self.line;
+        let available = match self.input.fill_buf() {
+            Ok(available) => available,
+            Err(e) => return Err(self.read_error(complete, e)),
+        };
+        let Some(&b) = available.first() else {
+            return Ok(None);
+        };
+        self.input.consume(1);
+        Ok(Some(b))
+    }
+
+    fn truncated(&self) -> TraceError {
+        self.invalid("the binary trace ends inside this record: the file is truncated; copy or export it again".into())
     }
 
     /// The next line, when it is a plain op line whole in the input's buffer (after the
@@ -491,9 +706,13 @@ impl<R: BufRead> TraceReader<R> {
     }
 
     fn invalid(&self, message: String) -> TraceError {
+        self.invalid_at(self.line, message)
+    }
+
+    fn invalid_at(&self, line: u64, message: String) -> TraceError {
         TraceError::Invalid {
             path: self.path.clone(),
-            line: self.line,
+            line,
             message,
         }
     }

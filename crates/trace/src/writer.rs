@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
+use crate::binary::{encode_op, put_varint, Deltas, BINARY_MAGIC, TAG_END, TAG_JSON};
 use crate::model::{FileDecl, Header, Measured, Op, OpKind};
 use crate::TraceError;
 
@@ -32,7 +33,16 @@ impl Write for Sink {
     }
 }
 
-/// Creates `path` and returns a writer for it, compressed when the name ends in `.zst`.
+/// Whether a trace file of this name is written in the binary encoding: `.nbt`, or
+/// `.nbt.zst` compressed; every other name gets JSON Lines.
+pub fn is_binary_name(path: &Path) -> bool {
+    let name = path.file_name().unwrap_or_default().to_string_lossy();
+    let name = name.strip_suffix(".zst").unwrap_or(&name);
+    name.ends_with(".nbt")
+}
+
+/// Creates `path` and returns a writer for it: compressed when the name ends in `.zst`,
+/// binary when it ends in `.nbt` or `.nbt.zst` ([`is_binary_name`]).
 pub fn create_trace(path: &Path) -> Result<TraceWriter<Sink>, TraceError> {
     let io = |cause| TraceError::Write {
         path: path.to_path_buf(),
@@ -44,7 +54,7 @@ pub fn create_trace(path: &Path) -> Result<TraceWriter<Sink>, TraceError> {
     } else {
         Sink::Plain(file)
     };
-    Ok(TraceWriter::new(path.to_path_buf(), sink))
+    Ok(TraceWriter::for_name(path, sink))
 }
 
 /// Like [`create_trace`], for large files written once and read by naslab (the op
@@ -65,14 +75,20 @@ pub fn create_trace_parallel(path: &Path) -> Result<TraceWriter<Sink>, TraceErro
         .clamp(1, 8) as u32;
     let mut enc = zstd::stream::write::Encoder::new(file, 1).map_err(io)?;
     enc.multithread(workers).map_err(io)?;
-    Ok(TraceWriter::new(path.to_path_buf(), Sink::Zstd(enc)))
+    Ok(TraceWriter::for_name(path, Sink::Zstd(enc)))
 }
 
-/// Writes a trace line by line: the header, then file lines, then op lines.
+/// How many bytes of binary records are gathered before they are written out.
+const BINARY_BATCH: usize = 64 << 10;
+
+/// Writes a trace record by record: the header, then file records, then op records.
 pub struct TraceWriter<W> {
     path: PathBuf,
     out: W,
     line: String,
+    /// Set when writing the binary encoding: what op records are written relative to.
+    binary: Option<Deltas>,
+    bytes: Vec<u8>,
 }
 
 #[derive(Serialize)]
@@ -84,12 +100,32 @@ struct Tagged<'a, T> {
 }
 
 impl<W: Write> TraceWriter<W> {
-    /// Writes to `out`; `path` is only used in error messages.
+    /// Writes JSON Lines to `out`; `path` is only used in error messages.
     pub fn new(path: PathBuf, out: W) -> Self {
         TraceWriter {
             path,
             out,
             line: String::with_capacity(256),
+            binary: None,
+            bytes: Vec::new(),
+        }
+    }
+
+    /// Writes the binary encoding to `out` (see `docs/trace-format.md`).
+    pub fn new_binary(path: PathBuf, out: W) -> Self {
+        TraceWriter {
+            binary: Some(Deltas::default()),
+            bytes: Vec::with_capacity(BINARY_BATCH + 4096),
+            ..TraceWriter::new(path, out)
+        }
+    }
+
+    /// A writer in the encoding `path`'s name asks for ([`is_binary_name`]).
+    pub fn for_name(path: &Path, out: W) -> Self {
+        if is_binary_name(path) {
+            TraceWriter::new_binary(path.to_path_buf(), out)
+        } else {
+            TraceWriter::new(path.to_path_buf(), out)
         }
     }
 
@@ -107,11 +143,33 @@ impl<W: Write> TraceWriter<W> {
     ) -> Result<(), TraceError> {
         let text = serde_json::to_string(&Tagged { line_type, body })
             .map_err(|e| self.io(std::io::Error::other(e)))?;
-        writeln!(self.out, "{text}").map_err(|e| self.io(e))
+        if self.binary.is_none() {
+            return writeln!(self.out, "{text}").map_err(|e| self.io(e));
+        }
+        let b = &mut self.bytes;
+        b.push(TAG_JSON);
+        put_varint(b, text.len() as u64);
+        b.extend_from_slice(text.as_bytes());
+        self.spill()
     }
 
-    /// Writes the header line.
+    /// Hands the binary records gathered so far to the output once there are enough of
+    /// them (the output gets large writes, not one per op).
+    #[inline]
+    fn spill(&mut self) -> Result<(), TraceError> {
+        if self.bytes.len() < BINARY_BATCH {
+            return Ok(());
+        }
+        let result = self.out.write_all(&self.bytes);
+        self.bytes.clear();
+        result.map_err(|e| self.io(e))
+    }
+
+    /// Writes the header line (in the binary encoding, after the encoding's magic bytes).
     pub fn header(&mut self, header: &Header) -> Result<(), TraceError> {
+        if self.binary.is_some() {
+            self.bytes.extend_from_slice(BINARY_MAGIC);
+        }
         self.tagged("header", header)
     }
 
@@ -142,6 +200,10 @@ impl<W: Write> TraceWriter<W> {
         measured: Option<&Measured>,
         client: Option<u32>,
     ) -> Result<(), TraceError> {
+        if let Some(deltas) = &mut self.binary {
+            encode_op(&mut self.bytes, deltas, op, measured, client);
+            return self.spill();
+        }
         let l = &mut self.line;
         l.clear();
         l.push_str("{\"type\":\"op\",\"op\":\"");
@@ -197,13 +259,24 @@ impl<W: Write> TraceWriter<W> {
             .map_err(|e| self.io(e))
     }
 
-    /// Flushes and closes the trace (ending the zstd frame when compressed).
+    /// Ends the trace (a binary one with its end mark) and flushes it.
     pub fn finish(self) -> Result<W, TraceError> {
-        let TraceWriter { path, mut out, .. } = self;
-        out.flush().map_err(|cause| TraceError::Write {
+        let TraceWriter {
+            path,
+            mut out,
+            binary,
+            mut bytes,
+            ..
+        } = self;
+        let io = |cause| TraceError::Write {
             path: path.clone(),
             cause,
-        })?;
+        };
+        if binary.is_some() {
+            bytes.push(TAG_END);
+            out.write_all(&bytes).map_err(io)?;
+        }
+        out.flush().map_err(io)?;
         Ok(out)
     }
 }

@@ -211,10 +211,14 @@ fn binary_garbage_does_not_panic() {
 
 #[test]
 fn a_line_over_the_limit_is_refused_with_its_number() {
-    // 2 MiB without a newline, as /dev/zero would give.
-    let e = error_of(&"\0".repeat(2 << 20));
+    // 2 MiB without a newline.
+    let e = error_of(&"a".repeat(2 << 20));
     assert_eq!(e.line(), Some(1), "{e}");
     assert!(e.to_string().contains("longer than 1048576 bytes"), "{e}");
+    // What /dev/zero gives starts as a binary trace would, and is refused at once.
+    let e = error_of(&"\0".repeat(2 << 20));
+    assert_eq!(e.line(), Some(1), "{e}");
+    assert!(e.to_string().contains("not a naslab binary trace"), "{e}");
     let long = format!(
         "{HEAD}\n{FILE}\n{{\"type\":\"op\",\"op\":\"stat\",\"file\":0,\"x\":\"{}\"}}\n",
         "a".repeat(MAX_LINE_BYTES)
@@ -397,4 +401,222 @@ fn op_lines_read_alike_however_the_input_buffer_cuts_them() {
         e.to_string().contains("the first line must be the header"),
         "{e}"
     );
+}
+
+/// A trace exercising every field of the binary encoding: each op kind, offsets and
+/// lengths at the extremes, times going backwards, errors, warm-up ops, clients.
+fn write_varied(w: &mut naslab_trace::TraceWriter<impl std::io::Write>) {
+    let t = sample();
+    w.header(&t.header).unwrap();
+    for f in &t.files {
+        w.file(f).unwrap();
+    }
+    let mut x = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    for i in 0..2000u64 {
+        let kind = OpKind::ALL[(next() % 13) as usize];
+        let mut op = Op::new((next() % 4) as u32, next() % 1_000_000, kind, 1);
+        op.offset = match i % 3 {
+            0 => 0,
+            1 => next() >> 20,
+            _ => u64::MAX >> (next() % 64).max(1),
+        };
+        op.len = if i % 5 == 0 {
+            0
+        } else {
+            next() % (op.offset ^ u64::MAX).min(1 << 24)
+        };
+        op.flags = OpFlags((next() % 128) as u8);
+        op.warmup = i % 7 == 0;
+        if kind == OpKind::Rename {
+            op.to = Some(2);
+        }
+        let issued = if i % 11 == 0 {
+            u64::MAX - i
+        } else {
+            next() >> 1
+        };
+        let m = Measured {
+            sched_ns: issued.wrapping_sub(next() % 3000),
+            issued_ns: issued,
+            done_ns: if i % 13 == 0 {
+                0
+            } else {
+                issued.wrapping_add(next() % 100_000)
+            },
+            result: match i % 4 {
+                0 => op.len as i64,
+                1 => -((next() % 130) as i64),
+                2 => i64::MIN,
+                _ => (next() >> 1) as i64,
+            },
+        };
+        match i % 3 {
+            0 => w.op(&op, None).unwrap(),
+            1 => w.op(&op, Some(&m)).unwrap(),
+            _ => w.client_op(&op, &m, (next() % 600) as u32).unwrap(),
+        }
+    }
+}
+
+/// Every record with the client it names, read from `bytes` through a buffer of
+/// `capacity` bytes.
+fn records_and_clients(
+    bytes: &[u8],
+    capacity: usize,
+) -> Result<Vec<(u64, Record, Option<u32>)>, TraceError> {
+    let input = std::io::BufReader::with_capacity(capacity, Cursor::new(bytes.to_vec()));
+    let mut r = TraceReader::new("t.nbt".into(), input);
+    let mut out = Vec::new();
+    while let Some(rec) = r.next_record()? {
+        out.push((r.line(), rec, r.client()));
+    }
+    Ok(out)
+}
+
+fn binary_bytes() -> Vec<u8> {
+    let mut w = naslab_trace::TraceWriter::new_binary("b".into(), Vec::new());
+    write_varied(&mut w);
+    w.finish().unwrap()
+}
+
+#[test]
+fn the_binary_encoding_reads_back_as_the_json_lines_it_stands_for() {
+    let mut w = naslab_trace::TraceWriter::new("j".into(), Vec::new());
+    write_varied(&mut w);
+    let json = w.finish().unwrap();
+    let binary = binary_bytes();
+    assert!(binary.starts_with(naslab_trace::BINARY_MAGIC));
+    assert!(
+        binary.len() * 3 < json.len(),
+        "{} vs {}",
+        binary.len(),
+        json.len()
+    );
+    let from_json = records_and_clients(&json, 1 << 20).unwrap();
+    let from_binary = records_and_clients(&binary, 1 << 20).unwrap();
+    assert_eq!(from_binary.len(), 2 + sample().files.len() + 2000 - 1);
+    assert_eq!(from_binary, from_json);
+    // Written again as JSON Lines, the binary records give the very same bytes.
+    let mut again = naslab_trace::TraceWriter::new("again".into(), Vec::new());
+    for (_, rec, client) in &from_binary {
+        match (rec, client) {
+            (Record::Header(h), _) => again.header(h).unwrap(),
+            (Record::File(f), _) => again.file(f).unwrap(),
+            (Record::Op(op, Some(m)), Some(c)) => again.client_op(op, m, *c).unwrap(),
+            (Record::Op(op, m), _) => again.op(op, m.as_ref()).unwrap(),
+        }
+    }
+    assert_eq!(again.finish().unwrap(), json);
+    // However the input buffer cuts the records.
+    for capacity in [1, 7, 64, 100, 333] {
+        assert_eq!(
+            records_and_clients(&binary, capacity).unwrap(),
+            from_binary,
+            "buffer of {capacity} bytes"
+        );
+    }
+}
+
+#[test]
+fn binary_files_are_chosen_by_name_and_read_plain_or_compressed() {
+    let t = sample();
+    let dir = tempfile::tempdir().unwrap();
+    let expected: Vec<Record> = t.records().collect::<Result<_, _>>().unwrap();
+    for name in ["t.nbt", "t.ops.nbt.zst"] {
+        let path = dir.path().join(name);
+        assert!(naslab_trace::is_binary_name(&path));
+        let mut w = create_trace(&path).unwrap();
+        t.write_to(&mut w).unwrap();
+        w.close().unwrap();
+        let raw = std::fs::read(&path).unwrap();
+        let plain = if name.ends_with(".zst") {
+            zstd::decode_all(&raw[..]).unwrap()
+        } else {
+            raw
+        };
+        assert!(plain.starts_with(naslab_trace::BINARY_MAGIC), "{name}");
+        let back: Vec<Record> = open_trace(&path)
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert_eq!(back, expected, "{name}");
+    }
+    for name in ["t.jsonl", "t.jsonl.zst", "nbt", "t.nbt.json"] {
+        assert!(!naslab_trace::is_binary_name(Path::new(name)), "{name}");
+    }
+}
+
+#[test]
+fn a_binary_trace_cut_short_or_extended_is_an_error_naming_the_record() {
+    let binary = binary_bytes();
+    let whole = records_and_clients(&binary, 1 << 20).unwrap();
+    for cut in BINARY_CUTS.map(|c| c.min(binary.len() - 1)) {
+        let e = records_and_clients(&binary[..cut], 1 << 20).unwrap_err();
+        let msg = e.to_string();
+        assert!(msg.contains("truncated") || cut < 30, "cut at {cut}: {msg}");
+        if cut >= 30 {
+            // The record named is the one the cut falls in, or the one after the last whole one.
+            let line = e.line().unwrap();
+            assert!(line >= 1 && line <= whole.len() as u64 + 1, "{line}: {msg}");
+        }
+    }
+    // Every cut, byte by byte, over the first records, and none panics or passes.
+    for cut in 1..300.min(binary.len()) {
+        assert!(
+            records_and_clients(&binary[..cut], 64).is_err(),
+            "cut at {cut}"
+        );
+    }
+    let mut longer = binary.clone();
+    longer.push(b'O');
+    let e = records_and_clients(&longer, 1 << 20).unwrap_err();
+    assert!(
+        e.to_string().contains("follow the binary trace's end mark"),
+        "{e}"
+    );
+    assert_eq!(e.line(), Some(whole.last().unwrap().0 + 1));
+}
+
+const BINARY_CUTS: [usize; 6] = [1, 23, 40, 1000, 5000, 20_000];
+
+#[test]
+fn damaged_binary_records_are_refused_without_panic() {
+    let binary = binary_bytes();
+    // An unknown tag, op code and flag bits are named.
+    let header_end = binary.windows(2).position(|w| w == [b'}', b'J']).unwrap() + 1;
+    let mut bad_tag = binary.clone();
+    bad_tag[header_end] = b'X';
+    let e = records_and_clients(&bad_tag, 1 << 20).unwrap_err();
+    assert!(e.to_string().contains("unknown record tag 0x58"), "{e}");
+    assert_eq!(e.line(), Some(2));
+    let t = sample();
+    let mut w = naslab_trace::TraceWriter::new_binary("h".into(), Vec::new());
+    w.header(&t.header).unwrap();
+    for f in &t.files {
+        w.file(f).unwrap();
+    }
+    // Less the end mark.
+    let first_op = w.finish().unwrap().len() - 1;
+    assert_eq!(binary[first_op], b'O');
+    let mut bad_kind = binary.clone();
+    bad_kind[first_op + 1] = 13;
+    let e = records_and_clients(&bad_kind, 1 << 20).unwrap_err();
+    assert!(e.to_string().contains("unknown op code 13"), "{e}");
+    // Not the magic: refused as not a binary trace.
+    let mut bad_magic = binary.clone();
+    bad_magic[3] ^= 0x20;
+    let e = records_and_clients(&bad_magic, 1 << 20).unwrap_err();
+    assert!(e.to_string().contains("not a naslab binary trace"), "{e}");
+    // Any one byte changed: an error or other records, never a panic.
+    for i in (0..400).chain((400..binary.len()).step_by(97)) {
+        let mut b = binary.clone();
+        b[i] = b[i].wrapping_add(0x41);
+        let _ = records_and_clients(&b, 100);
+    }
 }

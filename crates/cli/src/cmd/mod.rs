@@ -16,6 +16,7 @@ mod iozone;
 mod lab;
 mod list;
 mod protocol;
+mod records;
 mod report;
 mod results;
 mod run;
@@ -66,6 +67,7 @@ fn command(cli: Cli) -> anyhow::Result<()> {
         Command::List(a) => list::list(a),
         Command::Describe(a) => describe::describe_cmd(a),
         Command::ExportTrace(a) => describe::export(a),
+        Command::Records(a) => records::records_cmd(a),
         Command::Capture(a) => capture::capture_cmd(a),
         Command::Import(a) => capture::import_cmd(a),
         Command::Completions(a) => docs::completions(a),
