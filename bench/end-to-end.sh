@@ -5,8 +5,9 @@
 #
 #  1. marginal rate: (3 M-op run - 1 M-op run) whole-process wall time, 4 KiB random reads
 #     at QD1 on a page-cached 1 GiB file, records and report.html on, against fio psync
-#     doing the same (3 M - 1 M reads), alternated ROUNDS times; and the cost per op after
-#     the replay (whole process minus the replay's own wall time, per op)
+#     doing the same (3 M - 1 M reads), alternated ROUNDS times; and the cost per op
+#     outside the replay (whole process minus the replay's own wall time, per op: reading
+#     and compiling the trace before it, records and report after it)
 #  2. null backend, 10 M ops (NULL_OPS), records and report on: wall time and peak RSS
 #     (GNU time)
 #  3. trace parsing: JSON Lines records per second (the reader alone)
@@ -60,14 +61,13 @@ if [[ $skip != *" marginal "* ]]; then
     [ -s "$work/traces/rr$n.jsonl" ] || python3 bench/gen-randread.py "$work/traces/rr$n.jsonl" "$n" "$size"
   done
   file="$work/target/naslab/RandRead4K_QD1/data.bin"
-  naslab_run() { # ops -> whole-process seconds, and the replay's wall in $replay
+  naslab_run() { # ops -> "whole-process seconds, the replay's own seconds"
     local t0 t1
     t0=$(now)
     "$bin" run "$work/traces/rr$1.jsonl" --target "$work/target" --cache keep \
       --out "$work/results" --label "e2e$1" >/dev/null 2>&1
     t1=$(now)
-    replay=$(replay_wall "$(last_run "e2e$1")")
-    py "print($t1 - $t0)"
+    echo "$(py "print($t1 - $t0)") $(replay_wall "$(last_run "e2e$1")")"
   }
   fio_run() { # reads -> whole-process seconds
     local t0 t1
@@ -81,16 +81,16 @@ if [[ $skip != *" marginal "* ]]; then
   naslab_run 1000000 >/dev/null # prepares and caches the file
   nm=(); fm=(); post=()
   for r in $(seq "$rounds"); do
-    a=$(naslab_run 1000000); ra=$replay
+    read -r a ra < <(naslab_run 1000000)
     fa=$(fio_run 1000000)
-    b=$(naslab_run 3000000); rb=$replay
+    read -r b rb < <(naslab_run 3000000)
     fb=$(fio_run 3000000)
     n_rate=$(py "print(2e6 / ($b - $a))")
     f_rate=$(py "print(2e6 / ($fb - $fa))")
-    # after the replay: whole process minus the replay itself, minus the same for 1 M
-    # (start-up, compile and preparation cost the same at both sizes), per op
+    # outside the replay: whole process minus the replay itself, minus the same for 1 M
+    # (start-up and preparation cost the same at both sizes), per op
     p=$(py "print((($b - $rb) - ($a - $ra)) / 2e6 * 1e6)")
-    printf 'round %d: naslab 1M %.2f s, 3M %.2f s -> %.3f M ops/s; fio 1M %.2f s, 3M %.2f s -> %.3f M ops/s; ratio %.3f; post-replay %.3f us/op\n' \
+    printf 'round %d: naslab 1M %.2f s, 3M %.2f s -> %.3f M ops/s; fio 1M %.2f s, 3M %.2f s -> %.3f M ops/s; ratio %.3f; outside the replay %.3f us/op\n' \
       "$r" "$a" "$b" "$(py "print($n_rate/1e6)")" "$fa" "$fb" "$(py "print($f_rate/1e6)")" \
       "$(py "print($n_rate/$f_rate)")" "$p"
     nm+=("$n_rate"); fm+=("$f_rate"); post+=("$p")
@@ -100,7 +100,7 @@ import statistics as s
 n=[$(IFS=,; echo "${nm[*]}")]; f=[$(IFS=,; echo "${fm[*]}")]; p=[$(IFS=,; echo "${post[*]}")]
 r=[a/b for a,b in zip(n,f)]
 print('marginal rate, whole process (3M - 1M ops), median of %d: naslab %.3f M ops/s, fio %.3f M ops/s, ratio %.3f (goal >= 1.0; ratios %s)' % (len(n), s.median(n)/1e6, s.median(f)/1e6, s.median(r), ', '.join('%.2f' % x for x in r)))
-print('cost after the replay: %.3f us/op (median; goal <= 0.3)' % s.median(p))
+print('cost outside the replay (trace reading and compiling before it, records and report after it): %.3f us/op (median; goal for after it alone: <= 0.3)' % s.median(p))
 "
   "$bin" clean --target "$work/target" >/dev/null 2>&1
   rm -rf "$work/results/e2e1000000" "$work/results/e2e3000000"
