@@ -11,7 +11,9 @@ use ts_rs::TS;
 
 use crate::decimate::{Access, AccessMap};
 use crate::encode::{BlobBuilder, BlobLayout};
-use crate::hist::{LatencyBuckets, LatencyStats, SizeBuckets, StatsSummary, CHART_PER_DECADE};
+use crate::hist::{
+    Bucketed, LatencyBuckets, LatencyStats, SizeBuckets, StatsSummary, CHART_PER_DECADE,
+};
 use crate::series::{TimeSeries, PERCENTILE_OPS_MAX};
 
 /// How much of an iteration to keep for display.
@@ -185,6 +187,8 @@ struct Pass {
     opts: LoadOptions,
     files: Vec<FileView>,
     index_of: HashMap<u32, u32>,
+    /// The file id and index an op last named.
+    last_file: Option<(u32, u32)>,
     per_file: Vec<FileAcc>,
     series: TimeSeries,
     latency_all: LatencyBuckets,
@@ -208,6 +212,7 @@ impl Pass {
             opts,
             files: Vec::new(),
             index_of: HashMap::new(),
+            last_file: None,
             per_file: Vec::new(),
             series,
             latency_all: LatencyBuckets::default(),
@@ -231,8 +236,16 @@ impl Pass {
         let start = m.issued_ns.saturating_sub(clock_start_ns);
         let done = m.done_ns.saturating_sub(clock_start_ns);
         let latency = m.done_ns.saturating_sub(m.issued_ns);
+        let bucketed = Bucketed::new(latency);
         // The reader checks that every op names a declared file.
-        let file = self.index_of.get(&op.file).copied().unwrap_or(0);
+        let file = match self.last_file {
+            Some((id, index)) if id == op.file => index,
+            _ => {
+                let index = self.index_of.get(&op.file).copied().unwrap_or(0);
+                self.last_file = Some((op.file, index));
+                index
+            }
+        };
         let moved = m.result.max(0) as u64;
         let (read, written) = match op.kind {
             OpKind::Read => (moved, 0),
@@ -240,12 +253,12 @@ impl Pass {
             _ => (0, 0),
         };
         self.series.add(done, latency, read, written);
-        self.latency_all.record(latency);
-        self.latency[op.kind.index()].record(latency);
+        self.latency_all.record(bucketed);
+        self.latency[op.kind.index()].record(bucketed);
         if let Some(acc) = self.per_file.get_mut(file as usize) {
             acc.ops += 1;
             acc.errors += (m.result < 0) as u64;
-            acc.latency.record(latency);
+            acc.latency.record(bucketed);
             match op.kind {
                 OpKind::Read => {
                     acc.reads += 1;

@@ -15,12 +15,46 @@ const DECADES: u32 = 13;
 
 /// The logarithmic bucket of `ns` at `per_decade` buckets per power of ten (values below
 /// 1 ns share bucket 0).
-pub fn log_bucket(ns: u64, per_decade: u32) -> u32 {
+#[cfg(test)]
+fn log_bucket(ns: u64, per_decade: u32) -> u32 {
     if ns <= 1 {
         return 0;
     }
-    let b = ((ns as f64).log10() * per_decade as f64).floor() as u32;
+    bucket_of_log((ns as f64).log10(), per_decade)
+}
+
+#[inline]
+fn bucket_of_log(log10: f64, per_decade: u32) -> u32 {
+    let b = (log10 * per_decade as f64).floor() as u32;
     b.min(DECADES * per_decade - 1)
+}
+
+/// One latency's buckets, the chart's and the per-file statistics', from one logarithm
+/// (each equal to [`log_bucket`] at its resolution).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Bucketed {
+    pub ns: u64,
+    chart: u32,
+    fine: u16,
+}
+
+impl Bucketed {
+    #[inline]
+    pub fn new(ns: u64) -> Bucketed {
+        if ns <= 1 {
+            return Bucketed {
+                ns,
+                chart: 0,
+                fine: 0,
+            };
+        }
+        let l = (ns as f64).log10();
+        Bucketed {
+            ns,
+            chart: bucket_of_log(l, CHART_PER_DECADE),
+            fine: bucket_of_log(l, FINE_PER_DECADE) as u16,
+        }
+    }
 }
 
 /// The lower edge, in ns, of logarithmic bucket `b`.
@@ -44,8 +78,9 @@ impl Default for LatencyBuckets {
 
 impl LatencyBuckets {
     /// Counts one latency.
-    pub fn record(&mut self, ns: u64) {
-        self.counts[log_bucket(ns, CHART_PER_DECADE) as usize] += 1;
+    #[inline]
+    pub fn record(&mut self, b: Bucketed) {
+        self.counts[b.chart as usize] += 1;
     }
 
     /// The first and last bucket holding anything.
@@ -134,7 +169,9 @@ pub struct StatsSummary {
 
 impl LatencyStats {
     /// Adds one latency.
-    pub fn record(&mut self, ns: u64) {
+    #[inline]
+    pub fn record(&mut self, b: Bucketed) {
+        let ns = b.ns;
         self.count += 1;
         // Welford's update keeps the variance exact enough over millions of values.
         let x = ns as f64;
@@ -145,8 +182,7 @@ impl LatencyStats {
             self.min = ns;
         }
         self.max = self.max.max(ns);
-        let b = log_bucket(ns, FINE_PER_DECADE) as u16;
-        let slot = self.buckets.entry(b).or_insert(0);
+        let slot = self.buckets.entry(b.fine).or_insert(0);
         *slot = slot.saturating_add(1);
     }
 
@@ -200,6 +236,20 @@ mod tests {
     }
 
     #[test]
+    fn one_logarithm_gives_both_resolutions_buckets() {
+        let mut ns = 0u64;
+        while ns < u64::MAX / 3 {
+            let b = Bucketed::new(ns);
+            assert_eq!(b.chart, log_bucket(ns, CHART_PER_DECADE), "{ns}");
+            assert_eq!(b.fine as u32, log_bucket(ns, FINE_PER_DECADE), "{ns}");
+            ns = ns * 3 / 2 + 1;
+        }
+        for ns in [0, 1, 2, 9, 10, 99, 100, 1000, 10_000, u64::MAX] {
+            assert_eq!(Bucketed::new(ns).chart, log_bucket(ns, CHART_PER_DECADE));
+        }
+    }
+
+    #[test]
     fn size_buckets_are_powers_of_two() {
         assert_eq!(size_bucket(0), 0);
         assert_eq!(size_bucket(1), 1);
@@ -212,7 +262,7 @@ mod tests {
     fn stats_are_exact_where_they_can_be_and_close_elsewhere() {
         let mut s = LatencyStats::default();
         for v in 1..=10_000u64 {
-            s.record(v * 100);
+            s.record(Bucketed::new(v * 100));
         }
         let r = s.summary();
         assert_eq!(r.count, 10_000);
@@ -232,7 +282,7 @@ mod tests {
     #[test]
     fn one_value_is_its_own_percentiles() {
         let mut s = LatencyStats::default();
-        s.record(1234);
+        s.record(Bucketed::new(1234));
         let r = s.summary();
         assert_eq!(
             (r.p50_ns, r.p99_ns, r.min_ns, r.max_ns),

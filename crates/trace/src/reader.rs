@@ -460,9 +460,11 @@ impl<R: BufRead> TraceReader<R> {
             self.buf.push(b);
             match (Bytes { b: &self.buf, i: 0 }).varint() {
                 Ok(len) if len < MAX_LINE_BYTES as u64 => return Ok(len as usize),
-                Ok(len) => return Err(self.invalid(format!(
+                Ok(len) => {
+                    return Err(self.invalid(format!(
                     "a record of {len} bytes, more than a trace record may hold ({MAX_LINE_BYTES})"
-                ))),
+                )))
+                }
                 Err(Undecodable::Short) => {}
                 Err(Undecodable::Bad(why)) => return Err(self.invalid(why)),
             }

@@ -65,6 +65,8 @@ struct Files {
     entries: Vec<FileEntry>,
     /// Dense index by the trace's file id.
     index_of: HashMap<u32, u32>,
+    /// The id and index an op last named (ops tend to name the file before theirs).
+    last: std::cell::Cell<Option<(u32, u32)>>,
     paths: HashSet<String>,
     /// Set at the first op: no more declarations, parents added.
     closed: bool,
@@ -112,7 +114,16 @@ impl Files {
     fn resolve(&self, op: &Op) -> Result<(u32, u32), String> {
         // A reader checks this as it reads; an in-memory trace is checked here.
         let index = |id: u32| {
-            self.index_of.get(&id).copied().ok_or_else(|| {
+            if let Some((last, i)) = self.last.get() {
+                if last == id {
+                    return Ok(i);
+                }
+            }
+            let found = self.index_of.get(&id).copied();
+            if let Some(i) = found {
+                self.last.set(Some((id, i)));
+            }
+            found.ok_or_else(|| {
                 format!(
                     "the {} op refers to file {id}, which no file line declares; declare it before the ops",
                     op.kind
@@ -218,6 +229,8 @@ struct StreamState {
     measuring: bool,
     /// Handle slot by file index.
     slots: HashMap<u32, u32>,
+    /// The file index and slot last looked up.
+    last_slot: Option<(u32, u32)>,
     /// Whether each slot's file is open.
     open: Vec<bool>,
     last_t_us: u64,
@@ -233,6 +246,7 @@ impl StreamState {
             warmup: None,
             measuring: false,
             slots: HashMap::new(),
+            last_slot: None,
             open: Vec::new(),
             last_t_us: 0,
             max_read: 0,
@@ -280,8 +294,15 @@ impl StreamState {
     /// file or uses an open one, and noting the open or close.
     #[inline]
     fn track_handle(&mut self, op: &Op, file: u32, path: &str) -> Result<u32, String> {
-        let next_slot = self.slots.len() as u32;
-        let slot = *self.slots.entry(file).or_insert(next_slot);
+        let slot = match self.last_slot {
+            Some((f, slot)) if f == file => slot,
+            _ => {
+                let next_slot = self.slots.len() as u32;
+                let slot = *self.slots.entry(file).or_insert(next_slot);
+                self.last_slot = Some((file, slot));
+                slot
+            }
+        };
         if slot as usize == self.open.len() {
             self.open.push(false);
         }
@@ -368,12 +389,19 @@ struct Streams {
     list: Vec<StreamState>,
     /// Index into `list` by stream number.
     index: HashMap<u32, usize>,
+    /// The stream and index last looked up.
+    last: Option<(u32, usize)>,
 }
 
 impl Streams {
     /// `stream`'s state, made (with its spool) at the stream's first op.
     #[inline]
     fn get_or_add(&mut self, stream: u32, places: &Places) -> Result<&mut StreamState, PlanError> {
+        if let Some((last, i)) = self.last {
+            if last == stream {
+                return Ok(&mut self.list[i]);
+            }
+        }
         let i = match self.index.get(&stream) {
             Some(&i) => i,
             None => {
@@ -390,6 +418,7 @@ impl Streams {
                 self.list.len() - 1
             }
         };
+        self.last = Some((stream, i));
         Ok(&mut self.list[i])
     }
 }
