@@ -168,96 +168,12 @@ impl Plan {
 }
 
 /// A trace file's records with their line numbers, read ahead on a thread of their own
-/// (`trace-read`) in batches, so that reading, decompressing and checking the trace
-/// overlap compiling it on another CPU. Memory stays at a few batches.
+/// ([`naslab_trace::ReadAhead`]), so that reading, decompressing and checking the trace
+/// overlap compiling it on another CPU.
 pub fn records_from_reader<R: BufRead + Send + 'static>(
     reader: TraceReader<R>,
 ) -> impl Iterator<Item = Result<(Record, u64), TraceError>> {
-    ReadAhead::start(reader)
-}
-
-type Numbered = Result<(Record, u64), TraceError>;
-
-/// Records per batch handed from the reading thread to the compiler.
-const READ_AHEAD_BATCH: usize = 4096;
-
-/// The compiler's end of [`records_from_reader`].
-enum ReadAhead {
-    Thread {
-        batches: std::sync::mpsc::Receiver<Vec<Option<Numbered>>>,
-        /// Emptied batches go back to the reader to be filled again.
-        spent: std::sync::mpsc::Sender<Vec<Option<Numbered>>>,
-        batch: Vec<Option<Numbered>>,
-        next: usize,
-    },
-    /// No thread could be started: the one error to give.
-    Failed(Option<TraceError>),
-}
-
-impl ReadAhead {
-    fn start<R: BufRead + Send + 'static>(mut reader: TraceReader<R>) -> ReadAhead {
-        let (batch_tx, batches) = std::sync::mpsc::sync_channel(2);
-        let (spent, spent_rx) = std::sync::mpsc::channel::<Vec<Option<Numbered>>>();
-        let path = reader.path().to_path_buf();
-        let spawned = std::thread::Builder::new()
-            .name("trace-read".into())
-            .spawn(move || loop {
-                let mut batch = spent_rx
-                    .try_recv()
-                    .unwrap_or_else(|_| Vec::with_capacity(READ_AHEAD_BATCH));
-                batch.clear();
-                let mut end = false;
-                while !end && batch.len() < READ_AHEAD_BATCH {
-                    match reader.next_record() {
-                        Ok(Some(r)) => batch.push(Some(Ok((r, reader.line())))),
-                        Ok(None) => end = true,
-                        Err(e) => {
-                            batch.push(Some(Err(e)));
-                            end = true;
-                        }
-                    }
-                }
-                // The compiler stopped listening (it failed): nothing more to do.
-                if batch_tx.send(batch).is_err() || end {
-                    return;
-                }
-            });
-        match spawned {
-            Ok(_) => ReadAhead::Thread {
-                batches,
-                spent,
-                batch: Vec::new(),
-                next: 0,
-            },
-            Err(cause) => ReadAhead::Failed(Some(TraceError::Io { path, cause })),
-        }
-    }
-}
-
-impl Iterator for ReadAhead {
-    type Item = Numbered;
-
-    #[inline]
-    fn next(&mut self) -> Option<Numbered> {
-        match self {
-            ReadAhead::Failed(e) => e.take().map(Err),
-            ReadAhead::Thread {
-                batches,
-                spent,
-                batch,
-                next,
-            } => loop {
-                if let Some(slot) = batch.get_mut(*next) {
-                    *next += 1;
-                    return slot.take();
-                }
-                let done = std::mem::take(batch);
-                let _ = spent.send(done);
-                *batch = batches.recv().ok()?;
-                *next = 0;
-            },
-        }
-    }
+    naslab_trace::ReadAhead::start(reader).map(|r| r.map(|n| (n.record, n.line)))
 }
 
 /// An in-memory trace's records, numbered as the lines `naslab export-trace` writes.

@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 use std::path::Path;
 
-use naslab_trace::{open_trace, FileKind, OpKind, Record};
+use naslab_trace::{open_trace, FileKind, OpKind, ReadAhead, Record};
 use serde::Serialize;
 use ts_rs::TS;
 
@@ -466,7 +466,7 @@ pub fn load_iteration(
         );
         return pass.finish(&src.blob_prefix, notes);
     };
-    let mut reader = match open_trace(path) {
+    let reader = match open_trace(path) {
         Ok(r) => r,
         Err(e) => {
             notes.push(format!("cannot read the op records: {e}"));
@@ -474,32 +474,37 @@ pub fn load_iteration(
         }
     };
     let mut unmeasured = 0u64;
-    loop {
-        match reader.next_record() {
-            Ok(None) => break,
-            Ok(Some(Record::Header(_))) => {}
-            Ok(Some(Record::File(f))) => {
+    let mut line = 0;
+    // Decompressing and decoding run on a thread of their own, ahead of this pass.
+    for r in ReadAhead::start(reader) {
+        let n = match r {
+            Ok(n) => n,
+            Err(e) => {
+                notes.push(format!(
+                    "the op records stop being readable at line {}: {e}; the views show the ops before it",
+                    e.line().unwrap_or(line + 1)
+                ));
+                break;
+            }
+        };
+        line = n.line;
+        match n.record {
+            Record::Header(_) => {}
+            Record::File(f) => {
                 let dir = f.kind == FileKind::Dir;
                 for c in &mut clients {
                     c.file(f.id, f.path.clone(), f.size, dir);
                 }
                 pass.file(f.id, f.path, f.size, dir)
             }
-            Ok(Some(Record::Op(op, Some(m)))) => {
-                let client = reader.client().and_then(|c| clients.get_mut(c as usize));
+            Record::Op(op, Some(m)) => {
+                let client = n.client.and_then(|c| clients.get_mut(c as usize));
                 if let Some(c) = client {
                     c.op(&op, &m, src.clock_start_ns);
                 }
                 pass.op(&op, &m, src.clock_start_ns)
             }
-            Ok(Some(Record::Op(_, None))) => unmeasured += 1,
-            Err(e) => {
-                notes.push(format!(
-                    "the op records stop being readable at line {}: {e}; the views show the ops before it",
-                    reader.line()
-                ));
-                break;
-            }
+            Record::Op(_, None) => unmeasured += 1,
         }
     }
     if unmeasured > 0 {

@@ -10,6 +10,7 @@ mod memory;
 mod model;
 mod op_line;
 mod path;
+mod read_ahead;
 mod reader;
 mod writer;
 
@@ -18,6 +19,7 @@ pub use error::TraceError;
 pub use memory::Trace;
 pub use model::{FileDecl, FileKind, Header, Measured, Op, OpFlags, OpKind, Prepare, Record};
 pub use path::check_rel_path;
+pub use read_ahead::{Numbered, ReadAhead};
 pub use reader::{
     open_trace, read_all, read_bounded_line, read_trace, BoundedLine, TraceReader, MAX_LINE_BYTES,
 };
