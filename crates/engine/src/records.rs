@@ -69,6 +69,28 @@ pub fn write_records(
             });
         }
     }
+    let id_of = |index: u32| plan.files.entries[index as usize].id.unwrap_or(u32::MAX);
+    let record_of = |op: CompiledOp, stream: u32| Op {
+        stream,
+        t_us: op.t_us,
+        kind: op.kind,
+        file: id_of(op.file),
+        offset: op.offset,
+        len: op.len,
+        flags: op.flags,
+        to: (op.to != u32::MAX).then(|| id_of(op.to)),
+        warmup: false,
+    };
+    let mut written = 0u64;
+    if let [only] = cursors.as_mut_slice() {
+        // One stream: its order is the issue order.
+        while let Some((op, m)) = only.next()? {
+            w.op(&record_of(op, only.stream), Some(&m))?;
+            written += 1;
+        }
+        w.close()?;
+        return Ok(written);
+    }
     let mut heads: Vec<Option<(CompiledOp, Measured)>> = Vec::with_capacity(cursors.len());
     let mut heap = BinaryHeap::new();
     for (i, c) in cursors.iter_mut().enumerate() {
@@ -78,24 +100,11 @@ pub fn write_records(
         }
         heads.push(head);
     }
-    let id_of = |index: u32| plan.files.entries[index as usize].id.unwrap_or(u32::MAX);
-    let mut written = 0u64;
     while let Some(Reverse((_, i))) = heap.pop() {
         let Some((op, m)) = heads[i].take() else {
             continue;
         };
-        let record = Op {
-            stream: cursors[i].stream,
-            t_us: op.t_us,
-            kind: op.kind,
-            file: id_of(op.file),
-            offset: op.offset,
-            len: op.len,
-            flags: op.flags,
-            to: (op.to != u32::MAX).then(|| id_of(op.to)),
-            warmup: false,
-        };
-        w.op(&record, Some(&m))?;
+        w.op(&record_of(op, cursors[i].stream), Some(&m))?;
         written += 1;
         let next = cursors[i].next()?;
         if let Some((_, m)) = &next {
