@@ -1,8 +1,13 @@
 //! Throughput and latency over time: the measured phase cut into equal bins, the periods
-//! the page offers (whole numbers of bins) and each period's exact latency percentiles.
+//! the page offers (whole numbers of bins) and each period's latency percentiles, exact
+//! up to [`PERCENTILE_OPS_MAX`] ops and from logarithmic buckets beyond.
+
+use std::collections::BTreeMap;
 
 use serde::Serialize;
 use ts_rs::TS;
+
+use crate::hist::{fine_middle, Bucketed};
 
 /// The finest number of bins a chart gets; the page merges neighbours for a longer period.
 pub const DEFAULT_BINS: u64 = 1000;
@@ -11,9 +16,10 @@ pub const DEFAULT_BINS: u64 = 1000;
 /// left out (a 5 µs bin offers 5, 10, 50, 100 µs ..., not 25 µs).
 const PERIOD_BINS: [u64; 9] = [1, 2, 5, 10, 20, 50, 100, 200, 500];
 
-/// The most ops whose latencies are kept for the per-period percentiles (8 bytes each):
-/// beyond it the percentiles are left out, with a note, and the maximum and mean stay.
-pub const PERCENTILE_OPS_MAX: u64 = 20_000_000;
+/// The most ops whose latencies are kept for exact per-period percentiles (8 bytes each):
+/// beyond it every op counts in its bin's logarithmic buckets instead (percentiles within
+/// 1.2 %, memory bounded by the bins, not the ops), with a note.
+pub const PERCENTILE_OPS_MAX: u64 = 4_000_000;
 
 /// Bytes, ops and latency per time bin, by completion time.
 #[derive(Debug, Clone, Serialize, TS)]
@@ -33,14 +39,19 @@ pub struct TimeSeries {
     /// The periods the page offers, in bins (1 first): whole numbers of bins whose length
     /// is 1, 2 or 5 × 10^k ns, at least two periods long.
     pub periods: Vec<u64>,
-    /// For each entry of `periods`, the exact latency percentiles of the ops completing in
-    /// each period; absent when the latencies were not kept (see [`PERCENTILE_OPS_MAX`]).
+    /// For each entry of `periods`, the latency percentiles of the ops completing in each
+    /// period: exact, or within 1.2 % past [`PERCENTILE_OPS_MAX`] ops; absent when the
+    /// latencies were not kept.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub latency_percentiles: Option<Vec<PeriodPercentiles>>,
     /// Every op's latency, by bin, until [`TimeSeries::finish`] turns them into percentiles.
     #[serde(skip)]
     #[ts(skip)]
     latencies: Latencies,
+    /// The percentiles were taken from buckets.
+    #[serde(skip)]
+    #[ts(skip)]
+    percentiles_from_buckets: bool,
 }
 
 /// Whether a series keeps every op's latency for the per-period percentiles.
@@ -51,8 +62,9 @@ enum Latencies {
     Off,
     /// Kept by bin, with room for `room` more.
     Kept { by_bin: Vec<Vec<u64>>, room: u64 },
-    /// Dropped when there were more than the most that may be kept.
-    Dropped,
+    /// Counted by bin in logarithmic buckets (fine bucket: ops), once there were more
+    /// than the most that may be kept.
+    Bucketed { by_bin: Vec<BTreeMap<u16, u32>> },
 }
 
 /// The latency percentiles of each period of one length, from the ops completing in it.
@@ -124,11 +136,13 @@ impl TimeSeries {
             periods: periods(bin_ns, n),
             latency_percentiles: None,
             latencies: Latencies::Off,
+            percentiles_from_buckets: false,
         }
     }
 
     /// Keeps every op's latency from now on, for the per-period percentiles, up to `max`
-    /// ops; past that they are dropped (and [`TimeSeries::percentiles_dropped`] says so).
+    /// ops; past that every op counts in buckets instead (and
+    /// [`TimeSeries::percentiles_bucketed`] says so).
     pub fn keep_latencies(mut self, max: u64) -> Self {
         self.latencies = Latencies::Kept {
             by_bin: vec![Vec::new(); self.ops.len()],
@@ -151,30 +165,45 @@ impl TimeSeries {
         self.ops[i] += 1;
         self.latency_max_ns[i] = self.latency_max_ns[i].max(latency_ns);
         self.latency_sum_ns[i] += latency_ns as f64;
+        if let Latencies::Kept { room: 0, .. } = self.latencies {
+            self.latencies = match std::mem::take(&mut self.latencies) {
+                Latencies::Kept { by_bin, .. } => Latencies::Bucketed {
+                    by_bin: by_bin.iter().map(|kept| buckets_of(kept)).collect(),
+                },
+                other => other,
+            };
+        }
         match &mut self.latencies {
-            Latencies::Kept { room: 0, .. } => self.latencies = Latencies::Dropped,
             Latencies::Kept { by_bin, room } => {
                 by_bin[i].push(latency_ns);
                 *room -= 1;
             }
-            Latencies::Off | Latencies::Dropped => {}
+            Latencies::Bucketed { by_bin } => {
+                let n = by_bin[i]
+                    .entry(Bucketed::new(latency_ns).fine())
+                    .or_insert(0);
+                *n = n.saturating_add(1);
+            }
+            Latencies::Off => {}
         }
     }
 
-    /// Whether latencies were being kept and had to be dropped for their number.
-    pub fn percentiles_dropped(&self) -> bool {
-        matches!(self.latencies, Latencies::Dropped)
+    /// Whether the per-period percentiles come from logarithmic buckets (more ops than
+    /// exact ones are kept for).
+    pub fn percentiles_bucketed(&self) -> bool {
+        matches!(self.latencies, Latencies::Bucketed { .. }) || self.percentiles_from_buckets
     }
 
     /// Turns the kept latencies into each offered period's percentiles and frees them.
     pub fn finish(&mut self) {
         let lat = match std::mem::take(&mut self.latencies) {
             Latencies::Kept { by_bin, .. } => by_bin,
-            // Off stays off; Dropped stays, for percentiles_dropped.
-            other => {
-                self.latencies = other;
+            Latencies::Bucketed { by_bin } => {
+                self.percentiles_from_buckets = true;
+                self.latency_percentiles = Some(self.bucketed_percentiles(&by_bin));
                 return;
             }
+            Latencies::Off => return,
         };
         let mut scratch = Vec::new();
         let out = self
@@ -197,6 +226,62 @@ impl TimeSeries {
             .collect();
         self.latency_percentiles = Some(out);
     }
+
+    /// Each offered period's percentiles from its bins' buckets: the middle of the bucket
+    /// holding the nearest rank, no more than the slowest op of the period.
+    fn bucketed_percentiles(&self, by_bin: &[BTreeMap<u16, u32>]) -> Vec<PeriodPercentiles> {
+        let mut merged: BTreeMap<u16, u64> = BTreeMap::new();
+        self.periods
+            .iter()
+            .map(|&k| {
+                let mut p = PeriodPercentiles {
+                    bins: k,
+                    p50_ns: Vec::new(),
+                    p99_ns: Vec::new(),
+                };
+                let maxima = self.latency_max_ns.chunks(k as usize);
+                for (chunk, max) in by_bin.chunks(k as usize).zip(maxima) {
+                    merged.clear();
+                    for bin in chunk {
+                        for (&b, &n) in bin {
+                            *merged.entry(b).or_insert(0) += n as u64;
+                        }
+                    }
+                    let max = max.iter().copied().max().unwrap_or(0);
+                    p.p50_ns.push(bucket_rank(&merged, 50).map(|v| v.min(max)));
+                    p.p99_ns.push(bucket_rank(&merged, 99).map(|v| v.min(max)));
+                }
+                p
+            })
+            .collect()
+    }
+}
+
+/// The kept latencies of one bin, counted in fine buckets.
+fn buckets_of(kept: &[u64]) -> BTreeMap<u16, u32> {
+    let mut m = BTreeMap::new();
+    for &ns in kept {
+        let n = m.entry(Bucketed::new(ns).fine()).or_insert(0u32);
+        *n = n.saturating_add(1);
+    }
+    m
+}
+
+/// The nearest-rank percentile `pct` of bucketed counts: the middle of its bucket.
+fn bucket_rank(counts: &BTreeMap<u16, u64>, pct: u64) -> Option<u64> {
+    let n: u64 = counts.values().sum();
+    if n == 0 {
+        return None;
+    }
+    let rank = (n * pct).div_ceil(100).max(1);
+    let mut seen = 0;
+    for (&b, &c) in counts {
+        seen += c;
+        if seen >= rank {
+            return Some(fine_middle(b));
+        }
+    }
+    None
 }
 
 #[cfg(test)]
@@ -302,7 +387,7 @@ mod percentile_tests {
             all[bin as usize].push(latency);
         }
         s.finish();
-        assert!(!s.percentiles_dropped());
+        assert!(!s.percentiles_bucketed());
         let pct = s.latency_percentiles.as_ref().unwrap();
         assert_eq!(pct.iter().map(|p| p.bins).collect::<Vec<_>>(), s.periods);
         assert_eq!(s.periods, [1, 2, 5, 10, 20]);
@@ -319,21 +404,47 @@ mod percentile_tests {
     }
 
     #[test]
-    fn too_many_ops_drop_the_percentiles_and_say_so() {
-        let mut s = TimeSeries::with_bin(10, 100).keep_latencies(3);
-        for i in 0..4 {
-            s.add(i, 5, 0, 0);
+    fn past_the_most_kept_the_percentiles_come_from_buckets_within_1_2_percent() {
+        let mut exact = TimeSeries::with_bin(10, 100).keep_latencies(u64::MAX);
+        let mut bucketed = TimeSeries::with_bin(10, 100).keep_latencies(1000);
+        let mut x = 11u64;
+        for op in 0..20_000u64 {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let latency = 1000 + (x >> 40) % 5_000_000;
+            exact.add(op % 100, latency, 0, 0);
+            bucketed.add(op % 100, latency, 0, 0);
         }
-        s.finish();
-        assert!(s.percentiles_dropped());
-        assert!(s.latency_percentiles.is_none());
-        assert_eq!(s.ops[0], 4, "the other figures still count every op");
-        let mut kept = TimeSeries::with_bin(10, 100).keep_latencies(3);
-        for i in 0..3 {
-            kept.add(i, 5, 0, 0);
+        exact.finish();
+        bucketed.finish();
+        assert!(!exact.percentiles_bucketed());
+        assert!(bucketed.percentiles_bucketed());
+        let (e, b) = (
+            exact.latency_percentiles.unwrap(),
+            bucketed.latency_percentiles.unwrap(),
+        );
+        assert_eq!(e.len(), b.len());
+        for (e, b) in e.iter().zip(&b) {
+            assert_eq!(e.bins, b.bins);
+            for (ev, bv) in e
+                .p50_ns
+                .iter()
+                .chain(&e.p99_ns)
+                .zip(b.p50_ns.iter().chain(&b.p99_ns))
+            {
+                let (ev, bv) = (ev.unwrap() as f64, bv.unwrap() as f64);
+                assert!((bv - ev).abs() / ev <= 0.012, "{ev} vs {bv}");
+            }
         }
-        kept.finish();
-        assert!(!kept.percentiles_dropped());
-        assert_eq!(kept.latency_percentiles.unwrap()[0].p50_ns[0], Some(5));
+        assert_eq!(
+            bucketed.ops[0], 2000,
+            "the other figures still count every op"
+        );
+        // A period's percentile is never above its slowest op.
+        let mut one = TimeSeries::with_bin(10, 100).keep_latencies(0);
+        one.add(0, 1234, 0, 0);
+        one.finish();
+        assert_eq!(one.latency_percentiles.unwrap()[0].p99_ns[0], Some(1234));
     }
 }

@@ -492,8 +492,9 @@ latency_sum_ns: Array<number>,
  */
 periods: Array<number>, 
 /**
- * For each entry of `periods`, the exact latency percentiles of the ops completing in
- * each period; absent when the latencies were not kept (see [`PERCENTILE_OPS_MAX`]).
+ * For each entry of `periods`, the latency percentiles of the ops completing in each
+ * period: exact, or within 1.2 % past [`PERCENTILE_OPS_MAX`] ops; absent when the
+ * latencies were not kept.
  */
 latency_percentiles: Array<PeriodPercentiles> | null, };
 
