@@ -281,7 +281,7 @@ pub struct AllocArgs {
     /// the temporary loop images go [default: $TMPDIR].
     #[arg(long, value_name = "DIR")]
     pub dir: Option<PathBuf>,
-    /// Each file's size in bytes (K, M, G suffixes allowed); the default is the seed's
+    /// Each file's size in bytes (k, m, g, t suffixes, powers of 1024); the default is the seed's
     /// client program, 10,000 blocks of 9123 bytes.
     #[arg(long, default_value = "91230000", value_name = "BYTES", value_parser = values::size)]
     pub size: u64,
@@ -527,7 +527,7 @@ pub struct LabUpArgs {
     /// The server: samba or nfs (nfs-ganesha, with rpcbind).
     #[arg(long, default_value = "samba")]
     pub server: ServerKind,
-    /// The image's size (K, M, G suffixes).
+    /// The image's size (k, m, g, t suffixes, powers of 1024).
     #[arg(long, default_value = "4G", value_parser = values::size)]
     pub size: u64,
     /// A server setting, `name = value`, added to the share (Samba) or export (ganesha);
