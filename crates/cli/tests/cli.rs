@@ -71,18 +71,8 @@ fn the_example_trace_runs_and_leaves_a_complete_run_directory() {
 
 #[test]
 fn a_runs_binary_records_export_to_json_lines_and_back_without_loss() {
-    let target = tempfile::tempdir().unwrap();
     let out = tempfile::tempdir().unwrap();
-    run_ok(
-        naslab()
-            .arg("run")
-            .arg(repo_root().join("examples/document-save.jsonl"))
-            .arg("--target")
-            .arg(target.path())
-            .arg("--out")
-            .arg(out.path()),
-    );
-    let dir = only_run_dir(out.path());
+    let dir = example_run(out.path(), "records");
     let records = dir.join("DocumentSave.ops.nbt.zst");
     let raw = std::fs::read(&records).unwrap();
     assert!(zstd_plain(&raw).starts_with(b"\0naslab-trace binary 1\n"));

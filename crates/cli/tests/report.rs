@@ -1,23 +1,12 @@
 //! `naslab run` writing report.html, `naslab report` rebuilding every format from a run
 //! directory, and `naslab compare`, end to end on the null backend.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 mod common;
 use common::*;
 
 /// Runs the example trace on the null backend under `out/label` and returns the run directory.
-fn example_run(out: &Path, label: &str) -> PathBuf {
-    run_ok(
-        naslab()
-            .arg("run")
-            .arg(repo_root().join("examples/document-save.jsonl"))
-            .args(["--backend", "null", "--label", label, "--out"])
-            .arg(out),
-    );
-    only_run_under(&out.join(label))
-}
-
 /// What `naslab compare A B ARGS` printed.
 fn compare(a: &Path, b: &Path, args: &[&str]) -> String {
     text(&run_ok(naslab().arg("compare").arg(a).arg(b).args(args)).stdout)

@@ -206,24 +206,14 @@ impl TimeSeries {
             Latencies::Off => return,
         };
         let mut scratch = Vec::new();
-        let out = self
-            .periods
-            .iter()
-            .map(|&k| {
-                let mut p = PeriodPercentiles {
-                    bins: k,
-                    p50_ns: Vec::new(),
-                    p99_ns: Vec::new(),
-                };
-                for chunk in lat.chunks(k as usize) {
-                    scratch.clear();
-                    chunk.iter().for_each(|b| scratch.extend_from_slice(b));
-                    p.p50_ns.push(nearest_rank(&mut scratch, 50));
-                    p.p99_ns.push(nearest_rank(&mut scratch, 99));
-                }
-                p
-            })
-            .collect();
+        let out = self.per_period(|bins| {
+            scratch.clear();
+            lat[bins].iter().for_each(|b| scratch.extend_from_slice(b));
+            (
+                nearest_rank(&mut scratch, 50),
+                nearest_rank(&mut scratch, 99),
+            )
+        });
         self.latency_percentiles = Some(out);
     }
 
@@ -231,6 +221,26 @@ impl TimeSeries {
     /// holding the nearest rank, no more than the slowest op of the period.
     fn bucketed_percentiles(&self, by_bin: &[BTreeMap<u16, u32>]) -> Vec<PeriodPercentiles> {
         let mut merged: BTreeMap<u16, u64> = BTreeMap::new();
+        self.per_period(|bins| {
+            merged.clear();
+            for bin in &by_bin[bins.clone()] {
+                for (&b, &n) in bin {
+                    *merged.entry(b).or_insert(0) += n as u64;
+                }
+            }
+            let max = self.latency_max_ns[bins].iter().copied().max().unwrap_or(0);
+            let at = |pct| bucket_rank(&merged, pct).map(|v: u64| v.min(max));
+            (at(50), at(99))
+        })
+    }
+
+    /// Each offered period's p50 and p99, as `of` gives them for the range of bins the
+    /// period covers.
+    fn per_period(
+        &self,
+        mut of: impl FnMut(std::ops::Range<usize>) -> (Option<u64>, Option<u64>),
+    ) -> Vec<PeriodPercentiles> {
+        let n = self.ops.len();
         self.periods
             .iter()
             .map(|&k| {
@@ -239,17 +249,10 @@ impl TimeSeries {
                     p50_ns: Vec::new(),
                     p99_ns: Vec::new(),
                 };
-                let maxima = self.latency_max_ns.chunks(k as usize);
-                for (chunk, max) in by_bin.chunks(k as usize).zip(maxima) {
-                    merged.clear();
-                    for bin in chunk {
-                        for (&b, &n) in bin {
-                            *merged.entry(b).or_insert(0) += n as u64;
-                        }
-                    }
-                    let max = max.iter().copied().max().unwrap_or(0);
-                    p.p50_ns.push(bucket_rank(&merged, 50).map(|v| v.min(max)));
-                    p.p99_ns.push(bucket_rank(&merged, 99).map(|v| v.min(max)));
+                for start in (0..n).step_by(k as usize) {
+                    let (p50, p99) = of(start..(start + k as usize).min(n));
+                    p.p50_ns.push(p50);
+                    p.p99_ns.push(p99);
                 }
                 p
             })

@@ -99,3 +99,15 @@ pub fn only_run_under(label: &Path) -> PathBuf {
     assert_eq!(dirs.len(), 1, "{dirs:?}");
     dirs.pop().unwrap()
 }
+
+/// Runs the example trace with the null backend under `out/label`; its run directory.
+pub fn example_run(out: &Path, label: &str) -> PathBuf {
+    run_ok(
+        naslab()
+            .arg("run")
+            .arg(repo_root().join("examples/document-save.jsonl"))
+            .args(["--backend", "null", "--label", label, "--out"])
+            .arg(out),
+    );
+    only_run_under(&out.join(label))
+}
