@@ -157,18 +157,45 @@ pub fn verify_signature(
         )));
     }
 
+    // The signature field is zeroed in a copy; `verify_signature_in_place`
+    // does without the copy when the caller owns the bytes.
+    let mut buf = message.to_vec();
+    verify_signature_in_place(&mut buf, key, algorithm, message_id, is_cancel)
+}
+
+/// [`verify_signature`] without copying the message: the signature field is
+/// zeroed in `message` itself while the signature is computed, and put back
+/// before this returns, whatever the verdict. `message` reads the same
+/// afterwards as before.
+///
+/// For GMAC, the nonce role bit is set to 1 (server) automatically.
+pub fn verify_signature_in_place(
+    message: &mut [u8],
+    key: &[u8],
+    algorithm: SigningAlgorithm,
+    message_id: u64,
+    is_cancel: bool,
+) -> Result<(), Error> {
+    if message.len() < MIN_MESSAGE_LEN {
+        return Err(Error::invalid_data(format!(
+            "message too short for verification: {} bytes, need at least {}",
+            message.len(),
+            MIN_MESSAGE_LEN
+        )));
+    }
+
     // Step 1: save the received signature.
     let mut received_sig = [0u8; SIGNATURE_LEN];
     received_sig.copy_from_slice(&message[SIGNATURE_OFFSET..SIGNATURE_OFFSET + SIGNATURE_LEN]);
 
-    // Step 2: zero the signature field in a copy.
-    let mut buf = message.to_vec();
-    buf[SIGNATURE_OFFSET..SIGNATURE_OFFSET + SIGNATURE_LEN].fill(0);
-
-    // Step 3: compute the expected signature.
+    // Step 2: zero the signature field, compute the expected signature over
+    // the message as the server signed it, and put the field back.
     // is_response = true: the server signed this message, so the GMAC
     // nonce must have role bit = 1 (server).
-    let expected_sig = compute_signature(&buf, key, algorithm, message_id, is_cancel, true)?;
+    message[SIGNATURE_OFFSET..SIGNATURE_OFFSET + SIGNATURE_LEN].fill(0);
+    let expected = compute_signature(message, key, algorithm, message_id, is_cancel, true);
+    message[SIGNATURE_OFFSET..SIGNATURE_OFFSET + SIGNATURE_LEN].copy_from_slice(&received_sig);
+    let expected_sig = expected?;
 
     // Step 4: compare, in constant time. `!=` on arrays stops at the first
     // differing byte, which tells a forger timing a verifier how many leading
@@ -487,6 +514,39 @@ mod tests {
         let key = [0x42; 16];
         sign_message(&mut msg, &key, SigningAlgorithm::HmacSha256, 0, false).unwrap();
         verify_signature(&msg, &key, SigningAlgorithm::HmacSha256, 0, false).unwrap();
+    }
+
+    #[test]
+    fn verify_in_place_leaves_the_message_as_it_was() {
+        for algo in [
+            SigningAlgorithm::HmacSha256,
+            SigningAlgorithm::AesCmac,
+            SigningAlgorithm::AesGmac,
+        ] {
+            let key = [0x42; 16];
+            let mut msg = make_test_message(&[0x5A; 3000]);
+            sign_message_as_server(&mut msg, &key, algo, 7, false).unwrap();
+            let signed = msg.clone();
+
+            verify_signature_in_place(&mut msg, &key, algo, 7, false).unwrap();
+            assert_eq!(msg, signed, "{algo:?}: verified message changed");
+
+            // A mismatch leaves it as it was too, signature included.
+            msg[100] ^= 1;
+            let tampered = msg.clone();
+            let result = verify_signature_in_place(&mut msg, &key, algo, 7, false);
+            assert!(
+                matches!(
+                    result,
+                    Err(Error::SignatureInvalid {
+                        reason: crate::error::SignatureFailure::Mismatch,
+                        ..
+                    })
+                ),
+                "{algo:?}: got {result:?}"
+            );
+            assert_eq!(msg, tampered, "{algo:?}: refused message changed");
+        }
     }
 
     #[test]
