@@ -1615,17 +1615,166 @@ pub struct NegotiatedParams {
 ///   hash updates and any caller that wants to re-verify signatures or
 ///   inspect the original wire bytes.
 ///
-/// Callers receive one `Frame` per matched `MessageId`. Frames are owned;
-/// the receiver task allocates fresh `Vec`s for `body` / `raw` as it splits
-/// compound frames, so you can store or mutate them freely.
+/// Callers receive one `Frame` per matched `MessageId`. `body` and `raw`
+/// are views ([`FrameBytes`], which derefs to `[u8]`) into the buffer the
+/// response was received, decrypted and verified in: nothing is copied out of
+/// it, however large the response, and the sub-responses of one compound
+/// share it. The buffer goes back to the connection for the next response
+/// once the last view of it is dropped, so a caller that keeps a frame only
+/// as long as it needs its bytes lets the connection receive without
+/// allocating. Copy out (`to_vec()`) what you keep longer.
 #[derive(Debug)]
 pub struct Frame {
     /// Parsed SMB2 header of this sub-response.
     pub header: Header,
     /// Sub-frame bytes after the header (body portion only).
-    pub body: Vec<u8>,
+    pub body: FrameBytes,
     /// Full sub-frame bytes including the header.
-    pub raw: Vec<u8>,
+    pub raw: FrameBytes,
+}
+
+impl Frame {
+    /// A frame over bytes received elsewhere: `raw` is the whole sub-response,
+    /// header included, and `body` what follows the header.
+    pub fn from_raw(header: Header, raw: Vec<u8>) -> Frame {
+        let len = raw.len();
+        let buf = Arc::new(RecvBuf {
+            data: raw,
+            pool: None,
+        });
+        Frame::in_buffer(header, &buf, 0..len)
+    }
+
+    /// The sub-response at `range` of a shared receive buffer.
+    fn in_buffer(header: Header, buf: &Arc<RecvBuf>, range: std::ops::Range<usize>) -> Frame {
+        let body_start = (range.start + Header::SIZE).min(range.end);
+        Frame {
+            header,
+            body: FrameBytes {
+                buf: Arc::clone(buf),
+                range: body_start..range.end,
+            },
+            raw: FrameBytes {
+                buf: Arc::clone(buf),
+                range,
+            },
+        }
+    }
+}
+
+/// Bytes of a received [`Frame`]: a view into the buffer the response was
+/// received in. Derefs to `[u8]`; cloning shares the buffer rather than
+/// copying it.
+#[derive(Clone)]
+pub struct FrameBytes {
+    buf: Arc<RecvBuf>,
+    range: std::ops::Range<usize>,
+}
+
+impl FrameBytes {
+    /// The bytes as a slice.
+    pub fn as_slice(&self) -> &[u8] {
+        &self.buf.data[self.range.clone()]
+    }
+}
+
+impl std::ops::Deref for FrameBytes {
+    type Target = [u8];
+
+    fn deref(&self) -> &[u8] {
+        self.as_slice()
+    }
+}
+
+impl AsRef<[u8]> for FrameBytes {
+    fn as_ref(&self) -> &[u8] {
+        self.as_slice()
+    }
+}
+
+impl std::fmt::Debug for FrameBytes {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Debug::fmt(self.as_slice(), f)
+    }
+}
+
+impl PartialEq for FrameBytes {
+    fn eq(&self, other: &FrameBytes) -> bool {
+        self.as_slice() == other.as_slice()
+    }
+}
+
+impl Eq for FrameBytes {}
+
+impl PartialEq<[u8]> for FrameBytes {
+    fn eq(&self, other: &[u8]) -> bool {
+        self.as_slice() == other
+    }
+}
+
+impl PartialEq<Vec<u8>> for FrameBytes {
+    fn eq(&self, other: &Vec<u8>) -> bool {
+        self.as_slice() == other.as_slice()
+    }
+}
+
+impl From<Vec<u8>> for FrameBytes {
+    fn from(data: Vec<u8>) -> FrameBytes {
+        let len = data.len();
+        FrameBytes {
+            buf: Arc::new(RecvBuf { data, pool: None }),
+            range: 0..len,
+        }
+    }
+}
+
+impl From<FrameBytes> for Vec<u8> {
+    fn from(bytes: FrameBytes) -> Vec<u8> {
+        bytes.as_slice().to_vec()
+    }
+}
+
+/// A buffer the receiver task read a transport frame into, shared by the
+/// frames that view it, and handed back to its pool when the last of them
+/// is dropped.
+struct RecvBuf {
+    data: Vec<u8>,
+    pool: Option<Arc<RecvPool>>,
+}
+
+impl Drop for RecvBuf {
+    fn drop(&mut self) {
+        if let Some(pool) = &self.pool {
+            pool.put(std::mem::take(&mut self.data));
+        }
+    }
+}
+
+/// The receiver task's spare buffers. Two are enough for the usual pattern,
+/// one response being read while its caller still holds the one before;
+/// more would only hold memory (each can be as large as the largest response
+/// seen).
+#[derive(Default)]
+struct RecvPool {
+    spare: StdMutex<Vec<Vec<u8>>>,
+}
+
+impl RecvPool {
+    const KEEP: usize = 2;
+
+    fn take(&self) -> Vec<u8> {
+        self.spare.lock().unwrap().pop().unwrap_or_default()
+    }
+
+    fn put(&self, buf: Vec<u8>) {
+        if buf.capacity() == 0 {
+            return;
+        }
+        let mut spare = self.spare.lock().unwrap();
+        if spare.len() < Self::KEEP {
+            spare.push(buf);
+        }
+    }
 }
 
 /// One sub-operation in a compound request, as passed to
@@ -5913,21 +6062,30 @@ async fn receiver_loop(
 ) {
     let _ends_life = EndsSocketLife(life.clone());
     let mut ended = pin!(life.ended());
+    // Each frame is received into a buffer from this pool, decrypted and
+    // verified where it lies, and handed to its callers as views; the
+    // buffer comes back when they drop them. Only a buffer that has to grow
+    // allocates.
+    let pool = Arc::new(RecvPool::default());
+    let mut subs: Vec<std::ops::Range<usize>> = Vec::new();
+    let mut routable: Vec<(MessageId, Result<Header>, std::ops::Range<usize>)> = Vec::new();
     loop {
+        let mut buf = pool.take();
         // Dropping a half-read frame is fine here: `ended` means the
         // connection is already dead, and nobody reads this socket again.
-        let received = match select(ended.as_mut(), pin!(transport_recv.receive())).await {
-            Either::Left(_) => return,
-            Either::Right((received, _)) => received,
-        };
+        let received =
+            match select(ended.as_mut(), pin!(transport_recv.receive_into(&mut buf))).await {
+                Either::Left(_) => return,
+                Either::Right((received, _)) => received,
+            };
         let Some(inner) = weak.upgrade() else {
             return; // last Connection clone dropped
         };
         // Before any decrypting or verifying: what the windows measure is the
         // link, and that work is the same for every frame.
         let arrived_at = rt::Instant::now();
-        let raw = match received {
-            Ok(bytes) => bytes,
+        let len = match received {
+            Ok(len) => len,
             Err(e) => {
                 debug!("receiver_loop: transport error: {}, shutting down", e);
                 let count = inner.waiters.lock().unwrap().len();
@@ -5952,21 +6110,22 @@ async fn receiver_loop(
         inner
             .metrics
             .wire_bytes_received
-            .fetch_add(raw.len() as u64, Ordering::Relaxed);
+            .fetch_add(len as u64, Ordering::Relaxed);
         if let Some(feed) = &feed {
-            feed.record_whole_frame(raw.len());
+            feed.record_whole_frame(len);
         }
         // The connection's liveness clock, fed before anything can reject the
         // frame. Even a frame we go on to discard proves the server is
         // processing requests, which is the only thing this clock claims.
         inner.note_server_spoke();
-        trace!("receiver_loop: received {} bytes", raw.len());
+        trace!("receiver_loop: received {} bytes", len);
         trace!(
             "receiver_loop: tick, waiters={}",
             inner.waiters.lock().unwrap().len()
         );
 
-        // Decrypt if TRANSFORM_HEADER. Per decision E6: on an
+        // Decrypt if TRANSFORM_HEADER, in place: the plaintext follows the
+        // transform header in the same buffer. Per decision E6: on an
         // unrecoverable frame error (decrypt auth tag mismatch, decompress
         // failure, malformed sub-frame structure) we tear the connection
         // down instead of log-and-continue. The msg_id isn't recoverable
@@ -5974,9 +6133,11 @@ async fn receiver_loop(
         // notify; log-and-continue would leave the matching waiter
         // hanging forever. Teardown fans Err(Disconnected) to every
         // pending waiter; the caller reconnects.
-        let (decoded, was_encrypted) = if raw.len() >= 4 && raw[0..4] == TRANSFORM_PROTOCOL_ID {
-            match decrypt_frame(&raw, &inner) {
-                Ok(plain) => (plain, true),
+        let mut span = 0..len;
+        let was_encrypted = len >= 4 && buf[0..4] == TRANSFORM_PROTOCOL_ID;
+        if was_encrypted {
+            match decrypt_frame_in_place(&mut buf[..len], &inner) {
+                Ok(()) => span = TransformHeader::SIZE..len,
                 Err(e) => {
                     inner
                         .metrics
@@ -5995,14 +6156,16 @@ async fn receiver_loop(
                     return;
                 }
             }
-        } else {
-            (raw, false)
-        };
+        }
 
-        // Decompress if COMPRESSION_HEADER.
-        let decoded = if decoded.len() >= 4 && decoded[0..4] == COMPRESSION_PROTOCOL_ID {
-            match decompress_response(&decoded) {
-                Ok(plain) => plain,
+        // Decompress if COMPRESSION_HEADER. The decompressed message is a
+        // buffer of its own; the received one goes back to the pool.
+        if span.len() >= 4 && buf[span.start..span.start + 4] == COMPRESSION_PROTOCOL_ID {
+            match decompress_response(&buf[span.clone()]) {
+                Ok(plain) => {
+                    pool.put(std::mem::replace(&mut buf, plain));
+                    span = 0..buf.len();
+                }
                 Err(e) => {
                     inner
                         .metrics
@@ -6021,43 +6184,39 @@ async fn receiver_loop(
                     return;
                 }
             }
-        } else {
-            decoded
-        };
+        }
 
         // Split by NextCommand.
-        let sub_frames = match split_compound(&decoded) {
-            Ok(subs) => subs,
-            Err(e) => {
-                inner
-                    .metrics
-                    .malformed_frames
-                    .fetch_add(1, Ordering::Relaxed);
-                warn!(
-                    "receiver_loop: malformed frame: {}; tearing down connection",
-                    e
-                );
-                let count = inner.waiters.lock().unwrap().len();
-                fan_error_to_waiters(&inner, &e);
-                warn!(
-                    "receiver_loop: exiting after fan-error to {} waiters",
-                    count
-                );
-                return;
-            }
-        };
+        if let Err(e) = split_compound_ranges(&buf[span.clone()], &mut subs) {
+            inner
+                .metrics
+                .malformed_frames
+                .fetch_add(1, Ordering::Relaxed);
+            warn!(
+                "receiver_loop: malformed frame: {}; tearing down connection",
+                e
+            );
+            let count = inner.waiters.lock().unwrap().len();
+            fan_error_to_waiters(&inner, &e);
+            warn!(
+                "receiver_loop: exiting after fan-error to {} waiters",
+                count
+            );
+            return;
+        }
 
         // Produce a list of routable entries for this transport frame.
         // SubFrameAction::Skip frames (oplock break, STATUS_PENDING) are
-        // dropped silently. A parse error from prepare_sub_frame is fatal:
+        // dropped silently. A parse error from inspect_sub_frame is fatal:
         // the compound split succeeded (framing looked valid) but a header
         // inside is corrupt — the connection is out of sync and we can't
         // recover. Tear down so pending waiters see Err(Disconnected)
         // rather than hanging forever.
-        let mut routable: Vec<(MessageId, Result<Frame>)> = Vec::new();
-        for sub in sub_frames {
-            match prepare_sub_frame(&sub, was_encrypted, &inner) {
-                Ok(SubFrameAction::Route(msg_id, result)) => routable.push((msg_id, result)),
+        routable.clear();
+        for sub in subs.drain(..) {
+            let sub = span.start + sub.start..span.start + sub.end;
+            match inspect_sub_frame(&mut buf[sub.clone()], was_encrypted, &inner) {
+                Ok(SubFrameAction::Route(msg_id, result)) => routable.push((msg_id, result, sub)),
                 Ok(SubFrameAction::Skip) => { /* notification / STATUS_PENDING */ }
                 Ok(SubFrameAction::AckOplockBreak(brk, tree_id)) => {
                     acknowledge_oplock_break(&inner, brk, tree_id);
@@ -6083,10 +6242,18 @@ async fn receiver_loop(
         }
 
         if routable.is_empty() {
+            pool.put(buf);
             continue;
         }
 
-        for (msg_id, result) in routable {
+        // Verified and final: from here on the buffer is only read, by the
+        // frames that view it.
+        let shared = Arc::new(RecvBuf {
+            data: buf,
+            pool: Some(Arc::clone(&pool)),
+        });
+        for (msg_id, result, sub) in routable.drain(..) {
+            let result = result.map(|header| Frame::in_buffer(header, &shared, sub));
             let waiter = inner.waiters.lock().unwrap().remove(&msg_id);
             if let (Some(w), Ok(frame)) = (&waiter, &result) {
                 inner.note_round_trip(w, frame.raw.len());
@@ -6183,21 +6350,26 @@ async fn receiver_loop(
         // tokio it sits in this worker's LIFO slot, which nothing else may
         // steal, and a socket that never drains never makes us yield on our
         // own: a side `stat` once waited 333 ms behind the rest of a download
-        // that way. Released first, since we hold `inner` only per frame.
+        // that way. Released first, since we hold `inner` only per frame;
+        // the buffer too, so it is back in the pool once its callers are done.
+        drop(shared);
         drop(inner);
         rt::yield_now().await;
     }
 }
 
 /// Outcome of preparing a single sub-frame.
+///
+/// `T` is what a routed response carries: its [`Frame`], or only its header
+/// while the receiver task still holds the bytes it was received in.
 #[derive(Debug)]
-pub(crate) enum SubFrameAction {
+pub(crate) enum SubFrameAction<T = Frame> {
     /// Route this response to the waiter for `msg_id`.
     ///
     /// The inner `Result` lets us deliver a per-sub-op error (signature
     /// verification failure, session expired) targeted at its matching
     /// waiter without disturbing others.
-    Route(MessageId, std::result::Result<Frame, Error>),
+    Route(MessageId, std::result::Result<T, Error>),
     /// Skip silently — not forwarded to any waiter.
     /// Used for STATUS_PENDING interim responses (keep the waiter alive) and
     /// unsolicited notifications there is nothing to do about.
@@ -6214,7 +6386,29 @@ pub(crate) enum SubFrameAction {
 /// unrecoverable errors where the connection is now out of sync
 /// (header parse failure on a sub-frame the compound-splitter claimed was
 /// valid — the receiver loop fans the error to all waiters and exits).
+#[cfg(test)]
 fn prepare_sub_frame(sub: &[u8], was_encrypted: bool, inner: &Inner) -> Result<SubFrameAction> {
+    let mut raw = sub.to_vec();
+    Ok(match inspect_sub_frame(&mut raw, was_encrypted, inner)? {
+        SubFrameAction::Route(msg_id, result) => {
+            SubFrameAction::Route(msg_id, result.map(|header| Frame::from_raw(header, raw)))
+        }
+        SubFrameAction::Skip => SubFrameAction::Skip,
+        SubFrameAction::AckOplockBreak(brk, tree_id) => {
+            SubFrameAction::AckOplockBreak(brk, tree_id)
+        }
+    })
+}
+
+/// What [`prepare_sub_frame`] decides, for a sub-frame the caller still owns:
+/// the signature is verified in `sub` itself (its signature field zeroed and
+/// put back, see [`signing::verify_signature_in_place`]), with no copy, and a
+/// routed response carries only its header. `sub` reads the same afterwards.
+fn inspect_sub_frame(
+    sub: &mut [u8],
+    was_encrypted: bool,
+    inner: &Inner,
+) -> Result<SubFrameAction<Header>> {
     // Parse the header. A failure here means split_compound produced a
     // chunk that doesn't start with a valid SMB2 header — the framing is
     // corrupt and we can't know where the next sub-frame begins. Fatal
@@ -6326,7 +6520,7 @@ fn prepare_sub_frame(sub: &[u8], was_encrypted: bool, inner: &Inner) -> Result<S
         let is_cancel = header.command == Command::Cancel;
         if let (Some(key), Some(algo)) = (signing_key, signing_algorithm) {
             if let Err(e) =
-                signing::verify_signature(sub, &key, algo, header.message_id.0, is_cancel)
+                signing::verify_signature_in_place(sub, &key, algo, header.message_id.0, is_cancel)
             {
                 inner
                     .metrics
@@ -6361,17 +6555,7 @@ fn prepare_sub_frame(sub: &[u8], was_encrypted: bool, inner: &Inner) -> Result<S
         ));
     }
 
-    let body = if sub.len() > Header::SIZE {
-        sub[Header::SIZE..].to_vec()
-    } else {
-        Vec::new()
-    };
-    let raw = sub.to_vec();
-    let msg_id = header.message_id;
-    Ok(SubFrameAction::Route(
-        msg_id,
-        Ok(Frame { header, body, raw }),
-    ))
+    Ok(SubFrameAction::Route(header.message_id, Ok(header)))
 }
 
 /// Fan the given error (as best we can clone it) to every pending waiter
@@ -6421,7 +6605,9 @@ fn clone_err_for_waiters(e: &Error) -> Error {
     }
 }
 
-fn decrypt_frame(data: &[u8], inner: &Inner) -> Result<Vec<u8>> {
+/// Decrypt a TRANSFORM_HEADER frame where it lies, with the session's
+/// decryption key: the plaintext ends up at `data[TransformHeader::SIZE..]`.
+fn decrypt_frame_in_place(data: &mut [u8], inner: &Inner) -> Result<()> {
     let c = inner.crypto.lock().unwrap();
     let dec_key = c
         .decryption_key
@@ -6438,17 +6624,26 @@ fn decrypt_frame(data: &[u8], inner: &Inner) -> Result<Vec<u8>> {
             "encrypted message too short for TransformHeader",
         ));
     }
-
-    let transform_header = &data[..TransformHeader::SIZE];
-    let ciphertext = &data[TransformHeader::SIZE..];
-    let plaintext = encryption::decrypt_message(transform_header, ciphertext, &dec_key, cipher)?;
-    Ok(plaintext)
+    encryption::decrypt_message_in_place(data, &dec_key, cipher)
 }
 
 /// Split a preprocessed frame into sub-frames by `NextCommand` offsets.
 /// Returns the raw byte slices (as owned Vec<u8>) for each sub-frame.
+#[cfg(any(test, feature = "fuzzing"))]
 pub(crate) fn split_compound(data: &[u8]) -> Result<Vec<Vec<u8>>> {
-    let mut results = Vec::new();
+    let mut ranges = Vec::new();
+    split_compound_ranges(data, &mut ranges)?;
+    Ok(ranges.into_iter().map(|r| data[r].to_vec()).collect())
+}
+
+/// [`split_compound`] as the ranges of `data` the sub-frames occupy, put in
+/// `results` (cleared first), so that nothing is copied and a caller that
+/// keeps `results` across frames doesn't allocate either.
+pub(crate) fn split_compound_ranges(
+    data: &[u8],
+    results: &mut Vec<std::ops::Range<usize>>,
+) -> Result<()> {
+    results.clear();
     let mut offset = 0usize;
 
     loop {
@@ -6485,13 +6680,13 @@ pub(crate) fn split_compound(data: &[u8]) -> Result<Vec<Vec<u8>>> {
             )));
         }
 
-        results.push(data[offset..sub_end].to_vec());
+        results.push(offset..sub_end);
         if next_cmd == 0 {
             break;
         }
         offset += next_cmd as usize;
     }
-    Ok(results)
+    Ok(())
 }
 
 /// Await a per-request `oneshot::Receiver` and translate the three
@@ -6596,6 +6791,12 @@ impl<T: TransportReceive> TransportReceive for Arc<T> {
         (**self).receive().await
     }
 
+    // Forwarded for the same reason as `receive_progress` below: the default
+    // would put every TCP connection back to a new buffer per frame.
+    async fn receive_into(&self, buf: &mut Vec<u8>) -> Result<usize> {
+        (**self).receive_into(buf).await
+    }
+
     // ❌ Don't drop this forward. The default answers `None`, and that isn't
     // an error anyone sees: `Connection::connect` wraps `TcpTransport` in an
     // `Arc`, so a missing forward silently puts every TCP connection back to
@@ -6617,6 +6818,66 @@ mod tests {
     /// by wiring up `NextCommand` offsets and 8-byte-padding each sub
     /// except the last. Used by compound execute tests below.
     use crate::client::test_helpers::build_compound_response_frame;
+
+    #[test]
+    fn compound_frames_share_their_buffer_and_return_it_to_the_pool() {
+        let pool = Arc::new(RecvPool::default());
+        let data: Vec<u8> = (0..200u8).collect();
+        let at = data.as_ptr();
+        let shared = Arc::new(RecvBuf {
+            data,
+            pool: Some(Arc::clone(&pool)),
+        });
+        let a = Frame::in_buffer(Header::new_request(Command::Read), &shared, 0..136);
+        let b = Frame::in_buffer(Header::new_request(Command::Read), &shared, 136..200);
+        drop(shared);
+        assert_eq!(a.raw.len(), 136);
+        assert_eq!(&a.body[..], &(64..136u8).collect::<Vec<u8>>()[..]);
+        assert_eq!(&b.raw[..], &(136..200u8).collect::<Vec<u8>>()[..]);
+        assert!(b.body.is_empty(), "a header alone has an empty body");
+
+        // Back in the pool only once the last view is gone, and then taken
+        // again as it was: the next frame reuses the storage.
+        let kept = a.body.clone();
+        drop(a);
+        drop(b);
+        assert!(pool.spare.lock().unwrap().is_empty());
+        assert_eq!(kept[0], 64);
+        drop(kept);
+        let again = pool.take();
+        assert_eq!(again.as_ptr(), at);
+        assert_eq!(again.len(), 200);
+    }
+
+    #[test]
+    fn split_compound_ranges_are_where_split_compound_copies_from() {
+        let mut first = Header::new_request(Command::Create);
+        first.flags.set_response();
+        let mut second = Header::new_request(Command::Read);
+        second.flags.set_response();
+        let data = build_compound_response_frame(&[
+            pack_message(&first, &EchoPayload(vec![1; 11])),
+            pack_message(&second, &EchoPayload(vec![2; 5])),
+        ]);
+        let mut ranges = vec![3..4, 5..6]; // cleared first
+        split_compound_ranges(&data, &mut ranges).unwrap();
+        let copies = split_compound(&data).unwrap();
+        assert_eq!(ranges.len(), 2);
+        for (r, copy) in ranges.iter().zip(&copies) {
+            assert_eq!(&data[r.clone()], &copy[..]);
+        }
+        assert_eq!(ranges[0].start, 0);
+        assert_eq!(ranges[1].end, data.len());
+    }
+
+    /// Bytes packed as they are, for a body of a chosen length.
+    struct EchoPayload(Vec<u8>);
+
+    impl Pack for EchoPayload {
+        fn pack(&self, cursor: &mut WriteCursor) {
+            cursor.write_bytes(&self.0);
+        }
+    }
 
     /// Build a canned negotiate response with the given dialect.
     fn build_negotiate_response(dialect: Dialect) -> Vec<u8> {
@@ -8561,7 +8822,7 @@ mod tests {
         // receiver task takes the decrypt path, but whose ciphertext
         // is garbage that will fail the GCM auth tag check. We craft a
         // "valid-shape" transform header (52 bytes) plus ~64 bytes of
-        // garbage ciphertext. The receiver task's decrypt_frame call
+        // garbage ciphertext. The receiver task's decrypt_frame_in_place call
         // returns Err; currently it's log+continue (the bug).
         let mut frame = Vec::new();
         frame.extend_from_slice(&TRANSFORM_PROTOCOL_ID); // 0xFD 'S' 'M' 'B'

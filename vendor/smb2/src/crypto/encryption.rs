@@ -209,6 +209,39 @@ pub fn decrypt_message(
     Ok(buffer)
 }
 
+/// [`decrypt_message`] without copying: `message` is a whole transformed
+/// message (the 52-byte transform header, then the ciphertext), and the
+/// ciphertext is decrypted where it lies, so the plaintext ends up at
+/// `message[52..]`. On failure what follows the header is unspecified.
+pub fn decrypt_message_in_place(
+    message: &mut [u8],
+    key: &[u8],
+    cipher: Cipher,
+) -> Result<(), Error> {
+    if message.len() < HEADER_SIZE {
+        return Err(Error::invalid_data(format!(
+            "encrypted message too short for its transform header: {} bytes, need {}",
+            message.len(),
+            HEADER_SIZE
+        )));
+    }
+    if key.len() != cipher.key_len() {
+        return Err(Error::invalid_data(format!(
+            "decryption key length mismatch: expected {}, got {}",
+            cipher.key_len(),
+            key.len()
+        )));
+    }
+    let (transform_header, ciphertext) = message.split_at_mut(HEADER_SIZE);
+
+    let mut tag = [0u8; 16];
+    tag.copy_from_slice(&transform_header[4..20]);
+    let nonce = &transform_header[20..20 + cipher.nonce_len()];
+    let aad = &transform_header[AAD_OFFSET..HEADER_SIZE];
+
+    decrypt_raw(cipher, key, nonce, aad, &tag, ciphertext)
+}
+
 // ── Raw encrypt/decrypt helpers ──────────────────────────────────────
 
 /// Copy an auth tag array into a fixed-size `[u8; 16]` array.
@@ -349,6 +382,19 @@ mod tests {
 
         let decrypted = decrypt_message(&header, &ciphertext, &key, cipher).unwrap();
         assert_eq!(decrypted, plaintext);
+
+        // In place, over the message as it arrives: header, then ciphertext.
+        let mut message = [header.as_slice(), ciphertext.as_slice()].concat();
+        decrypt_message_in_place(&mut message, &key, cipher).unwrap();
+        assert_eq!(&message[HEADER_SIZE..], &plaintext[..]);
+        assert_eq!(&message[..HEADER_SIZE], &header[..]);
+
+        // A tampered message fails in place as it does copied.
+        let mut tampered = [header.as_slice(), ciphertext.as_slice()].concat();
+        let last = tampered.len() - 1;
+        tampered[last] ^= 1;
+        assert!(decrypt_message_in_place(&mut tampered, &key, cipher).is_err());
+        assert!(decrypt_message_in_place(&mut message[..HEADER_SIZE - 1], &key, cipher).is_err());
     }
 
     // ── Nonce generator monotonically increases ──────────────────────

@@ -157,18 +157,45 @@ pub fn verify_signature(
         )));
     }
 
+    // The signature field is zeroed in a copy; `verify_signature_in_place`
+    // does without the copy when the caller owns the bytes.
+    let mut buf = message.to_vec();
+    verify_signature_in_place(&mut buf, key, algorithm, message_id, is_cancel)
+}
+
+/// [`verify_signature`] without copying the message: the signature field is
+/// zeroed in `message` itself while the signature is computed, and put back
+/// before this returns, whatever the verdict. `message` reads the same
+/// afterwards as before.
+///
+/// For GMAC, the nonce role bit is set to 1 (server) automatically.
+pub fn verify_signature_in_place(
+    message: &mut [u8],
+    key: &[u8],
+    algorithm: SigningAlgorithm,
+    message_id: u64,
+    is_cancel: bool,
+) -> Result<(), Error> {
+    if message.len() < MIN_MESSAGE_LEN {
+        return Err(Error::invalid_data(format!(
+            "message too short for verification: {} bytes, need at least {}",
+            message.len(),
+            MIN_MESSAGE_LEN
+        )));
+    }
+
     // Step 1: save the received signature.
     let mut received_sig = [0u8; SIGNATURE_LEN];
     received_sig.copy_from_slice(&message[SIGNATURE_OFFSET..SIGNATURE_OFFSET + SIGNATURE_LEN]);
 
-    // Step 2: zero the signature field in a copy.
-    let mut buf = message.to_vec();
-    buf[SIGNATURE_OFFSET..SIGNATURE_OFFSET + SIGNATURE_LEN].fill(0);
-
-    // Step 3: compute the expected signature.
+    // Step 2: zero the signature field, compute the expected signature over
+    // the message as the server signed it, and put the field back.
     // is_response = true: the server signed this message, so the GMAC
     // nonce must have role bit = 1 (server).
-    let expected_sig = compute_signature(&buf, key, algorithm, message_id, is_cancel, true)?;
+    message[SIGNATURE_OFFSET..SIGNATURE_OFFSET + SIGNATURE_LEN].fill(0);
+    let expected = compute_signature(message, key, algorithm, message_id, is_cancel, true);
+    message[SIGNATURE_OFFSET..SIGNATURE_OFFSET + SIGNATURE_LEN].copy_from_slice(&received_sig);
+    let expected_sig = expected?;
 
     // Step 4: compare, in constant time. `!=` on arrays stops at the first
     // differing byte, which tells a forger timing a verifier how many leading
@@ -273,7 +300,98 @@ fn compute_aes_cmac(message: &[u8], key: &[u8]) -> Result<[u8; 16], Error> {
 /// - Bytes 0-7: `message_id` (little-endian u64)
 /// - Byte 8: bit 0 = role (0=client, 1=server), bit 1 = `is_cancel`
 /// - Bytes 9-11: zero
+///
+/// The tag is GCM's with the message as additional data and nothing to
+/// encrypt: `E(K, J0) XOR GHASH(H, message || lengths)`. GHASH is computed
+/// as POLYVAL of the byte-reversed blocks (RFC 8452, appendix A), the blocks
+/// reversed a batch at a time: what `aes-gcm` does through `ghash`, which
+/// reverses (and copies) each group of four blocks on its own, costing about
+/// as much again as the hash on a large READ reply.
 fn compute_aes_gmac(
+    message: &[u8],
+    key: &[u8],
+    message_id: u64,
+    is_cancel: bool,
+    is_response: bool,
+) -> Result<[u8; 16], Error> {
+    use aes::cipher::{BlockCipherEncrypt, KeyInit};
+    use polyval::hazmat::FieldElement;
+    use polyval::universal_hash::UniversalHash;
+    use polyval::{Block, Polyval};
+
+    let cipher = aes::Aes128::new_from_slice(key).map_err(|_| {
+        Error::invalid_data(format!(
+            "AES-128-GMAC requires a 16-byte key, got {} bytes",
+            key.len()
+        ))
+    })?;
+
+    // H = E(K, 0^128), as POLYVAL wants it: byte-reversed, times x.
+    let mut h = [0u8; 16];
+    cipher.encrypt_block((&mut h).into());
+    let mut hash = Polyval::new(&FieldElement::from(h).reverse().mulx().into());
+
+    const BATCH: usize = 64;
+    let mut batch = [Block::default(); BATCH];
+    let reversed = |block: &[u8]| -> Block {
+        let mut b = [0u8; 16];
+        b[..block.len()].copy_from_slice(block);
+        u128::from_be_bytes(b).to_le_bytes().into()
+    };
+    let whole = message.len() / 16 * 16;
+    for group in message[..whole].chunks(16 * BATCH) {
+        let n = group.len() / 16;
+        for (dst, src) in batch.iter_mut().zip(group.chunks_exact(16)) {
+            *dst = reversed(src);
+        }
+        hash.update(&batch[..n]);
+    }
+    if whole < message.len() {
+        // The last partial block, zero-padded.
+        hash.update(&[reversed(&message[whole..])]);
+    }
+    // The lengths block: the additional data's length in bits, then the
+    // ciphertext's (none), each 64-bit big-endian.
+    let mut lengths = [0u8; 16];
+    lengths[..8].copy_from_slice(&(message.len() as u64 * 8).to_be_bytes());
+    hash.update(&[reversed(&lengths)]);
+    let mut tag: [u8; 16] = hash.finalize().into();
+    tag.reverse();
+
+    // J0 = nonce || 0x00000001 for a 96-bit nonce.
+    let mut j0 = [0u8; 16];
+    j0[..12].copy_from_slice(&gmac_nonce(message_id, is_cancel, is_response));
+    j0[15] = 1;
+    cipher.encrypt_block((&mut j0).into());
+    for (t, k) in tag.iter_mut().zip(j0) {
+        *t ^= k;
+    }
+    Ok(tag)
+}
+
+/// The 12-byte GMAC nonce of MS-SMB2 section 3.1.4.1.
+fn gmac_nonce(message_id: u64, is_cancel: bool, is_response: bool) -> [u8; 12] {
+    let mut nonce = [0u8; 12];
+    nonce[0..8].copy_from_slice(&message_id.to_le_bytes());
+    // Byte 8: bit 0 = role (0 = client, 1 = server), bit 1 = CANCEL flag.
+    if is_response {
+        nonce[8] |= 0x01;
+    }
+    if is_cancel {
+        nonce[8] |= 0x02;
+    }
+    nonce
+}
+
+/// [`compute_aes_gmac`] through `aes-gcm`, as the crate computed it before: the
+/// reference the tests check it against.
+///
+/// The 12-byte nonce is constructed as (MS-SMB2 section 3.1.4.1):
+/// - Bytes 0-7: `message_id` (little-endian u64)
+/// - Byte 8: bit 0 = role (0=client, 1=server), bit 1 = `is_cancel`
+/// - Bytes 9-11: zero
+#[cfg(test)]
+fn compute_aes_gmac_with_aes_gcm(
     message: &[u8],
     key: &[u8],
     message_id: u64,
@@ -487,6 +605,58 @@ mod tests {
         let key = [0x42; 16];
         sign_message(&mut msg, &key, SigningAlgorithm::HmacSha256, 0, false).unwrap();
         verify_signature(&msg, &key, SigningAlgorithm::HmacSha256, 0, false).unwrap();
+    }
+
+    #[test]
+    fn aes_gmac_matches_aes_gcm_for_every_length_and_nonce() {
+        let key: [u8; 16] = core::array::from_fn(|i| (i * 7 + 3) as u8);
+        let data: Vec<u8> = (0..5000u32).map(|i| (i * 31 % 251) as u8).collect();
+        // Every tail length, and lengths on either side of a batch of blocks.
+        let lengths = (0..=80).chain([1023, 1024, 1025, 1040, 2047, 4096, 5000]);
+        for len in lengths {
+            for (id, cancel, response) in
+                [(0, false, false), (9, true, true), (u64::MAX, false, true)]
+            {
+                let got = compute_aes_gmac(&data[..len], &key, id, cancel, response).unwrap();
+                let want = compute_aes_gmac_with_aes_gcm(&data[..len], &key, id, cancel, response)
+                    .unwrap();
+                assert_eq!(got, want, "length {len}, message id {id}");
+            }
+        }
+        assert!(compute_aes_gmac(&data, &key[..15], 0, false, false).is_err());
+    }
+
+    #[test]
+    fn verify_in_place_leaves_the_message_as_it_was() {
+        for algo in [
+            SigningAlgorithm::HmacSha256,
+            SigningAlgorithm::AesCmac,
+            SigningAlgorithm::AesGmac,
+        ] {
+            let key = [0x42; 16];
+            let mut msg = make_test_message(&[0x5A; 3000]);
+            sign_message_as_server(&mut msg, &key, algo, 7, false).unwrap();
+            let signed = msg.clone();
+
+            verify_signature_in_place(&mut msg, &key, algo, 7, false).unwrap();
+            assert_eq!(msg, signed, "{algo:?}: verified message changed");
+
+            // A mismatch leaves it as it was too, signature included.
+            msg[100] ^= 1;
+            let tampered = msg.clone();
+            let result = verify_signature_in_place(&mut msg, &key, algo, 7, false);
+            assert!(
+                matches!(
+                    result,
+                    Err(Error::SignatureInvalid {
+                        reason: crate::error::SignatureFailure::Mismatch,
+                        ..
+                    })
+                ),
+                "{algo:?}: got {result:?}"
+            );
+            assert_eq!(msg, tampered, "{algo:?}: refused message changed");
+        }
     }
 
     #[test]

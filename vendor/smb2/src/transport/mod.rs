@@ -44,6 +44,22 @@ pub trait TransportReceive: Send + Sync {
     /// by NextCommand in the SMB2 headers -- the caller must split them.
     async fn receive(&self) -> Result<Vec<u8>>;
 
+    /// Receive one complete SMB2 transport frame into `buf`, reusing its
+    /// storage, and return the frame's length: the frame is `buf[..len]`.
+    ///
+    /// What lies past `len` is left as it was (bytes of earlier frames), so a
+    /// caller that keeps one buffer across frames pays neither an allocation
+    /// nor zeroing once the buffer has grown to the largest frame. The
+    /// default receives a new buffer through [`receive`](Self::receive) and
+    /// puts it in `buf`'s place; a transport that can read into the caller's
+    /// storage should override it.
+    async fn receive_into(&self, buf: &mut Vec<u8>) -> Result<usize> {
+        let frame = self.receive().await?;
+        let len = frame.len();
+        *buf = frame;
+        Ok(len)
+    }
+
     /// Live counts for what this transport is receiving, published while a
     /// frame is still arriving, or `None` if it can't see inside a frame.
     ///

@@ -357,6 +357,13 @@ impl TransportSend for TcpTransport {
 #[async_trait]
 impl TransportReceive for TcpTransport {
     async fn receive(&self) -> Result<Vec<u8>> {
+        let mut buf = Vec::new();
+        let len = self.receive_into(&mut buf).await?;
+        buf.truncate(len);
+        Ok(buf)
+    }
+
+    async fn receive_into(&self, buf: &mut Vec<u8>) -> Result<usize> {
         let mut reader = self.reader.lock().await;
 
         // Read the 4-byte framing header.
@@ -390,14 +397,23 @@ impl TransportReceive for TcpTransport {
 
         trace!("tcp: receiving frame, len={}", msg_len);
 
+        // Only growth is zeroed: a buffer already as long as the frame is
+        // read over in place, and keeps its length past the frame so the
+        // next, larger frame doesn't zero it again.
+        if buf.len() < msg_len {
+            buf.resize(msg_len, 0);
+        }
+
         // Read the message body, publishing each piece as it lands. This is
         // `read_exact` with a counter in it, and has to keep its semantics
         // exactly: every byte or an error, EOF partway is `Disconnected`.
-        let mut buf = vec![0u8; msg_len];
         let _frame = FrameInProgress::begin(&self.progress, msg_len);
         let mut filled = 0;
         while filled < msg_len {
-            let n = reader.read(&mut buf[filled..]).await.map_err(read_error)?;
+            let n = reader
+                .read(&mut buf[filled..msg_len])
+                .await
+                .map_err(read_error)?;
             if n == 0 {
                 return Err(Error::Disconnected);
             }
@@ -406,7 +422,7 @@ impl TransportReceive for TcpTransport {
         }
 
         trace!("tcp: received frame, len={}", msg_len);
-        Ok(buf)
+        Ok(msg_len)
     }
 
     fn receive_progress(&self) -> Option<Arc<ReceiveProgress>> {
@@ -528,6 +544,47 @@ mod tests {
         let result = transport.receive().await;
         writer_task.await.unwrap();
         result
+    }
+
+    #[tokio::test]
+    async fn receive_into_reuses_the_buffer_and_says_where_the_frame_ends() {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let big = vec![0xAB; 70_000];
+        let small = vec![0xCD; 100];
+        let mut wire = frame_message(&big);
+        wire.extend_from_slice(&frame_message(&small));
+        wire.extend_from_slice(&frame_message(&big));
+        let writer_task = tokio::spawn(async move {
+            let mut stream = TcpStream::connect(addr).await.unwrap();
+            stream.write_all(&wire).await.unwrap();
+            stream.shutdown().await.unwrap();
+        });
+        let (stream, _) = listener.accept().await.unwrap();
+        let transport = TcpTransport::from_stream(stream.into());
+
+        let mut buf = Vec::new();
+        let len = transport.receive_into(&mut buf).await.unwrap();
+        assert_eq!(&buf[..len], &big[..]);
+        let at = buf.as_ptr();
+
+        // A smaller frame lands at the start of the same storage, and the
+        // bytes past it are left alone rather than cut off...
+        let len = transport.receive_into(&mut buf).await.unwrap();
+        assert_eq!(&buf[..len], &small[..]);
+        assert_eq!(buf.len(), big.len());
+        assert_eq!(buf.as_ptr(), at);
+
+        // ...so the next large frame needs no new storage.
+        let len = transport.receive_into(&mut buf).await.unwrap();
+        assert_eq!(&buf[..len], &big[..]);
+        assert_eq!(buf.as_ptr(), at);
+
+        assert!(matches!(
+            transport.receive_into(&mut buf).await,
+            Err(Error::Disconnected)
+        ));
+        writer_task.await.unwrap();
     }
 
     #[tokio::test]
