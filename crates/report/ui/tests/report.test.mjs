@@ -85,9 +85,14 @@ async function settled(page) {
   await page.waitForFunction(() => !document.querySelector('section.view:not([hidden]) .txlist.busy'), null, { timeout: 60000 });
 }
 
-// The largest done_ns - issued_ns of the write ops in a run's op records (zstd JSON Lines).
+// A run's op records as JSON Lines (`naslab records` writes the binary records out).
+function recordsText(dir, records) {
+  return execFileSync(bin, ['records', path.join(dir, records)], { encoding: 'utf8', maxBuffer: 1 << 30 });
+}
+
+// The largest done_ns - issued_ns of the write ops in a run's op records.
 function slowestWriteNs(dir, records) {
-  const text = execFileSync('zstd', ['-dc', path.join(dir, records)], { encoding: 'utf8', maxBuffer: 1 << 30 });
+  const text = recordsText(dir, records);
   let max = 0;
   for (const line of text.split('\n')) {
     if (!line.includes('"op":"write"')) continue;
@@ -98,9 +103,9 @@ function slowestWriteNs(dir, records) {
 }
 
 // Every measured op's completion time (ns into the measured phase) and latency, from a
-// run's op records (zstd JSON Lines); only client `client`'s, when given.
+// run's op records; only client `client`'s, when given.
 function measuredOps(dir, records, clockStartNs, client) {
-  const text = execFileSync('zstd', ['-dc', path.join(dir, records)], { encoding: 'utf8', maxBuffer: 1 << 30 });
+  const text = recordsText(dir, records);
   const ops = [];
   for (const line of text.split('\n')) {
     if (!line.startsWith('{"type":"op"')) continue;
