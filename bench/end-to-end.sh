@@ -5,7 +5,8 @@
 #
 #  1. marginal rate: (3 M-op run - 1 M-op run) whole-process wall time, 4 KiB random reads
 #     at QD1 on a page-cached 1 GiB file, records and report.html on, against fio psync
-#     doing the same (3 M - 1 M reads), alternated ROUNDS times; and the cost per op
+#     doing the same (3 M - 1 M reads), and fio again keeping a per-op latency log (the
+#     peer of naslab's op records), alternated ROUNDS times; and the cost per op
 #     outside the replay (whole process minus the replay's own wall time, per op: reading
 #     and compiling the trace before it, records and report after it), and the cost after
 #     it (runs with records minus runs with --no-records, per op)
@@ -71,17 +72,20 @@ if [[ $skip != *" marginal "* ]]; then
     t1=$(now)
     echo "$(py "print($t1 - $t0)") $(replay_wall "$(last_run "e2e$n")")"
   }
-  fio_run() { # reads -> whole-process seconds
-    local t0 t1
+  fio_run() { # reads [extra flags] -> whole-process seconds
+    local t0 t1 n=$1
+    shift
     t0=$(now)
     fio --name=rr --filename="$file" --rw=randread --bs=4k --ioengine=psync --iodepth=1 \
-      --invalidate=0 --size=1g --io_size=$(($1 * 4096)) --norandommap --randrepeat=0 \
-      --output=/dev/null >/dev/null 2>&1
+      --invalidate=0 --size=1g --io_size=$((n * 4096)) --norandommap --randrepeat=0 \
+      --output=/dev/null "$@" >/dev/null 2>&1
     t1=$(now)
     py "print($t1 - $t0)"
   }
+  # fio keeping a record of every op too: its completion latency log, one line per read
+  fio_logged() { fio_run "$1" --write_lat_log="$work/fio" --log_avg_msec=0; rm -f "$work"/fio_*lat*.log; }
   naslab_run 1000000 >/dev/null # prepares and caches the file
-  nm=(); fm=(); post=(); after=()
+  nm=(); fm=(); lm=(); post=(); after=()
   for r in $(seq "$rounds"); do
     read -r a ra < <(naslab_run 1000000)
     fa=$(fio_run 1000000)
@@ -92,21 +96,26 @@ if [[ $skip != *" marginal "* ]]; then
     read -r a0 ra0 < <(naslab_run 1000000 --no-records)
     read -r b0 rb0 < <(naslab_run 3000000 --no-records)
     q=$(py "print(((($b - $rb) - ($b0 - $rb0)) - (($a - $ra) - ($a0 - $ra0))) / 2e6 * 1e6)")
+    fla=$(fio_logged 1000000)
+    flb=$(fio_logged 3000000)
     n_rate=$(py "print(2e6 / ($b - $a))")
     f_rate=$(py "print(2e6 / ($fb - $fa))")
+    l_rate=$(py "print(2e6 / ($flb - $fla))")
     # outside the replay: whole process minus the replay itself, minus the same for 1 M
     # (start-up and preparation cost the same at both sizes), per op
     p=$(py "print((($b - $rb) - ($a - $ra)) / 2e6 * 1e6)")
-    printf 'round %d: naslab 1M %.2f s, 3M %.2f s -> %.3f M ops/s; fio 1M %.2f s, 3M %.2f s -> %.3f M ops/s; ratio %.3f; outside the replay %.3f us/op, records and report %.3f us/op\n' \
+    printf 'round %d: naslab 1M %.2f s, 3M %.2f s -> %.3f M ops/s; fio 1M %.2f s, 3M %.2f s -> %.3f M ops/s; ratio %.3f; fio logging every op %.3f M ops/s, ratio %.3f; outside the replay %.3f us/op, records and report %.3f us/op\n' \
       "$r" "$a" "$b" "$(py "print($n_rate/1e6)")" "$fa" "$fb" "$(py "print($f_rate/1e6)")" \
-      "$(py "print($n_rate/$f_rate)")" "$p" "$q"
-    nm+=("$n_rate"); fm+=("$f_rate"); post+=("$p"); after+=("$q")
+      "$(py "print($n_rate/$f_rate)")" "$(py "print($l_rate/1e6)")" "$(py "print($n_rate/$l_rate)")" "$p" "$q"
+    nm+=("$n_rate"); fm+=("$f_rate"); lm+=("$l_rate"); post+=("$p"); after+=("$q")
   done
   py "
 import statistics as s
 n=[$(IFS=,; echo "${nm[*]}")]; f=[$(IFS=,; echo "${fm[*]}")]; p=[$(IFS=,; echo "${post[*]}")]; q=[$(IFS=,; echo "${after[*]}")]
 r=[a/b for a,b in zip(n,f)]
 print('marginal rate, whole process (3M - 1M ops), median of %d: naslab %.3f M ops/s, fio %.3f M ops/s, ratio %.3f (goal >= 1.0; ratios %s)' % (len(n), s.median(n)/1e6, s.median(f)/1e6, s.median(r), ', '.join('%.2f' % x for x in r)))
+l=[$(IFS=,; echo "${lm[*]}")]; rl=[a/b for a,b in zip(n,l)]
+print('against fio logging every op (write_lat_log, log_avg_msec=0), as naslab records every op: fio %.3f M ops/s, ratio %.3f (ratios %s)' % (s.median(l)/1e6, s.median(rl), ', '.join('%.2f' % x for x in rl)))
 print('cost outside the replay (trace reading and compiling before it, records and report after it): %.3f us/op (median)' % s.median(p))
 print('cost after the replay (op records and report: with records minus without, per op): %.3f us/op (median; goal <= 0.3)' % s.median(q))
 "
