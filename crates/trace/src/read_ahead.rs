@@ -1,6 +1,7 @@
 //! Reading a trace ahead of its consumer, on a thread of its own: decompressing and
 //! checking the records overlaps what the consumer does with them (compiling a trace,
-//! building a report) on another CPU. Memory stays at a few batches of records.
+//! building a report) on another CPU. Memory stays at a few batches of records; a trace
+//! of one batch or less is read in line.
 
 use std::io::BufRead;
 use std::sync::mpsc::{channel, sync_channel, Receiver, Sender};
@@ -18,29 +19,54 @@ pub struct Numbered {
 }
 
 type Item = Result<Numbered, TraceError>;
+type Batch = Vec<Option<Item>>;
 
 /// Records per batch handed from the reading thread to the consumer.
 const BATCH: usize = 4096;
 
 /// The consumer's end: an iterator over the records, the first error ending it.
-pub enum ReadAhead {
-    Thread {
-        batches: Receiver<Vec<Option<Item>>>,
-        /// Emptied batches go back to the reader to be filled again.
-        spent: Sender<Vec<Option<Item>>>,
-        batch: Vec<Option<Item>>,
-        next: usize,
-    },
-    /// No thread could be started: the one error to give.
-    Failed(Option<TraceError>),
+pub struct ReadAhead {
+    batch: Batch,
+    next: usize,
+    /// The reading thread's batches (and where emptied ones go back to be filled again),
+    /// once the trace proved longer than one batch.
+    rest: Option<(Receiver<Batch>, Sender<Batch>)>,
+}
+
+/// Fills `batch` with up to [`BATCH`] records; whether the trace ended (or failed).
+fn fill<R: BufRead>(reader: &mut TraceReader<R>, batch: &mut Batch) -> bool {
+    while batch.len() < BATCH {
+        match reader.next_record() {
+            Ok(Some(record)) => batch.push(Some(Ok(Numbered {
+                record,
+                line: reader.line(),
+                client: reader.client(),
+            }))),
+            Ok(None) => return true,
+            Err(e) => {
+                batch.push(Some(Err(e)));
+                return true;
+            }
+        }
+    }
+    false
 }
 
 impl ReadAhead {
-    /// Starts reading `reader` on a thread named `trace-read`. The thread stops at the
-    /// trace's end, at its first error, or when the consumer drops this.
+    /// Reads the first batch here; a trace longer than that is read on, ahead of the
+    /// consumer, by a thread named `trace-read`, which stops at the trace's end, at its
+    /// first error, or when the consumer drops this. A short trace starts no thread.
     pub fn start<R: BufRead + Send + 'static>(mut reader: TraceReader<R>) -> ReadAhead {
+        let mut first = Vec::with_capacity(BATCH);
+        if fill(&mut reader, &mut first) {
+            return ReadAhead {
+                batch: first,
+                next: 0,
+                rest: None,
+            };
+        }
         let (batch_tx, batches) = sync_channel(2);
-        let (spent, spent_rx) = channel::<Vec<Option<Item>>>();
+        let (spent, spent_rx) = channel::<Batch>();
         let path = reader.path().to_path_buf();
         let spawned = std::thread::Builder::new()
             .name("trace-read".into())
@@ -49,34 +75,26 @@ impl ReadAhead {
                     .try_recv()
                     .unwrap_or_else(|_| Vec::with_capacity(BATCH));
                 batch.clear();
-                let mut end = false;
-                while !end && batch.len() < BATCH {
-                    match reader.next_record() {
-                        Ok(Some(record)) => batch.push(Some(Ok(Numbered {
-                            record,
-                            line: reader.line(),
-                            client: reader.client(),
-                        }))),
-                        Ok(None) => end = true,
-                        Err(e) => {
-                            batch.push(Some(Err(e)));
-                            end = true;
-                        }
-                    }
-                }
+                let end = fill(&mut reader, &mut batch);
                 // The consumer stopped listening (it failed): nothing more to do.
                 if batch_tx.send(batch).is_err() || end {
                     return;
                 }
             });
         match spawned {
-            Ok(_) => ReadAhead::Thread {
-                batches,
-                spent,
-                batch: Vec::new(),
+            Ok(_) => ReadAhead {
+                batch: first,
                 next: 0,
+                rest: Some((batches, spent)),
             },
-            Err(cause) => ReadAhead::Failed(Some(TraceError::Io { path, cause })),
+            Err(cause) => {
+                first.push(Some(Err(TraceError::Io { path, cause })));
+                ReadAhead {
+                    batch: first,
+                    next: 0,
+                    rest: None,
+                }
+            }
         }
     }
 }
@@ -86,23 +104,15 @@ impl Iterator for ReadAhead {
 
     #[inline]
     fn next(&mut self) -> Option<Item> {
-        match self {
-            ReadAhead::Failed(e) => e.take().map(Err),
-            ReadAhead::Thread {
-                batches,
-                spent,
-                batch,
-                next,
-            } => loop {
-                if let Some(slot) = batch.get_mut(*next) {
-                    *next += 1;
-                    return slot.take();
-                }
-                let done = std::mem::take(batch);
-                let _ = spent.send(done);
-                *batch = batches.recv().ok()?;
-                *next = 0;
-            },
+        loop {
+            if let Some(slot) = self.batch.get_mut(self.next) {
+                self.next += 1;
+                return slot.take();
+            }
+            let (batches, spent) = self.rest.as_ref()?;
+            let _ = spent.send(std::mem::take(&mut self.batch));
+            self.batch = batches.recv().ok()?;
+            self.next = 0;
         }
     }
 }
@@ -136,5 +146,23 @@ mod tests {
         }
         let e = all.last().unwrap().as_ref().unwrap_err();
         assert_eq!(e.line(), Some(n as u64 + 3));
+    }
+
+    #[test]
+    fn a_trace_of_one_batch_is_read_in_line_with_no_thread() {
+        let mut text = String::from(
+            "{\"type\":\"header\",\"format\":\"naslab-trace\",\"version\":1,\"workload\":\"w\"}\n{\"type\":\"file\",\"id\":0,\"path\":\"a\",\"exists\":true}\n",
+        );
+        for i in 0..BATCH - 3 {
+            text.push_str(&format!(
+                "{{\"type\":\"op\",\"op\":\"stat\",\"t_us\":{i},\"file\":0}}\n"
+            ));
+        }
+        let reader = TraceReader::new("t".into(), Cursor::new(text.into_bytes()));
+        let it = ReadAhead::start(reader);
+        assert!(it.rest.is_none());
+        let all: Vec<Item> = it.collect();
+        assert_eq!(all.len(), BATCH - 1);
+        assert!(all.iter().all(|r| r.is_ok()));
     }
 }
