@@ -399,7 +399,7 @@ pub fn replay_with<C: Clock + Sync>(
                     writes: 0,
                     append: vec![false; sp.slots as usize],
                     scratch: vec![0u8; 2 * BLOCK],
-                    recheck: AlignedBuf::zeroed(BLOCK),
+                    recheck: None,
                 };
                 run.run(backend.as_mut(), reader, out)
             });

@@ -71,8 +71,9 @@ pub(super) struct StreamRun<'a, C> {
     pub append: Vec<bool>,
     /// Two blocks of room for the data generator and the checks.
     pub scratch: Vec<u8>,
-    /// One aligned block for re-reading a block that read back old.
-    pub recheck: AlignedBuf,
+    /// One aligned block for re-reading a block that read back old, made at the first
+    /// such block.
+    pub recheck: Option<AlignedBuf>,
 }
 
 impl<C: Clock> StreamRun<'_, C> {
@@ -437,13 +438,17 @@ impl<C: Clock> StreamRun<'_, C> {
                     }
                     let _ = backend.drop_cache(op.file);
                     let len = m.len as usize;
-                    let buf = &mut self.recheck.as_mut_slice()[..len];
+                    let during = self.during();
+                    let recheck = self
+                        .recheck
+                        .get_or_insert_with(|| AlignedBuf::zeroed(BLOCK));
+                    let buf = &mut recheck.as_mut_slice()[..len];
                     if let Ok(got) = backend.read(h, m.offset, buf) {
                         let again = v.check(
                             op.file,
                             m.offset,
-                            &self.recheck.as_slice()[..got],
-                            self.during(),
+                            &recheck.as_slice()[..got],
+                            during,
                             &mut self.scratch,
                         );
                         if got == len && again.is_empty() {
