@@ -48,10 +48,9 @@ pub struct TimeSeries {
     #[serde(skip)]
     #[ts(skip)]
     latencies: Latencies,
-    /// The percentiles were taken from buckets.
-    #[serde(skip)]
-    #[ts(skip)]
-    percentiles_from_buckets: bool,
+    /// Whether `latency_percentiles` were taken from logarithmic buckets (within 1.2 %)
+    /// rather than exactly, as past [`PERCENTILE_OPS_MAX`] ops.
+    pub percentiles_from_buckets: bool,
 }
 
 /// Whether a series keeps every op's latency for the per-period percentiles.
@@ -423,6 +422,11 @@ mod percentile_tests {
         bucketed.finish();
         assert!(!exact.percentiles_bucketed());
         assert!(bucketed.percentiles_bucketed());
+        // The page is told, to word its note.
+        let page =
+            |s: &TimeSeries| serde_json::to_value(s).unwrap()["percentiles_from_buckets"].clone();
+        assert_eq!(page(&exact), serde_json::json!(false));
+        assert_eq!(page(&bucketed), serde_json::json!(true));
         let (e, b) = (
             exact.latency_percentiles.unwrap(),
             bucketed.latency_percentiles.unwrap(),

@@ -161,7 +161,8 @@ export function iopsChart(parent: HTMLElement, s: TimeSeries): void {
 
 /** Latency over time, on a log scale so tails stand out: per period the slowest op, the
  * 99th percentile, the median and the mean, each from the ops completing in that period
- * (the percentiles exact, worked out by the report for every period it offers). */
+ * (the percentiles worked out by the report for every period it offers: exact, or from
+ * logarithmic buckets for an iteration of very many ops). */
 export function latencyTimeChart(parent: HTMLElement, s: TimeSeries): void {
   const unit = timeUnit(s.bin_ns * s.ops.length);
   const { select, k: chosen } = periodSelect(s);
@@ -183,9 +184,11 @@ export function latencyTimeChart(parent: HTMLElement, s: TimeSeries): void {
       sum.map((v, i) => (has(i) ? toUs(v / ops[i]) : null)),
     ] as uPlot.AlignedData;
   };
-  const note = s.latency_percentiles
-    ? 'Per period, by completion time: the slowest op, the 99th percentile and the median (exact: nearest rank among the period\'s ops), and the mean.'
-    : 'Per period, by completion time: the slowest op and the mean (the percentiles were not worked out for this run; see the notes above).';
+  const note = !s.latency_percentiles
+    ? 'Per period, by completion time: the slowest op and the mean (the percentiles were not worked out for this run; see the notes above).'
+    : s.percentiles_from_buckets
+      ? 'Per period, by completion time: the slowest op, the 99th percentile and the median (from logarithmic buckets, within 1.2 %, as this iteration has too many ops to keep every latency; see the notes above), and the mean.'
+      : 'Per period, by completion time: the slowest op, the 99th percentile and the median (exact: nearest rank among the period\'s ops), and the mean.';
   const { box, u } = chartBox(parent, 'Latency over time (µs)', s.ops.filter((n) => n > 0).length, note, (target, width) =>
     new uPlot({
       width, height: 240,

@@ -496,7 +496,12 @@ periods: Array<number>,
  * period: exact, or within 1.2 % past [`PERCENTILE_OPS_MAX`] ops; absent when the
  * latencies were not kept.
  */
-latency_percentiles: Array<PeriodPercentiles> | null, };
+latency_percentiles: Array<PeriodPercentiles> | null, 
+/**
+ * Whether `latency_percentiles` were taken from logarithmic buckets (within 1.2 %)
+ * rather than exactly, as past [`PERCENTILE_OPS_MAX`] ops.
+ */
+percentiles_from_buckets: boolean, };
 
 export type PeriodPercentiles = { 
 /**
