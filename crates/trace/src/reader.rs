@@ -325,7 +325,11 @@ impl<R: BufRead> TraceReader<R> {
 
     /// The next record of a binary trace, `None` after its end mark.
     fn next_binary(&mut self) -> Result<Option<Record>, TraceError> {
-        if self.header.is_some() && !self.ended {
+        // The end mark was read, and nothing after it: the trace stays ended.
+        if self.ended {
+            return Ok(None);
+        }
+        if self.header.is_some() {
             if let Some(fields) = self.binary_op_in_place() {
                 self.line += 1;
                 return self.op_line(fields).map(Some);
@@ -337,12 +341,6 @@ impl<R: BufRead> TraceReader<R> {
                 "the binary trace ends without its end mark: the file is truncated; copy or export it again".into(),
             ));
         };
-        if self.ended {
-            return Err(self.invalid_at(
-                self.line + 1,
-                "bytes follow the binary trace's end mark: the file is damaged".into(),
-            ));
-        }
         self.line += 1;
         match tag {
             TAG_OP => {

@@ -573,6 +573,10 @@ fn a_binary_trace_cut_short_or_extended_is_an_error_naming_the_record() {
             "cut at {cut}"
         );
     }
+    // Once ended, a binary trace stays ended.
+    let mut r = TraceReader::new("t.nbt".into(), Cursor::new(binary.clone()));
+    while r.next_record().unwrap().is_some() {}
+    assert!(r.next_record().unwrap().is_none());
     let mut longer = binary.clone();
     longer.push(b'O');
     let e = records_and_clients(&longer, 1 << 20).unwrap_err();
