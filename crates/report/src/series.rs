@@ -166,9 +166,12 @@ impl TimeSeries {
         self.latency_sum_ns[i] += latency_ns as f64;
         if let Latencies::Kept { room: 0, .. } = self.latencies {
             self.latencies = match std::mem::take(&mut self.latencies) {
-                Latencies::Kept { by_bin, .. } => Latencies::Bucketed {
-                    by_bin: by_bin.iter().map(|kept| buckets_of(kept)).collect(),
-                },
+                Latencies::Kept { by_bin, .. } => {
+                    self.percentiles_from_buckets = true;
+                    Latencies::Bucketed {
+                        by_bin: by_bin.iter().map(|kept| buckets_of(kept)).collect(),
+                    }
+                }
                 other => other,
             };
         }
@@ -190,7 +193,7 @@ impl TimeSeries {
     /// Whether the per-period percentiles come from logarithmic buckets (more ops than
     /// exact ones are kept for).
     pub fn percentiles_bucketed(&self) -> bool {
-        matches!(self.latencies, Latencies::Bucketed { .. }) || self.percentiles_from_buckets
+        self.percentiles_from_buckets
     }
 
     /// Turns the kept latencies into each offered period's percentiles and frees them.
@@ -198,7 +201,6 @@ impl TimeSeries {
         let lat = match std::mem::take(&mut self.latencies) {
             Latencies::Kept { by_bin, .. } => by_bin,
             Latencies::Bucketed { by_bin } => {
-                self.percentiles_from_buckets = true;
                 self.latency_percentiles = Some(self.bucketed_percentiles(&by_bin));
                 return;
             }
