@@ -114,6 +114,57 @@ fn a_runs_binary_records_export_to_json_lines_and_back_without_loss() {
     );
 }
 
+#[test]
+fn a_runs_binary_records_decode_by_the_layout_the_docs_give() {
+    need_tool("python3", "--version");
+    let out = tempfile::tempdir().unwrap();
+    // Paced, so an op's scheduled and issued times differ.
+    run_ok(
+        naslab()
+            .arg("run")
+            .arg(repo_root().join("examples/document-save.jsonl"))
+            .args(["--backend", "null", "--pace", "original", "--out"])
+            .arg(out.path()),
+    );
+    let records = only_run_dir(out.path()).join("DocumentSave.ops.nbt.zst");
+    let plain = zstd_plain(&std::fs::read(&records).unwrap());
+    // A decoder written from docs/trace-format.md alone, in another language.
+    let mut child = Command::new("python3")
+        .arg(repo_root().join("crates/cli/tests/tools/nbt_decode.py"))
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(&plain).unwrap();
+    let decoded = child.wait_with_output().unwrap();
+    assert!(decoded.status.success(), "{}", text(&decoded.stderr));
+    let theirs: Vec<serde_json::Value> = text(&decoded.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    // naslab's own JSON Lines, with the fields it leaves out at 0 spelled out.
+    let ours: Vec<serde_json::Value> = text(&run_ok(naslab().arg("records").arg(&records)).stdout)
+        .lines()
+        .map(|l| {
+            let mut v: serde_json::Value = serde_json::from_str(l).unwrap();
+            if v["type"] == "op" {
+                for key in ["stream", "offset", "len"] {
+                    if v.get(key).is_none() {
+                        v[key] = 0.into();
+                    }
+                }
+            }
+            v
+        })
+        .collect();
+    assert!(ours
+        .iter()
+        .any(|v| v.get("to").is_some() && v.get("done_ns").is_some()));
+    assert!(ours.iter().any(|v| v.get("flags").is_some()));
+    assert!(ours.iter().any(|v| v["sched_ns"] != v["issued_ns"]));
+    assert_eq!(theirs, ours);
+}
+
 fn zstd_plain(raw: &[u8]) -> Vec<u8> {
     zstd::decode_all(raw).unwrap()
 }
