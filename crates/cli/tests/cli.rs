@@ -119,14 +119,8 @@ fn a_runs_binary_records_decode_by_the_layout_the_docs_give() {
     need_tool("python3", "--version");
     let out = tempfile::tempdir().unwrap();
     // Paced, so an op's scheduled and issued times differ.
-    run_ok(
-        naslab()
-            .arg("run")
-            .arg(repo_root().join("examples/document-save.jsonl"))
-            .args(["--backend", "null", "--pace", "original", "--out"])
-            .arg(out.path()),
-    );
-    let records = only_run_dir(out.path()).join("DocumentSave.ops.nbt.zst");
+    let dir = example_run_with(out.path(), "layout", &["--pace", "original"]);
+    let records = dir.join("DocumentSave.ops.nbt.zst");
     let plain = zstd_plain(&std::fs::read(&records).unwrap());
     // A decoder written from docs/trace-format.md alone, in another language.
     let mut child = Command::new("python3")

@@ -102,11 +102,18 @@ pub fn only_run_under(label: &Path) -> PathBuf {
 
 /// Runs the example trace with the null backend under `out/label`; its run directory.
 pub fn example_run(out: &Path, label: &str) -> PathBuf {
+    example_run_with(out, label, &[])
+}
+
+/// [`example_run`] with more `naslab run` arguments.
+pub fn example_run_with(out: &Path, label: &str, args: &[&str]) -> PathBuf {
     run_ok(
         naslab()
             .arg("run")
             .arg(repo_root().join("examples/document-save.jsonl"))
-            .args(["--backend", "null", "--label", label, "--out"])
+            .args(["--backend", "null", "--label", label])
+            .args(args)
+            .arg("--out")
             .arg(out),
     );
     only_run_under(&out.join(label))
