@@ -14,14 +14,15 @@
 #     (GNU time)
 #  3. trace parsing: JSON Lines records per second (the reader alone)
 #  4. pacing: issue-time error p50/p99/max of `--pace original` at 10 k and 50 k ops/s,
-#     idle and with a busy process competing (and with --realtime too when
-#     PACING_MODES=realtime)
+#     idle and with a busy process competing, plain and with --realtime (PACING_MODES
+#     picks), against bench/paced-loop.c, a bare C loop pacing the same reads (the
+#     machine's own floor)
 #  5. frag against filefrag over 10,000 small files
 #
 # usage: bench/end-to-end.sh [WORKDIR]   (default /var/tmp/naslab-e2e)
 #        NASLAB_BIN=... PARSE_RATE_BIN=...   measure these builds instead of building
 #        ROUNDS=3 NULL_OPS=10000000 PACED_OPS=50000 FRAG_FILES=10000 SKIP="null pacing"
-# needs: fio, filefrag, python3, zstd, GNU time (/usr/bin/time)
+# needs: fio, filefrag, python3, zstd, cc, GNU time (/usr/bin/time)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 work=${1:-/var/tmp/naslab-e2e}
@@ -149,20 +150,29 @@ fi
 
 # --- 4. pacing ----------------------------------------------------------------------
 if [[ $skip != *" pacing "* ]]; then
+  command -v cc >/dev/null || { echo "cc is not installed (the pacing peer is C)" >&2; exit 1; }
+  cc -O2 -o "$work/paced-loop" bench/paced-loop.c
+  [ -s "$work/paced.bin" ] || head -c $((64 << 20)) /dev/urandom >"$work/paced.bin"
+  cat "$work/paced.bin" >/dev/null
   busy() { python3 -c "while True: pass" & busy_pid=$!; }
   for rate in 10000 50000; do
     gap=$((1000000 / rate))
     t="$work/traces/paced$rate.jsonl"
     python3 bench/gen-randread.py "$t" "$paced_ops" $((64 << 20)) "$gap"
     for load in idle busy; do
-      for mode in plain ${PACING_MODES:-}; do
-        extra=(); [ "$mode" != plain ] && extra=("--$mode")
+      for mode in ${PACING_MODES:-plain realtime} peer; do
         [ $load = busy ] && busy
-        "$bin" run "$t" --target "$work/target" --cache keep --pace original \
-          --out "$work/results" --label "paced$rate" "${extra[@]}" >/dev/null 2>&1 || true
+        if [ $mode = peer ]; then
+          error=$("$work/paced-loop" "$work/paced.bin" $((gap * 1000)) "$paced_ops")
+        else
+          extra=(); [ "$mode" != plain ] && extra=("--$mode")
+          "$bin" run "$t" --target "$work/target" --cache keep --pace original \
+            --out "$work/results" --label "paced$rate" "${extra[@]}" >/dev/null 2>&1 || true
+          error=$(lag "$(last_run "paced$rate")")
+        fi
         [ $load = busy ] && kill "$busy_pid" && wait "$busy_pid" 2>/dev/null || true
         printf 'pacing %d ops/s (%d ops), %s, %s: issue-time error %s (goal p99 <= 20 us)\n' \
-          "$rate" "$paced_ops" "$load" "$mode" "$(lag "$(last_run "paced$rate")")"
+          "$rate" "$paced_ops" "$load" "$mode" "$error"
       done
     done
   done

@@ -199,7 +199,8 @@ pub struct RunOpts {
     #[arg(long)]
     pub verify: bool,
     /// Hold paced issue times under load: stream threads under SCHED_FIFO, each pinned to
-    /// a CPU, memory locked (needs root or CAP_SYS_NICE; what is refused is said).
+    /// one of the CPUs idlest just before the start, memory locked (needs root or
+    /// CAP_SYS_NICE; what is refused is said).
     #[arg(long)]
     pub realtime: bool,
     /// Print the results as JSON instead of the table.

@@ -49,26 +49,117 @@ fn allowed_cpus() -> Vec<usize> {
         .collect()
 }
 
-/// Makes the calling thread (stream number `index` of a replay) a SCHED_FIFO thread
-/// pinned to a CPU of its own where there are enough: stream 0 takes the last allowed
-/// CPU, stream 1 the one before, and so on, leaving the first for everything else.
-pub fn enter(index: usize) -> RealtimeGrant {
-    let mut grant = RealtimeGrant::default();
-    let cpus = allowed_cpus();
-    if !cpus.is_empty() {
-        let cpu = cpus[cpus.len() - 1 - index % cpus.len()];
-        // SAFETY: as above.
-        let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
-        // SAFETY: cpu is below CPU_SETSIZE.
-        unsafe { libc::CPU_SET(cpu, &mut set) };
-        // SAFETY: pid 0 is the calling thread; the set is valid.
-        if unsafe { libc::sched_setaffinity(0, std::mem::size_of_val(&set), &set) } == 0 {
-            grant.cpu = Some(cpu);
+/// How long [`CpuChoice::sample`] watches the CPUs before choosing.
+pub const SAMPLE_MS: u64 = 100;
+
+/// Which CPU each stream thread is pinned to, and where the replay's other threads go.
+///
+/// A SCHED_FIFO thread that spins to its deadlines keeps its CPU busy all the time at
+/// high rates; an ordinary process that shares that CPU is then starved until the
+/// kernel hands it a slice of tens of milliseconds (its real-time throttle, or the
+/// fair server), and every op due meanwhile is late. So stream threads go to the CPUs
+/// that were idlest just before the start, and the replay's own other threads (the
+/// spool I/O thread) to the CPUs the streams leave free.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CpuChoice {
+    /// CPUs in the order streams take them: stream `i` gets `order[i % len]`.
+    pub order: Vec<usize>,
+    /// How busy each CPU of `order` was while watched, in parts per million.
+    pub busy_ppm: Vec<u64>,
+    /// The allowed CPUs no stream is pinned to (empty when streams use them all).
+    pub rest: Vec<usize>,
+}
+
+impl CpuChoice {
+    /// Watches the allowed CPUs for [`SAMPLE_MS`] and chooses for `streams` streams.
+    pub fn sample(streams: usize) -> CpuChoice {
+        let allowed = allowed_cpus();
+        let before = std::fs::read_to_string("/proc/stat").unwrap_or_default();
+        std::thread::sleep(std::time::Duration::from_millis(SAMPLE_MS));
+        let after = std::fs::read_to_string("/proc/stat").unwrap_or_default();
+        CpuChoice::from_stat(&allowed, &before, &after, streams)
+    }
+
+    /// Orders `allowed` from least to most busy between two /proc/stat snapshots (ties,
+    /// and CPUs the snapshots lack, keep the highest-numbered first: the first CPU is
+    /// where interrupts and housekeeping usually land).
+    pub fn from_stat(allowed: &[usize], before: &str, after: &str, streams: usize) -> CpuChoice {
+        let (b, a) = (cpu_times(before), cpu_times(after));
+        let busy = |cpu: usize| -> u64 {
+            match (b.get(&cpu), a.get(&cpu)) {
+                (Some(x), Some(y)) if y.1 > x.1 => {
+                    // Busy share in parts per million of the CPU's time between the two.
+                    (y.0.saturating_sub(x.0)) * 1_000_000 / (y.1 - x.1)
+                }
+                _ => 0,
+            }
+        };
+        let mut order: Vec<usize> = allowed.to_vec();
+        order.sort_by_key(|&c| (busy(c), std::cmp::Reverse(c)));
+        let used = streams.min(order.len());
+        let rest = if used < order.len() {
+            order[used..].to_vec()
         } else {
-            grant.refused.push(format!(
-                "pinning to CPU {cpu}: {}",
-                std::io::Error::last_os_error()
-            ));
+            Vec::new()
+        };
+        let busy_ppm = order.iter().map(|&c| busy(c)).collect();
+        CpuChoice {
+            order,
+            busy_ppm,
+            rest,
+        }
+    }
+
+    /// The CPU stream number `index` is pinned to.
+    pub fn for_stream(&self, index: usize) -> Option<usize> {
+        (!self.order.is_empty()).then(|| self.order[index % self.order.len()])
+    }
+}
+
+/// Busy and total time (in clock ticks) of each `cpuN` line of /proc/stat.
+fn cpu_times(stat: &str) -> std::collections::HashMap<usize, (u64, u64)> {
+    stat.lines()
+        .filter_map(|line| {
+            let mut fields = line.split_ascii_whitespace();
+            let cpu = fields.next()?.strip_prefix("cpu")?.parse::<usize>().ok()?;
+            let v: Vec<u64> = fields.filter_map(|f| f.parse().ok()).collect();
+            // user nice system idle iowait irq softirq steal (guest time is in user).
+            if v.len() < 8 {
+                return None;
+            }
+            let total: u64 = v[..8].iter().sum();
+            let idle = v[3] + v[4];
+            Some((cpu, (total - idle, total)))
+        })
+        .collect()
+}
+
+/// Pins the calling thread to `cpus`; an error says why the kernel refused.
+pub fn pin_to(cpus: &[usize]) -> Result<(), String> {
+    // SAFETY: cpu_set_t is plain data.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    for &cpu in cpus {
+        // SAFETY: the CPUs come from sched_getaffinity, so each is below CPU_SETSIZE.
+        unsafe { libc::CPU_SET(cpu, &mut set) };
+    }
+    // SAFETY: pid 0 is the calling thread; the set is valid.
+    if unsafe { libc::sched_setaffinity(0, std::mem::size_of_val(&set), &set) } == 0 {
+        Ok(())
+    } else {
+        Err(format!(
+            "pinning to CPU {cpus:?}: {}",
+            std::io::Error::last_os_error()
+        ))
+    }
+}
+
+/// Makes the calling thread a SCHED_FIFO thread pinned to `cpu` (from a [`CpuChoice`]).
+pub fn enter(cpu: Option<usize>) -> RealtimeGrant {
+    let mut grant = RealtimeGrant::default();
+    if let Some(cpu) = cpu {
+        match pin_to(&[cpu]) {
+            Ok(()) => grant.cpu = Some(cpu),
+            Err(why) => grant.refused.push(why),
         }
     }
     let param = libc::sched_param {
@@ -123,7 +214,7 @@ mod tests {
     fn a_grant_says_what_was_refused_and_never_claims_more() {
         // Run on a thread of its own, so the test runner's threads keep their policy.
         let (grant, policy, affinity) = std::thread::spawn(|| {
-            let g = enter(0);
+            let g = enter(CpuChoice::sample(1).for_stream(0));
             // SAFETY: pid 0 is this thread.
             let policy = unsafe { libc::sched_getscheduler(0) };
             (g, policy, allowed_cpus())
@@ -138,5 +229,70 @@ mod tests {
         if !grant.fifo {
             assert!(grant.refused.iter().any(|r| r.contains("SCHED_FIFO")));
         }
+    }
+
+    #[test]
+    fn streams_take_the_idlest_cpus_and_the_rest_is_left_to_the_other_threads() {
+        // cpu1 busy 90 of 100 ticks, cpu0 busy 10, cpu2 and cpu3 idle (ties: higher first).
+        let before = "cpu  1 2 3 4 5 6 7 8 0 0\n\
+                      cpu0 0 0 0 100 0 0 0 0 0 0\n\
+                      cpu1 0 0 0 100 0 0 0 0 0 0\n\
+                      cpu2 0 0 0 100 0 0 0 0 0 0\n\
+                      cpu3 0 0 0 100 0 0 0 0 0 0\n\
+                      intr 5\n";
+        let after = "cpu  1 2 3 4 5 6 7 8 0 0\n\
+                     cpu0 5 0 4 190 0 0 1 0 0 0\n\
+                     cpu1 60 0 20 110 0 5 0 5 0 0\n\
+                     cpu2 0 0 0 200 0 0 0 0 0 0\n\
+                     cpu3 0 0 0 190 10 0 0 0 0 0\n";
+        let c = CpuChoice::from_stat(&[0, 1, 2, 3], before, after, 2);
+        assert_eq!(c.order, vec![3, 2, 0, 1]);
+        assert_eq!(c.busy_ppm, vec![0, 0, 100_000, 900_000]);
+        assert_eq!(c.rest, vec![0, 1]);
+        assert_eq!(c.for_stream(0), Some(3));
+        assert_eq!(c.for_stream(5), Some(2));
+        // More streams than CPUs: they share, and nothing is left for the rest.
+        let c = CpuChoice::from_stat(&[0, 1, 2, 3], before, after, 9);
+        assert!(c.rest.is_empty());
+        // Only the allowed CPUs are chosen; unreadable snapshots keep the plain order.
+        let c = CpuChoice::from_stat(&[1, 2], before, after, 1);
+        assert_eq!((c.order, c.rest), (vec![2, 1], vec![1]));
+        let c = CpuChoice::from_stat(&[0, 1], "", "", 1);
+        assert_eq!((c.order, c.rest), (vec![1, 0], vec![0]));
+        assert_eq!(CpuChoice::default().for_stream(0), None);
+    }
+
+    #[test]
+    fn a_cpu_kept_busy_by_another_thread_reads_as_busy_and_no_busier_cpu_goes_first() {
+        let cpus = allowed_cpus();
+        assert!(
+            cpus.len() >= 2,
+            "this test needs two CPUs this process may use, not {cpus:?}"
+        );
+        // Keep the highest CPU, the one an idle machine would give stream 0, busy.
+        let busy_cpu = *cpus.last().unwrap();
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let spinner = {
+            let stop = stop.clone();
+            std::thread::spawn(move || {
+                pin_to(&[busy_cpu]).unwrap();
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    std::hint::spin_loop();
+                }
+            })
+        };
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        let choice = CpuChoice::sample(1);
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        spinner.join().unwrap();
+        // Read from the kernel's own accounting: the spinning CPU shows as busy, and no
+        // CPU busier than it goes first (other tests may keep the rest busy too).
+        let at = choice.order.iter().position(|&c| c == busy_cpu).unwrap();
+        assert!(choice.busy_ppm[at] >= 800_000, "{choice:?}");
+        assert!(choice.busy_ppm[0] <= choice.busy_ppm[at], "{choice:?}");
+        assert!(
+            choice.busy_ppm.windows(2).all(|w| w[0] <= w[1]),
+            "{choice:?}"
+        );
     }
 }

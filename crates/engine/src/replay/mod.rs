@@ -15,7 +15,7 @@ use crate::clock::{tighten_timer_slack, Clock};
 use crate::data::{DataSpec, BLOCK};
 use crate::pacing::Pacing;
 use crate::plan::Plan;
-use crate::realtime::{self, MemoryLock};
+use crate::realtime::{self, CpuChoice, MemoryLock};
 use crate::spool::Spool;
 use crate::spool_io::{spool_io, BackgroundWriter, PrefetchReader};
 use crate::verify::Verifier;
@@ -299,10 +299,22 @@ pub fn replay_with<C: Clock + Sync>(
     } else {
         None
     };
+    let cpus = if options.realtime {
+        CpuChoice::sample(n)
+    } else {
+        CpuChoice::default()
+    };
+    let cpus = &cpus;
     let outcomes = std::thread::scope(|scope| {
         let io_thread = std::thread::Builder::new()
             .name("spool-io".into())
-            .spawn_scoped(scope, move || io_worker.run())
+            .spawn_scoped(scope, move || {
+                // Kept off the stream threads' CPUs, where it would wait behind them.
+                if !cpus.rest.is_empty() {
+                    let _ = realtime::pin_to(&cpus.rest);
+                }
+                io_worker.run()
+            })
             .map_err(|e| ReplayError::Thread(format!("cannot start the spool I/O thread: {e}")))?;
         let mut guard = gate.write().unwrap_or_else(|e| e.into_inner());
         let mut handles = Vec::with_capacity(n);
@@ -334,7 +346,7 @@ pub fn replay_with<C: Clock + Sync>(
                 }
                 tighten_timer_slack();
                 if options.realtime {
-                    let grant = realtime::enter(index);
+                    let grant = realtime::enter(cpus.for_stream(index));
                     // Said once, by the first stream: the others get the same answer.
                     if index == 0 && !grant.refused.is_empty() {
                         eprintln!(
