@@ -254,3 +254,76 @@ fn exported_traces_replay_to_the_same_ops_and_describe_the_same() {
     let text = run_ok(naslab().args(["describe", "ContentCreation"]));
     assert!(String::from_utf8_lossy(&text.stdout).contains("sequential"));
 }
+
+#[test]
+fn keeping_caches_still_writes_the_prepared_files_back_before_anything_is_timed() {
+    need_tool("strace", "-V");
+    let d = tempfile::tempdir().unwrap();
+    let trace = d.path().join("wb.jsonl");
+    std::fs::write(
+        &trace,
+        concat!(
+            r#"{"type":"header","format":"naslab-trace","version":1,"workload":"WriteBack"}"#,
+            "\n",
+            r#"{"type":"file","id":1,"path":"a","size":1048576,"exists":true}"#,
+            "\n",
+            r#"{"type":"file","id":2,"path":"b","size":65536,"exists":true}"#,
+            "\n",
+            r#"{"type":"op","op":"open","file":1,"flags":"read"}"#,
+            "\n",
+            r#"{"type":"op","op":"read","file":1,"offset":0,"len":4096}"#,
+            "\n",
+            r#"{"type":"op","op":"close","file":1}"#,
+            "\n",
+            r#"{"type":"op","op":"open","file":2,"flags":"read"}"#,
+            "\n",
+            r#"{"type":"op","op":"read","file":2,"offset":0,"len":4096}"#,
+            "\n",
+            r#"{"type":"op","op":"close","file":2}"#,
+            "\n",
+        ),
+    )
+    .unwrap();
+    let target = d.path().join("target");
+    std::fs::create_dir(&target).unwrap();
+    let log = d.path().join("strace.log");
+    run_ok(
+        std::process::Command::new("strace")
+            .args(["-f", "-qq", "-y", "-o"])
+            .arg(&log)
+            .args(["-e", "trace=fsync,pread64"])
+            .arg(env!("CARGO_BIN_EXE_naslab"))
+            .arg("run")
+            .arg(&trace)
+            .arg("-t")
+            .arg(&target)
+            .args(["--cache", "keep", "--out"])
+            .arg(d.path().join("out")),
+    );
+    let text = std::fs::read_to_string(&log).unwrap();
+    let calls: Vec<&str> = text
+        .lines()
+        .filter_map(|l| l.split_once(' ').map(|(_, c)| c.trim_start()))
+        .collect();
+    let on = |call: &str, file: &str| {
+        calls
+            .iter()
+            .position(|c| c.starts_with(call) && c.contains(&format!("/naslab/WriteBack/{file}>")))
+    };
+    for file in ["a", "b"] {
+        let synced =
+            on("fsync(", file).unwrap_or_else(|| panic!("{file} never written back:\n{text}"));
+        let read = on("pread64(", file).unwrap_or_else(|| panic!("{file} never read:\n{text}"));
+        assert!(
+            synced < read,
+            "{file} written back after the measured phase began:\n{text}"
+        );
+        let count = calls
+            .iter()
+            .filter(|c| {
+                c.starts_with("fsync(") && c.contains(&format!("/naslab/WriteBack/{file}>"))
+            })
+            .count();
+        assert_eq!(count, 1, "{file}:\n{text}");
+    }
+}

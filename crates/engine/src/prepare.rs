@@ -146,6 +146,28 @@ pub fn prepare_with(
     Ok(result)
 }
 
+/// Writes every prepared file back to stable storage (an fsync, or the protocol's
+/// flush or commit), keeping whatever is cached: the measured phase then never pays
+/// for writing back what the preparation wrote, on the client or on the server.
+pub fn write_back(plan: &Plan, backend: &mut dyn Backend) -> Result<(), PrepareError> {
+    let how = OpenHow {
+        write: true,
+        ..OpenHow::default()
+    };
+    for (i, e) in plan.files.entries.iter().enumerate() {
+        if e.exists && e.kind == FileKind::File {
+            let h = backend
+                .open(i as u32, how)
+                .map_err(|err| fail(&e.path, "opening to write back", err))?;
+            let synced = backend.fsync(h);
+            let closed = backend.close(h);
+            synced.map_err(|err| fail(&e.path, "writing back", err))?;
+            closed.map_err(|err| fail(&e.path, "close", err))?;
+        }
+    }
+    Ok(())
+}
+
 /// Writes back and drops the client's cached pages of every prepared file.
 pub fn drop_caches(plan: &Plan, backend: &mut dyn Backend) -> Result<(), PrepareError> {
     for (i, e) in plan.files.entries.iter().enumerate() {
