@@ -122,17 +122,19 @@ export function throughputChart(parent: HTMLElement, s: TimeSeries): void {
   const first = build(k0);
   describe(first, k0);
   // The total is drawn first, dashed, so a read-only or write-only line on top of it stays visible.
-  const { u } = chartBox(parent, 'Throughput over time (MB/s)', s.ops.filter((n) => n > 0).length, 'Bytes are counted when their op completes; 1 MB = 10^6 bytes. The total is dashed, under the read and write lines.', (target, width) =>
+  const { box, u } = chartBox(parent, 'Throughput over time (MB/s)', s.ops.filter((n) => n > 0).length, 'Bytes are counted when their op completes; 1 MB = 10^6 bytes. The total is dashed, under the read and write lines.', (target, width) =>
     new uPlot({
       width, height: 260,
       scales: { x: { time: false } },
       axes: [timeAxis(unit), { label: 'MB/s', size: 60 }],
       series: [{ label: unit.name, value: (_u, v) => (v == null ? '-' : v.toPrecision(4)) }, series('total MB/s', 2, { width: 2.5, dash: [6, 4] }), series('read MB/s', 0), series('write MB/s', 1)],
     }, first, target), controls);
+  exposeDrawn(box, u, s, chosen);
   select.addEventListener('change', () => {
     const k = chosen();
     const d = build(k);
     describe(d, k);
+    box.dataset.period = String(k);
     u.setData(d);
   });
 }
@@ -149,14 +151,18 @@ export function iopsChart(parent: HTMLElement, s: TimeSeries): void {
     stats.textContent = `over ${v.length} periods of ${duration(k * s.bin_ns)}: mean ${m.toFixed(0)} ops/s, standard deviation ${sd.toFixed(0)} ops/s, peak ${Math.max(...v).toFixed(0)} ops/s`;
     return [v.map((_, i) => ((i + 0.5) * k * s.bin_ns) / unit.ns), v];
   };
-  const { u } = chartBox(parent, 'IOPS over time (ops/s)', s.ops.filter((n) => n > 0).length, 'Every op (not only reads and writes), counted when it completes.', (target, width) =>
+  const { box, u } = chartBox(parent, 'IOPS over time (ops/s)', s.ops.filter((n) => n > 0).length, 'Every op (not only reads and writes), counted when it completes.', (target, width) =>
     new uPlot({
       width, height: 220,
       scales: { x: { time: false } },
       axes: [timeAxis(unit), { label: 'ops/s', size: 70 }],
       series: [{ label: unit.name, value: (_u, v) => (v == null ? '-' : v.toPrecision(4)) }, series('ops/s', 3)],
     }, build(chosen()), target), h('div', { class: 'controls' }, select, stats));
-  select.addEventListener('change', () => u.setData(build(chosen())));
+  exposeDrawn(box, u, s, chosen);
+  select.addEventListener('change', () => {
+    box.dataset.period = String(chosen());
+    u.setData(build(chosen()));
+  });
 }
 
 /** Latency over time, on a log scale so tails stand out: per period the slowest op, the
@@ -202,15 +208,19 @@ export function latencyTimeChart(parent: HTMLElement, s: TimeSeries): void {
         series('mean µs', 0, { spanGaps: false, dash: [4, 3] }),
       ],
     }, build(chosen()), target), h('div', { class: 'controls' }, select));
-  box.dataset.period = String(chosen());
-  // For a reader's script (and the browser tests): the period and the number of bins, the
-  // bin width and the values drawn (x, max, p99, p50, mean).
-  (box as HTMLElement & { naslabDrawn?: () => { period: number; bin_ns: number; bins: number; data: uPlot.AlignedData } }).naslabDrawn =
-    () => ({ period: chosen(), bin_ns: s.bin_ns, bins: s.ops.length, data: u.data });
+  exposeDrawn(box, u, s, chosen);
   select.addEventListener('change', () => {
     box.dataset.period = String(chosen());
     u.setData(build(chosen()));
   });
+}
+
+/** For a reader's script (and the browser tests): a time chart's period (in bins), the
+ * number of bins, the bin width and the values drawn (x first, then each series). */
+function exposeDrawn(box: HTMLElement, u: uPlot, s: TimeSeries, chosen: () => number): void {
+  box.dataset.period = String(chosen());
+  (box as HTMLElement & { naslabDrawn?: () => { period: number; bin_ns: number; bins: number; data: uPlot.AlignedData } }).naslabDrawn =
+    () => ({ period: chosen(), bin_ns: s.bin_ns, bins: s.ops.length, data: u.data });
 }
 
 /** Lower bucket edges in µs of a latency histogram starting at `first`, `n` buckets, plus the end. */

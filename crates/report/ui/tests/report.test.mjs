@@ -112,7 +112,7 @@ function measuredOps(dir, records, clockStartNs, client) {
     const r = JSON.parse(line);
     if (r.done_ns === undefined) continue;
     if (client !== undefined && r.client !== client) continue;
-    ops.push({ done: Math.max(0, r.done_ns - clockStartNs), latency: r.done_ns - r.issued_ns });
+    ops.push({ done: Math.max(0, r.done_ns - clockStartNs), latency: r.done_ns - r.issued_ns, op: r.op, moved: Math.max(0, r.result ?? 0) });
   }
   return ops;
 }
@@ -263,6 +263,51 @@ describe('the run report', () => {
       }
       // Percentiles that are not all the maximum: the check above can tell them apart.
       assert.ok(spread > 0, `${value}: some period has p50 below p99`);
+    }
+    assert.deepEqual(problems, []);
+    await page.close();
+  });
+
+  test('IOPS and throughput over time count the ops and bytes completing in each period', async () => {
+    const dir = runs['suite-a'];
+    const run = JSON.parse(readFileSync(path.join(dir, 'run.json'), 'utf8'));
+    const { page, problems } = await open(browser.context, path.join(dir, 'report.html'), '#w0');
+    await ready(page, 'w0');
+    const shown = await page.$eval('section[data-view=w0] .iterations strong', (e) => Number(e.textContent.split(' ')[0]));
+    const it = run.workloads[0].iterations.find((x) => x.iteration === shown);
+    const ops = measuredOps(dir, it.records, it.clock_start_ns);
+    assert.equal(ops.length, it.ops, 'every op of the iteration has its measurements');
+    const close = (a, b, where) => assert.ok(Math.abs(a - b) <= 1e-9 * Math.max(1, Math.abs(b)), `${where}: drawn ${a}, records say ${b}`);
+    for (const title of ['IOPS over time (ops/s)', 'Throughput over time (MB/s)']) {
+      const chart = `section[data-view=w0] .chart[data-title="${title}"]`;
+      const options = await page.$$eval(`${chart} select option`, (o) => o.map((x) => x.value));
+      for (const value of ['auto', options[1], options.at(-1)]) {
+        await page.selectOption(`${chart} select`, value);
+        const d = await page.$eval(chart, (e) => { const r = e.naslabDrawn(); return { ...r, data: r.data.map((c) => [...c]) }; });
+        const periods = Math.ceil(d.bins / d.period);
+        const secs = (d.period * d.bin_ns) / 1e9;
+        const count = new Array(periods).fill(0), read = new Array(periods).fill(0), written = new Array(periods).fill(0);
+        for (const op of ops) {
+          const j = Math.floor(Math.min(Math.floor(op.done / d.bin_ns), d.bins - 1) / d.period);
+          count[j] += 1;
+          if (op.op === 'read') read[j] += op.moved;
+          if (op.op === 'write') written[j] += op.moved;
+        }
+        assert.equal(d.data[1].length, periods, `${title}, ${value}: one value per period`);
+        for (let j = 0; j < periods; j++) {
+          const where = `${title}, ${value}, period ${j}`;
+          if (title.startsWith('IOPS')) {
+            close(d.data[1][j], count[j] / secs, where);
+          } else {
+            close(d.data[2][j], read[j] / secs / 1e6, `${where}, read`);
+            close(d.data[3][j], written[j] / secs / 1e6, `${where}, write`);
+            close(d.data[1][j], (read[j] + written[j]) / secs / 1e6, `${where}, total`);
+          }
+        }
+        // Periods that differ: the check above can tell a wrong period from a right one.
+        const values = new Set(d.data[1].map((v) => v.toPrecision(6)));
+        assert.ok(values.size > 1, `${title}, ${value}: every period drawn alike`);
+      }
     }
     assert.deepEqual(problems, []);
     await page.close();
