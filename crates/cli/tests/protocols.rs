@@ -402,6 +402,69 @@ fn a_server_that_stops_answering_ends_the_run_on_time_saying_so() {
     }
 }
 
+/// A run killed outright (SIGKILL) cannot remove its lock from the share; the next run
+/// on this machine sees that its holder is gone, takes the lock over and runs.
+#[test]
+fn a_lock_left_by_a_run_killed_outright_is_taken_over_by_the_next_run_here() {
+    for server in ["samba", "nfs"] {
+        if !lab_ready(server) {
+            return;
+        }
+        let base = tempfile::tempdir().unwrap();
+        let lab = up_on_dir(base.path(), &format!("kill-{server}"), server);
+        let run = |pace: &str| {
+            let mut c = naslab();
+            c.env("NASLAB_SMB_PASSWORD", &lab.password)
+                .args(["run", "--workload", "FileCopyToNAS", "--scale", "0.01"])
+                .args(["--pace", pace, "--target", &lab.url, "--out"])
+                .arg(base.path().join("results"));
+            c
+        };
+        let mut first = run("delay:20ms")
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let lock = lab.share_dir.join("naslab/.naslab-lock");
+        let holder = format!("naslab pid {} on ", first.id());
+        let mut held = Vec::new();
+        for _ in 0..200 {
+            held = std::fs::read_dir(&lock)
+                .map(|d| {
+                    d.flatten()
+                        .map(|e| e.file_name().to_string_lossy().into_owned())
+                        .collect()
+                })
+                .unwrap_or_default();
+            if held.iter().any(|h: &String| h.starts_with(&holder)) {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        assert!(
+            held.iter().any(|h| h.starts_with(&holder)),
+            "{server}: {held:?}"
+        );
+        first.kill().unwrap();
+        first.wait().unwrap();
+        assert!(
+            lock.is_dir(),
+            "{server}: a killed run cannot let go of its lock"
+        );
+        let second = run_ok(&mut run("afap"));
+        let err = text(&second.stderr);
+        assert!(
+            err.contains(&format!("was still held by {}", held[0]))
+                && err.contains("naslab took it over"),
+            "{server}: {err}"
+        );
+        assert!(
+            !lock.exists(),
+            "{server}: the second run let go of the lock"
+        );
+    }
+}
+
 /// The seeds' file-server test has about 590 connections: 600 over each protocol, each
 /// its own session writing its own file, and the server's disk holds every one.
 #[test]

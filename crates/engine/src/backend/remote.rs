@@ -6,6 +6,9 @@
 //! directory instead: `naslab/.naslab-lock/`, made with one MKDIR (which both SMB and
 //! NFS refuse when the name exists, so only one client can make it) and holding an
 //! empty file whose name says who holds it. It is removed when the target is dropped.
+//! A lock left by a naslab that was killed on this same machine (same host, boot and
+//! PID namespace, and its process gone) is taken over by renaming its holder's entry,
+//! which only one of several clients trying at once can do.
 
 use std::time::Duration;
 
@@ -47,6 +50,8 @@ pub trait RemoteFs {
     fn remove_file(&mut self, path: &str) -> Result<(), OpError>;
     /// Removes an empty directory.
     fn remove_dir(&mut self, path: &str) -> Result<(), OpError>;
+    /// Renames `from` to `to` in the same directory; fails (`ENOENT`) when `from` is gone.
+    fn rename(&mut self, from: &str, to: &str) -> Result<(), OpError>;
 }
 
 /// Why naslab will not (or cannot) work on a protocol target.
@@ -62,7 +67,7 @@ pub enum RemoteSandboxError {
     NotOurs(String),
     #[error("'{0}' is a symbolic link or reparse point; naslab will not follow it: remove it or choose another directory in the URL")]
     Link(String),
-    #[error("'{root}' on the server is in use by {holder}; wait for it to finish (or stop it) and try again. If no naslab works there any more (one that was killed cannot let go), remove the directory '{lock}' on the server")]
+    #[error("'{root}' on the server is in use by {holder}; wait for it to finish (or stop it) and try again. If no naslab works there any more (one killed on another machine, or before this version, cannot let go), remove the directory '{lock}' on the server")]
     InUse {
         root: String,
         holder: String,
@@ -135,19 +140,85 @@ pub struct RemoteSandbox {
 }
 
 /// This process's entry in the lock directory: who holds the target, and since when
-/// (UTC, in a form every share accepts in a file name).
+/// (UTC, in a form every share accepts in a file name), and which machine's process
+/// table the pid belongs to, so a later run there can tell whether it is still alive.
 fn holder_entry() -> String {
-    let host = crate::environment::host_name().replace(['/', '\\', ':'], "_");
-    let host = if host.is_empty() {
-        "an unnamed host".into()
-    } else {
-        host
-    };
     let [y, mo, d, h, mi, s] = crate::sandbox::utc_fields();
-    format!(
-        "{HOLDER_PREFIX}{} on {host} since {y:04}-{mo:02}-{d:02} {h:02}h{mi:02}m{s:02}s UTC",
-        std::process::id()
-    )
+    Holder::this_process().entry(&format!("{y:04}-{mo:02}-{d:02} {h:02}h{mi:02}m{s:02}s UTC"))
+}
+
+/// Who a lock entry names: `naslab pid N on HOST since TIME, boot B pid-ns P`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Holder {
+    pid: u32,
+    host: String,
+    /// The start of the kernel's boot id, and the inode of the PID namespace: a pid means
+    /// the same process only on the same boot and in the same namespace.
+    boot: String,
+    pid_ns: u64,
+}
+
+impl Holder {
+    fn this_process() -> Holder {
+        let host = crate::environment::host_name().replace(['/', '\\', ':', ','], "_");
+        Holder {
+            pid: std::process::id(),
+            host: if host.is_empty() {
+                "an unnamed host".into()
+            } else {
+                host
+            },
+            boot: std::fs::read_to_string("/proc/sys/kernel/random/boot_id")
+                .map(|b| b.trim().chars().take(8).collect())
+                .unwrap_or_default(),
+            pid_ns: std::fs::metadata("/proc/self/ns/pid")
+                .map(|m| std::os::unix::fs::MetadataExt::ino(&m))
+                .unwrap_or(0),
+        }
+    }
+
+    fn entry(&self, since: &str) -> String {
+        format!(
+            "{HOLDER_PREFIX}{} on {} since {since}, boot {} pid-ns {}",
+            self.pid, self.host, self.boot, self.pid_ns
+        )
+    }
+
+    /// Reads an entry this version wrote; older or foreign entries give `None`.
+    fn parse(entry: &str) -> Option<Holder> {
+        let rest = entry.strip_prefix(HOLDER_PREFIX)?;
+        let (pid, rest) = rest.split_once(" on ")?;
+        let (host, rest) = rest.split_once(" since ")?;
+        let (_, machine) = rest.rsplit_once(", boot ")?;
+        let (boot, pid_ns) = machine.split_once(" pid-ns ")?;
+        Some(Holder {
+            pid: pid.parse().ok()?,
+            host: host.to_string(),
+            boot: boot.to_string(),
+            pid_ns: pid_ns.parse().ok()?,
+        })
+    }
+
+    /// Whether this holder is certainly gone: a process of this very machine (same host,
+    /// boot and PID namespace) that no longer exists. Anything that cannot be told is
+    /// taken as alive.
+    fn is_gone(&self, here: &Holder) -> bool {
+        if self.host != here.host
+            || self.boot.is_empty()
+            || self.boot != here.boot
+            || self.pid_ns == 0
+            || self.pid_ns != here.pid_ns
+            || self.pid == here.pid
+        {
+            return false;
+        }
+        let Ok(pid) = libc::pid_t::try_from(self.pid) else {
+            return false;
+        };
+        // SAFETY: signal 0 sends nothing; it only asks whether the process exists.
+        let rc = unsafe { libc::kill(pid, 0) };
+        rc != 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH)
+    }
 }
 
 impl RemoteSandbox {
@@ -226,30 +297,44 @@ impl RemoteSandbox {
         Ok(sandbox)
     }
 
-    /// Takes the lock directory, or says who holds it.
+    /// Takes the lock directory, or says who holds it. A holder that was killed on this
+    /// machine is replaced: its entry is renamed to this process's, so of several runs
+    /// trying at once only one succeeds.
     fn lock(&self, fs: &mut dyn RemoteFs) -> Result<(), RemoteSandboxError> {
         let lock = join(&self.root, LOCK_NAME);
+        let mine = holder_entry();
         match fs.make_dir(&lock) {
             Ok(()) => {
-                let entry = join(&lock, &holder_entry());
+                let entry = join(&lock, &mine);
                 fs.put_file(&entry, b"").map_err(req("write", &entry))
             }
             Err(e) if e.errno == libc::EEXIST => {
                 // A holder that has made the directory but not yet its entry is named
                 // as unknown.
-                let holder = fs
-                    .list(&lock)
-                    .ok()
-                    .and_then(|entries| {
+                let holder_of = |fs: &mut dyn RemoteFs| {
+                    fs.list(&lock).ok().and_then(|entries| {
                         entries
                             .into_iter()
                             .map(|(name, _)| name)
                             .find(|name| name.starts_with(HOLDER_PREFIX))
                     })
-                    .unwrap_or_else(|| "another naslab (it has not said which)".into());
+                };
+                let mut holder = holder_of(fs);
+                if let Some(old) = holder.clone() {
+                    let here = Holder::this_process();
+                    if Holder::parse(&old).is_some_and(|h| h.is_gone(&here)) {
+                        if fs.rename(&join(&lock, &old), &join(&lock, &mine)).is_ok() {
+                            eprintln!("note: '{}' was still held by {old}, which no longer runs on this machine; naslab took it over", self.root);
+                            return Ok(());
+                        }
+                        // Another run took it over first: name that one.
+                        holder = holder_of(fs);
+                    }
+                }
                 Err(RemoteSandboxError::InUse {
                     root: self.root.clone(),
-                    holder,
+                    holder: holder
+                        .unwrap_or_else(|| "another naslab (it has not said which)".into()),
                     lock,
                 })
             }
@@ -375,6 +460,11 @@ mod tests {
                 .map(|_| ())
                 .ok_or(OpError::errno(libc::ENOENT))
         }
+        fn rename(&mut self, from: &str, to: &str) -> Result<(), OpError> {
+            let kind = self.0.remove(from).ok_or(OpError::errno(libc::ENOENT))?;
+            self.0.insert(to.into(), kind);
+            Ok(())
+        }
         fn remove_dir(&mut self, path: &str) -> Result<(), OpError> {
             if !self.list(path)?.is_empty() {
                 return Err(OpError::errno(libc::ENOTEMPTY));
@@ -420,7 +510,13 @@ mod tests {
         assert_eq!(held.len(), 1, "{held:?}");
         let pid = format!("naslab pid {} on ", std::process::id());
         assert!(held[0].0.starts_with(&pid), "{held:?}");
-        assert!(held[0].0.ends_with(" UTC") && !held[0].0.contains(':'));
+        let here = Holder::this_process();
+        let tail = format!(" UTC, boot {} pid-ns {}", here.boot, here.pid_ns);
+        assert!(
+            held[0].0.ends_with(&tail) && !held[0].0.contains(':'),
+            "{held:?}"
+        );
+        assert_eq!(Holder::parse(&held[0].0), Some(here));
 
         let e = RemoteSandbox::open(&mut fs, "").unwrap_err();
         let text = e.to_string();
@@ -516,5 +612,129 @@ mod tests {
             RemoteSandbox::open(&mut fs, "nowhere").unwrap_err(),
             RemoteSandboxError::Missing(_)
         ));
+    }
+
+    /// A lock directory held by `entry`, as a killed run would leave it.
+    fn left_behind(entry: &str) -> MemFs {
+        let mut fs = MemFs::default();
+        for (path, kind) in [
+            ("naslab", EntryKind::Dir),
+            ("naslab/.naslab-owned", EntryKind::File),
+            ("naslab/.naslab-lock", EntryKind::Dir),
+        ] {
+            fs.0.insert(path.into(), kind);
+        }
+        fs.0.insert(format!("naslab/.naslab-lock/{entry}"), EntryKind::File);
+        fs
+    }
+
+    #[test]
+    fn a_lock_left_by_a_process_gone_from_this_machine_is_taken_over_and_no_other() {
+        let here = Holder::this_process();
+        assert!(!here.boot.is_empty() && here.pid_ns != 0, "{here:?}");
+        // A pid that was this machine's and is free now.
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let dead = child.id();
+        child.wait().unwrap();
+        let since = "2026-11-22 23h41m07s UTC";
+        let gone = Holder {
+            pid: dead,
+            ..here.clone()
+        }
+        .entry(since);
+        let mut fs = left_behind(&gone);
+        let sb = RemoteSandbox::open(&mut fs, "").unwrap();
+        let held: Vec<_> = fs.list("naslab/.naslab-lock").unwrap();
+        assert_eq!(held.len(), 1, "{held:?}");
+        assert_eq!(Holder::parse(&held[0].0), Some(here.clone()), "{held:?}");
+        sb.release(&mut fs).unwrap();
+        assert_eq!(fs.kind("naslab/.naslab-lock").unwrap(), None);
+
+        // Alive (pid 1), another host, another boot or PID namespace, or an entry that
+        // says no machine: refused, naming the holder.
+        let others = [
+            Holder {
+                pid: 1,
+                ..here.clone()
+            }
+            .entry(since),
+            Holder {
+                pid: dead,
+                host: format!("{}-other", here.host),
+                ..here.clone()
+            }
+            .entry(since),
+            Holder {
+                pid: dead,
+                boot: "00000000".into(),
+                ..here.clone()
+            }
+            .entry(since),
+            Holder {
+                pid: dead,
+                pid_ns: here.pid_ns + 1,
+                ..here.clone()
+            }
+            .entry(since),
+            format!("naslab pid {dead} on {} since {since}", here.host),
+        ];
+        for entry in others {
+            let mut fs = left_behind(&entry);
+            let e = RemoteSandbox::open(&mut fs, "").unwrap_err();
+            assert!(e.to_string().contains(&format!("in use by {entry}")), "{e}");
+            let held: Vec<_> = fs.list("naslab/.naslab-lock").unwrap();
+            assert_eq!(held, vec![(entry.clone(), EntryKind::File)]);
+        }
+    }
+
+    #[test]
+    fn of_two_runs_taking_over_one_lock_only_the_first_gets_it() {
+        let here = Holder::this_process();
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let dead = child.id();
+        child.wait().unwrap();
+        let gone = Holder {
+            pid: dead,
+            ..here.clone()
+        }
+        .entry("2026-11-22 23h41m07s UTC");
+        let mut fs = left_behind(&gone);
+        // Another run renamed the entry between this one's listing and its rename.
+        struct Racing<'a>(&'a mut MemFs);
+        impl RemoteFs for Racing<'_> {
+            fn kind(&mut self, p: &str) -> Result<Option<EntryKind>, OpError> {
+                self.0.kind(p)
+            }
+            fn make_dir(&mut self, p: &str) -> Result<(), OpError> {
+                self.0.make_dir(p)
+            }
+            fn put_file(&mut self, p: &str, d: &[u8]) -> Result<(), OpError> {
+                self.0.put_file(p, d)
+            }
+            fn list(&mut self, p: &str) -> Result<Vec<(String, EntryKind)>, OpError> {
+                self.0.list(p)
+            }
+            fn remove_file(&mut self, p: &str) -> Result<(), OpError> {
+                self.0.remove_file(p)
+            }
+            fn remove_dir(&mut self, p: &str) -> Result<(), OpError> {
+                self.0.remove_dir(p)
+            }
+            fn rename(&mut self, from: &str, to: &str) -> Result<(), OpError> {
+                self.0.rename(
+                    from,
+                    "naslab/.naslab-lock/naslab pid 7 on elsewhere since then",
+                )?;
+                self.0.rename(from, to)
+            }
+        }
+        let e = RemoteSandbox::open(&mut Racing(&mut fs), "").unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("in use by naslab pid 7 on elsewhere"),
+            "{e}"
+        );
+        let held: Vec<_> = fs.list("naslab/.naslab-lock").unwrap();
+        assert_eq!(held.len(), 1, "{held:?}");
     }
 }

@@ -12,7 +12,7 @@ use nfs3_client::net::Connector;
 use nfs3_client::nfs3_types::nfs3::{
     createhow3, diropargs3, filename3, ftype3, nfs_fh3, nfsstat3, sattr3, stable_how, COMMIT3args,
     CREATE3args, FSINFO3args, GETATTR3args, LOOKUP3args, MKDIR3args, Nfs3Option, Nfs3Result,
-    READDIR3args, READDIRPLUS3args, REMOVE3args, RMDIR3args, SETATTR3args, WRITE3args,
+    READDIR3args, READDIRPLUS3args, REMOVE3args, RENAME3args, RMDIR3args, SETATTR3args, WRITE3args,
 };
 use nfs3_client::nfs3_types::rpc::{auth_unix, opaque_auth};
 use nfs3_client::nfs3_types::xdr_codec::Opaque;
@@ -627,5 +627,22 @@ impl RemoteFs for Session {
         };
         self.forget(path);
         check(self.w.call(self.client.rmdir(&args))).map(|_| ())
+    }
+
+    fn rename(&mut self, from: &str, to: &str) -> Result<(), OpError> {
+        let ((pa, na), (pb, nb)) = (split(from), split(to));
+        let args = RENAME3args {
+            from: diropargs3 {
+                dir: self.dir(pa)?,
+                name: name(na),
+            },
+            to: diropargs3 {
+                dir: self.dir(pb)?,
+                name: name(nb),
+            },
+        };
+        self.forget(from);
+        self.forget(to);
+        check(self.w.call(self.client.rename(&args))).map(|_| ())
     }
 }

@@ -479,6 +479,11 @@ impl RemoteFs for Session {
         let conn = self.client.connection_mut();
         self.w.wait(self.tree.delete_directory(conn, path))
     }
+    fn rename(&mut self, from: &str, to: &str) -> Result<(), OpError> {
+        let conn = self.client.connection_mut();
+        let options = smb2::RenameOptions::new().replace_if_exists(false);
+        self.w.wait(self.tree.rename_with(conn, from, to, options))
+    }
 }
 
 /// Why a sign-in failed, in the user's terms, and what to do about it.
