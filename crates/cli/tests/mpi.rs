@@ -229,6 +229,35 @@ fn four_clients_make_one_result_equal_to_four_single_runs() {
     for (w, s) in job.workloads.iter().zip(&single.workloads) {
         let a = &w.iterations[0];
         let clients = four_single_runs(&job, w, s);
+        // The file layout is every client's file set added up, the score taken again
+        // over all their block pairs.
+        let layouts: Vec<_> = clients
+            .iter()
+            .map(|c| c.layout.clone().expect("a layout on a local target"))
+            .collect();
+        let l = a.layout.as_ref().expect("the merged layout");
+        for (mine, theirs) in [
+            (
+                &l.prepared,
+                layouts.iter().map(|x| &x.prepared).collect::<Vec<_>>(),
+            ),
+            (&l.written, layouts.iter().map(|x| &x.written).collect()),
+        ] {
+            assert_eq!(mine.files, theirs.iter().map(|x| x.files).sum::<u64>());
+            assert_eq!(mine.bytes, theirs.iter().map(|x| x.bytes).sum::<u64>());
+            assert_eq!(mine.extents, theirs.iter().map(|x| x.extents).sum::<u64>());
+            let pairs: u64 = theirs.iter().map(|x| x.block_pairs).sum();
+            let following: u64 = theirs.iter().map(|x| x.following_blocks).sum();
+            assert_eq!(
+                (mine.block_pairs, mine.following_blocks),
+                (pairs, following)
+            );
+            assert_eq!(
+                mine.score,
+                (pairs > 0).then(|| following as f64 / pairs as f64)
+            );
+        }
+        assert!(l.prepared.files + l.written.files > 0, "{l:?}");
         // The aggregate spans the first start to the last completion.
         let first = clients.iter().map(|c| c.clock_start_ns).min().unwrap();
         let last = clients
@@ -702,6 +731,9 @@ fn shared_files_give_every_client_one_file_set_prepared_once() {
         );
     }
     assert_eq!(a.prepare.files, one.prepare.files);
+    // The one file set's layout, as the preparer read it.
+    assert!(clients[0].layout.is_some(), "client 0 reads the layout");
+    assert_eq!(a.layout, clients[0].layout);
     // The merged records declare the one file set once, and hold all four clients' ops
     // on it.
     let records = jobs[0].parent().unwrap().join(a.records.as_ref().unwrap());

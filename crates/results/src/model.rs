@@ -315,6 +315,27 @@ pub struct LayoutSummary {
     /// The share of blocks right after their predecessor on disk (1.0: every file in one run).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub score: Option<f64>,
+    /// What the score is over: block pairs (each file's blocks less one), and the pairs
+    /// whose second block follows the first on disk. Layouts of several clients add up.
+    #[serde(default)]
+    pub block_pairs: u64,
+    #[serde(default)]
+    pub following_blocks: u64,
+}
+
+impl LayoutSummary {
+    /// Adds another set of files (another client's): counts add, the score is taken
+    /// again over every block pair.
+    pub fn add(&mut self, other: &LayoutSummary) {
+        self.files += other.files;
+        self.bytes += other.bytes;
+        self.extents += other.extents;
+        self.ideal_extents += other.ideal_extents;
+        self.block_pairs += other.block_pairs;
+        self.following_blocks += other.following_blocks;
+        self.score =
+            (self.block_pairs > 0).then(|| self.following_blocks as f64 / self.block_pairs as f64);
+    }
 }
 
 impl IterationResult {

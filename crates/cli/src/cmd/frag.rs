@@ -215,6 +215,8 @@ fn summary(t: &Totals) -> LayoutSummary {
         extents: t.extents,
         ideal_extents: t.ideal_extents,
         score: t.score(),
+        block_pairs: t.block_pairs,
+        following_blocks: t.following_blocks,
     }
 }
 

@@ -14,8 +14,8 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context};
 use naslab_results::{
-    ClientResult, IterationResult, LatencyHistogram, LatencySummary, MultiClient, OpStats,
-    PrepareResult, RunResult, StreamResult, WorkloadResult,
+    ClientResult, IterationLayout, IterationResult, LatencyHistogram, LatencySummary, MultiClient,
+    OpStats, PrepareResult, RunResult, StreamResult, WorkloadResult,
 };
 use naslab_trace::{create_trace, open_trace, FileDecl, Measured, Op, Record, TraceReader};
 use serde::{Deserialize, Serialize};
@@ -243,12 +243,34 @@ fn merge_iteration(
         stats.latency = h.summary();
         r.op_stats.insert(op.clone(), stats);
     }
+    r.layout = merged_layout(parts, shared);
     if parts.iter().any(|(_, it)| it.pacing_lag.count > 0) {
         r.pacing_lag = from.lag.summary();
     } else {
         r.pacing_lag = LatencySummary::default();
     }
     Ok(r)
+}
+
+/// The job's file layout after an iteration: with shared files, the one file set's (only
+/// the preparer reads it); otherwise every client's file set added up, when every client
+/// has one (a file system that reports extents).
+fn merged_layout(parts: &[(&Gathered, &IterationResult)], shared: bool) -> Option<IterationLayout> {
+    if shared {
+        return parts.iter().find_map(|(_, it)| it.layout.clone());
+    }
+    let mut all: Option<IterationLayout> = None;
+    for (_, it) in parts {
+        let l = it.layout.as_ref()?;
+        match &mut all {
+            None => all = Some(l.clone()),
+            Some(a) => {
+                a.prepared.add(&l.prepared);
+                a.written.add(&l.written);
+            }
+        }
+    }
+    all
 }
 
 struct Input {

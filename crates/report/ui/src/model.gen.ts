@@ -219,7 +219,12 @@ ideal_extents: number,
 /**
  * The share of blocks right after their predecessor on disk (1.0: every file in one run).
  */
-score?: number | null, };
+score?: number | null, 
+/**
+ * What the score is over: block pairs (each file's blocks less one), and the pairs
+ * whose second block follows the first on disk. Layouts of several clients add up.
+ */
+block_pairs: number, following_blocks: number, };
 
 export type OpStats = { count: number, 
 /**
