@@ -116,7 +116,7 @@ pub struct RunArgs {
     #[arg(value_name = "TRACE")]
     pub traces: Vec<PathBuf>,
     /// Run a suite of built-in workloads: naspt or iometer (see `naslab list`).
-    #[arg(long)]
+    #[arg(long, value_parser = values::suite)]
     pub suite: Option<String>,
     /// Run these workloads, by name: built-in ones or traces in the trace directory.
     #[arg(long, value_delimiter = ',', value_name = "A,B")]
@@ -365,7 +365,8 @@ pub struct BigDirArgs {
 
 #[derive(Args, Debug)]
 pub struct IngestArgs {
-    /// Bytes per write.
+    /// Bytes per write (K, M, G suffixes as powers of 1024).
+    #[arg(value_parser = values::size)]
     pub block_size: u64,
     /// Writes per file.
     pub blocks_per_file: u64,
@@ -564,7 +565,7 @@ pub struct LabMatrixArgs {
     #[arg(long = "opts", value_name = "NAME=SETTINGS")]
     pub opts: Vec<String>,
     /// Run a suite of built-in workloads (naspt, iometer).
-    #[arg(long)]
+    #[arg(long, value_parser = values::suite)]
     pub suite: Option<String>,
     /// Run these workloads by name; HDVideo_RecordThenPlay records a video in its
     /// warm-up and plays that recording back as its measured phase.
@@ -635,10 +636,10 @@ pub struct ResultsArgs {
     #[arg(long, value_name = "TEXT")]
     pub device: Option<String>,
     /// Only runs started on or after this UTC date or time (2026-03-01 or 2026-03-01T12:00).
-    #[arg(long, value_name = "DATE")]
+    #[arg(long, value_name = "DATE", value_parser = values::utc_date)]
     pub since: Option<String>,
     /// Only runs started on or before this UTC date or time (the whole day for a date).
-    #[arg(long, value_name = "DATE")]
+    #[arg(long, value_name = "DATE", value_parser = values::utc_date)]
     pub until: Option<String>,
     /// Only runs that measured this workload (case ignored).
     #[arg(long, value_name = "NAME")]

@@ -86,9 +86,56 @@ pub fn iozone_test(name: &str) -> Result<Test, String> {
     })
 }
 
+/// A suite of built-in workloads, by name (case ignored): the name as the catalog has it.
+pub fn suite(name: &str) -> Result<String, String> {
+    naslab_workload::SUITES
+        .iter()
+        .find(|s| s.eq_ignore_ascii_case(name))
+        .map(|s| s.to_string())
+        .ok_or_else(|| {
+            format!(
+                "no suite '{name}'; the suites are: {} (see `naslab list`)",
+                naslab_workload::SUITES.join(", ")
+            )
+        })
+}
+
+/// A UTC date or time as run.json's timestamps begin (`2026-03-01`, `2026-03-01T12`,
+/// `2026-03-01T12:30`, `2026-03-01T12:30:05`, a trailing `Z` allowed), without the `Z`.
+pub fn utc_date(text: &str) -> Result<String, String> {
+    let t = text.strip_suffix('Z').unwrap_or(text);
+    let shape = "dddd-dd-ddTdd:dd:dd";
+    let ok = [10, 13, 16, 19].contains(&t.len())
+        && t.chars().zip(shape.chars()).all(|(c, p)| match p {
+            'd' => c.is_ascii_digit(),
+            _ => c == p,
+        });
+    if !ok {
+        return Err("not a UTC date or time; write 2026-03-01 or 2026-03-01T12:30".into());
+    }
+    Ok(t.to_string())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn dates_are_checked_and_a_trailing_z_dropped() {
+        assert_eq!(utc_date("2026-03-01").unwrap(), "2026-03-01");
+        assert_eq!(utc_date("2026-03-01T12:30Z").unwrap(), "2026-03-01T12:30");
+        for bad in ["2026-3-1", "yesterday", "2026-03-01 12:30", "2026-03-01T1"] {
+            assert!(utc_date(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn suites_are_named_as_the_catalog_names_them() {
+        assert_eq!(suite("NASPT").unwrap(), "naspt");
+        assert_eq!(suite("iometer").unwrap(), "iometer");
+        let e = suite("nasbench").unwrap_err();
+        assert!(e.contains("naspt, iometer"), "{e}");
+    }
 
     #[test]
     fn durations_keep_their_text_and_bounds_are_said() {

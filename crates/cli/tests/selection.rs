@@ -196,3 +196,64 @@ fn the_man_page_is_roff_and_one_page_per_command_can_be_written() {
     assert!(dir.path().join("naslab-compare.1").is_file());
     assert!(dir.path().join("naslab.1").is_file());
 }
+
+#[test]
+fn a_bad_suite_date_or_block_size_is_refused_by_the_parser_naming_the_flag() {
+    for (args, flag, says) in [
+        (
+            &["run", "--suite", "nasbench"][..],
+            "--suite",
+            "the suites are: naspt, iometer",
+        ),
+        (
+            &["lab", "matrix", "--suite", "x"][..],
+            "--suite",
+            "the suites are: naspt, iometer",
+        ),
+        (
+            &["results", "--since", "last week"][..],
+            "--since",
+            "write 2026-03-01",
+        ),
+        (
+            &["results", "--until", "2026-3-1"][..],
+            "--until",
+            "write 2026-03-01",
+        ),
+        (
+            &["ingest", "64q", "1", "1", "1"][..],
+            "BLOCK_SIZE",
+            "unknown unit in '64q'",
+        ),
+    ] {
+        let out = naslab().args(args).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = text(&out.stderr);
+        assert!(err.contains(flag) && err.contains(says), "{args:?}: {err}");
+    }
+    // A suite's name in any case is the catalog's; a block size takes a unit.
+    let target = tempfile::tempdir().unwrap();
+    let results = tempfile::tempdir().unwrap();
+    let res = run_ok(
+        naslab()
+            .args(["run", "--suite", "NASPT", "--workload", "HDVideo_1Play"])
+            .args(["--scale", "0.002", "--backend", "null", "--json", "--out"])
+            .arg(results.path()),
+    );
+    let run: serde_json::Value = serde_json::from_slice(&res.stdout).unwrap();
+    assert_eq!(run["options"]["extra"]["suite"], "naspt");
+    let res = run_ok(
+        naslab()
+            .args(["ingest", "64k", "2", "3", "3", "--json", "-t"])
+            .arg(target.path())
+            .arg("--out")
+            .arg(results.path()),
+    );
+    let run: serde_json::Value = serde_json::from_slice(&res.stdout).unwrap();
+    let writes = &run["workloads"][0]["iterations"][0]["op_stats"]["write"];
+    assert_eq!(
+        writes["bytes"].as_u64(),
+        Some(64 * 1024 * 2 * 3),
+        "{writes}"
+    );
+}

@@ -23,6 +23,8 @@ pub struct WorkloadInfo {
 
 /// The suite holding the twelve NAS Performance Toolkit workloads.
 pub const NASPT: &str = "naspt";
+/// Every suite `--suite` takes.
+pub const SUITES: [&str; 2] = [NASPT, crate::synthetic::iometer::SUITE];
 
 const CATALOG: [WorkloadInfo; 12] = [
     WorkloadInfo {

@@ -28,16 +28,7 @@ struct Found {
 
 /// Lists the runs.
 pub fn results(args: ResultsArgs) -> anyhow::Result<()> {
-    let since = args
-        .since
-        .as_deref()
-        .map(|s| date_arg("--since", s))
-        .transpose()?;
-    let until = args
-        .until
-        .as_deref()
-        .map(|s| date_arg("--until", s))
-        .transpose()?;
+    let (since, until) = (args.since, args.until);
     if !args.dir.is_dir() {
         bail!(
             "no results directory '{}'; give the --out directory runs were written to",
@@ -135,22 +126,6 @@ fn find_run_json(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) -> anyhow::Re
     Ok(())
 }
 
-/// A --since/--until value, checked: YYYY-MM-DD, optionally THH, THH:MM or THH:MM:SS,
-/// optionally ending in Z (times are UTC, as run.json's started_at).
-fn date_arg(flag: &str, s: &str) -> anyhow::Result<String> {
-    let t = s.strip_suffix('Z').unwrap_or(s);
-    let shape = "dddd-dd-ddTdd:dd:dd";
-    let ok = [10, 13, 16, 19].contains(&t.len())
-        && t.chars().zip(shape.chars()).all(|(c, p)| match p {
-            'd' => c.is_ascii_digit(),
-            _ => c == p,
-        });
-    if !ok {
-        bail!("{flag} '{s}' is not a UTC date or time; write 2026-03-01 or 2026-03-01T12:30");
-    }
-    Ok(t.to_string())
-}
-
 /// The listing as a terminal table.
 fn table(runs: &[Found]) -> String {
     let rows: Vec<[String; 6]> = runs
@@ -218,21 +193,4 @@ fn table(runs: &[Found]) -> String {
         out.push_str(&line(row));
     }
     out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn dates_are_checked_and_a_trailing_z_dropped() {
-        assert_eq!(date_arg("--since", "2026-03-01").unwrap(), "2026-03-01");
-        assert_eq!(
-            date_arg("--since", "2026-03-01T12:30Z").unwrap(),
-            "2026-03-01T12:30"
-        );
-        for bad in ["2026-3-1", "yesterday", "2026-03-01 12:30", "2026-03-01T1"] {
-            assert!(date_arg("--until", bad).is_err(), "{bad}");
-        }
-    }
 }
