@@ -56,7 +56,10 @@ impl FromStr for Pacing {
     }
 }
 
-/// Parses `250ns`, `100us`, `10ms`, `1.5s`, `2m`: naslab's one duration grammar.
+/// The longest duration naslab takes: a week, for soak tests under `--time-limit`.
+pub const MAX_DURATION_NS: u64 = 7 * 24 * 3_600_000_000_000;
+
+/// Parses `250ns`, `100us`, `10ms`, `1.5s`, `2m`, `12h`: naslab's one duration grammar.
 pub fn parse_duration_ns(text: &str) -> Result<u64, String> {
     let split = text
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
@@ -71,16 +74,17 @@ pub fn parse_duration_ns(text: &str) -> Result<u64, String> {
         "ms" => 1e6,
         "s" => 1e9,
         "m" | "min" => 60e9,
+        "h" => 3600e9,
         "" => return Err(format!("'{text}' has no unit; write e.g. {text}ms")),
         _ => {
             return Err(format!(
-                "unknown unit '{unit}' in '{text}'; use ns, us, ms, s or m (minutes)"
+                "unknown unit '{unit}' in '{text}'; use ns, us, ms, s, m (minutes) or h"
             ))
         }
     };
     let ns = value * scale;
-    if !ns.is_finite() || !(0.0..=3.6e12).contains(&ns) {
-        return Err(format!("'{text}' is out of range (0 to 1 hour)"));
+    if !ns.is_finite() || !(0.0..=MAX_DURATION_NS as f64).contains(&ns) {
+        return Err(format!("'{text}' is out of range (0 to 7 days)"));
     }
     Ok(ns.round() as u64)
 }
@@ -113,16 +117,18 @@ mod tests {
     }
 
     #[test]
-    fn durations_take_every_unit_up_to_an_hour() {
+    fn durations_take_every_unit_up_to_a_week() {
         assert_eq!(parse_duration_ns("250ns"), Ok(250));
         assert_eq!(parse_duration_ns("30s"), Ok(30_000_000_000));
         assert_eq!(parse_duration_ns("2m"), Ok(120_000_000_000));
         assert_eq!(parse_duration_ns("1.5min"), Ok(90_000_000_000));
-        assert!(parse_duration_ns("61m")
+        assert_eq!(parse_duration_ns("12h"), Ok(43_200_000_000_000));
+        assert_eq!(parse_duration_ns("168h"), Ok(MAX_DURATION_NS));
+        assert!(parse_duration_ns("169h")
             .unwrap_err()
-            .contains("out of range"));
-        assert!(parse_duration_ns("3h")
+            .contains("out of range (0 to 7 days)"));
+        assert!(parse_duration_ns("3d")
             .unwrap_err()
-            .contains("ns, us, ms, s or m"));
+            .contains("ns, us, ms, s, m (minutes) or h"));
     }
 }
