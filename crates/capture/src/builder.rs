@@ -593,9 +593,32 @@ impl Builder {
         self.emit(key, t_us, Op::new(0, t_us, OpKind::Unlink, id))
     }
 
-    /// A rename of `from` to `to` (the same kind).
+    /// A rename of `from` to `to` (the same kind). A directory takes what is inside it
+    /// along: every entry known to exist below `from` now exists below `to` instead.
     pub fn rename(&mut self, key: u64, t_us: u64, from: u32, to: u32) -> Result<(), ImportError> {
+        if self.entry(from).kind == FileKind::Dir {
+            let (old, new) = (self.entry(from).path.clone(), self.entry(to).path.clone());
+            for id in self.existing_below(&old) {
+                let e = self.entry(id);
+                let moved = format!("{new}{}", &e.path[old.len()..]);
+                let (kind, size) = (e.kind, e.size_now);
+                let target = match self.by_path.get(&moved) {
+                    Some(&t) => t,
+                    // Made by this rename: it did not exist before the workload.
+                    None => self.push_entry(moved, kind, false, 0),
+                };
+                self.move_state(id, target, size);
+            }
+        }
         let size = self.entry(from).size_now;
+        self.move_state(from, to, size);
+        let mut op = Op::new(0, t_us, OpKind::Rename, from);
+        op.to = Some(to);
+        self.emit(key, t_us, op)
+    }
+
+    /// `from` no longer exists; `to` does, `size` bytes long.
+    fn move_state(&mut self, from: u32, to: u32, size: u64) {
         let f = self.entry_mut(from);
         f.exists_now = false;
         f.size_now = 0;
@@ -604,9 +627,6 @@ impl Builder {
         t.exists_now = true;
         t.size_now = size;
         t.modified = true;
-        let mut op = Op::new(0, t_us, OpKind::Rename, from);
-        op.to = Some(to);
-        self.emit(key, t_us, op)
     }
 
     /// The kind the path was declared as, if it is known.

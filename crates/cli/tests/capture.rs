@@ -438,3 +438,75 @@ fn capture_without_a_command_or_with_a_bad_root_says_what_to_do() {
         "{err}"
     );
 }
+
+/// A directory renamed during the capture takes its files along: a file opened under the
+/// new name is the one that existed under the old name (opened, not created, and as
+/// long), and the trace replays without an error.
+#[test]
+fn a_renamed_directory_takes_its_files_along_in_the_trace() {
+    need_tool("python3", "--version");
+    let d = tempfile::tempdir().unwrap();
+    let root = d.path().join("root");
+    std::fs::create_dir_all(root.join("A/deep")).unwrap();
+    std::fs::write(root.join("A/x"), vec![1u8; 6000]).unwrap();
+    std::fs::write(root.join("A/deep/y"), vec![2u8; 3000]).unwrap();
+    let prog = d.path().join("prog.py");
+    std::fs::write(
+        &prog,
+        r#"
+import os, sys
+p = lambda *a: os.path.join(sys.argv[1], *a)
+os.rename(p("A"), p("B"))
+fd = os.open(p("B", "x"), os.O_RDWR | os.O_CREAT, 0o644)
+os.read(fd, 4096)
+os.read(fd, 4096)
+os.close(fd)
+with open(p("B", "deep", "y"), "rb") as f:
+    f.read()
+os.unlink(p("B", "deep", "y"))
+os.rmdir(p("B", "deep"))
+"#,
+    )
+    .unwrap();
+    let trace = d.path().join("DirRename.jsonl");
+    capture(
+        &root,
+        &trace,
+        &["python3", prog.to_str().unwrap(), root.to_str().unwrap()],
+        d.path(),
+    );
+    let t = read_trace(&trace);
+    let ops: Vec<_> = t.streams.values().flatten().cloned().collect();
+    assert!(
+        ops.contains(&op(OpKind::Rename, "A -> B", 0, 0)),
+        "{ops:#?}"
+    );
+    assert!(ops.contains(&op(OpKind::Open, "B/x", 0, 0)), "{ops:#?}");
+    assert!(!ops.iter().any(|o| o.0 == OpKind::Create), "{ops:#?}");
+    // Reads as the program asked for them (the second past the end of B/x).
+    assert!(
+        ops.contains(&op(OpKind::Read, "B/x", 4096, 4096)),
+        "{ops:#?}"
+    );
+    assert!(
+        ops.contains(&op(OpKind::Read, "B/deep/y", 0, 3001)),
+        "{ops:#?}"
+    );
+    assert_eq!(t.files["A/x"], (naslab_trace::FileKind::File, 6000, true));
+    assert_eq!(t.files["B/x"].2, false, "B/x is made by the rename");
+    let target = d.path().join("target");
+    std::fs::create_dir(&target).unwrap();
+    let res = run_ok(
+        naslab()
+            .arg("run")
+            .arg(&trace)
+            .args(["--json", "--target"])
+            .arg(&target)
+            .arg("--out")
+            .arg(d.path().join("results")),
+    );
+    let run: serde_json::Value = serde_json::from_slice(&res.stdout).unwrap();
+    let it = &run["workloads"][0]["iterations"][0];
+    assert_eq!(it["errors"], 0, "{it}");
+    assert_eq!(it["op_stats"]["read"]["bytes"], 6000 + 3000, "{it}");
+}
