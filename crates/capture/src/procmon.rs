@@ -71,6 +71,9 @@ pub fn read(
     let mut lines = crate::lines::Lines::new(path, input);
     let mut cols: Option<Columns> = None;
     let mut meta_opens: HashMap<(u64, u32), u32> = HashMap::new();
+    // Directories each stream is listing: a listing is a run of QueryDirectory calls,
+    // one readdir, until the directory is opened again or closed.
+    let mut listing: std::collections::HashSet<(u64, u32)> = std::collections::HashSet::new();
     let mut day_us = 0u64;
     let mut last_us = 0u64;
     const NOT_UTF8: &str = "; export the CSV again (Process Monitor writes UTF-8)";
@@ -139,6 +142,7 @@ pub fn read(
                 | "SetEndOfFileInformationFile"
                 | "SetRenameInformationFile"
                 | "SetDispositionInformationFile"
+                | "QueryDirectory"
         );
         if !known {
             b.skip(&format!("{op} events (not imported)"));
@@ -201,6 +205,7 @@ pub fn read(
                 .iter()
                 .any(|a| access.contains(a));
                 if is_dir {
+                    listing.remove(&(key, id));
                     if created {
                         b.mkdir(key, t, id)?;
                     } else {
@@ -236,6 +241,7 @@ pub fn read(
                     b.skip("CloseFile of a file never opened in the export");
                     continue;
                 };
+                listing.remove(&(key, id));
                 match meta_opens.get_mut(&(key, id)) {
                     Some(m) if *m > 0 => *m -= 1,
                     _ => b.close(key, t, id)?,
@@ -251,6 +257,16 @@ pub fn read(
                     b.read(key, t, id, offset, len, Some(len))?;
                 } else {
                     b.write(key, t, id, offset, len)?;
+                }
+            }
+            "QueryDirectory" => {
+                let Some(id) = b.file(&rel, FileKind::Dir, Presence::Existing) else {
+                    continue;
+                };
+                if listing.insert((key, id)) {
+                    b.readdir(key, t, id)?;
+                } else {
+                    b.skip("QueryDirectory events continuing a listing");
                 }
             }
             "SetEndOfFileInformationFile" => {

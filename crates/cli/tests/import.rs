@@ -396,6 +396,14 @@ const PROCMON: &str = r#""Time of Day","Process Name","PID","Operation","Path","
 "9:00:01.0009000 AM","WINWORD.EXE","1200","CloseFile","C:\Users\me\Docs\~WRD0001.tmp","SUCCESS",""
 "9:00:02.0000000 AM","WINWORD.EXE","1200","CreateFile","C:\Users\me\Docs\Archive","SUCCESS","Desired Access: Read Data/List Directory, Synchronize, Disposition: Create, Options: Directory File, Synchronous IO Non-Alert, Attributes: N, ShareMode: Read, Write, AllocationSize: 0, OpenResult: Created"
 "9:00:02.0001000 AM","WINWORD.EXE","1200","CloseFile","C:\Users\me\Docs\Archive","SUCCESS",""
+"9:00:03.0000000 AM","WINWORD.EXE","1200","CreateFile","C:\Users\me\Docs\Pics","SUCCESS","Desired Access: Read Data/List Directory, Synchronize, Disposition: Open, Options: Directory File, Synchronous IO Non-Alert, Attributes: n/a, ShareMode: Read, Write, AllocationSize: n/a, OpenResult: Opened"
+"9:00:03.0001000 AM","WINWORD.EXE","1200","QueryDirectory","C:\Users\me\Docs\Pics","SUCCESS","Filter: *, 1: ., 2: .., 3: a.jpg"
+"9:00:03.0002000 AM","WINWORD.EXE","1200","QueryDirectory","C:\Users\me\Docs\Pics","SUCCESS","4: b.jpg"
+"9:00:03.0003000 AM","WINWORD.EXE","1200","QueryDirectory","C:\Users\me\Docs\Pics","NO MORE FILES",""
+"9:00:03.0004000 AM","WINWORD.EXE","1200","CloseFile","C:\Users\me\Docs\Pics","SUCCESS",""
+"9:00:03.0005000 AM","WINWORD.EXE","1200","CreateFile","C:\Users\me\Docs\Pics","SUCCESS","Desired Access: Read Data/List Directory, Synchronize, Disposition: Open, Options: Directory File, Synchronous IO Non-Alert, Attributes: n/a, ShareMode: Read, Write, AllocationSize: n/a, OpenResult: Opened"
+"9:00:03.0006000 AM","WINWORD.EXE","1200","QueryDirectory","C:\Users\me\Docs\Pics","SUCCESS","Filter: *, 1: ., 2: .., 3: a.jpg, 4: b.jpg"
+"9:00:03.0007000 AM","WINWORD.EXE","1200","CloseFile","C:\Users\me\Docs\Pics","SUCCESS",""
 "#;
 
 #[test]
@@ -420,10 +428,11 @@ fn a_procmon_export_imports_for_one_process_under_a_windows_root_and_replays() {
         ("create", 1),
         ("truncate", 1),
         ("write", 1),
-        ("stat", 2),
+        ("stat", 4),
         ("unlink", 1),
         ("rename", 1),
         ("mkdir", 1),
+        ("readdir", 2),
     ]);
     assert_eq!(replay_null(d.path(), &trace), expected, "{said}");
     for (why, n) in [
@@ -432,6 +441,8 @@ fn a_procmon_export_imports_for_one_process_under_a_windows_root_and_replays() {
         ("ReadFile events that did not succeed", 1),
         ("QueryStandardInformationFile events (not imported)", 1),
         ("RegQueryValue events (not imported)", 1),
+        ("QueryDirectory events continuing a listing", 1),
+        ("QueryDirectory events that did not succeed", 1),
     ] {
         assert_eq!(skipped(&said, why), n, "{why}\n{said}");
     }
