@@ -5,7 +5,7 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use common::{json, naslab, run_err, run_ok, text};
+use common::{json, naslab, run_err, run_ok, text, usage_err};
 
 /// One null-backend run of a small built-in workload; returns its run directory.
 fn null_run(out: &Path, label: &str, workload: &str, extra: &[&str]) -> PathBuf {
@@ -153,11 +153,12 @@ fn results_lists_and_filters_the_runs_of_a_directory() {
     assert!(table.contains("Other Vendor X1 (2.0)"), "{table}");
     assert!(text(&res.stderr).contains("junk"), "{}", text(&res.stderr));
 
-    let err = run_err(
+    let err = usage_err(
         naslab()
             .arg("results")
             .arg(out.path())
             .args(["--since", "last week"]),
+        "--since",
     );
     assert!(err.contains("2026-03-01"), "{err}");
     let err = run_err(naslab().arg("results").arg(out.path().join("nope")));

@@ -3,7 +3,6 @@
 //! thread, as strace sees it.
 
 use std::io::Write;
-use std::process::Command;
 
 mod common;
 use common::*;
@@ -39,21 +38,12 @@ fn the_stream_thread_does_no_spool_io_while_it_measures() {
     }
     let target = d.path().join("target");
     std::fs::create_dir(&target).unwrap();
-    let log = d.path().join("strace.log");
-    run_ok(
-        Command::new("strace")
-            .args(["-f", "-qq", "-y", "-o"])
-            .arg(&log)
-            .args(["-e", "trace=read,write,pread64,pwrite64,readv,writev"])
-            .arg(env!("CARGO_BIN_EXE_naslab"))
-            .arg("run")
-            .arg(&trace)
-            .arg("-t")
-            .arg(&target)
-            .args(["--cache", "keep", "--out"])
-            .arg(d.path().join("out")),
+    let text = strace_run(
+        "read,write,pread64,pwrite64,readv,writev",
+        &trace,
+        &target,
+        &d.path().join("out"),
     );
-    let text = std::fs::read_to_string(&log).unwrap();
     let lines: Vec<(&str, &str)> = text
         .lines()
         .filter_map(|l| l.split_once(' '))

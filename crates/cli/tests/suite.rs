@@ -286,21 +286,7 @@ fn keeping_caches_still_writes_the_prepared_files_back_before_anything_is_timed(
     .unwrap();
     let target = d.path().join("target");
     std::fs::create_dir(&target).unwrap();
-    let log = d.path().join("strace.log");
-    run_ok(
-        std::process::Command::new("strace")
-            .args(["-f", "-qq", "-y", "-o"])
-            .arg(&log)
-            .args(["-e", "trace=fsync,pread64"])
-            .arg(env!("CARGO_BIN_EXE_naslab"))
-            .arg("run")
-            .arg(&trace)
-            .arg("-t")
-            .arg(&target)
-            .args(["--cache", "keep", "--out"])
-            .arg(d.path().join("out")),
-    );
-    let text = std::fs::read_to_string(&log).unwrap();
+    let text = strace_run("fsync,pread64", &trace, &target, &d.path().join("out"));
     let calls: Vec<&str> = text
         .lines()
         .filter_map(|l| l.split_once(' ').map(|(_, c)| c.trim_start()))

@@ -118,3 +118,25 @@ pub fn example_run_with(out: &Path, label: &str, args: &[&str]) -> PathBuf {
     );
     only_run_under(&out.join(label))
 }
+
+/// Replays `trace` on `target` with `--cache keep` (results under `out`) under strace,
+/// which logs `calls` (`-e trace=` syntax) of every thread with descriptors decoded
+/// (`-f -y`); returns the log, one call a line after its thread id.
+pub fn strace_run(calls: &str, trace: &Path, target: &Path, out: &Path) -> String {
+    need_tool("strace", "-V");
+    let log = out.with_extension("strace.log");
+    run_ok(
+        Command::new("strace")
+            .args(["-f", "-qq", "-y", "-o"])
+            .arg(&log)
+            .args(["-e", &format!("trace={calls}")])
+            .arg(env!("CARGO_BIN_EXE_naslab"))
+            .arg("run")
+            .arg(trace)
+            .arg("-t")
+            .arg(target)
+            .args(["--cache", "keep", "--out"])
+            .arg(out),
+    );
+    std::fs::read_to_string(&log).unwrap()
+}

@@ -117,6 +117,20 @@ function measuredOps(dir, records, clockStartNs, client) {
   return ops;
 }
 
+/** The first workload's page of suite-a's report, opened, and the measured ops of the
+ * iteration it shows, from the op records. */
+async function firstWorkloadOps() {
+  const dir = runs['suite-a'];
+  const run = JSON.parse(readFileSync(path.join(dir, 'run.json'), 'utf8'));
+  const { page, problems } = await open(browser.context, path.join(dir, 'report.html'), '#w0');
+  await ready(page, 'w0');
+  const shown = await page.$eval('section[data-view=w0] .iterations strong', (e) => Number(e.textContent.split(' ')[0]));
+  const it = run.workloads[0].iterations.find((x) => x.iteration === shown);
+  const ops = measuredOps(dir, it.records, it.clock_start_ns);
+  assert.equal(ops.length, it.ops, 'every op of the iteration has its measurements');
+  return { page, problems, ops };
+}
+
 /** The nearest-rank percentile `pct` of `v`: the value at rank ceil(pct/100 * n), ascending. */
 function nearestRank(v, pct) {
   const s = [...v].sort((a, b) => a - b);
@@ -225,14 +239,7 @@ describe('the run report', () => {
   });
 
   test('latency over time draws each period\'s max, p99 and p50 from the ops completing in it', async () => {
-    const dir = runs['suite-a'];
-    const run = JSON.parse(readFileSync(path.join(dir, 'run.json'), 'utf8'));
-    const { page, problems } = await open(browser.context, path.join(dir, 'report.html'), '#w0');
-    await ready(page, 'w0');
-    const shown = await page.$eval('section[data-view=w0] .iterations strong', (e) => Number(e.textContent.split(' ')[0]));
-    const it = run.workloads[0].iterations.find((x) => x.iteration === shown);
-    const ops = measuredOps(dir, it.records, it.clock_start_ns);
-    assert.equal(ops.length, it.ops, 'every op of the iteration has its measurements');
+    const { page, problems, ops } = await firstWorkloadOps();
     const chart = 'section[data-view=w0] .chart[data-title="Latency over time (µs)"]';
     const options = await page.$$eval(`${chart} select option`, (o) => o.map((x) => [x.value, x.textContent]));
     assert.equal(options[0][0], 'auto');
@@ -269,14 +276,7 @@ describe('the run report', () => {
   });
 
   test('IOPS and throughput over time count the ops and bytes completing in each period', async () => {
-    const dir = runs['suite-a'];
-    const run = JSON.parse(readFileSync(path.join(dir, 'run.json'), 'utf8'));
-    const { page, problems } = await open(browser.context, path.join(dir, 'report.html'), '#w0');
-    await ready(page, 'w0');
-    const shown = await page.$eval('section[data-view=w0] .iterations strong', (e) => Number(e.textContent.split(' ')[0]));
-    const it = run.workloads[0].iterations.find((x) => x.iteration === shown);
-    const ops = measuredOps(dir, it.records, it.clock_start_ns);
-    assert.equal(ops.length, it.ops, 'every op of the iteration has its measurements');
+    const { page, problems, ops } = await firstWorkloadOps();
     const close = (a, b, where) => assert.ok(Math.abs(a - b) <= 1e-9 * Math.max(1, Math.abs(b)), `${where}: drawn ${a}, records say ${b}`);
     for (const title of ['IOPS over time (ops/s)', 'Throughput over time (MB/s)']) {
       const chart = `section[data-view=w0] .chart[data-title="${title}"]`;
