@@ -186,10 +186,13 @@ impl Target for NfsTarget {
         files: Arc<FileTable>,
         _options: BackendOptions,
     ) -> Result<Box<dyn Backend>, OpError> {
-        let session = Session::open(&self.url, self.timeout).map_err(|e| OpError {
+        let mut session = Session::open(&self.url, self.timeout).map_err(|e| OpError {
             errno: libc::ENOTCONN,
             detail: Some(e.to_string()),
         })?;
+        session
+            .w
+            .share_silence_with(&self.admin.lock().unwrap_or_else(|e| e.into_inner()).w);
         let dir = format!("{}/{workload_dir}", self.sandbox.root());
         let paths = files
             .entries

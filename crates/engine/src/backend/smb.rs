@@ -173,10 +173,14 @@ impl Target for SmbTarget {
         files: Arc<FileTable>,
         _options: BackendOptions,
     ) -> Result<Box<dyn Backend>, OpError> {
-        let session = Session::open(&self.url, &self.password, self.opts).map_err(|e| OpError {
-            errno: libc::ENOTCONN,
-            detail: Some(e.to_string()),
-        })?;
+        let mut session =
+            Session::open(&self.url, &self.password, self.opts).map_err(|e| OpError {
+                errno: libc::ENOTCONN,
+                detail: Some(e.to_string()),
+            })?;
+        session
+            .w
+            .share_silence_with(&self.admin.lock().unwrap_or_else(|e| e.into_inner()).w);
         let dir = format!("{}/{workload_dir}", self.sandbox.root());
         let paths = files
             .entries

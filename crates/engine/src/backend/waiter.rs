@@ -3,10 +3,14 @@
 //! [`super::Backend`] trait stays synchronous and streams stay independent. Each request
 //! is waited for at most the I/O timeout; one the server leaves unanswered that long
 //! marks the connection dead, and every later request on it fails at once (the closes
-//! and commits after a fatal error do not wait again).
+//! and commits after a fatal error do not wait again). Connections a target makes share
+//! one more flag, the server's silence: once any of them waited in vain, the others
+//! (and the target letting its share go) send nothing more either.
 
 use std::cell::Cell;
 use std::future::Future;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 use super::url::no_reply;
@@ -27,6 +31,8 @@ pub(crate) struct Waiter {
     addr: String,
     timeout: Duration,
     dead: Cell<bool>,
+    /// Set by whichever connection to the server found it silent.
+    silent: Arc<AtomicBool>,
 }
 
 impl Waiter {
@@ -42,7 +48,13 @@ impl Waiter {
             addr,
             timeout,
             dead: Cell::new(false),
+            silent: Arc::new(AtomicBool::new(false)),
         })
+    }
+
+    /// Shares `other`'s knowledge of the server's silence (connections of one target).
+    pub(crate) fn share_silence_with(&mut self, other: &Waiter) {
+        self.silent = Arc::clone(&other.silent);
     }
 
     /// `host:port` of the connection.
@@ -89,11 +101,13 @@ impl Waiter {
     /// One request and its reply, at most the timeout. A connection found dead earlier
     /// sends nothing; a request left unanswered marks it dead.
     pub(crate) fn request<T>(&self, fut: impl Future<Output = T>) -> Result<T, Silence> {
-        if self.dead.get() {
+        if self.dead.get() || self.silent.load(Ordering::Relaxed) {
+            self.dead.set(true);
             return Err(Silence::Earlier);
         }
         self.run(fut).ok_or_else(|| {
             self.dead.set(true);
+            self.silent.store(true, Ordering::Relaxed);
             Silence::Now
         })
     }
@@ -118,5 +132,32 @@ mod tests {
         assert_eq!(w.no_reply(), "no reply from 192.0.2.1:445 within 0.1 s");
         // Running without a request's bookkeeping still works (a goodbye, say).
         assert_eq!(w.run_for(Duration::from_secs(1), async { 8 }), Some(8));
+    }
+
+    #[test]
+    fn a_connection_that_waited_in_vain_silences_the_others_of_its_target() {
+        let admin = Waiter::new("192.0.2.1:445".into(), Duration::from_secs(30)).unwrap();
+        let mut stream = Waiter::new("192.0.2.1:445".into(), Duration::from_millis(50)).unwrap();
+        let mut other = Waiter::new("192.0.2.1:445".into(), Duration::from_secs(30)).unwrap();
+        stream.share_silence_with(&admin);
+        other.share_silence_with(&admin);
+        let lone = Waiter::new("192.0.2.1:445".into(), Duration::from_secs(30)).unwrap();
+        assert_eq!(other.request(async { 1 }), Ok(1));
+        assert_eq!(
+            stream.request(std::future::pending::<()>()),
+            Err(Silence::Now)
+        );
+        // The others send nothing more (a wait would end in Now, 30 s later).
+        assert_eq!(
+            other.request(std::future::pending::<()>()),
+            Err(Silence::Earlier)
+        );
+        assert_eq!(
+            admin.request(std::future::pending::<()>()),
+            Err(Silence::Earlier)
+        );
+        assert!(other.is_dead() && admin.is_dead());
+        // A connection of another target is not told.
+        assert_eq!(lone.request(async { 2 }), Ok(2));
     }
 }
