@@ -15,9 +15,7 @@ mod session;
 use std::sync::{Arc, Mutex};
 
 use naslab_trace::{FileKind, OpKind};
-use nfs3_client::nfs3_types::nfs3::{
-    diropargs3, ftype3, nfs_fh3, stable_how, READ3args, RENAME3args,
-};
+use nfs3_client::nfs3_types::nfs3::{diropargs3, ftype3, nfs_fh3, stable_how, RENAME3args};
 
 use self::session::{check, name, split, Call as _, Session};
 use super::remote::{release_target, RemoteFs, RemoteSandbox, RemoteSandboxError, RELEASE_WAIT};
@@ -247,9 +245,15 @@ impl NfsBackend {
     }
 
     fn slot(&mut self, h: Handle) -> Result<&mut Open, OpError> {
+        Self::open_in(&mut self.handles, h)
+    }
+
+    /// The open behind `h`, borrowed from the handle table alone, so the session can be
+    /// used alongside it.
+    fn open_in(handles: &mut [Option<Open>], h: Handle) -> Result<&mut Open, OpError> {
         (h as usize)
             .checked_sub(1)
-            .and_then(|i| self.handles.get_mut(i))
+            .and_then(|i| handles.get_mut(i))
             .and_then(Option::as_mut)
             .ok_or(OpError::errno(libc::EBADF))
     }
@@ -307,46 +311,27 @@ impl Backend for NfsBackend {
     }
 
     fn close(&mut self, h: Handle) -> Result<(), OpError> {
-        let o = self.slot(h)?;
-        let (fh, dirty) = (o.fh.clone(), o.dirty);
-        let i = h as usize - 1;
-        self.handles[i] = None;
+        let i = self.slot(h).map(|_| h as usize - 1)?;
+        let Some(mut o) = self.handles[i].take() else {
+            return Err(OpError::errno(libc::EBADF));
+        };
         self.free.push(i);
-        if dirty {
-            self.session.commit(&fh)?;
+        if o.dirty {
+            self.session.commit(&mut o.fh)?;
         }
         Ok(())
     }
 
     fn read(&mut self, h: Handle, offset: u64, buf: &mut [u8]) -> Result<usize, OpError> {
-        let fh = self.slot(h)?.fh.clone();
-        let rtmax = self.session.rtmax as usize;
-        let mut done = 0usize;
-        while done < buf.len() {
-            let n = (buf.len() - done).min(rtmax);
-            let args = READ3args {
-                file: fh.clone(),
-                offset: offset + done as u64,
-                count: n as u32,
-            };
-            let ok = check(self.session.w.call(self.session.client.read(&args)))?;
-            let data: &[u8] = ok.data.as_ref();
-            let got = data.len().min(n);
-            buf[done..done + got].copy_from_slice(&data[..got]);
-            done += got;
-            if got < n || ok.eof {
-                break;
-            }
-        }
-        Ok(done)
+        let o = Self::open_in(&mut self.handles, h)?;
+        self.session.read_into(&mut o.fh, offset, buf)
     }
 
     fn write(&mut self, h: Handle, offset: u64, buf: &[u8]) -> Result<usize, OpError> {
-        let o = self.slot(h)?;
-        let (fh, stable) = (o.fh.clone(), o.stable);
+        let o = Self::open_in(&mut self.handles, h)?;
+        let stable = o.stable;
         let at = o.append_at.unwrap_or(offset);
-        let n = self.session.write_at(&fh, at, buf, stable)?;
-        let o = self.slot(h)?;
+        let n = self.session.write_at(&mut o.fh, at, buf, stable)?;
         if stable == stable_how::UNSTABLE {
             o.dirty = true;
         }
@@ -357,10 +342,9 @@ impl Backend for NfsBackend {
     }
 
     fn fsync(&mut self, h: Handle) -> Result<(), OpError> {
-        let o = self.slot(h)?;
-        let fh = o.fh.clone();
+        let o = Self::open_in(&mut self.handles, h)?;
         o.dirty = false;
-        self.session.commit(&fh)
+        self.session.commit(&mut o.fh)
     }
 
     fn truncate(&mut self, h: Handle, len: u64) -> Result<(), OpError> {
@@ -426,8 +410,8 @@ impl Backend for NfsBackend {
         // No client cache to drop; commit the server's copy, as posix's fsync before
         // dropping pages does.
         let path = self.path(file)?;
-        let (fh, _, _) = self.session.resolve(&path)?;
-        self.session.commit(&fh)
+        let (mut fh, _, _) = self.session.resolve(&path)?;
+        self.session.commit(&mut fh)
     }
 }
 

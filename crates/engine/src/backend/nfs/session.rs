@@ -12,7 +12,8 @@ use nfs3_client::net::Connector;
 use nfs3_client::nfs3_types::nfs3::{
     createhow3, diropargs3, filename3, ftype3, nfs_fh3, nfsstat3, sattr3, stable_how, COMMIT3args,
     CREATE3args, FSINFO3args, GETATTR3args, LOOKUP3args, MKDIR3args, Nfs3Option, Nfs3Result,
-    READDIR3args, READDIRPLUS3args, REMOVE3args, RENAME3args, RMDIR3args, SETATTR3args, WRITE3args,
+    READ3args, READDIR3args, READDIRPLUS3args, REMOVE3args, RENAME3args, RMDIR3args, SETATTR3args,
+    WRITE3args,
 };
 use nfs3_client::nfs3_types::rpc::{auth_unix, opaque_auth};
 use nfs3_client::nfs3_types::xdr_codec::Opaque;
@@ -455,40 +456,89 @@ impl Session {
         check(self.w.call(self.client.setattr(&args))).map(|_| ())
     }
 
-    pub(super) fn commit(&mut self, fh: &nfs_fh3) -> Result<(), OpError> {
+    /// COMMIT of the whole file. The handle is lent to the request and given back (no
+    /// copy of it per request), as in [`Session::read_into`] and [`Session::write_at`].
+    pub(super) fn commit(&mut self, fh: &mut nfs_fh3) -> Result<(), OpError> {
         let args = COMMIT3args {
-            file: fh.clone(),
+            file: std::mem::take(fh),
             offset: 0,
             count: 0,
         };
-        check(self.w.call(self.client.commit(&args))).map(|_| ())
+        let r = check(self.w.call(self.client.commit(&args))).map(|_| ());
+        *fh = args.file;
+        r
+    }
+
+    /// READs `buf.len()` bytes at `offset` into `buf`, at most `rtmax` a request; fewer
+    /// at the end of the file.
+    pub(super) fn read_into(
+        &mut self,
+        fh: &mut nfs_fh3,
+        offset: u64,
+        buf: &mut [u8],
+    ) -> Result<usize, OpError> {
+        let mut args = READ3args {
+            file: std::mem::take(fh),
+            offset,
+            count: 0,
+        };
+        let rtmax = self.rtmax as usize;
+        let mut read = || {
+            let mut done = 0usize;
+            while done < buf.len() {
+                let n = (buf.len() - done).min(rtmax);
+                args.offset = offset + done as u64;
+                args.count = n as u32;
+                let ok = check(self.w.call(self.client.read(&args)))?;
+                let data: &[u8] = ok.data.as_ref();
+                let got = data.len().min(n);
+                buf[done..done + got].copy_from_slice(&data[..got]);
+                done += got;
+                if got < n || ok.eof {
+                    break;
+                }
+            }
+            Ok(done)
+        };
+        let r = read();
+        *fh = args.file;
+        r
     }
 
     pub(super) fn write_at(
         &mut self,
-        fh: &nfs_fh3,
+        fh: &mut nfs_fh3,
         offset: u64,
         data: &[u8],
         stable: stable_how,
     ) -> Result<usize, OpError> {
-        let mut done = 0usize;
-        while done < data.len() {
-            let n = (data.len() - done).min(self.wtmax as usize);
-            let args = WRITE3args {
-                file: fh.clone(),
-                offset: offset + done as u64,
-                count: n as u32,
-                stable,
-                data: Opaque::borrowed(&data[done..done + n]),
-            };
-            let ok = check(self.w.call(self.client.write(&args)))?;
-            let wrote = (ok.count as usize).min(n);
-            done += wrote;
-            if wrote == 0 {
-                break;
+        let mut args = WRITE3args {
+            file: std::mem::take(fh),
+            offset,
+            count: 0,
+            stable,
+            data: Opaque::borrowed(&[]),
+        };
+        let wtmax = self.wtmax as usize;
+        let mut write = || {
+            let mut done = 0usize;
+            while done < data.len() {
+                let n = (data.len() - done).min(wtmax);
+                args.offset = offset + done as u64;
+                args.count = n as u32;
+                args.data = Opaque::borrowed(&data[done..done + n]);
+                let ok = check(self.w.call(self.client.write(&args)))?;
+                let wrote = (ok.count as usize).min(n);
+                done += wrote;
+                if wrote == 0 {
+                    break;
+                }
             }
-        }
-        Ok(done)
+            Ok(done)
+        };
+        let r = write();
+        *fh = args.file;
+        r
     }
 
     pub(super) fn count_entries(&mut self, fh: &nfs_fh3) -> Result<u64, OpError> {
@@ -552,8 +602,8 @@ impl RemoteFs for Session {
     }
 
     fn put_file(&mut self, path: &str, data: &[u8]) -> Result<(), OpError> {
-        let (fh, _) = self.create(path, true)?;
-        self.write_at(&fh, 0, data, stable_how::FILE_SYNC)
+        let (mut fh, _) = self.create(path, true)?;
+        self.write_at(&mut fh, 0, data, stable_how::FILE_SYNC)
             .map(|_| ())
     }
 
