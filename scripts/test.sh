@@ -49,6 +49,8 @@ fi
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --quiet -- -D warnings
 NASLAB_REQUIRE_UI=1 cargo test --workspace
+# The vendored nfs3_client's own tests, with the one its patch adds (vendor/README.md).
+(cd vendor/nfs3_client && cargo test --quiet --all-features --target-dir ../../target/vendor)
 
 # --- Multi-client runs: naslab built with the `mpi` feature, its tests under mpirun. ---
 cargo clippy -p naslab --features mpi --all-targets --quiet -- -D warnings

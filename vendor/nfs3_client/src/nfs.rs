@@ -5,14 +5,29 @@ use nfs3_types::nfs3::{
     PATHCONF3args, PATHCONF3res, PROGRAM, READ3args, READ3res, READDIR3args, READDIR3res,
     READDIRPLUS3args, READDIRPLUS3res, READLINK3args, READLINK3res, REMOVE3args, REMOVE3res,
     RENAME3args, RENAME3res, RMDIR3args, RMDIR3res, SETATTR3args, SETATTR3res, SYMLINK3args,
-    SYMLINK3res, VERSION, WRITE3args, WRITE3res,
+    SYMLINK3res, VERSION, WRITE3args, WRITE3res, READ3resfail, nfsstat3, post_op_attr,
 };
+use nfs3_types::nfs3::Nfs3Result;
 use nfs3_types::rpc::opaque_auth;
 use nfs3_types::xdr_codec::{Pack, Unpack, Void};
 
 use crate::RpcError;
 use crate::io::{AsyncRead, AsyncWrite};
 use crate::rpc::RpcClient;
+
+/// What [`Nfs3Client::read_into`] read: READ3resok without its data, which went to the
+/// caller's buffer.
+#[derive(Debug)]
+pub struct ReadInto {
+    pub file_attributes: post_op_attr,
+    /// The count the server gave.
+    pub count: u32,
+    pub eof: bool,
+    /// The data's length in the reply.
+    pub len: usize,
+    /// How much of it was copied (the caller's buffer may be shorter).
+    pub copied: usize,
+}
 
 /// Client for the `NFSv3` service
 #[derive(Debug)]
@@ -79,6 +94,51 @@ where
 
     pub async fn read(&mut self, args: &READ3args) -> Result<READ3res<'static>, RpcError> {
         self.call::<READ3args, READ3res>(NFS_PROGRAM::NFSPROC3_READ, args)
+            .await
+    }
+
+    /// READ, with the data copied from the reply straight into `out` (up to its length)
+    /// instead of into a buffer of its own: no allocation per call.
+    pub async fn read_into(
+        &mut self,
+        args: &READ3args,
+        out: &mut [u8],
+    ) -> Result<Nfs3Result<ReadInto, READ3resfail>, RpcError> {
+        self.rpc
+            .call_with(
+                PROGRAM,
+                VERSION,
+                NFS_PROGRAM::NFSPROC3_READ as u32,
+                args,
+                |reply| {
+                    let (status, _) = nfsstat3::unpack(reply)?;
+                    if status != nfsstat3::NFS3_OK {
+                        let (fail, _) = READ3resfail::unpack(reply)?;
+                        return Ok(Nfs3Result::Err((status, fail)));
+                    }
+                    let (file_attributes, _) = post_op_attr::unpack(reply)?;
+                    let (count, _) = u32::unpack(reply)?;
+                    let (eof, _) = bool::unpack(reply)?;
+                    let (len, _) = u32::unpack(reply)?;
+                    let len = len as usize;
+                    let at = usize::try_from(reply.position()).map_err(|_| RpcError::WrongLength)?;
+                    let data = reply
+                        .get_ref()
+                        .get(at..at + len)
+                        .ok_or(RpcError::WrongLength)?;
+                    let copied = len.min(out.len());
+                    out[..copied].copy_from_slice(&data[..copied]);
+                    // XDR pads opaque data to a multiple of four bytes.
+                    reply.set_position((at + len.next_multiple_of(4)) as u64);
+                    Ok(Nfs3Result::Ok(ReadInto {
+                        file_attributes,
+                        count,
+                        eof,
+                        len,
+                        copied,
+                    }))
+                },
+            )
             .await
     }
 

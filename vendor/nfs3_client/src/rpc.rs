@@ -17,6 +17,12 @@ pub struct RpcClient<IO> {
     xid: u32,
     credential: opaque_auth<'static>,
     verifier: opaque_auth<'static>,
+    /// The record of the last call, kept so that the next one is packed into the same
+    /// allocation.
+    send_buf: Vec<u8>,
+    /// The record of the last reply, likewise: it only grows, and only the bytes it
+    /// grows by are zeroed.
+    recv_buf: Vec<u8>,
 }
 
 impl<IO> Debug for RpcClient<IO> {
@@ -45,6 +51,8 @@ where
             xid: fastrand::u32(..),
             credential,
             verifier,
+            send_buf: Vec::new(),
+            recv_buf: Vec::new(),
         }
     }
 
@@ -71,6 +79,32 @@ where
         R: Unpack,
         C: Pack + Send + Sync,
     {
+        self.call_with(prog, vers, proc, args, |reply| Ok(R::unpack(reply)?.0))
+            .await
+    }
+
+    /// Like [`RpcClient::call`], with the reply's results decoded by `decode` from the
+    /// reply record as it lies in the client's buffer (it must consume them whole), so
+    /// that bulk data can be copied straight to where the caller wants it.
+    ///
+    /// # Errors
+    ///
+    /// As [`RpcClient::call`], and whatever `decode` returns.
+    #[expect(
+        clippy::similar_names,
+        reason = "prog and proc are fields of call_body"
+    )]
+    pub async fn call_with<C, R>(
+        &mut self,
+        prog: u32,
+        vers: u32,
+        proc: u32,
+        args: &C,
+        decode: impl FnOnce(&mut std::io::Cursor<&[u8]>) -> Result<R, RpcError>,
+    ) -> Result<R, RpcError>
+    where
+        C: Pack + Send + Sync,
+    {
         let call = call_body {
             rpcvers: RPC_VERSION_2,
             prog,
@@ -85,11 +119,16 @@ where
         };
         self.xid = self.xid.wrapping_add(1);
 
-        Self::send_call(&mut self.io, &msg, args).await?;
-        Self::recv_reply::<R>(&mut self.io, msg.xid).await
+        Self::send_call(&mut self.io, &mut self.send_buf, &msg, args).await?;
+        Self::recv_reply(&mut self.io, &mut self.recv_buf, msg.xid, decode).await
     }
 
-    async fn send_call<T>(io: &mut IO, msg: &rpc_msg<'_, '_>, args: &T) -> Result<(), RpcError>
+    async fn send_call<T>(
+        io: &mut IO,
+        buf: &mut Vec<u8>,
+        msg: &rpc_msg<'_, '_>,
+        args: &T,
+    ) -> Result<(), RpcError>
     where
         T: Pack + Send + Sync,
     {
@@ -102,21 +141,24 @@ where
             u32::try_from(total_len).expect("message is too large"),
             true,
         );
-        let mut buf = Vec::with_capacity(total_len + 4);
-        fragment_header.pack(&mut buf)?;
-        msg.pack(&mut buf)?;
-        args.pack(&mut buf)?;
+        buf.clear();
+        buf.reserve(total_len + 4);
+        fragment_header.pack(buf)?;
+        msg.pack(buf)?;
+        args.pack(buf)?;
         if buf.len() - 4 != total_len {
             return Err(RpcError::WrongLength);
         }
-        io.async_write_all(&buf).await?;
+        io.async_write_all(buf).await?;
         Ok(())
     }
 
-    async fn recv_reply<T>(io: &mut IO, xid: u32) -> Result<T, RpcError>
-    where
-        T: Unpack,
-    {
+    async fn recv_reply<T>(
+        io: &mut IO,
+        record: &mut Vec<u8>,
+        xid: u32,
+        decode: impl FnOnce(&mut std::io::Cursor<&[u8]>) -> Result<T, RpcError>,
+    ) -> Result<T, RpcError> {
         let mut buf = [0u8; 4];
         io.async_read_exact(&mut buf).await?;
         let fragment_header: fragment_header = buf.into();
@@ -125,10 +167,13 @@ where
         }
 
         let total_len = fragment_header.fragment_length();
-        let mut buf = vec![0u8; total_len as usize];
-        io.async_read_exact(&mut buf).await?;
+        let len = total_len as usize;
+        if record.len() < len {
+            record.resize(len, 0);
+        }
+        io.async_read_exact(&mut record[..len]).await?;
 
-        let mut cursor = std::io::Cursor::new(buf);
+        let mut cursor = std::io::Cursor::new(&record[..len]);
         let (resp_msg, _) = rpc_msg::unpack(&mut cursor)?;
 
         if resp_msg.xid != xid {
@@ -146,11 +191,11 @@ where
                 .expect("accept_stat_data::SUCCESS is not a valid error"));
         }
 
-        let (final_value, _) = T::unpack(&mut cursor)?;
+        let final_value = decode(&mut cursor)?;
         if cursor.position() != u64::from(total_len) {
             let pos = cursor.position();
             return Err(RpcError::NotFullyParsed {
-                buf: cursor.into_inner(),
+                buf: cursor.into_inner().to_vec(),
                 pos,
             });
         }

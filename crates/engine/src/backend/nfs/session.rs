@@ -489,12 +489,11 @@ impl Session {
                 let n = (buf.len() - done).min(rtmax);
                 args.offset = offset + done as u64;
                 args.count = n as u32;
-                let ok = check(self.w.call(self.client.read(&args)))?;
-                let data: &[u8] = ok.data.as_ref();
-                let got = data.len().min(n);
-                buf[done..done + got].copy_from_slice(&data[..got]);
-                done += got;
-                if got < n || ok.eof {
+                // The data goes from the reply straight into the op's buffer.
+                let into = &mut buf[done..done + n];
+                let ok = check(self.w.call(self.client.read_into(&args, into)))?;
+                done += ok.copied;
+                if ok.copied < n || ok.eof {
                     break;
                 }
             }
