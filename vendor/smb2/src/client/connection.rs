@@ -2250,8 +2250,12 @@ impl Inner {
     /// `wire_bytes_sent` counter. The single funnel for every outbound
     /// frame — keeps `wire_bytes_sent` from drifting as new send sites
     /// are added.
-    async fn send_and_count(self: &Arc<Self>, bytes: &[u8], command: Command) -> Result<()> {
-        let (job, frame) = self.write_job(bytes.to_vec(), command);
+    /// Hands `bytes`, a whole frame, to the writer task and waits until it is
+    /// written. Takes the frame by value: a WRITE request is as large as its
+    /// data, and copying it once more here would cost as much as a pass of
+    /// signing it.
+    async fn send_and_count(self: &Arc<Self>, bytes: Vec<u8>, command: Command) -> Result<()> {
+        let (job, frame) = self.write_job(bytes, command);
         // Snapshot the queue rather than holding the lock across the await: a
         // revival may swap it underneath us, and enqueuing into the retired
         // queue is exactly right — that frame belongs to the dead session and
@@ -3201,7 +3205,7 @@ impl Connection {
 
         let rtt_start = std::time::Instant::now();
         self.inner
-            .send_and_count(&req_bytes, Command::Negotiate)
+            .send_and_count(req_bytes, Command::Negotiate)
             .await?;
         reservation.commit();
         self.inner.mark_sent(&[msg_id]);
@@ -3919,7 +3923,7 @@ impl Connection {
             msg_bytes
         };
 
-        self.inner.send_and_count(&wire_bytes, command).await?;
+        self.inner.send_and_count(wire_bytes, command).await?;
         reservation.commit();
         self.inner.mark_sent(&[msg_id]);
         // TRACE, not DEBUG: per-request frame plumbing. Fires for every request, so at
@@ -4037,7 +4041,8 @@ impl Connection {
             if self.compression_enabled() && msg_bytes.len() > Header::SIZE {
                 if let Some(compressed) = compress_message(&msg_bytes, Header::SIZE) {
                     let framed = build_compressed_frame(&compressed);
-                    match self.inner.send_and_count(&framed, command).await {
+                    let framed_len = framed.len();
+                    match self.inner.send_and_count(framed, command).await {
                         Ok(()) => {
                             reservation.commit();
                             self.inner.mark_sent(&[msg_id]);
@@ -4045,7 +4050,7 @@ impl Connection {
                             trace!(
                                 "execute: cmd={:?}, msg_id={}, credit_charge={}, tree_id={:?}, signed={}, compressed {}->{} bytes",
                                 command, msg_id.0, charge, tree_id, should_sign,
-                                msg_bytes.len(), framed.len()
+                                msg_bytes.len(), framed_len
                             );
                             return self.await_response(guard, command).await;
                         }
@@ -4059,7 +4064,8 @@ impl Connection {
             msg_bytes
         };
 
-        if let Err(e) = self.inner.send_and_count(&wire_bytes, command).await {
+        let wire_len = wire_bytes.len();
+        if let Err(e) = self.inner.send_and_count(wire_bytes, command).await {
             self.remove_waiter(msg_id);
             return Err(e);
         }
@@ -4068,7 +4074,7 @@ impl Connection {
         // TRACE: per-request frame plumbing (see execute_cap above).
         trace!(
             "execute: cmd={:?}, msg_id={}, credit_charge={}, tree_id={:?}, signed={}, encrypted={}, len={}",
-            command, msg_id.0, charge, tree_id, should_sign, should_encrypt, wire_bytes.len()
+            command, msg_id.0, charge, tree_id, should_sign, should_encrypt, wire_len
         );
         self.await_response(guard, command).await
     }
@@ -4141,18 +4147,24 @@ impl Connection {
         mut reservation: CreditReservation,
     ) -> Result<WaiterGuard> {
         let request = self.prepare_request(command, body, tree_id, charge, &mut reservation)?;
-        self.inner.send_and_count(&request.wire, command).await?;
+        let PreparedRequest {
+            msg_id,
+            guard,
+            wire,
+            shape,
+        } = request;
+        self.inner.send_and_count(wire, command).await?;
         reservation.commit();
-        self.inner.mark_sent(&[request.msg_id]);
+        self.inner.mark_sent(&[msg_id]);
         trace!(
             "dispatch: cmd={:?}, msg_id={}, credit_charge={}, tree_id={:?}, {}",
             command,
-            request.msg_id.0,
+            msg_id.0,
             charge,
             tree_id,
-            request.shape
+            shape
         );
-        Ok(request.guard)
+        Ok(guard)
     }
 
     /// Put a request on its way from code that can't await, which is `Drop`.
@@ -4528,14 +4540,15 @@ impl Connection {
             compound_buf.extend_from_slice(sub_req);
         }
 
+        let compound_len = compound_buf.len();
         let send_result = if should_encrypt {
             match self.encrypt_bytes(&compound_buf) {
-                Ok(enc) => self.inner.send_and_count(&enc, ops[0].command).await,
+                Ok(enc) => self.inner.send_and_count(enc, ops[0].command).await,
                 Err(e) => return Err(e),
             }
         } else {
             self.inner
-                .send_and_count(&compound_buf, ops[0].command)
+                .send_and_count(compound_buf, ops[0].command)
                 .await
         };
         send_result?;
@@ -4546,7 +4559,7 @@ impl Connection {
         trace!(
             "execute_compound: {} operations, total_len={}, msg_ids={:?}, signed={}, encrypted={}",
             ops.len(),
-            compound_buf.len(),
+            compound_len,
             message_ids.iter().map(|m| m.0).collect::<Vec<_>>(),
             should_sign,
             should_encrypt,
@@ -4659,7 +4672,7 @@ impl Connection {
         if should_encrypt {
             let encrypted = self.encrypt_bytes(&msg_bytes)?;
             self.inner
-                .send_and_count(&encrypted, Command::Cancel)
+                .send_and_count(encrypted, Command::Cancel)
                 .await?;
             trace!(
                 "send_cancel: msg_id={}, async_id={:?}, encrypted",
@@ -4679,7 +4692,7 @@ impl Connection {
                 }
             }
             self.inner
-                .send_and_count(&msg_bytes, Command::Cancel)
+                .send_and_count(msg_bytes, Command::Cancel)
                 .await?;
             trace!(
                 "send_cancel: msg_id={}, async_id={:?}, signed={}",
@@ -9875,7 +9888,7 @@ mod tests {
         // outlives the original handle along with everything else.
         cloned
             .inner
-            .send_and_count(b"\x00\x00\x00\x10ignore-me", Command::Echo)
+            .send_and_count(b"\x00\x00\x00\x10ignore-me".to_vec(), Command::Echo)
             .await
             .unwrap();
         assert_eq!(mock.sent_count(), 1);
