@@ -10,11 +10,11 @@
 # (goal at 4 MiB: >= 1.0).
 # The lab's share lies in WORKDIR, by default on tmpfs: the file read stays in memory,
 # and the files written land in memory, so a flush or COMMIT at close costs nothing
-# whichever client sends one (naslab and nfs-cp each COMMIT once; smbclient and naslab
-# send no FLUSH). The clients are what is compared.
-# naslab's and smbclient's figures are each one's own clock over the reads or writes
-# (smbclient's over its open, transfer and close, as naslab's over its ops); nfs-cp's is
-# the process's wall time, sign-in included, as it prints none.
+# whichever client sends one (strace: ganesha fsyncs once for nfs-cp's upload and once
+# for naslab's run, the COMMIT at close; smbd fsyncs for neither smbclient nor naslab).
+# The clients are what is compared.
+# naslab's and smbclient's figures are each one's own clock over the reads or writes;
+# nfs-cp's is the process's wall time, sign-in included, as it prints none.
 # Both sides write zeros: naslab with --data zero (generating its default random data
 # would add to its clock what the tools' reading of LOCAL does not), the tools from a
 # file of zeros. Neither compresses, so the bytes' values cost nothing on the wire.
