@@ -1,23 +1,37 @@
 #!/usr/bin/env bash
-# naslab's own SMB and NFS clients against the usual command-line clients, reading one
-# large file from a lab server on this machine: naslab with 1 MiB and 4 MiB sequential
-# reads, against `smbclient -c 'get FILE /dev/null'` and libnfs's `nfs-cp`, alternating
-# three times. Prints each figure and the ratios naslab/tool (goal at 4 MiB: >= 1.0).
-# The file stays in the server's page cache, so the clients are what is compared.
-# naslab's and smbclient's figures are each one's own clock over the reads; nfs-cp's is
-# the process's wall time, sign-in included, as it prints none.
+# naslab's own SMB and NFS clients against the usual command-line clients, on one large
+# file on a lab server on this machine, one request in flight on every side:
+# - reads: naslab with 1, 4 and 8 MiB sequential reads, against
+#   `smbclient -c 'get FILE /dev/null'` and libnfs's `nfs-cp` (to /dev/shm);
+# - writes: naslab writing a new file with 1, 4 and 8 MiB sequential writes, against
+#   `smbclient -c 'put LOCAL REMOTE'` and `nfs-cp LOCAL nfs://...`, LOCAL in /dev/shm
+#   so that reading it costs the tools no disk.
+# Alternates the clients three times and prints each figure and the ratios naslab/tool
+# (goal at 4 MiB: >= 1.0).
+# The lab's share lies in WORKDIR, by default on tmpfs: the file read stays in memory,
+# and the files written land in memory, so a flush or COMMIT at close costs nothing
+# whichever client sends one (strace: ganesha fsyncs once for nfs-cp's upload and once
+# for naslab's run, the COMMIT at close; smbd fsyncs for neither smbclient nor naslab).
+# The clients are what is compared.
+# naslab's and smbclient's figures are each one's own clock over the reads or writes;
+# nfs-cp's is the process's wall time, sign-in included, as it prints none.
+# Both sides write zeros: naslab with --data zero (generating its default random data
+# would add to its clock what the tools' reading of LOCAL does not), the tools from a
+# file of zeros. Neither compresses, so the bytes' values cost nothing on the wire.
 # Over SMB both clients sign every message and neither encrypts: naslab's client signs
 # any session that is not a guest's, so smbclient is asked to sign too
 # (--client-protection=sign; by default it signs only when the server requires it), and
 # the lab's Samba neither requires nor desires encryption. The run stops if naslab's
 # session reads otherwise.
 #
-# usage (root): bench/protocols-vs-tools.sh [WORKDIR]   (default /var/tmp/naslab-bench-proto)
+# usage (root): bench/protocols-vs-tools.sh [WORKDIR]   (default /dev/shm/naslab-bench-proto)
 # SIZE=bytes (default 1 GiB); BIN=path to use an already built naslab instead of the
-# release build. Needs smbd, ganesha, smbclient, nfs-cp (libnfs-utils).
+# release build. Needs smbd, ganesha, smbclient, nfs-cp (libnfs-utils), and memory (when
+# WORKDIR is on tmpfs) for eight files of SIZE: naslab's six in the share of the lab that
+# is up, the file the tools upload, and the one nfs-cp downloads.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-work=${1:-/var/tmp/naslab-bench-proto}
+work=${1:-/dev/shm/naslab-bench-proto}
 size=${SIZE:-$((1 << 30))}
 for t in smbclient nfs-cp python3; do
   command -v "$t" >/dev/null || { echo "$t is not installed (scripts/test.sh installs it)" >&2; exit 1; }
@@ -30,25 +44,40 @@ else
 fi
 mkdir -p "$work/traces" "$work/labs"
 chmod 711 "$work" "$work/labs"
-for mib in 1 4; do
-  python3 bench/gen-seqread.py "$work/traces/seq${mib}m.jsonl" "$size" $((mib << 20)) "SeqRead${mib}M"
+sizes_mib=(1 4 8)
+for mib in "${sizes_mib[@]}"; do
+  python3 bench/gen-seqread.py "$work/traces/read${mib}m.jsonl" "$size" $((mib << 20)) "SeqRead${mib}M"
+  python3 bench/gen-seqwrite.py "$work/traces/write${mib}m.jsonl" "$size" $((mib << 20)) "SeqWrite${mib}M"
 done
+# What the tools upload: zeros, in memory.
+src=/dev/shm/naslab-bench-put.$$
+head -c "$size" /dev/zero >"$src"
 
-labs=()
-down() { for l in "${labs[@]}"; do "$bin" lab down --name "$l" --lab-dir "$work/labs" >/dev/null 2>&1 || true; done; }
-trap down EXIT
+# The lab that is up, and its share: its files are in memory, so each lab is taken down
+# and its share emptied before the next one starts, and on the way out.
+lab=""
+share=""
+down() {
+  [ -n "$lab" ] && { "$bin" lab down --name "$lab" --lab-dir "$work/labs" >/dev/null 2>&1 || true; }
+  [ -n "$share" ] && rm -rf "$share"
+  lab=""
+  share=""
+}
+trap 'down; rm -f "$src"' EXIT
 
 mbs() { python3 -c "print('%.1f' % ($size / 1e6 / $1))"; }
-# Seconds `naslab run` measured for the reads (its own clock, preparation excluded).
+# Seconds `naslab run` measured for the reads or writes (its own clock, preparation
+# excluded): naslab_secs read|write MIB URL LABEL.
 naslab_secs() {
-  local out
-  out=$("$bin" run "$work/traces/seq$1m.jsonl" --target "$2" --cache keep --no-records \
-    --out "$work/results" --label "$3-$1m" --json 2>/dev/null)
+  local out data=()
+  [ "$1" = write ] && data=(--data zero)
+  out=$("$bin" run "$work/traces/$1$2m.jsonl" --target "$3" --cache keep --no-records \
+    "${data[@]}" --out "$work/results" --label "$4-$1-$2m" --json 2>/dev/null)
   python3 -c "
 import json, sys
 r = json.load(sys.stdin)
 it = r['workloads'][0]['iterations'][0]
-assert it['errors'] == 0 and it['bytes_read'] == $size
+assert it['errors'] == 0 and it['bytes_$1'.replace('write', 'written')] == $size, 'naslab moved a short file'
 session = r['options']['extra'].get('smb_session')
 assert session is None or session.endswith(', not encrypted'), session
 print(it['wall_ns'] / 1e9)" <<<"$out"
@@ -61,51 +90,83 @@ timed() {
   python3 -c "print($t1 - $t0)"
 }
 
-# Seconds smbclient took over the get, by its own clock ("getting file ... (N
-# KiloBytes/sec)"): like naslab's figure, without starting, signing in and opening the
-# share, which the process's wall time would add.
+# Seconds smbclient took over a get or put, by its own clock ("getting file ... (N
+# KiloBytes/sec)", "putting file ... (N kb/s)", both KiB/s): like naslab's figure,
+# without starting, signing in and opening the share, which the process's wall time
+# would add. smbclient_secs PORT COMMAND.
 smbclient_secs() {
   local out
   out=$(smbclient --client-protection=sign -p "$1" //127.0.0.1/naslab \
-    -U "naslab-lab%$NASLAB_SMB_PASSWORD" -c "get $2 /dev/null" 2>&1) ||
-    { echo "failed: smbclient get $2: $out" >&2; exit 1; }
+    -U "naslab-lab%$NASLAB_SMB_PASSWORD" -c "$2" 2>&1) ||
+    { echo "failed: smbclient $2: $out" >&2; exit 1; }
   python3 -c "
 import re, sys
-m = re.search(r'of size (\d+) as /dev/null \(([0-9.]+) KiloBytes/sec\)', sys.stdin.read())
-assert m and int(m.group(1)) == $size, 'smbclient did not get the whole file'
-print($size / 1024 / float(m.group(2)))" <<<"$out"
+out = sys.stdin.read()
+m = re.search(r'of size (\d+) as /dev/null \(([0-9.]+) KiloBytes/sec\)', out)
+if m:
+    assert int(m.group(1)) == $size, 'smbclient did not get the whole file'
+else:
+    m = re.search(r'putting file .* as .* \(([0-9.]+) kb/s\)', out)
+assert m, 'smbclient printed no rate: ' + out
+print($size / 1024 / float(m.groups()[-1]))" <<<"$out"
+}
+
+# ratios NAME TOOL_SECS SECS_1M SECS_4M SECS_8M: the figures and naslab/tool per size.
+ratios() {
+  local tool=$1 t=$2
+  shift 2
+  local figs="" rats="" i=0
+  for n in "$@"; do
+    figs+="${sizes_mib[$i]} MiB $(mbs "$n"), "
+    rats+="$(printf '%s MiB %.2f' "${sizes_mib[$i]}" "$(python3 -c "print($t / $n)")"), "
+    i=$((i + 1))
+  done
+  echo "naslab ${figs}$tool $(mbs "$t") MB/s; ratio ${rats%, }"
 }
 
 for server in samba nfs; do
   name=bench-$server
   url=$("$bin" lab up --fs dir --server "$server" --name "$name" --lab-dir "$work/labs" 2>/dev/null)
-  labs+=("$name")
+  lab=$name
   state=$work/labs/$name/state.json
   export NASLAB_SMB_PASSWORD=$(python3 -c "import json; print(json.load(open('$state')).get('password',''))")
   share=$(python3 -c "import json; print(json.load(open('$state'))['share_dir'])")
   port=$(sed -E 's#.*127\.0\.0\.1:([0-9]+)/.*#\1#' <<<"$url")
+  mport=$(sed -E 's#.*mountport=([0-9]+).*#\1#' <<<"$url")
   # One run prepares the file over the protocol; every later one reads it.
-  naslab_secs 1 "$url" "$server" >/dev/null
+  naslab_secs read 1 "$url" "$server" >/dev/null
   file=naslab/SeqRead1M/big.bin
   [ "$(stat -c %s "$share/$file")" = "$size" ] || { echo "the prepared file is not $size bytes" >&2; exit 1; }
   echo "== $server: $(python3 -c "print($size / 2**20)") MiB file, 3 rounds"
   for round in 1 2 3; do
-    n1=$(naslab_secs 1 "$url" "$server")
-    n4=$(naslab_secs 4 "$url" "$server")
+    r=()
+    for mib in "${sizes_mib[@]}"; do r+=("$(naslab_secs read "$mib" "$url" "$server")"); done
     if [ "$server" = samba ]; then
       tool=smbclient
-      s=$(smbclient_secs "$port" "$file")
+      s=$(smbclient_secs "$port" "get $file /dev/null")
     else
       tool=nfs-cp
-      mport=$(sed -E 's#.*mountport=([0-9]+).*#\1#' <<<"$url")
       # nfs-cp cannot write to /dev/null; memory (tmpfs) is the nearest thing.
       copy=/dev/shm/naslab-bench-nfs-cp.$$
       s=$(timed nfs-cp "nfs://127.0.0.1/naslab/$file?nfsport=$port&mountport=$mport" "$copy")
       [ "$(stat -c %s "$copy")" = "$size" ] || { echo "nfs-cp copied a short file" >&2; exit 1; }
       rm -f "$copy"
     fi
-    printf 'round %d: naslab 1 MiB %s MB/s, naslab 4 MiB %s MB/s, %s %s MB/s; ratio 1 MiB %.2f, 4 MiB %.2f\n' \
-      "$round" "$(mbs "$n1")" "$(mbs "$n4")" "$tool" "$(mbs "$s")" \
-      "$(python3 -c "print($s / $n1)")" "$(python3 -c "print($s / $n4)")"
+    echo "round $round read:  $(ratios "$tool" "$s" "${r[@]}")"
+
+    # Writes: naslab's each make a new file (the workload's directory is emptied
+    # before each run); the tool's a new name each round, removed after it.
+    w=()
+    for mib in "${sizes_mib[@]}"; do w+=("$(naslab_secs write "$mib" "$url" "$server")"); done
+    put=put-by-$tool-$round.bin
+    if [ "$server" = samba ]; then
+      s=$(smbclient_secs "$port" "put $src $put")
+    else
+      s=$(timed nfs-cp "$src" "nfs://127.0.0.1/naslab/$put?nfsport=$port&mountport=$mport")
+    fi
+    [ "$(stat -c %s "$share/$put")" = "$size" ] || { echo "$tool wrote a short file" >&2; exit 1; }
+    rm -f "$share/$put"
+    echo "round $round write: $(ratios "$tool" "$s" "${w[@]}")"
   done
+  down
 done

@@ -24,7 +24,7 @@ use smb2::RenameOptions;
 
 use self::session::Wait as _;
 use self::session::{
-    credits_for, op_error, write_request, Session, FILE_ALLOCATION_INFORMATION,
+    credits_for, op_error, Session, WriteFrom, FILE_ALLOCATION_INFORMATION,
     FILE_END_OF_FILE_INFORMATION, FILE_NON_DIRECTORY_FILE, FILE_NO_INTERMEDIATE_BUFFERING,
     FILE_RANDOM_ACCESS, FILE_WRITE_THROUGH, STATUS_END_OF_FILE,
 };
@@ -193,7 +193,6 @@ impl Target for SmbTarget {
             paths,
             handles: Vec::new(),
             free: Vec::new(),
-            wbuf: Vec::new(),
         }))
     }
 
@@ -243,8 +242,6 @@ pub struct SmbBackend {
     paths: Vec<String>,
     handles: Vec<Option<Open>>,
     free: Vec<usize>,
-    /// The write request's payload, reused.
-    wbuf: Vec<u8>,
 }
 
 impl SmbBackend {
@@ -382,13 +379,12 @@ impl Backend for SmbBackend {
         let mut done = 0usize;
         while done < buf.len() {
             let n = (buf.len() - done).min(self.session.max_write);
-            let mut data = std::mem::take(&mut self.wbuf);
-            data.clear();
-            data.extend_from_slice(&buf[done..done + n]);
-            let req = write_request(o.file_id, base + done as u64, data);
-            let result = self.session.call(Command::Write, &req, credits_for(n));
-            self.wbuf = req.data;
-            let frame = result?;
+            let req = WriteFrom {
+                file_id: o.file_id,
+                offset: base + done as u64,
+                data: &buf[done..done + n],
+            };
+            let frame = self.session.call(Command::Write, &req, credits_for(n))?;
             let resp =
                 WriteResponse::unpack(&mut ReadCursor::new(&frame.body)).map_err(op_error)?;
             let wrote = (resp.count as usize).min(n);
@@ -536,6 +532,43 @@ mod tests {
         let url: RemoteUrl = "smb://127.0.0.1:1/share".parse().unwrap();
         let e = SmbTarget::connect(url, String::new()).unwrap_err();
         assert!(e.to_string().contains("cannot reach"), "{e}");
+    }
+
+    #[test]
+    fn a_borrowed_write_packs_as_the_crates_own_write_request() {
+        use smb2::msg::write::WriteRequest;
+        use smb2::pack::{Pack, WriteCursor};
+        let file_id = FileId {
+            persistent: 0x0102_0304_0506_0708,
+            volatile: 0x1112_1314_1516_1718,
+        };
+        for data in [&b""[..], b"x", &[7u8; 70_000][..]] {
+            let ours = WriteFrom {
+                file_id,
+                offset: 0x2122_2324_2526_2728,
+                data,
+            };
+            let theirs = WriteRequest {
+                data_offset: 0x70,
+                offset: 0x2122_2324_2526_2728,
+                file_id,
+                channel: 0,
+                remaining_bytes: 0,
+                write_channel_info_offset: 0,
+                write_channel_info_length: 0,
+                flags: 0,
+                data: data.to_vec(),
+            };
+            let (mut a, mut b) = (WriteCursor::new(), WriteCursor::new());
+            ours.pack(&mut a);
+            theirs.pack(&mut b);
+            assert_eq!(
+                a.into_inner(),
+                b.into_inner(),
+                "{} bytes of data",
+                data.len()
+            );
+        }
     }
 
     #[test]

@@ -2250,8 +2250,12 @@ impl Inner {
     /// `wire_bytes_sent` counter. The single funnel for every outbound
     /// frame — keeps `wire_bytes_sent` from drifting as new send sites
     /// are added.
-    async fn send_and_count(self: &Arc<Self>, bytes: &[u8], command: Command) -> Result<()> {
-        let (job, frame) = self.write_job(bytes.to_vec(), command);
+    /// Hands `bytes`, a whole frame, to the writer task and waits until it is
+    /// written. Takes the frame by value: a WRITE request is as large as its
+    /// data, and copying it once more here would cost as much as a pass of
+    /// signing it.
+    async fn send_and_count(self: &Arc<Self>, bytes: Vec<u8>, command: Command) -> Result<()> {
+        let (job, frame) = self.write_job(bytes, command);
         // Snapshot the queue rather than holding the lock across the await: a
         // revival may swap it underneath us, and enqueuing into the retired
         // queue is exactly right — that frame belongs to the dead session and
@@ -3201,7 +3205,7 @@ impl Connection {
 
         let rtt_start = std::time::Instant::now();
         self.inner
-            .send_and_count(&req_bytes, Command::Negotiate)
+            .send_and_count(req_bytes, Command::Negotiate)
             .await?;
         reservation.commit();
         self.inner.mark_sent(&[msg_id]);
@@ -3919,7 +3923,7 @@ impl Connection {
             msg_bytes
         };
 
-        self.inner.send_and_count(&wire_bytes, command).await?;
+        self.inner.send_and_count(wire_bytes, command).await?;
         reservation.commit();
         self.inner.mark_sent(&[msg_id]);
         // TRACE, not DEBUG: per-request frame plumbing. Fires for every request, so at
@@ -4037,7 +4041,8 @@ impl Connection {
             if self.compression_enabled() && msg_bytes.len() > Header::SIZE {
                 if let Some(compressed) = compress_message(&msg_bytes, Header::SIZE) {
                     let framed = build_compressed_frame(&compressed);
-                    match self.inner.send_and_count(&framed, command).await {
+                    let framed_len = framed.len();
+                    match self.inner.send_and_count(framed, command).await {
                         Ok(()) => {
                             reservation.commit();
                             self.inner.mark_sent(&[msg_id]);
@@ -4045,7 +4050,7 @@ impl Connection {
                             trace!(
                                 "execute: cmd={:?}, msg_id={}, credit_charge={}, tree_id={:?}, signed={}, compressed {}->{} bytes",
                                 command, msg_id.0, charge, tree_id, should_sign,
-                                msg_bytes.len(), framed.len()
+                                msg_bytes.len(), framed_len
                             );
                             return self.await_response(guard, command).await;
                         }
@@ -4059,7 +4064,8 @@ impl Connection {
             msg_bytes
         };
 
-        if let Err(e) = self.inner.send_and_count(&wire_bytes, command).await {
+        let wire_len = wire_bytes.len();
+        if let Err(e) = self.inner.send_and_count(wire_bytes, command).await {
             self.remove_waiter(msg_id);
             return Err(e);
         }
@@ -4068,7 +4074,7 @@ impl Connection {
         // TRACE: per-request frame plumbing (see execute_cap above).
         trace!(
             "execute: cmd={:?}, msg_id={}, credit_charge={}, tree_id={:?}, signed={}, encrypted={}, len={}",
-            command, msg_id.0, charge, tree_id, should_sign, should_encrypt, wire_bytes.len()
+            command, msg_id.0, charge, tree_id, should_sign, should_encrypt, wire_len
         );
         self.await_response(guard, command).await
     }
@@ -4141,18 +4147,24 @@ impl Connection {
         mut reservation: CreditReservation,
     ) -> Result<WaiterGuard> {
         let request = self.prepare_request(command, body, tree_id, charge, &mut reservation)?;
-        self.inner.send_and_count(&request.wire, command).await?;
+        let PreparedRequest {
+            msg_id,
+            guard,
+            wire,
+            shape,
+        } = request;
+        self.inner.send_and_count(wire, command).await?;
         reservation.commit();
-        self.inner.mark_sent(&[request.msg_id]);
+        self.inner.mark_sent(&[msg_id]);
         trace!(
             "dispatch: cmd={:?}, msg_id={}, credit_charge={}, tree_id={:?}, {}",
             command,
-            request.msg_id.0,
+            msg_id.0,
             charge,
             tree_id,
-            request.shape
+            shape
         );
-        Ok(request.guard)
+        Ok(guard)
     }
 
     /// Put a request on its way from code that can't await, which is `Drop`.
@@ -4528,14 +4540,15 @@ impl Connection {
             compound_buf.extend_from_slice(sub_req);
         }
 
+        let compound_len = compound_buf.len();
         let send_result = if should_encrypt {
             match self.encrypt_bytes(&compound_buf) {
-                Ok(enc) => self.inner.send_and_count(&enc, ops[0].command).await,
+                Ok(enc) => self.inner.send_and_count(enc, ops[0].command).await,
                 Err(e) => return Err(e),
             }
         } else {
             self.inner
-                .send_and_count(&compound_buf, ops[0].command)
+                .send_and_count(compound_buf, ops[0].command)
                 .await
         };
         send_result?;
@@ -4546,7 +4559,7 @@ impl Connection {
         trace!(
             "execute_compound: {} operations, total_len={}, msg_ids={:?}, signed={}, encrypted={}",
             ops.len(),
-            compound_buf.len(),
+            compound_len,
             message_ids.iter().map(|m| m.0).collect::<Vec<_>>(),
             should_sign,
             should_encrypt,
@@ -4659,7 +4672,7 @@ impl Connection {
         if should_encrypt {
             let encrypted = self.encrypt_bytes(&msg_bytes)?;
             self.inner
-                .send_and_count(&encrypted, Command::Cancel)
+                .send_and_count(encrypted, Command::Cancel)
                 .await?;
             trace!(
                 "send_cancel: msg_id={}, async_id={:?}, encrypted",
@@ -4679,7 +4692,7 @@ impl Connection {
                 }
             }
             self.inner
-                .send_and_count(&msg_bytes, Command::Cancel)
+                .send_and_count(msg_bytes, Command::Cancel)
                 .await?;
             trace!(
                 "send_cancel: msg_id={}, async_id={:?}, signed={}",
@@ -6054,6 +6067,78 @@ impl Connection {
 /// through this task (see [`spawn_plumbing`]). A connection whose last clone
 /// drops mid-frame loses that frame's response, which is exactly what its
 /// callers already gave up on by dropping it.
+/// A frame's signature computed while the frame arrives, for a connection
+/// that signs: the MAC is work over every byte, and hashing each piece as it
+/// lands overlaps that work with the wait for the rest. Only a frame that is
+/// one plain SMB2 message (no transform or compression header, no
+/// NextCommand) is taken; any other is verified after arrival, as before.
+struct EarlySignature {
+    stream: signing::SignatureStream,
+    key: Vec<u8>,
+    algorithm: SigningAlgorithm,
+    /// Whether the header has been seen and found to be one plain message.
+    plain: bool,
+}
+
+/// What [`EarlySignature`] computed, and with which keys.
+struct ComputedSignature {
+    signature: [u8; 16],
+    key: Vec<u8>,
+    algorithm: SigningAlgorithm,
+}
+
+impl EarlySignature {
+    /// A stream for the next frame, if the connection signs.
+    fn start(inner: &Inner) -> Option<EarlySignature> {
+        let (key, algorithm) = {
+            let c = inner.crypto.lock().unwrap();
+            if !c.should_sign {
+                return None;
+            }
+            (c.signing_key.clone()?, c.signing_algorithm?)
+        };
+        Some(EarlySignature {
+            stream: signing::SignatureStream::new(&key, algorithm).ok()?,
+            key,
+            algorithm,
+            plain: false,
+        })
+    }
+
+    /// Takes in the frame's bytes so far; false once the frame turns out not
+    /// to be one this can sign.
+    fn arrived(&mut self, prefix: &[u8]) -> bool {
+        if !self.plain {
+            if prefix.len() < Header::SIZE {
+                return true;
+            }
+            let next_command = u32::from_le_bytes([prefix[20], prefix[21], prefix[22], prefix[23]]);
+            if prefix[0..4] != crate::msg::header::PROTOCOL_ID || next_command != 0 {
+                return false;
+            }
+            self.plain = true;
+        }
+        self.stream.update(prefix);
+        true
+    }
+
+    /// The signature of `frame`, the whole frame.
+    fn finish(self, frame: &[u8]) -> Option<ComputedSignature> {
+        if !self.plain || frame.len() < Header::SIZE {
+            return None;
+        }
+        let message_id = u64::from_le_bytes(frame[24..32].try_into().ok()?);
+        let command = u16::from_le_bytes([frame[12], frame[13]]);
+        let is_cancel = command == Command::Cancel as u16;
+        let signature = self.stream.finish(frame, message_id, is_cancel).ok()?;
+        Some(ComputedSignature {
+            signature,
+            key: self.key,
+            algorithm: self.algorithm,
+        })
+    }
+}
+
 async fn receiver_loop(
     transport_recv: Box<dyn TransportReceive>,
     weak: Weak<Inner>,
@@ -6071,13 +6156,29 @@ async fn receiver_loop(
     let mut routable: Vec<(MessageId, Result<Header>, std::ops::Range<usize>)> = Vec::new();
     loop {
         let mut buf = pool.take();
+        // The frame's signature is computed while it arrives, with the keys
+        // as they are now; verification uses it if they are still the same.
+        let mut early = weak
+            .upgrade()
+            .and_then(|inner| EarlySignature::start(&inner));
+        let mut arrived = |prefix: &[u8]| {
+            if let Some(e) = early.as_mut() {
+                if !e.arrived(prefix) {
+                    early = None;
+                }
+            }
+        };
         // Dropping a half-read frame is fine here: `ended` means the
         // connection is already dead, and nobody reads this socket again.
-        let received =
-            match select(ended.as_mut(), pin!(transport_recv.receive_into(&mut buf))).await {
-                Either::Left(_) => return,
-                Either::Right((received, _)) => received,
-            };
+        let received = match select(
+            ended.as_mut(),
+            pin!(transport_recv.receive_into_observed(&mut buf, &mut arrived)),
+        )
+        .await
+        {
+            Either::Left(_) => return,
+            Either::Right((received, _)) => received,
+        };
         let Some(inner) = weak.upgrade() else {
             return; // last Connection clone dropped
         };
@@ -6135,6 +6236,7 @@ async fn receiver_loop(
         // pending waiter; the caller reconnects.
         let mut span = 0..len;
         let was_encrypted = len >= 4 && buf[0..4] == TRANSFORM_PROTOCOL_ID;
+        let mut received_as_is = !was_encrypted;
         if was_encrypted {
             match decrypt_frame_in_place(&mut buf[..len], &inner) {
                 Ok(()) => span = TransformHeader::SIZE..len,
@@ -6165,6 +6267,7 @@ async fn receiver_loop(
                 Ok(plain) => {
                     pool.put(std::mem::replace(&mut buf, plain));
                     span = 0..buf.len();
+                    received_as_is = false;
                 }
                 Err(e) => {
                     inner
@@ -6213,9 +6316,23 @@ async fn receiver_loop(
         // recover. Tear down so pending waiters see Err(Disconnected)
         // rather than hanging forever.
         routable.clear();
+        // A signature computed on arrival is over the frame as received: it
+        // stands for a sub-frame only when that is the whole frame, as it
+        // arrived (not decrypted, not decompressed).
+        let computed = match early {
+            Some(e) if received_as_is && subs.len() == 1 && subs[0] == (0..len) => {
+                e.finish(&buf[..len])
+            }
+            _ => None,
+        };
         for sub in subs.drain(..) {
             let sub = span.start + sub.start..span.start + sub.end;
-            match inspect_sub_frame(&mut buf[sub.clone()], was_encrypted, &inner) {
+            match inspect_sub_frame(
+                &mut buf[sub.clone()],
+                was_encrypted,
+                &inner,
+                computed.as_ref(),
+            ) {
                 Ok(SubFrameAction::Route(msg_id, result)) => routable.push((msg_id, result, sub)),
                 Ok(SubFrameAction::Skip) => { /* notification / STATUS_PENDING */ }
                 Ok(SubFrameAction::AckOplockBreak(brk, tree_id)) => {
@@ -6389,25 +6506,32 @@ pub(crate) enum SubFrameAction<T = Frame> {
 #[cfg(test)]
 fn prepare_sub_frame(sub: &[u8], was_encrypted: bool, inner: &Inner) -> Result<SubFrameAction> {
     let mut raw = sub.to_vec();
-    Ok(match inspect_sub_frame(&mut raw, was_encrypted, inner)? {
-        SubFrameAction::Route(msg_id, result) => {
-            SubFrameAction::Route(msg_id, result.map(|header| Frame::from_raw(header, raw)))
-        }
-        SubFrameAction::Skip => SubFrameAction::Skip,
-        SubFrameAction::AckOplockBreak(brk, tree_id) => {
-            SubFrameAction::AckOplockBreak(brk, tree_id)
-        }
-    })
+    Ok(
+        match inspect_sub_frame(&mut raw, was_encrypted, inner, None)? {
+            SubFrameAction::Route(msg_id, result) => {
+                SubFrameAction::Route(msg_id, result.map(|header| Frame::from_raw(header, raw)))
+            }
+            SubFrameAction::Skip => SubFrameAction::Skip,
+            SubFrameAction::AckOplockBreak(brk, tree_id) => {
+                SubFrameAction::AckOplockBreak(brk, tree_id)
+            }
+        },
+    )
 }
 
 /// What [`prepare_sub_frame`] decides, for a sub-frame the caller still owns:
 /// the signature is verified in `sub` itself (its signature field zeroed and
 /// put back, see [`signing::verify_signature_in_place`]), with no copy, and a
 /// routed response carries only its header. `sub` reads the same afterwards.
+///
+/// `computed`: the sub-frame's signature as computed while it arrived, if it
+/// was (see [`EarlySignature`]); used when the keys are still the ones it was
+/// computed with.
 fn inspect_sub_frame(
     sub: &mut [u8],
     was_encrypted: bool,
     inner: &Inner,
+    computed: Option<&ComputedSignature>,
 ) -> Result<SubFrameAction<Header>> {
     // Parse the header. A failure here means split_compound produced a
     // chunk that doesn't start with a valid SMB2 header — the framing is
@@ -6519,9 +6643,19 @@ fn inspect_sub_frame(
         // one frame that says the cancel did not take.
         let is_cancel = header.command == Command::Cancel;
         if let (Some(key), Some(algo)) = (signing_key, signing_algorithm) {
-            if let Err(e) =
-                signing::verify_signature_in_place(sub, &key, algo, header.message_id.0, is_cancel)
-            {
+            let verdict = match computed {
+                Some(c) if c.key == key && c.algorithm == algo => {
+                    signing::verify_signature_computed(sub, &c.signature, algo, header.message_id.0)
+                }
+                _ => signing::verify_signature_in_place(
+                    sub,
+                    &key,
+                    algo,
+                    header.message_id.0,
+                    is_cancel,
+                ),
+            };
+            if let Err(e) = verdict {
                 inner
                     .metrics
                     .signature_failures
@@ -6795,6 +6929,15 @@ impl<T: TransportReceive> TransportReceive for Arc<T> {
     // would put every TCP connection back to a new buffer per frame.
     async fn receive_into(&self, buf: &mut Vec<u8>) -> Result<usize> {
         (**self).receive_into(buf).await
+    }
+
+    // Forwarded too: the default would see a frame only once it is whole.
+    async fn receive_into_observed(
+        &self,
+        buf: &mut Vec<u8>,
+        arrived: &mut (dyn for<'b> FnMut(&'b [u8]) + Send),
+    ) -> Result<usize> {
+        (**self).receive_into_observed(buf, arrived).await
     }
 
     // ❌ Don't drop this forward. The default answers `None`, and that isn't
@@ -9079,6 +9222,101 @@ mod tests {
         );
     }
 
+    /// A signed response that arrives over TCP in many pieces is verified
+    /// from the signature computed while it arrived: a good one routes, and
+    /// one with a byte of its data changed after signing is refused.
+    #[tokio::test]
+    async fn a_response_arriving_in_pieces_is_verified_as_it_arrives() {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+        let key = vec![0x3C; 16];
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let server_key = key.clone();
+        let server = tokio::spawn(async move {
+            let (mut sock, _) = listener.accept().await.unwrap();
+            for tamper in [false, true] {
+                let mut len = [0u8; 4];
+                sock.read_exact(&mut len).await.unwrap();
+                let n = u32::from_be_bytes(len) as usize;
+                let mut req = vec![0u8; n];
+                sock.read_exact(&mut req).await.unwrap();
+                let id = u64::from_le_bytes(req[24..32].try_into().unwrap());
+
+                let mut h = Header::new_request(Command::Read);
+                h.flags.set_response();
+                h.flags.set_signed();
+                h.message_id = MessageId(id);
+                h.credits = 1;
+                let body = crate::msg::read::ReadResponse {
+                    data_offset: 0x50,
+                    data_remaining: 0,
+                    flags: 0,
+                    data: (0..200_000u32).map(|i| (i % 253) as u8).collect(),
+                };
+                let mut msg = pack_message(&h, &body);
+                signing::sign_message_as_server(
+                    &mut msg,
+                    &server_key,
+                    SigningAlgorithm::AesGmac,
+                    id,
+                    false,
+                )
+                .unwrap();
+                if tamper {
+                    let last = msg.len() - 1;
+                    msg[last] ^= 1;
+                }
+                let mut frame = (msg.len() as u32).to_be_bytes().to_vec();
+                frame.extend_from_slice(&msg);
+                for piece in frame.chunks(7_001) {
+                    sock.write_all(piece).await.unwrap();
+                    sock.flush().await.unwrap();
+                    tokio::task::yield_now().await;
+                }
+            }
+            sock
+        });
+
+        let transport = Arc::new(
+            TcpTransport::connect(addr, std::time::Duration::from_secs(5))
+                .await
+                .unwrap(),
+        );
+        let mut conn = Connection::from_transport(
+            Box::new(transport.clone()),
+            Box::new(transport),
+            "test-server",
+        );
+        conn.set_credits(512);
+        conn.activate_signing(key, SigningAlgorithm::AesGmac);
+        conn.set_session_id(SessionId(0x77));
+
+        let frame = conn
+            .execute(Command::Echo, &EchoRequest, None)
+            .await
+            .expect("a correctly signed response verifies");
+        assert_eq!(frame.raw.len(), Header::SIZE + 16 + 200_000);
+        assert_eq!(conn.metrics().signature_failures, 0);
+
+        let err = conn
+            .execute(Command::Echo, &EchoRequest, None)
+            .await
+            .expect_err("a response changed after signing must be refused");
+        assert!(
+            matches!(
+                err,
+                Error::SignatureInvalid {
+                    reason: SignatureFailure::Mismatch,
+                    ..
+                }
+            ),
+            "{err:?}"
+        );
+        assert_eq!(conn.metrics().signature_failures, 1);
+        drop(server.await.unwrap());
+    }
+
     /// And the receive side reads the same bit back.
     ///
     /// The one frame this reaches in practice is the error response a server
@@ -9875,7 +10113,7 @@ mod tests {
         // outlives the original handle along with everything else.
         cloned
             .inner
-            .send_and_count(b"\x00\x00\x00\x10ignore-me", Command::Echo)
+            .send_and_count(b"\x00\x00\x00\x10ignore-me".to_vec(), Command::Echo)
             .await
             .unwrap();
         assert_eq!(mock.sent_count(), 1);

@@ -195,12 +195,42 @@ pub fn verify_signature_in_place(
     message[SIGNATURE_OFFSET..SIGNATURE_OFFSET + SIGNATURE_LEN].fill(0);
     let expected = compute_signature(message, key, algorithm, message_id, is_cancel, true);
     message[SIGNATURE_OFFSET..SIGNATURE_OFFSET + SIGNATURE_LEN].copy_from_slice(&received_sig);
-    let expected_sig = expected?;
+    check_signature(message, &expected?, algorithm, message_id)
+}
+
+/// Verifies a received message against the signature `expected` that a
+/// [`SignatureStream`] computed as it arrived: the verdict, the error and the
+/// log of [`verify_signature_in_place`], without going over the message again.
+pub fn verify_signature_computed(
+    message: &[u8],
+    expected: &[u8; SIGNATURE_LEN],
+    algorithm: SigningAlgorithm,
+    message_id: u64,
+) -> Result<(), Error> {
+    if message.len() < MIN_MESSAGE_LEN {
+        return Err(Error::invalid_data(format!(
+            "message too short for verification: {} bytes, need at least {}",
+            message.len(),
+            MIN_MESSAGE_LEN
+        )));
+    }
+    check_signature(message, expected, algorithm, message_id)
+}
+
+/// Compares the signature `message` carries with `expected_sig`.
+fn check_signature(
+    message: &[u8],
+    expected_sig: &[u8; SIGNATURE_LEN],
+    algorithm: SigningAlgorithm,
+    message_id: u64,
+) -> Result<(), Error> {
+    let mut received_sig = [0u8; SIGNATURE_LEN];
+    received_sig.copy_from_slice(&message[SIGNATURE_OFFSET..SIGNATURE_OFFSET + SIGNATURE_LEN]);
 
     // Step 4: compare, in constant time. `!=` on arrays stops at the first
     // differing byte, which tells a forger timing a verifier how many leading
     // bytes of a guess were right.
-    if !received_sig.ct_eq(&expected_sig).to_bool() {
+    if !received_sig.ct_eq(expected_sig).to_bool() {
         error!(
             "signing: verification failed, msg_id={}, algo={:?}, got={:02x}{:02x}{:02x}{:02x}..., want={:02x}{:02x}{:02x}{:02x}...",
             message_id, algorithm,
@@ -314,10 +344,7 @@ fn compute_aes_gmac(
     is_cancel: bool,
     is_response: bool,
 ) -> Result<[u8; 16], Error> {
-    use aes::cipher::{BlockCipherEncrypt, KeyInit};
-    use polyval::hazmat::FieldElement;
-    use polyval::universal_hash::UniversalHash;
-    use polyval::{Block, Polyval};
+    use aes::cipher::KeyInit;
 
     let cipher = aes::Aes128::new_from_slice(key).map_err(|_| {
         Error::invalid_data(format!(
@@ -326,47 +353,201 @@ fn compute_aes_gmac(
         ))
     })?;
 
-    // H = E(K, 0^128), as POLYVAL wants it: byte-reversed, times x.
-    let mut h = [0u8; 16];
-    cipher.encrypt_block((&mut h).into());
-    let mut hash = Polyval::new(&FieldElement::from(h).reverse().mulx().into());
-
-    const BATCH: usize = 64;
-    let mut batch = [Block::default(); BATCH];
-    let reversed = |block: &[u8]| -> Block {
-        let mut b = [0u8; 16];
-        b[..block.len()].copy_from_slice(block);
-        u128::from_be_bytes(b).to_le_bytes().into()
-    };
+    let mut gmac = Gmac::new(cipher);
     let whole = message.len() / 16 * 16;
-    for group in message[..whole].chunks(16 * BATCH) {
-        let n = group.len() / 16;
-        for (dst, src) in batch.iter_mut().zip(group.chunks_exact(16)) {
-            *dst = reversed(src);
-        }
-        hash.update(&batch[..n]);
-    }
-    if whole < message.len() {
-        // The last partial block, zero-padded.
-        hash.update(&[reversed(&message[whole..])]);
-    }
-    // The lengths block: the additional data's length in bits, then the
-    // ciphertext's (none), each 64-bit big-endian.
-    let mut lengths = [0u8; 16];
-    lengths[..8].copy_from_slice(&(message.len() as u64 * 8).to_be_bytes());
-    hash.update(&[reversed(&lengths)]);
-    let mut tag: [u8; 16] = hash.finalize().into();
-    tag.reverse();
+    gmac.blocks(&message[..whole]);
+    Ok(gmac.finish(
+        &message[whole..],
+        message.len(),
+        &gmac_nonce(message_id, is_cancel, is_response),
+    ))
+}
 
-    // J0 = nonce || 0x00000001 for a 96-bit nonce.
-    let mut j0 = [0u8; 16];
-    j0[..12].copy_from_slice(&gmac_nonce(message_id, is_cancel, is_response));
-    j0[15] = 1;
-    cipher.encrypt_block((&mut j0).into());
-    for (t, k) in tag.iter_mut().zip(j0) {
-        *t ^= k;
+/// AES-128-GMAC over a message given in pieces of whole blocks, then a tail.
+struct Gmac {
+    cipher: aes::Aes128,
+    hash: polyval::Polyval,
+}
+
+impl Gmac {
+    fn new(cipher: aes::Aes128) -> Gmac {
+        use aes::cipher::BlockCipherEncrypt;
+        use polyval::hazmat::FieldElement;
+
+        // H = E(K, 0^128), as POLYVAL wants it: byte-reversed, times x.
+        let mut h = [0u8; 16];
+        cipher.encrypt_block((&mut h).into());
+        let hash = polyval::Polyval::new(&FieldElement::from(h).reverse().mulx().into());
+        Gmac { cipher, hash }
     }
-    Ok(tag)
+
+    /// Hashes `data`, whole 16-byte blocks, GHASH's byte order turned into
+    /// POLYVAL's 64 blocks at a time.
+    fn blocks(&mut self, data: &[u8]) {
+        use polyval::universal_hash::UniversalHash;
+        use polyval::Block;
+
+        debug_assert_eq!(data.len() % 16, 0);
+        const BATCH: usize = 64;
+        let mut batch = [Block::default(); BATCH];
+        for group in data.chunks(16 * BATCH) {
+            let n = group.len() / 16;
+            for (dst, src) in batch.iter_mut().zip(group.chunks_exact(16)) {
+                let mut b = [0u8; 16];
+                b.copy_from_slice(src);
+                *dst = reversed(b);
+            }
+            self.hash.update(&batch[..n]);
+        }
+    }
+
+    /// The tag of a message of `len` bytes whose last `tail` bytes (under one
+    /// block) are all that [`Self::blocks`] has not seen.
+    fn finish(mut self, tail: &[u8], len: usize, nonce: &[u8; 12]) -> [u8; 16] {
+        use aes::cipher::BlockCipherEncrypt;
+        use polyval::universal_hash::UniversalHash;
+
+        if !tail.is_empty() {
+            // The last partial block, zero-padded.
+            let mut b = [0u8; 16];
+            b[..tail.len()].copy_from_slice(tail);
+            self.hash.update(&[reversed(b)]);
+        }
+        // The lengths block: the additional data's length in bits, then the
+        // ciphertext's (none), each 64-bit big-endian.
+        let mut lengths = [0u8; 16];
+        lengths[..8].copy_from_slice(&(len as u64 * 8).to_be_bytes());
+        self.hash.update(&[reversed(lengths)]);
+        let mut tag: [u8; 16] = self.hash.finalize().into();
+        tag.reverse();
+
+        // J0 = nonce || 0x00000001 for a 96-bit nonce.
+        let mut j0 = [0u8; 16];
+        j0[..12].copy_from_slice(nonce);
+        j0[15] = 1;
+        self.cipher.encrypt_block((&mut j0).into());
+        for (t, k) in tag.iter_mut().zip(j0) {
+            *t ^= k;
+        }
+        tag
+    }
+}
+
+/// A GHASH block as POLYVAL takes it (RFC 8452, appendix A). By value: a copy
+/// of a length known only at run time, once per block, cost as much as the
+/// byte swap itself.
+fn reversed(block: [u8; 16]) -> polyval::Block {
+    u128::from_be_bytes(block).to_le_bytes().into()
+}
+
+/// A message's signature, computed while the message arrives: the MAC is
+/// work over every byte, and a large response takes milliseconds to arrive,
+/// time a receiver that waits for the last byte spends idle. Give
+/// [`Self::update`] the message's first bytes each time more have landed,
+/// then [`Self::finish`] the whole message. The signature field counts as
+/// zero, as it does when a message is signed.
+pub struct SignatureStream {
+    mac: StreamMac,
+    /// How many of the message's bytes the MAC has taken in.
+    fed: usize,
+}
+
+enum StreamMac {
+    Hmac(hmac::Hmac<sha2::Sha256>),
+    Cmac(cmac::Cmac<aes::Aes128>),
+    Gmac(Gmac),
+}
+
+impl SignatureStream {
+    /// A stream for a message signed with `key` and `algorithm`.
+    pub fn new(key: &[u8], algorithm: SigningAlgorithm) -> Result<SignatureStream, Error> {
+        use digest::KeyInit;
+        let mac = match algorithm {
+            SigningAlgorithm::HmacSha256 => StreamMac::Hmac(
+                hmac::Hmac::new_from_slice(key)
+                    .map_err(|e| Error::invalid_data(format!("HMAC-SHA256 key error: {e}")))?,
+            ),
+            SigningAlgorithm::AesCmac => StreamMac::Cmac(
+                cmac::Cmac::new_from_slice(key)
+                    .map_err(|e| Error::invalid_data(format!("AES-CMAC key error: {e}")))?,
+            ),
+            SigningAlgorithm::AesGmac => StreamMac::Gmac(Gmac::new(
+                aes::Aes128::new_from_slice(key).map_err(|_| {
+                    Error::invalid_data(format!(
+                        "AES-128-GMAC requires a 16-byte key, got {} bytes",
+                        key.len()
+                    ))
+                })?,
+            )),
+        };
+        Ok(SignatureStream { mac, fed: 0 })
+    }
+
+    /// Takes in what is new in `prefix`, the message's bytes received so far
+    /// (each call's at least as long as the last's). Nothing until the whole
+    /// header is there; GMAC then takes whole blocks only.
+    pub fn update(&mut self, prefix: &[u8]) {
+        if prefix.len() < MIN_MESSAGE_LEN {
+            return;
+        }
+        if self.fed == 0 {
+            let mut header = [0u8; MIN_MESSAGE_LEN];
+            header.copy_from_slice(&prefix[..MIN_MESSAGE_LEN]);
+            header[SIGNATURE_OFFSET..SIGNATURE_OFFSET + SIGNATURE_LEN].fill(0);
+            self.feed(&header);
+        }
+        let end = match self.mac {
+            StreamMac::Gmac(_) => prefix.len() / 16 * 16,
+            _ => prefix.len(),
+        };
+        if end > self.fed {
+            self.feed(&prefix[self.fed..end]);
+        }
+    }
+
+    fn feed(&mut self, data: &[u8]) {
+        use digest::Update;
+        match &mut self.mac {
+            StreamMac::Hmac(m) => m.update(data),
+            StreamMac::Cmac(m) => m.update(data),
+            StreamMac::Gmac(g) => g.blocks(data),
+        }
+        self.fed += data.len();
+    }
+
+    /// The signature of `message`, whose prefixes every earlier
+    /// [`Self::update`] was given, as a server signed it (the GMAC nonce's
+    /// role bit set). `message_id` and `is_cancel` make GMAC's nonce, as in
+    /// [`verify_signature`].
+    pub fn finish(
+        mut self,
+        message: &[u8],
+        message_id: u64,
+        is_cancel: bool,
+    ) -> Result<[u8; SIGNATURE_LEN], Error> {
+        use digest::FixedOutput;
+        if message.len() < MIN_MESSAGE_LEN {
+            return Err(Error::invalid_data(format!(
+                "message too short for verification: {} bytes, need at least {}",
+                message.len(),
+                MIN_MESSAGE_LEN
+            )));
+        }
+        self.update(message);
+        let mut sig = [0u8; SIGNATURE_LEN];
+        match self.mac {
+            StreamMac::Hmac(m) => sig.copy_from_slice(&m.finalize_fixed()[..SIGNATURE_LEN]),
+            StreamMac::Cmac(m) => sig.copy_from_slice(&m.finalize_fixed()),
+            StreamMac::Gmac(g) => {
+                sig = g.finish(
+                    &message[self.fed..],
+                    message.len(),
+                    &gmac_nonce(message_id, is_cancel, true),
+                )
+            }
+        }
+        Ok(sig)
+    }
 }
 
 /// The 12-byte GMAC nonce of MS-SMB2 section 3.1.4.1.
@@ -1069,5 +1250,85 @@ mod tests {
         // verify uses server role bit, and wrong message_id -- both wrong
         let result = verify_signature(&msg, &key, SigningAlgorithm::AesGmac, 11, false);
         assert!(result.is_err());
+    }
+
+    #[test]
+    fn a_signature_computed_in_pieces_is_the_one_computed_whole() {
+        let key: [u8; 16] = core::array::from_fn(|i| (i * 5 + 1) as u8);
+        for algo in [
+            SigningAlgorithm::HmacSha256,
+            SigningAlgorithm::AesCmac,
+            SigningAlgorithm::AesGmac,
+        ] {
+            for body in [0usize, 1, 15, 16, 17, 100, 1024, 4099] {
+                let extra: Vec<u8> = (0..body as u32).map(|i| (i * 13 % 249) as u8).collect();
+                let mut msg = make_test_message(&extra);
+                sign_message(&mut msg, &key, algo, 77, false).unwrap();
+                // As a server signs it: the role bit set.
+                let mut zeroed = msg.clone();
+                zeroed[SIGNATURE_OFFSET..SIGNATURE_OFFSET + SIGNATURE_LEN].fill(0);
+                let want = compute_signature(&zeroed, &key, algo, 77, false, true).unwrap();
+                for piece in [1usize, 7, 16, 63, 64, 65, 1000, msg.len()] {
+                    let mut stream = SignatureStream::new(&key, algo).unwrap();
+                    let mut at = 0;
+                    while at < msg.len() {
+                        at = (at + piece).min(msg.len());
+                        stream.update(&msg[..at]);
+                    }
+                    let got = stream.finish(&msg, 77, false).unwrap();
+                    assert_eq!(
+                        got, want,
+                        "{algo:?}, {body} bytes of body, pieces of {piece}"
+                    );
+                }
+                // Nothing given before the whole message: the same.
+                let got = SignatureStream::new(&key, algo)
+                    .unwrap()
+                    .finish(&msg, 77, false)
+                    .unwrap();
+                assert_eq!(got, want, "{algo:?}, {body} bytes of body, at once");
+            }
+        }
+        assert!(SignatureStream::new(&key[..15], SigningAlgorithm::AesGmac).is_err());
+        let short = SignatureStream::new(&key, SigningAlgorithm::AesGmac).unwrap();
+        assert!(short.finish(&[0u8; 63], 1, false).is_err());
+    }
+
+    #[test]
+    fn a_computed_signature_is_checked_like_one_verified_in_place() {
+        let key = [0x5a; 16];
+        for algo in [
+            SigningAlgorithm::HmacSha256,
+            SigningAlgorithm::AesCmac,
+            SigningAlgorithm::AesGmac,
+        ] {
+            // A response as a server signs it.
+            let mut msg = make_test_message(b"a reply's data");
+            msg[SIGNATURE_OFFSET..SIGNATURE_OFFSET + SIGNATURE_LEN].fill(0);
+            let sig = compute_signature(&msg, &key, algo, 5, false, true).unwrap();
+            msg[SIGNATURE_OFFSET..SIGNATURE_OFFSET + SIGNATURE_LEN].copy_from_slice(&sig);
+
+            let mut stream = SignatureStream::new(&key, algo).unwrap();
+            stream.update(&msg[..70]);
+            let computed = stream.finish(&msg, 5, false).unwrap();
+            verify_signature_computed(&msg, &computed, algo, 5).unwrap();
+            verify_signature(&msg, &key, algo, 5, false).unwrap();
+
+            // One byte of the data changed after signing: both refuse it.
+            let mut bad = msg.clone();
+            bad[66] ^= 1;
+            let computed = SignatureStream::new(&key, algo)
+                .unwrap()
+                .finish(&bad, 5, false)
+                .unwrap();
+            assert!(matches!(
+                verify_signature_computed(&bad, &computed, algo, 5),
+                Err(Error::SignatureInvalid {
+                    reason: SignatureFailure::Mismatch,
+                    ..
+                })
+            ));
+            assert!(verify_signature(&bad, &key, algo, 5, false).is_err());
+        }
     }
 }

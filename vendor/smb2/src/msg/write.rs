@@ -64,6 +64,8 @@ impl WriteRequest {
 
 impl Pack for WriteRequest {
     fn pack(&self, cursor: &mut WriteCursor) {
+        // The fixed part is StructureSize - 1 bytes; the data follows it.
+        cursor.reserve(Self::STRUCTURE_SIZE as usize - 1 + self.data.len().max(1));
         cursor.write_u16_le(Self::STRUCTURE_SIZE);
         cursor.write_u16_le(self.data_offset);
         cursor.write_u32_le(self.data.len() as u32); // Length

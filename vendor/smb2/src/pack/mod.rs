@@ -191,6 +191,12 @@ impl WriteCursor {
         }
     }
 
+    /// Make room for at least `additional` more bytes: a message with a large
+    /// payload grows once, not by doubling (and copying) many times.
+    pub fn reserve(&mut self, additional: usize) {
+        self.buf.reserve(additional);
+    }
+
     /// Write a single byte.
     pub fn write_u8(&mut self, val: u8) {
         self.buf.push(val);

@@ -60,6 +60,22 @@ pub trait TransportReceive: Send + Sync {
         Ok(len)
     }
 
+    /// [`receive_into`](Self::receive_into), calling `arrived` with the
+    /// frame's bytes received so far (`&buf[..n]`, `n` growing) each time more
+    /// of them have landed, so that work over them, checking a signature,
+    /// goes on while the rest arrives. The last call has the whole frame. The
+    /// default calls it once, with the whole frame; a transport that receives
+    /// a frame in pieces should override it.
+    async fn receive_into_observed(
+        &self,
+        buf: &mut Vec<u8>,
+        arrived: &mut (dyn for<'b> FnMut(&'b [u8]) + Send),
+    ) -> Result<usize> {
+        let len = self.receive_into(buf).await?;
+        arrived(&buf[..len]);
+        Ok(len)
+    }
+
     /// Live counts for what this transport is receiving, published while a
     /// frame is still arriving, or `None` if it can't see inside a frame.
     ///

@@ -364,6 +364,14 @@ impl TransportReceive for TcpTransport {
     }
 
     async fn receive_into(&self, buf: &mut Vec<u8>) -> Result<usize> {
+        self.receive_into_observed(buf, &mut |_| {}).await
+    }
+
+    async fn receive_into_observed(
+        &self,
+        buf: &mut Vec<u8>,
+        arrived: &mut (dyn for<'b> FnMut(&'b [u8]) + Send),
+    ) -> Result<usize> {
         let mut reader = self.reader.lock().await;
 
         // Read the 4-byte framing header.
@@ -419,6 +427,7 @@ impl TransportReceive for TcpTransport {
             }
             filled += n;
             self.progress.record(n);
+            arrived(&buf[..filled]);
         }
 
         trace!("tcp: received frame, len={}", msg_len);

@@ -13,7 +13,7 @@ use smb2::msg::create::{
 use smb2::msg::query_info::{InfoType, QueryInfoRequest, QueryInfoResponse};
 use smb2::msg::set_info::SetInfoRequest;
 use smb2::msg::write::WriteRequest;
-use smb2::pack::{ReadCursor, Unpack};
+use smb2::pack::{Pack, ReadCursor, Unpack, WriteCursor};
 use smb2::types::flags::{FileAccessMask, FileAttributes};
 use smb2::types::{Command, CreditCharge, FileId, OplockLevel};
 use smb2::{ClientConfig, ErrorKind, SmbClient, Tree};
@@ -448,7 +448,11 @@ impl RemoteFs for Session {
             CreateDisposition::FileOverwriteIf,
             FILE_NON_DIRECTORY_FILE,
         )?;
-        let req = write_request(r.file_id, 0, data.to_vec());
+        let req = WriteFrom {
+            file_id: r.file_id,
+            offset: 0,
+            data,
+        };
         let written = self.call(Command::Write, &req, 1).map(|_| ());
         let closed = self.close(r.file_id);
         written.and(closed)
@@ -505,18 +509,38 @@ fn auth_hint(e: &smb2::Error, named_user: bool) -> String {
     }
 }
 
-pub(super) fn write_request(file_id: FileId, offset: u64, data: Vec<u8>) -> WriteRequest {
-    WriteRequest {
-        // The header (64 bytes) plus the request's fixed part (48 bytes).
-        data_offset: 0x70,
-        offset,
-        file_id,
-        channel: 0,
-        remaining_bytes: 0,
-        write_channel_info_offset: 0,
-        write_channel_info_length: 0,
-        flags: 0,
-        data,
+/// A WRITE request whose data is the caller's buffer, borrowed: it is packed straight
+/// into the message, so a write's data is copied once on its way to the socket (the
+/// `smb2` crate's own `WriteRequest` owns its data, which would cost a copy more).
+pub(super) struct WriteFrom<'a> {
+    pub(super) file_id: FileId,
+    pub(super) offset: u64,
+    pub(super) data: &'a [u8],
+}
+
+impl Pack for WriteFrom<'_> {
+    fn pack(&self, cursor: &mut WriteCursor) {
+        // MS-SMB2 2.2.21: StructureSize 49, then a fixed part of 48 bytes in all.
+        cursor.reserve(48 + self.data.len().max(1));
+        cursor.write_u16_le(WriteRequest::STRUCTURE_SIZE);
+        // DataOffset: the header (64 bytes) plus the fixed part.
+        cursor.write_u16_le(0x70);
+        cursor.write_u32_le(self.data.len() as u32);
+        cursor.write_u64_le(self.offset);
+        cursor.write_u64_le(self.file_id.persistent);
+        cursor.write_u64_le(self.file_id.volatile);
+        // Channel, RemainingBytes, WriteChannelInfoOffset and -Length, Flags: none.
+        cursor.write_u32_le(0);
+        cursor.write_u32_le(0);
+        cursor.write_u16_le(0);
+        cursor.write_u16_le(0);
+        cursor.write_u32_le(0);
+        if self.data.is_empty() {
+            // The one byte of Buffer that StructureSize 49 counts.
+            cursor.write_u8(0);
+        } else {
+            cursor.write_bytes(self.data);
+        }
     }
 }
 
