@@ -46,8 +46,8 @@ mkdir -p "$work/traces" "$work/labs"
 chmod 711 "$work" "$work/labs"
 sizes_mib=(1 4 8)
 for mib in "${sizes_mib[@]}"; do
-  python3 bench/gen-seqread.py "$work/traces/read${mib}m.jsonl" "$size" $((mib << 20)) "SeqRead${mib}M"
-  python3 bench/gen-seqwrite.py "$work/traces/write${mib}m.jsonl" "$size" $((mib << 20)) "SeqWrite${mib}M"
+  python3 bench/gen-seq.py read "$work/traces/read${mib}m.jsonl" "$size" $((mib << 20)) "SeqRead${mib}M"
+  python3 bench/gen-seq.py write "$work/traces/write${mib}m.jsonl" "$size" $((mib << 20)) "SeqWrite${mib}M"
 done
 # What the tools upload: zeros, in memory.
 src=/dev/shm/naslab-bench-put.$$
