@@ -92,12 +92,15 @@ pub fn suite(name: &str) -> Result<String, String> {
         .iter()
         .find(|s| s.eq_ignore_ascii_case(name))
         .map(|s| s.to_string())
-        .ok_or_else(|| {
-            format!(
-                "no suite '{name}'; the suites are: {} (see `naslab list`)",
-                naslab_workload::SUITES.join(", ")
-            )
-        })
+        .ok_or_else(|| unknown_suite(name))
+}
+
+/// The refusal of a suite name the catalog does not have.
+pub fn unknown_suite(name: &str) -> String {
+    format!(
+        "no suite '{name}'; the suites are: {} (see `naslab list`)",
+        naslab_workload::SUITES.join(", ")
+    )
 }
 
 /// A UTC date or time as run.json's timestamps begin (`2026-03-01`, `2026-03-01T12`,

@@ -128,10 +128,8 @@ pub fn resolve_suite(name: &str) -> anyhow::Result<Vec<Source>> {
 /// `--workload`), only those, in the order given. A name not in the suite is an error.
 pub fn pick_from_suite(name: &str, pick: &[String]) -> anyhow::Result<Vec<Source>> {
     let Some(names) = suite(name) else {
-        bail!(
-            "no suite '{name}'; the suites are: {NASPT}, {} (see `naslab list`)",
-            iometer::SUITE
-        )
+        // clap has checked the flag already; a caller that did not gets the same refusal.
+        bail!("{}", crate::values::unknown_suite(name))
     };
     if pick.is_empty() {
         return Ok(names.into_iter().map(Source::Builtin).collect());
