@@ -15,6 +15,11 @@ pub fn host_name() -> String {
     read_trimmed("/proc/sys/kernel/hostname")
 }
 
+/// The kernel's boot id (a UUID that changes at every boot); empty when unreadable.
+pub fn boot_id() -> String {
+    read_trimmed("/proc/sys/kernel/random/boot_id")
+}
+
 /// The client machine: host, kernel, OS, CPU and memory.
 pub fn environment() -> Environment {
     let cpu = std::fs::read_to_string("/proc/cpuinfo")

@@ -168,9 +168,7 @@ impl Holder {
             } else {
                 host
             },
-            boot: std::fs::read_to_string("/proc/sys/kernel/random/boot_id")
-                .map(|b| b.trim().chars().take(8).collect())
-                .unwrap_or_default(),
+            boot: crate::environment::boot_id().chars().take(8).collect(),
             pid_ns: std::fs::metadata("/proc/self/ns/pid")
                 .map(|m| std::os::unix::fs::MetadataExt::ino(&m))
                 .unwrap_or(0),
