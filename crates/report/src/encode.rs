@@ -78,21 +78,24 @@ impl BlobBuilder {
         }
     }
 
-    fn push(&mut self, name: &'static str, ty: ColumnType, delta: bool, bytes: Vec<u8>) {
-        debug_assert_eq!(bytes.len(), self.rows * ty.width());
+    /// Appends a column of `W`-byte little-endian words, byte-shuffled: all first bytes,
+    /// then all second bytes, and so on, which puts the mostly zero high bytes together
+    /// for deflate to squeeze to almost nothing.
+    fn push<const W: usize>(
+        &mut self,
+        name: &'static str,
+        ty: ColumnType,
+        delta: bool,
+        words: impl Iterator<Item = [u8; W]> + Clone,
+    ) {
+        debug_assert_eq!(ty.width(), W);
         let offset = self.raw.len();
-        // Byte-shuffling (all first bytes, then all second bytes, ...) puts the mostly
-        // zero high bytes together, which deflate then squeezes to almost nothing.
-        let w = ty.width();
-        let n = self.rows;
-        let start = self.raw.len();
-        self.raw.resize(start + bytes.len(), 0);
-        let out = &mut self.raw[start..];
-        for (i, chunk) in bytes.chunks_exact(w).enumerate() {
-            for (b, &byte) in chunk.iter().enumerate() {
-                out[b * n + i] = byte;
-            }
+        self.raw.reserve(self.rows * W);
+        // One sequential pass per byte plane, rather than W scattered writes per word.
+        for b in 0..W {
+            self.raw.extend(words.clone().map(|w| w[b]));
         }
+        debug_assert_eq!(self.raw.len() - offset, self.rows * W);
         self.columns.push(ColumnLayout {
             name,
             ty,
@@ -103,25 +106,27 @@ impl BlobBuilder {
 
     /// Adds a Float64Array column; `delta` stores differences (for values that mostly grow).
     pub fn f64(&mut self, name: &'static str, values: &[f64], delta: bool) {
-        let mut prev = 0.0;
-        let mut bytes = Vec::with_capacity(values.len() * 8);
-        for &v in values {
-            let stored = if delta { v - prev } else { v };
-            prev = v;
-            bytes.extend_from_slice(&stored.to_le_bytes());
-        }
-        self.push(name, ColumnType::F64, delta, bytes);
+        let previous = std::iter::once(0.0).chain(values.iter().copied());
+        let words = values
+            .iter()
+            .zip(previous)
+            .map(move |(&v, prev)| if delta { v - prev } else { v }.to_le_bytes());
+        self.push(name, ColumnType::F64, delta, words);
     }
 
     /// Adds a Uint32Array column.
     pub fn u32(&mut self, name: &'static str, values: &[u32]) {
-        let bytes = values.iter().flat_map(|v| v.to_le_bytes()).collect();
-        self.push(name, ColumnType::U32, false, bytes);
+        self.push(
+            name,
+            ColumnType::U32,
+            false,
+            values.iter().map(|v| v.to_le_bytes()),
+        );
     }
 
     /// Adds a Uint8Array column.
     pub fn u8(&mut self, name: &'static str, values: &[u8]) {
-        self.push(name, ColumnType::U8, false, values.to_vec());
+        self.push(name, ColumnType::U8, false, values.iter().map(|&v| [v]));
     }
 
     /// Compresses the blob: its layout for the page's JSON, and its base64 text.
