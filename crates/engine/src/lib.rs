@@ -28,10 +28,11 @@ pub use clock::{Clock, MonotonicClock, ScriptedClock};
 pub use data::{DataMode, DataSpec};
 pub use pacing::Pacing;
 pub use plan::{compile, records_from_reader, records_from_trace, FileTable, Plan, PlanError};
+pub use records::RecordSink;
 pub use replay::{
     replay, replay_with, Phase, Progress, ReplayOptions, ReplayOutcome, SharedSet, StartGate,
 };
-pub use run::{run_iteration, IterationSpec, RunError};
+pub use run::{run_iteration, IterationSpec, RunError, SinkMaker};
 pub use sandbox::Sandbox;
 pub use session::{RunHooks, RunOutcome, Session};
 pub use verify::Verifier;

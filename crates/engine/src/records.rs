@@ -5,12 +5,30 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::path::Path;
+use std::sync::mpsc;
 
-use naslab_trace::{create_trace_parallel, FileDecl, Header, Measured, Op, TraceError};
+use naslab_trace::{
+    create_trace_parallel, FileDecl, Header, Measured, Op, Sink, TraceError, TraceWriter,
+};
 
 use crate::plan::Plan;
 use crate::replay::ReplayOutcome;
 use crate::spool::{CompiledOp, SpoolReader};
+
+/// What sees every record as it is written, on a thread of its own beside the writer
+/// (the report's pass over the iteration, so that it needs not read the file back).
+pub trait RecordSink: Send {
+    /// A file record, in the file's order.
+    fn file(&mut self, decl: &FileDecl);
+    /// An op record and its measurement, in the file's order.
+    fn op(&mut self, op: &Op, measured: &Measured);
+    /// Every record was written: what the sink made stands. Not called when writing
+    /// failed.
+    fn finish(self: Box<Self>);
+}
+
+/// Ops handed to the sink's thread at a time.
+const SINK_BATCH: usize = 8192;
 
 /// Why the records could not be written.
 #[derive(Debug, thiserror::Error)]
@@ -36,28 +54,83 @@ impl Cursor {
     }
 }
 
-/// Writes the op records of one replay to `path` (zstd when it ends in `.zst`).
+/// Writes the op records of one replay to `path` (zstd when it ends in `.zst`), and
+/// hands each record to `sink` too, when there is one.
 pub fn write_records(
     path: &Path,
     plan: &Plan,
     outcome: &ReplayOutcome,
     generator: &str,
+    sink: Option<Box<dyn RecordSink>>,
+) -> Result<u64, RecordsError> {
+    let Some(mut sink) = sink else {
+        return write_merged(path, plan, outcome, generator, &mut |_, _| {});
+    };
+    for decl in file_decls(plan) {
+        sink.file(&decl);
+    }
+    let (tx, rx) = mpsc::sync_channel::<Vec<(Op, Measured)>>(4);
+    std::thread::scope(|scope| {
+        let fed = std::thread::Builder::new()
+            .name("report-pass".into())
+            .spawn_scoped(scope, move || {
+                for batch in rx {
+                    for (op, m) in &batch {
+                        sink.op(op, m);
+                    }
+                }
+                sink
+            });
+        let mut tx = fed.is_ok().then_some(tx);
+        let mut batch = Vec::with_capacity(SINK_BATCH);
+        let written = write_merged(path, plan, outcome, generator, &mut |op, m| {
+            batch.push((*op, *m));
+            if batch.len() == SINK_BATCH {
+                let full = std::mem::replace(&mut batch, Vec::with_capacity(SINK_BATCH));
+                // A sink that stopped taking records only loses its own result.
+                if tx.as_ref().is_some_and(|t| t.send(full).is_err()) {
+                    tx = None;
+                }
+            }
+        });
+        if let Some(tx) = tx {
+            let _ = tx.send(batch);
+        }
+        if let (Ok(_), Ok(Ok(sink))) = (&written, fed.map(|h| h.join())) {
+            sink.finish();
+        }
+        written
+    })
+}
+
+/// The plan's file records, in the records file's order.
+fn file_decls(plan: &Plan) -> impl Iterator<Item = FileDecl> + '_ {
+    plan.files.entries.iter().filter_map(|e| {
+        Some(FileDecl {
+            id: e.id?,
+            path: e.path.clone(),
+            kind: e.kind,
+            size: e.size,
+            exists: e.exists,
+            prepare: e.prepare,
+        })
+    })
+}
+
+/// Writes the records, passing each op and its measurement to `each` as it goes.
+fn write_merged(
+    path: &Path,
+    plan: &Plan,
+    outcome: &ReplayOutcome,
+    generator: &str,
+    each: &mut dyn FnMut(&Op, &Measured),
 ) -> Result<u64, RecordsError> {
     let mut w = create_trace_parallel(path)?;
     let mut header: Header = plan.header.clone();
     header.generator = Some(generator.to_string());
     w.header(&header)?;
-    for e in &plan.files.entries {
-        if let Some(id) = e.id {
-            w.file(&FileDecl {
-                id,
-                path: e.path.clone(),
-                kind: e.kind,
-                size: e.size,
-                exists: e.exists,
-                prepare: e.prepare,
-            })?;
-        }
+    for decl in file_decls(plan) {
+        w.file(&decl)?;
     }
     let mut cursors = Vec::new();
     for (sp, so) in plan.streams.iter().zip(&outcome.streams) {
@@ -82,35 +155,38 @@ pub fn write_records(
         warmup: false,
     };
     let mut written = 0u64;
+    let mut put = |w: &mut TraceWriter<Sink>, op: &Op, m: &Measured| -> Result<(), RecordsError> {
+        w.op(op, Some(m))?;
+        each(op, m);
+        written += 1;
+        Ok(())
+    };
     if let [only] = cursors.as_mut_slice() {
         // One stream: its order is the issue order.
         while let Some((op, m)) = only.next()? {
-            w.op(&record_of(op, only.stream), Some(&m))?;
-            written += 1;
+            put(&mut w, &record_of(op, only.stream), &m)?;
         }
-        w.close()?;
-        return Ok(written);
-    }
-    let mut heads: Vec<Option<(CompiledOp, Measured)>> = Vec::with_capacity(cursors.len());
-    let mut heap = BinaryHeap::new();
-    for (i, c) in cursors.iter_mut().enumerate() {
-        let head = c.next()?;
-        if let Some((_, m)) = &head {
-            heap.push(Reverse((m.issued_ns, i)));
+    } else {
+        let mut heads: Vec<Option<(CompiledOp, Measured)>> = Vec::with_capacity(cursors.len());
+        let mut heap = BinaryHeap::new();
+        for (i, c) in cursors.iter_mut().enumerate() {
+            let head = c.next()?;
+            if let Some((_, m)) = &head {
+                heap.push(Reverse((m.issued_ns, i)));
+            }
+            heads.push(head);
         }
-        heads.push(head);
-    }
-    while let Some(Reverse((_, i))) = heap.pop() {
-        let Some((op, m)) = heads[i].take() else {
-            continue;
-        };
-        w.op(&record_of(op, cursors[i].stream), Some(&m))?;
-        written += 1;
-        let next = cursors[i].next()?;
-        if let Some((_, m)) = &next {
-            heap.push(Reverse((m.issued_ns, i)));
+        while let Some(Reverse((_, i))) = heap.pop() {
+            let Some((op, m)) = heads[i].take() else {
+                continue;
+            };
+            put(&mut w, &record_of(op, cursors[i].stream), &m)?;
+            let next = cursors[i].next()?;
+            if let Some((_, m)) = &next {
+                heap.push(Reverse((m.issued_ns, i)));
+            }
+            heads[i] = next;
         }
-        heads[i] = next;
     }
     w.close()?;
     Ok(written)

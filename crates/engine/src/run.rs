@@ -11,7 +11,7 @@ use crate::clock::MonotonicClock;
 use crate::pacing::Pacing;
 use crate::plan::Plan;
 use crate::prepare::{drop_caches, prepare_with, write_back, PrepareError};
-use crate::records::{write_records, RecordsError};
+use crate::records::{write_records, RecordSink, RecordsError};
 use crate::replay::{replay_with, Phase, Progress, ReplayError, ReplayOptions};
 use crate::summarize::summarize;
 use crate::verify::Verifier;
@@ -99,7 +99,14 @@ pub struct IterationSpec<'a> {
     pub progress: &'a Progress,
     /// After dropping the prepared files' pages, also drop the whole page cache (root only).
     pub drop_all_caches: bool,
+    /// What else sees the op records as they are written, given the iteration's result
+    /// (its timing) and the records file's name.
+    pub record_sink: Option<&'a SinkMaker<'a>>,
 }
+
+/// Makes an iteration's [`RecordSink`] from its result and its records file's name
+/// (`None`: no sink for this one).
+pub type SinkMaker<'a> = dyn Fn(&IterationResult, &str) -> Option<Box<dyn RecordSink>> + 'a;
 
 /// Checks, before anything is written, that the target can do every op of the plan.
 pub fn check_caps(plan: &Plan, target: &dyn Target) -> Result<(), RunError> {
@@ -307,11 +314,18 @@ pub fn run_iteration(spec: &IterationSpec, iteration: u32) -> Result<IterationRe
             env!("CARGO_PKG_VERSION"),
             plan.source
         );
-        write_records(path, plan, &outcome, &generator).map_err(|source| RunError::Records {
-            path: path.clone(),
-            source,
+        let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
+        let sink = spec
+            .record_sink
+            .zip(name.as_deref())
+            .and_then(|(make, name)| make(&result, name));
+        write_records(path, plan, &outcome, &generator, sink).map_err(|source| {
+            RunError::Records {
+                path: path.clone(),
+                source,
+            }
         })?;
-        result.records = path.file_name().map(|n| n.to_string_lossy().into_owned());
+        result.records = name;
     }
     Ok(result)
 }

@@ -17,6 +17,7 @@ use naslab_results::{
 use crate::backend::Target;
 use crate::pacing::Pacing;
 use crate::plan::Plan;
+use crate::records::RecordSink;
 use crate::replay::{Progress, ReplayOptions};
 use crate::run::{run_iteration, IterationSpec, RunError};
 
@@ -56,6 +57,15 @@ pub trait RunHooks {
         outcome: Result<IterationResult, RunError>,
     ) -> Result<IterationResult, RunError> {
         outcome
+    }
+    /// What also sees an iteration's op records as they are written (the report's pass
+    /// over them), given the iteration's result and the records file's name.
+    fn record_sink(
+        &self,
+        _result: &IterationResult,
+        _records: &str,
+    ) -> Option<Box<dyn RecordSink>> {
+        None
     }
     /// The layout of the workload's files after an iteration, when it can be taken.
     fn layout(&self, _plan: &Plan) -> Option<IterationLayout> {
@@ -189,6 +199,7 @@ impl Session<'_> {
         for i in 1..=self.options.iterations.max(1) {
             let progress = Arc::new(Progress::default());
             let watching = hooks.iteration_started(plan, progress.clone());
+            let sinks = |r: &IterationResult, records: &str| hooks.record_sink(r, records);
             let spec = IterationSpec {
                 plan,
                 target: self.target,
@@ -198,8 +209,10 @@ impl Session<'_> {
                 records_path: self.records_path(name, i),
                 progress: &progress,
                 drop_all_caches: self.drop_all_caches,
+                record_sink: Some(&sinks),
             };
-            let outcome = hooks.after_iteration(run_iteration(&spec, i));
+            let outcome = run_iteration(&spec, i);
+            let outcome = hooks.after_iteration(outcome);
             drop(watching);
             match outcome {
                 Ok(mut r) => {

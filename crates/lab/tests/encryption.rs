@@ -52,6 +52,7 @@ fn run_workload(workload: &str, target: &SmbTarget, share_dir: &Path, spool: &Pa
         records_path: None,
         progress: &progress,
         drop_all_caches: false,
+        record_sink: None,
     };
     let r = run_iteration(&spec, 1).expect("runs");
     assert_eq!(r.errors, 0, "{workload}: {:?}", r.op_stats);

@@ -195,6 +195,7 @@ fn an_old_copy_in_a_cache_is_a_stale_read_not_a_lost_write() {
         records_path: None,
         progress: &progress,
         drop_all_caches: false,
+        record_sink: None,
     };
     let b = sandbox.root().join("Stale/b.bin");
     let dev = scratch.device().to_path_buf();

@@ -114,6 +114,7 @@ fn run(target: &dyn Target, share_dir: &Path, name: &str, spool: &Path) -> Itera
         records_path: None,
         progress: &progress,
         drop_all_caches: false,
+        record_sink: None,
     };
     let dir = naslab_lab::layout::workload_dir(share_dir, name);
     std::thread::scope(|s| {
@@ -194,6 +195,7 @@ fn check_distinct(target: &dyn Target, share_dir: &Path, name: &str, spool: &Pat
         records_path: None,
         progress: &progress,
         drop_all_caches: false,
+        record_sink: None,
     };
     let r = run_iteration(&spec, 1).unwrap();
     assert_eq!(r.errors, 0, "{:?}", r.op_stats);

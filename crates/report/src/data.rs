@@ -197,6 +197,8 @@ struct Pass {
     access: AccessMap,
     rows: Rows,
     ops: u64,
+    /// Record times minus this are times into the phase.
+    clock_start_ns: u64,
 }
 
 impl Pass {
@@ -221,6 +223,7 @@ impl Pass {
             access: AccessMap::new(opts.access_points),
             rows: Rows::default(),
             ops: 0,
+            clock_start_ns: src.clock_start_ns,
         }
     }
 
@@ -436,6 +439,102 @@ impl Pass {
         }
         data.notes = notes;
         (data, blobs)
+    }
+}
+
+/// The report's pass over one iteration's ops, fed record by record as `naslab run`
+/// writes the op records, so that the report needs not read them back. What it makes is
+/// what the report makes from the records file with the same options (tests compare
+/// the two pages byte for byte); a multi-client run's report still reads the merged
+/// records.
+pub struct IterationPass {
+    pass: Pass,
+    opts: crate::ReportOptions,
+}
+
+/// The element-id prefix a streamed iteration's blobs carry until the page gives them
+/// their place (`w{workload}-i{iteration}`).
+const STREAMED_PREFIX: &str = "streamed";
+
+impl IterationPass {
+    /// A pass for the report of an iteration whose measured phase began at
+    /// `clock_start_ns` and lasted `wall_ns` (as its results say), keeping what `opts`
+    /// asks for.
+    pub fn new(clock_start_ns: u64, wall_ns: u64, opts: crate::ReportOptions) -> IterationPass {
+        let src = IterationSource {
+            records: None,
+            clock_start_ns,
+            wall_ns,
+            blob_prefix: STREAMED_PREFIX.into(),
+        };
+        IterationPass {
+            pass: Pass::new(&src, run_report_load(&opts, 0)),
+            opts,
+        }
+    }
+
+    /// A file record, in the order the records file holds them.
+    pub fn file(&mut self, f: &naslab_trace::FileDecl) {
+        self.pass
+            .file(f.id, f.path.clone(), f.size, f.kind == FileKind::Dir);
+    }
+
+    /// An op record and its measurement, in the records file's order.
+    pub fn op(&mut self, op: &naslab_trace::Op, m: &naslab_trace::Measured) {
+        let start = self.pass.clock_start_ns;
+        self.pass.op(op, m, start);
+    }
+
+    /// Builds the views and their blobs (the costly part: percentiles, compression).
+    pub fn finish(self) -> StreamedIteration {
+        let (data, blobs) = self.pass.finish(STREAMED_PREFIX, Vec::new());
+        StreamedIteration {
+            data,
+            blobs,
+            opts: self.opts,
+        }
+    }
+}
+
+/// An iteration's views made by an [`IterationPass`], waiting for the page.
+pub struct StreamedIteration {
+    data: IterationData,
+    blobs: Vec<(String, String)>,
+    /// What the pass kept: a page that keeps other amounts reads the records instead.
+    pub(crate) opts: crate::ReportOptions,
+}
+
+impl StreamedIteration {
+    /// The views and blobs with the element ids the page gives the iteration.
+    pub(crate) fn placed(self, prefix: &str) -> (IterationData, Vec<(String, String)>) {
+        let place = |id: &mut String| {
+            if let Some(rest) = id.strip_prefix(STREAMED_PREFIX) {
+                *id = format!("{prefix}{rest}");
+            }
+        };
+        let mut data = self.data;
+        let mut blobs = self.blobs;
+        if let Some(b) = data.access.as_mut().and_then(|a| a.blob.as_mut()) {
+            place(&mut b.id);
+        }
+        if let Some(r) = data.rows.as_mut() {
+            place(&mut r.blob.id);
+        }
+        for (id, _) in &mut blobs {
+            place(id);
+        }
+        (data, blobs)
+    }
+}
+
+/// The load options of a run's report (`clients`: a multi-client run's count, else 0).
+pub(crate) fn run_report_load(opts: &crate::ReportOptions, clients: u32) -> LoadOptions {
+    LoadOptions {
+        max_rows: opts.max_rows,
+        access_points: opts.access_points,
+        bin_ns: None,
+        latency_percentiles: true,
+        clients,
     }
 }
 

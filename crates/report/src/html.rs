@@ -2,7 +2,9 @@
 //! compressed base64 blobs, and the committed UI bundle (TypeScript and uPlot, built by
 //! esbuild) inline, so the file works offline and asks the network for nothing.
 
+use std::collections::HashMap;
 use std::path::Path;
+use std::sync::Mutex;
 
 use naslab_results::RunResult;
 use naslab_trace::OpKind;
@@ -11,7 +13,8 @@ use ts_rs::TS;
 
 use crate::compare::Comparison;
 use crate::data::{
-    load_iteration, IterationData, IterationSource, LatencyHistView, LoadOptions, SizeHistView,
+    load_iteration, run_report_load, IterationData, IterationSource, LatencyHistView, LoadOptions,
+    SizeHistView, StreamedIteration,
 };
 use crate::encode::{inline_code, script_json};
 use crate::series::{round_bin_ns, TimeSeries};
@@ -23,7 +26,7 @@ const BUNDLE_JS: &str = include_str!("../assets/report.js");
 const BUNDLE_CSS: &str = include_str!("../assets/report.css");
 
 /// What the HTML report keeps for display.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ReportOptions {
     /// Rows of the transaction list per iteration; later ops are left out of the list
     /// (not the charts) with a note.
@@ -108,6 +111,18 @@ pub fn report_html(run: &LoadedRun, opts: &ReportOptions) -> Vec<u8> {
 /// Like [`report_html`], also returning the page's notes about missing or partial
 /// records, each as "WORKLOAD, iteration N: note", for the terminal.
 pub fn report_html_with_notes(run: &LoadedRun, opts: &ReportOptions) -> (Vec<u8>, Vec<String>) {
+    report_html_streamed(run, opts, HashMap::new())
+}
+
+/// Like [`report_html_with_notes`], with the views of some iterations already made while
+/// their records were written (`streamed`, by records file name): only the others are
+/// read from their records. A multi-client run's iterations are always read, as their
+/// clients' views come from the merged records.
+pub fn report_html_streamed(
+    run: &LoadedRun,
+    opts: &ReportOptions,
+    streamed: HashMap<String, StreamedIteration>,
+) -> (Vec<u8>, Vec<String>) {
     let result = &run.result;
     // A multi-client run's clients each get their own views, to pick on the page.
     let clients = result
@@ -120,22 +135,28 @@ pub fn report_html_with_notes(run: &LoadedRun, opts: &ReportOptions) -> (Vec<u8>
             jobs.push((w, i, it));
         }
     }
+    let streamed = Mutex::new(streamed);
     let loaded = parallel_map(jobs, |(w, i, it)| {
-        let path = run.records_path(it.records.as_deref());
-        let src = IterationSource {
-            records: path.as_deref(),
-            clock_start_ns: it.clock_start_ns,
-            wall_ns: it.wall_ns,
-            blob_prefix: format!("w{w}-i{i}"),
+        let prefix = format!("w{w}-i{i}");
+        let made = it
+            .records
+            .as_ref()
+            .filter(|_| clients == 0)
+            .and_then(|name| streamed.lock().ok()?.remove(name))
+            .filter(|made| made.opts == *opts);
+        let (data, blobs) = match made {
+            Some(made) => made.placed(&prefix),
+            None => {
+                let path = run.records_path(it.records.as_deref());
+                let src = IterationSource {
+                    records: path.as_deref(),
+                    clock_start_ns: it.clock_start_ns,
+                    wall_ns: it.wall_ns,
+                    blob_prefix: prefix,
+                };
+                load_iteration(&src, run_report_load(opts, clients))
+            }
         };
-        let load = LoadOptions {
-            max_rows: opts.max_rows,
-            access_points: opts.access_points,
-            bin_ns: None,
-            latency_percentiles: true,
-            clients,
-        };
-        let (data, blobs) = load_iteration(&src, load);
         (it.iteration, it.records.clone(), data, blobs)
     });
     let mut blobs = Vec::new();

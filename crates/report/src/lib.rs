@@ -13,6 +13,7 @@ mod run_dir;
 mod series;
 mod ts_types;
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use naslab_results::RunResult;
@@ -20,8 +21,12 @@ use naslab_results::RunResult;
 pub use compare::{
     compare, csv_field, resolve_baseline, Comparison, RunInfo, WorkloadRow, MEAN_NAME,
 };
+pub use data::{IterationPass, StreamedIteration};
 pub use error::ReportError;
-pub use html::{compare_html, report_html, report_html_with_notes, write_atomic, ReportOptions};
+pub use html::{
+    compare_html, report_html, report_html_streamed, report_html_with_notes, write_atomic,
+    ReportOptions,
+};
 pub use run_dir::{load_run, parse_run_json, LoadedRun, MAX_RUN_JSON_BYTES};
 pub use series::round_bin_ns;
 pub use ts_types::{typescript_declarations, TS_TYPES_FILE};
@@ -32,11 +37,23 @@ pub const REPORT_FILE: &str = "report.html";
 /// Writes `report.html` into the run directory `dir` of the run `result` (what
 /// `naslab run` calls when it finishes) and returns its path.
 pub fn write_run_report(dir: &Path, result: &RunResult) -> Result<PathBuf, ReportError> {
+    write_run_report_streamed(dir, result, HashMap::new())
+}
+
+/// Like [`write_run_report`], with the views of the iterations in `streamed` (by records
+/// file name) already made while `naslab run` wrote their records: their records are
+/// not read again.
+pub fn write_run_report_streamed(
+    dir: &Path,
+    result: &RunResult,
+    streamed: HashMap<String, StreamedIteration>,
+) -> Result<PathBuf, ReportError> {
     let run = LoadedRun {
         dir: dir.to_path_buf(),
         result: result.clone(),
     };
     let path = dir.join(REPORT_FILE);
-    write_atomic(&path, &report_html(&run, &ReportOptions::default()))?;
+    let (page, _) = html::report_html_streamed(&run, &ReportOptions::default(), streamed);
+    write_atomic(&path, &page)?;
     Ok(path)
 }

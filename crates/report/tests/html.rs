@@ -9,7 +9,8 @@ use std::path::Path;
 
 use common::{run_dir_with_records, single_run, write_records, write_run_json};
 use naslab_report::{
-    compare, compare_html, load_run, report_html, write_run_report, ReportError, ReportOptions,
+    compare, compare_html, load_run, report_html, report_html_streamed, write_run_report,
+    IterationPass, ReportError, ReportOptions, StreamedIteration,
 };
 use serde_json::Value;
 
@@ -133,6 +134,68 @@ fn every_view_has_data_from_the_records() {
     assert_eq!(access["stride"], 1);
     assert!(access["blob"].is_null(), "{access}");
     assert!(it.get("notes").is_none(), "{:?}", it["notes"]);
+}
+
+/// Each iteration's views made by an [`IterationPass`] fed the first `keep` op records of
+/// its records file (all of them with `u64::MAX`), by records file name.
+fn streamed(
+    dir: &Path,
+    opts: ReportOptions,
+    keep: u64,
+) -> std::collections::HashMap<String, StreamedIteration> {
+    let run = load_run(dir).unwrap();
+    let mut made = std::collections::HashMap::new();
+    for it in run.result.workloads.iter().flat_map(|w| &w.iterations) {
+        let name = it.records.clone().unwrap();
+        let mut pass = IterationPass::new(it.clock_start_ns, it.wall_ns, opts);
+        let mut ops = 0;
+        for record in naslab_trace::open_trace(&dir.join(&name)).unwrap() {
+            match record.unwrap() {
+                naslab_trace::Record::File(f) => pass.file(&f),
+                naslab_trace::Record::Op(op, Some(m)) if ops < keep => {
+                    pass.op(&op, &m);
+                    ops += 1;
+                }
+                _ => {}
+            }
+        }
+        made.insert(name, pass.finish());
+    }
+    made
+}
+
+#[test]
+fn views_streamed_while_records_are_written_make_the_page_the_records_make() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = run_dir_with_records(tmp.path(), 1000);
+    let run = load_run(&dir).unwrap();
+    // A capped list, so both iterations' access maps have blobs of their own to place.
+    let opts = ReportOptions {
+        max_rows: 100,
+        access_points: 50,
+    };
+    let (page, _) = report_html_streamed(&run, &opts, streamed(&dir, opts, u64::MAX));
+    let from_records = report_html(&run, &opts);
+    assert!(page.len() > 10_000);
+    assert!(
+        page == from_records,
+        "the streamed page differs from the records' page"
+    );
+    let html = String::from_utf8(page).unwrap();
+    for id in ["w0-i0-rows", "w0-i0-map", "w1-i0-rows"] {
+        assert!(html.contains(&format!("id=\"{id}\"")), "{id}");
+    }
+    // The streamed views are what the page shows: fed half the ops, it shows half.
+    let (half, _) = report_html_streamed(&run, &opts, streamed(&dir, opts, 500));
+    let it = &page_data(&String::from_utf8(half).unwrap())["workloads"][0]["iterations"][0];
+    assert_eq!(it["rows"]["total"], 500);
+    // Views kept with other options are not used: the page reads the records.
+    let other = ReportOptions {
+        max_rows: 10,
+        ..opts
+    };
+    let (page, _) = report_html_streamed(&run, &opts, streamed(&dir, other, 500));
+    assert!(page == from_records);
 }
 
 #[test]

@@ -34,6 +34,7 @@ pub fn spec_of<'a>(
         records_path,
         progress,
         drop_all_caches: false,
+        record_sink: None,
     }
 }
 

@@ -150,6 +150,7 @@ pub fn run(trace: &Trace, target: &dyn Target, spool: &Path) -> IterationResult 
         records_path: None,
         progress: &progress,
         drop_all_caches: false,
+        record_sink: None,
     };
     let r = run_iteration(&spec, 1).expect("runs");
     assert_eq!(progress.prepared_bytes.load(Ordering::Relaxed), PREPARED);

@@ -4,13 +4,16 @@
 //! report, the table and the view printed.
 
 use std::any::Any;
+use std::collections::HashMap;
 use std::path::Path;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use anyhow::{bail, Context};
-use naslab_engine::{Plan, Progress, RunError, RunHooks, RunOutcome, Session};
+use naslab_engine::{Plan, Progress, RecordSink, RunError, RunHooks, RunOutcome, Session};
+use naslab_report::{IterationPass, ReportOptions, StreamedIteration};
 use naslab_results::export::{Exporter, Json, Table};
 use naslab_results::{IterationLayout, IterationResult, RunResult};
+use naslab_trace::{FileDecl, Measured, Op};
 
 use super::compile::check_unique;
 use super::{RunContext, Workload};
@@ -71,7 +74,12 @@ pub fn execute_returning(
         device: ctx.device.clone(),
     };
     let plans: Vec<&Plan> = workloads.iter().map(|w| &w.plan).collect();
-    let outcome = session.run(&plans, &mut CliHooks { ctx: &ctx });
+    let mut hooks = CliHooks {
+        ctx: &ctx,
+        streamed: Arc::default(),
+    };
+    let outcome = session.run(&plans, &mut hooks);
+    let streamed = std::mem::take(&mut *hooks.streamed.lock().unwrap_or_else(|e| e.into_inner()));
     let RunOutcome { run, failure } = match outcome {
         Ok(o) => o,
         Err(e) => return (None, Err(anyhow::anyhow!(e))),
@@ -94,7 +102,7 @@ pub fn execute_returning(
             return (None, Err(anyhow::anyhow!(why)));
         }
     }
-    let finished = finish(&ctx, &run, failure, view);
+    let finished = finish(&ctx, &run, failure, view, streamed);
     (Some(run), finished)
 }
 
@@ -103,6 +111,33 @@ pub fn execute_returning(
 /// written after each workload.
 struct CliHooks<'a> {
     ctx: &'a RunContext,
+    /// The report's views of each iteration, made while its records were written (by
+    /// records file name).
+    streamed: Streamed,
+}
+
+type Streamed = Arc<Mutex<HashMap<String, StreamedIteration>>>;
+
+/// The report's pass over an iteration's records, fed as they are written.
+struct ReportPass {
+    pass: IterationPass,
+    records: String,
+    into: Streamed,
+}
+
+impl RecordSink for ReportPass {
+    fn file(&mut self, decl: &FileDecl) {
+        self.pass.file(decl);
+    }
+    fn op(&mut self, op: &Op, measured: &Measured) {
+        self.pass.op(op, measured);
+    }
+    fn finish(self: Box<Self>) {
+        let made = self.pass.finish();
+        if let Ok(mut streamed) = self.into.lock() {
+            streamed.insert(self.records, made);
+        }
+    }
 }
 
 impl RunHooks for CliHooks<'_> {
@@ -132,6 +167,22 @@ impl RunHooks for CliHooks<'_> {
         outcome: Result<IterationResult, RunError>,
     ) -> Result<IterationResult, RunError> {
         crate::multi::after_iteration(outcome)
+    }
+
+    fn record_sink(&self, result: &IterationResult, records: &str) -> Option<Box<dyn RecordSink>> {
+        // A multi-client run's report reads the records merged from every client.
+        if crate::multi::active() {
+            return None;
+        }
+        Some(Box::new(ReportPass {
+            pass: IterationPass::new(
+                result.clock_start_ns,
+                result.wall_ns,
+                ReportOptions::default(),
+            ),
+            records: records.to_string(),
+            into: self.streamed.clone(),
+        }))
     }
 
     fn layout(&self, plan: &Plan) -> Option<IterationLayout> {
@@ -170,12 +221,13 @@ fn finish(
     run: &RunResult,
     failure: Option<String>,
     view: Option<View>,
+    streamed: HashMap<String, StreamedIteration>,
 ) -> anyhow::Result<()> {
     let failure = failure.or_else(|| verify_failure(run));
     write_exports(&ctx.run_dir, run)?;
     // The HTML report is a view of what is already saved: if it cannot be written the
     // run still succeeded, and `naslab report` can make it later.
-    if let Err(e) = naslab_report::write_run_report(&ctx.run_dir, run) {
+    if let Err(e) = naslab_report::write_run_report_streamed(&ctx.run_dir, run, streamed) {
         eprintln!(
             "warning: report.html was not written ({e}); run `naslab report {}` to try again",
             ctx.run_dir.display()
