@@ -198,9 +198,10 @@ pub struct RunOpts {
     /// and fail if any block is not what was written.
     #[arg(long)]
     pub verify: bool,
-    /// Hold paced issue times under load: stream threads under SCHED_FIFO, each pinned to
-    /// one of the CPUs idlest just before the start, memory locked (needs root or
-    /// CAP_SYS_NICE; what is refused is said).
+    /// Hold paced issue times under load: stream threads under SCHED_FIFO (at nice -20
+    /// when their ops leave no time to sleep), each pinned to one of the CPUs idlest just
+    /// before the start, memory locked (needs root or CAP_SYS_NICE; what is refused is
+    /// said).
     #[arg(long)]
     pub realtime: bool,
     /// Print the results as JSON instead of the table.

@@ -525,3 +525,66 @@ fn direct_io_works_where_the_file_system_allows_it() {
         run["warnings"]
     );
 }
+
+/// A trace of `ops` 4 KiB reads of one file, one every `gap_us`.
+fn paced_reads(path: &Path, ops: u64, gap_us: u64) {
+    let mut t = String::from(
+        "{\"type\":\"header\",\"format\":\"naslab-trace\",\"version\":1,\"workload\":\"Paced\"}\n\
+         {\"type\":\"file\",\"id\":1,\"path\":\"f\",\"size\":65536,\"exists\":true}\n\
+         {\"type\":\"op\",\"op\":\"open\",\"stream\":0,\"t_us\":0,\"file\":1,\"flags\":\"read\"}\n",
+    );
+    for i in 0..ops {
+        t.push_str(&format!(
+            "{{\"type\":\"op\",\"op\":\"read\",\"stream\":0,\"t_us\":{},\"file\":1,\"offset\":{},\"len\":4096}}\n",
+            (i + 1) * gap_us,
+            (i % 16) * 4096
+        ));
+    }
+    t.push_str(&format!(
+        "{{\"type\":\"op\",\"op\":\"close\",\"stream\":0,\"t_us\":{},\"file\":1}}\n",
+        (ops + 1) * gap_us
+    ));
+    std::fs::write(path, t).unwrap();
+}
+
+#[test]
+fn realtime_gives_fifo_to_a_stream_that_sleeps_and_nice_to_one_that_cannot() {
+    need_tool("strace", "-V");
+    let dir = tempfile::tempdir().unwrap();
+    // 40,000 reads in one second leave no time to sleep (20 us apart, less than the
+    // spin before each); 200 reads 1 ms apart leave most of it.
+    for (ops, gap_us, nice) in [(40_000, 20, true), (200, 1_000, false)] {
+        let trace = dir.path().join(format!("paced{gap_us}.jsonl"));
+        paced_reads(&trace, ops, gap_us);
+        let log = dir.path().join(format!("paced{gap_us}.strace"));
+        let res = run_ok(
+            Command::new("strace")
+                .args(["-f", "-qq", "-o"])
+                .arg(&log)
+                .args(["-e", "trace=sched_setscheduler,setpriority"])
+                .arg(env!("CARGO_BIN_EXE_naslab"))
+                .arg("run")
+                .arg(&trace)
+                .args(["--backend", "null", "--pace", "original", "--realtime"])
+                .arg("--out")
+                .arg(dir.path().join("out")),
+        );
+        let log = std::fs::read_to_string(&log).unwrap();
+        let fifo = log.lines().filter(|l| l.contains("SCHED_FIFO")).count();
+        let niced = log
+            .lines()
+            .filter(|l| l.contains("setpriority(PRIO_PROCESS, 0, -20)"))
+            .count();
+        let err = text(&res.stderr);
+        if nice {
+            assert_eq!((fifo, niced), (0, 1), "{log}");
+            assert!(
+                err.contains("runs at nice -20 rather than under SCHED_FIFO"),
+                "{err}"
+            );
+        } else {
+            assert_eq!((fifo, niced), (1, 0), "{log}");
+            assert!(!err.contains("nice -20"), "{err}");
+        }
+    }
+}

@@ -86,6 +86,9 @@ pub struct StreamPlan {
     /// The stream's largest read and largest write (both phases), which size its buffers.
     pub max_read: u64,
     pub max_write: u64,
+    /// The most measured ops the stream issues within one second of trace time (whole
+    /// seconds of `t_us`): how little time `--pace original` leaves it to sleep.
+    pub densest_second: u64,
 }
 
 /// A compiled trace, ready to prepare and replay.

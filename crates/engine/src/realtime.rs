@@ -10,11 +10,62 @@ use std::fmt;
 /// kernel's own real-time threads ahead of them).
 pub const FIFO_PRIORITY: i32 = 10;
 
+/// Stream threads under `--realtime` sleep until this close to a deadline, then spin.
+pub const SPIN_NS: u64 = 15_000;
+
+/// The nice value of a stream thread too busy for SCHED_FIFO (see [`Priority`]).
+pub const BUSY_NICE: i32 = -20;
+
+/// How a stream thread asks to run before other processes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Priority {
+    /// SCHED_FIFO: no ordinary process preempts it. Only for a stream that sleeps a
+    /// good part of each second: the kernel stops a real-time thread that keeps its CPU
+    /// busy (95 % of each second by default, `sched_rt_runtime_us`; since Linux 6.12
+    /// the fair server, when an ordinary thread waits on that CPU) for the rest of the
+    /// second, up to 50 ms, and every op due meanwhile is late.
+    Fifo,
+    /// An ordinary thread at nice -20: its CPU's other ordinary threads get about 1 %
+    /// of it, in short slices, and it is never stopped for tens of milliseconds.
+    Nice,
+}
+
+/// The busy share of a second above which a stream runs at nice -20 rather than under
+/// SCHED_FIFO (far from the kernel's 95 %, as the estimate is rough).
+pub const FIFO_BUSY_MAX: f64 = 0.5;
+
+/// CPU time an op takes besides the wait before it (issue, timing, the op itself on a
+/// fast target), for the busy-share estimate.
+const OP_BUSY_NS: u64 = 2_000;
+
+impl Priority {
+    /// For a stream whose ops come at most `densest_second` to a second (under
+    /// `--pace original`; `None`: back to back, or at a fixed gap of `gap_ns`), waiting
+    /// by sleeping until `spin_ns` before each deadline and spinning the rest.
+    pub fn for_stream(ops_per_s: Option<u64>, gap_ns: Option<u64>, spin_ns: u64) -> Priority {
+        let busy = match (ops_per_s, gap_ns) {
+            // Each op keeps the CPU busy for its own time and the spin before it.
+            (Some(n), _) => n as f64 * (spin_ns + OP_BUSY_NS) as f64 / 1e9,
+            (None, Some(gap)) => (spin_ns.min(gap) + OP_BUSY_NS) as f64 / (gap + OP_BUSY_NS) as f64,
+            (None, None) => 1.0,
+        };
+        if busy > FIFO_BUSY_MAX {
+            Priority::Nice
+        } else {
+            Priority::Fifo
+        }
+    }
+}
+
 /// What a stream thread got when it asked for real-time treatment.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RealtimeGrant {
+    /// What it asked for.
+    pub asked: Priority,
     /// SCHED_FIFO is in effect.
     pub fifo: bool,
+    /// Nice -20 is in effect.
+    pub nice: bool,
     /// The thread is pinned to this CPU.
     pub cpu: Option<usize>,
     /// Why something was refused, for the user.
@@ -23,10 +74,13 @@ pub struct RealtimeGrant {
 
 impl fmt::Display for RealtimeGrant {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let priority = match self.asked {
+            Priority::Fifo => format!("SCHED_FIFO {}", if self.fifo { "on" } else { "off" }),
+            Priority::Nice => format!("nice {BUSY_NICE} {}", if self.nice { "on" } else { "off" }),
+        };
         write!(
             f,
-            "SCHED_FIFO {}, pinned to {}",
-            if self.fifo { "on" } else { "off" },
+            "{priority}, pinned to {}",
             self.cpu
                 .map(|c| format!("CPU {c}"))
                 .unwrap_or_else(|| "no CPU".into())
@@ -153,26 +207,48 @@ pub fn pin_to(cpus: &[usize]) -> Result<(), String> {
     }
 }
 
-/// Makes the calling thread a SCHED_FIFO thread pinned to `cpu` (from a [`CpuChoice`]).
-pub fn enter(cpu: Option<usize>) -> RealtimeGrant {
-    let mut grant = RealtimeGrant::default();
+/// Pins the calling thread to `cpu` (from a [`CpuChoice`]) and gives it `priority`.
+pub fn enter(cpu: Option<usize>, priority: Priority) -> RealtimeGrant {
+    let mut grant = RealtimeGrant {
+        asked: priority,
+        fifo: false,
+        nice: false,
+        cpu: None,
+        refused: Vec::new(),
+    };
     if let Some(cpu) = cpu {
         match pin_to(&[cpu]) {
             Ok(()) => grant.cpu = Some(cpu),
             Err(why) => grant.refused.push(why),
         }
     }
-    let param = libc::sched_param {
-        sched_priority: FIFO_PRIORITY,
-    };
-    // SAFETY: pid 0 is the calling thread; param is valid.
-    if unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &param) } == 0 {
-        grant.fifo = true;
-    } else {
-        grant.refused.push(format!(
-            "SCHED_FIFO: {} (needs root or CAP_SYS_NICE, and a real-time budget in this cgroup)",
-            std::io::Error::last_os_error()
-        ));
+    match priority {
+        Priority::Fifo => {
+            let param = libc::sched_param {
+                sched_priority: FIFO_PRIORITY,
+            };
+            // SAFETY: pid 0 is the calling thread; param is valid.
+            if unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &param) } == 0 {
+                grant.fifo = true;
+            } else {
+                grant.refused.push(format!(
+                    "SCHED_FIFO: {} (needs root or CAP_SYS_NICE, and a real-time budget in this cgroup)",
+                    std::io::Error::last_os_error()
+                ));
+            }
+        }
+        Priority::Nice => {
+            // On Linux, PRIO_PROCESS with id 0 sets the calling thread's nice value.
+            // SAFETY: setpriority takes plain integers.
+            if unsafe { libc::setpriority(libc::PRIO_PROCESS, 0, BUSY_NICE) } == 0 {
+                grant.nice = true;
+            } else {
+                grant.refused.push(format!(
+                    "nice {BUSY_NICE}: {} (needs root or CAP_SYS_NICE)",
+                    std::io::Error::last_os_error()
+                ));
+            }
+        }
     }
     grant
 }
@@ -214,7 +290,7 @@ mod tests {
     fn a_grant_says_what_was_refused_and_never_claims_more() {
         // Run on a thread of its own, so the test runner's threads keep their policy.
         let (grant, policy, affinity) = std::thread::spawn(|| {
-            let g = enter(CpuChoice::sample(1).for_stream(0));
+            let g = enter(CpuChoice::sample(1).for_stream(0), Priority::Fifo);
             // SAFETY: pid 0 is this thread.
             let policy = unsafe { libc::sched_getscheduler(0) };
             (g, policy, allowed_cpus())
@@ -229,6 +305,41 @@ mod tests {
         if !grant.fifo {
             assert!(grant.refused.iter().any(|r| r.contains("SCHED_FIFO")));
         }
+    }
+
+    #[test]
+    fn a_stream_too_busy_to_sleep_asks_for_nice_rather_than_fifo() {
+        let of = |per_s, gap| Priority::for_stream(per_s, gap, SPIN_NS);
+        // --pace original: 10 k ops a second leave most of each second to sleep;
+        // 50 k (one op every 20 us, less than the spin before each) leave none.
+        assert_eq!(of(Some(10_000), None), Priority::Fifo);
+        assert_eq!(of(Some(50_000), None), Priority::Nice);
+        assert_eq!(of(Some(0), None), Priority::Fifo);
+        // A fixed gap: 1 ms sleeps, 10 us spins.
+        assert_eq!(of(None, Some(1_000_000)), Priority::Fifo);
+        assert_eq!(of(None, Some(10_000)), Priority::Nice);
+        // As fast as possible: never sleeps.
+        assert_eq!(of(None, None), Priority::Nice);
+    }
+
+    #[test]
+    fn a_nice_grant_is_what_the_kernel_says_the_thread_has() {
+        let (grant, nice) = std::thread::spawn(|| {
+            let g = enter(None, Priority::Nice);
+            // SAFETY: PRIO_PROCESS with id 0 reads this thread's nice value.
+            (g, unsafe { libc::getpriority(libc::PRIO_PROCESS, 0) })
+        })
+        .join()
+        .unwrap();
+        assert_eq!(grant.nice, nice == BUSY_NICE, "{grant:?} nice {nice}");
+        assert!(!grant.fifo);
+        if !grant.nice {
+            assert!(
+                grant.refused.iter().any(|r| r.contains("nice")),
+                "{grant:?}"
+            );
+        }
+        assert!(grant.to_string().starts_with("nice -20"), "{grant}");
     }
 
     #[test]

@@ -330,9 +330,6 @@ pub fn run_iteration(spec: &IterationSpec, iteration: u32) -> Result<IterationRe
     Ok(result)
 }
 
-/// Real-time stream threads sleep until this close to a deadline, then spin.
-const REALTIME_SPIN_NS: u64 = 15_000;
-
 /// The replay clock: under `--realtime`, waits sleep longer and spin less.
 fn clock_for(options: ReplayOptions, epoch: Option<u64>) -> MonotonicClock {
     let clock = match epoch {
@@ -340,7 +337,7 @@ fn clock_for(options: ReplayOptions, epoch: Option<u64>) -> MonotonicClock {
         None => MonotonicClock::starting_now(),
     };
     if options.realtime {
-        clock.with_spin_ns(REALTIME_SPIN_NS)
+        clock.with_spin_ns(crate::realtime::SPIN_NS)
     } else {
         clock
     }

@@ -236,6 +236,11 @@ struct StreamState {
     last_t_us: u64,
     max_read: u64,
     max_write: u64,
+    /// The second of trace time (t_us / 10^6) the last measured op fell in, the
+    /// measured ops in it so far, and the most in any one second.
+    second: u64,
+    in_second: u64,
+    densest_second: u64,
 }
 
 impl StreamState {
@@ -251,6 +256,9 @@ impl StreamState {
             last_t_us: 0,
             max_read: 0,
             max_write: 0,
+            second: 0,
+            in_second: 0,
+            densest_second: 0,
         }
     }
 
@@ -265,6 +273,15 @@ impl StreamState {
             ));
         }
         self.last_t_us = op.t_us;
+        if !op.warmup {
+            let second = op.t_us / 1_000_000;
+            if second != self.second {
+                self.second = second;
+                self.in_second = 0;
+            }
+            self.in_second += 1;
+            self.densest_second = self.densest_second.max(self.in_second);
+        }
         if op.warmup {
             if self.measuring {
                 return Err(format!(
@@ -372,6 +389,7 @@ impl StreamState {
             slots,
             max_read: self.max_read,
             max_write: self.max_write,
+            densest_second: self.densest_second,
         };
         let warmup = match self.warmup {
             Some(w) => Some(plan(w.finish().map_err(|e| places.spool(e))?)),

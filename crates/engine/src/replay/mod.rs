@@ -15,7 +15,7 @@ use crate::clock::{tighten_timer_slack, Clock};
 use crate::data::{DataSpec, BLOCK};
 use crate::pacing::Pacing;
 use crate::plan::Plan;
-use crate::realtime::{self, CpuChoice, MemoryLock};
+use crate::realtime::{self, CpuChoice, MemoryLock, Priority};
 use crate::spool::Spool;
 use crate::spool_io::{spool_io, BackgroundWriter, PrefetchReader};
 use crate::verify::Verifier;
@@ -288,6 +288,7 @@ pub fn replay_with<C: Clock + Sync>(
     let gate: RwLock<Option<C>> = RwLock::new(None);
     let (ready_tx, ready_rx) = mpsc::channel::<()>();
     let stop = AtomicBool::new(false);
+    let (said_refused, said_nice) = (AtomicBool::new(false), AtomicBool::new(false));
     let depth = plan.queue_depth() as usize;
     // Spools are read ahead and written behind by a thread of their own, so the stream
     // threads do no spool I/O during the measured phase.
@@ -321,6 +322,7 @@ pub fn replay_with<C: Clock + Sync>(
         let mut spawn_error = None;
         for (index, sp) in streams.iter().enumerate() {
             let (gate, stop, ready_tx, io) = (&gate, &stop, ready_tx.clone(), io.clone());
+            let (said_refused, said_nice) = (&said_refused, &said_nice);
             let files = Arc::clone(&plan.files);
             let builder = std::thread::Builder::new()
                 .name(format!("stream-{}", sp.stream))
@@ -346,12 +348,28 @@ pub fn replay_with<C: Clock + Sync>(
                 }
                 tighten_timer_slack();
                 if options.realtime {
-                    let grant = realtime::enter(cpus.for_stream(index));
-                    // Said once, by the first stream: the others get the same answer.
-                    if index == 0 && !grant.refused.is_empty() {
+                    let (per_s, gap) = match options.pacing {
+                        Pacing::Original => (Some(sp.densest_second), None),
+                        Pacing::Delay { gap_ns } => (None, Some(gap_ns)),
+                        Pacing::Afap => (None, None),
+                    };
+                    let priority = Priority::for_stream(per_s, gap, realtime::SPIN_NS);
+                    let grant = realtime::enter(cpus.for_stream(index), priority);
+                    // Each said once, by the first stream it concerns.
+                    if !grant.refused.is_empty() && !said_refused.swap(true, Ordering::Relaxed) {
                         eprintln!(
                             "warning: --realtime: {}; stream threads run with {grant}",
                             grant.refused.join("; ")
+                        );
+                    }
+                    if priority == Priority::Nice
+                        && options.pacing != Pacing::Afap
+                        && !said_nice.swap(true, Ordering::Relaxed)
+                    {
+                        eprintln!(
+                            "note: --realtime: stream {} has too little time between its ops to sleep, so it runs at nice {} rather than under SCHED_FIFO, which the kernel would stop for up to 50 ms each second (docs/benchmarks.md)",
+                            sp.stream,
+                            realtime::BUSY_NICE
                         );
                     }
                 }
