@@ -21,14 +21,15 @@
 #
 # usage: bench/end-to-end.sh [WORKDIR]   (default /var/tmp/naslab-e2e)
 #        NASLAB_BIN=... PARSE_RATE_BIN=...   measure these builds instead of building
-#        ROUNDS=3 NULL_OPS=10000000 PACED_OPS=50000 FRAG_FILES=10000 SKIP="null pacing"
+#        ROUNDS=3 NULL_OPS=10000000 PACED_SECONDS=3 FRAG_FILES=10000 SKIP="null pacing"
 # needs: fio, filefrag, python3, zstd, cc, GNU time (/usr/bin/time)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 work=${1:-/var/tmp/naslab-e2e}
 rounds=${ROUNDS:-3}
 null_ops=${NULL_OPS:-10000000}
-paced_ops=${PACED_OPS:-50000}
+# Paced runs last this many seconds: past the kernel's one-second real-time period.
+paced_seconds=${PACED_SECONDS:-3}
 frag_files=${FRAG_FILES:-10000}
 skip=" ${SKIP:-} "
 size=$((1 << 30))
@@ -157,6 +158,7 @@ if [[ $skip != *" pacing "* ]]; then
   busy() { python3 -c "while True: pass" & busy_pid=$!; }
   for rate in 10000 50000; do
     gap=$((1000000 / rate))
+    paced_ops=$((rate * paced_seconds))
     t="$work/traces/paced$rate.jsonl"
     python3 bench/gen-randread.py "$t" "$paced_ops" $((64 << 20)) "$gap"
     for load in idle busy; do
