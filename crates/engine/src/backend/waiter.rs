@@ -92,6 +92,10 @@ impl Waiter {
 
     /// Runs `fut` to its end; `None` when it took longer than `limit`.
     pub(crate) fn run_for<T>(&self, limit: Duration, fut: impl Future<Output = T>) -> Option<T> {
+        // Pinned on this stack, so that what the runtime is given is small: tokio puts
+        // a future of more than 2 KiB (16 KiB in a release build) on the heap, an
+        // allocation per request with the SMB crate's request futures.
+        let fut = std::pin::pin!(fut);
         // The timer is made inside the runtime, which drives it.
         self.rt
             .block_on(async move { tokio::time::timeout(limit, fut).await })

@@ -19,7 +19,9 @@ use std::time::{Duration, Instant};
 
 use futures_util::future::{select, Either};
 use log::{debug, error, info, trace, warn, Level};
-use tokio::sync::{mpsc, oneshot, watch, Semaphore};
+use tokio::sync::{mpsc, watch, Semaphore};
+
+use super::handover::{Handover, SlotReceiver, SlotSender, TryRecvError};
 
 /// One in-flight request: who is waiting, what they asked for, and since when.
 ///
@@ -29,7 +31,7 @@ use tokio::sync::{mpsc, oneshot, watch, Semaphore};
 /// hit: three requests appear to have gone unanswered while small operations on
 /// the same connection kept flowing, and nothing recorded enough to confirm it.
 struct Waiter {
-    tx: oneshot::Sender<Routed>,
+    tx: SlotSender<Routed>,
     command: Command,
     /// When the waiter was inserted, which is BEFORE the bytes reach the
     /// transport. A request can sit here having never been sent.
@@ -97,7 +99,7 @@ pub(crate) struct WaiterGuard {
     generation: u64,
     /// Taken when the response is claimed; `None` afterwards so `Drop` knows
     /// there is nothing left to clean up.
-    rx: Option<oneshot::Receiver<Routed>>,
+    rx: Option<SlotReceiver<Routed>>,
     /// A response [`has_landed`](Self::has_landed) took off `rx` and nobody
     /// has claimed yet. Every way of claiming one looks here first.
     landed: Option<Routed>,
@@ -126,9 +128,11 @@ impl WaiterGuard {
     /// only once the ones ahead of it are taken.
     pub(crate) fn has_landed(&mut self) -> bool {
         if self.landed.is_none() {
-            if let Some(Ok(routed)) = self.rx.as_mut().map(oneshot::Receiver::try_recv) {
-                // Spent: a oneshot polled again after its value panics.
-                self.rx = None;
+            if let Some(Ok(routed)) = self.rx.as_mut().map(SlotReceiver::try_recv) {
+                // Spent: its slot goes back to the connection.
+                if let Some(mut rx) = self.rx.take() {
+                    self.inner.replies.recycle(&mut rx);
+                }
                 self.arrived_at = routed.arrived_at;
                 self.landed = Some(routed);
             }
@@ -171,8 +175,8 @@ impl WaiterGuard {
         let rx = self.rx.as_mut()?;
         match rx.try_recv() {
             Ok(routed) => Some(self.claim(routed)),
-            Err(oneshot::error::TryRecvError::Empty) => None,
-            Err(oneshot::error::TryRecvError::Closed) => Some(Err(Error::Disconnected)),
+            Err(TryRecvError::Empty) => None,
+            Err(TryRecvError::Closed) => Some(Err(Error::Disconnected)),
         }
     }
 
@@ -187,9 +191,9 @@ impl WaiterGuard {
         let Some(rx) = self.rx.as_mut() else {
             return Err(Error::Disconnected);
         };
-        match rx.await {
+        match rx.recv().await {
             Ok(routed) => self.claim(routed),
-            Err(_canceled) => Err(Error::Disconnected),
+            Err(_closed) => Err(Error::Disconnected),
         }
     }
 }
@@ -217,6 +221,11 @@ impl Drop for WaiterGuard {
                 "waiter deregistered without a response: msg_id={}",
                 self.msg_id.0
             );
+        }
+        // Out of the map, so nothing can send into the slot any more once
+        // the receiver task has let go of it: it serves the next request.
+        if let Some(rx) = self.rx.as_mut() {
+            self.inner.replies.recycle(rx);
         }
     }
 }
@@ -517,7 +526,7 @@ struct WriteJob {
     /// command for a compound.
     command: Command,
     queued_at: std::time::Instant,
-    done: oneshot::Sender<Result<()>>,
+    done: SlotSender<Result<()>>,
 }
 
 /// A request built and registered, with its bytes as they go on the wire.
@@ -682,6 +691,9 @@ async fn writer_loop(
 ) {
     let _ends_life = EndsSocketLife(life.clone());
     let mut ended = pin!(life.ended());
+    // Polled for each frame where the transport has one; otherwise each
+    // frame is a `send`.
+    let mut frames = sender.frame_writer();
     loop {
         // `ended` first: once the socket is finished with, nothing queued
         // behind it should still reach the wire.
@@ -697,16 +709,14 @@ async fn writer_loop(
         let len = job.bytes.len();
         let started = std::time::Instant::now();
 
-        let result = match deadline {
-            Some(d) => match rt::timeout(d, sender.send(&job.bytes)).await {
-                Ok(r) => r,
-                Err(_) => Err(Error::SendTimeout {
-                    command: job.command,
-                    bytes: len,
-                    waited: job.queued_at.elapsed(),
-                }),
-            },
-            None => sender.send(&job.bytes).await,
+        let result = match frames.as_mut() {
+            Some(frames) => {
+                let mut written = 0;
+                let send =
+                    std::future::poll_fn(|cx| frames.poll_send(cx, &job.bytes, &mut written));
+                send_within(deadline, send, &job).await
+            }
+            None => send_within(deadline, sender.send(&job.bytes), &job).await,
         };
 
         let wrote_in = started.elapsed();
@@ -742,23 +752,50 @@ async fn writer_loop(
             result,
             Err(Error::SendTimeout { .. }) | Err(Error::SendFailed { .. })
         );
+        // The frame's buffer builds a later request.
+        let WriteJob {
+            bytes,
+            command,
+            done,
+            ..
+        } = job;
+        strong.send_buffers.put(bytes);
         if fatal {
             if let Err(ref e) = result {
                 strong.metrics.send_failures.fetch_add(1, Ordering::Relaxed);
                 error!(
                     "send failed after {:?}: cmd={:?}, {} bytes: {e}; tearing the connection down \
                      because a partly-written frame leaves the stream out of sync",
-                    wrote_in, job.command, len
+                    wrote_in, command, len
                 );
             }
             // Before answering the caller, so it finds the connection already
             // dead: a caller that reacts by checking `is_disconnected` or by
             // reviving must not see the dead socket as live.
             fan_error_to_waiters(&strong, &Error::Disconnected);
-            let _ = job.done.send(result);
+            let _ = done.send(result);
             return;
         }
-        let _ = job.done.send(result);
+        let _ = done.send(result);
+    }
+}
+
+/// `send`, the writing of `job`'s frame, within the writer's `deadline`.
+async fn send_within(
+    deadline: Option<Duration>,
+    send: impl std::future::Future<Output = Result<()>>,
+    job: &WriteJob,
+) -> Result<()> {
+    match deadline {
+        Some(d) => match rt::timeout(d, send).await {
+            Ok(r) => r,
+            Err(_) => Err(Error::SendTimeout {
+                command: job.command,
+                bytes: job.bytes.len(),
+                waited: job.queued_at.elapsed(),
+            }),
+        },
+        None => send.await,
     }
 }
 
@@ -1436,7 +1473,9 @@ use crate::msg::transform::{
 };
 use crate::pack::{Guid, Pack, ReadCursor, Unpack, WriteCursor};
 use crate::rt;
-use crate::transport::{ReceiveProgress, TcpTransport, TransportReceive, TransportSend};
+use crate::transport::{
+    FrameReader, FrameWriter, ReceiveProgress, TcpTransport, TransportReceive, TransportSend,
+};
 use crate::types::flags::{Capabilities, HeaderFlags, SecurityMode};
 use crate::types::status::NtStatus;
 use crate::types::{
@@ -1651,11 +1690,11 @@ impl Frame {
         Frame {
             header,
             body: FrameBytes {
-                buf: Arc::clone(buf),
+                buf: Some(Arc::clone(buf)),
                 range: body_start..range.end,
             },
             raw: FrameBytes {
-                buf: Arc::clone(buf),
+                buf: Some(Arc::clone(buf)),
                 range,
             },
         }
@@ -1667,14 +1706,35 @@ impl Frame {
 /// copying it.
 #[derive(Clone)]
 pub struct FrameBytes {
-    buf: Arc<RecvBuf>,
+    /// `None` only while the view is being dropped.
+    buf: Option<Arc<RecvBuf>>,
     range: std::ops::Range<usize>,
 }
 
 impl FrameBytes {
     /// The bytes as a slice.
     pub fn as_slice(&self) -> &[u8] {
-        &self.buf.data[self.range.clone()]
+        match &self.buf {
+            Some(buf) => &buf.data[self.range.clone()],
+            None => &[],
+        }
+    }
+}
+
+impl Drop for FrameBytes {
+    /// The last view of a received buffer puts it back in its pool whole,
+    /// its storage and the shared allocation that holds it, for the receiver
+    /// task's next frame.
+    fn drop(&mut self) {
+        let Some(mut buf) = self.buf.take() else {
+            return;
+        };
+        if Arc::get_mut(&mut buf).is_none() {
+            return; // other views still read it
+        }
+        if let Some(pool) = buf.pool.as_ref().and_then(Weak::upgrade) {
+            pool.put(buf);
+        }
     }
 }
 
@@ -1722,7 +1782,7 @@ impl From<Vec<u8>> for FrameBytes {
     fn from(data: Vec<u8>) -> FrameBytes {
         let len = data.len();
         FrameBytes {
-            buf: Arc::new(RecvBuf { data, pool: None }),
+            buf: Some(Arc::new(RecvBuf { data, pool: None })),
             range: 0..len,
         }
     }
@@ -1739,27 +1799,83 @@ impl From<FrameBytes> for Vec<u8> {
 /// is dropped.
 struct RecvBuf {
     data: Vec<u8>,
-    pool: Option<Arc<RecvPool>>,
+    /// Weak: the pool keeps buffers, which must not keep the pool.
+    pool: Option<Weak<RecvPool>>,
 }
 
 impl Drop for RecvBuf {
+    /// A buffer freed rather than put back whole (its last two views were
+    /// dropped at once on two threads) still gives its storage back.
     fn drop(&mut self) {
-        if let Some(pool) = &self.pool {
-            pool.put(std::mem::take(&mut self.data));
+        if let Some(pool) = self.pool.as_ref().and_then(Weak::upgrade) {
+            pool.keep_storage(std::mem::take(&mut self.data));
         }
     }
 }
 
-/// The receiver task's spare buffers. Two are enough for the usual pattern,
-/// one response being read while its caller still holds the one before;
-/// more would only hold memory (each can be as large as the largest response
-/// seen).
+/// The receiver task's spare buffers, each in the `Arc` its frames share, so
+/// that a frame received into a kept buffer allocates nothing. Two are
+/// enough for the usual pattern, one response being read while its caller
+/// still holds the one before; more would only hold memory (each can be as
+/// large as the largest response seen).
 #[derive(Default)]
 struct RecvPool {
-    spare: StdMutex<Vec<Vec<u8>>>,
+    spare: StdMutex<Vec<Arc<RecvBuf>>>,
 }
 
 impl RecvPool {
+    const KEEP: usize = 2;
+
+    /// A buffer to receive into, held by nothing else: a kept one, or a new,
+    /// empty one.
+    fn take(self: &Arc<Self>) -> Arc<RecvBuf> {
+        self.spare.lock().unwrap().pop().unwrap_or_else(|| {
+            Arc::new(RecvBuf {
+                data: Vec::new(),
+                pool: Some(Arc::downgrade(self)),
+            })
+        })
+    }
+
+    /// Keeps `buf` for a later [`take`](Self::take), unless something else
+    /// still views it.
+    fn put(&self, mut buf: Arc<RecvBuf>) {
+        match Arc::get_mut(&mut buf) {
+            Some(only) if only.data.capacity() > 0 => {}
+            _ => return,
+        }
+        let mut spare = self.spare.lock().unwrap();
+        if spare.len() < Self::KEEP {
+            spare.push(buf);
+            return;
+        }
+        drop(spare);
+    }
+
+    /// Keeps the storage of a buffer whose `Arc` is gone, in a new one.
+    fn keep_storage(self: &Arc<Self>, data: Vec<u8>) {
+        if data.capacity() == 0 {
+            return;
+        }
+        let mut spare = self.spare.lock().unwrap();
+        if spare.len() < Self::KEEP {
+            spare.push(Arc::new(RecvBuf {
+                data,
+                pool: Some(Arc::downgrade(self)),
+            }));
+        }
+    }
+}
+
+/// Buffers requests are built in, kept once the writer task has written
+/// them, so that a request no larger than earlier ones is packed, signed or
+/// encrypted without allocating. Two, as for received frames.
+#[derive(Default)]
+struct SendBuffers {
+    spare: StdMutex<Vec<Vec<u8>>>,
+}
+
+impl SendBuffers {
     const KEEP: usize = 2;
 
     fn take(&self) -> Vec<u8> {
@@ -1832,12 +1948,16 @@ impl<'a> CompoundOp<'a> {
 /// Uses `std::sync::Mutex` because the critical sections are short and never
 /// hold the lock across an `.await`. Mutation is rare (once at session setup),
 /// reads happen once per frame on either side.
+///
+/// The keys are shared (`Arc`), so that the tasks signing, verifying,
+/// encrypting and decrypting each message take them out of the lock without
+/// allocating a copy.
 struct CryptoState {
-    signing_key: Option<Vec<u8>>,
+    signing_key: Option<Arc<[u8]>>,
     signing_algorithm: Option<SigningAlgorithm>,
     should_sign: bool,
-    encryption_key: Option<Vec<u8>>,
-    decryption_key: Option<Vec<u8>>,
+    encryption_key: Option<Arc<[u8]>>,
+    decryption_key: Option<Arc<[u8]>>,
     encryption_cipher: Option<Cipher>,
     should_encrypt: bool,
     nonce_gen: Option<NonceGenerator>,
@@ -1886,6 +2006,14 @@ struct Inbound {
 struct Inner {
     /// Per-request routing: msg_id → oneshot sender waiting for its response.
     waiters: StdMutex<HashMap<MessageId, Waiter>>,
+    /// The slots responses are handed to their callers through, reused
+    /// from one request to the next.
+    replies: Handover<Routed>,
+    /// The slots the writer task reports each frame's outcome through.
+    acks: Handover<Result<()>>,
+    /// Buffers of frames the writer task has written, kept to build the next
+    /// requests in (see [`SendBuffers`]).
+    send_buffers: SendBuffers,
     /// How long a request may go unanswered before the sweeper warns, or `None`
     /// to stay silent. Consumers with a legitimately slow server tune or disable
     /// it; see `Connection::set_stale_request_warning`.
@@ -2182,6 +2310,9 @@ impl Inner {
     fn new(write_tx: mpsc::Sender<WriteJob>, server_name: String) -> Self {
         Self {
             waiters: StdMutex::new(HashMap::new()),
+            replies: Handover::new(),
+            acks: Handover::new(),
+            send_buffers: SendBuffers::default(),
             stale_request_after: StdMutex::new(Some(STALE_WAITER_AFTER)),
             send_progress: StdMutex::new(SendProgress {
                 wire_bytes_sent: 0,
@@ -2272,7 +2403,7 @@ impl Inner {
     /// outcome. The frame counts in `send_queue_depth` from here until that
     /// handle is settled or dropped.
     fn write_job(self: &Arc<Self>, bytes: Vec<u8>, command: Command) -> (WriteJob, QueuedFrame) {
-        let (done_tx, done_rx) = oneshot::channel();
+        let (done_tx, done_rx) = self.acks.pair();
         let queued_at = std::time::Instant::now();
         let frame = QueuedFrame {
             inner: Arc::clone(self),
@@ -2299,7 +2430,7 @@ impl Inner {
 /// counting a frame forever.
 struct QueuedFrame {
     inner: Arc<Inner>,
-    done: oneshot::Receiver<Result<()>>,
+    done: SlotReceiver<Result<()>>,
     len: usize,
     command: Command,
     queued_at: std::time::Instant,
@@ -2308,7 +2439,7 @@ struct QueuedFrame {
 impl QueuedFrame {
     /// Wait for the writer task, and count the bytes once they're out.
     async fn settle(mut self) -> Result<()> {
-        let outcome = (&mut self.done).await;
+        let outcome = self.done.recv().await;
         let (len, command) = (self.len, self.command);
         let waited = self.queued_at.elapsed();
         match outcome {
@@ -2337,6 +2468,7 @@ impl QueuedFrame {
 impl Drop for QueuedFrame {
     fn drop(&mut self) {
         self.inner.send_queue_depth.fetch_sub(1, Ordering::Relaxed);
+        self.inner.acks.recycle(&mut self.done);
     }
 }
 
@@ -3602,7 +3734,7 @@ impl Connection {
             key.len()
         );
         let mut c = self.inner.crypto.lock().unwrap();
-        c.signing_key = Some(key);
+        c.signing_key = Some(key.into());
         c.signing_algorithm = Some(algorithm);
         c.should_sign = true;
     }
@@ -3616,8 +3748,8 @@ impl Connection {
             dec_key.len()
         );
         let mut c = self.inner.crypto.lock().unwrap();
-        c.encryption_key = Some(enc_key);
-        c.decryption_key = Some(dec_key);
+        c.encryption_key = Some(enc_key.into());
+        c.decryption_key = Some(dec_key.into());
         c.encryption_cipher = Some(cipher);
         c.nonce_gen = Some(NonceGenerator::new());
         c.should_encrypt = true;
@@ -4010,7 +4142,7 @@ impl Connection {
             header.flags |= HeaderFlags::new(HeaderFlags::DFS_OPERATIONS);
         }
 
-        let mut msg_bytes = pack_message(&header, body);
+        let mut msg_bytes = self.pack_request(&header, body, should_encrypt);
 
         // Register waiter BEFORE send so the receiver task can match any
         // fast-arriving response. `register_waiter` atomically rechecks
@@ -4022,10 +4154,8 @@ impl Connection {
 
         // Build the wire bytes with encryption / signing / compression.
         let wire_bytes = if should_encrypt {
-            match self.encrypt_bytes(&msg_bytes) {
-                Ok(enc) => enc,
-                Err(e) => return Err(e),
-            }
+            self.encrypt_in_place(&mut msg_bytes)?;
+            msg_bytes
         } else {
             if should_sign {
                 let c = self.inner.crypto.lock().unwrap();
@@ -4258,12 +4388,13 @@ impl Connection {
             header.flags |= HeaderFlags::new(HeaderFlags::DFS_OPERATIONS);
         }
 
-        let mut msg_bytes = pack_message(&header, body);
+        let mut msg_bytes = self.pack_request(&header, body, should_encrypt);
 
         let guard = self.register_waiter(msg_id, command)?;
 
         if should_encrypt {
-            let wire = self.encrypt_bytes(&msg_bytes)?;
+            self.encrypt_in_place(&mut msg_bytes)?;
+            let wire = msg_bytes;
             let shape = WireShape::Encrypted { len: wire.len() };
             return Ok(PreparedRequest {
                 msg_id,
@@ -4704,6 +4835,49 @@ impl Connection {
         Ok(())
     }
 
+    /// `header` and `body` packed into a buffer kept from an earlier frame
+    /// (see [`SendBuffers`]), behind room for a transform header when the
+    /// message is to be encrypted ([`Self::encrypt_in_place`] fills it in).
+    fn pack_request(&self, header: &Header, body: &dyn Pack, encrypt: bool) -> Vec<u8> {
+        let room = if encrypt { TransformHeader::SIZE } else { 0 };
+        let mut cursor = WriteCursor::reusing(self.inner.send_buffers.take(), room);
+        header.pack(&mut cursor);
+        body.pack(&mut cursor);
+        cursor.into_inner()
+    }
+
+    /// Encrypt the message [`Self::pack_request`] packed into `frame`, where
+    /// it lies, and write the TRANSFORM_HEADER into the room in front of it:
+    /// the frame [`Self::encrypt_bytes`] would make, without copying the
+    /// message twice into new buffers.
+    fn encrypt_in_place(&self, frame: &mut [u8]) -> Result<()> {
+        let mut c = self.inner.crypto.lock().unwrap();
+        let enc_key = c
+            .encryption_key
+            .clone()
+            .ok_or_else(|| Error::invalid_data("encryption active but no encryption key"))?;
+        let cipher = c
+            .encryption_cipher
+            .ok_or_else(|| Error::invalid_data("encryption active but no cipher"))?;
+        let session_id = c.session_id.0;
+        let nonce = c
+            .nonce_gen
+            .as_mut()
+            .ok_or_else(|| Error::invalid_data("encryption active but no nonce generator"))?
+            .next(cipher);
+        drop(c);
+
+        encryption::encrypt_message_in_place(frame, &enc_key, cipher, &nonce, session_id)?;
+
+        trace!(
+            "encrypt: plaintext={} bytes, encrypted={} bytes, nonce={:02X?}",
+            frame.len().saturating_sub(TransformHeader::SIZE),
+            frame.len(),
+            &nonce[..cipher.nonce_len()]
+        );
+        Ok(())
+    }
+
     /// Encrypt plaintext into a TRANSFORM_HEADER + ciphertext frame.
     fn encrypt_bytes(&self, plaintext: &[u8]) -> Result<Vec<u8>> {
         let mut c = self.inner.crypto.lock().unwrap();
@@ -4810,7 +4984,7 @@ impl Connection {
         if self.inner.disconnected.load(Ordering::Acquire) {
             return Err(Error::Disconnected);
         }
-        let (tx, rx) = oneshot::channel();
+        let (tx, rx) = self.inner.replies.pair();
         let now = std::time::Instant::now();
         waiters.insert(
             msg_id,
@@ -5016,14 +5190,14 @@ impl Connection {
         // Check often enough that a short timeout is honored promptly, rarely
         // enough that the default costs one wakeup a second per request.
         let tick = (timeout / 4).clamp(Duration::from_millis(25), Duration::from_secs(1));
-        let mut receiving = Box::pin(guard.recv());
+        // Both futures live on this one's stack: waiting allocates nothing.
+        let mut receiving = pin!(guard.recv());
         let mut extended = false;
         loop {
-            let idle_check = Box::pin(rt::sleep(tick));
-            match select(receiving, idle_check).await {
+            let idle_check = pin!(rt::sleep(tick));
+            match select(receiving.as_mut(), idle_check).await {
                 Either::Left((frame, _)) => return frame,
-                Either::Right((_, still_receiving)) => {
-                    receiving = still_receiving;
+                Either::Right(_) => {
                     // Before any clock on this connection is read: a tick that
                     // came back late because nothing was scheduled has to be
                     // taken off every clock first, or this request is about to
@@ -6074,7 +6248,7 @@ impl Connection {
 /// NextCommand) is taken; any other is verified after arrival, as before.
 struct EarlySignature {
     stream: signing::SignatureStream,
-    key: Vec<u8>,
+    key: Arc<[u8]>,
     algorithm: SigningAlgorithm,
     /// Whether the header has been seen and found to be one plain message.
     plain: bool,
@@ -6083,7 +6257,7 @@ struct EarlySignature {
 /// What [`EarlySignature`] computed, and with which keys.
 struct ComputedSignature {
     signature: [u8; 16],
-    key: Vec<u8>,
+    key: Arc<[u8]>,
     algorithm: SigningAlgorithm,
 }
 
@@ -6154,8 +6328,17 @@ async fn receiver_loop(
     let pool = Arc::new(RecvPool::default());
     let mut subs: Vec<std::ops::Range<usize>> = Vec::new();
     let mut routable: Vec<(MessageId, Result<Header>, std::ops::Range<usize>)> = Vec::new();
+    // Polled for each frame where the transport has one; otherwise each
+    // frame is a `receive_into_observed`.
+    let mut frames = transport_recv.frame_reader();
     loop {
-        let mut buf = pool.take();
+        // The buffer is taken out of its shared shell to be received into,
+        // and put back before the frames that view it are made.
+        let mut shell = pool.take();
+        let mut buf = match Arc::get_mut(&mut shell) {
+            Some(kept) => std::mem::take(&mut kept.data),
+            None => Vec::new(),
+        };
         // The frame's signature is computed while it arrives, with the keys
         // as they are now; verification uses it if they are still the same.
         let mut early = weak
@@ -6170,14 +6353,25 @@ async fn receiver_loop(
         };
         // Dropping a half-read frame is fine here: `ended` means the
         // connection is already dead, and nobody reads this socket again.
-        let received = match select(
-            ended.as_mut(),
-            pin!(transport_recv.receive_into_observed(&mut buf, &mut arrived)),
-        )
-        .await
-        {
-            Either::Left(_) => return,
-            Either::Right((received, _)) => received,
+        let receiving = match frames.as_mut() {
+            Some(frames) => {
+                let next =
+                    std::future::poll_fn(|cx| frames.poll_receive_into(cx, &mut buf, &mut arrived));
+                match select(ended.as_mut(), pin!(next)).await {
+                    Either::Left(_) => None,
+                    Either::Right((received, _)) => Some(received),
+                }
+            }
+            None => {
+                let next = transport_recv.receive_into_observed(&mut buf, &mut arrived);
+                match select(ended.as_mut(), pin!(next)).await {
+                    Either::Left(_) => None,
+                    Either::Right((received, _)) => Some(received),
+                }
+            }
+        };
+        let Some(received) = receiving else {
+            return;
         };
         let Some(inner) = weak.upgrade() else {
             return; // last Connection clone dropped
@@ -6265,7 +6459,7 @@ async fn receiver_loop(
         if span.len() >= 4 && buf[span.start..span.start + 4] == COMPRESSION_PROTOCOL_ID {
             match decompress_response(&buf[span.clone()]) {
                 Ok(plain) => {
-                    pool.put(std::mem::replace(&mut buf, plain));
+                    pool.keep_storage(std::mem::replace(&mut buf, plain));
                     span = 0..buf.len();
                     received_as_is = false;
                 }
@@ -6358,17 +6552,22 @@ async fn receiver_loop(
             }
         }
 
-        if routable.is_empty() {
-            pool.put(buf);
-            continue;
-        }
-
         // Verified and final: from here on the buffer is only read, by the
         // frames that view it.
-        let shared = Arc::new(RecvBuf {
-            data: buf,
-            pool: Some(Arc::clone(&pool)),
-        });
+        let shared = match Arc::get_mut(&mut shell) {
+            Some(kept) => {
+                kept.data = buf;
+                shell
+            }
+            None => Arc::new(RecvBuf {
+                data: buf,
+                pool: Some(Arc::downgrade(&pool)),
+            }),
+        };
+        if routable.is_empty() {
+            pool.put(shared);
+            continue;
+        }
         for (msg_id, result, sub) in routable.drain(..) {
             let result = result.map(|header| Frame::in_buffer(header, &shared, sub));
             let waiter = inner.waiters.lock().unwrap().remove(&msg_id);
@@ -6469,7 +6668,7 @@ async fn receiver_loop(
         // own: a side `stat` once waited 333 ms behind the rest of a download
         // that way. Released first, since we hold `inner` only per frame;
         // the buffer too, so it is back in the pool once its callers are done.
-        drop(shared);
+        pool.put(shared);
         drop(inner);
         rt::yield_now().await;
     }
@@ -6917,6 +7116,12 @@ impl<T: TransportSend> TransportSend for Arc<T> {
     async fn send(&self, data: &[u8]) -> Result<()> {
         (**self).send(data).await
     }
+
+    // Forwarded: the default would have the writer task allocate a future
+    // (two, through this forward) per frame.
+    fn frame_writer(&self) -> Option<Box<dyn FrameWriter + '_>> {
+        (**self).frame_writer()
+    }
 }
 
 #[async_trait::async_trait]
@@ -6947,6 +7152,11 @@ impl<T: TransportReceive> TransportReceive for Arc<T> {
     fn receive_progress(&self) -> Option<Arc<ReceiveProgress>> {
         (**self).receive_progress()
     }
+
+    // Forwarded, as `frame_writer` is.
+    fn frame_reader(&self) -> Option<Box<dyn FrameReader + '_>> {
+        (**self).frame_reader()
+    }
 }
 
 #[cfg(test)]
@@ -6969,8 +7179,9 @@ mod tests {
         let at = data.as_ptr();
         let shared = Arc::new(RecvBuf {
             data,
-            pool: Some(Arc::clone(&pool)),
+            pool: Some(Arc::downgrade(&pool)),
         });
+        let shared_at = Arc::as_ptr(&shared);
         let a = Frame::in_buffer(Header::new_request(Command::Read), &shared, 0..136);
         let b = Frame::in_buffer(Header::new_request(Command::Read), &shared, 136..200);
         drop(shared);
@@ -6988,8 +7199,9 @@ mod tests {
         assert_eq!(kept[0], 64);
         drop(kept);
         let again = pool.take();
-        assert_eq!(again.as_ptr(), at);
-        assert_eq!(again.len(), 200);
+        assert_eq!(Arc::as_ptr(&again), shared_at, "the shared allocation too");
+        assert_eq!(again.data.as_ptr(), at);
+        assert_eq!(again.data.len(), 200);
     }
 
     #[test]

@@ -271,11 +271,11 @@ impl Budget {
     /// the credits are the server's and only a grant returns them.
     ///
     /// The window doesn't move: those credits never left the client.
-    fn refund(&self, charge: u16, expected: &[MessageId]) {
+    fn refund(&self, charge: u16, expected: &Stamped) {
         if !expected.is_empty() {
             let mut window = self.window.lock().unwrap();
-            for msg_id in expected {
-                window.settle(*msg_id);
+            for msg_id in expected.iter() {
+                window.settle(msg_id);
             }
         }
         self.put_back(charge);
@@ -465,7 +465,33 @@ pub(crate) struct CreditReservation {
     charge: u16,
     /// The requests [`stamp`](Self::stamp) entered in the window, forgotten
     /// again if they never reach the wire.
-    stamped: Vec<MessageId>,
+    stamped: Stamped,
+}
+
+/// The requests a reservation stamped: the first kept in place, since most
+/// reservations fund one request and a `Vec` would allocate for each; the
+/// rest of a compound's after it.
+#[derive(Default)]
+struct Stamped {
+    first: Option<MessageId>,
+    more: Vec<MessageId>,
+}
+
+impl Stamped {
+    fn push(&mut self, msg_id: MessageId) {
+        match self.first {
+            None => self.first = Some(msg_id),
+            Some(_) => self.more.push(msg_id),
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        self.first.is_none()
+    }
+
+    fn iter(&self) -> impl Iterator<Item = MessageId> + '_ {
+        self.first.iter().chain(self.more.iter()).copied()
+    }
 }
 
 impl CreditReservation {
@@ -473,7 +499,7 @@ impl CreditReservation {
         Self {
             budget: Some(budget),
             charge,
-            stamped: Vec::new(),
+            stamped: Stamped::default(),
         }
     }
 
@@ -492,7 +518,7 @@ impl CreditReservation {
         Self {
             budget: None,
             charge: 0,
-            stamped: Vec::new(),
+            stamped: Stamped::default(),
         }
     }
 

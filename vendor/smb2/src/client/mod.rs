@@ -19,6 +19,7 @@ mod download_tests;
 pub mod durable;
 #[cfg(test)]
 mod fault_injection_tests;
+mod handover;
 pub mod pipeline;
 pub mod read_ahead;
 pub mod resolve;

@@ -165,6 +165,53 @@ pub fn encrypt_message(
     Ok((header_bytes, buffer))
 }
 
+/// [`encrypt_message`] without copying: `frame` is [`TransformHeader::SIZE`]
+/// bytes of room, then the plaintext message. The message is encrypted where
+/// it lies and the transform header written into the room, so `frame` ends
+/// up as the two parts `encrypt_message` returns, one after the other: the
+/// frame as it goes on the wire.
+pub fn encrypt_message_in_place(
+    frame: &mut [u8],
+    key: &[u8],
+    cipher: Cipher,
+    nonce: &[u8; 16],
+    session_id: u64,
+) -> Result<(), Error> {
+    if key.len() != cipher.key_len() {
+        return Err(Error::invalid_data(format!(
+            "encryption key length mismatch: expected {}, got {}",
+            cipher.key_len(),
+            key.len()
+        )));
+    }
+    if frame.len() < HEADER_SIZE {
+        return Err(Error::invalid_data(format!(
+            "frame too short for its transform header: {} bytes, need {}",
+            frame.len(),
+            HEADER_SIZE
+        )));
+    }
+    let (room, plaintext) = frame.split_at_mut(HEADER_SIZE);
+    let header = TransformHeader {
+        signature: [0u8; 16],
+        nonce: *nonce,
+        original_message_size: plaintext.len() as u32,
+        flags: SMB2_TRANSFORM_HEADER_FLAG_ENCRYPTED,
+        session_id: SessionId(session_id),
+    };
+    room.copy_from_slice(&header.to_bytes());
+    let nonce_slice = &nonce[..cipher.nonce_len()];
+    let tag = encrypt_raw(
+        cipher,
+        key,
+        nonce_slice,
+        &room[AAD_OFFSET..HEADER_SIZE],
+        plaintext,
+    )?;
+    room[4..20].copy_from_slice(&tag);
+    Ok(())
+}
+
 // ── Decrypt ──────────────────────────────────────────────────────────
 
 /// Decrypt an SMB2 message.
@@ -382,6 +429,16 @@ mod tests {
 
         let decrypted = decrypt_message(&header, &ciphertext, &key, cipher).unwrap();
         assert_eq!(decrypted, plaintext);
+
+        // Encrypted in place, in a frame with room for the header: the same
+        // bytes, header then ciphertext.
+        let mut frame = [&[0u8; HEADER_SIZE][..], &plaintext[..]].concat();
+        encrypt_message_in_place(&mut frame, &key, cipher, &nonce, session_id).unwrap();
+        assert_eq!(&frame[..HEADER_SIZE], &header[..]);
+        assert_eq!(&frame[HEADER_SIZE..], &ciphertext[..]);
+        assert!(
+            encrypt_message_in_place(&mut [0u8; 51], &key, cipher, &nonce, session_id).is_err()
+        );
 
         // In place, over the message as it arrives: header, then ciphertext.
         let mut message = [header.as_slice(), ciphertext.as_slice()].concat();

@@ -85,6 +85,21 @@ pub struct TransformHeader {
 impl TransformHeader {
     /// Total header size in bytes (52).
     pub const SIZE: usize = 52;
+
+    /// The header's bytes as [`Pack`] writes them, without a buffer of its
+    /// own: for a frame that keeps room for its transform header in front
+    /// of the message.
+    pub fn to_bytes(&self) -> [u8; Self::SIZE] {
+        let mut b = [0u8; Self::SIZE];
+        b[0..4].copy_from_slice(&TRANSFORM_PROTOCOL_ID);
+        b[4..20].copy_from_slice(&self.signature);
+        b[20..36].copy_from_slice(&self.nonce);
+        b[36..40].copy_from_slice(&self.original_message_size.to_le_bytes());
+        // Reserved (2 bytes) stays zero.
+        b[42..44].copy_from_slice(&self.flags.to_le_bytes());
+        b[44..52].copy_from_slice(&self.session_id.0.to_le_bytes());
+        b
+    }
 }
 
 impl Pack for TransformHeader {

@@ -176,19 +176,40 @@ impl<'a> ReadCursor<'a> {
 /// A cursor for writing little-endian binary data into a growable buffer.
 pub struct WriteCursor {
     buf: Vec<u8>,
+    /// Where the message begins in `buf`: bytes before it are room the
+    /// cursor's owner keeps for a header of its own (see [`Self::reusing`]).
+    origin: usize,
 }
 
 impl WriteCursor {
     /// Create an empty write cursor.
     pub fn new() -> Self {
-        Self { buf: Vec::new() }
+        Self {
+            buf: Vec::new(),
+            origin: 0,
+        }
     }
 
     /// Create a write cursor with pre-allocated capacity.
     pub fn with_capacity(cap: usize) -> Self {
         Self {
             buf: Vec::with_capacity(cap),
+            origin: 0,
         }
+    }
+
+    /// A cursor writing into `buf`, a buffer kept from an earlier message:
+    /// its contents are dropped but not its capacity, so a message no larger
+    /// than one before it is packed without allocating. The first `room`
+    /// bytes are zeros the message does not count: positions, alignment and
+    /// [`Self::as_bytes`] are relative to what follows them, and
+    /// [`Self::into_inner`] returns them too, ahead of the message, for the
+    /// owner to fill in (a transform header, say, in front of a message
+    /// encrypted where it lies).
+    pub fn reusing(mut buf: Vec<u8>, room: usize) -> Self {
+        buf.clear();
+        buf.resize(room, 0);
+        Self { buf, origin: room }
     }
 
     /// Make room for at least `additional` more bytes: a message with a large
@@ -246,7 +267,7 @@ impl WriteCursor {
         if alignment <= 1 {
             return;
         }
-        let remainder = self.buf.len() % alignment;
+        let remainder = self.position() % alignment;
         if remainder != 0 {
             self.write_zeros(alignment - remainder);
         }
@@ -254,7 +275,7 @@ impl WriteCursor {
 
     /// Return the current write position (number of bytes written so far).
     pub fn position(&self) -> usize {
-        self.buf.len()
+        self.buf.len() - self.origin
     }
 
     /// Overwrite a `u16` at a previous position (little-endian).
@@ -263,7 +284,8 @@ impl WriteCursor {
     ///
     /// Panics if `pos + 2 > self.position()`.
     pub fn set_u16_le_at(&mut self, pos: usize, val: u16) {
-        self.buf[pos..pos + 2].copy_from_slice(&val.to_le_bytes());
+        let at = self.origin + pos;
+        self.buf[at..at + 2].copy_from_slice(&val.to_le_bytes());
     }
 
     /// Overwrite a `u32` at a previous position (little-endian).
@@ -272,17 +294,19 @@ impl WriteCursor {
     ///
     /// Panics if `pos + 4 > self.position()`.
     pub fn set_u32_le_at(&mut self, pos: usize, val: u32) {
-        self.buf[pos..pos + 4].copy_from_slice(&val.to_le_bytes());
+        let at = self.origin + pos;
+        self.buf[at..at + 4].copy_from_slice(&val.to_le_bytes());
     }
 
-    /// Consume the cursor and return the underlying buffer.
+    /// Consume the cursor and return the underlying buffer (with the room
+    /// a cursor made by [`Self::reusing`] kept in front of the message).
     pub fn into_inner(self) -> Vec<u8> {
         self.buf
     }
 
     /// Return a reference to the bytes written so far.
     pub fn as_bytes(&self) -> &[u8] {
-        &self.buf
+        &self.buf[self.origin..]
     }
 }
 
@@ -300,6 +324,34 @@ impl Default for WriteCursor {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    // -- WriteCursor::reusing --
+
+    #[test]
+    fn a_reused_cursor_packs_after_its_room_as_a_new_one_packs() {
+        let pack = |w: &mut WriteCursor| {
+            w.write_u16_le(0x0102);
+            w.write_u8(3);
+            let at = w.position();
+            w.write_u32_le(0);
+            w.align_to(8);
+            w.set_u32_le_at(at, w.position() as u32);
+            w.write_bytes(b"tail");
+        };
+        let mut fresh = WriteCursor::new();
+        pack(&mut fresh);
+        let fresh = fresh.into_inner();
+        let old = vec![0xEEu8; 100];
+        let capacity = old.capacity();
+        let mut reused = WriteCursor::reusing(old, 52);
+        assert_eq!(reused.position(), 0);
+        pack(&mut reused);
+        assert_eq!(reused.as_bytes(), &fresh[..]);
+        let out = reused.into_inner();
+        assert_eq!(&out[..52], &[0u8; 52][..], "the room is zeros");
+        assert_eq!(&out[52..], &fresh[..]);
+        assert_eq!(out.capacity(), capacity, "no new storage");
+    }
 
     // -- ReadCursor tests --
 

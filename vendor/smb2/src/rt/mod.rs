@@ -233,51 +233,31 @@ impl Future for YieldNow {
     }
 }
 
-/// A timer: resolves once its deadline has passed.
-///
-/// `Unpin`, so it can be raced with `futures_util::future::select` after a
-/// plain `pin!`. The tokio arm is boxed because tokio's `Sleep` is not
-/// `Unpin`; one allocation per timer is noise next to the frame each one
-/// guards.
-#[derive(Debug)]
-#[must_use = "a timer does nothing unless awaited"]
-pub(crate) struct Sleep(SleepInner);
-
-#[derive(Debug)]
-enum SleepInner {
-    #[cfg(feature = "tokio")]
-    Tokio(Pin<Box<tokio::time::Sleep>>),
-    #[cfg(feature = "smol")]
-    Smol(smol::Timer),
-}
-
-impl Future for Sleep {
-    type Output = ();
-
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
-        match &mut self.get_mut().0 {
-            #[cfg(feature = "tokio")]
-            SleepInner::Tokio(sleep) => sleep.as_mut().poll(cx),
-            #[cfg(feature = "smol")]
-            SleepInner::Smol(timer) => Pin::new(timer).poll(cx).map(|_| ()),
-        }
-    }
-}
-
 /// A timer that fires `duration` from now.
-pub(crate) fn sleep(duration: Duration) -> Sleep {
+///
+/// Not `Unpin`: `pin!` it to race it with `futures_util::future::select`.
+/// The timer lives in the future itself, so making one allocates nothing,
+/// which matters to the request path: a request's wait for its answer makes
+/// one each tick, and the writer task one per frame it sends under a
+/// deadline.
+pub(crate) fn sleep(duration: Duration) -> impl Future<Output = ()> + Send {
     sleep_until(deadline_after(duration))
 }
 
-/// A timer that fires at `deadline`.
-pub(crate) fn sleep_until(deadline: Instant) -> Sleep {
-    match backend() {
-        #[cfg(feature = "tokio")]
-        Backend::Tokio => Sleep(SleepInner::Tokio(Box::pin(tokio::time::sleep_until(
-            deadline,
-        )))),
-        #[cfg(feature = "smol")]
-        Backend::Smol => Sleep(SleepInner::Smol(smol::Timer::at(to_std(deadline)))),
+/// A timer that fires at `deadline`. See [`sleep`].
+pub(crate) fn sleep_until(deadline: Instant) -> impl Future<Output = ()> + Send {
+    // The runtime is chosen now, as the future is made, not when it is first
+    // polled.
+    let backend = backend();
+    async move {
+        match backend {
+            #[cfg(feature = "tokio")]
+            Backend::Tokio => tokio::time::sleep_until(deadline).await,
+            #[cfg(feature = "smol")]
+            Backend::Smol => {
+                smol::Timer::at(to_std(deadline)).await;
+            }
+        }
     }
 }
 
@@ -303,7 +283,7 @@ pub(crate) async fn timeout_at<F: Future>(
     future: F,
 ) -> Result<F::Output, Elapsed> {
     let future = pin!(future);
-    match select(future, sleep_until(deadline)).await {
+    match select(future, pin!(sleep_until(deadline))).await {
         Either::Left((output, _)) => Ok(output),
         Either::Right(((), _)) => Err(Elapsed),
     }

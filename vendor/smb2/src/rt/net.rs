@@ -6,6 +6,8 @@
 
 use std::io;
 use std::net::SocketAddr;
+use std::pin::Pin;
+use std::task::{Context, Poll};
 
 #[cfg(feature = "smol")]
 use smol::io::{AsyncReadExt as _, AsyncWriteExt as _};
@@ -140,6 +142,28 @@ impl ReadHalf {
         }
     }
 
+    /// [`read`](Self::read) as a poll, for a reader that keeps its own state
+    /// across frames instead of a future per read.
+    pub(crate) fn poll_read(
+        &mut self,
+        cx: &mut Context<'_>,
+        buf: &mut [u8],
+    ) -> Poll<io::Result<usize>> {
+        match self {
+            #[cfg(feature = "tokio")]
+            Self::Tokio(half) => {
+                let mut read = tokio::io::ReadBuf::new(buf);
+                match tokio::io::AsyncRead::poll_read(Pin::new(half), cx, &mut read) {
+                    Poll::Ready(Ok(())) => Poll::Ready(Ok(read.filled().len())),
+                    Poll::Ready(Err(e)) => Poll::Ready(Err(e)),
+                    Poll::Pending => Poll::Pending,
+                }
+            }
+            #[cfg(feature = "smol")]
+            Self::Smol(stream) => smol::io::AsyncRead::poll_read(Pin::new(stream), cx, buf),
+        }
+    }
+
     /// Fill `buf` exactly. End of stream first is `UnexpectedEof`.
     pub(crate) async fn read_exact(&mut self, buf: &mut [u8]) -> io::Result<()> {
         match self {
@@ -177,6 +201,31 @@ impl WriteHalf {
             WriteInner::Tokio(half) => half.write_all(buf).await,
             #[cfg(feature = "smol")]
             WriteInner::Smol(stream) => stream.write_all(buf).await,
+        }
+    }
+
+    /// Write some of `buf`, as a poll (see [`ReadHalf::poll_read`]); `Ok(0)`
+    /// means the socket takes no more.
+    pub(crate) fn poll_write(
+        &mut self,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        match &mut self.0 {
+            #[cfg(feature = "tokio")]
+            WriteInner::Tokio(half) => tokio::io::AsyncWrite::poll_write(Pin::new(half), cx, buf),
+            #[cfg(feature = "smol")]
+            WriteInner::Smol(stream) => smol::io::AsyncWrite::poll_write(Pin::new(stream), cx, buf),
+        }
+    }
+
+    /// [`flush`](Self::flush) as a poll.
+    pub(crate) fn poll_flush(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        match &mut self.0 {
+            #[cfg(feature = "tokio")]
+            WriteInner::Tokio(half) => tokio::io::AsyncWrite::poll_flush(Pin::new(half), cx),
+            #[cfg(feature = "smol")]
+            WriteInner::Smol(stream) => smol::io::AsyncWrite::poll_flush(Pin::new(stream), cx),
         }
     }
 

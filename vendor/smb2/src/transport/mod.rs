@@ -20,6 +20,7 @@ pub use progress::{FrameProgress, ReceiveProgress, ReceiveSnapshot};
 pub use tcp::{ConnectAttempt, ConnectOptions, TcpTransport};
 
 use std::sync::Arc;
+use std::task::{Context, Poll};
 
 use crate::error::Result;
 use async_trait::async_trait;
@@ -29,6 +30,45 @@ use async_trait::async_trait;
 pub trait TransportSend: Send + Sync {
     /// Send a complete SMB2 message (the implementation adds framing).
     async fn send(&self, data: &[u8]) -> Result<()>;
+
+    /// A writer that sends frame after frame as [`send`](Self::send) does,
+    /// for a connection's writer task, which is then the only sender: each
+    /// call of an `async fn` of a trait object is a future allocated on the
+    /// heap, and a [`FrameWriter`] is polled instead, without one. `None`
+    /// (the default) when the transport has none, or its send half is busy;
+    /// the caller then uses `send`.
+    fn frame_writer(&self) -> Option<Box<dyn FrameWriter + '_>> {
+        None
+    }
+}
+
+/// Writes frames, one at a time, for [`TransportSend::frame_writer`].
+pub trait FrameWriter: Send {
+    /// Writes `data` as one frame, as [`TransportSend::send`] does. `written`
+    /// is the caller's count of the frame's bytes written so far (the
+    /// framing included): 0 for a new frame, then left as this left it while
+    /// the caller polls again, with the same `data`, until `Ready`. A frame
+    /// given up partway leaves the stream out of sync.
+    fn poll_send(
+        &mut self,
+        cx: &mut Context<'_>,
+        data: &[u8],
+        written: &mut usize,
+    ) -> Poll<Result<()>>;
+}
+
+/// Receives frames, one at a time, for [`TransportReceive::frame_reader`].
+pub trait FrameReader: Send {
+    /// [`TransportReceive::receive_into_observed`] as a poll: the next frame
+    /// into `buf`, calling `arrived` as its bytes land. Poll again with the
+    /// same `buf` until `Ready`. A frame given up partway leaves the stream
+    /// out of sync.
+    fn poll_receive_into(
+        &mut self,
+        cx: &mut Context<'_>,
+        buf: &mut Vec<u8>,
+        arrived: &mut (dyn for<'b> FnMut(&'b [u8]) + Send),
+    ) -> Poll<Result<usize>>;
 }
 
 /// Receive half of a transport connection.
@@ -89,6 +129,16 @@ pub trait TransportReceive: Send + Sync {
     /// Return the same `Arc` every time. See [`ReceiveProgress`] for what to
     /// call from the receive path.
     fn receive_progress(&self) -> Option<Arc<ReceiveProgress>> {
+        None
+    }
+
+    /// A reader that receives frame after frame as
+    /// [`receive_into_observed`](Self::receive_into_observed) does, for a
+    /// connection's receiver task, which is then the only receiver: polled,
+    /// it allocates no future per frame (see
+    /// [`TransportSend::frame_writer`]). `None` (the default) when the
+    /// transport has none, or its receive half is busy.
+    fn frame_reader(&self) -> Option<Box<dyn FrameReader + '_>> {
         None
     }
 }

@@ -13,13 +13,16 @@ use std::collections::VecDeque;
 use std::fmt;
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::task::{Context, Poll};
 use std::time::Duration;
-use tokio::sync::Mutex;
+use tokio::sync::{Mutex, MutexGuard};
 
 use crate::error::{Error, Result};
 use crate::rt::net::{self, ReadHalf, TcpStream, WriteHalf};
 use crate::rt::{self, Instant};
-use crate::transport::{ReceiveProgress, TransportReceive, TransportSend};
+use crate::transport::{
+    FrameReader, FrameWriter, ReceiveProgress, TransportReceive, TransportSend,
+};
 
 /// Maximum frame size we accept (16 MB).
 ///
@@ -352,6 +355,171 @@ impl TransportSend for TcpTransport {
         trace!("tcp: sent frame, len={}", len);
         Ok(())
     }
+
+    fn frame_writer(&self) -> Option<Box<dyn FrameWriter + '_>> {
+        let writer = self.writer.try_lock().ok()?;
+        Some(Box::new(TcpFrameWriter { writer }))
+    }
+}
+
+/// [`TcpTransport`]'s [`FrameWriter`]: the write half, held for as long as
+/// the writer lives.
+struct TcpFrameWriter<'a> {
+    writer: MutexGuard<'a, WriteHalf>,
+}
+
+impl FrameWriter for TcpFrameWriter<'_> {
+    fn poll_send(
+        &mut self,
+        cx: &mut Context<'_>,
+        data: &[u8],
+        written: &mut usize,
+    ) -> Poll<Result<()>> {
+        let len = data.len();
+        if len > MAX_FRAME_SIZE {
+            return Poll::Ready(Err(Error::invalid_data(format!(
+                "message size {} exceeds maximum frame size {}",
+                len, MAX_FRAME_SIZE
+            ))));
+        }
+        // The 4-byte framing header (0x00 + 3-byte BE length), then the
+        // message: two writes, as `send` makes them, then a flush.
+        let frame_header = [0x00, (len >> 16) as u8, (len >> 8) as u8, len as u8];
+        while *written < 4 + len {
+            let rest = if *written < 4 {
+                &frame_header[*written..]
+            } else {
+                &data[*written - 4..]
+            };
+            match self.writer.poll_write(cx, rest) {
+                Poll::Ready(Ok(0)) => {
+                    return Poll::Ready(Err(Error::Io(std::io::ErrorKind::WriteZero.into())))
+                }
+                Poll::Ready(Ok(n)) => *written += n,
+                Poll::Ready(Err(e)) => return Poll::Ready(Err(Error::Io(e))),
+                Poll::Pending => return Poll::Pending,
+            }
+        }
+        match self.writer.poll_flush(cx) {
+            Poll::Ready(Ok(())) => {
+                trace!("tcp: sent frame, len={}", len);
+                Poll::Ready(Ok(()))
+            }
+            Poll::Ready(Err(e)) => Poll::Ready(Err(Error::Io(e))),
+            Poll::Pending => Poll::Pending,
+        }
+    }
+}
+
+/// [`TcpTransport`]'s [`FrameReader`]: the read half, held for as long as the
+/// reader lives, and where it is in the frame arriving.
+struct TcpFrameReader<'a> {
+    reader: MutexGuard<'a, ReadHalf>,
+    progress: &'a ReceiveProgress,
+    header: [u8; 4],
+    header_read: usize,
+    /// The frame's length, once its header is in and checked.
+    frame_len: Option<usize>,
+    filled: usize,
+}
+
+impl TcpFrameReader<'_> {
+    /// Ready for the next frame; the progress counter's frame, if one began,
+    /// is over.
+    fn reset(&mut self) {
+        if self.frame_len.take().is_some() {
+            self.progress.end_frame();
+        }
+        self.header_read = 0;
+        self.filled = 0;
+    }
+
+    fn poll_frame(
+        &mut self,
+        cx: &mut Context<'_>,
+        buf: &mut Vec<u8>,
+        arrived: &mut (dyn for<'b> FnMut(&'b [u8]) + Send),
+    ) -> Poll<Result<usize>> {
+        while self.header_read < 4 {
+            let n = match self
+                .reader
+                .poll_read(cx, &mut self.header[self.header_read..])
+            {
+                Poll::Ready(r) => r.map_err(read_error)?,
+                Poll::Pending => return Poll::Pending,
+            };
+            if n == 0 {
+                return Poll::Ready(Err(Error::Disconnected));
+            }
+            self.header_read += n;
+        }
+        let msg_len = match self.frame_len {
+            Some(len) => len,
+            None => {
+                let frame_header = self.header;
+                if frame_header[0] != 0x00 {
+                    error!("tcp: invalid frame, first byte=0x{:02X}", frame_header[0]);
+                    return Poll::Ready(Err(Error::invalid_data(format!(
+                        "invalid transport frame: first byte must be 0x00, got 0x{:02X}",
+                        frame_header[0]
+                    ))));
+                }
+                let msg_len = ((frame_header[1] as usize) << 16)
+                    | ((frame_header[2] as usize) << 8)
+                    | (frame_header[3] as usize);
+                if msg_len > MAX_FRAME_SIZE {
+                    return Poll::Ready(Err(Error::invalid_data(format!(
+                        "frame length {} exceeds maximum {}",
+                        msg_len, MAX_FRAME_SIZE
+                    ))));
+                }
+                trace!("tcp: receiving frame, len={}", msg_len);
+                // Only growth is zeroed, as in `receive_into_observed`.
+                if buf.len() < msg_len {
+                    buf.resize(msg_len, 0);
+                }
+                self.progress.begin_frame(msg_len);
+                self.frame_len = Some(msg_len);
+                msg_len
+            }
+        };
+        while self.filled < msg_len {
+            let n = match self.reader.poll_read(cx, &mut buf[self.filled..msg_len]) {
+                Poll::Ready(r) => r.map_err(read_error)?,
+                Poll::Pending => return Poll::Pending,
+            };
+            if n == 0 {
+                return Poll::Ready(Err(Error::Disconnected));
+            }
+            self.filled += n;
+            self.progress.record(n);
+            arrived(&buf[..self.filled]);
+        }
+        trace!("tcp: received frame, len={}", msg_len);
+        Poll::Ready(Ok(msg_len))
+    }
+}
+
+impl FrameReader for TcpFrameReader<'_> {
+    fn poll_receive_into(
+        &mut self,
+        cx: &mut Context<'_>,
+        buf: &mut Vec<u8>,
+        arrived: &mut (dyn for<'b> FnMut(&'b [u8]) + Send),
+    ) -> Poll<Result<usize>> {
+        let polled = self.poll_frame(cx, buf, arrived);
+        if polled.is_ready() {
+            self.reset();
+        }
+        polled
+    }
+}
+
+impl Drop for TcpFrameReader<'_> {
+    /// A frame given up partway is not left reported as arriving.
+    fn drop(&mut self) {
+        self.reset();
+    }
 }
 
 #[async_trait]
@@ -436,6 +604,18 @@ impl TransportReceive for TcpTransport {
 
     fn receive_progress(&self) -> Option<Arc<ReceiveProgress>> {
         Some(Arc::clone(&self.progress))
+    }
+
+    fn frame_reader(&self) -> Option<Box<dyn FrameReader + '_>> {
+        let reader = self.reader.try_lock().ok()?;
+        Some(Box::new(TcpFrameReader {
+            reader,
+            progress: &self.progress,
+            header: [0; 4],
+            header_read: 0,
+            frame_len: None,
+            filled: 0,
+        }))
     }
 }
 

@@ -1,0 +1,216 @@
+//! No allocation per op in either protocol client's data path: once a connection has
+//! warmed up, READs and WRITEs reuse its buffers. Counted with a global allocator that
+//! counts the calls made on the thread doing the ops (each connection's runtime, and so
+//! its receiver and writer tasks, runs on that thread): N ops and 10·N ops must make
+//! the same number of calls, for SMB on a signed and on an encrypted session and for
+//! NFS, with ops of 64 KiB and of 8 MiB.
+//! Needs root (servers): skipped with a note otherwise.
+
+mod common;
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+use std::sync::Arc;
+
+use common::*;
+use naslab_engine::backend::url::{ClientOptions, SmbEncrypt};
+use naslab_engine::backend::SmbTarget;
+use naslab_engine::plan::FileEntry;
+use naslab_engine::{Backend, BackendOptions, FileTable, OpenHow, Target};
+use naslab_lab::{FsKind, ServerKind};
+use naslab_trace::{FileKind, Prepare};
+
+/// Counts calls to the allocator (alloc, alloc_zeroed, realloc) made on a thread
+/// while it counts.
+struct Counting;
+
+thread_local! {
+    static COUNTING: Cell<bool> = const { Cell::new(false) };
+    static CALLS: Cell<u64> = const { Cell::new(0) };
+}
+
+fn note_call() {
+    if COUNTING.try_with(Cell::get).unwrap_or(false) {
+        let _ = CALLS.try_with(|c| c.set(c.get() + 1));
+    }
+}
+
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        note_call();
+        // SAFETY: the caller's contract, passed on.
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        note_call();
+        // SAFETY: the caller's contract, passed on.
+        unsafe { System.alloc_zeroed(layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        note_call();
+        // SAFETY: the caller's contract, passed on.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: the caller's contract, passed on.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+}
+
+#[global_allocator]
+static ALLOCATOR: Counting = Counting;
+
+/// The allocator calls `f` makes on this thread.
+fn calls_during(f: impl FnOnce()) -> u64 {
+    CALLS.with(|c| c.set(0));
+    COUNTING.with(|c| c.set(true));
+    f();
+    COUNTING.with(|c| c.set(false));
+    CALLS.with(Cell::get)
+}
+
+const SMALL: usize = 64 << 10;
+const LARGE: usize = 8 << 20;
+
+/// One file, `alloc/data.bin`, made by the test.
+fn files() -> Arc<FileTable> {
+    Arc::new(FileTable {
+        entries: vec![FileEntry {
+            id: Some(0),
+            path: "data.bin".into(),
+            kind: FileKind::File,
+            size: 0,
+            exists: false,
+            prepare: Prepare::Copy,
+        }],
+    })
+}
+
+/// Warms a connection up, then counts the allocator calls of `n` and of `10 * n`
+/// READs and WRITEs of each size, and checks they are the same.
+fn check(target: &dyn Target, what: &str) {
+    target.fresh_workload_dir("alloc").unwrap();
+    let mut b: Box<dyn Backend> = target
+        .connect("alloc", files(), BackendOptions::default())
+        .unwrap();
+    let how = OpenHow {
+        read: true,
+        write: true,
+        create: true,
+        truncate: true,
+        ..OpenHow::default()
+    };
+    let h = b.open(0, how).unwrap();
+    let data = vec![0x5au8; LARGE];
+    let mut buf = vec![0u8; LARGE];
+    let write = |b: &mut Box<dyn Backend>, len: usize| {
+        assert_eq!(b.write(h, 0, &data[..len]).unwrap(), len, "{what}: write");
+    };
+    // The largest ops first, so that every buffer has grown to their size: the writes,
+    // then the reads, each several in a row (the SMB client receives into two buffers
+    // in turn, and alternating writes and reads would only ever grow one of them).
+    // Then enough small ones for every queue to have come round a few times.
+    for (len, times) in [(LARGE, 4), (SMALL, 64)] {
+        for _ in 0..times {
+            write(&mut b, len);
+        }
+        for _ in 0..times {
+            assert_eq!(b.read(h, 0, &mut buf[..len]).unwrap(), len, "{what}: read");
+        }
+    }
+    assert!(buf[..LARGE].iter().all(|&x| x == 0x5a), "{what}: data read");
+    let mut failures = Vec::new();
+    for (len, n) in [(SMALL, 16), (LARGE, 2)] {
+        let reads = |b: &mut Box<dyn Backend>, buf: &mut [u8], times: usize| {
+            calls_during(|| {
+                for _ in 0..times {
+                    let got = b.read(h, 0, &mut buf[..len]);
+                    assert_eq!(got.as_ref().ok(), Some(&len), "{what}: {got:?}");
+                }
+            })
+        };
+        let (once, tenfold) = (reads(&mut b, &mut buf, n), reads(&mut b, &mut buf, 10 * n));
+        eprintln!(
+            "{what}: {n} reads of {len} bytes: {once} allocator calls; {} reads: {tenfold}",
+            10 * n
+        );
+        if tenfold > once {
+            failures.push(format!(
+                "reads of {len} bytes: {n} made {once} allocator calls, {} made {tenfold}",
+                10 * n
+            ));
+        }
+        let writes = |b: &mut Box<dyn Backend>, times: usize| {
+            calls_during(|| {
+                for _ in 0..times {
+                    let got = b.write(h, 0, &data[..len]);
+                    assert_eq!(got.as_ref().ok(), Some(&len), "{what}: {got:?}");
+                }
+            })
+        };
+        let (once, tenfold) = (writes(&mut b, n), writes(&mut b, 10 * n));
+        eprintln!(
+            "{what}: {n} writes of {len} bytes: {once} allocator calls; {} writes: {tenfold}",
+            10 * n
+        );
+        if tenfold > once {
+            failures.push(format!(
+                "writes of {len} bytes: {n} made {once} allocator calls, {} made {tenfold}",
+                10 * n
+            ));
+        }
+    }
+    b.close(h).unwrap();
+    assert!(
+        failures.is_empty(),
+        "{what}: allocations per op: {failures:#?}"
+    );
+}
+
+#[test]
+fn smb_reads_and_writes_allocate_nothing_once_warm() {
+    needs_root_and_servers!(ServerKind::Samba);
+    let base = tempfile::tempdir().unwrap();
+    let guard = lab(base.path(), FsKind::Dir, ServerKind::Samba, &[]);
+    let target = smb(&guard.lab().state);
+    assert!(
+        target.security().ends_with("not encrypted"),
+        "{}",
+        target.security()
+    );
+    check(&target, "SMB, signed");
+}
+
+#[test]
+fn encrypted_smb_reads_and_writes_allocate_nothing_once_warm() {
+    needs_root_and_servers!(ServerKind::Samba);
+    let base = tempfile::tempdir().unwrap();
+    let guard = lab(
+        base.path(),
+        FsKind::Dir,
+        ServerKind::Samba,
+        &["global: server smb encrypt = required"],
+    );
+    let st = guard.lab().state.clone();
+    let opts = ClientOptions {
+        smb_encrypt: SmbEncrypt::Required,
+        ..ClientOptions::default()
+    };
+    let target = SmbTarget::connect_with(st.url.parse().unwrap(), st.password.clone(), opts)
+        .expect("smb connects");
+    assert!(
+        target.security().contains(", encrypted"),
+        "{}",
+        target.security()
+    );
+    check(&target, "SMB, encrypted");
+}
+
+#[test]
+fn nfs_reads_and_writes_allocate_nothing_once_warm() {
+    needs_root_and_servers!(ServerKind::Nfs);
+    let base = tempfile::tempdir().unwrap();
+    let guard = lab(base.path(), FsKind::Dir, ServerKind::Nfs, &[]);
+    let target = nfs(&guard.lab().state.url);
+    check(&target, "NFS");
+}
