@@ -12,24 +12,15 @@ use std::path::Path;
 use std::sync::atomic::Ordering;
 
 use common::*;
-use naslab_engine::backend::url::{ClientOptions, SmbEncrypt};
+use naslab_engine::backend::url::SmbEncrypt;
 use naslab_engine::backend::SmbTarget;
 use naslab_engine::{
     compile, records_from_trace, run_iteration, IterationSpec, Progress, ReplayOptions,
 };
-use naslab_lab::{FsKind, LabState, ServerKind};
+use naslab_lab::{FsKind, ServerKind};
 use naslab_results::CacheMode;
 use naslab_trace::FileKind;
 use naslab_workload::GenParams;
-
-fn connect(st: &LabState, encrypt: SmbEncrypt) -> Result<SmbTarget, String> {
-    let opts = ClientOptions {
-        smb_encrypt: encrypt,
-        ..ClientOptions::default()
-    };
-    SmbTarget::connect_with(st.url.parse().unwrap(), st.password.clone(), opts)
-        .map_err(|e| e.to_string())
-}
 
 /// Runs `workload` (generated small) and checks its bytes against the server's disk.
 fn run_workload(workload: &str, target: &SmbTarget, share_dir: &Path, spool: &Path) {
@@ -254,7 +245,7 @@ fn samba_as_nas_products_ship_it() {
         let base = tempfile::tempdir().unwrap();
         let guard = lab(base.path(), FsKind::Dir, ServerKind::Samba, case.opts);
         let st = guard.lab().state.clone();
-        let target = match connect(&st, SmbEncrypt::Desired) {
+        let target = match smb_encrypting(&st, SmbEncrypt::Desired) {
             Ok(t) => t,
             Err(e) => {
                 failures.push(format!("{}: {e}", case.label));
@@ -331,7 +322,7 @@ fn encryption_refusals_say_what_happened_without_blaming_the_password() {
         ],
     );
     let st = guard.lab().state.clone();
-    let e = connect(&st, SmbEncrypt::Desired).expect_err("refused");
+    let e = smb_encrypting(&st, SmbEncrypt::Desired).expect_err("refused");
     assert!(e.contains("SMB 3") && !e.contains("password"), "{e}");
     drop(guard);
     // Encryption required, and the client told not to offer it.
@@ -343,7 +334,7 @@ fn encryption_refusals_say_what_happened_without_blaming_the_password() {
         &["global: server smb encrypt = required"],
     );
     let st = guard.lab().state.clone();
-    let e = connect(&st, SmbEncrypt::Off).expect_err("refused");
+    let e = smb_encrypting(&st, SmbEncrypt::Off).expect_err("refused");
     assert!(
         e.contains("--smb-encrypt off") && !e.contains("password"),
         "{e}"
@@ -353,7 +344,7 @@ fn encryption_refusals_say_what_happened_without_blaming_the_password() {
     let base = tempfile::tempdir().unwrap();
     let guard = lab(base.path(), FsKind::Dir, ServerKind::Samba, &[]);
     let st = guard.lab().state.clone();
-    let e = connect(&st, SmbEncrypt::Required).expect_err("refused");
+    let e = smb_encrypting(&st, SmbEncrypt::Required).expect_err("refused");
     assert!(
         e.contains("did not encrypt") && e.contains("--smb-encrypt required"),
         "{e}"

@@ -6,6 +6,7 @@
 use std::path::Path;
 use std::sync::atomic::Ordering;
 
+use naslab_engine::backend::url::{ClientOptions, SmbEncrypt};
 use naslab_engine::backend::{NfsTarget, SmbTarget};
 use naslab_engine::{
     compile, records_from_trace, run_iteration, IterationSpec, Progress, ReplayOptions, Target,
@@ -53,6 +54,17 @@ pub fn lab(base: &Path, fs: FsKind, server: ServerKind, opts: &[&str]) -> LabGua
 /// naslab's SMB client signed in to the lab's share as the lab's user.
 pub fn smb(st: &LabState) -> SmbTarget {
     SmbTarget::connect(st.url.parse().unwrap(), st.password.clone()).expect("smb connects")
+}
+
+/// naslab's SMB client signed in as the lab's user, with `--smb-encrypt` as given; the
+/// refusal's text when the session cannot be had.
+pub fn smb_encrypting(st: &LabState, encrypt: SmbEncrypt) -> Result<SmbTarget, String> {
+    let opts = ClientOptions {
+        smb_encrypt: encrypt,
+        ..ClientOptions::default()
+    };
+    SmbTarget::connect_with(st.url.parse().unwrap(), st.password.clone(), opts)
+        .map_err(|e| e.to_string())
 }
 
 /// naslab's NFS client on the lab's export (`url` as the lab gives it).
