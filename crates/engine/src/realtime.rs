@@ -6,6 +6,8 @@
 
 use std::fmt;
 
+use crate::pacing::Pacing;
+
 /// The real-time priority given to stream threads (1..=99; low enough to leave the
 /// kernel's own real-time threads ahead of them).
 pub const FIFO_PRIORITY: i32 = 10;
@@ -39,15 +41,18 @@ pub const FIFO_BUSY_MAX: f64 = 0.5;
 const OP_BUSY_NS: u64 = 2_000;
 
 impl Priority {
-    /// For a stream whose ops come at most `densest_second` to a second (under
-    /// `--pace original`; `None`: back to back, or at a fixed gap of `gap_ns`), waiting
-    /// by sleeping until `spin_ns` before each deadline and spinning the rest.
-    pub fn for_stream(ops_per_s: Option<u64>, gap_ns: Option<u64>, spin_ns: u64) -> Priority {
-        let busy = match (ops_per_s, gap_ns) {
+    /// For a stream paced by `pacing` whose measured ops come at most `densest_second`
+    /// to a second of trace time, waiting by sleeping until `spin_ns` before each
+    /// deadline and spinning the rest.
+    pub fn for_stream(pacing: Pacing, densest_second: u64, spin_ns: u64) -> Priority {
+        let busy = match pacing {
             // Each op keeps the CPU busy for its own time and the spin before it.
-            (Some(n), _) => n as f64 * (spin_ns + OP_BUSY_NS) as f64 / 1e9,
-            (None, Some(gap)) => (spin_ns.min(gap) + OP_BUSY_NS) as f64 / (gap + OP_BUSY_NS) as f64,
-            (None, None) => 1.0,
+            Pacing::Original => densest_second as f64 * (spin_ns + OP_BUSY_NS) as f64 / 1e9,
+            Pacing::Delay { gap_ns } => {
+                (spin_ns.min(gap_ns) + OP_BUSY_NS) as f64 / (gap_ns + OP_BUSY_NS) as f64
+            }
+            // Back to back: never sleeps.
+            Pacing::Afap => 1.0,
         };
         if busy > FIFO_BUSY_MAX {
             Priority::Nice
@@ -309,17 +314,18 @@ mod tests {
 
     #[test]
     fn a_stream_too_busy_to_sleep_asks_for_nice_rather_than_fifo() {
-        let of = |per_s, gap| Priority::for_stream(per_s, gap, SPIN_NS);
+        let of = |pacing, per_s| Priority::for_stream(pacing, per_s, SPIN_NS);
         // --pace original: 10 k ops a second leave most of each second to sleep;
         // 50 k (one op every 20 us, less than the spin before each) leave none.
-        assert_eq!(of(Some(10_000), None), Priority::Fifo);
-        assert_eq!(of(Some(50_000), None), Priority::Nice);
-        assert_eq!(of(Some(0), None), Priority::Fifo);
-        // A fixed gap: 1 ms sleeps, 10 us spins.
-        assert_eq!(of(None, Some(1_000_000)), Priority::Fifo);
-        assert_eq!(of(None, Some(10_000)), Priority::Nice);
+        assert_eq!(of(Pacing::Original, 10_000), Priority::Fifo);
+        assert_eq!(of(Pacing::Original, 50_000), Priority::Nice);
+        assert_eq!(of(Pacing::Original, 0), Priority::Fifo);
+        // A fixed gap: 1 ms sleeps, 10 us spins (the densest second does not count).
+        let delay = |gap_ns| Pacing::Delay { gap_ns };
+        assert_eq!(of(delay(1_000_000), 50_000), Priority::Fifo);
+        assert_eq!(of(delay(10_000), 0), Priority::Nice);
         // As fast as possible: never sleeps.
-        assert_eq!(of(None, None), Priority::Nice);
+        assert_eq!(of(Pacing::Afap, 0), Priority::Nice);
     }
 
     #[test]

@@ -348,12 +348,11 @@ pub fn replay_with<C: Clock + Sync>(
                 }
                 tighten_timer_slack();
                 if options.realtime {
-                    let (per_s, gap) = match options.pacing {
-                        Pacing::Original => (Some(sp.densest_second), None),
-                        Pacing::Delay { gap_ns } => (None, Some(gap_ns)),
-                        Pacing::Afap => (None, None),
-                    };
-                    let priority = Priority::for_stream(per_s, gap, realtime::SPIN_NS);
+                    let priority = Priority::for_stream(
+                        options.pacing,
+                        sp.densest_second,
+                        realtime::SPIN_NS,
+                    );
                     let grant = realtime::enter(cpus.for_stream(index), priority);
                     // Each said once, by the first stream it concerns.
                     if !grant.refused.is_empty() && !said_refused.swap(true, Ordering::Relaxed) {
