@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use naslab_engine::backend::url::SmbEncrypt;
+use naslab_engine::backend::url::{SmbEncrypt, DEFAULT_SMB_IN_FLIGHT, MAX_SMB_IN_FLIGHT};
 use naslab_engine::backend::ClientProfile;
 use naslab_engine::{DataMode, Pacing};
 use naslab_lab::ServerKind;
@@ -151,6 +151,13 @@ pub struct RunOpts {
     /// server wants it) or off (never offer encryption).
     #[arg(long, default_value = "desired", value_name = "MODE")]
     pub smb_encrypt: SmbEncrypt,
+    /// smb:// targets: how many READs or WRITEs one op keeps in flight at most (1 to
+    /// 16). An op of more than 512 KiB is split into that many requests sent at once,
+    /// none under 512 KiB; 1 sends one request at a time, each as large as the server
+    /// allows.
+    #[arg(long, default_value_t = DEFAULT_SMB_IN_FLIGHT, value_name = "N",
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=MAX_SMB_IN_FLIGHT as u64))]
+    pub smb_in_flight: usize,
     /// Which backend speaks to the target.
     #[arg(long, value_enum, default_value = "posix")]
     pub backend: BackendName,

@@ -8,7 +8,7 @@ mod common;
 use std::time::Duration;
 
 use common::*;
-use naslab_engine::backend::url::RemoteUrl;
+use naslab_engine::backend::url::{ClientOptions, RemoteUrl};
 use naslab_engine::backend::{
     ClientProfile, NfsTarget, ProfiledTarget, SmbTarget, HINT_STRIDE_BYTES,
 };
@@ -34,6 +34,75 @@ fn smb_backend_runs_every_op_and_the_server_holds_the_bytes() {
         naslab_lab::fs::mount_options(st.mount.as_ref().unwrap()).is_none(),
         "unmounted"
     );
+}
+
+#[test]
+fn a_large_smb_op_sent_in_pieces_moves_every_byte_in_its_place() {
+    needs_root_and_servers!(ServerKind::Samba);
+    let base = tempfile::tempdir().unwrap();
+    let guard = lab(base.path(), FsKind::Dir, ServerKind::Samba, &[]);
+    let st = guard.lab().state.clone();
+    // Not a whole number of pieces, of credits or of pages, at an odd offset: every
+    // piece's place in the file and in the op's buffer shows.
+    let len = (5 << 20) + 12_345;
+    let at = 7u64;
+    for (round, in_flight) in [1usize, 3, 8, 16].into_iter().enumerate() {
+        let target = smb_with(
+            &st,
+            ClientOptions {
+                smb_in_flight: in_flight,
+                ..ClientOptions::default()
+            },
+        )
+        .expect("smb connects");
+        target.fresh_workload_dir("Pieces").unwrap();
+        let files = std::sync::Arc::new(naslab_engine::FileTable {
+            entries: vec![naslab_engine::plan::FileEntry {
+                id: Some(0),
+                path: "data.bin".into(),
+                kind: naslab_trace::FileKind::File,
+                size: 0,
+                exists: false,
+                prepare: naslab_trace::Prepare::Copy,
+            }],
+        });
+        let mut b = target
+            .connect("Pieces", files, BackendOptions::default())
+            .unwrap();
+        let how = OpenHow {
+            read: true,
+            write: true,
+            create: true,
+            truncate: true,
+            ..OpenHow::default()
+        };
+        let h = b.open(0, how).unwrap();
+        let data: Vec<u8> = (0..len)
+            .map(|i| (i * 131 + i / 4096 + round) as u8)
+            .collect();
+        assert_eq!(b.write(h, at, &data).unwrap(), len, "in flight {in_flight}");
+        let on_server =
+            std::fs::read(st.share_dir.join("naslab/Pieces/data.bin")).expect("the file");
+        assert_eq!(on_server.len(), at as usize + len, "in flight {in_flight}");
+        assert!(
+            on_server[at as usize..] == data[..],
+            "in flight {in_flight}: the server's bytes differ from those written"
+        );
+        // A read past the end gives what the file has, each piece in its place.
+        let mut buf = vec![0u8; len + (3 << 20)];
+        assert_eq!(
+            b.read(h, at, &mut buf).unwrap(),
+            len,
+            "in flight {in_flight}"
+        );
+        assert!(
+            buf[..len] == data[..],
+            "in flight {in_flight}: the bytes read differ from those written"
+        );
+        assert!(buf[len..].iter().all(|&x| x == 0), "in flight {in_flight}");
+        assert_eq!(b.read(h, at + len as u64, &mut buf).unwrap(), 0);
+        b.close(h).unwrap();
+    }
 }
 
 #[test]

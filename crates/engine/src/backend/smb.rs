@@ -24,12 +24,12 @@ use smb2::RenameOptions;
 
 use self::session::Wait as _;
 use self::session::{
-    credits_for, op_error, Session, WriteFrom, FILE_ALLOCATION_INFORMATION,
+    credits_for, op_error, Session, WriteFrom, CREDIT_BYTES, FILE_ALLOCATION_INFORMATION,
     FILE_END_OF_FILE_INFORMATION, FILE_NON_DIRECTORY_FILE, FILE_NO_INTERMEDIATE_BUFFERING,
     FILE_RANDOM_ACCESS, FILE_WRITE_THROUGH, STATUS_END_OF_FILE,
 };
 use super::remote::{release_target, RemoteFs, RemoteSandbox, RemoteSandboxError, RELEASE_WAIT};
-use super::url::{ClientOptions, RemoteUrl};
+use super::url::{ClientOptions, RemoteUrl, MAX_SMB_IN_FLIGHT};
 use super::{Backend, BackendOptions, Caps, Handle, OpError, OpenHow, Target};
 use crate::plan::FileTable;
 
@@ -226,6 +226,127 @@ fn read_data(body: &[u8]) -> Result<&[u8], OpError> {
         .ok_or_else(|| bad("its data lies past its end"))
 }
 
+/// The smallest request a large op is split into: below it, the server's and the
+/// client's fixed costs per request outweigh what keeping both busy gains.
+const MIN_PIECE: usize = 512 << 10;
+
+/// How long each READ or WRITE of an op of `len` bytes is: the op is split into
+/// `in_flight` requests sent at once, so that the server reads or writes one piece
+/// while the client checks and copies another, each a whole number of credits and
+/// none under [`MIN_PIECE`] or over the server's maximum `max`. With `in_flight` 1,
+/// one request per op as far as `max` allows.
+fn piece_len(len: usize, max: usize, in_flight: usize) -> usize {
+    let piece = if in_flight <= 1 {
+        len
+    } else {
+        len.div_ceil(in_flight)
+            .next_multiple_of(CREDIT_BYTES)
+            .max(MIN_PIECE)
+    };
+    piece.min(max).max(1)
+}
+
+/// What the pieces of one op moved, in order: the bytes up to the first piece that
+/// moved less than it asked for (the file's end, or a full disk) and whether there was
+/// one; or the first piece's error.
+fn whole_prefix(
+    pieces: [Result<Piece, OpError>; MAX_SMB_IN_FLIGHT],
+) -> Result<(usize, bool), OpError> {
+    let mut done = 0;
+    for piece in pieces {
+        match piece? {
+            Piece::None => break,
+            Piece::Moved { moved, asked } => {
+                done += moved;
+                if moved < asked {
+                    return Ok((done, true));
+                }
+            }
+        }
+    }
+    Ok((done, false))
+}
+
+/// What one request of an op moved.
+enum Piece {
+    /// The op had no piece left for this request.
+    None,
+    Moved {
+        moved: usize,
+        asked: usize,
+    },
+}
+
+/// One READ of `part`'s length at `offset`, its data copied into `part` as soon as it
+/// arrives.
+async fn read_piece(
+    s: &Session,
+    file_id: FileId,
+    offset: u64,
+    part: Option<&mut [u8]>,
+) -> Result<Piece, OpError> {
+    let Some(part) = part else {
+        return Ok(Piece::None);
+    };
+    let req = ReadRequest {
+        padding: 0x50,
+        flags: 0,
+        length: part.len() as u32,
+        offset,
+        file_id,
+        minimum_count: 0,
+        channel: 0,
+        remaining_bytes: 0,
+        read_channel_info: vec![],
+    };
+    let asked = part.len();
+    let frame = s.send(Command::Read, &req, credits_for(asked)).await?;
+    match frame.header.status.0 {
+        0 => {}
+        STATUS_END_OF_FILE => return Ok(Piece::Moved { moved: 0, asked }),
+        _ => {
+            return Err(op_error(smb2::Error::Protocol {
+                status: frame.header.status,
+                command: Command::Read,
+            }))
+        }
+    }
+    let data = read_data(&frame.body)?;
+    let moved = data.len().min(asked);
+    part[..moved].copy_from_slice(&data[..moved]);
+    Ok(Piece::Moved { moved, asked })
+}
+
+/// One WRITE of `part` at `offset`.
+async fn write_piece(
+    s: &Session,
+    file_id: FileId,
+    offset: u64,
+    part: Option<&[u8]>,
+) -> Result<Piece, OpError> {
+    let Some(data) = part else {
+        return Ok(Piece::None);
+    };
+    let req = WriteFrom {
+        file_id,
+        offset,
+        data,
+    };
+    let asked = data.len();
+    let frame = s.send(Command::Write, &req, credits_for(asked)).await?;
+    if frame.header.status.0 != 0 {
+        return Err(op_error(smb2::Error::Protocol {
+            status: frame.header.status,
+            command: Command::Write,
+        }));
+    }
+    let resp = WriteResponse::unpack(&mut ReadCursor::new(&frame.body)).map_err(op_error)?;
+    Ok(Piece::Moved {
+        moved: (resp.count as usize).min(asked),
+        asked,
+    })
+}
+
 /// One open file.
 #[derive(Debug, Clone, Copy)]
 struct Open {
@@ -337,36 +458,20 @@ impl Backend for SmbBackend {
 
     fn read(&mut self, h: Handle, offset: u64, buf: &mut [u8]) -> Result<usize, OpError> {
         let o = self.open_of(h)?;
+        let s = &self.session;
+        let piece = piece_len(buf.len(), s.max_read, s.in_flight);
         let mut done = 0usize;
         while done < buf.len() {
-            let n = (buf.len() - done).min(self.session.max_read);
-            let req = ReadRequest {
-                padding: 0x50,
-                flags: 0,
-                length: n as u32,
-                offset: offset + done as u64,
-                file_id: o.file_id,
-                minimum_count: 0,
-                channel: 0,
-                remaining_bytes: 0,
-                read_channel_info: vec![],
-            };
-            let frame = self.session.call_raw(Command::Read, &req, credits_for(n))?;
-            match frame.header.status.0 {
-                0 => {}
-                STATUS_END_OF_FILE => break,
-                _ => {
-                    return Err(op_error(smb2::Error::Protocol {
-                        status: frame.header.status,
-                        command: Command::Read,
-                    }))
-                }
-            }
-            let data = read_data(&frame.body)?;
-            let got = data.len().min(n);
-            buf[done..done + got].copy_from_slice(&data[..got]);
+            let end = (done + s.in_flight * piece).min(buf.len());
+            let mut parts = buf[done..end].chunks_mut(piece);
+            let at = offset + done as u64;
+            let reads: [_; MAX_SMB_IN_FLIGHT] = std::array::from_fn(|i| {
+                read_piece(s, o.file_id, at + (i * piece) as u64, parts.next())
+            });
+            let reads = std::pin::pin!(reads);
+            let (got, short) = whole_prefix(s.wait_all(reads)?)?;
             done += got;
-            if got < n {
+            if short {
                 break;
             }
         }
@@ -375,21 +480,21 @@ impl Backend for SmbBackend {
 
     fn write(&mut self, h: Handle, offset: u64, buf: &[u8]) -> Result<usize, OpError> {
         let o = self.open_of(h)?;
+        let s = &self.session;
         let base = o.append_at.unwrap_or(offset);
+        let piece = piece_len(buf.len(), s.max_write, s.in_flight);
         let mut done = 0usize;
         while done < buf.len() {
-            let n = (buf.len() - done).min(self.session.max_write);
-            let req = WriteFrom {
-                file_id: o.file_id,
-                offset: base + done as u64,
-                data: &buf[done..done + n],
-            };
-            let frame = self.session.call(Command::Write, &req, credits_for(n))?;
-            let resp =
-                WriteResponse::unpack(&mut ReadCursor::new(&frame.body)).map_err(op_error)?;
-            let wrote = (resp.count as usize).min(n);
+            let end = (done + s.in_flight * piece).min(buf.len());
+            let mut parts = buf[done..end].chunks(piece);
+            let at = base + done as u64;
+            let writes: [_; MAX_SMB_IN_FLIGHT] = std::array::from_fn(|i| {
+                write_piece(s, o.file_id, at + (i * piece) as u64, parts.next())
+            });
+            let writes = std::pin::pin!(writes);
+            let (wrote, short) = whole_prefix(s.wait_all(writes)?)?;
             done += wrote;
-            if wrote == 0 {
+            if short {
                 break;
             }
         }
@@ -569,6 +674,47 @@ mod tests {
                 data.len()
             );
         }
+    }
+
+    #[test]
+    fn an_op_is_split_into_whole_credits_of_at_least_half_a_mib() {
+        const MIB: usize = 1 << 20;
+        // Eight in flight: a 4 MiB op is 8 pieces of 512 KiB, an 8 MiB one 8 of 1 MiB.
+        assert_eq!(piece_len(4 * MIB, 8 * MIB, 8), MIB / 2);
+        assert_eq!(piece_len(8 * MIB, 8 * MIB, 8), MIB);
+        // Never under 512 KiB: a 1 MiB op is two pieces, a small op one.
+        assert_eq!(piece_len(MIB, 8 * MIB, 8), MIB / 2);
+        assert_eq!(piece_len(4096, 8 * MIB, 8), MIB / 2);
+        // A whole number of credits.
+        assert_eq!(piece_len(5 * MIB + 1, 8 * MIB, 8), 11 * CREDIT_BYTES);
+        // Never over the server's maximum: a server of 64 KiB reads gets 64 KiB pieces.
+        assert_eq!(piece_len(4 * MIB, 64 << 10, 8), 64 << 10);
+        // One at a time: the op whole, as far as the server's maximum allows.
+        assert_eq!(piece_len(4 * MIB, 8 * MIB, 1), 4 * MIB);
+        assert_eq!(piece_len(16 * MIB, 8 * MIB, 1), 8 * MIB);
+        assert_eq!(piece_len(0, 8 * MIB, 1), 1);
+    }
+
+    #[test]
+    fn an_ops_pieces_count_up_to_the_first_short_one() {
+        let moved = |moved, asked| Ok(Piece::Moved { moved, asked });
+        let mut pieces: [Result<Piece, OpError>; MAX_SMB_IN_FLIGHT] =
+            std::array::from_fn(|_| Ok(Piece::None));
+        assert_eq!(whole_prefix(pieces).unwrap(), (0, false));
+        pieces = std::array::from_fn(|_| Ok(Piece::None));
+        pieces[0] = moved(10, 10);
+        pieces[1] = moved(7, 10);
+        // Past a short piece nothing counts (the file ended there).
+        pieces[2] = moved(10, 10);
+        assert_eq!(whole_prefix(pieces).unwrap(), (17, true));
+        pieces = std::array::from_fn(|_| Ok(Piece::None));
+        pieces[0] = moved(10, 10);
+        pieces[1] = moved(4, 4);
+        assert_eq!(whole_prefix(pieces).unwrap(), (14, false));
+        pieces = std::array::from_fn(|_| Ok(Piece::None));
+        pieces[0] = moved(10, 10);
+        pieces[1] = Err(OpError::errno(libc::ENOSPC));
+        assert_eq!(whole_prefix(pieces).unwrap_err().errno, libc::ENOSPC);
     }
 
     #[test]

@@ -127,7 +127,16 @@ pub struct ClientOptions {
     /// run then stops, naming the op, file and trace line).
     pub io_timeout: std::time::Duration,
     pub smb_encrypt: SmbEncrypt,
+    /// SMB: how many READs or WRITEs one op keeps in flight at most
+    /// (1..=[`MAX_SMB_IN_FLIGHT`]); a larger op is split into that many requests sent
+    /// at once, none under 512 KiB.
+    pub smb_in_flight: usize,
 }
+
+/// The default `--smb-in-flight`.
+pub const DEFAULT_SMB_IN_FLIGHT: usize = 8;
+/// The largest `--smb-in-flight`.
+pub const MAX_SMB_IN_FLIGHT: usize = 16;
 
 /// The default `--io-timeout`.
 pub const DEFAULT_IO_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
@@ -137,6 +146,7 @@ impl Default for ClientOptions {
         ClientOptions {
             io_timeout: DEFAULT_IO_TIMEOUT,
             smb_encrypt: SmbEncrypt::Desired,
+            smb_in_flight: DEFAULT_SMB_IN_FLIGHT,
         }
     }
 }

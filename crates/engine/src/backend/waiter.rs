@@ -117,6 +117,41 @@ impl Waiter {
     }
 }
 
+/// Runs `futs` together on the connection's thread, each to its end, and gives their
+/// outputs in order: one op's requests in flight at once, with nothing allocated. The
+/// futures are pinned where the caller made them: a stream's stack is small, and they
+/// are not.
+#[cfg_attr(not(feature = "smb"), allow(dead_code))]
+pub(crate) async fn join_all<F: Future, const N: usize>(
+    mut futs: std::pin::Pin<&mut [F; N]>,
+) -> [F::Output; N] {
+    use std::task::Poll;
+
+    let mut outs: [Option<F::Output>; N] = std::array::from_fn(|_| None);
+    std::future::poll_fn(|cx| {
+        let mut pending = false;
+        for (i, out) in outs.iter_mut().enumerate() {
+            if out.is_some() {
+                continue;
+            }
+            // SAFETY: the array is pinned, and none of its futures is ever moved out
+            // of it, so each stays where it was first polled.
+            let fut = unsafe { futs.as_mut().map_unchecked_mut(|a| &mut a[i]) };
+            match fut.poll(cx) {
+                Poll::Ready(v) => *out = Some(v),
+                Poll::Pending => pending = true,
+            }
+        }
+        if pending {
+            Poll::Pending
+        } else {
+            Poll::Ready(())
+        }
+    })
+    .await;
+    outs.map(|o| o.expect("every future ran to its end"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -136,6 +171,39 @@ mod tests {
         assert_eq!(w.no_reply(), "no reply from 192.0.2.1:445 within 0.1 s");
         // Running without a request's bookkeeping still works (a goodbye, say).
         assert_eq!(w.run_for(Duration::from_secs(1), async { 8 }), Some(8));
+    }
+
+    #[test]
+    fn join_all_runs_its_futures_together_and_keeps_their_order() {
+        let w = Waiter::new("192.0.2.1:445".into(), Duration::from_secs(30)).unwrap();
+        // Each but the last waits for the one after it to have started: run one at a
+        // time, the first would never end.
+        let started = std::cell::RefCell::new(Vec::new());
+        let ended = std::cell::RefCell::new(Vec::new());
+        let one = |i: usize| {
+            let (started, ended) = (&started, &ended);
+            async move {
+                started.borrow_mut().push(i);
+                std::future::poll_fn(|cx| {
+                    if i == 3 || started.borrow().contains(&(i + 1)) {
+                        std::task::Poll::Ready(())
+                    } else {
+                        cx.waker().wake_by_ref();
+                        std::task::Poll::Pending
+                    }
+                })
+                .await;
+                ended.borrow_mut().push(i);
+                i * 10
+            }
+        };
+        let futs = std::pin::pin!([one(0), one(1), one(2), one(3)]);
+        let outs = w
+            .run_for(Duration::from_secs(5), join_all(futs))
+            .expect("the futures ran together");
+        assert_eq!(outs, [0, 10, 20, 30]);
+        assert_eq!(*started.borrow(), [0, 1, 2, 3]);
+        assert_eq!(*ended.borrow(), [3, 0, 1, 2]);
     }
 
     #[test]

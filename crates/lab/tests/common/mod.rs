@@ -59,10 +59,18 @@ pub fn smb(st: &LabState) -> SmbTarget {
 /// naslab's SMB client signed in as the lab's user, with `--smb-encrypt` as given; the
 /// refusal's text when the session cannot be had.
 pub fn smb_encrypting(st: &LabState, encrypt: SmbEncrypt) -> Result<SmbTarget, String> {
-    let opts = ClientOptions {
-        smb_encrypt: encrypt,
-        ..ClientOptions::default()
-    };
+    smb_with(
+        st,
+        ClientOptions {
+            smb_encrypt: encrypt,
+            ..ClientOptions::default()
+        },
+    )
+}
+
+/// naslab's SMB client signed in as the lab's user with the client options given; the
+/// refusal's text when the session cannot be had.
+pub fn smb_with(st: &LabState, opts: ClientOptions) -> Result<SmbTarget, String> {
     SmbTarget::connect_with(st.url.parse().unwrap(), st.password.clone(), opts)
         .map_err(|e| e.to_string())
 }

@@ -1814,17 +1814,32 @@ impl Drop for RecvBuf {
 }
 
 /// The receiver task's spare buffers, each in the `Arc` its frames share, so
-/// that a frame received into a kept buffer allocates nothing. Two are
-/// enough for the usual pattern, one response being read while its caller
-/// still holds the one before; more would only hold memory (each can be as
-/// large as the largest response seen).
-#[derive(Default)]
+/// that a frame received into a kept buffer allocates nothing. A caller
+/// that keeps several requests in flight (a large read split into pieces
+/// sent at once) can hold that many responses while the next arrives, so up
+/// to [`BUFFERS_KEPT`] are kept. Only buffers that were once in use at the
+/// same time are kept: one request at a time keeps two.
 struct RecvPool {
     spare: StdMutex<Vec<Arc<RecvBuf>>>,
 }
 
+impl Default for RecvPool {
+    /// Room for every buffer it may keep, so that keeping one never grows the list:
+    /// more buffers can be at rest at once than ever were before, without any more
+    /// of them in use.
+    fn default() -> Self {
+        RecvPool {
+            spare: StdMutex::new(Vec::with_capacity(Self::KEEP)),
+        }
+    }
+}
+
+/// How many receive buffers, and how many send buffers, a connection keeps
+/// for reuse at most: requests in flight at once beyond this allocate.
+const BUFFERS_KEPT: usize = 16;
+
 impl RecvPool {
-    const KEEP: usize = 2;
+    const KEEP: usize = BUFFERS_KEPT;
 
     /// A buffer to receive into, held by nothing else: a kept one, or a new,
     /// empty one.
@@ -1869,14 +1884,22 @@ impl RecvPool {
 
 /// Buffers requests are built in, kept once the writer task has written
 /// them, so that a request no larger than earlier ones is packed, signed or
-/// encrypted without allocating. Two, as for received frames.
-#[derive(Default)]
+/// encrypted without allocating. As many as for received frames.
 struct SendBuffers {
     spare: StdMutex<Vec<Vec<u8>>>,
 }
 
+impl Default for SendBuffers {
+    /// Room for every buffer it may keep, as for [`RecvPool`].
+    fn default() -> Self {
+        SendBuffers {
+            spare: StdMutex::new(Vec::with_capacity(Self::KEEP)),
+        }
+    }
+}
+
 impl SendBuffers {
-    const KEEP: usize = 2;
+    const KEEP: usize = BUFFERS_KEPT;
 
     fn take(&self) -> Vec<u8> {
         self.spare.lock().unwrap().pop().unwrap_or_default()

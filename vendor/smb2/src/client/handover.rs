@@ -65,9 +65,12 @@ impl<T> Handover<T> {
     /// flight at once; more only hold memory until they are needed.
     const KEEP: usize = 64;
 
+    /// With room for every slot it may keep, so that keeping one never grows the
+    /// list: more slots can be at rest at once than ever were before, without any
+    /// more of them in use.
     pub(crate) fn new() -> Self {
         Handover {
-            spare: StdMutex::new(Vec::new()),
+            spare: StdMutex::new(Vec::with_capacity(Self::KEEP)),
         }
     }
 

@@ -28,6 +28,7 @@ pub(super) fn open_target(
         client: ClientOptions {
             io_timeout: opts.io_timeout.as_std(),
             smb_encrypt: opts.smb_encrypt,
+            smb_in_flight: opts.smb_in_flight,
         },
         profile: opts.client_profile.unwrap_or_default(),
     };
@@ -37,6 +38,7 @@ pub(super) fn open_target(
     }
     if let Some(s) = opened.session.take() {
         extra.insert("smb_encrypt".to_string(), opts.smb_encrypt.to_string());
+        extra.insert("smb_in_flight".to_string(), opts.smb_in_flight.to_string());
         extra.insert("smb_session".to_string(), s);
     }
     if let Some(root) = opened.target.local_root() {

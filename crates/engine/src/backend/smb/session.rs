@@ -20,6 +20,7 @@ use smb2::{ClientConfig, ErrorKind, SmbClient, Tree};
 
 use super::SmbError;
 use crate::backend::remote::{EntryKind, RemoteFs};
+use crate::backend::url::MAX_SMB_IN_FLIGHT;
 use crate::backend::url::{ClientOptions, RemoteUrl, SmbEncrypt};
 use crate::backend::waiter::{Silence, Waiter};
 use crate::backend::OpError;
@@ -161,6 +162,8 @@ pub(super) struct Session {
     pub(super) tree: Tree,
     pub(super) max_read: usize,
     pub(super) max_write: usize,
+    /// How many READs or WRITEs one op keeps in flight at most.
+    pub(super) in_flight: usize,
     /// The dialect and whether the session is encrypted, e.g. "SMB 3.1.1, encrypted
     /// (AES-128-GCM)".
     pub(super) security: String,
@@ -288,6 +291,7 @@ impl Session {
             tree,
             max_read: max_read.max(4096),
             max_write: max_write.max(4096),
+            in_flight: opts.smb_in_flight.clamp(1, MAX_SMB_IN_FLIGHT),
             security,
         })
     }
@@ -313,6 +317,35 @@ impl Session {
             Some(self.tree.tree_id),
             CreditCharge(credits.max(1)),
         ))
+    }
+
+    /// One request and its reply, whatever its status, as part of the requests
+    /// [`Self::wait_all`] waits for; an error that lost the connection marks it dead.
+    pub(super) async fn send(
+        &self,
+        command: Command,
+        body: &dyn smb2::pack::Pack,
+        credits: u16,
+    ) -> Result<smb2::client::connection::Frame, OpError> {
+        self.conn()
+            .execute_with_credits(
+                command,
+                body,
+                Some(self.tree.tree_id),
+                CreditCharge(credits.max(1)),
+            )
+            .await
+            .map_err(|e| fail(&self.w, e))
+    }
+
+    /// Runs `requests` (each made of [`Self::send`]s) at once, all within the I/O
+    /// timeout, and gives each one's outcome in order.
+    pub(super) fn wait_all<F: std::future::Future, const N: usize>(
+        &self,
+        requests: std::pin::Pin<&mut [F; N]>,
+    ) -> Result<[F::Output; N], OpError> {
+        self.w
+            .wait(async { Ok(crate::backend::waiter::join_all(requests).await) })
     }
 
     /// Sends one request and checks its status.
