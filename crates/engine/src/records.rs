@@ -55,16 +55,18 @@ impl Cursor {
 }
 
 /// Writes the op records of one replay to `path` (zstd when it ends in `.zst`), and
-/// hands each record to `sink` too, when there is one.
+/// hands each record to `sink` too, when there is one. Takes the outcome: its spools
+/// are let go once read, on a thread of their own while the sink finishes (freeing
+/// hundreds of MB of page cache takes a tenth of a second per 3 M ops).
 pub fn write_records(
     path: &Path,
     plan: &Plan,
-    outcome: &ReplayOutcome,
+    outcome: ReplayOutcome,
     generator: &str,
     sink: Option<Box<dyn RecordSink>>,
 ) -> Result<u64, RecordsError> {
     let Some(mut sink) = sink else {
-        return write_merged(path, plan, outcome, generator, &mut |_, _| {});
+        return write_merged(path, plan, &outcome, generator, &mut |_, _| {});
     };
     for decl in file_decls(plan) {
         sink.file(&decl);
@@ -83,7 +85,7 @@ pub fn write_records(
             });
         let mut tx = fed.is_ok().then_some(tx);
         let mut batch = Vec::with_capacity(SINK_BATCH);
-        let written = write_merged(path, plan, outcome, generator, &mut |op, m| {
+        let written = write_merged(path, plan, &outcome, generator, &mut |op, m| {
             batch.push((*op, *m));
             if batch.len() == SINK_BATCH {
                 let full = std::mem::replace(&mut batch, Vec::with_capacity(SINK_BATCH));
@@ -96,8 +98,15 @@ pub fn write_records(
         if let Some(tx) = tx {
             let _ = tx.send(batch);
         }
+        let freed = std::thread::Builder::new()
+            .name("spool-free".into())
+            .spawn_scoped(scope, move || drop(outcome));
         if let (Ok(_), Ok(Ok(sink))) = (&written, fed.map(|h| h.join())) {
             sink.finish();
+        }
+        // Had the thread not started, the outcome was dropped here already.
+        if let Ok(h) = freed {
+            let _ = h.join();
         }
         written
     })

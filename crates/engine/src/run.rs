@@ -319,7 +319,7 @@ pub fn run_iteration(spec: &IterationSpec, iteration: u32) -> Result<IterationRe
             .record_sink
             .zip(name.as_deref())
             .and_then(|(make, name)| make(&result, name));
-        write_records(path, plan, &outcome, &generator, sink).map_err(|source| {
+        write_records(path, plan, outcome, &generator, sink).map_err(|source| {
             RunError::Records {
                 path: path.clone(),
                 source,
