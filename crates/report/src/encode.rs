@@ -2,9 +2,6 @@
 //! little-endian typed arrays, byte-shuffled and zlib-compressed, then base64; and JSON
 //! made safe to sit inside a `<script>` element.
 
-use std::io::Write;
-
-use flate2::write::ZlibEncoder;
 use flate2::Compression;
 use serde::Serialize;
 use ts_rs::TS;
@@ -63,7 +60,13 @@ pub struct BlobLayout {
 pub struct BlobBuilder {
     id: String,
     rows: usize,
+    /// The blob's bytes not yet handed to [`Self::deflate`]: under [`PIECE`].
     raw: Vec<u8>,
+    /// How many bytes the blob holds so far.
+    bytes: usize,
+    /// zlib's checksum of the bytes handed over.
+    adler: simd_adler32::Adler32,
+    deflate: PieceDeflater,
     columns: Vec<ColumnLayout>,
 }
 
@@ -74,6 +77,9 @@ impl BlobBuilder {
             id: id.into(),
             rows,
             raw: Vec::new(),
+            bytes: 0,
+            adler: simd_adler32::Adler32::new(),
+            deflate: PieceDeflater::new(),
             columns: Vec::new(),
         }
     }
@@ -89,13 +95,26 @@ impl BlobBuilder {
         words: impl Iterator<Item = [u8; W]> + Clone,
     ) {
         debug_assert_eq!(ty.width(), W);
-        let offset = self.raw.len();
-        self.raw.reserve(self.rows * W);
-        // One sequential pass per byte plane, rather than W scattered writes per word.
+        let offset = self.bytes;
+        // One sequential pass per byte plane, rather than W scattered writes per word,
+        // each whole piece handed to a thread to deflate as soon as it is full.
         for b in 0..W {
-            self.raw.extend(words.clone().map(|w| w[b]));
+            let mut plane = words.clone().map(|w| w[b]);
+            let mut left = self.rows;
+            while left > 0 {
+                let take = (PIECE - self.raw.len()).min(left);
+                self.raw.reserve(take);
+                self.raw.extend(plane.by_ref().take(take));
+                left -= take;
+                if self.raw.len() == PIECE {
+                    let piece = std::mem::take(&mut self.raw);
+                    self.adler.write(&piece);
+                    self.deflate.piece(piece);
+                }
+            }
+            debug_assert!(plane.next().is_none(), "a column of {} rows", self.rows);
         }
-        debug_assert_eq!(self.raw.len() - offset, self.rows * W);
+        self.bytes += self.rows * W;
         self.columns.push(ColumnLayout {
             name,
             ty,
@@ -129,15 +148,16 @@ impl BlobBuilder {
         self.push(name, ColumnType::U8, false, values.iter().map(|&v| [v]));
     }
 
-    /// Compresses the blob: its layout for the page's JSON, and its base64 text.
-    pub fn finish(self) -> (BlobLayout, String) {
-        let bytes = self.raw.len();
-        let compressed = zlib(&self.raw);
+    /// Compresses the blob: its layout for the page's JSON, and its base64 text. The
+    /// result is zlib, the format the browser's DecompressionStream("deflate") reads.
+    pub fn finish(mut self) -> (BlobLayout, String) {
+        self.adler.write(&self.raw);
+        let compressed = self.deflate.finish(&self.raw, self.adler.finish());
         (
             BlobLayout {
                 id: self.id,
                 rows: self.rows,
-                bytes,
+                bytes: self.bytes,
                 columns: self.columns,
             },
             base64(&compressed),
@@ -145,14 +165,107 @@ impl BlobBuilder {
     }
 }
 
-/// zlib-compresses `raw` (the format the browser's DecompressionStream("deflate") reads).
-fn zlib(raw: &[u8]) -> Vec<u8> {
+/// The raw blob is deflated in pieces of this many bytes, each on a thread of its own
+/// while the next columns are packed. The pieces are fixed by their place in the blob,
+/// so the page is the same bytes however many cores did the work.
+const PIECE: usize = 4 << 20;
+
+/// Deflates a blob's pieces in order on threads of their own, as many at once as
+/// there are cores, each ended by a sync flush so that they join into one stream.
+struct PieceDeflater {
+    done: Vec<Vec<u8>>,
+    running: std::collections::VecDeque<std::thread::JoinHandle<Vec<u8>>>,
+}
+
+impl PieceDeflater {
+    fn new() -> PieceDeflater {
+        PieceDeflater {
+            done: Vec::new(),
+            running: std::collections::VecDeque::new(),
+        }
+    }
+
+    /// Deflates `piece`, a whole [`PIECE`] that more bytes follow.
+    fn piece(&mut self, piece: Vec<u8>) {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        if self.running.len() >= cores {
+            self.join_oldest();
+        }
+        let piece = std::sync::Arc::new(piece);
+        let theirs = std::sync::Arc::clone(&piece);
+        let spawned = std::thread::Builder::new()
+            .name("report-deflate".into())
+            .spawn(move || deflate_raw(&theirs, false));
+        match spawned {
+            Ok(h) => self.running.push_back(h),
+            Err(_) => {
+                // No thread to be had: deflate it here, after those before it.
+                while !self.running.is_empty() {
+                    self.join_oldest();
+                }
+                self.done.push(deflate_raw(&piece, false));
+            }
+        }
+    }
+
+    fn join_oldest(&mut self) {
+        if let Some(h) = self.running.pop_front() {
+            let out = h.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
+            self.done.push(out);
+        }
+    }
+
+    /// The zlib stream: the header, every piece in order, `last` (the bytes after the
+    /// last whole piece) ending the stream, and the checksum.
+    fn finish(mut self, last: &[u8], adler: u32) -> Vec<u8> {
+        let tail = deflate_raw(last, true);
+        while !self.running.is_empty() {
+            self.join_oldest();
+        }
+        let len = 2 + self.done.iter().map(Vec::len).sum::<usize>() + tail.len() + 4;
+        let mut out = Vec::with_capacity(len);
+        // zlib's header for deflate with a 32 KiB window at its fastest level, as
+        // flate2 writes it at level 1.
+        out.extend_from_slice(&[0x78, 0x01]);
+        for piece in &self.done {
+            out.extend_from_slice(piece);
+        }
+        out.extend_from_slice(&tail);
+        out.extend_from_slice(&adler.to_be_bytes());
+        out
+    }
+}
+
+/// Raw deflate of `input` at level 1, ended by a sync flush (more follows) or, when
+/// `last`, by the stream's final block.
+fn deflate_raw(input: &[u8], last: bool) -> Vec<u8> {
+    use flate2::{Compress, FlushCompress, Status};
+
     // Level 1 (deflate's fast path) is several times faster than the default on
     // shuffled columns, at a page a little larger: it matters at millions of rows.
-    let mut z = ZlibEncoder::new(Vec::with_capacity(raw.len() / 3), Compression::new(1));
-    // Writing into a Vec cannot fail.
-    let _ = z.write_all(raw);
-    z.finish().unwrap_or_default()
+    let mut c = Compress::new(Compression::new(1), false);
+    let flush = if last {
+        FlushCompress::Finish
+    } else {
+        FlushCompress::Sync
+    };
+    let mut out = Vec::with_capacity(input.len() / 3 + 64);
+    loop {
+        if out.capacity() - out.len() < 64 {
+            out.reserve(out.capacity().max(4096));
+        }
+        let fed = c.total_in() as usize;
+        let status = c
+            .compress_vec(&input[fed..], &mut out, flush)
+            .expect("deflating into a Vec with room to spare");
+        let all_in = c.total_in() as usize == input.len();
+        match status {
+            Status::StreamEnd => return out,
+            // A sync flush is complete once a call with all the input leaves room.
+            _ if all_in && !last && out.len() < out.capacity() => return out,
+            _ => {}
+        }
+    }
 }
 
 /// Standard base64 with padding.
@@ -282,6 +395,77 @@ mod tests {
             .collect();
         assert_eq!(f, [1, 2, 70_000]);
         assert_eq!(&raw[col("kind").offset..], &[3, 4, 5]);
+    }
+
+    /// What a blob's bytes are, packed in one pass with no pieces: each column's byte
+    /// planes in turn.
+    fn shuffled(columns: &[(Vec<[u8; 8]>, usize)]) -> Vec<u8> {
+        let mut raw = Vec::new();
+        for (words, width) in columns {
+            for b in 0..*width {
+                raw.extend(words.iter().map(|w| w[b]));
+            }
+        }
+        raw
+    }
+
+    #[test]
+    fn a_blob_of_many_pieces_is_one_zlib_stream_of_its_bytes() {
+        // Three pieces and part of a fourth, the columns' planes crossing their bounds.
+        let rows = 2 * PIECE / 8 + 12_345;
+        let a: Vec<u32> = (0..rows as u32)
+            .map(|i| i.wrapping_mul(2_654_435_761))
+            .collect();
+        let t: Vec<f64> = (0..rows).map(|i| (i * i % 1_000_003) as f64).collect();
+        let mut b = BlobBuilder::new("big", rows);
+        b.f64("t", &t, false);
+        b.u32("a", &a);
+        let (layout, text) = b.finish();
+        let z = unbase64(&text);
+        let mut raw = Vec::new();
+        flate2::read::ZlibDecoder::new(&z[..])
+            .read_to_end(&mut raw)
+            .unwrap();
+        let widen = |w: &[u8]| {
+            let mut x = [0u8; 8];
+            x[..w.len()].copy_from_slice(w);
+            x
+        };
+        let expected = shuffled(&[
+            (t.iter().map(|v| v.to_le_bytes()).collect(), 8),
+            (a.iter().map(|v| widen(&v.to_le_bytes())).collect(), 4),
+        ]);
+        assert_eq!(layout.bytes, expected.len());
+        assert!(expected.len() > 3 * PIECE);
+        assert!(raw == expected, "the blob's bytes differ");
+        // The checksum was checked by the decoder; the stream ends where the text does.
+        assert_eq!(
+            &z[z.len() - 4..],
+            &simd_adler32::adler32(&&expected[..]).to_be_bytes()
+        );
+    }
+
+    #[test]
+    fn a_blob_of_one_piece_is_what_zlib_makes_of_it() {
+        use std::io::Write;
+        let v: Vec<f64> = (0..10_000).map(|i| (i % 97) as f64).collect();
+        let mut b = BlobBuilder::new("small", v.len());
+        b.f64("v", &v, true);
+        let (_, text) = b.finish();
+        let mut raw = Vec::new();
+        let mut prev = 0.0;
+        let deltas: Vec<[u8; 8]> = v
+            .iter()
+            .map(|&x| {
+                let d = (x - prev).to_le_bytes();
+                prev = x;
+                d
+            })
+            .collect();
+        raw.extend(shuffled(&[(deltas, 8)]));
+        let mut z = flate2::write::ZlibEncoder::new(Vec::new(), Compression::new(1));
+        z.write_all(&raw).unwrap();
+        assert_eq!(unbase64(&text), z.finish().unwrap());
     }
 
     #[test]
