@@ -11,14 +11,11 @@ mod common;
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
-use std::sync::Arc;
 
 use common::*;
 use naslab_engine::backend::url::SmbEncrypt;
-use naslab_engine::plan::FileEntry;
-use naslab_engine::{Backend, BackendOptions, FileTable, OpenHow, Target};
+use naslab_engine::{Backend, Target};
 use naslab_lab::{FsKind, ServerKind};
-use naslab_trace::{FileKind, Prepare};
 
 /// Counts calls to the allocator (alloc, alloc_zeroed, realloc) made on a thread
 /// while it counts.
@@ -72,35 +69,10 @@ fn calls_during(f: impl FnOnce()) -> u64 {
 const SMALL: usize = 64 << 10;
 const LARGE: usize = 8 << 20;
 
-/// One file, `alloc/data.bin`, made by the test.
-fn files() -> Arc<FileTable> {
-    Arc::new(FileTable {
-        entries: vec![FileEntry {
-            id: Some(0),
-            path: "data.bin".into(),
-            kind: FileKind::File,
-            size: 0,
-            exists: false,
-            prepare: Prepare::Copy,
-        }],
-    })
-}
-
 /// Warms a connection up, then counts the allocator calls of `n` and of `10 * n`
 /// READs and WRITEs of each size, and checks they are the same.
 fn check(target: &dyn Target, what: &str) {
-    target.fresh_workload_dir("alloc").unwrap();
-    let mut b: Box<dyn Backend> = target
-        .connect("alloc", files(), BackendOptions::default())
-        .unwrap();
-    let how = OpenHow {
-        read: true,
-        write: true,
-        create: true,
-        truncate: true,
-        ..OpenHow::default()
-    };
-    let h = b.open(0, how).unwrap();
+    let (mut b, h) = one_open_file(target, "alloc");
     let data = vec![0x5au8; LARGE];
     let mut buf = vec![0u8; LARGE];
     let write = |b: &mut Box<dyn Backend>, len: usize| {

@@ -55,28 +55,7 @@ fn a_large_smb_op_sent_in_pieces_moves_every_byte_in_its_place() {
             },
         )
         .expect("smb connects");
-        target.fresh_workload_dir("Pieces").unwrap();
-        let files = std::sync::Arc::new(naslab_engine::FileTable {
-            entries: vec![naslab_engine::plan::FileEntry {
-                id: Some(0),
-                path: "data.bin".into(),
-                kind: naslab_trace::FileKind::File,
-                size: 0,
-                exists: false,
-                prepare: naslab_trace::Prepare::Copy,
-            }],
-        });
-        let mut b = target
-            .connect("Pieces", files, BackendOptions::default())
-            .unwrap();
-        let how = OpenHow {
-            read: true,
-            write: true,
-            create: true,
-            truncate: true,
-            ..OpenHow::default()
-        };
-        let h = b.open(0, how).unwrap();
+        let (mut b, h) = one_open_file(&target, "Pieces");
         let data: Vec<u8> = (0..len)
             .map(|i| (i * 131 + i / 4096 + round) as u8)
             .collect();

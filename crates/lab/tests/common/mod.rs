@@ -75,6 +75,40 @@ pub fn smb_with(st: &LabState, opts: ClientOptions) -> Result<SmbTarget, String>
         .map_err(|e| e.to_string())
 }
 
+/// A connection of `target` with one file open for reading and writing,
+/// `<workload>/data.bin`, made empty by the test in a fresh workload directory.
+pub fn one_open_file(
+    target: &dyn Target,
+    workload: &str,
+) -> (
+    Box<dyn naslab_engine::Backend>,
+    naslab_engine::backend::Handle,
+) {
+    target.fresh_workload_dir(workload).unwrap();
+    let files = std::sync::Arc::new(naslab_engine::FileTable {
+        entries: vec![naslab_engine::plan::FileEntry {
+            id: Some(0),
+            path: "data.bin".into(),
+            kind: FileKind::File,
+            size: 0,
+            exists: false,
+            prepare: naslab_trace::Prepare::Copy,
+        }],
+    });
+    let mut b = target
+        .connect(workload, files, naslab_engine::BackendOptions::default())
+        .unwrap();
+    let how = naslab_engine::OpenHow {
+        read: true,
+        write: true,
+        create: true,
+        truncate: true,
+        ..naslab_engine::OpenHow::default()
+    };
+    let h = b.open(0, how).unwrap();
+    (b, h)
+}
+
 /// naslab's NFS client on the lab's export (`url` as the lab gives it).
 pub fn nfs(url: &str) -> NfsTarget {
     NfsTarget::connect(url.parse().unwrap()).expect("nfs mounts")
