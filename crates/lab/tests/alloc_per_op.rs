@@ -79,10 +79,11 @@ fn check(target: &dyn Target, what: &str) {
         assert_eq!(b.write(h, 0, &data[..len]).unwrap(), len, "{what}: write");
     };
     // The largest ops first, so that every buffer has grown to their size: the writes,
-    // then the reads, each several in a row (the SMB client receives into two buffers
-    // in turn, and alternating writes and reads would only ever grow one of them).
-    // Then enough small ones for every queue to have come round a few times.
-    for (len, times) in [(LARGE, 4), (SMALL, 64)] {
+    // then the reads, each many in a row (an SMB op of 8 MiB is 8 requests at once, so
+    // the client holds up to 9 buffers; each must have held a large reply once, and
+    // how many are out at a time depends on when the replies land). Then enough small
+    // ones for every queue to have come round a few times.
+    for (len, times) in [(LARGE, 16), (SMALL, 64)] {
         for _ in 0..times {
             write(&mut b, len);
         }

@@ -1838,18 +1838,31 @@ impl Default for RecvPool {
 /// for reuse at most: requests in flight at once beyond this allocate.
 const BUFFERS_KEPT: usize = 16;
 
+/// Where the largest of `capacities` is, `None` when there are none.
+fn largest(capacities: impl Iterator<Item = usize>) -> Option<usize> {
+    capacities
+        .enumerate()
+        .max_by_key(|&(_, c)| c)
+        .map(|(i, _)| i)
+}
+
 impl RecvPool {
     const KEEP: usize = BUFFERS_KEPT;
 
-    /// A buffer to receive into, held by nothing else: a kept one, or a new,
-    /// empty one.
+    /// A buffer to receive into, held by nothing else: the largest kept one,
+    /// or a new, empty one. The largest, because the frame's length is not
+    /// known yet: a small buffer taken in turn (one that only ever held small
+    /// replies) would have to grow for a large reply, so small ones are used
+    /// only when every larger one is out.
     fn take(self: &Arc<Self>) -> Arc<RecvBuf> {
-        self.spare.lock().unwrap().pop().unwrap_or_else(|| {
-            Arc::new(RecvBuf {
+        let mut spare = self.spare.lock().unwrap();
+        match largest(spare.iter().map(|b| b.data.capacity())) {
+            Some(i) => spare.swap_remove(i),
+            None => Arc::new(RecvBuf {
                 data: Vec::new(),
                 pool: Some(Arc::downgrade(self)),
-            })
-        })
+            }),
+        }
     }
 
     /// Keeps `buf` for a later [`take`](Self::take), unless something else
@@ -1901,8 +1914,14 @@ impl Default for SendBuffers {
 impl SendBuffers {
     const KEEP: usize = BUFFERS_KEPT;
 
+    /// The largest kept buffer, as for [`RecvPool::take`]: the request's size
+    /// is not known yet.
     fn take(&self) -> Vec<u8> {
-        self.spare.lock().unwrap().pop().unwrap_or_default()
+        let mut spare = self.spare.lock().unwrap();
+        match largest(spare.iter().map(Vec::capacity)) {
+            Some(i) => spare.swap_remove(i),
+            None => Vec::new(),
+        }
     }
 
     fn put(&self, buf: Vec<u8>) {
@@ -7225,6 +7244,34 @@ mod tests {
         assert_eq!(Arc::as_ptr(&again), shared_at, "the shared allocation too");
         assert_eq!(again.data.as_ptr(), at);
         assert_eq!(again.data.len(), 200);
+    }
+
+    #[test]
+    fn the_pools_give_their_largest_buffer_first() {
+        let pool = Arc::new(RecvPool::default());
+        for cap in [64usize, 1 << 20, 4096] {
+            pool.put(Arc::new(RecvBuf {
+                data: Vec::with_capacity(cap),
+                pool: Some(Arc::downgrade(&pool)),
+            }));
+        }
+        // Held, since a buffer dropped goes back to its pool.
+        let held: Vec<Arc<RecvBuf>> = (0..4).map(|_| pool.take()).collect();
+        let taken: Vec<usize> = held.iter().map(|b| b.data.capacity()).collect();
+        assert!(taken[0] >= 1 << 20, "{taken:?}");
+        assert!(taken[1] >= 4096 && taken[1] < 1 << 20, "{taken:?}");
+        assert!(taken[2] < 4096, "{taken:?}");
+        // Empty: a new, empty buffer.
+        assert_eq!(taken[3], 0);
+
+        let sends = SendBuffers::default();
+        for cap in [64usize, 1 << 20, 4096] {
+            sends.put(Vec::with_capacity(cap));
+        }
+        assert!(sends.take().capacity() >= 1 << 20);
+        assert!(sends.take().capacity() >= 4096);
+        assert!(sends.take().capacity() < 4096);
+        assert_eq!(sends.take().capacity(), 0);
     }
 
     #[test]
