@@ -175,6 +175,9 @@ const PIECE: usize = 4 << 20;
 struct PieceDeflater {
     done: Vec<Vec<u8>>,
     running: std::collections::VecDeque<std::thread::JoinHandle<Vec<u8>>>,
+    /// How many pieces are deflated at once: the cores (asked once, on the first
+    /// piece; the answer reads the cgroup's files).
+    cores: Option<usize>,
 }
 
 impl PieceDeflater {
@@ -182,12 +185,15 @@ impl PieceDeflater {
         PieceDeflater {
             done: Vec::new(),
             running: std::collections::VecDeque::new(),
+            cores: None,
         }
     }
 
     /// Deflates `piece`, a whole [`PIECE`] that more bytes follow.
     fn piece(&mut self, piece: Vec<u8>) {
-        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let cores = *self
+            .cores
+            .get_or_insert_with(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
         if self.running.len() >= cores {
             self.join_oldest();
         }
