@@ -311,12 +311,23 @@ impl Session {
         body: &dyn smb2::pack::Pack,
         credits: u16,
     ) -> Result<smb2::client::connection::Frame, OpError> {
-        self.w.wait(self.conn().execute_with_credits(
+        self.w.wait(self.execute(command, body, credits))
+    }
+
+    /// One request on the share, charged `credits` (at least one).
+    fn execute<'a>(
+        &'a self,
+        command: Command,
+        body: &'a dyn smb2::pack::Pack,
+        credits: u16,
+    ) -> impl std::future::Future<Output = Result<smb2::client::connection::Frame, smb2::Error>> + 'a
+    {
+        self.conn().execute_with_credits(
             command,
             body,
             Some(self.tree.tree_id),
             CreditCharge(credits.max(1)),
-        ))
+        )
     }
 
     /// One request and its reply, whatever its status, as part of the requests
@@ -327,13 +338,7 @@ impl Session {
         body: &dyn smb2::pack::Pack,
         credits: u16,
     ) -> Result<smb2::client::connection::Frame, OpError> {
-        self.conn()
-            .execute_with_credits(
-                command,
-                body,
-                Some(self.tree.tree_id),
-                CreditCharge(credits.max(1)),
-            )
+        self.execute(command, body, credits)
             .await
             .map_err(|e| fail(&self.w, e))
     }
