@@ -6,7 +6,9 @@
 #  1. marginal rate: (3 M-op run - 1 M-op run) whole-process wall time, 4 KiB random reads
 #     at QD1 on a page-cached 1 GiB file, records and report.html on, against fio psync
 #     doing the same (3 M - 1 M reads), and fio again keeping a per-op latency log (the
-#     peer of naslab's op records), alternated ROUNDS times; and the cost per op
+#     peer of naslab's op records), alternated ROUNDS times; naslab reads the trace
+#     twice: as JSON Lines, and in its binary encoding (.nbt, converted once by `naslab
+#     records`), the closer peer of fio, which reads no trace; and the cost per op
 #     outside the replay (whole process minus the replay's own wall time, per op: reading
 #     and compiling the trace before it, records and report after it), and the cost after
 #     it (runs with records minus runs with --no-records, per op)
@@ -63,13 +65,14 @@ stat_of() {
 if [[ $skip != *" marginal "* ]]; then
   for n in 1000000 3000000; do
     [ -s "$work/traces/rr$n.jsonl" ] || python3 bench/gen-randread.py "$work/traces/rr$n.jsonl" "$n" "$size"
+    [ -s "$work/traces/rr$n.nbt" ] || "$bin" records "$work/traces/rr$n.jsonl" -o "$work/traces/rr$n.nbt" >/dev/null
   done
   file="$work/target/naslab/RandRead4K_QD1/data.bin"
   naslab_run() { # ops [extra flags] -> "whole-process seconds, the replay's own seconds"
-    local t0 t1 n=$1
+    local t0 t1 n=$1 ext=${ENCODING:-jsonl}
     shift
     t0=$(now)
-    "$bin" run "$work/traces/rr$n.jsonl" --target "$work/target" --cache keep \
+    "$bin" run "$work/traces/rr$n.$ext" --target "$work/target" --cache keep \
       --out "$work/results" --label "e2e$n" "$@" >/dev/null 2>&1
     t1=$(now)
     echo "$(py "print($t1 - $t0)") $(replay_wall "$(last_run "e2e$n")")"
@@ -87,12 +90,14 @@ if [[ $skip != *" marginal "* ]]; then
   # fio keeping a record of every op too: its completion latency log, one line per read
   fio_logged() { fio_run "$1" --write_lat_log="$work/fio" --log_avg_msec=0; rm -f "$work"/fio_*lat*.log; }
   naslab_run 1000000 >/dev/null # prepares and caches the file
-  nm=(); fm=(); lm=(); post=(); after=()
+  nm=(); bm=(); fm=(); lm=(); post=(); after=()
   for r in $(seq "$rounds"); do
     read -r a ra < <(naslab_run 1000000)
     fa=$(fio_run 1000000)
     read -r b rb < <(naslab_run 3000000)
     fb=$(fio_run 3000000)
+    read -r ba _ < <(ENCODING=nbt naslab_run 1000000)
+    read -r bb _ < <(ENCODING=nbt naslab_run 3000000)
     # the same without op records: what the records and the report cost per op, after
     # the replay (everything before it is the same with and without)
     read -r a0 ra0 < <(naslab_run 1000000 --no-records)
@@ -101,21 +106,25 @@ if [[ $skip != *" marginal "* ]]; then
     fla=$(fio_logged 1000000)
     flb=$(fio_logged 3000000)
     n_rate=$(py "print(2e6 / ($b - $a))")
+    b_rate=$(py "print(2e6 / ($bb - $ba))")
     f_rate=$(py "print(2e6 / ($fb - $fa))")
     l_rate=$(py "print(2e6 / ($flb - $fla))")
     # outside the replay: whole process minus the replay itself, minus the same for 1 M
     # (start-up and preparation cost the same at both sizes), per op
     p=$(py "print((($b - $rb) - ($a - $ra)) / 2e6 * 1e6)")
-    printf 'round %d: naslab 1M %.2f s, 3M %.2f s -> %.3f M ops/s; fio 1M %.2f s, 3M %.2f s -> %.3f M ops/s; ratio %.3f; fio logging every op %.3f M ops/s, ratio %.3f; outside the replay %.3f us/op, records and report %.3f us/op\n' \
+    printf 'round %d: naslab 1M %.2f s, 3M %.2f s -> %.3f M ops/s; fio 1M %.2f s, 3M %.2f s -> %.3f M ops/s; ratio %.3f; naslab with the .nbt trace 1M %.2f s, 3M %.2f s -> %.3f M ops/s, ratio %.3f; fio logging every op %.3f M ops/s, ratio %.3f; outside the replay %.3f us/op, records and report %.3f us/op\n' \
       "$r" "$a" "$b" "$(py "print($n_rate/1e6)")" "$fa" "$fb" "$(py "print($f_rate/1e6)")" \
-      "$(py "print($n_rate/$f_rate)")" "$(py "print($l_rate/1e6)")" "$(py "print($n_rate/$l_rate)")" "$p" "$q"
-    nm+=("$n_rate"); fm+=("$f_rate"); lm+=("$l_rate"); post+=("$p"); after+=("$q")
+      "$(py "print($n_rate/$f_rate)")" "$ba" "$bb" "$(py "print($b_rate/1e6)")" "$(py "print($b_rate/$f_rate)")" \
+      "$(py "print($l_rate/1e6)")" "$(py "print($n_rate/$l_rate)")" "$p" "$q"
+    nm+=("$n_rate"); bm+=("$b_rate"); fm+=("$f_rate"); lm+=("$l_rate"); post+=("$p"); after+=("$q")
   done
   py "
 import statistics as s
 n=[$(IFS=,; echo "${nm[*]}")]; f=[$(IFS=,; echo "${fm[*]}")]; p=[$(IFS=,; echo "${post[*]}")]; q=[$(IFS=,; echo "${after[*]}")]
 r=[a/b for a,b in zip(n,f)]
 print('marginal rate, whole process (3M - 1M ops), median of %d: naslab %.3f M ops/s, fio %.3f M ops/s, ratio %.3f (goal >= 1.0; ratios %s)' % (len(n), s.median(n)/1e6, s.median(f)/1e6, s.median(r), ', '.join('%.2f' % x for x in r)))
+b=[$(IFS=,; echo "${bm[*]}")]; rb=[a/c for a,c in zip(b,f)]
+print('the same, the trace in the binary encoding (.nbt): naslab %.3f M ops/s, ratio %.3f (ratios %s)' % (s.median(b)/1e6, s.median(rb), ', '.join('%.2f' % x for x in rb)))
 l=[$(IFS=,; echo "${lm[*]}")]; rl=[a/b for a,b in zip(n,l)]
 print('against fio logging every op (write_lat_log, log_avg_msec=0), as naslab records every op: fio %.3f M ops/s, ratio %.3f (ratios %s)' % (s.median(l)/1e6, s.median(rl), ', '.join('%.2f' % x for x in rl)))
 print('cost outside the replay (trace reading and compiling before it, records and report after it): %.3f us/op (median)' % s.median(p))

@@ -104,7 +104,7 @@ pub struct GenArgs {
 /// Where the user's own traces are found.
 #[derive(Args, Debug, Clone)]
 pub struct TraceDirArg {
-    /// Directory of the user's own traces (*.jsonl, *.jsonl.zst), listed and run by name
+    /// Directory of the user's own traces (*.jsonl, *.nbt, either .zst), listed and run by name
     /// [default: $XDG_CONFIG_HOME/naslab/traces or ~/.config/naslab/traces]
     #[arg(long, value_name = "DIR")]
     pub trace_dir: Option<PathBuf>,
@@ -112,7 +112,8 @@ pub struct TraceDirArg {
 
 #[derive(Args, Debug)]
 pub struct RunArgs {
-    /// Trace files to replay (.jsonl or .jsonl.zst), one workload each.
+    /// Trace files to replay, one workload each: JSON Lines (.jsonl) or naslab's binary
+    /// encoding (.nbt, read faster), either compressed with zstd (.zst).
     #[arg(value_name = "TRACE")]
     pub traces: Vec<PathBuf>,
     /// Run a suite of built-in workloads: naspt or iometer (see `naslab list`).

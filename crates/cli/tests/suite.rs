@@ -185,6 +185,14 @@ fn traces_in_the_trace_directory_are_listed_and_run_by_name() {
     let dir = tempfile::tempdir().unwrap();
     let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/document-save.jsonl");
     std::fs::copy(&example, dir.path().join("MySave.jsonl")).unwrap();
+    // the same trace in the binary encoding, compressed
+    run_ok(
+        naslab()
+            .arg("records")
+            .arg(&example)
+            .arg("-o")
+            .arg(dir.path().join("MyBinarySave.nbt.zst")),
+    );
     let list = run_ok(naslab().arg("list").arg("--trace-dir").arg(dir.path()));
     let text = String::from_utf8_lossy(&list.stdout);
     assert_eq!(
@@ -192,24 +200,32 @@ fn traces_in_the_trace_directory_are_listed_and_run_by_name() {
         12,
         "{text}"
     );
-    assert!(
-        text.lines()
-            .any(|l| l.starts_with("trace") && l.contains("MySave")),
-        "{text}"
-    );
+    for name in ["MySave", "MyBinarySave"] {
+        assert!(
+            text.lines()
+                .any(|l| l.starts_with("trace") && l.split_whitespace().nth(1) == Some(name)),
+            "{name} not listed: {text}"
+        );
+    }
     let target = tempfile::tempdir().unwrap();
     let out = tempfile::tempdir().unwrap();
-    let run = run_json(
-        &[
-            "--workload",
-            "MySave",
-            "--trace-dir",
-            dir.path().to_str().unwrap(),
-        ],
-        target.path(),
-        out.path(),
-    );
-    assert_eq!(run["workloads"][0]["name"], "DocumentSave");
+    let mut ops = Vec::new();
+    for name in ["MySave", "MyBinarySave"] {
+        let run = run_json(
+            &[
+                "--workload",
+                name,
+                "--trace-dir",
+                dir.path().to_str().unwrap(),
+            ],
+            target.path(),
+            out.path(),
+        );
+        assert_eq!(run["workloads"][0]["name"], "DocumentSave");
+        ops.push(run["workloads"][0]["iterations"][0]["ops"].clone());
+    }
+    assert!(ops[0].as_u64().unwrap() > 0, "{ops:?}");
+    assert_eq!(ops[0], ops[1], "the two encodings replay the same ops");
     let err = naslab()
         .args(["run", "--workload", "Nope", "-t"])
         .arg(target.path())

@@ -24,7 +24,7 @@ pub fn list(args: ListArgs) -> anyhow::Result<()> {
         }
         if traces.is_empty() {
             eprintln!(
-                "(no traces in '{}'; put .jsonl or .jsonl.zst files there to run them by name)",
+                "(no traces in '{}'; put .jsonl or .nbt files there (either may be .zst) to run them by name)",
                 dir.display()
             );
         }

@@ -30,12 +30,17 @@ pub fn trace_dir(arg: &TraceDirArg) -> Option<PathBuf> {
     Some(config.join("naslab").join("traces"))
 }
 
+/// The endings of trace files, JSON Lines or binary, plain or zstd-compressed.
+pub const TRACE_SUFFIXES: [&str; 4] = [".jsonl.zst", ".jsonl", ".nbt.zst", ".nbt"];
+
 /// The workload name a trace file runs under when picked by name: its file name
-/// without `.jsonl` / `.jsonl.zst`.
+/// without its trace ending (`TRACE_SUFFIXES`).
 pub fn trace_name(path: &Path) -> Option<String> {
     let name = path.file_name()?.to_str()?;
-    name.strip_suffix(".jsonl.zst")
-        .or_else(|| name.strip_suffix(".jsonl"))
+    TRACE_SUFFIXES
+        .iter()
+        .find_map(|suffix| name.strip_suffix(suffix))
+        .filter(|stem| !stem.is_empty())
         .map(str::to_string)
 }
 
@@ -160,4 +165,24 @@ pub fn gen_params(g: &GenArgs) -> anyhow::Result<GenParams> {
 /// Generates a built-in workload.
 pub fn build(name: &str, params: &GenParams) -> anyhow::Result<Trace> {
     Ok(generate(name, params)?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_trace_is_named_by_its_file_name_without_its_ending() {
+        for (file, name) in [
+            ("a/Save.jsonl", Some("Save")),
+            ("Save.jsonl.zst", Some("Save")),
+            ("Save.nbt", Some("Save")),
+            ("x/Save.v2.nbt.zst", Some("Save.v2")),
+            ("Save.json", None),
+            ("Save.zst", None),
+            (".nbt", None),
+        ] {
+            assert_eq!(trace_name(Path::new(file)).as_deref(), name, "{file}");
+        }
+    }
 }
