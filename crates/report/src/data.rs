@@ -4,6 +4,7 @@
 
 use std::collections::HashMap;
 use std::path::Path;
+use std::sync::{Arc, Mutex};
 
 use naslab_trace::{open_trace, FileKind, OpKind, ReadAhead, Record};
 use serde::Serialize;
@@ -319,15 +320,19 @@ impl Pass {
             data.notes = notes;
             return (data, blobs);
         }
-        let mut series = self.series;
-        series.finish();
-        if series.percentiles_bucketed() {
+        if self.series.percentiles_bucketed() {
             notes.push(format!(
                 "latency over time: the percentiles per period are exact for up to {PERCENTILE_OPS_MAX} ops; this iteration has {}, so they are taken from logarithmic buckets, within 1.2 %",
                 self.ops
             ));
         }
-        data.series = Some(series);
+        // The per-period percentiles (a selection over every op's latency for each period
+        // length) are worked out on a thread of their own while the blobs are packed.
+        let series = Arc::new(Mutex::new(self.series));
+        let theirs = Arc::clone(&series);
+        let percentiles = std::thread::Builder::new()
+            .name("report-percentiles".into())
+            .spawn(move || theirs.lock().unwrap_or_else(|e| e.into_inner()).finish());
         if let Some((first, last)) = self.latency_all.range() {
             let mut by_op = vec![("all".to_string(), self.latency_all.slice(first, last))];
             for kind in OpKind::ALL {
@@ -437,6 +442,15 @@ impl Pass {
                 blob: layout,
             });
         }
+        if let Ok(h) = percentiles {
+            h.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
+        }
+        let mut series = Arc::try_unwrap(series)
+            .map(|m| m.into_inner().unwrap_or_else(|e| e.into_inner()))
+            .unwrap_or_else(|_| unreachable!("the percentiles' thread has ended"));
+        // Done already unless no thread could be had: then it is done here.
+        series.finish();
+        data.series = Some(series);
         data.notes = notes;
         (data, blobs)
     }

@@ -68,7 +68,12 @@ pub struct BlobBuilder {
     adler: simd_adler32::Adler32,
     deflate: PieceDeflater,
     columns: Vec<ColumnLayout>,
+    /// The column being shuffled, kept for the next one.
+    planes: Vec<u8>,
 }
+
+/// Rows whose words are made at once before their bytes go to their planes.
+const SHUFFLE_ROWS: usize = 256;
 
 impl BlobBuilder {
     /// An empty blob of `rows` rows, to be placed in the page under element id `id`.
@@ -81,6 +86,7 @@ impl BlobBuilder {
             adler: simd_adler32::Adler32::new(),
             deflate: PieceDeflater::new(),
             columns: Vec::new(),
+            planes: Vec::new(),
         }
     }
 
@@ -92,29 +98,50 @@ impl BlobBuilder {
         name: &'static str,
         ty: ColumnType,
         delta: bool,
-        words: impl Iterator<Item = [u8; W]> + Clone,
+        words: impl Iterator<Item = [u8; W]>,
     ) {
         debug_assert_eq!(ty.width(), W);
         let offset = self.bytes;
-        // One sequential pass per byte plane, rather than W scattered writes per word,
-        // each whole piece handed to a thread to deflate as soon as it is full.
-        for b in 0..W {
-            let mut plane = words.clone().map(|w| w[b]);
-            let mut left = self.rows;
-            while left > 0 {
-                let take = (PIECE - self.raw.len()).min(left);
-                self.raw.reserve(take);
-                self.raw.extend(plane.by_ref().take(take));
-                left -= take;
-                if self.raw.len() == PIECE {
-                    let piece = std::mem::take(&mut self.raw);
-                    self.adler.write(&piece);
-                    self.deflate.piece(piece);
+        let rows = self.rows;
+        // The shuffled column, made in one pass over the words: a few rows' words at a
+        // time, each of their bytes then copied to its plane, W planes written in order.
+        let mut planes = std::mem::take(&mut self.planes);
+        planes.clear();
+        planes.resize(rows * W, 0);
+        let mut words = words.take(rows);
+        let mut chunk = [[0u8; W]; SHUFFLE_ROWS];
+        let mut row = 0;
+        loop {
+            let mut n = 0;
+            for (slot, w) in chunk.iter_mut().zip(words.by_ref()) {
+                *slot = w;
+                n += 1;
+            }
+            if n == 0 {
+                break;
+            }
+            for (b, plane) in planes.chunks_exact_mut(rows).enumerate() {
+                for (dst, w) in plane[row..row + n].iter_mut().zip(&chunk[..n]) {
+                    *dst = w[b];
                 }
             }
-            debug_assert!(plane.next().is_none(), "a column of {} rows", self.rows);
+            row += n;
         }
-        self.bytes += self.rows * W;
+        debug_assert_eq!(row, rows, "a column of {rows} rows");
+        // Each whole piece is handed to a thread to deflate as soon as it is full.
+        let mut rest = &planes[..];
+        while !rest.is_empty() {
+            let take = (PIECE - self.raw.len()).min(rest.len());
+            self.raw.extend_from_slice(&rest[..take]);
+            rest = &rest[take..];
+            if self.raw.len() == PIECE {
+                let piece = std::mem::replace(&mut self.raw, Vec::with_capacity(PIECE));
+                self.adler.write(&piece);
+                self.deflate.piece(piece);
+            }
+        }
+        self.planes = planes;
+        self.bytes += rows * W;
         self.columns.push(ColumnLayout {
             name,
             ty,
