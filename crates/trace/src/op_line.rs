@@ -25,6 +25,27 @@ pub(crate) struct OpFields {
     pub client: Option<u32>,
 }
 
+const ONES: u64 = u64::from_le_bytes([0x01; 8]);
+const HIGHS: u64 = u64::from_le_bytes([0x80; 8]);
+
+/// The bytes of `x` under `limit` (at most 0x80), each marked by its high bit. A byte
+/// above the first marked one may be marked wrongly (a borrow carries into it); the first
+/// marked byte is always right.
+#[inline]
+fn bytes_under(x: u64, limit: u8) -> u64 {
+    x.wrapping_sub(ONES * limit as u64) & !x & HIGHS
+}
+
+/// Eight bytes of a string, little-endian: its quotes, backslashes and control
+/// characters, marked as [`bytes_under`] marks; the first marked byte is the first of
+/// them.
+#[inline]
+fn special_bytes(x: u64) -> u64 {
+    bytes_under(x ^ (ONES * b'"' as u64), 1)
+        | bytes_under(x ^ (ONES * b'\\' as u64), 1)
+        | bytes_under(x, 0x20)
+}
+
 struct Scan<'a> {
     b: &'a [u8],
     i: usize,
@@ -55,6 +76,20 @@ impl<'a> Scan<'a> {
         let start = self.i;
         let rest = &self.b[start..];
         let mut len = 0;
+        // Eight bytes at a time while there are eight: the first that ends the string or
+        // is left to the general path.
+        while let Some(chunk) = rest.get(len..len + 8) {
+            let special = special_bytes(u64::from_le_bytes(chunk.try_into().ok()?));
+            if special != 0 {
+                let at = len + (special.trailing_zeros() / 8) as usize;
+                if rest[at] != b'"' {
+                    return None;
+                }
+                self.i = start + at + 1;
+                return Some(&rest[..at]);
+            }
+            len += 8;
+        }
         loop {
             match *rest.get(len)? {
                 b'"' => break,
@@ -220,6 +255,39 @@ mod tests {
             (Some(OpKind::Rename), Some(2), Some(true))
         );
         assert_eq!(f.stream, None);
+    }
+
+    #[test]
+    fn a_string_ends_at_its_first_quote_and_gives_up_at_an_escape_or_control_byte() {
+        // Every length up to past two words, with each kind of byte at each place.
+        for len in 0..20 {
+            for at in 0..=len {
+                for (c, ends) in [(b'"', true), (b'\\', false), (0x1f, false), (0, false)] {
+                    let mut text = vec![b'"'];
+                    text.extend((0..len).map(|i| b'a' + (i % 26) as u8));
+                    text.extend([b'\xe9', 0x7f, 0x20]);
+                    if at < len {
+                        text[1 + at] = c;
+                    }
+                    text.push(b'"');
+                    let mut s = Scan { b: &text, i: 0 };
+                    let got = s.bytes();
+                    // the reference: byte by byte
+                    let body = &text[1..];
+                    let first = body
+                        .iter()
+                        .position(|&b| b == b'"' || b == b'\\' || b < 0x20)
+                        .unwrap();
+                    if body[first] == b'"' {
+                        assert_eq!(got, Some(&body[..first]), "len {len} at {at} {c:#x}");
+                        assert_eq!(s.i, first + 2);
+                    } else {
+                        assert!(!ends);
+                        assert_eq!(got, None, "len {len} at {at} {c:#x}");
+                    }
+                }
+            }
+        }
     }
 
     #[test]

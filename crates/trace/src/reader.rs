@@ -75,6 +75,10 @@ pub fn open_trace(path: &Path) -> Result<TraceReader<Box<dyn BufRead + Send>>, T
     read_trace(path, file)
 }
 
+/// How much of a trace is read at once: small enough that the lines just read are still
+/// in the CPU's cache when they are parsed (1 MiB buffers parsed about an eighth slower).
+const READ_BUFFER: usize = 128 << 10;
+
 /// Reads a trace, JSON Lines or binary, plain or zstd-compressed, from `input`; `path`
 /// names it in errors.
 pub fn read_trace<R: Read + Send + 'static>(
@@ -85,11 +89,11 @@ pub fn read_trace<R: Read + Send + 'static>(
         path: path.to_path_buf(),
         cause,
     };
-    let mut file = BufReader::with_capacity(1 << 20, input);
+    let mut file = BufReader::with_capacity(READ_BUFFER, input);
     let compressed = file.fill_buf().map_err(io)?.starts_with(&ZSTD_MAGIC);
     let input: Box<dyn BufRead + Send> = if compressed {
         let decoder = zstd::stream::read::Decoder::with_buffer(file).map_err(io)?;
-        Box::new(BufReader::with_capacity(1 << 20, decoder))
+        Box::new(BufReader::with_capacity(READ_BUFFER, decoder))
     } else {
         Box::new(file)
     };
