@@ -2,6 +2,7 @@
 
 use std::path::Path;
 
+use naslab_layout::Mounts;
 use naslab_results::Environment;
 
 fn read_trimmed(path: &str) -> String {
@@ -62,39 +63,16 @@ pub fn environment() -> Environment {
 }
 
 /// The file-system type and source of the mount that holds `path`, from
-/// /proc/self/mountinfo (the longest mount point that is a prefix of the path).
+/// /proc/self/mountinfo (the longest mount point that is a prefix of the path); empty
+/// when either cannot be read.
 pub fn mount_of(path: &Path) -> (String, String) {
     let Ok(abs) = std::fs::canonicalize(path) else {
         return (String::new(), String::new());
     };
-    let Ok(info) = std::fs::read_to_string("/proc/self/mountinfo") else {
-        return (String::new(), String::new());
-    };
-    let mut best: Option<(usize, String, String)> = None;
-    for line in info.lines() {
-        let fields: Vec<&str> = line.split(' ').collect();
-        let Some(dash) = fields.iter().position(|f| *f == "-") else {
-            continue;
-        };
-        let (Some(mount_point), Some(fs), Some(src)) =
-            (fields.get(4), fields.get(dash + 1), fields.get(dash + 2))
-        else {
-            continue;
-        };
-        let mp = unescape(mount_point);
-        if abs.starts_with(&mp) && best.as_ref().is_none_or(|(len, _, _)| mp.len() >= *len) {
-            best = Some((mp.len(), fs.to_string(), src.to_string()));
-        }
-    }
-    best.map(|(_, fs, src)| (fs, src)).unwrap_or_default()
-}
-
-/// mountinfo escapes space, tab, newline and backslash as octal.
-fn unescape(s: &str) -> String {
-    s.replace("\\040", " ")
-        .replace("\\011", "\t")
-        .replace("\\012", "\n")
-        .replace("\\134", "\\")
+    Mounts::read()
+        .holding(&abs)
+        .map(|m| (m.fs_type.clone(), m.source.clone()))
+        .unwrap_or_default()
 }
 
 /// How much memory new buffers can take: the smaller of the kernel's MemAvailable and

@@ -12,7 +12,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::LayoutError;
 use crate::fiemap::{self, Extent, FiemapError, EXTENT_DELALLOC, EXTENT_ENCODED, EXTENT_UNWRITTEN};
-use crate::limits::{extent_limit, fs_info_in, ExtentLimit, FsInfo, Mounts};
+use crate::limits::{extent_limit, fs_info_in, ExtentLimit, FsInfo};
+use crate::mounts::Mounts;
 
 /// Counts extents exactly as e2fsprogs' filefrag (1.43 and later) does: an extent starts
 /// a new one unless it begins at file offset 0, or its physical start is where the

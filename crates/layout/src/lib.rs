@@ -9,6 +9,7 @@ pub mod filesystem;
 pub mod limits;
 pub mod loopdev;
 pub mod matrix;
+pub mod mounts;
 pub mod patterns;
 pub mod process;
 pub mod requirements;
@@ -20,6 +21,6 @@ pub use analyze::{
 };
 pub use error::LayoutError;
 pub use filesystem::FsKind;
-pub use limits::Mounts;
 pub use matrix::{run_matrix, CaseInfo, Cell, FsMount, MatrixOptions, MatrixResult, ScratchFs};
+pub use mounts::{Mount, Mounts};
 pub use patterns::{run_pattern, Pattern, PatternOptions, PatternRun};

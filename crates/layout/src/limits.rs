@@ -21,6 +21,8 @@ use std::io;
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::MetadataExt;
 
+use crate::mounts::Mounts;
+
 /// `statfs` magic of ext2, ext3 and ext4 (they share it).
 pub const EXT4_SUPER_MAGIC: i64 = 0xEF53;
 /// `statfs` magic of xfs ("XFSB").
@@ -158,57 +160,6 @@ fn xfs_ag_blocks(file: &File) -> Option<u64> {
     (ag > 0).then_some(ag)
 }
 
-/// The mounted file systems' types by device, from /proc/self/mountinfo. A snapshot:
-/// read it again after mounting or formatting anything.
-#[derive(Debug, Clone, Default)]
-pub struct Mounts {
-    /// (device, type) in the table's order.
-    by_dev: Vec<(u64, String)>,
-}
-
-impl Mounts {
-    /// Reads /proc/self/mountinfo (an empty table when it cannot be read: types then
-    /// come from the file system's magic number).
-    pub fn read() -> Mounts {
-        std::fs::read_to_string("/proc/self/mountinfo")
-            .map(|t| Mounts::parse(&t))
-            .unwrap_or_default()
-    }
-
-    /// Parses mountinfo text: "ID PARENT MAJOR:MINOR ROOT POINT OPTIONS [OPTIONAL...] - TYPE ...".
-    pub fn parse(text: &str) -> Mounts {
-        let mut by_dev = Vec::new();
-        for line in text.lines() {
-            let Some(dev) = line.split(' ').nth(2).and_then(parse_dev) else {
-                continue;
-            };
-            // After the optional fields comes "-", then the type.
-            if let Some(t) = line
-                .split_once(" - ")
-                .and_then(|(_, tail)| tail.split(' ').next())
-            {
-                by_dev.push((dev, t.to_string()));
-            }
-        }
-        Mounts { by_dev }
-    }
-
-    /// The type of the mount of device `dev` (the last matching line, as the latest
-    /// mount hides earlier ones).
-    pub fn type_of(&self, dev: u64) -> Option<&str> {
-        self.by_dev
-            .iter()
-            .rev()
-            .find(|(d, _)| *d == dev)
-            .map(|(_, t)| t.as_str())
-    }
-}
-
-fn parse_dev(s: &str) -> Option<u64> {
-    let (major, minor) = s.split_once(':')?;
-    Some(libc::makedev(major.parse().ok()?, minor.parse().ok()?))
-}
-
 /// Whether an ext file is extent-mapped (has `EXT4_EXTENTS_FL`).
 fn ext_extent_mapped(file: &File) -> bool {
     let mut flags: libc::c_long = 0;
@@ -255,26 +206,5 @@ pub fn extent_limit(file: &File, fs: &FsInfo) -> Option<ExtentLimit> {
             basis: "btrfs: 128 MiB, 128 KiB compressed",
         }),
         FsFamily::Other(_) => None,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn mount_types_are_found_by_device_the_latest_mount_winning() {
-        let text = "\
-22 1 254:0 / / rw,relatime shared:1 - ext4 /dev/vda rw
-30 22 0:26 / /tmp rw shared:5 master:2 - tmpfs tmpfs rw
-31 22 7:3 / /mnt/a rw - ext3 /dev/loop3 rw
-32 22 7:3 / /mnt/a rw - xfs /dev/loop3 rw
-garbage line
-";
-        let m = Mounts::parse(text);
-        assert_eq!(m.type_of(libc::makedev(254, 0)), Some("ext4"));
-        assert_eq!(m.type_of(libc::makedev(0, 26)), Some("tmpfs"));
-        assert_eq!(m.type_of(libc::makedev(7, 3)), Some("xfs"));
-        assert_eq!(m.type_of(libc::makedev(8, 1)), None);
     }
 }
