@@ -263,8 +263,9 @@ pub struct RecordsArgs {
 
 #[derive(Args, Debug)]
 pub struct CleanArgs {
-    /// The target whose naslab/ directory to remove.
-    #[arg(long, short = 't', value_name = "DIR")]
+    /// The target whose naslab/ directory to remove: a directory, or a share spoken to
+    /// directly (smb://[user@]host[:port]/share[/path], nfs://host[:port]/export[/path]).
+    #[arg(long, short = 't', value_name = "DIR|URL")]
     pub target: PathBuf,
 }
 

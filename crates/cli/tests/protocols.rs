@@ -187,6 +187,23 @@ fn lab_up_run_down_over_smb_and_nfs() {
             .unwrap();
         let on_server: u64 = walk_sizes(&share.join("naslab/FileCopyToNAS"));
         assert_eq!(on_server, written);
+        // `clean` over the protocol removes naslab's directory on the server, and only it.
+        std::fs::write(share.join("keep.txt"), b"not naslab's").unwrap();
+        let cleaned = run_ok(
+            naslab()
+                .env("NASLAB_SMB_PASSWORD", &password)
+                .args(["clean", "--target", &url]),
+        );
+        assert!(
+            text(&cleaned.stderr).contains("removed"),
+            "{}",
+            text(&cleaned.stderr)
+        );
+        assert!(!share.join("naslab").exists());
+        assert_eq!(
+            std::fs::read(share.join("keep.txt")).unwrap(),
+            b"not naslab's"
+        );
         run_ok(
             naslab()
                 .args(["lab", "down", "--name", &name, "--lab-dir"])

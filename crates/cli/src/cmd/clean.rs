@@ -1,19 +1,37 @@
 use anyhow::Context;
-use naslab_engine::Sandbox;
+use naslab_engine::backend::url::{is_remote, ClientOptions};
+use naslab_engine::backend::TargetRequest;
 
 use crate::args::CleanArgs;
 
-/// `naslab clean`: removes TARGET/naslab, and only if naslab made it.
+/// `naslab clean`: removes TARGET/naslab, and only if naslab made it: on a directory, or
+/// over SMB or NFS on a share (the run's lock in it is taken first, so a share in use by
+/// another run is refused).
 pub fn clean(args: CleanArgs) -> anyhow::Result<()> {
-    let root = args.target.join(naslab_engine::sandbox::ROOT_NAME);
-    if std::fs::symlink_metadata(&root).is_err() {
-        eprintln!("nothing to clean: '{}' does not exist", root.display());
+    let remote = args.target.to_str().is_some_and(is_remote);
+    let root = format!(
+        "{}/{}",
+        args.target.display().to_string().trim_end_matches('/'),
+        naslab_engine::sandbox::ROOT_NAME
+    );
+    if !remote && std::fs::symlink_metadata(&root).is_err() {
+        eprintln!("nothing to clean: '{root}' does not exist");
         return Ok(());
     }
-    let sandbox = Sandbox::open(&args.target)?;
-    sandbox
+    let request = TargetRequest {
+        target: Some(&args.target),
+        null: false,
+        client_dir: None,
+        join: false,
+        client: ClientOptions::default(),
+        profile: Default::default(),
+    };
+    let opened = naslab_engine::backend::open(&request, &crate::cmd::protocol::smb_password)
+        .with_context(|| format!("cannot clean '{root}'"))?;
+    opened
+        .target
         .remove_all()
-        .with_context(|| format!("cannot clean '{}'", root.display()))?;
-    eprintln!("removed '{}'", root.display());
+        .map_err(|e| anyhow::anyhow!("cannot clean '{root}': {e}"))?;
+    eprintln!("removed '{root}'");
     Ok(())
 }

@@ -272,4 +272,9 @@ pub trait Target: Send + Sync {
     fn local_root(&self) -> Option<&crate::Sandbox> {
         None
     }
+    /// Removes naslab's marked directory and everything in it (`naslab clean`), and lets
+    /// go of the target. The null target has none: nothing to remove.
+    fn remove_all(self: Box<Self>) -> Result<(), OpError> {
+        Ok(())
+    }
 }

@@ -215,6 +215,15 @@ impl Target for NfsTarget {
             .map(|_| ())
             .map_err(RemoteSandboxError::into_op_error)
     }
+
+    fn remove_all(mut self: Box<Self>) -> Result<(), OpError> {
+        let this = &mut *self;
+        let admin = this.admin.get_mut().unwrap_or_else(|e| e.into_inner());
+        admin.dirs.clear();
+        this.sandbox
+            .remove_all(admin)
+            .map_err(RemoteSandboxError::into_op_error)
+    }
 }
 
 /// One open file: NFS has no open, so this is the handle and what the client tracks.

@@ -50,15 +50,11 @@ impl Target for PosixTarget {
         self.sandbox
             .fresh_workload_dir(workload_dir)
             .map(|_| ())
-            .map_err(|e| OpError {
-                errno: match &e {
-                    SandboxError::Io { source, .. } | SandboxError::ReadOnly { source, .. } => {
-                        source.raw_os_error().unwrap_or(libc::EIO)
-                    }
-                    _ => libc::EPERM,
-                },
-                detail: Some(e.to_string()),
-            })
+            .map_err(sandbox_err)
+    }
+
+    fn remove_all(self: Box<Self>) -> Result<(), OpError> {
+        self.sandbox.remove_all().map_err(sandbox_err)
     }
 
     fn check_direct(&self, workload_dir: &str) -> Result<(), OpError> {
@@ -134,6 +130,19 @@ fn fill_path<'a>(buf: &'a mut Vec<u8>, files: &FileTable, file: u32) -> Result<&
     buf.extend_from_slice(files.path(file).as_bytes());
     buf.push(0);
     CStr::from_bytes_with_nul(buf).map_err(|_| OpError::errno(libc::EINVAL))
+}
+
+/// A failure of the marked directory's own upkeep, in the sandbox's words.
+fn sandbox_err(e: SandboxError) -> OpError {
+    OpError {
+        errno: match &e {
+            SandboxError::Io { source, .. } | SandboxError::ReadOnly { source, .. } => {
+                source.raw_os_error().unwrap_or(libc::EIO)
+            }
+            _ => libc::EPERM,
+        },
+        detail: Some(e.to_string()),
+    }
 }
 
 fn io_err(e: std::io::Error) -> OpError {

@@ -175,6 +175,10 @@ impl Target for ProfiledTarget {
         self.inner.check_direct(workload_dir)
     }
 
+    fn remove_all(self: Box<Self>) -> Result<(), OpError> {
+        self.inner.remove_all()
+    }
+
     fn fresh_workload_dir(&self, name: &str) -> Result<(), OpError> {
         self.inner.fresh_workload_dir(name)
     }

@@ -377,13 +377,16 @@ impl RemoteSandbox {
         Ok(dir)
     }
 
-    /// Removes everything naslab made, the marked directory included.
-    pub fn remove_all(self, fs: &mut dyn RemoteFs) -> Result<(), RemoteSandboxError> {
+    /// Removes everything naslab made, the marked directory and the lock in it
+    /// included: there is then nothing left to let go of.
+    pub fn remove_all(&mut self, fs: &mut dyn RemoteFs) -> Result<(), RemoteSandboxError> {
         let marker = join(&self.root, MARKER_NAME);
         if fs.kind(&marker).map_err(req("look up", &marker))? != Some(EntryKind::File) {
-            return Err(RemoteSandboxError::NotOurs(self.root));
+            return Err(RemoteSandboxError::NotOurs(self.root.clone()));
         }
-        remove_tree(fs, &self.root, 0)
+        remove_tree(fs, &self.root, 0)?;
+        self.held = false;
+        Ok(())
     }
 }
 
@@ -478,7 +481,7 @@ mod tests {
     fn makes_marks_and_empties_its_own_directory_only() {
         let mut fs = MemFs::default();
         fs.0.insert("base".into(), EntryKind::Dir);
-        let sb = RemoteSandbox::open(&mut fs, "base").unwrap();
+        let mut sb = RemoteSandbox::open(&mut fs, "base").unwrap();
         assert_eq!(sb.root(), "base/naslab");
         assert_eq!(
             fs.0.get("base/naslab/.naslab-owned"),
@@ -498,6 +501,8 @@ mod tests {
         }
         sb.remove_all(&mut fs).unwrap();
         assert_eq!(fs.0.len(), 1, "{:?}", fs.0);
+        // The lock went with the rest: nothing is left to let go of.
+        sb.release(&mut fs).unwrap();
     }
 
     #[test]

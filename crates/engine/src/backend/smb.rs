@@ -203,6 +203,14 @@ impl Target for SmbTarget {
             .map(|_| ())
             .map_err(RemoteSandboxError::into_op_error)
     }
+
+    fn remove_all(mut self: Box<Self>) -> Result<(), OpError> {
+        let this = &mut *self;
+        let admin = this.admin.get_mut().unwrap_or_else(|e| e.into_inner());
+        this.sandbox
+            .remove_all(admin)
+            .map_err(RemoteSandboxError::into_op_error)
+    }
 }
 
 /// The data of a READ response's body (the bytes after the 64-byte header), borrowed
