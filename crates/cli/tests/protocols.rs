@@ -204,6 +204,18 @@ fn lab_up_run_down_over_smb_and_nfs() {
             std::fs::read(share.join("keep.txt")).unwrap(),
             b"not naslab's"
         );
+        // Again: nothing there, and nothing left behind by looking.
+        let again = run_ok(
+            naslab()
+                .env("NASLAB_SMB_PASSWORD", &password)
+                .args(["clean", "--target", &url]),
+        );
+        assert!(
+            text(&again.stderr).contains("nothing to clean"),
+            "{}",
+            text(&again.stderr)
+        );
+        assert!(!share.join("naslab").exists());
         run_ok(
             naslab()
                 .args(["lab", "down", "--name", &name, "--lab-dir"])

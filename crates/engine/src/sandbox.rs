@@ -200,6 +200,8 @@ enum Hold {
 pub struct Sandbox {
     root: PathBuf,
     held: Arc<Held>,
+    /// Whether opening it made the directory (there was none before).
+    made: bool,
 }
 
 impl Sandbox {
@@ -324,6 +326,7 @@ impl Sandbox {
             }
             return Ok(Sandbox {
                 root,
+                made: created,
                 held: Arc::new(Held {
                     target: tfd,
                     dir,
@@ -361,6 +364,7 @@ impl Sandbox {
             .and_then(|_| marker.write_all(text.as_bytes()))
             .map_err(io("write", &marker_path))?;
         Ok(Sandbox {
+            made: created,
             root,
             held: Arc::new(Held {
                 target: tfd,
@@ -407,6 +411,11 @@ impl Sandbox {
     pub fn remove_workload_dir(&self, name: &str) -> Result<(), SandboxError> {
         check_name(name)?;
         self.remove_inside(name)
+    }
+
+    /// Whether opening it made the marked directory: there was none before.
+    pub fn made(&self) -> bool {
+        self.made
     }
 
     /// Removes everything naslab made under the target, the marked directory included.

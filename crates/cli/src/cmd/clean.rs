@@ -8,14 +8,18 @@ use crate::args::CleanArgs;
 /// over SMB or NFS on a share (the run's lock in it is taken first, so a share in use by
 /// another run is refused).
 pub fn clean(args: CleanArgs) -> anyhow::Result<()> {
-    let remote = args.target.to_str().is_some_and(is_remote);
-    let root = format!(
-        "{}/{}",
-        args.target.display().to_string().trim_end_matches('/'),
-        naslab_engine::sandbox::ROOT_NAME
-    );
-    if !remote && std::fs::symlink_metadata(&root).is_err() {
-        eprintln!("nothing to clean: '{root}' does not exist");
+    let target = args.target.display().to_string();
+    let remote = is_remote(&target);
+    let name = naslab_engine::sandbox::ROOT_NAME;
+    // What is removed, as the user would name it: a path, or the directory on a share
+    // (whose URL may end in a query).
+    let root = if remote {
+        format!("{name}/ on {target}")
+    } else {
+        format!("'{}/{name}'", target.trim_end_matches('/'))
+    };
+    if !remote && std::fs::symlink_metadata(args.target.join(name)).is_err() {
+        eprintln!("nothing to clean: {root} does not exist");
         return Ok(());
     }
     let request = TargetRequest {
@@ -27,11 +31,15 @@ pub fn clean(args: CleanArgs) -> anyhow::Result<()> {
         profile: Default::default(),
     };
     let opened = naslab_engine::backend::open(&request, &crate::cmd::protocol::smb_password)
-        .with_context(|| format!("cannot clean '{root}'"))?;
-    opened
+        .with_context(|| format!("cannot clean {root}"))?;
+    let was_there = opened
         .target
         .remove_all()
-        .map_err(|e| anyhow::anyhow!("cannot clean '{root}': {e}"))?;
-    eprintln!("removed '{root}'");
+        .map_err(|e| anyhow::anyhow!("cannot clean {root}: {e}"))?;
+    if was_there {
+        eprintln!("removed {root}");
+    } else {
+        eprintln!("nothing to clean: {root} does not exist");
+    }
     Ok(())
 }

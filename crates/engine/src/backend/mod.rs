@@ -273,8 +273,9 @@ pub trait Target: Send + Sync {
         None
     }
     /// Removes naslab's marked directory and everything in it (`naslab clean`), and lets
-    /// go of the target. The null target has none: nothing to remove.
-    fn remove_all(self: Box<Self>) -> Result<(), OpError> {
-        Ok(())
+    /// go of the target. Whether the directory was there before the target was opened
+    /// (opening makes it when missing); the null target has none.
+    fn remove_all(self: Box<Self>) -> Result<bool, OpError> {
+        Ok(false)
     }
 }

@@ -53,8 +53,10 @@ impl Target for PosixTarget {
             .map_err(sandbox_err)
     }
 
-    fn remove_all(self: Box<Self>) -> Result<(), OpError> {
-        self.sandbox.remove_all().map_err(sandbox_err)
+    fn remove_all(self: Box<Self>) -> Result<bool, OpError> {
+        let made = self.sandbox.made();
+        self.sandbox.remove_all().map_err(sandbox_err)?;
+        Ok(!made)
     }
 
     fn check_direct(&self, workload_dir: &str) -> Result<(), OpError> {

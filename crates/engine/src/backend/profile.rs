@@ -175,7 +175,7 @@ impl Target for ProfiledTarget {
         self.inner.check_direct(workload_dir)
     }
 
-    fn remove_all(self: Box<Self>) -> Result<(), OpError> {
+    fn remove_all(self: Box<Self>) -> Result<bool, OpError> {
         self.inner.remove_all()
     }
 

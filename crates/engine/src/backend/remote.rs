@@ -137,6 +137,8 @@ pub struct RemoteSandbox {
     /// Whether this process took the lock (and lets go of it), rather than joining the
     /// multi-client job's first client, which holds it.
     held: bool,
+    /// Whether opening it made the marked directory (there was none before).
+    made: bool,
 }
 
 /// This process's entry in the lock directory: who holds the target, and since when
@@ -274,23 +276,33 @@ impl RemoteSandbox {
             if marked != Some(EntryKind::File) || locked != Some(EntryKind::Dir) {
                 return Err(RemoteSandboxError::NotHeld(root));
             }
-            return Ok(RemoteSandbox { root, held: false });
+            return Ok(RemoteSandbox {
+                root,
+                held: false,
+                made: false,
+            });
         }
-        match fs.kind(&root).map_err(req("look up", &root))? {
+        let made = match fs.kind(&root).map_err(req("look up", &root))? {
             None => {
                 fs.make_dir(&root).map_err(req("create", &root))?;
                 fs.put_file(&marker, MARKER_TEXT)
                     .map_err(req("write", &marker))?;
+                true
             }
             Some(EntryKind::Dir) => {
                 if fs.kind(&marker).map_err(req("look up", &marker))? != Some(EntryKind::File) {
                     return Err(RemoteSandboxError::NotOurs(root));
                 }
+                false
             }
             Some(EntryKind::Link) => return Err(RemoteSandboxError::Link(root)),
             Some(EntryKind::File) => return Err(RemoteSandboxError::NotOurs(root)),
-        }
-        let sandbox = RemoteSandbox { root, held: true };
+        };
+        let sandbox = RemoteSandbox {
+            root,
+            held: true,
+            made,
+        };
         sandbox.lock(fs)?;
         Ok(sandbox)
     }
@@ -378,15 +390,16 @@ impl RemoteSandbox {
     }
 
     /// Removes everything naslab made, the marked directory and the lock in it
-    /// included: there is then nothing left to let go of.
-    pub fn remove_all(&mut self, fs: &mut dyn RemoteFs) -> Result<(), RemoteSandboxError> {
+    /// included: there is then nothing left to let go of. Whether the directory was there
+    /// before this process opened it (if not, opening made it and this removed it again).
+    pub fn remove_all(&mut self, fs: &mut dyn RemoteFs) -> Result<bool, RemoteSandboxError> {
         let marker = join(&self.root, MARKER_NAME);
         if fs.kind(&marker).map_err(req("look up", &marker))? != Some(EntryKind::File) {
             return Err(RemoteSandboxError::NotOurs(self.root.clone()));
         }
         remove_tree(fs, &self.root, 0)?;
         self.held = false;
-        Ok(())
+        Ok(!self.made)
     }
 }
 
@@ -481,7 +494,7 @@ mod tests {
     fn makes_marks_and_empties_its_own_directory_only() {
         let mut fs = MemFs::default();
         fs.0.insert("base".into(), EntryKind::Dir);
-        let mut sb = RemoteSandbox::open(&mut fs, "base").unwrap();
+        let sb = RemoteSandbox::open(&mut fs, "base").unwrap();
         assert_eq!(sb.root(), "base/naslab");
         assert_eq!(
             fs.0.get("base/naslab/.naslab-owned"),
@@ -495,14 +508,18 @@ mod tests {
         assert_eq!(fs.list(&d).unwrap(), vec![]);
         // Opening again, once this one has let go, finds the marker.
         sb.release(&mut fs).unwrap();
-        RemoteSandbox::open(&mut fs, "base").unwrap();
+        let mut again = RemoteSandbox::open(&mut fs, "base").unwrap();
         for bad in ["", "..", "a/b", ".naslab-owned", ".naslab-lock"] {
             assert!(sb.fresh_workload_dir(&mut fs, bad).is_err(), "{bad}");
         }
-        sb.remove_all(&mut fs).unwrap();
+        assert!(again.remove_all(&mut fs).unwrap(), "it was there before");
         assert_eq!(fs.0.len(), 1, "{:?}", fs.0);
         // The lock went with the rest: nothing is left to let go of.
-        sb.release(&mut fs).unwrap();
+        again.release(&mut fs).unwrap();
+        // A directory that opening made is said not to have been there.
+        let mut fresh = RemoteSandbox::open(&mut fs, "base").unwrap();
+        assert!(!fresh.remove_all(&mut fs).unwrap());
+        assert_eq!(fs.0.len(), 1, "{:?}", fs.0);
     }
 
     #[test]

@@ -204,7 +204,7 @@ impl Target for SmbTarget {
             .map_err(RemoteSandboxError::into_op_error)
     }
 
-    fn remove_all(mut self: Box<Self>) -> Result<(), OpError> {
+    fn remove_all(mut self: Box<Self>) -> Result<bool, OpError> {
         let this = &mut *self;
         let admin = this.admin.get_mut().unwrap_or_else(|e| e.into_inner());
         this.sandbox
