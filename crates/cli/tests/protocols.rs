@@ -188,33 +188,25 @@ fn lab_up_run_down_over_smb_and_nfs() {
         let on_server: u64 = walk_sizes(&share.join("naslab/FileCopyToNAS"));
         assert_eq!(on_server, written);
         // `clean` over the protocol removes naslab's directory on the server, and only it.
+        let clean = || {
+            let out = run_ok(
+                naslab()
+                    .env("NASLAB_SMB_PASSWORD", &password)
+                    .args(["clean", "--target", &url]),
+            );
+            text(&out.stderr)
+        };
         std::fs::write(share.join("keep.txt"), b"not naslab's").unwrap();
-        let cleaned = run_ok(
-            naslab()
-                .env("NASLAB_SMB_PASSWORD", &password)
-                .args(["clean", "--target", &url]),
-        );
-        assert!(
-            text(&cleaned.stderr).contains("removed"),
-            "{}",
-            text(&cleaned.stderr)
-        );
+        let cleaned = clean();
+        assert!(cleaned.contains("removed"), "{cleaned}");
         assert!(!share.join("naslab").exists());
         assert_eq!(
             std::fs::read(share.join("keep.txt")).unwrap(),
             b"not naslab's"
         );
         // Again: nothing there, and nothing left behind by looking.
-        let again = run_ok(
-            naslab()
-                .env("NASLAB_SMB_PASSWORD", &password)
-                .args(["clean", "--target", &url]),
-        );
-        assert!(
-            text(&again.stderr).contains("nothing to clean"),
-            "{}",
-            text(&again.stderr)
-        );
+        let again = clean();
+        assert!(again.contains("nothing to clean"), "{again}");
         assert!(!share.join("naslab").exists());
         run_ok(
             naslab()

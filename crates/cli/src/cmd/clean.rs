@@ -18,6 +18,8 @@ pub fn clean(args: CleanArgs) -> anyhow::Result<()> {
     } else {
         format!("'{}/{name}'", target.trim_end_matches('/'))
     };
+    // A directory is looked at first, so that a target with nothing of naslab's (a
+    // read-only one too) is not written to; a share can only be looked at by opening it.
     if !remote && std::fs::symlink_metadata(args.target.join(name)).is_err() {
         eprintln!("nothing to clean: {root} does not exist");
         return Ok(());

@@ -31,7 +31,7 @@ pub fn trace_dir(arg: &TraceDirArg) -> Option<PathBuf> {
 }
 
 /// The endings of trace files, JSON Lines or binary, plain or zstd-compressed.
-pub const TRACE_SUFFIXES: [&str; 4] = [".jsonl.zst", ".jsonl", ".nbt.zst", ".nbt"];
+const TRACE_SUFFIXES: [&str; 4] = [".jsonl.zst", ".jsonl", ".nbt.zst", ".nbt"];
 
 /// The workload name a trace file runs under when picked by name: its file name
 /// without its trace ending (`TRACE_SUFFIXES`).
