@@ -6,6 +6,7 @@
 
 mod binary;
 mod error;
+mod line_blocks;
 mod memory;
 mod model;
 mod op_line;

@@ -4,7 +4,7 @@
 //! of one batch or less is read in line.
 
 use std::io::BufRead;
-use std::sync::mpsc::{channel, sync_channel, Receiver, Sender};
+use std::sync::mpsc::{channel, sync_channel, Receiver, Sender, SyncSender};
 
 use crate::{Record, TraceError, TraceReader};
 
@@ -52,6 +52,38 @@ fn fill<R: BufRead>(reader: &mut TraceReader<R>, batch: &mut Batch) -> bool {
     false
 }
 
+/// The most threads parsing JSON Lines at once.
+const MAX_WORKERS: usize = 4;
+
+/// The reading thread's end: records gathered into batches for the consumer.
+struct Sending {
+    batch: Batch,
+    full: SyncSender<Batch>,
+    spent: Receiver<Batch>,
+}
+
+impl Sending {
+    /// Adds an item, sending the batch when it is full; `false` once the consumer has
+    /// stopped listening (it failed): nothing more to do.
+    #[inline]
+    fn push(&mut self, item: Item) -> bool {
+        self.batch.push(Some(item));
+        self.batch.len() < BATCH || self.send()
+    }
+
+    /// Sends the batch as it is, taking an emptied one back to fill.
+    fn send(&mut self) -> bool {
+        let mut next = self
+            .spent
+            .try_recv()
+            .unwrap_or_else(|_| Vec::with_capacity(BATCH));
+        next.clear();
+        self.full
+            .send(std::mem::replace(&mut self.batch, next))
+            .is_ok()
+    }
+}
+
 impl ReadAhead {
     /// Reads the first batch here; a trace longer than that is read on, ahead of the
     /// consumer, by a thread named `trace-read`, which stops at the trace's end, at its
@@ -70,16 +102,38 @@ impl ReadAhead {
         let path = reader.path().to_path_buf();
         let spawned = std::thread::Builder::new()
             .name("trace-read".into())
-            .spawn(move || loop {
-                let mut batch = spent_rx
-                    .try_recv()
-                    .unwrap_or_else(|_| Vec::with_capacity(BATCH));
-                batch.clear();
-                let end = fill(&mut reader, &mut batch);
-                // The consumer stopped listening (it failed): nothing more to do.
-                if batch_tx.send(batch).is_err() || end {
-                    return;
+            .spawn(move || {
+                let mut out = Sending {
+                    batch: Vec::with_capacity(BATCH),
+                    full: batch_tx,
+                    spent: spent_rx,
+                };
+                let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
+                let in_blocks = reader.is_json_after_header()
+                    && workers > 1
+                    && crate::line_blocks::read_rest(
+                        &mut reader,
+                        workers.min(MAX_WORKERS),
+                        |item| out.push(item),
+                    );
+                if !in_blocks {
+                    loop {
+                        let item = match reader.next_record() {
+                            Ok(Some(record)) => Ok(Numbered {
+                                record,
+                                line: reader.line(),
+                                client: reader.client(),
+                            }),
+                            Ok(None) => break,
+                            Err(e) => Err(e),
+                        };
+                        let failed = item.is_err();
+                        if !out.push(item) || failed {
+                            break;
+                        }
+                    }
                 }
+                out.send();
             });
         match spawned {
             Ok(_) => ReadAhead {

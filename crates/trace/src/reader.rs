@@ -516,12 +516,7 @@ impl<R: BufRead> TraceReader<R> {
                 self.line += 1;
                 Ok(true)
             }
-            Ok(BoundedLine::TooLong) => {
-                self.line += 1;
-                Err(self.invalid(format!(
-                    "the line is longer than {MAX_LINE_BYTES} bytes, the most a trace line may hold; is this a naslab trace? (see docs/trace-format.md)"
-                )))
-            }
+            Ok(BoundedLine::TooLong) => Err(self.next_line_too_long()),
             Err(e) => Err(self.read_error(self.line, e)),
         }
     }
@@ -661,6 +656,19 @@ impl<R: BufRead> TraceReader<R> {
         let file = raw
             .file
             .ok_or_else(|| self.invalid(format!("the {kind} op has no 'file'")))?;
+        self.check_declared(kind, file, raw.to)?;
+        let (op, measured) = build_op(kind, file, &raw).map_err(|why| self.invalid(why.into()))?;
+        Ok(Record::Op(op, measured))
+    }
+
+    /// The checks of an op that depend on what came before it: its entries declared.
+    #[inline]
+    fn check_declared(
+        &mut self,
+        kind: OpKind,
+        file: u32,
+        to: Option<u32>,
+    ) -> Result<(), TraceError> {
         if self.last_id != Some(file) {
             if !self.ids.contains(&file) {
                 return Err(self.invalid(format!(
@@ -669,7 +677,7 @@ impl<R: BufRead> TraceReader<R> {
             }
             self.last_id = Some(file);
         }
-        if let Some(to) = raw.to {
+        if let Some(to) = to {
             if !self.ids.contains(&to) {
                 return Err(self.invalid(format!(
                     "the {kind} op renames to file {to}, which no file line declares"
@@ -678,35 +686,55 @@ impl<R: BufRead> TraceReader<R> {
         } else if kind == OpKind::Rename {
             return Err(self.invalid("the rename op has no 'to'".into()));
         }
-        let op = Op {
-            stream: raw.stream.unwrap_or(0),
-            t_us: raw.t_us.unwrap_or(0),
-            kind,
-            file,
-            offset: raw.offset.unwrap_or(0),
-            len: raw.len.unwrap_or(0),
-            flags: raw.flags.unwrap_or_default(),
-            to: raw.to,
-            warmup: raw.warmup.unwrap_or(false),
-        };
-        if op.offset.checked_add(op.len).is_none() {
-            return Err(self.invalid("offset + len overflows".into()));
+        Ok(())
+    }
+
+    /// The op of the next line, read (on another thread) by [`parsed_op`] from a plain op
+    /// line: checked against what came before it, as [`Self::op_line`] checks.
+    #[inline]
+    pub(crate) fn next_parsed_op(&mut self, parsed: ParsedOp) -> Result<Record, TraceError> {
+        self.line += 1;
+        if self.header.is_none() {
+            // Cannot happen (a parsed op follows a header), but the general path words it.
+            return Err(self.invalid("the first line must be the header".into()));
         }
-        let measured = match (raw.sched_ns, raw.issued_ns, raw.done_ns, raw.result) {
-            (None, None, None, None) => None,
-            (Some(sched_ns), Some(issued_ns), Some(done_ns), Some(result)) => Some(Measured {
-                sched_ns,
-                issued_ns,
-                done_ns,
-                result,
-            }),
-            _ => {
-                return Err(self.invalid(
-                    "measured fields come together: sched_ns, issued_ns, done_ns and result".into(),
-                ))
-            }
-        };
-        Ok(Record::Op(op, measured))
+        self.seen_op = true;
+        self.client = parsed.client;
+        self.check_declared(parsed.op.kind, parsed.op.file, parsed.op.to)?;
+        Ok(Record::Op(parsed.op, parsed.measured))
+    }
+
+    /// The record of the next line, `line` (its break included or not), by the general
+    /// path; `None` for a blank line.
+    pub(crate) fn next_line(&mut self, line: &[u8]) -> Result<Option<Record>, TraceError> {
+        self.line += 1;
+        self.buf.clear();
+        self.buf.extend_from_slice(line);
+        self.json_record()
+    }
+
+    /// The next line is longer than [`MAX_LINE_BYTES`].
+    pub(crate) fn next_line_too_long(&mut self) -> TraceError {
+        self.line += 1;
+        self.invalid(format!(
+            "the line is longer than {MAX_LINE_BYTES} bytes, the most a trace line may hold; is this a naslab trace? (see docs/trace-format.md)"
+        ))
+    }
+
+    /// Reading the input failed after the lines given so far.
+    pub(crate) fn failed_read(&self, cause: std::io::Error) -> TraceError {
+        self.read_error(self.line, cause)
+    }
+
+    /// Whether the trace is JSON Lines after a header: its op lines can be read apart
+    /// from the checks (see [`crate::read_ahead`]).
+    pub(crate) fn is_json_after_header(&self) -> bool {
+        self.sniffed && self.binary.is_none() && self.header.is_some()
+    }
+
+    /// The input, for reading whole blocks of lines.
+    pub(crate) fn input(&mut self) -> &mut R {
+        &mut self.input
     }
 
     fn invalid(&self, message: String) -> TraceError {
@@ -727,6 +755,66 @@ impl<R: BufRead> Iterator for TraceReader<R> {
     fn next(&mut self) -> Option<Self::Item> {
         self.next_record().transpose()
     }
+}
+
+/// An op read from a plain op line with every check that needs nothing before it done.
+#[derive(Debug)]
+pub(crate) struct ParsedOp {
+    pub op: Op,
+    pub measured: Option<Measured>,
+    pub client: Option<u32>,
+}
+
+/// The op of `line` when it is a plain op line whose every check that needs nothing
+/// before it passes; `None` leaves the line to the general path, which words any error.
+#[inline]
+pub(crate) fn parsed_op(line: &[u8]) -> Option<ParsedOp> {
+    let raw = crate::op_line::parse_op_line(line)?;
+    let (kind, file) = (raw.op?, raw.file?);
+    if kind == OpKind::Rename && raw.to.is_none() {
+        return None;
+    }
+    let (op, measured) = build_op(kind, file, &raw).ok()?;
+    Some(ParsedOp {
+        op,
+        measured,
+        client: raw.client,
+    })
+}
+
+/// The op an op line's fields make, or why they make none; the checks that need
+/// nothing before the line.
+#[inline]
+fn build_op(
+    kind: OpKind,
+    file: u32,
+    raw: &OpFields,
+) -> Result<(Op, Option<Measured>), &'static str> {
+    let op = Op {
+        stream: raw.stream.unwrap_or(0),
+        t_us: raw.t_us.unwrap_or(0),
+        kind,
+        file,
+        offset: raw.offset.unwrap_or(0),
+        len: raw.len.unwrap_or(0),
+        flags: raw.flags.unwrap_or_default(),
+        to: raw.to,
+        warmup: raw.warmup.unwrap_or(false),
+    };
+    if op.offset.checked_add(op.len).is_none() {
+        return Err("offset + len overflows");
+    }
+    let measured = match (raw.sched_ns, raw.issued_ns, raw.done_ns, raw.result) {
+        (None, None, None, None) => None,
+        (Some(sched_ns), Some(issued_ns), Some(done_ns), Some(result)) => Some(Measured {
+            sched_ns,
+            issued_ns,
+            done_ns,
+            result,
+        }),
+        _ => return Err("measured fields come together: sched_ns, issued_ns, done_ns and result"),
+    };
+    Ok((op, measured))
 }
 
 /// Reads a whole stream into memory; for tests and small traces only.
