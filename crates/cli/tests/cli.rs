@@ -114,6 +114,63 @@ fn a_runs_binary_records_export_to_json_lines_and_back_without_loss() {
     );
 }
 
+/// A JSON Lines trace of `n` measured ops by three clients, in the form naslab writes.
+fn many_measured_ops(n: usize) -> String {
+    let mut t = String::from(concat!(
+        r#"{"type":"header","format":"naslab-trace","version":1,"workload":"Many"}"#,
+        "\n",
+        r#"{"type":"file","id":0,"path":"a","kind":"file","size":1048576,"exists":true}"#,
+        "\n",
+    ));
+    for i in 0..n {
+        t.push_str(&format!(
+            "{{\"type\":\"op\",\"op\":\"read\",\"stream\":{},\"t_us\":{i},\"file\":0,\"offset\":{},\"len\":4096,\"sched_ns\":{i},\"issued_ns\":{},\"done_ns\":{},\"result\":4096,\"client\":{}}}\n",
+            i % 2,
+            (i % 256) * 4096,
+            i + 3,
+            i + 9,
+            i % 3
+        ));
+    }
+    t
+}
+
+#[test]
+fn a_long_json_lines_trace_converts_without_loss_and_its_errors_keep_their_line() {
+    // Long enough to be parsed in blocks on several threads.
+    let work = tempfile::tempdir().unwrap();
+    let n = 60_000;
+    let jsonl = write_file(work.path(), "many.jsonl", &many_measured_ops(n));
+    let canonical = text(&run_ok(naslab().arg("records").arg(&jsonl)).stdout);
+    let ops = canonical
+        .lines()
+        .filter(|l| l.contains(r#""done_ns":"#))
+        .count();
+    assert_eq!(ops, n);
+    assert_eq!(
+        canonical
+            .lines()
+            .filter(|l| l.ends_with(r#""client":2}"#))
+            .count(),
+        n / 3
+    );
+    let nbt = work.path().join("many.nbt");
+    run_ok(naslab().arg("records").arg(&jsonl).arg("-o").arg(&nbt));
+    assert_eq!(
+        text(&run_ok(naslab().arg("records").arg(&nbt)).stdout),
+        canonical
+    );
+    // A bad line far in: the error names it, as the reader on its own would.
+    let mut lines: Vec<&str> = canonical.lines().collect();
+    lines[50_000] = r#"{"type":"op","op":"read","file":7}"#;
+    let bad = write_file(work.path(), "bad.jsonl", &(lines.join("\n") + "\n"));
+    let res = naslab().arg("records").arg(&bad).output().unwrap();
+    assert!(!res.status.success());
+    let err = text(&res.stderr);
+    assert!(err.contains("bad.jsonl:50001: "), "{err}");
+    assert!(err.contains("refers to file 7"), "{err}");
+}
+
 #[test]
 fn a_runs_binary_records_decode_by_the_layout_the_docs_give() {
     need_tool("python3", "--version");

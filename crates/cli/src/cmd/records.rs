@@ -6,7 +6,9 @@ use std::io::Write;
 use std::path::Path;
 
 use anyhow::Context;
-use naslab_trace::{create_trace, open_trace, Record, TraceError, TraceReader, TraceWriter};
+use naslab_trace::{
+    create_trace, open_trace, Numbered, ReadAhead, Record, TraceError, TraceReader, TraceWriter,
+};
 
 use crate::args::RecordsArgs;
 
@@ -40,13 +42,15 @@ pub fn records_cmd(args: RecordsArgs) -> anyhow::Result<()> {
 }
 
 /// Copies every record, the client of a multi-client run's ops included; returns how many.
-fn copy<R: std::io::BufRead, W: Write>(
-    mut reader: TraceReader<R>,
+/// The records are read ahead of the writer (a JSON Lines input parsed on several CPUs).
+fn copy<R: std::io::BufRead + Send + 'static, W: Write>(
+    reader: TraceReader<R>,
     w: &mut TraceWriter<W>,
 ) -> Result<u64, TraceError> {
     let mut n = 0;
-    while let Some(record) = reader.next_record()? {
-        match (&record, reader.client()) {
+    for item in ReadAhead::start(reader) {
+        let Numbered { record, client, .. } = item?;
+        match (&record, client) {
             (Record::Header(h), _) => w.header(h)?,
             (Record::File(f), _) => w.file(f)?,
             (Record::Op(op, Some(m)), Some(client)) => w.client_op(op, m, client)?,
