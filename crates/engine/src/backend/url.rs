@@ -129,7 +129,7 @@ pub struct ClientOptions {
     pub smb_encrypt: SmbEncrypt,
     /// SMB: how many READs or WRITEs one op keeps in flight at most
     /// (1..=[`MAX_SMB_IN_FLIGHT`]); a larger op is split into that many requests sent
-    /// at once, none under 512 KiB.
+    /// at once when it is over 2 MiB, none under 512 KiB.
     pub smb_in_flight: usize,
 }
 
