@@ -271,20 +271,14 @@ mod tests {
     /// Every item the reader gives on its own, up to its first error.
     fn alone<R: BufRead>(mut reader: TraceReader<R>) -> Vec<String> {
         let mut all = Vec::new();
-        loop {
-            match reader.next_record() {
-                Ok(Some(record)) => all.push(shown(Ok(Numbered {
-                    record,
-                    line: reader.line(),
-                    client: reader.client(),
-                }))),
-                Ok(None) => return all,
-                Err(e) => {
-                    all.push(shown(Err(e)));
-                    return all;
-                }
+        while let Some(item) = crate::read_ahead::next_numbered(&mut reader) {
+            let failed = item.is_err();
+            all.push(shown(item));
+            if failed {
+                break;
             }
         }
+        all
     }
 
     /// The same, the header read alone and the rest in blocks by `workers` threads.

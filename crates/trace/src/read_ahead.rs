@@ -33,20 +33,29 @@ pub struct ReadAhead {
     rest: Option<(Receiver<Batch>, Sender<Batch>)>,
 }
 
+/// The reader's next record with its line and client, or its error; `None` at the end.
+pub(crate) fn next_numbered<R: BufRead>(reader: &mut TraceReader<R>) -> Option<Item> {
+    match reader.next_record() {
+        Ok(Some(record)) => Some(Ok(Numbered {
+            record,
+            line: reader.line(),
+            client: reader.client(),
+        })),
+        Ok(None) => None,
+        Err(e) => Some(Err(e)),
+    }
+}
+
 /// Fills `batch` with up to [`BATCH`] records; whether the trace ended (or failed).
 fn fill<R: BufRead>(reader: &mut TraceReader<R>, batch: &mut Batch) -> bool {
     while batch.len() < BATCH {
-        match reader.next_record() {
-            Ok(Some(record)) => batch.push(Some(Ok(Numbered {
-                record,
-                line: reader.line(),
-                client: reader.client(),
-            }))),
-            Ok(None) => return true,
-            Err(e) => {
-                batch.push(Some(Err(e)));
-                return true;
-            }
+        let Some(item) = next_numbered(reader) else {
+            return true;
+        };
+        let failed = item.is_err();
+        batch.push(Some(item));
+        if failed {
+            return true;
         }
     }
     false
@@ -117,16 +126,7 @@ impl ReadAhead {
                         |item| out.push(item),
                     );
                 if !in_blocks {
-                    loop {
-                        let item = match reader.next_record() {
-                            Ok(Some(record)) => Ok(Numbered {
-                                record,
-                                line: reader.line(),
-                                client: reader.client(),
-                            }),
-                            Ok(None) => break,
-                            Err(e) => Err(e),
-                        };
+                    while let Some(item) = next_numbered(&mut reader) {
                         let failed = item.is_err();
                         if !out.push(item) || failed {
                             break;
