@@ -727,7 +727,7 @@ impl<R: BufRead> TraceReader<R> {
     }
 
     /// Whether the trace is JSON Lines after a header: its op lines can be read apart
-    /// from the checks (see [`crate::read_ahead`]).
+    /// from the checks (see [`crate::line_blocks`]).
     pub(crate) fn is_json_after_header(&self) -> bool {
         self.sniffed && self.binary.is_none() && self.header.is_some()
     }
