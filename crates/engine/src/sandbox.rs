@@ -413,13 +413,11 @@ impl Sandbox {
         self.remove_inside(name)
     }
 
-    /// Whether opening it made the marked directory: there was none before.
-    pub fn made(&self) -> bool {
-        self.made
-    }
-
     /// Removes everything naslab made under the target, the marked directory included.
-    pub fn remove_all(self) -> Result<(), SandboxError> {
+    /// Whether the directory was there before this sandbox opened it (if not, opening
+    /// made it and this removed it again), as [`crate::backend::remote::RemoteSandbox`]
+    /// says too.
+    pub fn remove_all(self) -> Result<bool, SandboxError> {
         self.check_marker()?;
         let names = beneath::list_dir(self.dir_fd()).map_err(io("list", &self.root))?;
         for name in names {
@@ -448,7 +446,7 @@ impl Sandbox {
         {
             return Err(io("remove", &self.root)(std::io::Error::last_os_error()));
         }
-        Ok(())
+        Ok(!self.made)
     }
 
     /// The marker must still be the regular file this sandbox locked.

@@ -695,7 +695,10 @@ fn nothing_outside_naslabs_directory_is_touched() {
         assert_eq!(r.errors, 0);
     }
     assert_eq!(snapshot(t), before, "files outside naslab/ changed");
-    sandbox.remove_all().unwrap();
+    assert!(
+        !sandbox.remove_all().unwrap(),
+        "opening made naslab/: it was not there"
+    );
     assert!(!t.join("naslab").exists());
     assert_eq!(snapshot(t), before);
     assert_eq!(std::fs::read(t.join("keep.txt")).unwrap(), b"user data");
@@ -766,7 +769,7 @@ fn a_clients_directory_is_made_in_the_target_and_never_followed_as_a_link() {
     assert_eq!(sb.root(), t.join("client-0/naslab"));
     assert!(t.join("client-0/naslab/.naslab-owned").is_file());
     // Cleaning removes naslab's directory, not the client's.
-    sb.remove_all().unwrap();
+    assert!(!sb.remove_all().unwrap(), "opening made it");
     assert!(!t.join("client-0/naslab").exists());
     assert!(t.join("client-0").is_dir());
 
@@ -1150,7 +1153,10 @@ fn a_held_target_names_its_holder_until_released() {
     drop(first);
     assert!(Sandbox::open(t.path()).is_err());
     drop(clone);
-    Sandbox::open(t.path()).unwrap().remove_all().unwrap();
+    assert!(
+        Sandbox::open(t.path()).unwrap().remove_all().unwrap(),
+        "it was there before this open"
+    );
     assert!(!t.path().join("naslab").exists());
 }
 

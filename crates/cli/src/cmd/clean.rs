@@ -1,5 +1,5 @@
 use anyhow::Context;
-use naslab_engine::backend::url::{is_remote, ClientOptions};
+use naslab_engine::backend::url::is_remote;
 use naslab_engine::backend::TargetRequest;
 
 use crate::args::CleanArgs;
@@ -24,14 +24,7 @@ pub fn clean(args: CleanArgs) -> anyhow::Result<()> {
         eprintln!("nothing to clean: {root} does not exist");
         return Ok(());
     }
-    let request = TargetRequest {
-        target: Some(&args.target),
-        null: false,
-        client_dir: None,
-        join: false,
-        client: ClientOptions::default(),
-        profile: Default::default(),
-    };
+    let request = TargetRequest::plain(Some(&args.target));
     let opened = naslab_engine::backend::open(&request, &crate::cmd::protocol::smb_password)
         .with_context(|| format!("cannot clean {root}"))?;
     let was_there = opened

@@ -31,6 +31,21 @@ pub struct TargetRequest<'a> {
     pub profile: ClientProfile,
 }
 
+impl<'a> TargetRequest<'a> {
+    /// `target` as it is: naslab's directory right in it, the protocol clients'
+    /// defaults, no client profile.
+    pub fn plain(target: Option<&'a Path>) -> TargetRequest<'a> {
+        TargetRequest {
+            target,
+            null: false,
+            client_dir: None,
+            join: false,
+            client: ClientOptions::default(),
+            profile: ClientProfile::Plain,
+        }
+    }
+}
+
 /// An opened target and what the results say about it.
 pub struct OpenedTarget {
     pub target: Box<dyn Target>,
@@ -204,17 +219,6 @@ fn with_profile(mut opened: OpenedTarget, profile: ClientProfile) -> OpenedTarge
 mod tests {
     use super::*;
 
-    fn request(target: Option<&Path>) -> TargetRequest<'_> {
-        TargetRequest {
-            target,
-            null: false,
-            client_dir: None,
-            join: false,
-            client: ClientOptions::default(),
-            profile: ClientProfile::Plain,
-        }
-    }
-
     fn no_password(_: &RemoteUrl) -> Result<String, String> {
         Err("no password here".into())
     }
@@ -222,7 +226,7 @@ mod tests {
     #[test]
     fn a_directory_opens_the_posix_backend_with_its_sandbox() {
         let dir = tempfile::tempdir().unwrap();
-        let o = open(&request(Some(dir.path())), &no_password).unwrap();
+        let o = open(&TargetRequest::plain(Some(dir.path())), &no_password).unwrap();
         assert_eq!(o.info.backend, "posix");
         assert!(o.target.caps().moves_data);
         let root = o.target.local_root().expect("a local target has a root");
@@ -232,7 +236,7 @@ mod tests {
 
     #[test]
     fn null_needs_no_target_and_moves_no_data() {
-        let mut req = request(None);
+        let mut req = TargetRequest::plain(None);
         req.null = true;
         let o = open(&req, &no_password).unwrap();
         assert_eq!(o.info.backend, "null");
@@ -242,14 +246,16 @@ mod tests {
 
     #[test]
     fn a_directory_is_needed_without_null() {
-        let e = open(&request(None), &no_password).err().unwrap();
+        let e = open(&TargetRequest::plain(None), &no_password)
+            .err()
+            .unwrap();
         assert!(matches!(e, OpenError::NoTarget), "{e}");
     }
 
     #[test]
     fn the_profile_wraps_and_keeps_the_root() {
         let dir = tempfile::tempdir().unwrap();
-        let mut req = request(Some(dir.path()));
+        let mut req = TargetRequest::plain(Some(dir.path()));
         req.profile = ClientProfile::Windows;
         let o = open(&req, &no_password).unwrap();
         assert_eq!(o.target.caps().max_queue_depth, 1, "windows: one at a time");
@@ -259,7 +265,7 @@ mod tests {
     #[test]
     fn the_windows_profile_is_refused_for_nfs_before_connecting() {
         let url = Path::new("nfs://127.0.0.1:1/export");
-        let mut req = request(Some(url));
+        let mut req = TargetRequest::plain(Some(url));
         req.profile = ClientProfile::Windows;
         let e = open(&req, &no_password).err().unwrap();
         assert!(matches!(e, OpenError::ProfileNotForNfs), "{e}");
@@ -267,9 +273,12 @@ mod tests {
 
     #[test]
     fn a_bad_url_is_named() {
-        let e = open(&request(Some(Path::new("smb://"))), &no_password)
-            .err()
-            .unwrap();
+        let e = open(
+            &TargetRequest::plain(Some(Path::new("smb://"))),
+            &no_password,
+        )
+        .err()
+        .unwrap();
         assert!(matches!(e, OpenError::Url(_)), "{e}");
     }
 }

@@ -54,9 +54,7 @@ impl Target for PosixTarget {
     }
 
     fn remove_all(self: Box<Self>) -> Result<bool, OpError> {
-        let made = self.sandbox.made();
-        self.sandbox.remove_all().map_err(sandbox_err)?;
-        Ok(!made)
+        self.sandbox.remove_all().map_err(sandbox_err)
     }
 
     fn check_direct(&self, workload_dir: &str) -> Result<(), OpError> {
