@@ -553,9 +553,14 @@ fn clean_removes_only_what_naslab_made() {
         .path()
         .join("naslab/DocumentSave/docs/report.doc")
         .is_file());
-    run_ok(naslab().arg("clean").arg("-t").arg(target.path()));
+    let said = text(&run_ok(naslab().arg("clean").arg("-t").arg(target.path())).stderr);
+    assert!(said.starts_with("removed '"), "{said}");
     assert!(!target.path().join("naslab").exists());
     assert!(target.path().join("mine.txt").is_file());
+    // Again: nothing there, and nothing made by looking.
+    let again = text(&run_ok(naslab().arg("clean").arg("-t").arg(target.path())).stderr);
+    assert!(again.starts_with("nothing to clean: "), "{again}");
+    assert!(!target.path().join("naslab").exists());
 }
 
 #[test]
