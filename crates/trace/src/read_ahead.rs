@@ -1,7 +1,8 @@
 //! Reading a trace ahead of its consumer, on a thread of its own: decompressing and
 //! checking the records overlaps what the consumer does with them (compiling a trace,
-//! building a report) on another CPU. Memory stays at a few batches of records; a trace
-//! of one batch or less is read in line.
+//! building a report) on another CPU; the op lines of a JSON Lines trace are parsed on
+//! further threads, one per CPU up to four (`line_blocks`). Memory stays at a few batches
+//! of records; a trace of one batch or less is read in line.
 
 use std::io::BufRead;
 use std::sync::mpsc::{channel, sync_channel, Receiver, Sender, SyncSender};
@@ -95,7 +96,8 @@ impl Sending {
 
 impl ReadAhead {
     /// Reads the first batch here; a trace longer than that is read on, ahead of the
-    /// consumer, by a thread named `trace-read`, which stops at the trace's end, at its
+    /// consumer, by a thread named `trace-read` (with `trace-parse` threads for a JSON
+    /// Lines trace on a machine of several CPUs), which stops at the trace's end, at its
     /// first error, or when the consumer drops this. A short trace starts no thread.
     pub fn start<R: BufRead + Send + 'static>(mut reader: TraceReader<R>) -> ReadAhead {
         let mut first = Vec::with_capacity(BATCH);
