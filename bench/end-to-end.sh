@@ -14,7 +14,8 @@
 #     it (runs with records minus runs with --no-records, per op)
 #  2. null backend, 10 M ops (NULL_OPS), records and report on: wall time and peak RSS
 #     (GNU time)
-#  3. trace parsing: JSON Lines records per second (the reader alone)
+#  3. trace parsing: JSON Lines records per second, as runs read a trace (on several CPUs)
+#     and by the checking reader alone on one thread
 #  4. pacing: issue-time error p50/p99/max of `--pace original` at 10 k and 50 k ops/s,
 #     idle and with a busy process competing, plain and with --realtime (PACING_MODES
 #     picks), against bench/paced-loop.c, a bare C loop pacing the same reads (the
