@@ -56,8 +56,8 @@ enum Cut {
 /// Reads the next block: `carry` (the unfinished line the last block left), then the
 /// input up to the last line break of the first read that brings one.
 fn read_block<R: BufRead>(input: &mut R, block: &mut Block, carry: &mut Vec<u8>) -> Cut {
-    if block.bytes.len() < carry.len() + READ {
-        block.bytes.resize(carry.len() + READ, 0);
+    if block.bytes.len() < carry.len() {
+        block.bytes.resize(carry.len(), 0);
     }
     block.bytes[..carry.len()].copy_from_slice(carry);
     block.len = carry.len();
