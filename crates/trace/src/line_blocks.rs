@@ -139,7 +139,8 @@ fn start_workers(count: usize) -> Vec<Worker> {
     workers
 }
 
-/// Reads the rest of `reader`'s JSON Lines with `workers` threads parsing (fewer if no
+/// Reads the rest of `reader`'s JSON Lines, its header read
+/// ([`TraceReader::is_json_after_header`]), with `workers` threads parsing (fewer if no
 /// more can be started), handing each record, then the first error if any, to `emit`
 /// until it returns `false`. `false` when no worker could be started and nothing was
 /// read: the caller reads on by itself.

@@ -693,11 +693,9 @@ impl<R: BufRead> TraceReader<R> {
     /// line: checked against what came before it, as [`Self::op_line`] checks.
     #[inline]
     pub(crate) fn next_parsed_op(&mut self, parsed: ParsedOp) -> Result<Record, TraceError> {
+        // Lines are read in blocks only after the header (`is_json_after_header`).
+        debug_assert!(self.header.is_some());
         self.line += 1;
-        if self.header.is_none() {
-            // Cannot happen (a parsed op follows a header), but the general path words it.
-            return Err(self.invalid("the first line must be the header".into()));
-        }
         self.seen_op = true;
         self.client = parsed.client;
         self.check_declared(parsed.op.kind, parsed.op.file, parsed.op.to)?;
