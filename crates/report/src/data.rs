@@ -198,16 +198,17 @@ struct Pass {
     access: AccessMap,
     rows: Rows,
     ops: u64,
-    /// Record times minus this are times into the phase.
-    clock_start_ns: u64,
+    /// Record times minus this are times into the phase; when not given, the first op's
+    /// issue time (the phase's start, as the op records are in issue order).
+    clock_start_ns: Option<u64>,
 }
 
 impl Pass {
-    fn new(src: &IterationSource, opts: LoadOptions) -> Self {
-        let mut series = match opts.bin_ns {
-            Some(bin) => TimeSeries::with_bin(bin, src.wall_ns),
-            None => TimeSeries::for_duration(src.wall_ns),
-        };
+    /// A pass over a phase whose ops' times are taken from `clock_start_ns` (else from the
+    /// first op); its length is given to [`Pass::finish`], so that the pass can run while
+    /// the phase does.
+    fn new(clock_start_ns: Option<u64>, opts: LoadOptions) -> Self {
+        let mut series = TimeSeries::growing(opts.bin_ns);
         if opts.latency_percentiles {
             series = series.keep_latencies(PERCENTILE_OPS_MAX);
         }
@@ -224,7 +225,7 @@ impl Pass {
             access: AccessMap::new(opts.access_points),
             rows: Rows::default(),
             ops: 0,
-            clock_start_ns: src.clock_start_ns,
+            clock_start_ns,
         }
     }
 
@@ -235,7 +236,8 @@ impl Pass {
         self.per_file.push(FileAcc::default());
     }
 
-    fn op(&mut self, op: &naslab_trace::Op, m: &naslab_trace::Measured, clock_start_ns: u64) {
+    fn op(&mut self, op: &naslab_trace::Op, m: &naslab_trace::Measured) {
+        let clock_start_ns = *self.clock_start_ns.get_or_insert(m.issued_ns);
         self.ops += 1;
         let start = m.issued_ns.saturating_sub(clock_start_ns);
         let done = m.done_ns.saturating_sub(clock_start_ns);
@@ -301,11 +303,14 @@ impl Pass {
         }
     }
 
+    /// The views of a phase that lasted `wall_ns`, and their blobs.
     fn finish(
-        self,
+        mut self,
         prefix: &str,
         mut notes: Vec<String>,
+        wall_ns: u64,
     ) -> (IterationData, Vec<(String, String)>) {
+        self.series.close(wall_ns);
         let mut blobs = Vec::new();
         let mut data = IterationData {
             ops: self.ops,
@@ -471,18 +476,12 @@ pub struct IterationPass {
 const STREAMED_PREFIX: &str = "streamed";
 
 impl IterationPass {
-    /// A pass for the report of an iteration whose measured phase began at
-    /// `clock_start_ns` and lasted `wall_ns` (as its results say), keeping what `opts`
-    /// asks for.
-    pub fn new(clock_start_ns: u64, wall_ns: u64, opts: crate::ReportOptions) -> IterationPass {
-        let src = IterationSource {
-            records: None,
-            clock_start_ns,
-            wall_ns,
-            blob_prefix: STREAMED_PREFIX.into(),
-        };
+    /// A pass for the report of an iteration, keeping what `opts` asks for. It may be
+    /// fed while the iteration's measured phase runs: its first op's issue is taken as
+    /// the phase's start, and the phase's length is given to [`IterationPass::finish`].
+    pub fn new(opts: crate::ReportOptions) -> IterationPass {
         IterationPass {
-            pass: Pass::new(&src, run_report_load(&opts, 0)),
+            pass: Pass::new(None, run_report_load(&opts, 0)),
             opts,
         }
     }
@@ -495,13 +494,19 @@ impl IterationPass {
 
     /// An op record and its measurement, in the records file's order.
     pub fn op(&mut self, op: &naslab_trace::Op, m: &naslab_trace::Measured) {
-        let start = self.pass.clock_start_ns;
-        self.pass.op(op, m, start);
+        self.pass.op(op, m);
     }
 
-    /// Builds the views and their blobs (the costly part: percentiles, compression).
-    pub fn finish(self) -> StreamedIteration {
-        let (data, blobs) = self.pass.finish(STREAMED_PREFIX, Vec::new());
+    /// Builds the views and their blobs (the costly part: percentiles, compression) of
+    /// a measured phase that began at `clock_start_ns` and lasted `wall_ns`, as the
+    /// iteration's results say.
+    pub fn finish(self, clock_start_ns: u64, wall_ns: u64) -> StreamedIteration {
+        // The records come in issue order, so the first is the phase's first issue.
+        debug_assert!(self
+            .pass
+            .clock_start_ns
+            .is_none_or(|first| first == clock_start_ns));
+        let (data, blobs) = self.pass.finish(STREAMED_PREFIX, Vec::new(), wall_ns);
         StreamedIteration {
             data,
             blobs,
@@ -559,7 +564,7 @@ pub fn load_iteration(
     src: &IterationSource,
     opts: LoadOptions,
 ) -> (IterationData, Vec<(String, String)>) {
-    let mut pass = Pass::new(src, opts);
+    let mut pass = Pass::new(Some(src.clock_start_ns), opts);
     let mut clients: Vec<Pass> = (0..opts.clients)
         .map(|_| {
             let own = LoadOptions {
@@ -568,7 +573,7 @@ pub fn load_iteration(
                 clients: 0,
                 ..opts
             };
-            Pass::new(src, own)
+            Pass::new(Some(src.clock_start_ns), own)
         })
         .collect();
     let mut notes = Vec::new();
@@ -577,13 +582,13 @@ pub fn load_iteration(
             "no op records were kept for this iteration (--no-records), so only its summary is shown"
                 .into(),
         );
-        return pass.finish(&src.blob_prefix, notes);
+        return pass.finish(&src.blob_prefix, notes, src.wall_ns);
     };
     let reader = match open_trace(path) {
         Ok(r) => r,
         Err(e) => {
             notes.push(format!("cannot read the op records: {e}"));
-            return pass.finish(&src.blob_prefix, notes);
+            return pass.finish(&src.blob_prefix, notes, src.wall_ns);
         }
     };
     let mut unmeasured = 0u64;
@@ -613,9 +618,9 @@ pub fn load_iteration(
             Record::Op(op, Some(m)) => {
                 let client = n.client.and_then(|c| clients.get_mut(c as usize));
                 if let Some(c) = client {
-                    c.op(&op, &m, src.clock_start_ns);
+                    c.op(&op, &m);
                 }
-                pass.op(&op, &m, src.clock_start_ns)
+                pass.op(&op, &m)
             }
             Record::Op(_, None) => unmeasured += 1,
         }
@@ -625,12 +630,16 @@ pub fn load_iteration(
             "{unmeasured} ops in the records have no measurements and are left out"
         ));
     }
-    let (mut data, blobs) = pass.finish(&src.blob_prefix, notes);
+    let (mut data, blobs) = pass.finish(&src.blob_prefix, notes, src.wall_ns);
     data.clients = clients
         .into_iter()
         .enumerate()
         .map(|(rank, c)| {
-            let (mut own, _) = c.finish(&format!("{}-c{rank}", src.blob_prefix), Vec::new());
+            let (mut own, _) = c.finish(
+                &format!("{}-c{rank}", src.blob_prefix),
+                Vec::new(),
+                src.wall_ns,
+            );
             own.files = Vec::new();
             ClientData {
                 rank: rank as u32,

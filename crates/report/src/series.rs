@@ -51,7 +51,33 @@ pub struct TimeSeries {
     /// Whether `latency_percentiles` were taken from logarithmic buckets (within 1.2 %)
     /// rather than exactly, as past [`PERCENTILE_OPS_MAX`] ops.
     pub percentiles_from_buckets: bool,
+    /// How the bins are laid while ops come.
+    #[serde(skip)]
+    #[ts(skip)]
+    binning: Binning,
 }
+
+/// How a series' bins are laid while ops come.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Binning {
+    /// The phase's length is known: the bins are final, and an op completing after the
+    /// last counts in the last.
+    Closed,
+    /// Bins of a width chosen in advance, as many as the ops reach (up to [`MAX_BINS`]),
+    /// until [`TimeSeries::close`] gives the phase's length.
+    Fixed,
+    /// Fine bins of 10^k ns, ten merged into one whenever the ops would need more than
+    /// [`FINE_BINS`] of them, until [`TimeSeries::close`] cuts them into the phase's
+    /// round width (a whole number of fine bins, as no op completes after the phase).
+    Fine,
+}
+
+/// The most bins a series has.
+const MAX_BINS: u64 = 1_000_000;
+
+/// The most fine bins a series of unknown length keeps: ten times [`DEFAULT_BINS`] or more,
+/// so that the fine width stays at most a tenth of the round width the phase gets.
+const FINE_BINS: u64 = 20 * DEFAULT_BINS;
 
 /// Whether a series keeps every op's latency for the per-period percentiles.
 #[derive(Debug, Clone, Default)]
@@ -121,10 +147,29 @@ pub fn round_bin_ns(duration_ns: u64) -> u64 {
 }
 
 impl TimeSeries {
-    /// Bins of `bin_ns` covering `duration_ns`.
+    /// Bins of `bin_ns` covering `duration_ns`, a phase of known length (what a growing
+    /// series is checked against).
+    #[cfg(test)]
     pub fn with_bin(bin_ns: u64, duration_ns: u64) -> Self {
         let bin_ns = bin_ns.max(1);
-        let n = duration_ns.div_ceil(bin_ns).clamp(1, 1_000_000) as usize;
+        let n = duration_ns.div_ceil(bin_ns).clamp(1, MAX_BINS) as usize;
+        let mut s = Self::bins(bin_ns, n, Binning::Closed);
+        s.periods = periods(bin_ns, n);
+        s
+    }
+
+    /// A series for a phase whose length is not known yet (it is given to
+    /// [`TimeSeries::close`] once the phase has ended): in bins of `bin_ns` when given, else
+    /// in at most [`DEFAULT_BINS`] bins of a round width ([`round_bin_ns`]). Once closed it
+    /// holds what a series made for the phase's known length would hold, op for op.
+    pub fn growing(bin_ns: Option<u64>) -> Self {
+        match bin_ns {
+            Some(bin) => Self::bins(bin.max(1), 1, Binning::Fixed),
+            None => Self::bins(1, 1, Binning::Fine),
+        }
+    }
+
+    fn bins(bin_ns: u64, n: usize, binning: Binning) -> Self {
         TimeSeries {
             bin_ns,
             read_bytes: vec![0; n],
@@ -132,11 +177,102 @@ impl TimeSeries {
             ops: vec![0; n],
             latency_max_ns: vec![0; n],
             latency_sum_ns: vec![0.0; n],
-            periods: periods(bin_ns, n),
+            periods: Vec::new(),
             latency_percentiles: None,
             latencies: Latencies::Off,
             percentiles_from_buckets: false,
+            binning,
         }
+    }
+
+    /// The bin of an op completing at `done_ns`, the bins grown or merged to hold it.
+    fn bin_of(&mut self, done_ns: u64) -> usize {
+        let last = |s: &Self| s.ops.len() - 1;
+        let i = match self.binning {
+            Binning::Closed => return ((done_ns / self.bin_ns) as usize).min(last(self)),
+            Binning::Fixed => (done_ns / self.bin_ns).min(MAX_BINS - 1),
+            Binning::Fine => {
+                while done_ns / self.bin_ns >= FINE_BINS {
+                    self.regroup(10, self.ops.len().div_ceil(10));
+                    self.bin_ns *= 10;
+                }
+                done_ns / self.bin_ns
+            }
+        } as usize;
+        if i > last(self) {
+            self.grow(i + 1);
+        }
+        i
+    }
+
+    fn grow(&mut self, n: usize) {
+        self.read_bytes.resize(n, 0);
+        self.write_bytes.resize(n, 0);
+        self.ops.resize(n, 0);
+        self.latency_max_ns.resize(n, 0);
+        self.latency_sum_ns.resize(n, 0.0);
+        match &mut self.latencies {
+            Latencies::Kept { by_bin, .. } => by_bin.resize_with(n, Vec::new),
+            Latencies::Bucketed { by_bin } => by_bin.resize_with(n, BTreeMap::new),
+            Latencies::Off => {}
+        }
+    }
+
+    /// Merges every `factor` neighbouring bins into one, making `n` bins; bins past the
+    /// last are merged into it.
+    fn regroup(&mut self, factor: usize, n: usize) {
+        fn fold<T: Default>(
+            v: &mut Vec<T>,
+            factor: usize,
+            n: usize,
+            mut add: impl FnMut(&mut T, T),
+        ) {
+            let old = std::mem::take(v);
+            v.resize_with(n, T::default);
+            for (i, x) in old.into_iter().enumerate() {
+                add(&mut v[(i / factor).min(n - 1)], x);
+            }
+        }
+        fold(&mut self.read_bytes, factor, n, |a, b| *a += b);
+        fold(&mut self.write_bytes, factor, n, |a, b| *a += b);
+        fold(&mut self.ops, factor, n, |a, b| *a += b);
+        fold(&mut self.latency_max_ns, factor, n, |a, b| *a = (*a).max(b));
+        fold(&mut self.latency_sum_ns, factor, n, |a, b| *a += b);
+        match &mut self.latencies {
+            Latencies::Kept { by_bin, .. } => fold(by_bin, factor, n, |a, mut b| a.append(&mut b)),
+            Latencies::Bucketed { by_bin } => fold(by_bin, factor, n, |a, b| {
+                for (k, c) in b {
+                    let n = a.entry(k).or_insert(0);
+                    *n = n.saturating_add(c);
+                }
+            }),
+            Latencies::Off => {}
+        }
+    }
+
+    /// Ends a growing series: the measured phase lasted `duration_ns`. Its bins become
+    /// those of that length: `duration_ns` / width of them, at most [`MAX_BINS`], an op
+    /// completing after the last counting in the last.
+    pub fn close(&mut self, duration_ns: u64) {
+        let width = match self.binning {
+            Binning::Closed => return,
+            Binning::Fixed => self.bin_ns,
+            // No op completes after the phase, so the fine width is at most a tenth of
+            // the round one, and a power of ten dividing it; should an op have, the fine
+            // width stands.
+            Binning::Fine => match round_bin_ns(duration_ns) {
+                round if round % self.bin_ns == 0 => round,
+                _ => self.bin_ns,
+            },
+        };
+        let n = duration_ns.div_ceil(width).clamp(1, MAX_BINS) as usize;
+        if self.ops.len() < n {
+            self.grow(n);
+        }
+        self.regroup((width / self.bin_ns) as usize, n);
+        self.bin_ns = width;
+        self.periods = periods(width, n);
+        self.binning = Binning::Closed;
     }
 
     /// Keeps every op's latency from now on, for the per-period percentiles, up to `max`
@@ -151,6 +287,7 @@ impl TimeSeries {
     }
 
     /// At most [`DEFAULT_BINS`] bins of a round width covering `duration_ns`.
+    #[cfg(test)]
     pub fn for_duration(duration_ns: u64) -> Self {
         Self::with_bin(round_bin_ns(duration_ns), duration_ns)
     }
@@ -158,7 +295,7 @@ impl TimeSeries {
     /// Counts one op completing at `done_ns` (into the measured phase).
     pub fn add(&mut self, done_ns: u64, latency_ns: u64, read: u64, written: u64) {
         // Ops finishing after the last bin (there should be none) count in the last.
-        let i = ((done_ns / self.bin_ns) as usize).min(self.ops.len() - 1);
+        let i = self.bin_of(done_ns);
         self.read_bytes[i] += read;
         self.write_bytes[i] += written;
         self.ops[i] += 1;
@@ -196,8 +333,13 @@ impl TimeSeries {
         self.percentiles_from_buckets
     }
 
-    /// Turns the kept latencies into each offered period's percentiles and frees them.
+    /// Turns the kept latencies into each offered period's percentiles and frees them
+    /// (closing a growing series first, at the time its last op completed).
     pub fn finish(&mut self) {
+        if self.binning != Binning::Closed {
+            let end = (self.ops.len() as u64) * self.bin_ns;
+            self.close(end);
+        }
         let lat = match std::mem::take(&mut self.latencies) {
             Latencies::Kept { by_bin, .. } => by_bin,
             Latencies::Bucketed { by_bin } => {
@@ -312,6 +454,111 @@ mod tests {
     fn an_empty_phase_still_has_one_bin() {
         let s = TimeSeries::for_duration(0);
         assert_eq!(s.ops, [0]);
+    }
+}
+
+#[cfg(test)]
+mod growing_tests {
+    use super::*;
+
+    /// Ops (completion time, latency, bytes) spread over a phase `wall` ns long, some of
+    /// them past it when `late`.
+    fn ops(seed: u64, n: u64, wall: u64, late: bool) -> Vec<(u64, u64, u64)> {
+        let mut x = seed;
+        (0..n)
+            .map(|i| {
+                x = x
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                let span = if late && i % 97 == 0 {
+                    3 * wall
+                } else {
+                    wall + 1
+                };
+                ((x >> 11) % span.max(1), (x >> 40) % 3_000_000 + 1, i % 4096)
+            })
+            .collect()
+    }
+
+    fn fed(mut s: TimeSeries, ops: &[(u64, u64, u64)]) -> TimeSeries {
+        for &(done, latency, bytes) in ops {
+            s.add(done, latency, bytes, bytes / 2);
+        }
+        s
+    }
+
+    fn same(a: &TimeSeries, b: &TimeSeries, what: &str) {
+        assert_eq!(
+            serde_json::to_value(a).unwrap(),
+            serde_json::to_value(b).unwrap(),
+            "{what}"
+        );
+    }
+
+    #[test]
+    fn a_growing_series_closed_at_the_phase_length_is_the_one_made_for_it() {
+        // Phases from a few ns to a minute, kept latencies exact or bucketed past a few.
+        for (seed, wall) in [
+            (1u64, 0u64),
+            (2, 7),
+            (3, 999),
+            (4, 1_000),
+            (5, 123_456),
+            (6, 861_350_000),
+            (7, 1_723_000_000),
+            (8, 60_000_000_000),
+        ] {
+            for kept in [None, Some(u64::MAX), Some(500)] {
+                let ops = ops(seed, 5_000, wall, false);
+                let keep = |s: TimeSeries| match kept {
+                    Some(k) => s.keep_latencies(k),
+                    None => s,
+                };
+                let mut known = fed(keep(TimeSeries::for_duration(wall)), &ops);
+                let mut grown = fed(keep(TimeSeries::growing(None)), &ops);
+                grown.close(wall);
+                assert_eq!(grown.bin_ns, round_bin_ns(wall), "wall {wall}");
+                same(
+                    &known,
+                    &grown,
+                    &format!("wall {wall}, before the percentiles"),
+                );
+                known.finish();
+                grown.finish();
+                same(&known, &grown, &format!("wall {wall}, kept {kept:?}"));
+            }
+        }
+    }
+
+    #[test]
+    fn a_growing_series_of_a_given_width_folds_late_ops_into_its_last_bin() {
+        for (bin, wall) in [
+            (1u64, 50u64),
+            (10, 1_000),
+            (7, 1_000),
+            (1_000_000, 3_000_000_000),
+        ] {
+            let ops = ops(bin, 4_000, wall, true);
+            let mut known = fed(TimeSeries::with_bin(bin, wall).keep_latencies(300), &ops);
+            let mut grown = fed(TimeSeries::growing(Some(bin)).keep_latencies(300), &ops);
+            grown.close(wall);
+            known.finish();
+            grown.finish();
+            same(&known, &grown, &format!("bin {bin}, wall {wall}"));
+            assert_eq!(grown.ops.iter().sum::<u64>(), 4_000);
+        }
+    }
+
+    #[test]
+    fn fine_bins_stay_few_however_long_the_phase() {
+        let mut s = TimeSeries::growing(None);
+        for i in 0..100_000u64 {
+            s.add(i * 3_600_000_000, 10, 0, 0);
+            assert!(s.ops.len() as u64 <= FINE_BINS, "{} bins", s.ops.len());
+        }
+        s.close(99_999 * 3_600_000_000);
+        assert!(s.ops.len() as u64 <= DEFAULT_BINS);
+        assert_eq!(s.ops.iter().sum::<u64>(), 100_000);
     }
 }
 

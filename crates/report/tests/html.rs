@@ -147,7 +147,7 @@ fn streamed(
     let mut made = std::collections::HashMap::new();
     for it in run.result.workloads.iter().flat_map(|w| &w.iterations) {
         let name = it.records.clone().unwrap();
-        let mut pass = IterationPass::new(it.clock_start_ns, it.wall_ns, opts);
+        let mut pass = IterationPass::new(opts);
         let mut ops = 0;
         for record in naslab_trace::open_trace(&dir.join(&name)).unwrap() {
             match record.unwrap() {
@@ -159,7 +159,7 @@ fn streamed(
                 _ => {}
             }
         }
-        made.insert(name, pass.finish());
+        made.insert(name, pass.finish(it.clock_start_ns, it.wall_ns));
     }
     made
 }

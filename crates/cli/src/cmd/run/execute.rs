@@ -133,6 +133,8 @@ struct ReportPass {
     pass: IterationPass,
     records: String,
     into: Streamed,
+    /// The measured phase's start and length (run.json's `clock_start_ns` and `wall_ns`).
+    timing: (u64, u64),
 }
 
 impl RecordSink for ReportPass {
@@ -143,7 +145,8 @@ impl RecordSink for ReportPass {
         self.pass.op(op, measured);
     }
     fn finish(self: Box<Self>) {
-        let made = self.pass.finish();
+        let (clock_start_ns, wall_ns) = self.timing;
+        let made = self.pass.finish(clock_start_ns, wall_ns);
         if let Ok(mut streamed) = self.into.lock() {
             streamed.insert(self.records, made);
         }
@@ -185,13 +188,10 @@ impl RunHooks for CliHooks<'_> {
             return None;
         }
         Some(Box::new(ReportPass {
-            pass: IterationPass::new(
-                result.clock_start_ns,
-                result.wall_ns,
-                ReportOptions::default(),
-            ),
+            pass: IterationPass::new(ReportOptions::default()),
             records: records.to_string(),
             into: self.streamed.clone(),
+            timing: (result.clock_start_ns, result.wall_ns),
         }))
     }
 
