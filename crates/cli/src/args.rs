@@ -190,6 +190,11 @@ pub struct RunOpts {
     /// Do not keep the per-op records (saves disk on very long runs).
     #[arg(long)]
     pub no_records: bool,
+    /// Write the op records and the report's pass over them after each measured phase,
+    /// not while it runs on CPUs the streams leave idle (docs/architecture.md): nothing
+    /// but the workload runs during the phase, and the run takes longer.
+    #[arg(long, conflicts_with = "no_records")]
+    pub records_after_phase: bool,
     /// In a multi-client job (mpirun): every client works on one file set in
     /// <target>/naslab, prepared once by client 0, instead of each on its own.
     #[arg(long)]

@@ -96,45 +96,50 @@ fn report_on_a_directory_that_is_not_a_run_says_what_to_give() {
 #[test]
 fn the_runs_own_report_reads_no_records_back_and_equals_the_rebuilt_one() {
     need_tool("strace", "-V");
-    let out = tempfile::tempdir().unwrap();
-    let log = out.path().join("run.strace");
-    // Two iterations of a two-stream trace: records merged across streams, and each
-    // iteration's views placed on the page under its own ids.
-    run_ok(
-        std::process::Command::new("strace")
-            .args(["-f", "-qq", "-o"])
-            .arg(&log)
-            .args(["-e", "trace=openat"])
-            .arg(env!("CARGO_BIN_EXE_naslab"))
-            .arg("run")
-            .arg(repo_root().join("examples/document-save.jsonl"))
-            .args(["--backend", "null", "--batch", "2", "--label", "s", "--out"])
-            .arg(out.path()),
-    );
-    let dir = only_run_under(&out.path().join("s"));
-    let log = std::fs::read_to_string(&log).unwrap();
-    let opens: Vec<&str> = log.lines().filter(|l| l.contains(".ops.nbt.zst")).collect();
-    assert_eq!(opens.len(), 2, "one open per iteration's records:\n{log}");
-    assert!(
-        opens
-            .iter()
-            .all(|l| l.contains("O_WRONLY") && l.contains("O_CREAT")),
-        "the records are only written, never read back for the report:\n{}",
-        opens.join("\n")
-    );
-    let again = out.path().join("again.html");
-    run_ok(naslab().arg("report").arg(&dir).arg("-o").arg(&again));
-    let (made, rebuilt) = (
-        std::fs::read(dir.join("report.html")).unwrap(),
-        std::fs::read(&again).unwrap(),
-    );
-    assert!(made.len() > 10_000, "a page with its data");
-    assert!(
-        made == rebuilt,
-        "the page made during the run and the one rebuilt from its records differ ({} and {} bytes)",
-        made.len(),
-        rebuilt.len()
-    );
+    // Written beside the measured phase (the default) and after it.
+    for (label, after) in [("s", None), ("a", Some("--records-after-phase"))] {
+        let out = tempfile::tempdir().unwrap();
+        let log = out.path().join("run.strace");
+        // Two iterations of a two-stream trace: records merged across streams, and each
+        // iteration's views placed on the page under its own ids.
+        run_ok(
+            std::process::Command::new("strace")
+                .args(["-f", "-qq", "-o"])
+                .arg(&log)
+                .args(["-e", "trace=openat"])
+                .arg(env!("CARGO_BIN_EXE_naslab"))
+                .arg("run")
+                .arg(repo_root().join("examples/document-save.jsonl"))
+                .args(["--backend", "null", "--batch", "2", "--label", label])
+                .args(after)
+                .arg("--out")
+                .arg(out.path()),
+        );
+        let dir = only_run_under(&out.path().join(label));
+        let log = std::fs::read_to_string(&log).unwrap();
+        let opens: Vec<&str> = log.lines().filter(|l| l.contains(".ops.nbt.zst")).collect();
+        assert_eq!(opens.len(), 2, "one open per iteration's records:\n{log}");
+        assert!(
+            opens
+                .iter()
+                .all(|l| l.contains("O_WRONLY") && l.contains("O_CREAT")),
+            "the records are only written, never read back for the report:\n{}",
+            opens.join("\n")
+        );
+        let again = out.path().join("again.html");
+        run_ok(naslab().arg("report").arg(&dir).arg("-o").arg(&again));
+        let (made, rebuilt) = (
+            std::fs::read(dir.join("report.html")).unwrap(),
+            std::fs::read(&again).unwrap(),
+        );
+        assert!(made.len() > 10_000, "a page with its data");
+        assert!(
+            made == rebuilt,
+            "{after:?}: the page made during the run and the one rebuilt from its records differ ({} and {} bytes)",
+            made.len(),
+            rebuilt.len()
+        );
+    }
 }
 
 #[test]

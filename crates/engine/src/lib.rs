@@ -7,6 +7,7 @@ pub mod buffer;
 pub mod clock;
 pub mod data;
 pub mod environment;
+pub mod idle;
 pub mod pacing;
 pub mod plan;
 pub mod prepare;

@@ -4,16 +4,19 @@
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
-use std::path::Path;
-use std::sync::mpsc;
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+use std::sync::{mpsc, Arc, Condvar, Mutex};
 
 use naslab_trace::{
     create_trace_parallel, FileDecl, Header, Measured, Op, Sink, TraceError, TraceWriter,
 };
 
+use crate::idle;
 use crate::plan::Plan;
 use crate::replay::ReplayOutcome;
-use crate::spool::{CompiledOp, SpoolReader};
+use crate::spool::{decode_measured, CompiledOp, SpoolReader, MEASURED_SIZE};
+use crate::spool_io::{Landed, Landing};
 
 /// What sees every record as it is written, on a thread of its own beside the writer
 /// (the report's pass over the iteration, so that it needs not read the file back).
@@ -22,9 +25,10 @@ pub trait RecordSink: Send {
     fn file(&mut self, decl: &FileDecl);
     /// An op record and its measurement, in the file's order.
     fn op(&mut self, op: &Op, measured: &Measured);
-    /// Every record was written: what the sink made stands. Not called when writing
-    /// failed.
-    fn finish(self: Box<Self>);
+    /// Every record was written, of a measured phase that began at `clock_start_ns` (its
+    /// first issue) and lasted `wall_ns`: what the sink made stands. Not called when
+    /// writing failed.
+    fn finish(self: Box<Self>, clock_start_ns: u64, wall_ns: u64);
 }
 
 /// Ops handed to the sink's thread at a time.
@@ -37,36 +41,253 @@ pub enum RecordsError {
     Trace(#[from] TraceError),
     #[error("cannot read back op measurements: {0}")]
     Spool(#[from] std::io::Error),
+    #[error("the measured phase failed, so no op records were kept")]
+    Abandoned,
+    #[error("the thread writing the op records panicked")]
+    Panicked,
 }
 
+/// Measurements read from a spool as they land on file, waiting for the next ones while
+/// its stream still runs.
+struct Following {
+    landing: Arc<Landing>,
+    landed: Landed,
+    /// Measurements read from the file so far.
+    read: u64,
+    chunk: Vec<u8>,
+    pos: usize,
+}
+
+/// Measurements read from a following spool at a time.
+const FOLLOW_CHUNK: u64 = 8192;
+
+impl Following {
+    fn new(landing: Arc<Landing>) -> Self {
+        Following {
+            landing,
+            landed: Landed::default(),
+            read: 0,
+            chunk: Vec::new(),
+            pos: 0,
+        }
+    }
+
+    fn next(&mut self) -> std::io::Result<Option<Measured>> {
+        if self.pos == self.chunk.len() && !self.refill()? {
+            return Ok(None);
+        }
+        let b: &[u8; MEASURED_SIZE] = self.chunk[self.pos..self.pos + MEASURED_SIZE]
+            .try_into()
+            .expect("a whole measurement");
+        self.pos += MEASURED_SIZE;
+        Ok(Some(decode_measured(b)))
+    }
+
+    /// Reads the next landed measurements, waiting for them; false at the spool's end.
+    #[cold]
+    fn refill(&mut self) -> std::io::Result<bool> {
+        loop {
+            if let (Some(file), true) = (&self.landed.file, self.read < self.landed.records) {
+                let n = (self.landed.records - self.read).min(FOLLOW_CHUNK);
+                self.chunk.resize(n as usize * MEASURED_SIZE, 0);
+                file.read_exact_at(&mut self.chunk, self.read * MEASURED_SIZE as u64)?;
+                self.read += n;
+                self.pos = 0;
+                return Ok(true);
+            }
+            match self.landed.ended {
+                Some(true) => return Ok(false),
+                Some(false) => {
+                    return Err(std::io::Error::other(
+                        "a stream ended before all its measurements were kept",
+                    ))
+                }
+                None => self.landed = self.landing.wait_past(self.read),
+            }
+        }
+    }
+}
+
+/// One stream's ops and their measurements, in its order.
 struct Cursor {
     ops: SpoolReader,
-    measured: SpoolReader,
+    measured: Following,
     stream: u32,
 }
 
 impl Cursor {
     fn next(&mut self) -> std::io::Result<Option<(CompiledOp, Measured)>> {
-        match self.measured.next_measured()? {
+        match self.measured.next()? {
             None => Ok(None),
             Some(m) => Ok(self.ops.next_op()?.map(|op| (op, m))),
         }
     }
 }
 
-/// Writes the op records of one replay to `path` (zstd when it ends in `.zst`), and
-/// hands each record to `sink` too, when there is one. Takes the outcome: its spools
-/// are let go once read, on a thread of their own while the sink finishes (freeing
-/// hundreds of MB of page cache takes a tenth of a second per 3 M ops).
-pub fn write_records(
+/// Whether a records file being written is let go on with.
+#[derive(Default)]
+struct Gate {
+    open: Mutex<Option<bool>>,
+    changed: Condvar,
+}
+
+impl Gate {
+    /// Sets it, unless it already was.
+    fn set(&self, go: bool) {
+        self.open
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get_or_insert(go);
+        self.changed.notify_all();
+    }
+
+    /// Waits until it is set; true to go on.
+    fn wait(&self) -> bool {
+        let open = self.open.lock().unwrap_or_else(|e| e.into_inner());
+        let open = self
+            .changed
+            .wait_while(open, |o| o.is_none())
+            .unwrap_or_else(|e| e.into_inner());
+        open.unwrap_or(false)
+    }
+}
+
+type Merged = Result<(u64, Option<Box<dyn RecordSink>>), RecordsError>;
+
+/// The op records of one measured phase, written while the phase runs: a thread merges
+/// the streams' ops with their measurements as the spool I/O thread lands them (each
+/// stream's [`Landing`]), under SCHED_IDLE with the threads it starts (compression, the
+/// sink's pass), so that the streams never wait behind it ([`crate::idle`]). Where the
+/// process may not set those threads back afterwards, the merge waits for the phase to
+/// end instead. Either way the file is the same, record for record.
+pub struct LiveRecords<'scope> {
+    landings: Vec<Arc<Landing>>,
+    /// Opened at once when the merge runs beside the phase, else when the phase ended.
+    gate: Arc<Gate>,
+    /// Taken by [`LiveRecords::finish`]; a value dropped with it still there was
+    /// abandoned.
+    merge: Option<std::thread::ScopedJoinHandle<'scope, Merged>>,
+    path: PathBuf,
+    /// Whether the merge runs beside the phase.
+    beside: bool,
+}
+
+impl<'scope> LiveRecords<'scope> {
+    /// Starts writing `plan`'s op records to `path` (zstd when it ends in `.zst`), each
+    /// record handed to `sink` too, when there is one; beside the phase unless `after`
+    /// (or the process may not).
+    pub fn start<'env>(
+        scope: &'scope std::thread::Scope<'scope, 'env>,
+        path: &Path,
+        plan: &'env Plan,
+        generator: String,
+        sink: Option<Box<dyn RecordSink>>,
+        after: bool,
+    ) -> Result<Self, RecordsError> {
+        let landings: Vec<Arc<Landing>> = plan.streams.iter().map(|_| Arc::default()).collect();
+        let gate = Arc::new(Gate::default());
+        let beside = !after && idle::allowed();
+        if beside {
+            gate.set(true);
+        }
+        let (theirs, their_gate, their_path) =
+            (landings.clone(), Arc::clone(&gate), path.to_path_buf());
+        let merge = std::thread::Builder::new()
+            .name("records".into())
+            .spawn_scoped(scope, move || {
+                if beside {
+                    idle::enter();
+                }
+                if !their_gate.wait() {
+                    return Err(RecordsError::Abandoned);
+                }
+                write_records(&their_path, plan, &theirs, &generator, sink)
+            })
+            .map_err(RecordsError::Spool)?;
+        Ok(LiveRecords {
+            landings,
+            gate,
+            merge: Some(merge),
+            path: path.to_path_buf(),
+            beside,
+        })
+    }
+
+    /// One [`Landing`] per stream of the plan's measured phase, for its replay.
+    pub fn landings(&self) -> &[Arc<Landing>] {
+        &self.landings
+    }
+
+    /// Whether the records are written while the phase runs.
+    pub fn beside_the_phase(&self) -> bool {
+        self.beside
+    }
+
+    /// The phase ended with `outcome`: writes the rest of the records at full speed and
+    /// finishes the sink with the phase's timing. The outcome's spools are let go on a
+    /// thread of their own while the sink finishes (freeing hundreds of MB of page cache
+    /// takes a tenth of a second per 3 M ops). Returns the ops written.
+    pub fn finish(mut self, outcome: ReplayOutcome) -> Result<u64, RecordsError> {
+        self.phase_over();
+        let merged = match self.merge.take().map(|h| h.join()) {
+            Some(Ok(merged)) => merged,
+            _ => Err(RecordsError::Panicked),
+        };
+        let (written, sink) = merged?;
+        let (start, wall) = (outcome.start_ns, outcome.wall_ns);
+        std::thread::scope(|scope| {
+            let freed = std::thread::Builder::new()
+                .name("spool-free".into())
+                .spawn_scoped(scope, move || drop(outcome));
+            if let Some(sink) = sink {
+                sink.finish(start, wall);
+            }
+            // Had the thread not started, the outcome was dropped here already.
+            if let Ok(h) = freed {
+                let _ = h.join();
+            }
+        });
+        Ok(written)
+    }
+
+    /// The phase ended (its stream threads have): the rest of the records are written at
+    /// full speed from now on.
+    pub fn phase_over(&self) {
+        // Every stream thread has ended: a spool its stream did not finish never will.
+        for l in &self.landings {
+            l.end(false);
+        }
+        if self.beside {
+            idle::leave_all();
+        }
+        self.gate.set(true);
+    }
+}
+
+impl Drop for LiveRecords<'_> {
+    /// Not finished: the phase failed, so the records stop and what was written goes.
+    fn drop(&mut self) {
+        let Some(merge) = self.merge.take() else {
+            return;
+        };
+        self.gate.set(false);
+        self.phase_over();
+        let _ = merge.join();
+        let _ = std::fs::remove_file(&self.path);
+    }
+}
+
+/// Writes the op records, handing each record to `sink` too, on a thread of its own
+/// beside the writer, and returns the count and the sink (not finished).
+fn write_records(
     path: &Path,
     plan: &Plan,
-    outcome: ReplayOutcome,
+    landings: &[Arc<Landing>],
     generator: &str,
     sink: Option<Box<dyn RecordSink>>,
-) -> Result<u64, RecordsError> {
+) -> Merged {
     let Some(mut sink) = sink else {
-        return write_merged(path, plan, &outcome, generator, &mut |_, _| {});
+        return write_merged(path, plan, landings, generator, &mut |_, _| {}).map(|n| (n, None));
     };
     for decl in file_decls(plan) {
         sink.file(&decl);
@@ -85,7 +306,7 @@ pub fn write_records(
             });
         let mut tx = fed.is_ok().then_some(tx);
         let mut batch = Vec::with_capacity(SINK_BATCH);
-        let written = write_merged(path, plan, &outcome, generator, &mut |op, m| {
+        let written = write_merged(path, plan, landings, generator, &mut |op, m| {
             batch.push((*op, *m));
             if batch.len() == SINK_BATCH {
                 let full = std::mem::replace(&mut batch, Vec::with_capacity(SINK_BATCH));
@@ -98,17 +319,8 @@ pub fn write_records(
         if let Some(tx) = tx {
             let _ = tx.send(batch);
         }
-        let freed = std::thread::Builder::new()
-            .name("spool-free".into())
-            .spawn_scoped(scope, move || drop(outcome));
-        if let (Ok(_), Ok(Ok(sink))) = (&written, fed.map(|h| h.join())) {
-            sink.finish();
-        }
-        // Had the thread not started, the outcome was dropped here already.
-        if let Ok(h) = freed {
-            let _ = h.join();
-        }
-        written
+        let sink = fed.ok().and_then(|h| h.join().ok());
+        written.map(|n| (n, sink))
     })
 }
 
@@ -130,7 +342,7 @@ fn file_decls(plan: &Plan) -> impl Iterator<Item = FileDecl> + '_ {
 fn write_merged(
     path: &Path,
     plan: &Plan,
-    outcome: &ReplayOutcome,
+    landings: &[Arc<Landing>],
     generator: &str,
     each: &mut dyn FnMut(&Op, &Measured),
 ) -> Result<u64, RecordsError> {
@@ -142,14 +354,12 @@ fn write_merged(
         w.file(&decl)?;
     }
     let mut cursors = Vec::new();
-    for (sp, so) in plan.streams.iter().zip(&outcome.streams) {
-        if let Some(m) = &so.measured {
-            cursors.push(Cursor {
-                ops: sp.ops.reader()?,
-                measured: m.reader()?,
-                stream: sp.stream,
-            });
-        }
+    for (sp, landing) in plan.streams.iter().zip(landings) {
+        cursors.push(Cursor {
+            ops: sp.ops.reader()?,
+            measured: Following::new(Arc::clone(landing)),
+            stream: sp.stream,
+        });
     }
     let id_of = |index: u32| plan.files.entries[index as usize].id.unwrap_or(u32::MAX);
     let record_of = |op: CompiledOp, stream: u32| Op {

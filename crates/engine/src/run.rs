@@ -11,7 +11,7 @@ use crate::clock::MonotonicClock;
 use crate::pacing::Pacing;
 use crate::plan::Plan;
 use crate::prepare::{drop_caches, prepare_with, write_back, PrepareError};
-use crate::records::{write_records, RecordSink, RecordsError};
+use crate::records::{LiveRecords, RecordSink, RecordsError};
 use crate::replay::{replay_with, Phase, Progress, ReplayError, ReplayOptions};
 use crate::summarize::summarize;
 use crate::verify::Verifier;
@@ -99,14 +99,13 @@ pub struct IterationSpec<'a> {
     pub progress: &'a Progress,
     /// After dropping the prepared files' pages, also drop the whole page cache (root only).
     pub drop_all_caches: bool,
-    /// What else sees the op records as they are written, given the iteration's result
-    /// (its timing) and the records file's name.
+    /// What else sees the op records as they are written, given the records file's name.
     pub record_sink: Option<&'a SinkMaker<'a>>,
 }
 
-/// Makes an iteration's [`RecordSink`] from its result and its records file's name
-/// (`None`: no sink for this one).
-pub type SinkMaker<'a> = dyn Fn(&IterationResult, &str) -> Option<Box<dyn RecordSink>> + 'a;
+/// Makes an iteration's [`RecordSink`] from its records file's name (`None`: no sink for
+/// this one); the sink is told the phase's timing when it ends.
+pub type SinkMaker<'a> = dyn Fn(&str) -> Option<Box<dyn RecordSink>> + 'a;
 
 /// Checks, before anything is written, that the target can do every op of the plan.
 pub fn check_caps(plan: &Plan, target: &dyn Target) -> Result<(), RunError> {
@@ -260,74 +259,90 @@ pub fn run_iteration(spec: &IterationSpec, iteration: u32) -> Result<IterationRe
     {
         return Err(RunError::Cancelled);
     }
-    // A multi-client run starts every client's measured phase at one moment, once all
-    // its streams are connected.
-    let refused = std::cell::OnceCell::new();
-    let outcome = replay_with(
-        plan,
-        spec.target,
-        name,
-        replay_options,
-        spec.spool_dir,
-        spec.progress,
-        verifier,
-        || match spec.replay.start_gate {
-            None => Some(clock_for(replay_options, None)),
-            Some(gate) => match (gate.wait)() {
-                Ok(epoch) => Some(clock_for(replay_options, Some(epoch))),
-                Err(why) => {
-                    let _ = refused.set(why);
-                    None
-                }
-            },
-        },
+    let generator = format!(
+        "naslab {} replay of {}",
+        env!("CARGO_PKG_VERSION"),
+        plan.source
     );
-    if let Some(why) = refused.into_inner() {
-        return Err(RunError::NotStarted(why));
-    }
-    let outcome = outcome?;
-    let mut result = summarize(iteration, prepared, &outcome);
-    result.ops_planned = plan.ops();
-    if let Some(v) = verifier {
-        // Not measured: every file that should exist is read back and checked.
-        let mut backend = spec
-            .target
-            .connect(name, plan.files.clone(), BackendOptions::default())
-            .map_err(RunError::Connect)?;
-        v.read_back(plan, backend.as_mut())
-            .map_err(RunError::ReadBack)?;
-        result.verify = Some(v.summary());
-    }
-    let [prepare, warmup, measured] = EXTRA_OP_PHASES;
-    for (prefix, extra) in [
-        (prepare, prepare_extra),
-        (warmup, warmup_extra),
-        (measured, spec.target.take_extra_ops(name)),
-    ] {
-        for (op, stats) in extra {
-            result.op_stats.insert(format!("{prefix}{op}"), stats);
-        }
-    }
-    if let Some(path) = &spec.records_path {
-        let generator = format!(
-            "naslab {} replay of {}",
-            env!("CARGO_PKG_VERSION"),
-            plan.source
+    std::thread::scope(|scope| {
+        // The op records are written while the measured phase runs (records.rs).
+        let records = match &spec.records_path {
+            None => None,
+            Some(path) => {
+                let sink = spec
+                    .record_sink
+                    .zip(path.file_name().and_then(|n| n.to_str()))
+                    .and_then(|(make, name)| make(name));
+                let after = replay_options.records_after_phase;
+                let live = LiveRecords::start(scope, path, plan, generator, sink, after);
+                Some(live.map_err(|source| RunError::Records {
+                    path: path.clone(),
+                    source,
+                })?)
+            }
+        };
+        // A multi-client run starts every client's measured phase at one moment, once all
+        // its streams are connected.
+        let refused = std::cell::OnceCell::new();
+        let outcome = replay_with(
+            plan,
+            spec.target,
+            name,
+            replay_options,
+            spec.spool_dir,
+            spec.progress,
+            verifier,
+            records.as_ref().map(|r| r.landings()),
+            || match spec.replay.start_gate {
+                None => Some(clock_for(replay_options, None)),
+                Some(gate) => match (gate.wait)() {
+                    Ok(epoch) => Some(clock_for(replay_options, Some(epoch))),
+                    Err(why) => {
+                        let _ = refused.set(why);
+                        None
+                    }
+                },
+            },
         );
-        let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
-        let sink = spec
-            .record_sink
-            .zip(name.as_deref())
-            .and_then(|(make, name)| make(&result, name));
-        write_records(path, plan, outcome, &generator, sink).map_err(|source| {
-            RunError::Records {
+        // Dropped before the records are finished, they are removed.
+        if let Some(why) = refused.into_inner() {
+            return Err(RunError::NotStarted(why));
+        }
+        let outcome = outcome?;
+        if let Some(r) = &records {
+            r.phase_over();
+        }
+        let mut result = summarize(iteration, prepared, &outcome);
+        result.ops_planned = plan.ops();
+        if let Some(v) = verifier {
+            // Not measured: every file that should exist is read back and checked.
+            let mut backend = spec
+                .target
+                .connect(name, plan.files.clone(), BackendOptions::default())
+                .map_err(RunError::Connect)?;
+            v.read_back(plan, backend.as_mut())
+                .map_err(RunError::ReadBack)?;
+            result.verify = Some(v.summary());
+        }
+        let [prepare, warmup, measured] = EXTRA_OP_PHASES;
+        for (prefix, extra) in [
+            (prepare, prepare_extra),
+            (warmup, warmup_extra),
+            (measured, spec.target.take_extra_ops(name)),
+        ] {
+            for (op, stats) in extra {
+                result.op_stats.insert(format!("{prefix}{op}"), stats);
+            }
+        }
+        if let (Some(r), Some(path)) = (records, &spec.records_path) {
+            r.finish(outcome).map_err(|source| RunError::Records {
                 path: path.clone(),
                 source,
-            }
-        })?;
-        result.records = name;
-    }
-    Ok(result)
+            })?;
+            result.records = path.file_name().map(|n| n.to_string_lossy().into_owned());
+        }
+        Ok(result)
+    })
 }
 
 /// The replay clock: under `--realtime`, waits sleep longer and spin less.
@@ -370,6 +385,7 @@ fn warm_up(
         spec.spool_dir,
         &progress,
         verifier,
+        None,
         || Some(MonotonicClock::starting_now()),
     )?;
     if let Some(f) = outcome.fatal() {

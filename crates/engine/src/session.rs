@@ -58,13 +58,9 @@ pub trait RunHooks {
     ) -> Result<IterationResult, RunError> {
         outcome
     }
-    /// What also sees an iteration's op records as they are written (the report's pass
-    /// over them), given the iteration's result and the records file's name.
-    fn record_sink(
-        &self,
-        _result: &IterationResult,
-        _records: &str,
-    ) -> Option<Box<dyn RecordSink>> {
+    /// What also sees an iteration's op records as they are written, while its measured
+    /// phase runs (the report's pass over them), given the records file's name.
+    fn record_sink(&self, _records: &str) -> Option<Box<dyn RecordSink>> {
         None
     }
     /// The layout of the workload's files after an iteration, when it can be taken.
@@ -199,7 +195,7 @@ impl Session<'_> {
         for i in 1..=self.options.iterations.max(1) {
             let progress = Arc::new(Progress::default());
             let watching = hooks.iteration_started(plan, progress.clone());
-            let sinks = |r: &IterationResult, records: &str| hooks.record_sink(r, records);
+            let sinks = |records: &str| hooks.record_sink(records);
             let spec = IterationSpec {
                 plan,
                 target: self.target,

@@ -26,7 +26,7 @@ pub struct CompiledOp {
 }
 
 pub(crate) const OP_SIZE: usize = 48;
-const MEASURED_SIZE: usize = 32;
+pub(crate) const MEASURED_SIZE: usize = 32;
 
 impl CompiledOp {
     fn encode(&self) -> [u8; OP_SIZE] {
@@ -75,7 +75,7 @@ pub(crate) fn encode_measured(m: &Measured) -> [u8; MEASURED_SIZE] {
     b
 }
 
-fn decode_measured(b: &[u8; MEASURED_SIZE]) -> Measured {
+pub(crate) fn decode_measured(b: &[u8; MEASURED_SIZE]) -> Measured {
     let at = |i: usize| {
         let mut a = [0u8; 8];
         a.copy_from_slice(&b[i..i + 8]);

@@ -5,15 +5,18 @@
 //!
 //! Each reader and writer owns two chunks: it works in one while the I/O thread fills
 //! or drains the other, so memory stays at four chunks per stream however long the run.
+//!
+//! A measurement spool can be followed while it is written: its [`Landing`] says how
+//! many measurements are on file, so the op records are written during the replay.
 
 use std::fs::File;
 use std::os::unix::fs::FileExt;
 use std::sync::mpsc::{self, Receiver, Sender};
-use std::sync::Arc;
+use std::sync::{Arc, Condvar, Mutex};
 
 use naslab_trace::Measured;
 
-use crate::spool::{encode_measured, CompiledOp, Spool, OP_SIZE};
+use crate::spool::{encode_measured, CompiledOp, Spool, MEASURED_SIZE, OP_SIZE};
 
 /// What the I/O thread is asked to do.
 enum Job {
@@ -25,13 +28,70 @@ enum Job {
         buf: Vec<u8>,
         reply: Sender<std::io::Result<Vec<u8>>>,
     },
-    /// Write `buf` at `offset`, then hand the emptied buffer back.
+    /// Write `buf` at `offset`, then hand the emptied buffer back (and say that its
+    /// measurements landed).
     Write {
         file: Arc<File>,
         offset: u64,
         buf: Vec<u8>,
         reply: Sender<std::io::Result<Vec<u8>>>,
+        landing: Option<Arc<Landing>>,
     },
+}
+
+/// A measurement spool as it lands: how many measurements are on file, and whether its
+/// stream is done with it. Made before the replay, one per stream, for whoever follows
+/// the spools while the streams write them.
+#[derive(Default)]
+pub struct Landing {
+    state: Mutex<Landed>,
+    changed: Condvar,
+}
+
+/// What a [`Landing`] has seen so far.
+#[derive(Clone, Default)]
+pub struct Landed {
+    /// The spool's file, once the stream made it.
+    pub file: Option<Arc<File>>,
+    /// Measurements on file, from the first.
+    pub records: u64,
+    /// `Some(true)` once every measurement is on file, `Some(false)` when the stream
+    /// ended without keeping them all (it failed, or never started).
+    pub ended: Option<bool>,
+}
+
+impl Landing {
+    fn update(&self, change: impl FnOnce(&mut Landed)) {
+        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        change(&mut state);
+        self.changed.notify_all();
+    }
+
+    fn opened(&self, file: &Arc<File>) {
+        self.update(|l| l.file = Some(Arc::clone(file)));
+    }
+
+    fn landed(&self, records: u64) {
+        self.update(|l| l.records += records);
+    }
+
+    /// Marks the spool ended, unless it already was: `whole` when every measurement is
+    /// on file.
+    pub fn end(&self, whole: bool) {
+        self.update(|l| {
+            l.ended.get_or_insert(whole);
+        });
+    }
+
+    /// Waits until more than `seen` measurements are on file, or the spool has ended.
+    pub fn wait_past(&self, seen: u64) -> Landed {
+        let state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        let state = self
+            .changed
+            .wait_while(state, |l| l.records <= seen && l.ended.is_none())
+            .unwrap_or_else(|e| e.into_inner());
+        state.clone()
+    }
 }
 
 /// A handle for queuing spool I/O; clone one per stream.
@@ -66,11 +126,19 @@ impl SpoolIoWorker {
                     offset,
                     mut buf,
                     reply,
+                    landing,
                 } => {
+                    let records = (buf.len() / MEASURED_SIZE) as u64;
                     let r = file.write_all_at(&buf, offset).map(|()| {
                         buf.clear();
                         buf
                     });
+                    if let Some(l) = landing {
+                        match r {
+                            Ok(_) => l.landed(records),
+                            Err(_) => l.end(false),
+                        }
+                    }
                     let _ = reply.send(r);
                 }
             }
@@ -187,26 +255,39 @@ pub struct BackgroundWriter {
     back: Receiver<std::io::Result<Vec<u8>>>,
     reply: Sender<std::io::Result<Vec<u8>>>,
     in_flight: usize,
+    /// Told of every chunk on file, when someone follows the spool.
+    landing: Option<Arc<Landing>>,
 }
 
 impl BackgroundWriter {
-    /// A new spool in `dir`, written in chunks of `chunk_bytes`.
-    pub fn new(io: &SpoolIo, dir: &std::path::Path, chunk_bytes: usize) -> std::io::Result<Self> {
+    /// A new spool in `dir`, written in chunks of `chunk_bytes`; `landing`, when given,
+    /// is told of each chunk once it is on file, and of the end.
+    pub fn new(
+        io: &SpoolIo,
+        dir: &std::path::Path,
+        chunk_bytes: usize,
+        landing: Option<Arc<Landing>>,
+    ) -> std::io::Result<Self> {
         let (reply, back) = mpsc::channel();
-        let chunk_bytes = chunk_bytes.max(64);
+        let chunk_bytes = (chunk_bytes / MEASURED_SIZE).max(2) * MEASURED_SIZE;
         // The second chunk waits in the return channel until the first fills.
         reply
             .send(Ok(Vec::with_capacity(chunk_bytes)))
             .map_err(|_| gone())?;
+        let file = Arc::new(tempfile::tempfile_in(dir)?);
+        if let Some(l) = &landing {
+            l.opened(&file);
+        }
         Ok(BackgroundWriter {
             io: io.clone(),
-            file: Arc::new(tempfile::tempfile_in(dir)?),
+            file,
             cur: Vec::with_capacity(chunk_bytes),
             offset: 0,
             count: 0,
             back,
             reply,
             in_flight: 1,
+            landing,
         })
     }
 
@@ -240,6 +321,7 @@ impl BackgroundWriter {
                 offset: self.offset,
                 buf: full,
                 reply: self.reply.clone(),
+                landing: self.landing.clone(),
             })
             .map_err(|_| gone())?;
         self.offset += len;
@@ -256,8 +338,20 @@ impl BackgroundWriter {
         for _ in 0..self.in_flight {
             self.back.recv().map_err(|_| gone())??;
         }
-        let file = Arc::try_unwrap(self.file).or_else(|f| f.try_clone())?;
+        if let Some(l) = &self.landing {
+            l.end(true);
+        }
+        let file = Arc::try_unwrap(Arc::clone(&self.file)).or_else(|f| f.try_clone())?;
         Ok(Spool::from_file(file, self.count))
+    }
+}
+
+impl Drop for BackgroundWriter {
+    /// A writer dropped unfinished (its stream failed) leaves its spool incomplete.
+    fn drop(&mut self) {
+        if let Some(l) = &self.landing {
+            l.end(false);
+        }
     }
 }
 
@@ -295,7 +389,7 @@ mod tests {
                 }
                 let spool = w.finish().unwrap();
                 let mut r = PrefetchReader::new(&io, &spool, 10 * OP_SIZE).unwrap();
-                let mut m = BackgroundWriter::new(&io, dir.path(), 3 * 32).unwrap();
+                let mut m = BackgroundWriter::new(&io, dir.path(), 3 * 32, None).unwrap();
                 for i in 0..n {
                     assert_eq!(r.next_op().unwrap(), Some(op(i)), "op {i} of {n}");
                     m.push_measured(&Measured {

@@ -17,7 +17,7 @@ use crate::pacing::Pacing;
 use crate::plan::Plan;
 use crate::realtime::{self, CpuChoice, MemoryLock, Priority};
 use crate::spool::Spool;
-use crate::spool_io::{spool_io, BackgroundWriter, PrefetchReader};
+use crate::spool_io::{spool_io, BackgroundWriter, Landing, PrefetchReader};
 use crate::verify::Verifier;
 
 mod queued;
@@ -42,6 +42,9 @@ pub struct ReplayOptions {
     pub backend: BackendOptions,
     /// Keep every op's measurement (for the op records file).
     pub records: bool,
+    /// Write the op records after the phase, never beside it (see
+    /// [`crate::records::LiveRecords`]).
+    pub records_after_phase: bool,
     /// Stop at the first failed op, not only at fatal ones.
     pub stop_on_error: bool,
     /// Which ops to run.
@@ -257,14 +260,17 @@ pub fn replay<C: Clock + Sync>(
         spool_dir,
         progress,
         None,
+        None,
         || Some(make_clock()),
     )
 }
 
 /// Like [`replay`]; with a `verifier`, every write is booked in it and every read is
-/// checked against it (outside the ops' timing). `make_clock` may refuse the start
-/// (`None`, a multi-client run whose other client failed): then no op is issued and the
-/// replay fails with "stopped before it began".
+/// checked against it (outside the ops' timing). With `landings` (one per stream, when
+/// `options.records`), each stream's measurements are followed as they land on file
+/// (see [`crate::records::LiveRecords`]). `make_clock` may refuse the start (`None`, a
+/// multi-client run whose other client failed): then no op is issued and the replay
+/// fails with "stopped before it began".
 #[allow(clippy::too_many_arguments)]
 pub fn replay_with<C: Clock + Sync>(
     plan: &Plan,
@@ -274,6 +280,7 @@ pub fn replay_with<C: Clock + Sync>(
     spool_dir: &Path,
     progress: &Progress,
     verifier: Option<&Verifier>,
+    landings: Option<&[Arc<Landing>]>,
     make_clock: impl FnOnce() -> Option<C>,
 ) -> Result<ReplayOutcome, ReplayError> {
     let (streams, counts) = match options.phase {
@@ -331,7 +338,8 @@ pub fn replay_with<C: Clock + Sync>(
                 // Everything that allocates or opens happens before the start.
                 let backend = target.connect(workload_dir, files, options.backend);
                 let measured = if options.records {
-                    Some(BackgroundWriter::new(&io, spool_dir, buffer))
+                    let landing = landings.and_then(|l| l.get(index)).cloned();
+                    Some(BackgroundWriter::new(&io, spool_dir, buffer, landing))
                 } else {
                     None
                 };

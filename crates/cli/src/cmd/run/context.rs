@@ -78,6 +78,7 @@ pub fn context(
             cancel: Some(&crate::interrupt::STOP),
             data,
             realtime: opts.realtime,
+            records_after_phase: opts.records_after_phase,
             start_gate: crate::multi::start_gate(opts.shared_files),
             ..ReplayOptions::default()
         },

@@ -133,8 +133,6 @@ struct ReportPass {
     pass: IterationPass,
     records: String,
     into: Streamed,
-    /// The measured phase's start and length (run.json's `clock_start_ns` and `wall_ns`).
-    timing: (u64, u64),
 }
 
 impl RecordSink for ReportPass {
@@ -144,8 +142,7 @@ impl RecordSink for ReportPass {
     fn op(&mut self, op: &Op, measured: &Measured) {
         self.pass.op(op, measured);
     }
-    fn finish(self: Box<Self>) {
-        let (clock_start_ns, wall_ns) = self.timing;
+    fn finish(self: Box<Self>, clock_start_ns: u64, wall_ns: u64) {
         let made = self.pass.finish(clock_start_ns, wall_ns);
         if let Ok(mut streamed) = self.into.lock() {
             streamed.insert(self.records, made);
@@ -182,7 +179,7 @@ impl RunHooks for CliHooks<'_> {
         crate::multi::after_iteration(outcome)
     }
 
-    fn record_sink(&self, result: &IterationResult, records: &str) -> Option<Box<dyn RecordSink>> {
+    fn record_sink(&self, records: &str) -> Option<Box<dyn RecordSink>> {
         // A multi-client run's report reads the records merged from every client.
         if crate::multi::active() {
             return None;
@@ -191,7 +188,6 @@ impl RunHooks for CliHooks<'_> {
             pass: IterationPass::new(ReportOptions::default()),
             records: records.to_string(),
             into: self.streamed.clone(),
-            timing: (result.clock_start_ns, result.wall_ns),
         }))
     }
 

@@ -1,0 +1,174 @@
+//! The op records, written while the measured phase runs or after it: every op once,
+//! in issue order, the sink fed what the file holds and told the phase's timing, and
+//! nothing left behind by a phase that failed.
+
+mod common;
+
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+
+use common::{file, plan_of, spec_of};
+use naslab_engine::{
+    run_iteration, NullTarget, Progress, RecordSink, ReplayOptions, RunError, StartGate,
+};
+use naslab_results::CacheMode;
+use naslab_trace::{FileDecl, Measured, Op, OpFlags, OpKind, Prepare, Trace};
+
+const STREAMS: u32 = 4;
+/// Each stream's reads: several chunks of measurements, so that they land while the
+/// merge follows them.
+const READS: u64 = 30_000;
+
+/// Four streams reading their own files, each at offsets of its own.
+fn trace() -> Trace {
+    let mut t = Trace::new("live");
+    for s in 0..STREAMS {
+        t.files
+            .push(file(s + 1, &format!("f{s}"), 1 << 20, true, Prepare::Copy));
+        let mut o = Op::new(s, 0, OpKind::Open, s + 1);
+        o.flags = OpFlags::READ;
+        t.ops.push(o);
+        for i in 0..READS {
+            let mut r = Op::new(s, i, OpKind::Read, s + 1);
+            r.offset = (i * (s as u64 + 1) % 256) * 4096;
+            r.len = 4096;
+            t.ops.push(r);
+        }
+        t.ops.push(Op::new(s, READS, OpKind::Close, s + 1));
+    }
+    t
+}
+
+/// What a sink saw: every op and measurement, then the timing it was finished with.
+#[derive(Default)]
+struct Seen {
+    files: usize,
+    ops: Vec<(Op, Measured)>,
+    finished: Option<(u64, u64)>,
+}
+
+struct Collect(Arc<Mutex<Seen>>);
+
+impl RecordSink for Collect {
+    fn file(&mut self, _: &FileDecl) {
+        self.0.lock().unwrap().files += 1;
+    }
+    fn op(&mut self, op: &Op, m: &Measured) {
+        self.0.lock().unwrap().ops.push((*op, *m));
+    }
+    fn finish(self: Box<Self>, clock_start_ns: u64, wall_ns: u64) {
+        self.0.lock().unwrap().finished = Some((clock_start_ns, wall_ns));
+    }
+}
+
+fn records_of(path: &Path) -> Vec<(Op, Measured)> {
+    naslab_trace::open_trace(path)
+        .unwrap()
+        .filter_map(|r| match r.unwrap() {
+            naslab_trace::Record::Op(op, Some(m)) => Some((op, m)),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn records_written_beside_the_phase_or_after_it_hold_every_op_once_in_issue_order() {
+    let spool = tempfile::tempdir().unwrap();
+    let plan = plan_of(&trace(), spool.path());
+    for after in [false, true] {
+        let path = spool.path().join(format!("live-{after}.ops.nbt.zst"));
+        let seen = Arc::new(Mutex::new(Seen::default()));
+        let theirs = Arc::clone(&seen);
+        let make = move |name: &str| -> Option<Box<dyn RecordSink>> {
+            assert!(name.starts_with("live-"), "{name}");
+            Some(Box::new(Collect(Arc::clone(&theirs))))
+        };
+        let progress = Progress::default();
+        let spec = naslab_engine::IterationSpec {
+            replay: ReplayOptions {
+                records_after_phase: after,
+                ..ReplayOptions::default()
+            },
+            record_sink: Some(&make),
+            ..spec_of(
+                &plan,
+                &NullTarget,
+                CacheMode::Keep,
+                spool.path(),
+                Some(path.clone()),
+                &progress,
+            )
+        };
+        let result = run_iteration(&spec, 1).unwrap();
+        let ops = STREAMS as u64 * (READS + 2);
+        assert_eq!(result.ops, ops);
+        let recs = records_of(&path);
+        assert_eq!(recs.len() as u64, ops, "after: {after}");
+        assert!(
+            recs.windows(2)
+                .all(|w| w[0].1.issued_ns <= w[1].1.issued_ns),
+            "after: {after}: the records are in issue order"
+        );
+        for s in 0..STREAMS {
+            let offsets: Vec<u64> = recs
+                .iter()
+                .filter(|(o, _)| o.stream == s && o.kind == OpKind::Read)
+                .map(|(o, _)| o.offset)
+                .collect();
+            let want: Vec<u64> = (0..READS)
+                .map(|i| (i * (s as u64 + 1) % 256) * 4096)
+                .collect();
+            assert!(offsets == want, "stream {s}'s reads, in its order");
+        }
+        assert_eq!(recs[0].1.issued_ns, result.clock_start_ns);
+        let seen = seen.lock().unwrap();
+        assert_eq!(seen.files, STREAMS as usize);
+        assert!(seen.ops == recs, "the sink sees what the file holds");
+        assert_eq!(
+            seen.finished,
+            Some((result.clock_start_ns, result.wall_ns)),
+            "the sink is finished with the phase's timing"
+        );
+        assert_eq!(
+            result.records.as_deref(),
+            path.file_name().unwrap().to_str()
+        );
+    }
+}
+
+#[test]
+fn a_phase_that_never_starts_leaves_no_records() {
+    let spool = tempfile::tempdir().unwrap();
+    let plan = plan_of(&trace(), spool.path());
+    let refuse: &'static (dyn Fn() -> Result<u64, String> + Sync) =
+        Box::leak(Box::new(|| Err("client 1 failed".to_string())));
+    let fine: &'static (dyn Fn() -> bool + Sync) = Box::leak(Box::new(|| false));
+    for after in [false, true] {
+        let path = spool.path().join(format!("never-{after}.ops.nbt.zst"));
+        let progress = Progress::default();
+        let spec = naslab_engine::IterationSpec {
+            replay: ReplayOptions {
+                records_after_phase: after,
+                start_gate: Some(StartGate {
+                    wait: refuse,
+                    peer_failed: fine,
+                    shared: None,
+                }),
+                ..ReplayOptions::default()
+            },
+            ..spec_of(
+                &plan,
+                &NullTarget,
+                CacheMode::Keep,
+                spool.path(),
+                Some(path.clone()),
+                &progress,
+            )
+        };
+        match run_iteration(&spec, 1) {
+            Err(RunError::NotStarted(why)) => assert_eq!(why, "client 1 failed"),
+            other => panic!("after: {after}: {:?}", other.map(|r| r.ops)),
+        }
+        assert!(!path.exists(), "after: {after}: {} is left", path.display());
+    }
+}
