@@ -3,11 +3,11 @@
 
 pub mod backend;
 pub mod beneath;
+pub mod beside;
 pub mod buffer;
 pub mod clock;
 pub mod data;
 pub mod environment;
-pub mod idle;
 pub mod pacing;
 pub mod plan;
 pub mod prepare;
@@ -31,7 +31,8 @@ pub use pacing::Pacing;
 pub use plan::{compile, records_from_reader, records_from_trace, FileTable, Plan, PlanError};
 pub use records::RecordSink;
 pub use replay::{
-    replay, replay_with, Phase, Progress, ReplayOptions, ReplayOutcome, SharedSet, StartGate,
+    replay, replay_with, Following, Phase, Progress, ReplayOptions, ReplayOutcome, SharedSet,
+    StartGate,
 };
 pub use run::{run_iteration, IterationSpec, RunError, SinkMaker};
 pub use sandbox::Sandbox;

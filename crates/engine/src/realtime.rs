@@ -93,8 +93,8 @@ impl fmt::Display for RealtimeGrant {
     }
 }
 
-/// The CPUs this process may run on.
-fn allowed_cpus() -> Vec<usize> {
+/// The CPUs this thread may run on.
+pub(crate) fn allowed_cpus() -> Vec<usize> {
     // SAFETY: cpu_set_t is plain data; sched_getaffinity fills it for this thread.
     let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
     // SAFETY: the size matches the set passed.
@@ -130,9 +130,11 @@ pub struct CpuChoice {
 }
 
 impl CpuChoice {
-    /// Watches the allowed CPUs for [`SAMPLE_MS`] and chooses for `streams` streams.
-    pub fn sample(streams: usize) -> CpuChoice {
-        let allowed = allowed_cpus();
+    /// Watches the allowed CPUs but `kept` (kept for the work beside the phase, see
+    /// [`crate::beside`]) for [`SAMPLE_MS`] and chooses for `streams` streams.
+    pub fn sample(streams: usize, kept: Option<usize>) -> CpuChoice {
+        let mut allowed = allowed_cpus();
+        allowed.retain(|&c| Some(c) != kept);
         let before = std::fs::read_to_string("/proc/stat").unwrap_or_default();
         std::thread::sleep(std::time::Duration::from_millis(SAMPLE_MS));
         let after = std::fs::read_to_string("/proc/stat").unwrap_or_default();
@@ -195,14 +197,19 @@ fn cpu_times(stat: &str) -> std::collections::HashMap<usize, (u64, u64)> {
 
 /// Pins the calling thread to `cpus`; an error says why the kernel refused.
 pub fn pin_to(cpus: &[usize]) -> Result<(), String> {
+    pin_thread(0, cpus)
+}
+
+/// Pins thread `tid` of this process (0: the calling one) to `cpus`.
+pub(crate) fn pin_thread(tid: libc::pid_t, cpus: &[usize]) -> Result<(), String> {
     // SAFETY: cpu_set_t is plain data.
     let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
     for &cpu in cpus {
         // SAFETY: the CPUs come from sched_getaffinity, so each is below CPU_SETSIZE.
         unsafe { libc::CPU_SET(cpu, &mut set) };
     }
-    // SAFETY: pid 0 is the calling thread; the set is valid.
-    if unsafe { libc::sched_setaffinity(0, std::mem::size_of_val(&set), &set) } == 0 {
+    // SAFETY: the set is valid; tid names a thread of this process.
+    if unsafe { libc::sched_setaffinity(tid, std::mem::size_of_val(&set), &set) } == 0 {
         Ok(())
     } else {
         Err(format!(
@@ -295,7 +302,7 @@ mod tests {
     fn a_grant_says_what_was_refused_and_never_claims_more() {
         // Run on a thread of its own, so the test runner's threads keep their policy.
         let (grant, policy, affinity) = std::thread::spawn(|| {
-            let g = enter(CpuChoice::sample(1).for_stream(0), Priority::Fifo);
+            let g = enter(CpuChoice::sample(1, None).for_stream(0), Priority::Fifo);
             // SAFETY: pid 0 is this thread.
             let policy = unsafe { libc::sched_getscheduler(0) };
             (g, policy, allowed_cpus())
@@ -399,7 +406,7 @@ mod tests {
             })
         };
         std::thread::sleep(std::time::Duration::from_millis(20));
-        let choice = CpuChoice::sample(1);
+        let choice = CpuChoice::sample(1, None);
         stop.store(true, std::sync::atomic::Ordering::Relaxed);
         spinner.join().unwrap();
         // Read from the kernel's own accounting: the spinning CPU shows as busy, and no

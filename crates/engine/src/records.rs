@@ -12,7 +12,7 @@ use naslab_trace::{
     create_trace_parallel, FileDecl, Header, Measured, Op, Sink, TraceError, TraceWriter,
 };
 
-use crate::idle;
+use crate::beside;
 use crate::plan::Plan;
 use crate::replay::ReplayOutcome;
 use crate::spool::{decode_measured, CompiledOp, SpoolReader, MEASURED_SIZE};
@@ -49,7 +49,7 @@ pub enum RecordsError {
 
 /// Measurements read from a spool as they land on file, waiting for the next ones while
 /// its stream still runs.
-struct Following {
+struct Tail {
     landing: Arc<Landing>,
     landed: Landed,
     /// Measurements read from the file so far.
@@ -61,9 +61,9 @@ struct Following {
 /// Measurements read from a following spool at a time.
 const FOLLOW_CHUNK: u64 = 8192;
 
-impl Following {
+impl Tail {
     fn new(landing: Arc<Landing>) -> Self {
-        Following {
+        Tail {
             landing,
             landed: Landed::default(),
             read: 0,
@@ -111,7 +111,7 @@ impl Following {
 /// One stream's ops and their measurements, in its order.
 struct Cursor {
     ops: SpoolReader,
-    measured: Following,
+    measured: Tail,
     stream: u32,
 }
 
@@ -154,12 +154,12 @@ impl Gate {
 
 type Merged = Result<(u64, Option<Box<dyn RecordSink>>), RecordsError>;
 
-/// The op records of one measured phase, written while the phase runs: a thread merges
-/// the streams' ops with their measurements as the spool I/O thread lands them (each
-/// stream's [`Landing`]), under SCHED_IDLE with the threads it starts (compression, the
-/// sink's pass), so that the streams never wait behind it ([`crate::idle`]). Where the
-/// process may not set those threads back afterwards, the merge waits for the phase to
-/// end instead. Either way the file is the same, record for record.
+/// The op records of one measured phase, written while the phase runs when the streams
+/// leave a CPU for it: a thread merges the streams' ops with their measurements as the
+/// spool I/O thread lands them (each stream's [`Landing`]), on that CPU with the threads
+/// it starts (compression, the sink's pass), the streams on the others
+/// ([`crate::beside`]). Otherwise the merge waits for the phase to end. Either way the
+/// file is the same, record for record.
 pub struct LiveRecords<'scope> {
     landings: Vec<Arc<Landing>>,
     /// Opened at once when the merge runs beside the phase, else when the phase ended.
@@ -168,26 +168,25 @@ pub struct LiveRecords<'scope> {
     /// abandoned.
     merge: Option<std::thread::ScopedJoinHandle<'scope, Merged>>,
     path: PathBuf,
-    /// Whether the merge runs beside the phase.
-    beside: bool,
+    /// The CPU the merge works on beside the phase.
+    cpu: Option<usize>,
 }
 
 impl<'scope> LiveRecords<'scope> {
     /// Starts writing `plan`'s op records to `path` (zstd when it ends in `.zst`), each
-    /// record handed to `sink` too, when there is one; beside the phase unless `after`
-    /// (or the process may not).
+    /// record handed to `sink` too, when there is one; beside the phase on `cpu` (see
+    /// [`crate::beside::cpu_for`]), else after it.
     pub fn start<'env>(
         scope: &'scope std::thread::Scope<'scope, 'env>,
         path: &Path,
         plan: &'env Plan,
         generator: String,
         sink: Option<Box<dyn RecordSink>>,
-        after: bool,
+        cpu: Option<usize>,
     ) -> Result<Self, RecordsError> {
         let landings: Vec<Arc<Landing>> = plan.streams.iter().map(|_| Arc::default()).collect();
         let gate = Arc::new(Gate::default());
-        let beside = !after && idle::allowed();
-        if beside {
+        if cpu.is_some() {
             gate.set(true);
         }
         let (theirs, their_gate, their_path) =
@@ -195,8 +194,8 @@ impl<'scope> LiveRecords<'scope> {
         let merge = std::thread::Builder::new()
             .name("records".into())
             .spawn_scoped(scope, move || {
-                if beside {
-                    idle::enter();
+                if let Some(cpu) = cpu {
+                    beside::enter(cpu);
                 }
                 if !their_gate.wait() {
                     return Err(RecordsError::Abandoned);
@@ -209,7 +208,7 @@ impl<'scope> LiveRecords<'scope> {
             gate,
             merge: Some(merge),
             path: path.to_path_buf(),
-            beside,
+            cpu,
         })
     }
 
@@ -218,9 +217,10 @@ impl<'scope> LiveRecords<'scope> {
         &self.landings
     }
 
-    /// Whether the records are written while the phase runs.
-    pub fn beside_the_phase(&self) -> bool {
-        self.beside
+    /// The CPU kept for the records while the phase runs, when they are written then:
+    /// the stream threads keep off it.
+    pub fn cpu(&self) -> Option<usize> {
+        self.cpu
     }
 
     /// The phase ended with `outcome`: writes the rest of the records at full speed and
@@ -257,8 +257,8 @@ impl<'scope> LiveRecords<'scope> {
         for l in &self.landings {
             l.end(false);
         }
-        if self.beside {
-            idle::leave_all();
+        if self.cpu.is_some() {
+            beside::leave_all();
         }
         self.gate.set(true);
     }
@@ -357,7 +357,7 @@ fn write_merged(
     for (sp, landing) in plan.streams.iter().zip(landings) {
         cursors.push(Cursor {
             ops: sp.ops.reader()?,
-            measured: Following::new(Arc::clone(landing)),
+            measured: Tail::new(Arc::clone(landing)),
             stream: sp.stream,
         });
     }

@@ -12,7 +12,7 @@ use crate::pacing::Pacing;
 use crate::plan::Plan;
 use crate::prepare::{drop_caches, prepare_with, write_back, PrepareError};
 use crate::records::{LiveRecords, RecordSink, RecordsError};
-use crate::replay::{replay_with, Phase, Progress, ReplayError, ReplayOptions};
+use crate::replay::{replay_with, Following, Phase, Progress, ReplayError, ReplayOptions};
 use crate::summarize::summarize;
 use crate::verify::Verifier;
 
@@ -273,8 +273,11 @@ pub fn run_iteration(spec: &IterationSpec, iteration: u32) -> Result<IterationRe
                     .record_sink
                     .zip(path.file_name().and_then(|n| n.to_str()))
                     .and_then(|(make, name)| make(name));
-                let after = replay_options.records_after_phase;
-                let live = LiveRecords::start(scope, path, plan, generator, sink, after);
+                // Beside the phase on a CPU of its own, when the streams leave one.
+                let cpu = (!replay_options.records_after_phase)
+                    .then(|| crate::beside::cpu_for(plan.streams.len()))
+                    .flatten();
+                let live = LiveRecords::start(scope, path, plan, generator, sink, cpu);
                 Some(live.map_err(|source| RunError::Records {
                     path: path.clone(),
                     source,
@@ -292,7 +295,10 @@ pub fn run_iteration(spec: &IterationSpec, iteration: u32) -> Result<IterationRe
             spec.spool_dir,
             spec.progress,
             verifier,
-            records.as_ref().map(|r| r.landings()),
+            records.as_ref().map(|r| Following {
+                landings: r.landings(),
+                kept_cpu: r.cpu(),
+            }),
             || match spec.replay.start_gate {
                 None => Some(clock_for(replay_options, None)),
                 Some(gate) => match (gate.wait)() {

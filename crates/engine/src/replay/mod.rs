@@ -99,6 +99,16 @@ impl std::fmt::Debug for StartGate {
     }
 }
 
+/// How a replay's measurements are followed while it runs, for the op records written
+/// beside it ([`crate::records::LiveRecords`]).
+#[derive(Clone, Copy)]
+pub struct Following<'a> {
+    /// One per stream, told of each chunk of measurements once it is on file.
+    pub landings: &'a [Arc<Landing>],
+    /// The CPU the records are written on: the stream threads keep off it.
+    pub kept_cpu: Option<usize>,
+}
+
 /// Live counters for a progress display; written by the streams, read by anyone.
 #[derive(Debug, Default)]
 pub struct Progress {
@@ -266,11 +276,10 @@ pub fn replay<C: Clock + Sync>(
 }
 
 /// Like [`replay`]; with a `verifier`, every write is booked in it and every read is
-/// checked against it (outside the ops' timing). With `landings` (one per stream, when
-/// `options.records`), each stream's measurements are followed as they land on file
-/// (see [`crate::records::LiveRecords`]). `make_clock` may refuse the start (`None`, a
-/// multi-client run whose other client failed): then no op is issued and the replay
-/// fails with "stopped before it began".
+/// checked against it (outside the ops' timing). With `following` (when
+/// `options.records`), each stream's measurements are followed as they land on file.
+/// `make_clock` may refuse the start (`None`, a multi-client run whose other client
+/// failed): then no op is issued and the replay fails with "stopped before it began".
 #[allow(clippy::too_many_arguments)]
 pub fn replay_with<C: Clock + Sync>(
     plan: &Plan,
@@ -280,7 +289,7 @@ pub fn replay_with<C: Clock + Sync>(
     spool_dir: &Path,
     progress: &Progress,
     verifier: Option<&Verifier>,
-    landings: Option<&[Arc<Landing>]>,
+    following: Option<Following>,
     make_clock: impl FnOnce() -> Option<C>,
 ) -> Result<ReplayOutcome, ReplayError> {
     let (streams, counts) = match options.phase {
@@ -307,12 +316,16 @@ pub fn replay_with<C: Clock + Sync>(
     } else {
         None
     };
+    let kept_cpu = following.and_then(|f| f.kept_cpu);
     let cpus = if options.realtime {
-        CpuChoice::sample(n)
+        CpuChoice::sample(n, kept_cpu)
     } else {
         CpuChoice::default()
     };
     let cpus = &cpus;
+    // Off the CPU kept for the records written beside the phase (crate::beside).
+    let stream_cpus = kept_cpu.map(crate::beside::stream_cpus);
+    let stream_cpus = stream_cpus.as_deref();
     let outcomes = std::thread::scope(|scope| {
         let io_thread = std::thread::Builder::new()
             .name("spool-io".into())
@@ -338,7 +351,7 @@ pub fn replay_with<C: Clock + Sync>(
                 // Everything that allocates or opens happens before the start.
                 let backend = target.connect(workload_dir, files, options.backend);
                 let measured = if options.records {
-                    let landing = landings.and_then(|l| l.get(index)).cloned();
+                    let landing = following.and_then(|f| f.landings.get(index)).cloned();
                     Some(BackgroundWriter::new(&io, spool_dir, buffer, landing))
                 } else {
                     None
@@ -355,6 +368,9 @@ pub fn replay_with<C: Clock + Sync>(
                     out.lag = Some(LatencyHistogram::new());
                 }
                 tighten_timer_slack();
+                if let (Some(cpus), false) = (stream_cpus, options.realtime) {
+                    let _ = realtime::pin_to(cpus);
+                }
                 if options.realtime {
                     let priority = Priority::for_stream(
                         options.pacing,

@@ -1,0 +1,139 @@
+//! The work done beside a measured phase (the op records and the report's pass over
+//! them) on a CPU of its own, so that the streams never share a CPU with it.
+//!
+//! Sharing would cost them: the kernel gives even a SCHED_IDLE thread a slice now and
+//! then, and a stream that waits for it waits until the next tick (4 ms at 250 Hz; seen
+//! as the slowest op of a run). So that work runs beside the phase only when the streams
+//! leave a CPU free: it is pinned to the first CPU this process may use (where
+//! interrupts and housekeeping usually land already), and the stream threads to the
+//! others. Where the process may also set threads back from SCHED_IDLE (root,
+//! CAP_SYS_NICE, or an RLIMIT_NICE of 20), that work runs under it too, yielding at once
+//! to anything else on its CPU, such as the spool I/O thread. Once the phase ends, every
+//! thread of the process may use every CPU again, under the ordinary policy.
+
+use std::sync::OnceLock;
+
+use crate::realtime::{allowed_cpus, pin_to};
+
+fn set_policy(tid: libc::pid_t, policy: libc::c_int) -> bool {
+    let param = libc::sched_param { sched_priority: 0 };
+    // SAFETY: sched_setscheduler reads a valid sched_param and changes only the policy.
+    unsafe { libc::sched_setscheduler(tid, policy, &param) == 0 }
+}
+
+fn policy_of(tid: libc::pid_t) -> libc::c_int {
+    // SAFETY: sched_getscheduler only reads the thread's policy.
+    unsafe { libc::sched_getscheduler(tid) }
+}
+
+/// The CPU kept for the work beside a phase of `streams` stream threads, when they leave
+/// one free: the first this process may use.
+pub fn cpu_for(streams: usize) -> Option<usize> {
+    let allowed = allowed_cpus();
+    (allowed.len() > streams).then(|| allowed[0])
+}
+
+/// The CPUs the stream threads may use while `kept` is kept for the work beside them.
+pub fn stream_cpus(kept: usize) -> Vec<usize> {
+    allowed_cpus().into_iter().filter(|&c| c != kept).collect()
+}
+
+/// Whether a thread of this process may enter SCHED_IDLE and leave it again (tried once,
+/// on a thread of its own), the process running under the ordinary policy.
+pub fn idle_allowed() -> bool {
+    static ALLOWED: OnceLock<bool> = OnceLock::new();
+    *ALLOWED.get_or_init(|| {
+        policy_of(0) == libc::SCHED_OTHER
+            && std::thread::Builder::new()
+                .name("idle-probe".into())
+                .spawn(|| set_policy(0, libc::SCHED_IDLE) && set_policy(0, libc::SCHED_OTHER))
+                .ok()
+                .and_then(|h| h.join().ok())
+                .unwrap_or(false)
+    })
+}
+
+/// Moves the calling thread to `cpu`, under SCHED_IDLE where [`idle_allowed`]; the
+/// threads it starts from now on inherit both.
+pub fn enter(cpu: usize) {
+    let _ = pin_to(&[cpu]);
+    if idle_allowed() {
+        set_policy(0, libc::SCHED_IDLE);
+    }
+}
+
+/// Lets every thread of this process use every CPU it may, under the ordinary policy
+/// (those [`enter`] moved, and the threads they started).
+pub fn leave_all() {
+    let allowed = allowed_cpus();
+    let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
+        return;
+    };
+    for task in tasks.flatten() {
+        let Some(tid) = task.file_name().to_str().and_then(|t| t.parse().ok()) else {
+            continue;
+        };
+        if policy_of(tid) == libc::SCHED_IDLE {
+            set_policy(tid, libc::SCHED_OTHER);
+        }
+        let _ = crate::realtime::pin_thread(tid, &allowed);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cpus_of(tid: libc::pid_t) -> Vec<usize> {
+        // SAFETY: cpu_set_t is plain data, filled by sched_getaffinity.
+        let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+        // SAFETY: the size matches the set passed.
+        assert_eq!(
+            unsafe { libc::sched_getaffinity(tid, std::mem::size_of_val(&set), &mut set) },
+            0
+        );
+        (0..libc::CPU_SETSIZE as usize)
+            // SAFETY: i is below CPU_SETSIZE.
+            .filter(|&i| unsafe { libc::CPU_ISSET(i, &set) })
+            .collect()
+    }
+
+    #[test]
+    fn a_cpu_is_kept_only_when_the_streams_leave_one() {
+        let allowed = allowed_cpus();
+        assert_eq!(cpu_for(allowed.len()), None);
+        if allowed.len() > 1 {
+            assert_eq!(cpu_for(allowed.len() - 1), Some(allowed[0]));
+            assert_eq!(stream_cpus(allowed[0]), allowed[1..]);
+        }
+    }
+
+    #[test]
+    fn threads_moved_beside_and_their_children_are_let_go_at_the_end() {
+        let allowed = allowed_cpus();
+        let kept = allowed[0];
+        let (tx, rx) = std::sync::mpsc::channel();
+        let (go_tx, go_rx) = std::sync::mpsc::channel::<()>();
+        let parent = std::thread::spawn(move || {
+            enter(kept);
+            let child = std::thread::spawn(move || {
+                // SAFETY: gettid has no preconditions.
+                tx.send(unsafe { libc::gettid() }).unwrap();
+                go_rx.recv().unwrap();
+                (policy_of(0), cpus_of(0))
+            });
+            child.join().unwrap()
+        });
+        let child = rx.recv().unwrap();
+        assert_eq!(cpus_of(child), [kept], "a child inherits the CPU");
+        if naslab_layout::requirements::root_or_skip("setting a thread back from SCHED_IDLE") {
+            assert!(idle_allowed(), "root may enter SCHED_IDLE and leave it");
+            assert_eq!(policy_of(child), libc::SCHED_IDLE, "and the policy");
+        }
+        leave_all();
+        go_tx.send(()).unwrap();
+        assert_eq!(parent.join().unwrap(), (libc::SCHED_OTHER, allowed.clone()));
+        assert_eq!(policy_of(0), libc::SCHED_OTHER, "others are left alone");
+        assert_eq!(cpus_of(0), allowed);
+    }
+}
