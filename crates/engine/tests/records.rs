@@ -8,8 +8,10 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 
 use common::{file, plan_of, spec_of};
+use naslab_engine::records::LiveRecords;
 use naslab_engine::{
-    run_iteration, NullTarget, Progress, RecordSink, ReplayOptions, RunError, StartGate,
+    beside, replay_with, run_iteration, Following, MonotonicClock, NullTarget, Progress,
+    RecordSink, ReplayOptions, RunError, StartGate,
 };
 use naslab_results::CacheMode;
 use naslab_trace::{FileDecl, Measured, Op, OpFlags, OpKind, Prepare, Trace};
@@ -71,6 +73,67 @@ fn records_of(path: &Path) -> Vec<(Op, Measured)> {
         .collect()
 }
 
+/// Checks that the records hold every op of [`trace`] once, in issue order, each
+/// stream's reads in its own order.
+fn check_records(recs: &[(Op, Measured)], what: &str) {
+    assert_eq!(recs.len() as u64, STREAMS as u64 * (READS + 2), "{what}");
+    assert!(
+        recs.windows(2)
+            .all(|w| w[0].1.issued_ns <= w[1].1.issued_ns),
+        "{what}: the records are in issue order"
+    );
+    for s in 0..STREAMS {
+        let offsets: Vec<u64> = recs
+            .iter()
+            .filter(|(o, _)| o.stream == s && o.kind == OpKind::Read)
+            .map(|(o, _)| o.offset)
+            .collect();
+        let want: Vec<u64> = (0..READS)
+            .map(|i| (i * (s as u64 + 1) % 256) * 4096)
+            .collect();
+        assert!(offsets == want, "{what}: stream {s}'s reads, in its order");
+    }
+}
+
+#[test]
+fn records_followed_beside_a_replay_of_more_streams_than_cpus_are_merged_as_after_it() {
+    // More streams than the CPUs they are given, so that some lag and the merge waits
+    // for their measurements to land.
+    let spool = tempfile::tempdir().unwrap();
+    let plan = plan_of(&trace(), spool.path());
+    let path = spool.path().join("beside.ops.nbt.zst");
+    let kept = beside::cpu_for(0).expect("a CPU");
+    std::thread::scope(|scope| {
+        let live =
+            LiveRecords::start(scope, &path, &plan, "test".into(), None, Some(kept)).unwrap();
+        assert_eq!(live.cpu(), Some(kept));
+        let progress = Progress::default();
+        let options = ReplayOptions {
+            records: true,
+            ..ReplayOptions::default()
+        };
+        let following = Following {
+            landings: live.landings(),
+            kept_cpu: live.cpu(),
+        };
+        let out = replay_with(
+            &plan,
+            &NullTarget,
+            "live",
+            options,
+            spool.path(),
+            &progress,
+            None,
+            Some(following),
+            || Some(MonotonicClock::starting_now()),
+        )
+        .unwrap();
+        live.phase_over();
+        assert_eq!(live.finish(out).unwrap(), STREAMS as u64 * (READS + 2));
+    });
+    check_records(&records_of(&path), "beside");
+}
+
 #[test]
 fn records_written_beside_the_phase_or_after_it_hold_every_op_once_in_issue_order() {
     let spool = tempfile::tempdir().unwrap();
@@ -100,26 +163,9 @@ fn records_written_beside_the_phase_or_after_it_hold_every_op_once_in_issue_orde
             )
         };
         let result = run_iteration(&spec, 1).unwrap();
-        let ops = STREAMS as u64 * (READS + 2);
-        assert_eq!(result.ops, ops);
+        assert_eq!(result.ops, STREAMS as u64 * (READS + 2));
         let recs = records_of(&path);
-        assert_eq!(recs.len() as u64, ops, "after: {after}");
-        assert!(
-            recs.windows(2)
-                .all(|w| w[0].1.issued_ns <= w[1].1.issued_ns),
-            "after: {after}: the records are in issue order"
-        );
-        for s in 0..STREAMS {
-            let offsets: Vec<u64> = recs
-                .iter()
-                .filter(|(o, _)| o.stream == s && o.kind == OpKind::Read)
-                .map(|(o, _)| o.offset)
-                .collect();
-            let want: Vec<u64> = (0..READS)
-                .map(|i| (i * (s as u64 + 1) % 256) * 4096)
-                .collect();
-            assert!(offsets == want, "stream {s}'s reads, in its order");
-        }
+        check_records(&recs, &format!("after: {after}"));
         assert_eq!(recs[0].1.issued_ns, result.clock_start_ns);
         let seen = seen.lock().unwrap();
         assert_eq!(seen.files, STREAMS as usize);
