@@ -330,9 +330,12 @@ pub fn replay_with<C: Clock + Sync>(
         let io_thread = std::thread::Builder::new()
             .name("spool-io".into())
             .spawn_scoped(scope, move || {
-                // Kept off the stream threads' CPUs, where it would wait behind them.
+                // Kept off the stream threads' CPUs, where it would wait behind them: on
+                // those left over, else beside the records (whose SCHED_IDLE yields).
                 if !cpus.rest.is_empty() {
                     let _ = realtime::pin_to(&cpus.rest);
+                } else if let (true, Some(kept)) = (options.realtime, kept_cpu) {
+                    let _ = realtime::pin_to(&[kept]);
                 }
                 io_worker.run()
             })
