@@ -273,8 +273,12 @@ pub fn run_iteration(spec: &IterationSpec, iteration: u32) -> Result<IterationRe
                     .record_sink
                     .zip(path.file_name().and_then(|n| n.to_str()))
                     .and_then(|(make, name)| make(name));
-                // Beside the phase on a CPU of its own, when the streams leave one.
-                let cpu = (!replay_options.records_after_phase)
+                // Beside the phase on a CPU of its own, when the streams leave one; not
+                // for a multi-client job's client, whose fellows may share this machine
+                // and its CPUs (the kept one would not be free, the streams all on the
+                // others).
+                let alone = replay_options.start_gate.is_none();
+                let cpu = (alone && !replay_options.records_after_phase)
                     .then(|| crate::beside::cpu_for(plan.streams.len()))
                     .flatten();
                 let live = LiveRecords::start(scope, path, plan, generator, sink, cpu);
