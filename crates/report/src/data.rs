@@ -11,7 +11,7 @@ use serde::Serialize;
 use ts_rs::TS;
 
 use crate::decimate::{Access, AccessMap};
-use crate::encode::{BlobBuilder, BlobLayout};
+use crate::encode::{BlobBuilder, BlobLayout, ColumnType, RowsBlob};
 use crate::hist::{
     Bucketed, LatencyBuckets, LatencyStats, SizeBuckets, StatsSummary, CHART_PER_DECADE,
 };
@@ -158,18 +158,18 @@ pub struct ClientData {
     pub data: IterationData,
 }
 
-/// The transaction list's columns while they are filled.
-#[derive(Default)]
-struct Rows {
-    start_ns: Vec<f64>,
-    latency_ns: Vec<f64>,
-    offset: Vec<f64>,
-    len: Vec<f64>,
-    result: Vec<f64>,
-    file: Vec<u32>,
-    stream: Vec<u32>,
-    kind: Vec<u8>,
-}
+/// The transaction list's columns, in the order the page reads them: `start_ns` (as
+/// differences), `latency_ns`, `offset`, `len`, `result`, `file`, `stream`, `kind`.
+const ROW_COLUMNS: [(&str, ColumnType, bool); 8] = [
+    ("start_ns", ColumnType::F64, true),
+    ("latency_ns", ColumnType::F64, false),
+    ("offset", ColumnType::F64, false),
+    ("len", ColumnType::F64, false),
+    ("result", ColumnType::F64, false),
+    ("file", ColumnType::U32, false),
+    ("stream", ColumnType::U32, false),
+    ("kind", ColumnType::U8, false),
+];
 
 /// Where an iteration's records are and what run.json says about its timing.
 pub struct IterationSource<'a> {
@@ -196,7 +196,8 @@ struct Pass {
     latency: Vec<LatencyBuckets>,
     sizes: [SizeBuckets; 2],
     access: AccessMap,
-    rows: Rows,
+    /// The transaction list, deflated as it fills (none when it holds no rows).
+    rows: Option<RowsBlob>,
     ops: u64,
     /// Record times minus this are times into the phase; when not given, the first op's
     /// issue time (the phase's start, as the op records are in issue order).
@@ -223,7 +224,7 @@ impl Pass {
             latency: vec![LatencyBuckets::default(); OpKind::ALL.len()],
             sizes: Default::default(),
             access: AccessMap::new(opts.access_points),
-            rows: Rows::default(),
+            rows: (opts.max_rows > 0).then(|| RowsBlob::new(&ROW_COLUMNS)),
             ops: 0,
             clock_start_ns,
         }
@@ -290,16 +291,16 @@ impl Pass {
                 });
             }
         }
-        if self.rows.kind.len() < self.opts.max_rows {
-            let r = &mut self.rows;
-            r.start_ns.push(start as f64);
-            r.latency_ns.push(latency as f64);
-            r.offset.push(op.offset as f64);
-            r.len.push(op.len as f64);
-            r.result.push(m.result as f64);
-            r.file.push(file);
-            r.stream.push(op.stream);
-            r.kind.push(op.kind.index() as u8);
+        if let Some(r) = self.rows.as_mut().filter(|r| r.rows() < self.opts.max_rows) {
+            r.f64(0, start as f64);
+            r.f64(1, latency as f64);
+            r.f64(2, op.offset as f64);
+            r.f64(3, op.len as f64);
+            r.f64(4, m.result as f64);
+            r.u32(5, file);
+            r.u32(6, op.stream);
+            r.u8(7, op.kind.index() as u8);
+            r.end_row();
         }
     }
 
@@ -394,7 +395,10 @@ impl Pass {
             let stride = self.access.stride();
             let points = self.access.into_points();
             // The rows hold every op: the page draws the map from them, every op there.
-            let rows_complete = self.opts.max_rows > 0 && (self.rows.kind.len() as u64) == self.ops;
+            let rows_complete = self
+                .rows
+                .as_ref()
+                .is_some_and(|r| r.rows() as u64 == self.ops);
             let blob = if rows_complete {
                 None
             } else {
@@ -421,19 +425,9 @@ impl Pass {
                 blob,
             });
         }
-        if self.opts.max_rows > 0 {
-            let r = self.rows;
-            let shown = r.kind.len();
-            let mut b = BlobBuilder::new(format!("{prefix}-rows"), shown);
-            b.f64("start_ns", &r.start_ns, true);
-            b.f64("latency_ns", &r.latency_ns, false);
-            b.f64("offset", &r.offset, false);
-            b.f64("len", &r.len, false);
-            b.f64("result", &r.result, false);
-            b.u32("file", &r.file);
-            b.u32("stream", &r.stream);
-            b.u8("kind", &r.kind);
-            let (layout, text) = b.finish();
+        if let Some(r) = self.rows {
+            let shown = r.rows();
+            let (layout, text) = r.finish(format!("{prefix}-rows"));
             if (shown as u64) < self.ops {
                 notes.push(format!(
                     "the transaction list holds the first {shown} of {} ops (the cap); every op is in the records file and in the charts",
