@@ -21,6 +21,8 @@ const POINT_BUDGET = 120_000;
 const BUCKETS = 20;
 /** How near (CSS px) the pointer must be to an op for hover to name it. */
 const HOVER_PX = 8;
+/** How long a click waits for a second one (a double-click) before it shows its op, ms. */
+const DOUBLE_CLICK_MS = 300;
 
 export async function accessMap(parent: HTMLElement, it: IterationPage, kinds: string[]): Promise<void> {
   const access = it.access;
@@ -87,6 +89,8 @@ export async function accessMap(parent: HTMLElement, it: IterationPage, kinds: s
   // The points of the last drawing, for hover: source index and CSS-pixel position.
   let dIdx = new Uint32Array(0), dX = new Float32Array(0), dY = new Float32Array(0), dN = 0;
   let hovered = -1;
+  /** The op a click on the map is about to show in the transaction list. */
+  let revealing: number | undefined;
   const box = chartBox(wrap, 'File access map', n, ' ', (target, width) => {
     u = new uPlot({
       width, height: 380,
@@ -107,6 +111,7 @@ export async function accessMap(parent: HTMLElement, it: IterationPage, kinds: s
       hooks: {
         ready: [(self) => {
           self.over.addEventListener('dblclick', () => {
+            window.clearTimeout(revealing);
             self.batch(() => {
               self.setScale('x', { min: full.x[0], max: full.x[1] });
               self.setScale('y', { min: full.y[0], max: full.y[1] });
@@ -114,7 +119,15 @@ export async function accessMap(parent: HTMLElement, it: IterationPage, kinds: s
           });
           self.over.addEventListener('mousemove', (e) => hover(e.offsetX, e.offsetY));
           self.over.addEventListener('mouseleave', () => { hovered = -1; });
-          self.over.addEventListener('click', (e) => { hover(e.offsetX, e.offsetY); if (hovered >= 0) reveal(hovered); });
+          self.over.addEventListener('click', (e) => {
+            hover(e.offsetX, e.offsetY);
+            window.clearTimeout(revealing);
+            if (hovered < 0 || e.detail > 1) return;
+            // Shown once no second click makes it a double-click (which resets the zoom
+            // and leaves the page where it is).
+            const i = hovered;
+            revealing = window.setTimeout(() => reveal(i), DOUBLE_CLICK_MS);
+          });
         }],
         draw: [(self) => draw(self)],
       },
