@@ -50,7 +50,7 @@ pub struct Landing {
 
 /// What a [`Landing`] has seen so far.
 #[derive(Clone, Default)]
-pub struct Landed {
+pub(crate) struct Landed {
     /// The spool's file, once the stream made it.
     pub file: Option<Arc<File>>,
     /// Measurements on file, from the first.
@@ -77,14 +77,14 @@ impl Landing {
 
     /// Marks the spool ended, unless it already was: `whole` when every measurement is
     /// on file.
-    pub fn end(&self, whole: bool) {
+    pub(crate) fn end(&self, whole: bool) {
         self.update(|l| {
             l.ended.get_or_insert(whole);
         });
     }
 
     /// Waits until more than `seen` measurements are on file, or the spool has ended.
-    pub fn wait_past(&self, seen: u64) -> Landed {
+    pub(crate) fn wait_past(&self, seen: u64) -> Landed {
         let state = self.state.lock().unwrap_or_else(|e| e.into_inner());
         let state = self
             .changed
@@ -341,8 +341,8 @@ impl BackgroundWriter {
         if let Some(l) = &self.landing {
             l.end(true);
         }
-        let file = Arc::try_unwrap(Arc::clone(&self.file)).or_else(|f| f.try_clone())?;
-        Ok(Spool::from_file(file, self.count))
+        // The file stays shared (with its follower), so the spool gets a handle of its own.
+        Ok(Spool::from_file(self.file.try_clone()?, self.count))
     }
 }
 
