@@ -14,6 +14,7 @@
 use std::sync::OnceLock;
 
 use crate::realtime::{allowed_cpus, pin_to};
+use crate::replay::ReplayOptions;
 
 fn set_policy(tid: libc::pid_t, policy: libc::c_int) -> bool {
     let param = libc::sched_param { sched_priority: 0 };
@@ -26,9 +27,14 @@ fn policy_of(tid: libc::pid_t) -> libc::c_int {
     unsafe { libc::sched_getscheduler(tid) }
 }
 
-/// The CPU kept for the work beside a phase of `streams` stream threads, when they leave
-/// one free: the first this process may use.
-pub fn cpu_for(streams: usize) -> Option<usize> {
+/// The CPU kept for the op records written beside a measured phase of `streams` stream
+/// threads replayed as `options` say, when they leave one free: the first this process
+/// may use. None with `--records-after-phase`, and for a multi-client job's client,
+/// whose fellows may share this machine and its CPUs (the kept one would not be free).
+pub fn cpu_for(options: &ReplayOptions, streams: usize) -> Option<usize> {
+    if options.records_after_phase || options.start_gate.is_some() {
+        return None;
+    }
     let allowed = allowed_cpus();
     (allowed.len() > streams).then(|| allowed[0])
 }
@@ -101,9 +107,16 @@ mod tests {
     #[test]
     fn a_cpu_is_kept_only_when_the_streams_leave_one() {
         let allowed = allowed_cpus();
-        assert_eq!(cpu_for(allowed.len()), None);
+        let plain = ReplayOptions::default();
+        assert_eq!(cpu_for(&plain, allowed.len()), None);
+        assert_eq!(cpu_for(&plain, 0), Some(allowed[0]));
+        let after = ReplayOptions {
+            records_after_phase: true,
+            ..plain
+        };
+        assert_eq!(cpu_for(&after, 0), None, "--records-after-phase");
         if allowed.len() > 1 {
-            assert_eq!(cpu_for(allowed.len() - 1), Some(allowed[0]));
+            assert_eq!(cpu_for(&plain, allowed.len() - 1), Some(allowed[0]));
             assert_eq!(stream_cpus(allowed[0]), allowed[1..]);
         }
     }

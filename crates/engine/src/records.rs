@@ -6,7 +6,7 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
-use std::sync::{mpsc, Arc, Condvar, Mutex};
+use std::sync::{mpsc, Arc};
 
 use naslab_trace::{
     create_trace_parallel, FileDecl, Header, Measured, Op, Sink, TraceError, TraceWriter,
@@ -14,7 +14,7 @@ use naslab_trace::{
 
 use crate::beside;
 use crate::plan::Plan;
-use crate::replay::ReplayOutcome;
+use crate::replay::{Following, ReplayOutcome};
 use crate::spool::{decode_measured, CompiledOp, SpoolReader, MEASURED_SIZE};
 use crate::spool_io::{Landed, Landing};
 
@@ -41,8 +41,6 @@ pub enum RecordsError {
     Trace(#[from] TraceError),
     #[error("cannot read back op measurements: {0}")]
     Spool(#[from] std::io::Error),
-    #[error("the measured phase failed, so no op records were kept")]
-    Abandoned,
     #[error("the thread writing the op records panicked")]
     Panicked,
 }
@@ -124,59 +122,33 @@ impl Cursor {
     }
 }
 
-/// Whether a records file being written is let go on with.
-#[derive(Default)]
-struct Gate {
-    open: Mutex<Option<bool>>,
-    changed: Condvar,
-}
-
-impl Gate {
-    /// Sets it, unless it already was.
-    fn set(&self, go: bool) {
-        self.open
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .get_or_insert(go);
-        self.changed.notify_all();
-    }
-
-    /// Waits until it is set; true to go on.
-    fn wait(&self) -> bool {
-        let open = self.open.lock().unwrap_or_else(|e| e.into_inner());
-        let open = self
-            .changed
-            .wait_while(open, |o| o.is_none())
-            .unwrap_or_else(|e| e.into_inner());
-        open.unwrap_or(false)
-    }
-}
-
 type Merged = Result<(u64, Option<Box<dyn RecordSink>>), RecordsError>;
 
 /// The op records of one measured phase, written while the phase runs when the streams
 /// leave a CPU for it: a thread merges the streams' ops with their measurements as the
 /// spool I/O thread lands them (each stream's [`Landing`]), on that CPU with the threads
 /// it starts (compression, the sink's pass), the streams on the others
-/// ([`crate::beside`]). Otherwise the merge waits for the phase to end. Either way the
-/// file is the same, record for record.
-pub struct LiveRecords<'scope> {
+/// ([`crate::beside`]). Otherwise the merge starts once the phase has ended. Either way
+/// the file is the same, record for record.
+pub struct LiveRecords<'scope, 'env> {
+    scope: &'scope std::thread::Scope<'scope, 'env>,
+    plan: &'env Plan,
+    path: PathBuf,
     landings: Vec<Arc<Landing>>,
-    /// Opened at once when the merge runs beside the phase, else when the phase ended.
-    gate: Arc<Gate>,
+    /// The CPU the merge works on beside the phase.
+    cpu: Option<usize>,
+    /// The generator's name and the sink, until the merge starts with them.
+    waiting: Option<(String, Option<Box<dyn RecordSink>>)>,
     /// Taken by [`LiveRecords::finish`]; a value dropped with it still there was
     /// abandoned.
     merge: Option<std::thread::ScopedJoinHandle<'scope, Merged>>,
-    path: PathBuf,
-    /// The CPU the merge works on beside the phase.
-    cpu: Option<usize>,
 }
 
-impl<'scope> LiveRecords<'scope> {
-    /// Starts writing `plan`'s op records to `path` (zstd when it ends in `.zst`), each
-    /// record handed to `sink` too, when there is one; beside the phase on `cpu` (see
-    /// [`crate::beside::cpu_for`]), else after it.
-    pub fn start<'env>(
+impl<'scope, 'env> LiveRecords<'scope, 'env> {
+    /// Writes `plan`'s op records to `path` (zstd when it ends in `.zst`), each record
+    /// handed to `sink` too, when there is one: beside the phase on `cpu` (see
+    /// [`crate::beside::cpu_for`]), else once it has ended.
+    pub fn start(
         scope: &'scope std::thread::Scope<'scope, 'env>,
         path: &Path,
         plan: &'env Plan,
@@ -184,51 +156,77 @@ impl<'scope> LiveRecords<'scope> {
         sink: Option<Box<dyn RecordSink>>,
         cpu: Option<usize>,
     ) -> Result<Self, RecordsError> {
-        let landings: Vec<Arc<Landing>> = plan.streams.iter().map(|_| Arc::default()).collect();
-        let gate = Arc::new(Gate::default());
+        let mut live = LiveRecords {
+            scope,
+            plan,
+            path: path.to_path_buf(),
+            landings: plan.streams.iter().map(|_| Arc::default()).collect(),
+            cpu,
+            waiting: Some((generator, sink)),
+            merge: None,
+        };
         if cpu.is_some() {
-            gate.set(true);
+            live.start_merge()?;
         }
-        let (theirs, their_gate, their_path) =
-            (landings.clone(), Arc::clone(&gate), path.to_path_buf());
+        Ok(live)
+    }
+
+    fn start_merge(&mut self) -> Result<(), RecordsError> {
+        let Some((generator, sink)) = self.waiting.take() else {
+            return Ok(());
+        };
+        let (plan, path, landings, cpu) = (
+            self.plan,
+            self.path.clone(),
+            self.landings.clone(),
+            self.cpu,
+        );
         let merge = std::thread::Builder::new()
             .name("records".into())
-            .spawn_scoped(scope, move || {
+            .spawn_scoped(self.scope, move || {
                 if let Some(cpu) = cpu {
                     beside::enter(cpu);
                 }
-                if !their_gate.wait() {
-                    return Err(RecordsError::Abandoned);
-                }
-                write_records(&their_path, plan, &theirs, &generator, sink)
+                write_records(&path, plan, &landings, &generator, sink)
             })
             .map_err(RecordsError::Spool)?;
-        Ok(LiveRecords {
-            landings,
-            gate,
-            merge: Some(merge),
-            path: path.to_path_buf(),
-            cpu,
-        })
+        self.merge = Some(merge);
+        Ok(())
     }
 
-    /// One [`Landing`] per stream of the plan's measured phase, for its replay.
-    pub fn landings(&self) -> &[Arc<Landing>] {
-        &self.landings
+    /// How the replay lets the merge follow it: one [`Landing`] per stream of the plan's
+    /// measured phase, and the CPU its streams keep off.
+    pub fn following(&self) -> Following<'_> {
+        Following {
+            landings: &self.landings,
+            kept_cpu: self.cpu,
+        }
     }
 
-    /// The CPU kept for the records while the phase runs, when they are written then:
-    /// the stream threads keep off it.
-    pub fn cpu(&self) -> Option<usize> {
-        self.cpu
+    /// The phase ended (its stream threads have): the rest of the records are written at
+    /// full speed from now on, on every CPU.
+    pub fn phase_over(&mut self) -> Result<(), RecordsError> {
+        self.let_go();
+        self.start_merge()
     }
 
-    /// The phase ended with `outcome`: writes the rest of the records at full speed and
-    /// finishes the sink with the phase's timing. The outcome's spools are let go on a
-    /// thread of their own while the sink finishes (freeing hundreds of MB of page cache
-    /// takes a tenth of a second per 3 M ops). Returns the ops written.
+    /// Every stream thread has ended: a spool its stream did not finish never will be,
+    /// and the threads beside the phase may use every CPU.
+    fn let_go(&self) {
+        for l in &self.landings {
+            l.end(false);
+        }
+        if self.cpu.is_some() {
+            beside::leave_all();
+        }
+    }
+
+    /// The phase ended with `outcome`: writes the rest of the records and finishes the
+    /// sink with the phase's timing. The outcome's spools are let go on a thread of
+    /// their own while the sink finishes (freeing hundreds of MB of page cache takes a
+    /// tenth of a second per 3 M ops). Returns the ops written.
     pub fn finish(mut self, outcome: ReplayOutcome) -> Result<u64, RecordsError> {
-        self.phase_over();
+        self.phase_over()?;
         let merged = match self.merge.take().map(|h| h.join()) {
             Some(Ok(merged)) => merged,
             _ => Err(RecordsError::Panicked),
@@ -249,29 +247,15 @@ impl<'scope> LiveRecords<'scope> {
         });
         Ok(written)
     }
-
-    /// The phase ended (its stream threads have): the rest of the records are written at
-    /// full speed from now on.
-    pub fn phase_over(&self) {
-        // Every stream thread has ended: a spool its stream did not finish never will.
-        for l in &self.landings {
-            l.end(false);
-        }
-        if self.cpu.is_some() {
-            beside::leave_all();
-        }
-        self.gate.set(true);
-    }
 }
 
-impl Drop for LiveRecords<'_> {
+impl Drop for LiveRecords<'_, '_> {
     /// Not finished: the phase failed, so the records stop and what was written goes.
     fn drop(&mut self) {
         let Some(merge) = self.merge.take() else {
             return;
         };
-        self.gate.set(false);
-        self.phase_over();
+        self.let_go();
         let _ = merge.join();
         let _ = std::fs::remove_file(&self.path);
     }

@@ -12,7 +12,7 @@ use crate::pacing::Pacing;
 use crate::plan::Plan;
 use crate::prepare::{drop_caches, prepare_with, write_back, PrepareError};
 use crate::records::{LiveRecords, RecordSink, RecordsError};
-use crate::replay::{replay_with, Following, Phase, Progress, ReplayError, ReplayOptions};
+use crate::replay::{replay_with, Phase, Progress, ReplayError, ReplayOptions};
 use crate::summarize::summarize;
 use crate::verify::Verifier;
 
@@ -264,28 +264,28 @@ pub fn run_iteration(spec: &IterationSpec, iteration: u32) -> Result<IterationRe
         env!("CARGO_PKG_VERSION"),
         plan.source
     );
+    let records_name = spec
+        .records_path
+        .as_ref()
+        .and_then(|p| p.file_name())
+        .map(|n| n.to_string_lossy().into_owned());
+    let records_error = |source| RunError::Records {
+        path: spec.records_path.clone().unwrap_or_default(),
+        source,
+    };
     std::thread::scope(|scope| {
-        // The op records are written while the measured phase runs (records.rs).
-        let records = match &spec.records_path {
+        // The op records are written while the measured phase runs, on a CPU of its own
+        // when the streams leave one (records.rs, beside.rs).
+        let mut records = match &spec.records_path {
             None => None,
             Some(path) => {
                 let sink = spec
                     .record_sink
-                    .zip(path.file_name().and_then(|n| n.to_str()))
+                    .zip(records_name.as_deref())
                     .and_then(|(make, name)| make(name));
-                // Beside the phase on a CPU of its own, when the streams leave one; not
-                // for a multi-client job's client, whose fellows may share this machine
-                // and its CPUs (the kept one would not be free, the streams all on the
-                // others).
-                let alone = replay_options.start_gate.is_none();
-                let cpu = (alone && !replay_options.records_after_phase)
-                    .then(|| crate::beside::cpu_for(plan.streams.len()))
-                    .flatten();
+                let cpu = crate::beside::cpu_for(&replay_options, plan.streams.len());
                 let live = LiveRecords::start(scope, path, plan, generator, sink, cpu);
-                Some(live.map_err(|source| RunError::Records {
-                    path: path.clone(),
-                    source,
-                })?)
+                Some(live.map_err(records_error)?)
             }
         };
         // A multi-client run starts every client's measured phase at one moment, once all
@@ -299,10 +299,7 @@ pub fn run_iteration(spec: &IterationSpec, iteration: u32) -> Result<IterationRe
             spec.spool_dir,
             spec.progress,
             verifier,
-            records.as_ref().map(|r| Following {
-                landings: r.landings(),
-                kept_cpu: r.cpu(),
-            }),
+            records.as_ref().map(|r| r.following()),
             || match spec.replay.start_gate {
                 None => Some(clock_for(replay_options, None)),
                 Some(gate) => match (gate.wait)() {
@@ -319,8 +316,8 @@ pub fn run_iteration(spec: &IterationSpec, iteration: u32) -> Result<IterationRe
             return Err(RunError::NotStarted(why));
         }
         let outcome = outcome?;
-        if let Some(r) = &records {
-            r.phase_over();
+        if let Some(r) = records.as_mut() {
+            r.phase_over().map_err(records_error)?;
         }
         let mut result = summarize(iteration, prepared, &outcome);
         result.ops_planned = plan.ops();
@@ -344,12 +341,9 @@ pub fn run_iteration(spec: &IterationSpec, iteration: u32) -> Result<IterationRe
                 result.op_stats.insert(format!("{prefix}{op}"), stats);
             }
         }
-        if let (Some(r), Some(path)) = (records, &spec.records_path) {
-            r.finish(outcome).map_err(|source| RunError::Records {
-                path: path.clone(),
-                source,
-            })?;
-            result.records = path.file_name().map(|n| n.to_string_lossy().into_owned());
+        if let Some(r) = records {
+            r.finish(outcome).map_err(records_error)?;
+            result.records = records_name;
         }
         Ok(result)
     })

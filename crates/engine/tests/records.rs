@@ -8,9 +8,10 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 
 use common::{file, plan_of, spec_of};
+use naslab_engine::plan::Plan;
 use naslab_engine::records::LiveRecords;
 use naslab_engine::{
-    beside, replay_with, run_iteration, Following, MonotonicClock, NullTarget, Progress,
+    beside, replay_with, run_iteration, IterationSpec, MonotonicClock, NullTarget, Progress,
     RecordSink, ReplayOptions, RunError, StartGate,
 };
 use naslab_results::CacheMode;
@@ -73,6 +74,27 @@ fn records_of(path: &Path) -> Vec<(Op, Measured)> {
         .collect()
 }
 
+/// An iteration of `plan` on the null backend, its records kept at `path`.
+fn null_spec<'a>(
+    plan: &'a Plan,
+    spool: &'a Path,
+    path: &Path,
+    progress: &'a Progress,
+    replay: ReplayOptions,
+) -> IterationSpec<'a> {
+    IterationSpec {
+        replay,
+        ..spec_of(
+            plan,
+            &NullTarget,
+            CacheMode::Keep,
+            spool,
+            Some(path.to_path_buf()),
+            progress,
+        )
+    }
+}
+
 /// Checks that the records hold every op of [`trace`] once, in issue order, each
 /// stream's reads in its own order.
 fn check_records(recs: &[(Op, Measured)], what: &str) {
@@ -102,19 +124,15 @@ fn records_followed_beside_a_replay_of_more_streams_than_cpus_are_merged_as_afte
     let spool = tempfile::tempdir().unwrap();
     let plan = plan_of(&trace(), spool.path());
     let path = spool.path().join("beside.ops.nbt.zst");
-    let kept = beside::cpu_for(0).expect("a CPU");
+    let kept = beside::cpu_for(&ReplayOptions::default(), 0).expect("a CPU");
     std::thread::scope(|scope| {
-        let live =
+        let mut live =
             LiveRecords::start(scope, &path, &plan, "test".into(), None, Some(kept)).unwrap();
-        assert_eq!(live.cpu(), Some(kept));
+        assert_eq!(live.following().kept_cpu, Some(kept));
         let progress = Progress::default();
         let options = ReplayOptions {
             records: true,
             ..ReplayOptions::default()
-        };
-        let following = Following {
-            landings: live.landings(),
-            kept_cpu: live.cpu(),
         };
         let out = replay_with(
             &plan,
@@ -124,14 +142,46 @@ fn records_followed_beside_a_replay_of_more_streams_than_cpus_are_merged_as_afte
             spool.path(),
             &progress,
             None,
-            Some(following),
+            Some(live.following()),
             || Some(MonotonicClock::starting_now()),
         )
         .unwrap();
-        live.phase_over();
+        live.phase_over().unwrap();
         assert_eq!(live.finish(out).unwrap(), STREAMS as u64 * (READS + 2));
     });
     check_records(&records_of(&path), "beside");
+}
+
+#[test]
+fn records_followed_beside_a_phase_that_never_starts_are_removed() {
+    // The merge already runs (beside the phase) when the phase fails to start.
+    let spool = tempfile::tempdir().unwrap();
+    let plan = plan_of(&trace(), spool.path());
+    let path = spool.path().join("failed.ops.nbt.zst");
+    let kept = beside::cpu_for(&ReplayOptions::default(), 0).expect("a CPU");
+    std::thread::scope(|scope| {
+        let live =
+            LiveRecords::start(scope, &path, &plan, "test".into(), None, Some(kept)).unwrap();
+        let options = ReplayOptions {
+            records: true,
+            ..ReplayOptions::default()
+        };
+        let progress = Progress::default();
+        let refused = replay_with(
+            &plan,
+            &NullTarget,
+            "live",
+            options,
+            spool.path(),
+            &progress,
+            None,
+            Some(live.following()),
+            || None::<MonotonicClock>,
+        );
+        assert!(refused.is_err(), "a phase refused at its start fails");
+        drop(live);
+    });
+    assert!(!path.exists(), "{} is left", path.display());
 }
 
 #[test]
@@ -147,20 +197,13 @@ fn records_written_beside_the_phase_or_after_it_hold_every_op_once_in_issue_orde
             Some(Box::new(Collect(Arc::clone(&theirs))))
         };
         let progress = Progress::default();
-        let spec = naslab_engine::IterationSpec {
-            replay: ReplayOptions {
-                records_after_phase: after,
-                ..ReplayOptions::default()
-            },
+        let replay = ReplayOptions {
+            records_after_phase: after,
+            ..ReplayOptions::default()
+        };
+        let spec = IterationSpec {
             record_sink: Some(&make),
-            ..spec_of(
-                &plan,
-                &NullTarget,
-                CacheMode::Keep,
-                spool.path(),
-                Some(path.clone()),
-                &progress,
-            )
+            ..null_spec(&plan, spool.path(), &path, &progress, replay)
         };
         let result = run_iteration(&spec, 1).unwrap();
         assert_eq!(result.ops, STREAMS as u64 * (READS + 2));
@@ -183,38 +226,33 @@ fn records_written_beside_the_phase_or_after_it_hold_every_op_once_in_issue_orde
 }
 
 #[test]
-fn a_phase_that_never_starts_leaves_no_records() {
+fn a_client_whose_phase_never_starts_leaves_no_records() {
+    // A multi-client job's client, refused at the start gate: its records are written
+    // after the phase, never beside it (its fellows may share the machine).
     let spool = tempfile::tempdir().unwrap();
     let plan = plan_of(&trace(), spool.path());
     let refuse: &'static (dyn Fn() -> Result<u64, String> + Sync) =
         Box::leak(Box::new(|| Err("client 1 failed".to_string())));
     let fine: &'static (dyn Fn() -> bool + Sync) = Box::leak(Box::new(|| false));
-    for after in [false, true] {
-        let path = spool.path().join(format!("never-{after}.ops.nbt.zst"));
-        let progress = Progress::default();
-        let spec = naslab_engine::IterationSpec {
-            replay: ReplayOptions {
-                records_after_phase: after,
-                start_gate: Some(StartGate {
-                    wait: refuse,
-                    peer_failed: fine,
-                    shared: None,
-                }),
-                ..ReplayOptions::default()
-            },
-            ..spec_of(
-                &plan,
-                &NullTarget,
-                CacheMode::Keep,
-                spool.path(),
-                Some(path.clone()),
-                &progress,
-            )
-        };
-        match run_iteration(&spec, 1) {
-            Err(RunError::NotStarted(why)) => assert_eq!(why, "client 1 failed"),
-            other => panic!("after: {after}: {:?}", other.map(|r| r.ops)),
-        }
-        assert!(!path.exists(), "after: {after}: {} is left", path.display());
+    let path = spool.path().join("never.ops.nbt.zst");
+    let progress = Progress::default();
+    let replay = ReplayOptions {
+        start_gate: Some(StartGate {
+            wait: refuse,
+            peer_failed: fine,
+            shared: None,
+        }),
+        ..ReplayOptions::default()
+    };
+    assert_eq!(
+        beside::cpu_for(&replay, 0),
+        None,
+        "no CPU kept for a client"
+    );
+    let spec = null_spec(&plan, spool.path(), &path, &progress, replay);
+    match run_iteration(&spec, 1) {
+        Err(RunError::NotStarted(why)) => assert_eq!(why, "client 1 failed"),
+        other => panic!("{:?}", other.map(|r| r.ops)),
     }
+    assert!(!path.exists(), "{} is left", path.display());
 }
