@@ -11,7 +11,7 @@ use serde::Serialize;
 use ts_rs::TS;
 
 use crate::decimate::{Access, AccessMap};
-use crate::encode::{BlobBuilder, BlobLayout, ColumnType, RowsBlob};
+use crate::encode::{BlobBuilder, BlobLayout, ColumnType};
 use crate::hist::{
     Bucketed, LatencyBuckets, LatencyStats, SizeBuckets, StatsSummary, CHART_PER_DECADE,
 };
@@ -171,6 +171,17 @@ const ROW_COLUMNS: [(&str, ColumnType, bool); 8] = [
     ("kind", ColumnType::U8, false),
 ];
 
+/// The access map's columns, when it has a blob of its own (the points kept, issue
+/// order): `t_ns` and `row` as differences.
+const MAP_COLUMNS: [(&str, ColumnType, bool); 6] = [
+    ("t_ns", ColumnType::F64, true),
+    ("offset", ColumnType::F64, false),
+    ("len", ColumnType::F64, false),
+    ("row", ColumnType::F64, true),
+    ("file", ColumnType::U32, false),
+    ("kind", ColumnType::U8, false),
+];
+
 /// Where an iteration's records are and what run.json says about its timing.
 pub struct IterationSource<'a> {
     /// The op records file, when the run kept one.
@@ -197,7 +208,7 @@ struct Pass {
     sizes: [SizeBuckets; 2],
     access: AccessMap,
     /// The transaction list, deflated as it fills (none when it holds no rows).
-    rows: Option<RowsBlob>,
+    rows: Option<BlobBuilder>,
     ops: u64,
     /// Record times minus this are times into the phase; when not given, the first op's
     /// issue time (the phase's start, as the op records are in issue order).
@@ -224,7 +235,7 @@ impl Pass {
             latency: vec![LatencyBuckets::default(); OpKind::ALL.len()],
             sizes: Default::default(),
             access: AccessMap::new(opts.access_points),
-            rows: (opts.max_rows > 0).then(|| RowsBlob::new(&ROW_COLUMNS)),
+            rows: (opts.max_rows > 0).then(|| BlobBuilder::new(&ROW_COLUMNS)),
             ops: 0,
             clock_start_ns,
         }
@@ -402,15 +413,17 @@ impl Pass {
             let blob = if rows_complete {
                 None
             } else {
-                let mut b = BlobBuilder::new(format!("{prefix}-map"), points.len());
-                let col = |f: fn(&Access) -> f64| points.iter().map(f).collect::<Vec<f64>>();
-                b.f64("t_ns", &col(|a| a.t_ns as f64), true);
-                b.f64("offset", &col(|a| a.offset as f64), false);
-                b.f64("len", &col(|a| a.len as f64), false);
-                b.f64("row", &col(|a| a.row as f64), true);
-                b.u32("file", &points.iter().map(|a| a.file).collect::<Vec<_>>());
-                b.u8("kind", &points.iter().map(|a| a.kind).collect::<Vec<_>>());
-                let (layout, text) = b.finish();
+                let mut b = BlobBuilder::new(&MAP_COLUMNS);
+                for a in &points {
+                    b.f64(0, a.t_ns as f64);
+                    b.f64(1, a.offset as f64);
+                    b.f64(2, a.len as f64);
+                    b.f64(3, a.row as f64);
+                    b.u32(4, a.file);
+                    b.u8(5, a.kind);
+                    b.end_row();
+                }
+                let (layout, text) = b.finish(format!("{prefix}-map"));
                 blobs.push((layout.id.clone(), text));
                 Some(layout)
             };

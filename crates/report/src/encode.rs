@@ -55,233 +55,6 @@ pub struct BlobLayout {
     pub columns: Vec<ColumnLayout>,
 }
 
-/// Collects columns for one blob. Columns must be added widest type first, so every
-/// column starts at an offset its typed array can view without copying.
-pub struct BlobBuilder {
-    id: String,
-    rows: usize,
-    /// The blob's bytes not yet handed to [`Self::deflate`]: under [`PIECE`].
-    raw: Vec<u8>,
-    /// How many bytes the blob holds so far.
-    bytes: usize,
-    /// zlib's checksum of the bytes handed over.
-    adler: simd_adler32::Adler32,
-    deflate: PieceDeflater,
-    columns: Vec<ColumnLayout>,
-    /// The column being shuffled, kept for the next one.
-    planes: Vec<u8>,
-}
-
-/// Rows whose words are made at once before their bytes go to their planes.
-const SHUFFLE_ROWS: usize = 256;
-
-impl BlobBuilder {
-    /// An empty blob of `rows` rows, to be placed in the page under element id `id`.
-    pub fn new(id: impl Into<String>, rows: usize) -> Self {
-        BlobBuilder {
-            id: id.into(),
-            rows,
-            raw: Vec::new(),
-            bytes: 0,
-            adler: simd_adler32::Adler32::new(),
-            deflate: PieceDeflater::new(),
-            columns: Vec::new(),
-            planes: Vec::new(),
-        }
-    }
-
-    /// Appends a column of `W`-byte little-endian words, byte-shuffled: all first bytes,
-    /// then all second bytes, and so on, which puts the mostly zero high bytes together
-    /// for deflate to squeeze to almost nothing.
-    fn push<const W: usize>(
-        &mut self,
-        name: &'static str,
-        ty: ColumnType,
-        delta: bool,
-        words: impl Iterator<Item = [u8; W]>,
-    ) {
-        debug_assert_eq!(ty.width(), W);
-        let offset = self.bytes;
-        let rows = self.rows;
-        // The shuffled column, made in one pass over the words: a few rows' words at a
-        // time, each of their bytes then copied to its plane, W planes written in order.
-        let mut planes = std::mem::take(&mut self.planes);
-        planes.clear();
-        planes.resize(rows * W, 0);
-        let mut words = words.take(rows);
-        let mut chunk = [[0u8; W]; SHUFFLE_ROWS];
-        let mut row = 0;
-        loop {
-            let mut n = 0;
-            for (slot, w) in chunk.iter_mut().zip(words.by_ref()) {
-                *slot = w;
-                n += 1;
-            }
-            if n == 0 {
-                break;
-            }
-            for (b, plane) in planes.chunks_exact_mut(rows).enumerate() {
-                for (dst, w) in plane[row..row + n].iter_mut().zip(&chunk[..n]) {
-                    *dst = w[b];
-                }
-            }
-            row += n;
-        }
-        debug_assert_eq!(row, rows, "a column of {rows} rows");
-        // Each whole piece is handed to a thread to deflate as soon as it is full.
-        let mut rest = &planes[..];
-        while !rest.is_empty() {
-            let take = (PIECE - self.raw.len()).min(rest.len());
-            self.raw.extend_from_slice(&rest[..take]);
-            rest = &rest[take..];
-            if self.raw.len() == PIECE {
-                let piece = std::mem::replace(&mut self.raw, Vec::with_capacity(PIECE));
-                self.adler.write(&piece);
-                self.deflate.piece(piece);
-            }
-        }
-        self.planes = planes;
-        self.bytes += rows * W;
-        self.columns.push(ColumnLayout {
-            name,
-            ty,
-            offset,
-            delta,
-        });
-    }
-
-    /// Adds a Float64Array column; `delta` stores differences (for values that mostly grow).
-    pub fn f64(&mut self, name: &'static str, values: &[f64], delta: bool) {
-        let previous = std::iter::once(0.0).chain(values.iter().copied());
-        let words = values
-            .iter()
-            .zip(previous)
-            .map(move |(&v, prev)| if delta { v - prev } else { v }.to_le_bytes());
-        self.push(name, ColumnType::F64, delta, words);
-    }
-
-    /// Adds a Uint32Array column.
-    pub fn u32(&mut self, name: &'static str, values: &[u32]) {
-        self.push(
-            name,
-            ColumnType::U32,
-            false,
-            values.iter().map(|v| v.to_le_bytes()),
-        );
-    }
-
-    /// Adds a Uint8Array column.
-    pub fn u8(&mut self, name: &'static str, values: &[u8]) {
-        self.push(name, ColumnType::U8, false, values.iter().map(|&v| [v]));
-    }
-
-    /// Compresses the blob: its layout for the page's JSON, and its base64 text. The
-    /// result is zlib, the format the browser's DecompressionStream("deflate") reads.
-    pub fn finish(mut self) -> (BlobLayout, String) {
-        self.adler.write(&self.raw);
-        let compressed = self.deflate.finish(&self.raw, self.adler.finish());
-        (
-            BlobLayout {
-                id: self.id,
-                rows: self.rows,
-                bytes: self.bytes,
-                columns: self.columns,
-            },
-            base64(&compressed),
-        )
-    }
-}
-
-/// The raw blob is deflated in pieces of this many bytes, each on a thread of its own
-/// while the next columns are packed. The pieces are fixed by their place in the blob,
-/// so the page is the same bytes however many cores did the work.
-const PIECE: usize = 4 << 20;
-
-/// Deflates a blob's pieces in order on threads of their own, as many at once as
-/// there are cores, each ended by a sync flush so that they join into one stream.
-struct PieceDeflater {
-    done: Vec<Vec<u8>>,
-    running: std::collections::VecDeque<std::thread::JoinHandle<Vec<u8>>>,
-    /// How many pieces are deflated at once: the cores (asked once, on the first
-    /// piece; the answer reads the cgroup's files).
-    cores: Option<usize>,
-}
-
-impl PieceDeflater {
-    fn new() -> PieceDeflater {
-        PieceDeflater {
-            done: Vec::new(),
-            running: std::collections::VecDeque::new(),
-            cores: None,
-        }
-    }
-
-    /// Deflates `piece`, a whole [`PIECE`] that more bytes follow.
-    fn piece(&mut self, piece: Vec<u8>) {
-        let cores = *self
-            .cores
-            .get_or_insert_with(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
-        if self.running.len() >= cores {
-            self.join_oldest();
-        }
-        let piece = std::sync::Arc::new(piece);
-        let theirs = std::sync::Arc::clone(&piece);
-        let spawned = std::thread::Builder::new()
-            .name("report-deflate".into())
-            .spawn(move || deflate_raw(&theirs, false));
-        match spawned {
-            Ok(h) => self.running.push_back(h),
-            Err(_) => {
-                // No thread to be had: deflate it here, after those before it.
-                while !self.running.is_empty() {
-                    self.join_oldest();
-                }
-                self.done.push(deflate_raw(&piece, false));
-            }
-        }
-    }
-
-    fn join_oldest(&mut self) {
-        if let Some(h) = self.running.pop_front() {
-            let out = h.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
-            self.done.push(out);
-        }
-    }
-
-    /// The zlib stream: the header, every piece in order, `last` (the bytes after the
-    /// last whole piece) ending the stream, and the checksum.
-    fn finish(mut self, last: &[u8], adler: u32) -> Vec<u8> {
-        let tail = deflate_raw(last, true);
-        while !self.running.is_empty() {
-            self.join_oldest();
-        }
-        let len = 2 + self.done.iter().map(Vec::len).sum::<usize>() + tail.len() + 4;
-        let mut out = Vec::with_capacity(len);
-        // zlib's header for deflate with a 32 KiB window at its fastest level, as
-        // flate2 writes it at level 1.
-        out.extend_from_slice(&[0x78, 0x01]);
-        for piece in &self.done {
-            out.extend_from_slice(piece);
-        }
-        out.extend_from_slice(&tail);
-        out.extend_from_slice(&adler.to_be_bytes());
-        out
-    }
-}
-
-/// Raw deflate of `input` at level 1, ended by a sync flush (more follows) or, when
-/// `last`, by the stream's final block.
-fn deflate_raw(input: &[u8], last: bool) -> Vec<u8> {
-    let mut out = Vec::with_capacity(input.len() / 3 + 64);
-    let flush = if last {
-        flate2::FlushCompress::Finish
-    } else {
-        flate2::FlushCompress::Sync
-    };
-    deflate_into(&mut fast_deflate(), input, &mut out, flush);
-    out
-}
-
 /// A raw deflate stream at level 1: deflate's fast path is several times faster than
 /// the default on shuffled columns, at a page a little larger; it matters at millions of
 /// rows.
@@ -331,7 +104,7 @@ fn adler32_combine(first: u32, second: u32, second_len: u64) -> u32 {
     (a | (b << 16)) as u32
 }
 
-/// One byte plane of a [`RowsBlob`] column, deflated as it grows.
+/// One byte plane of a [`BlobBuilder`] column, deflated as it grows.
 struct Plane {
     pending: Vec<u8>,
     deflate: flate2::Compress,
@@ -370,13 +143,17 @@ impl Plane {
     }
 }
 
-/// A blob of equally long columns whose rows come one at a time, as the report's pass
-/// meets the ops: each byte plane of each column is deflated as it grows, so only the
-/// compressed planes are held, and nothing is left to pack when the last row has come.
-/// It decompresses to what [`BlobBuilder`] packs from the same columns (the planes of
-/// each column in turn, delta columns as differences); the compressed bytes differ, as
-/// each plane is a deflate stream of its own, the streams joined in order.
-pub struct RowsBlob {
+/// A blob of equally long columns, packed as the page reads them: each column's
+/// little-endian words byte-shuffled (all first bytes, then all second bytes, and so on,
+/// which puts the mostly zero high bytes together for deflate to squeeze to almost
+/// nothing), the columns one after another, widest type first so that each starts at an
+/// offset its typed array can view without copying. Rows come one at a time, as the
+/// report's pass meets the ops: each byte plane is deflated as it grows, so only the
+/// compressed planes are held and nothing is left to pack after the last row. The blob
+/// is one zlib stream, the format the browser's DecompressionStream("deflate") reads:
+/// each plane a raw deflate stream of its own, ended on a byte boundary, the streams
+/// joined in order and their checksums combined.
+pub struct BlobBuilder {
     columns: Vec<(&'static str, ColumnType, bool)>,
     /// Each column's first plane in `planes`.
     first_plane: Vec<usize>,
@@ -386,16 +163,21 @@ pub struct RowsBlob {
     rows: usize,
 }
 
-impl RowsBlob {
-    /// An empty blob of these columns (name, type, delta), widest type first.
-    pub fn new(columns: &[(&'static str, ColumnType, bool)]) -> RowsBlob {
+impl BlobBuilder {
+    /// An empty blob of these columns (name, type, and whether each value is stored as
+    /// the difference from the one before), widest type first.
+    pub fn new(columns: &[(&'static str, ColumnType, bool)]) -> BlobBuilder {
+        debug_assert!(
+            columns.windows(2).all(|w| w[0].1.width() >= w[1].1.width()),
+            "widest type first"
+        );
         let mut first_plane = Vec::with_capacity(columns.len());
         let mut planes = Vec::new();
         for &(_, ty, _) in columns {
             first_plane.push(planes.len());
             planes.extend((0..ty.width()).map(|_| Plane::new()));
         }
-        RowsBlob {
+        BlobBuilder {
             columns: columns.to_vec(),
             first_plane,
             planes,
@@ -465,7 +247,12 @@ impl RowsBlob {
             adler = adler32_combine(adler, plane.adler.finish(), plane.len);
         }
         if self.planes.is_empty() {
-            compressed.extend_from_slice(&deflate_raw(&[], true));
+            deflate_into(
+                &mut fast_deflate(),
+                &[],
+                &mut compressed,
+                flate2::FlushCompress::Finish,
+            );
         }
         compressed.extend_from_slice(&adler.to_be_bytes());
         let mut offset = 0;
@@ -593,17 +380,31 @@ mod tests {
         out
     }
 
-    #[test]
-    fn a_blob_unpacks_to_its_columns() {
-        let mut b = BlobBuilder::new("b0", 3);
-        b.f64("t", &[10.0, 15.0, 40.0], true);
-        b.u32("file", &[1, 2, 70_000]);
-        b.u8("kind", &[3, 4, 5]);
-        let (layout, text) = b.finish();
+    fn inflate(text: &str) -> Vec<u8> {
         let mut raw = Vec::new();
-        flate2::read::ZlibDecoder::new(&unbase64(&text)[..])
+        // The decoder checks the stream's checksum too.
+        flate2::read::ZlibDecoder::new(&unbase64(text)[..])
             .read_to_end(&mut raw)
             .unwrap();
+        raw
+    }
+
+    #[test]
+    fn a_blob_unpacks_to_its_columns() {
+        let mut b = BlobBuilder::new(&[
+            ("t", ColumnType::F64, true),
+            ("file", ColumnType::U32, false),
+            ("kind", ColumnType::U8, false),
+        ]);
+        for (t, file, kind) in [(10.0, 1, 3), (15.0, 2, 4), (40.0, 70_000, 5)] {
+            b.f64(0, t);
+            b.u32(1, file);
+            b.u8(2, kind);
+            b.end_row();
+        }
+        let (layout, text) = b.finish("b0");
+        assert_eq!((layout.id.as_str(), layout.rows), ("b0", 3));
+        let raw = inflate(&text);
         assert_eq!(raw.len(), layout.bytes);
         let col = |name: &str| layout.columns.iter().find(|c| c.name == name).unwrap();
         let unshuffle = |offset: usize, w: usize, i: usize| -> Vec<u8> {
@@ -624,8 +425,7 @@ mod tests {
         assert_eq!(&raw[col("kind").offset..], &[3, 4, 5]);
     }
 
-    /// What a blob's bytes are, packed in one pass with no pieces: each column's byte
-    /// planes in turn.
+    /// What a blob's bytes are, packed plainly: each column's byte planes in turn.
     fn shuffled(columns: &[(Vec<[u8; 8]>, usize)]) -> Vec<u8> {
         let mut raw = Vec::new();
         for (words, width) in columns {
@@ -634,65 +434,6 @@ mod tests {
             }
         }
         raw
-    }
-
-    #[test]
-    fn a_blob_of_many_pieces_is_one_zlib_stream_of_its_bytes() {
-        // Three pieces and part of a fourth, the columns' planes crossing their bounds.
-        let rows = 2 * PIECE / 8 + 12_345;
-        let a: Vec<u32> = (0..rows as u32)
-            .map(|i| i.wrapping_mul(2_654_435_761))
-            .collect();
-        let t: Vec<f64> = (0..rows).map(|i| (i * i % 1_000_003) as f64).collect();
-        let mut b = BlobBuilder::new("big", rows);
-        b.f64("t", &t, false);
-        b.u32("a", &a);
-        let (layout, text) = b.finish();
-        let z = unbase64(&text);
-        let mut raw = Vec::new();
-        flate2::read::ZlibDecoder::new(&z[..])
-            .read_to_end(&mut raw)
-            .unwrap();
-        let widen = |w: &[u8]| {
-            let mut x = [0u8; 8];
-            x[..w.len()].copy_from_slice(w);
-            x
-        };
-        let expected = shuffled(&[
-            (t.iter().map(|v| v.to_le_bytes()).collect(), 8),
-            (a.iter().map(|v| widen(&v.to_le_bytes())).collect(), 4),
-        ]);
-        assert_eq!(layout.bytes, expected.len());
-        assert!(expected.len() > 3 * PIECE);
-        assert!(raw == expected, "the blob's bytes differ");
-        // The checksum was checked by the decoder; the stream ends where the text does.
-        assert_eq!(
-            &z[z.len() - 4..],
-            &simd_adler32::adler32(&&expected[..]).to_be_bytes()
-        );
-    }
-
-    #[test]
-    fn a_blob_of_one_piece_is_what_zlib_makes_of_it() {
-        use std::io::Write;
-        let v: Vec<f64> = (0..10_000).map(|i| (i % 97) as f64).collect();
-        let mut b = BlobBuilder::new("small", v.len());
-        b.f64("v", &v, true);
-        let (_, text) = b.finish();
-        let mut raw = Vec::new();
-        let mut prev = 0.0;
-        let deltas: Vec<[u8; 8]> = v
-            .iter()
-            .map(|&x| {
-                let d = (x - prev).to_le_bytes();
-                prev = x;
-                d
-            })
-            .collect();
-        raw.extend(shuffled(&[(deltas, 8)]));
-        let mut z = flate2::write::ZlibEncoder::new(Vec::new(), Compression::new(1));
-        z.write_all(&raw).unwrap();
-        assert_eq!(unbase64(&text), z.finish().unwrap());
     }
 
     #[test]
@@ -713,13 +454,12 @@ mod tests {
     }
 
     #[test]
-    fn rows_given_one_at_a_time_unpack_to_what_the_whole_columns_pack() {
-        let columns = [
-            ("t", ColumnType::F64, true),
-            ("v", ColumnType::F64, false),
-            ("f", ColumnType::U32, false),
-            ("k", ColumnType::U8, false),
-        ];
+    fn a_blob_of_many_rows_is_one_zlib_stream_of_its_shuffled_columns() {
+        let widen = |w: &[u8]| {
+            let mut x = [0u8; 8];
+            x[..w.len()].copy_from_slice(w);
+            x
+        };
         // Around the chunk a plane is deflated in, and across several.
         for rows in [
             0,
@@ -736,37 +476,57 @@ mod tests {
                 .map(|i| i.wrapping_mul(2_654_435_761))
                 .collect();
             let k: Vec<u8> = (0..rows).map(|i| (i % 13) as u8).collect();
-            let mut streamed = RowsBlob::new(&columns);
+            let mut b = BlobBuilder::new(&[
+                ("t", ColumnType::F64, true),
+                ("v", ColumnType::F64, false),
+                ("f", ColumnType::U32, false),
+                ("k", ColumnType::U8, false),
+            ]);
             for i in 0..rows {
-                streamed.f64(0, t[i]);
-                streamed.f64(1, v[i]);
-                streamed.u32(2, f[i]);
-                streamed.u8(3, k[i]);
-                streamed.end_row();
+                b.f64(0, t[i]);
+                b.f64(1, v[i]);
+                b.u32(2, f[i]);
+                b.u8(3, k[i]);
+                b.end_row();
             }
-            let (layout, text) = streamed.finish("s");
-            let mut whole = BlobBuilder::new("s", rows);
-            whole.f64("t", &t, true);
-            whole.f64("v", &v, false);
-            whole.u32("f", &f);
-            whole.u8("k", &k);
-            let (want_layout, want_text) = whole.finish();
+            let (layout, text) = b.finish("s");
+            let deltas = t
+                .iter()
+                .scan(0.0, |prev, &x| {
+                    let d = x - *prev;
+                    *prev = x;
+                    Some(d.to_le_bytes())
+                })
+                .collect();
+            let expected = shuffled(&[
+                (deltas, 8),
+                (v.iter().map(|x| x.to_le_bytes()).collect(), 8),
+                (f.iter().map(|x| widen(&x.to_le_bytes())).collect(), 4),
+                (k.iter().map(|&x| widen(&[x])).collect(), 1),
+            ]);
+            let columns: Vec<_> = layout
+                .columns
+                .iter()
+                .map(|c| (c.name, c.ty, c.offset, c.delta))
+                .collect();
             assert_eq!(
-                serde_json::to_value(&layout).unwrap(),
-                serde_json::to_value(&want_layout).unwrap(),
+                columns,
+                [
+                    ("t", ColumnType::F64, 0, true),
+                    ("v", ColumnType::F64, 8 * rows, false),
+                    ("f", ColumnType::U32, 16 * rows, false),
+                    ("k", ColumnType::U8, 20 * rows, false),
+                ],
                 "{rows} rows"
             );
-            let inflate = |text: &str| {
-                let mut raw = Vec::new();
-                flate2::read::ZlibDecoder::new(&unbase64(text)[..])
-                    .read_to_end(&mut raw)
-                    .unwrap();
-                raw
-            };
-            // The decoder checks the stream's checksum too.
-            let raw = inflate(&text);
-            assert_eq!(raw.len(), layout.bytes);
-            assert!(raw == inflate(&want_text), "{rows} rows: the bytes differ");
+            assert_eq!((layout.rows, layout.bytes), (rows, expected.len()));
+            assert!(inflate(&text) == expected, "{rows} rows: the bytes differ");
+            let z = unbase64(&text);
+            assert_eq!(
+                &z[z.len() - 4..],
+                &simd_adler32::adler32(&&expected[..]).to_be_bytes(),
+                "{rows} rows: the stream ends with the blob's checksum"
+            );
         }
     }
 
