@@ -75,8 +75,10 @@ enum Binning {
 /// The most bins a series has.
 const MAX_BINS: u64 = 1_000_000;
 
-/// The most fine bins a series of unknown length keeps: ten times [`DEFAULT_BINS`] or more,
-/// so that the fine width stays at most a tenth of the round width the phase gets.
+/// The most fine bins a series of unknown length keeps. Past it ten bins become one, so a
+/// fine width of w means an op completed at 2,000 w or later: with no op after the phase,
+/// w is at most half the round width of the phase ([`round_bin_ns`], at least a
+/// thousandth of it), and as a power of ten it divides that width.
 const FINE_BINS: u64 = 20 * DEFAULT_BINS;
 
 /// Whether a series keeps every op's latency for the per-period percentiles.
@@ -257,9 +259,8 @@ impl TimeSeries {
         let width = match self.binning {
             Binning::Closed => return,
             Binning::Fixed => self.bin_ns,
-            // No op completes after the phase, so the fine width is at most a tenth of
-            // the round one, and a power of ten dividing it; should an op have, the fine
-            // width stands.
+            // The fine width divides the round one (see FINE_BINS); should an op have
+            // completed after the phase, the fine width stands.
             Binning::Fine => match round_bin_ns(duration_ns) {
                 round if round % self.bin_ns == 0 => round,
                 _ => self.bin_ns,
