@@ -76,9 +76,9 @@ enum Binning {
 const MAX_BINS: u64 = 1_000_000;
 
 /// The most fine bins a series of unknown length keeps. Past it ten bins become one, so a
-/// fine width of w means an op completed at 2,000 w or later: with no op after the phase,
-/// w is at most half the round width of the phase ([`round_bin_ns`], at least a
-/// thousandth of it), and as a power of ten it divides that width.
+/// fine width of w above 1 ns means an op completed at 2,000 w or later: with no op after
+/// the phase, w is 1 ns or at most half the round width of the phase ([`round_bin_ns`],
+/// at least a thousandth of it), and as a power of ten it divides that width.
 const FINE_BINS: u64 = 20 * DEFAULT_BINS;
 
 /// Whether a series keeps every op's latency for the per-period percentiles.
