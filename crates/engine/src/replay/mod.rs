@@ -331,7 +331,8 @@ pub fn replay_with<C: Clock + Sync>(
             .name("spool-io".into())
             .spawn_scoped(scope, move || {
                 // Kept off the stream threads' CPUs, where it would wait behind them: on
-                // those left over, else beside the records (whose SCHED_IDLE yields).
+                // those left over, else beside the records (which, under --realtime's
+                // privileges, run under SCHED_IDLE and yield to it).
                 if !cpus.rest.is_empty() {
                     let _ = realtime::pin_to(&cpus.rest);
                 } else if let (true, Some(kept)) = (options.realtime, kept_cpu) {
