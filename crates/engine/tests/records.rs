@@ -10,9 +10,10 @@ use std::sync::{Arc, Mutex};
 use common::{file, plan_of, spec_of};
 use naslab_engine::plan::Plan;
 use naslab_engine::records::LiveRecords;
+use naslab_engine::replay::ReplayError;
 use naslab_engine::{
     beside, replay_with, run_iteration, IterationSpec, MonotonicClock, NullTarget, Progress,
-    RecordSink, ReplayOptions, RunError, StartGate,
+    RecordSink, ReplayOptions, ReplayOutcome, RunError, StartGate,
 };
 use naslab_results::CacheMode;
 use naslab_trace::{FileDecl, Measured, Op, OpFlags, OpKind, Prepare, Trace};
@@ -117,6 +118,33 @@ fn check_records(recs: &[(Op, Measured)], what: &str) {
     }
 }
 
+/// Replays `plan` on the null backend, keeping measurements that `live` follows; the
+/// clock is `clock`'s, or none (the phase refused at its start).
+fn replay_followed(
+    plan: &Plan,
+    spool: &Path,
+    live: &LiveRecords,
+    clock: Option<MonotonicClock>,
+) -> Result<ReplayOutcome, ReplayError> {
+    let options = ReplayOptions {
+        records: true,
+        ..ReplayOptions::default()
+    };
+    let progress = Progress::default();
+    let following = Some(live.following());
+    replay_with(
+        plan,
+        &NullTarget,
+        "live",
+        options,
+        spool,
+        &progress,
+        None,
+        following,
+        || clock,
+    )
+}
+
 #[test]
 fn records_followed_beside_a_replay_of_more_streams_than_cpus_are_merged_as_after_it() {
     // More streams than the CPUs they are given, so that some lag and the merge waits
@@ -129,23 +157,8 @@ fn records_followed_beside_a_replay_of_more_streams_than_cpus_are_merged_as_afte
         let mut live =
             LiveRecords::start(scope, &path, &plan, "test".into(), None, Some(kept)).unwrap();
         assert_eq!(live.following().kept_cpu, Some(kept));
-        let progress = Progress::default();
-        let options = ReplayOptions {
-            records: true,
-            ..ReplayOptions::default()
-        };
-        let out = replay_with(
-            &plan,
-            &NullTarget,
-            "live",
-            options,
-            spool.path(),
-            &progress,
-            None,
-            Some(live.following()),
-            || Some(MonotonicClock::starting_now()),
-        )
-        .unwrap();
+        let clock = Some(MonotonicClock::starting_now());
+        let out = replay_followed(&plan, spool.path(), &live, clock).unwrap();
         live.phase_over().unwrap();
         assert_eq!(live.finish(out).unwrap(), STREAMS as u64 * (READS + 2));
     });
@@ -162,22 +175,7 @@ fn records_followed_beside_a_phase_that_never_starts_are_removed() {
     std::thread::scope(|scope| {
         let live =
             LiveRecords::start(scope, &path, &plan, "test".into(), None, Some(kept)).unwrap();
-        let options = ReplayOptions {
-            records: true,
-            ..ReplayOptions::default()
-        };
-        let progress = Progress::default();
-        let refused = replay_with(
-            &plan,
-            &NullTarget,
-            "live",
-            options,
-            spool.path(),
-            &progress,
-            None,
-            Some(live.following()),
-            || None::<MonotonicClock>,
-        );
+        let refused = replay_followed(&plan, spool.path(), &live, None);
         assert!(refused.is_err(), "a phase refused at its start fails");
         drop(live);
     });
