@@ -169,6 +169,14 @@ fn op_fields(raw: &RawLine) -> OpFields {
     }
 }
 
+/// What the general path reads from an op line, for tests of the fast path: `None`
+/// when serde refuses the line or it is not an op line.
+#[cfg(test)]
+pub(crate) fn general_op_fields(line: &str) -> Option<OpFields> {
+    let raw: RawLine = serde_json::from_str(line).ok()?;
+    (raw.line_type == LineType::Op).then(|| op_fields(&raw))
+}
+
 /// Reads a trace record by record, JSON Lines or binary (told apart by its first byte),
 /// checking as it goes: the header first, a known version,
 /// entries declared before use, paths that stay inside the workload directory.
