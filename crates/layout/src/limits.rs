@@ -179,6 +179,13 @@ fn ext_extent_mapped(file: &File) -> bool {
 pub fn extent_limit(file: &File, fs: &FsInfo) -> Option<ExtentLimit> {
     let bs = fs.block_bytes;
     match fs.family {
+        // At 4 KiB blocks both come to 128 MiB: the inode's flags are not asked for
+        // (an ioctl a file, a fifth of a walk's system calls).
+        FsFamily::Ext if EXT4_MAX_EXTENT_BLOCKS * bs == 8 * bs * bs => Some(ExtentLimit {
+            bytes: EXT4_MAX_EXTENT_BLOCKS * bs,
+            encoded_bytes: None,
+            basis: "ext4 extent (32768 blocks) or ext2/3 block group (8 x block size blocks): the same at this block size",
+        }),
         FsFamily::Ext if ext_extent_mapped(file) => Some(ExtentLimit {
             bytes: EXT4_MAX_EXTENT_BLOCKS * bs,
             encoded_bytes: None,
@@ -206,5 +213,42 @@ pub fn extent_limit(file: &File, fs: &FsInfo) -> Option<ExtentLimit> {
             basis: "btrfs: 128 MiB, 128 KiB compressed",
         }),
         FsFamily::Other(_) => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ext(block_bytes: u64) -> FsInfo {
+        FsInfo {
+            family: FsFamily::Ext,
+            name: "ext4".into(),
+            block_bytes,
+            xfs_ag_blocks: None,
+        }
+    }
+
+    #[test]
+    fn an_ext_limit_asks_for_the_inode_flags_only_where_the_two_limits_differ() {
+        let file = tempfile::tempfile().unwrap();
+        // At 4 KiB blocks, 32768 blocks and 8 x 4096 blocks are both 128 MiB.
+        let l = extent_limit(&file, &ext(4096)).unwrap();
+        assert_eq!(l.bytes, 128 << 20);
+        // At 1 KiB they differ, and the flags decide: 32 MiB extent-mapped, else 8 MiB.
+        let l = extent_limit(&file, &ext(1024)).unwrap();
+        let expected = if ext_extent_mapped(&file) {
+            32 << 20
+        } else {
+            8 << 20
+        };
+        assert_eq!(l.bytes, expected);
+        let l = extent_limit(&file, &ext(2048)).unwrap();
+        let expected = if ext_extent_mapped(&file) {
+            64 << 20
+        } else {
+            32 << 20
+        };
+        assert_eq!(l.bytes, expected);
     }
 }
