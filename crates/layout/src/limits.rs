@@ -235,20 +235,15 @@ mod tests {
         // At 4 KiB blocks, 32768 blocks and 8 x 4096 blocks are both 128 MiB.
         let l = extent_limit(&file, &ext(4096)).unwrap();
         assert_eq!(l.bytes, 128 << 20);
-        // At 1 KiB they differ, and the flags decide: 32 MiB extent-mapped, else 8 MiB.
-        let l = extent_limit(&file, &ext(1024)).unwrap();
-        let expected = if ext_extent_mapped(&file) {
-            32 << 20
-        } else {
-            8 << 20
-        };
-        assert_eq!(l.bytes, expected);
-        let l = extent_limit(&file, &ext(2048)).unwrap();
-        let expected = if ext_extent_mapped(&file) {
-            64 << 20
-        } else {
-            32 << 20
-        };
-        assert_eq!(l.bytes, expected);
+        // At 1 and 2 KiB they differ, and the flags decide.
+        let mapped = ext_extent_mapped(&file);
+        for (bs, extent, group) in [(1024, 32 << 20, 8 << 20), (2048, 64 << 20, 32 << 20)] {
+            let l = extent_limit(&file, &ext(bs)).unwrap();
+            assert_eq!(
+                l.bytes,
+                if mapped { extent } else { group },
+                "{bs}-byte blocks"
+            );
+        }
     }
 }
