@@ -29,7 +29,7 @@ pub fn summarize(
                 continue;
             }
             if let Some(l) = &s.latency[i] {
-                h.merge(l);
+                l.merge_into(&mut h);
             }
             stats.count += s.counts[i];
             stats.errors += s.errors[i];

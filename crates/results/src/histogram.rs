@@ -82,6 +82,93 @@ impl LatencyHistogram {
     }
 }
 
+/// The latencies of one stream's ops of one kind while the phase runs: the buckets of a
+/// [`LatencyHistogram`] with 32-bit counts, half its memory (hundreds of streams each
+/// hold one per op kind). No count can overflow: every 2^32 - 1 values, the buckets are
+/// added to a [`LatencyHistogram`] kept beside them and emptied. [`Self::merge_into`]
+/// adds every value, exactly as recording them into the target would.
+pub struct StreamLatency {
+    counts: Histogram<u32>,
+    /// Values in `counts`.
+    held: u32,
+    /// How many values `counts` takes before it is emptied into `spilled`.
+    limit: u32,
+    spilled: Option<Box<LatencyHistogram>>,
+    sum_ns: u128,
+    min_ns: u64,
+    max_ns: u64,
+}
+
+impl Default for StreamLatency {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl StreamLatency {
+    /// Empty, sized as [`LatencyHistogram::new`] is.
+    pub fn new() -> Self {
+        Self::emptied_every(u32::MAX)
+    }
+
+    fn emptied_every(limit: u32) -> Self {
+        let mut counts = Histogram::new_with_bounds(1, 1_000_000_000, 3)
+            .expect("1 ns to 1 s at 3 significant digits is a valid range");
+        counts.auto(true);
+        StreamLatency {
+            counts,
+            held: 0,
+            limit,
+            spilled: None,
+            sum_ns: 0,
+            min_ns: u64::MAX,
+            max_ns: 0,
+        }
+    }
+
+    /// Records one latency.
+    #[inline]
+    pub fn record(&mut self, ns: u64) {
+        if self.held == self.limit {
+            self.spill();
+        }
+        // auto-resize makes recording infallible for any u64 the histogram can hold.
+        let _ = self.counts.record(ns.max(1));
+        self.held += 1;
+        self.sum_ns += ns as u128;
+        self.min_ns = self.min_ns.min(ns);
+        self.max_ns = self.max_ns.max(ns);
+    }
+
+    #[cold]
+    fn spill(&mut self) {
+        let into = self.spilled.get_or_insert_with(Box::default);
+        add_counts(&mut into.inner, &self.counts);
+        self.counts.reset();
+        self.held = 0;
+    }
+
+    /// Adds every value recorded here to `into`.
+    pub fn merge_into(&self, into: &mut LatencyHistogram) {
+        if let Some(spilled) = &self.spilled {
+            let _ = into.inner.add(&spilled.inner);
+        }
+        add_counts(&mut into.inner, &self.counts);
+        into.sum_ns += self.sum_ns;
+        into.min_ns = into.min_ns.min(self.min_ns);
+        into.max_ns = into.max_ns.max(self.max_ns);
+    }
+}
+
+/// Adds the buckets of `from` to `into`, of the same precision: each bucket's count at a
+/// value of that bucket.
+fn add_counts(into: &mut Histogram<u64>, from: &Histogram<u32>) {
+    for v in from.iter_recorded() {
+        // auto-resize makes recording infallible.
+        let _ = into.record_n(v.value_iterated_to(), v.count_at_value() as u64);
+    }
+}
+
 /// Latency figures of one op type (or of pacing lag), in nanoseconds. Percentiles come
 /// from a [`LatencyHistogram`] (within 0.1 %); `min_ns` and `max_ns` are exact, and
 /// `avg_ns` is the exact mean rounded down to the nanosecond.
@@ -161,6 +248,46 @@ mod tests {
         assert_eq!((s.min_ns, s.max_ns, s.count), (7_250, 665_075_123, 3));
         b.merge(&LatencyHistogram::new());
         assert_eq!(b.summary(), s, "merging an empty histogram changes nothing");
+    }
+
+    #[test]
+    fn a_stream_latency_merges_as_recording_into_the_target_would() {
+        // Values over nine decades, some past the first sizing (1 s), recorded straight
+        // into one histogram and through stream latencies emptied every 3, 97 and 1000
+        // values, or never.
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let values: Vec<u64> = (0..5_000)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                x % 10u64.pow(1 + (x % 10) as u32)
+            })
+            .collect();
+        let mut direct = LatencyHistogram::new();
+        values.iter().for_each(|&v| direct.record(v));
+        for limit in [3, 97, 1000, u32::MAX] {
+            let mut target = LatencyHistogram::new();
+            target.record(3);
+            let mut reference = target.clone();
+            reference.merge(&direct);
+            let mut stream = StreamLatency::emptied_every(limit);
+            values.iter().for_each(|&v| stream.record(v));
+            stream.merge_into(&mut target);
+            assert_eq!(
+                target.summary(),
+                reference.summary(),
+                "emptied every {limit}"
+            );
+            assert_eq!(
+                target.inner, reference.inner,
+                "the same buckets, every {limit}"
+            );
+        }
+        // An empty one adds nothing.
+        let mut target = direct.clone();
+        StreamLatency::new().merge_into(&mut target);
+        assert_eq!(target.summary(), direct.summary());
     }
 
     #[test]

@@ -8,7 +8,7 @@ mod verify;
 pub mod export;
 pub mod views;
 
-pub use histogram::{LatencyHistogram, LatencySummary};
+pub use histogram::{LatencyHistogram, LatencySummary, StreamLatency};
 pub use model::Device;
 pub use model::{
     CacheMode, Environment, IterationResult, OpStats, PrepareResult, RunOptions, RunResult,

@@ -6,7 +6,7 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{mpsc, Arc, RwLock};
 
-use naslab_results::LatencyHistogram;
+use naslab_results::{LatencyHistogram, StreamLatency};
 use naslab_trace::OpKind;
 
 use crate::backend::{BackendOptions, OpError, Target};
@@ -168,7 +168,7 @@ pub struct StreamOutcome {
     pub bytes_read: u64,
     pub bytes_written: u64,
     /// Latency per op kind, indexed by [`OpKind::index`]; `None` for kinds it never issued.
-    pub latency: Vec<Option<LatencyHistogram>>,
+    pub latency: Vec<Option<StreamLatency>>,
     pub counts: [u64; OpKind::ALL.len()],
     pub errors: [u64; OpKind::ALL.len()],
     /// Failures by (op kind index, errno).
@@ -198,7 +198,7 @@ impl StreamOutcome {
             bytes_written: 0,
             latency: counts
                 .iter()
-                .map(|&n| (n > 0).then(LatencyHistogram::new))
+                .map(|&n| (n > 0).then(StreamLatency::new))
                 .collect(),
             counts: [0; OpKind::ALL.len()],
             errors: [0; OpKind::ALL.len()],
