@@ -51,7 +51,7 @@ pub fn summarize(
     }
     for s in &outcome.streams {
         if let Some(l) = &s.lag {
-            lag.merge(l);
+            l.merge_into(&mut lag);
         }
         r.bytes_read += s.bytes_read;
         r.bytes_written += s.bytes_written;

@@ -6,7 +6,7 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{mpsc, Arc, RwLock};
 
-use naslab_results::{LatencyHistogram, StreamLatency};
+use naslab_results::StreamLatency;
 use naslab_trace::OpKind;
 
 use crate::backend::{BackendOptions, OpError, Target};
@@ -174,7 +174,7 @@ pub struct StreamOutcome {
     /// Failures by (op kind index, errno).
     pub errnos: HashMap<(usize, i32), u64>,
     /// Issue time minus scheduled time, for paced runs (`None` under `afap`).
-    pub lag: Option<LatencyHistogram>,
+    pub lag: Option<StreamLatency>,
     /// When its first op was issued.
     pub first_issued_ns: u64,
     /// When its last op completed.
@@ -369,7 +369,7 @@ pub fn replay_with<C: Clock + Sync>(
                 let wbuf = AlignedBuf::try_zeroed(sizes.write_slot_len * sizes.slots);
                 let mut out = StreamOutcome::new(counts, sp.stream);
                 if options.pacing != Pacing::Afap {
-                    out.lag = Some(LatencyHistogram::new());
+                    out.lag = Some(StreamLatency::new());
                 }
                 tighten_timer_slack();
                 if let (Some(cpus), false) = (stream_cpus, options.realtime) {
