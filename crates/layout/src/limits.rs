@@ -230,7 +230,7 @@ mod tests {
     }
 
     #[test]
-    fn an_ext_limit_asks_for_the_inode_flags_only_where_the_two_limits_differ() {
+    fn an_ext_limit_is_128_mib_at_4_kib_blocks_and_follows_the_inode_flags_elsewhere() {
         let file = tempfile::tempfile().unwrap();
         // At 4 KiB blocks, 32768 blocks and 8 x 4096 blocks are both 128 MiB.
         let l = extent_limit(&file, &ext(4096)).unwrap();

@@ -85,7 +85,8 @@ impl LatencyHistogram {
 /// The latencies of one stream's ops of one kind while the phase runs: the buckets of a
 /// [`LatencyHistogram`] with 32-bit counts, half its memory (hundreds of streams each
 /// hold one per op kind). No count can overflow: every 2^32 - 1 values, the buckets are
-/// added to a [`LatencyHistogram`] kept beside them and emptied. [`Self::merge_into`]
+/// added to a [`LatencyHistogram`] kept beside them (made then, the one allocation
+/// recording can make) and emptied. [`Self::merge_into`]
 /// adds every value, exactly as recording them into the target would.
 pub struct StreamLatency {
     counts: Histogram<u32>,

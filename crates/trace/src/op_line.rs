@@ -151,6 +151,10 @@ impl<'a> Scan<'a> {
         self.ws();
         if self.b.get(self.i) == Some(&b'-') {
             self.i += 1;
+            // JSON puts nothing between the sign and the digits.
+            if !self.b.get(self.i).is_some_and(u8::is_ascii_digit) {
+                return None;
+            }
             let v = self.unsigned()?;
             if v == 0 {
                 // "-0" reads as 0 either way, but leave the oddity to the general path.
@@ -355,6 +359,9 @@ mod tests {
             r#"{"type":"op","op":"re\u0061d","file":1}"#,
             r#"{"type":"op","op":"read","file":1,"flags":"bogus"}"#,
             r#"{"type":"op","op":"read","file":1,"result":-0}"#,
+            r#"{"type":"op","op":"read","file":1,"result":- 5}"#,
+            "{\"type\":\"op\",\"op\":\"read\",\"file\":1,\"result\":-\t5}",
+            r#"{"type":"op","op":"read","file":1,"result":-}"#,
             r#"{"type":"op","op":"read","file":1,"result":-9223372036854775809}"#,
             r#"{"type":"op","op":"read","file":1,}"#,
             r#"{"type":"op","op":"read","file":1} x"#,
@@ -388,6 +395,7 @@ mod tests {
             match next() % 8 {
                 0 => n = format!("-{n}"),
                 1 => n.push_str(".5"),
+                3 => n = format!("- {n}"),
                 2 if digits < 21 => n = n.trim_start_matches('0').to_string() + "7",
                 _ => {}
             }
