@@ -4,16 +4,16 @@
 //! Sharing would cost them: the kernel gives even a SCHED_IDLE thread a slice now and
 //! then, and a stream that waits for it waits until the next tick (4 ms at 250 Hz; seen
 //! as the slowest op of a run). So that work runs beside the phase only when the streams
-//! leave a CPU free: it is pinned to the first CPU this process may use (where
-//! interrupts and housekeeping usually land already), and the stream threads to the
-//! others. Where the process may also set threads back from SCHED_IDLE (root,
+//! leave a CPU free: it is pinned to the first CPU the thread starting the run may use
+//! (where interrupts and housekeeping usually land already), and the stream threads to
+//! the others. Where the process may also set threads back from SCHED_IDLE (root,
 //! CAP_SYS_NICE, or an RLIMIT_NICE of 20), that work runs under it too, yielding at once
-//! to anything else on its CPU, such as the spool I/O thread. Once the phase ends, every
-//! thread of the process may use every CPU again, under the ordinary policy.
+//! to anything else on its CPU, such as the spool I/O thread. Once the phase ends, the
+//! threads on that CPU alone may use every CPU again, under the ordinary policy.
 
 use std::sync::OnceLock;
 
-use crate::realtime::{allowed_cpus, pin_to};
+use crate::realtime::{allowed_cpus, cpus_of, pin_thread, pin_to};
 use crate::replay::ReplayOptions;
 
 fn set_policy(tid: libc::pid_t, policy: libc::c_int) -> bool {
@@ -28,8 +28,8 @@ fn policy_of(tid: libc::pid_t) -> libc::c_int {
 }
 
 /// The CPU kept for the op records written beside a measured phase of `streams` stream
-/// threads replayed as `options` say, when they leave one free: the first this process
-/// may use. None with `--records-after-phase`, and for a multi-client job's client,
+/// threads replayed as `options` say, when they leave one free: the first the calling
+/// thread may use. None with `--records-after-phase`, and for a multi-client job's client,
 /// whose fellows may share this machine and its CPUs (the kept one would not be free).
 pub fn cpu_for(options: &ReplayOptions, streams: usize) -> Option<usize> {
     if options.records_after_phase || options.start_gate.is_some() {
@@ -40,13 +40,13 @@ pub fn cpu_for(options: &ReplayOptions, streams: usize) -> Option<usize> {
 }
 
 /// The CPUs the stream threads may use while `kept` is kept for the work beside them.
-pub fn stream_cpus(kept: usize) -> Vec<usize> {
+pub(crate) fn stream_cpus(kept: usize) -> Vec<usize> {
     allowed_cpus().into_iter().filter(|&c| c != kept).collect()
 }
 
 /// Whether a thread of this process may enter SCHED_IDLE and leave it again (tried once,
 /// on a thread of its own), the process running under the ordinary policy.
-pub fn idle_allowed() -> bool {
+pub(crate) fn idle_allowed() -> bool {
     static ALLOWED: OnceLock<bool> = OnceLock::new();
     *ALLOWED.get_or_init(|| {
         policy_of(0) == libc::SCHED_OTHER
@@ -61,16 +61,17 @@ pub fn idle_allowed() -> bool {
 
 /// Moves the calling thread to `cpu`, under SCHED_IDLE where [`idle_allowed`]; the
 /// threads it starts from now on inherit both.
-pub fn enter(cpu: usize) {
+pub(crate) fn enter(cpu: usize) {
     let _ = pin_to(&[cpu]);
     if idle_allowed() {
         set_policy(0, libc::SCHED_IDLE);
     }
 }
 
-/// Lets every thread of this process use every CPU it may, under the ordinary policy
-/// (those [`enter`] moved, and the threads they started).
-pub fn leave_all() {
+/// Lets the threads of this process that run on `kept` alone (those [`enter`] moved
+/// there, and the threads they started) use every CPU the calling thread may, under the
+/// ordinary policy. Threads pinned anywhere else are left as they are.
+pub(crate) fn leave_all(kept: usize) {
     let allowed = allowed_cpus();
     let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
         return;
@@ -79,30 +80,19 @@ pub fn leave_all() {
         let Some(tid) = task.file_name().to_str().and_then(|t| t.parse().ok()) else {
             continue;
         };
+        if cpus_of(tid) != [kept] {
+            continue;
+        }
         if policy_of(tid) == libc::SCHED_IDLE {
             set_policy(tid, libc::SCHED_OTHER);
         }
-        let _ = crate::realtime::pin_thread(tid, &allowed);
+        let _ = pin_thread(tid, &allowed);
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn cpus_of(tid: libc::pid_t) -> Vec<usize> {
-        // SAFETY: cpu_set_t is plain data, filled by sched_getaffinity.
-        let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
-        // SAFETY: the size matches the set passed.
-        assert_eq!(
-            unsafe { libc::sched_getaffinity(tid, std::mem::size_of_val(&set), &mut set) },
-            0
-        );
-        (0..libc::CPU_SETSIZE as usize)
-            // SAFETY: i is below CPU_SETSIZE.
-            .filter(|&i| unsafe { libc::CPU_ISSET(i, &set) })
-            .collect()
-    }
 
     #[test]
     fn a_cpu_is_kept_only_when_the_streams_leave_one() {
@@ -143,9 +133,29 @@ mod tests {
             assert!(idle_allowed(), "root may enter SCHED_IDLE and leave it");
             assert_eq!(policy_of(child), libc::SCHED_IDLE, "and the policy");
         }
-        leave_all();
+        // A thread pinned elsewhere on purpose keeps its CPU.
+        let elsewhere = allowed.get(1).copied();
+        let (pinned_tx, pinned_rx) = std::sync::mpsc::channel();
+        let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
+        let pinned = std::thread::spawn(move || {
+            if let Some(cpu) = elsewhere {
+                pin_to(&[cpu]).unwrap();
+            }
+            pinned_tx.send(()).unwrap();
+            done_rx.recv().unwrap();
+            cpus_of(0)
+        });
+        pinned_rx.recv().unwrap();
+        leave_all(kept);
         go_tx.send(()).unwrap();
+        done_tx.send(()).unwrap();
         assert_eq!(parent.join().unwrap(), (libc::SCHED_OTHER, allowed.clone()));
+        let expected = elsewhere.map_or(allowed.clone(), |cpu| vec![cpu]);
+        assert_eq!(
+            pinned.join().unwrap(),
+            expected,
+            "a thread pinned elsewhere"
+        );
         assert_eq!(policy_of(0), libc::SCHED_OTHER, "others are left alone");
         assert_eq!(cpus_of(0), allowed);
     }

@@ -95,10 +95,16 @@ impl fmt::Display for RealtimeGrant {
 
 /// The CPUs this thread may run on.
 pub(crate) fn allowed_cpus() -> Vec<usize> {
-    // SAFETY: cpu_set_t is plain data; sched_getaffinity fills it for this thread.
+    cpus_of(0)
+}
+
+/// The CPUs thread `tid` of this process (0: the calling one) may run on; empty if it
+/// cannot be read.
+pub(crate) fn cpus_of(tid: libc::pid_t) -> Vec<usize> {
+    // SAFETY: cpu_set_t is plain data; sched_getaffinity fills it for the thread.
     let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
     // SAFETY: the size matches the set passed.
-    let rc = unsafe { libc::sched_getaffinity(0, std::mem::size_of_val(&set), &mut set) };
+    let rc = unsafe { libc::sched_getaffinity(tid, std::mem::size_of_val(&set), &mut set) };
     if rc != 0 {
         return Vec::new();
     }
@@ -125,7 +131,8 @@ pub struct CpuChoice {
     pub order: Vec<usize>,
     /// How busy each CPU of `order` was while watched, in parts per million.
     pub busy_ppm: Vec<u64>,
-    /// The allowed CPUs no stream is pinned to (empty when streams use them all).
+    /// The allowed CPUs no stream is pinned to and not kept for the work beside the
+    /// phase (empty when streams use them all).
     pub rest: Vec<usize>,
 }
 

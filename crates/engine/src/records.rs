@@ -228,12 +228,13 @@ impl<'scope, 'env> LiveRecords<'scope, 'env> {
 
     /// Every stream thread has ended: a spool its stream did not finish never will be,
     /// and the threads beside the phase may use every CPU.
-    fn let_go(&self) {
+    fn let_go(&mut self) {
         for l in &self.landings {
             l.end(false);
         }
-        if self.cpu.is_some() {
-            beside::leave_all();
+        // Once: the phase is over for good, and nothing follows it after this.
+        if let Some(kept) = self.cpu.take() {
+            beside::leave_all(kept);
         }
     }
 

@@ -341,7 +341,8 @@ impl BackgroundWriter {
         if let Some(l) = &self.landing {
             l.end(true);
         }
-        // The file stays shared (with its follower), so the spool gets a handle of its own.
+        // The writer still holds the file (a follower may too): the spool gets a handle of
+        // its own.
         Ok(Spool::from_file(self.file.try_clone()?, self.count))
     }
 }
