@@ -107,7 +107,7 @@ pub struct AccessView {
     pub shown: usize,
     /// The sample holds one in every `stride` reads and writes, in record order.
     pub stride: u64,
-    /// Where the sample's columns are (t_ns, offset, len, file, kind, row); absent when
+    /// Where the sample's columns are (t_ns, offset, len, row, file, kind); absent when
     /// the transaction list's rows hold every op, which the page then draws from.
     pub blob: Option<BlobLayout>,
 }
@@ -158,8 +158,8 @@ pub struct ClientData {
     pub data: IterationData,
 }
 
-/// The transaction list's columns, in the order the page reads them: `start_ns` (as
-/// differences), `latency_ns`, `offset`, `len`, `result`, `file`, `stream`, `kind`.
+/// The transaction list's columns, in the blob's order (the page finds them by name):
+/// `start_ns` (as differences), `latency_ns`, `offset`, `len`, `result`, `file`, `stream`, `kind`.
 const ROW_COLUMNS: [(&str, ColumnType, bool); 8] = [
     ("start_ns", ColumnType::F64, true),
     ("latency_ns", ColumnType::F64, false),

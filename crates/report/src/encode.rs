@@ -104,13 +104,13 @@ fn adler32_combine(first: u32, second: u32, second_len: u64) -> u32 {
     (a | (b << 16)) as u32
 }
 
-/// One byte plane of a [`BlobBuilder`] column, deflated as it grows.
+/// One byte plane of a [`BlobBuilder`] column, deflated as it grows. Its buffer and
+/// deflate state are made when it first needs them, so a small blob costs little.
 struct Plane {
     pending: Vec<u8>,
-    deflate: flate2::Compress,
+    deflate: Option<flate2::Compress>,
     out: Vec<u8>,
     adler: simd_adler32::Adler32,
-    len: u64,
 }
 
 /// A plane's bytes deflated at a time.
@@ -119,11 +119,10 @@ const PLANE_CHUNK: usize = 64 << 10;
 impl Plane {
     fn new() -> Plane {
         Plane {
-            pending: Vec::with_capacity(PLANE_CHUNK),
-            deflate: fast_deflate(),
+            pending: Vec::new(),
+            deflate: None,
             out: Vec::new(),
             adler: simd_adler32::Adler32::new(),
-            len: 0,
         }
     }
 
@@ -137,8 +136,8 @@ impl Plane {
 
     fn deflate_pending(&mut self, flush: flate2::FlushCompress) {
         self.adler.write(&self.pending);
-        self.len += self.pending.len() as u64;
-        deflate_into(&mut self.deflate, &self.pending, &mut self.out, flush);
+        let deflate = self.deflate.get_or_insert_with(fast_deflate);
+        deflate_into(deflate, &self.pending, &mut self.out, flush);
         self.pending.clear();
     }
 }
@@ -146,8 +145,7 @@ impl Plane {
 /// A blob of equally long columns, packed as the page reads them: each column's
 /// little-endian words byte-shuffled (all first bytes, then all second bytes, and so on,
 /// which puts the mostly zero high bytes together for deflate to squeeze to almost
-/// nothing), the columns one after another, widest type first so that each starts at an
-/// offset its typed array can view without copying. Rows come one at a time, as the
+/// nothing), the columns one after another in the order given. Rows come one at a time, as the
 /// report's pass meets the ops: each byte plane is deflated as it grows, so only the
 /// compressed planes are held and nothing is left to pack after the last row. The blob
 /// is one zlib stream, the format the browser's DecompressionStream("deflate") reads:
@@ -165,12 +163,8 @@ pub struct BlobBuilder {
 
 impl BlobBuilder {
     /// An empty blob of these columns (name, type, and whether each value is stored as
-    /// the difference from the one before), widest type first.
+    /// the difference from the one before).
     pub fn new(columns: &[(&'static str, ColumnType, bool)]) -> BlobBuilder {
-        debug_assert!(
-            columns.windows(2).all(|w| w[0].1.width() >= w[1].1.width()),
-            "widest type first"
-        );
         let mut first_plane = Vec::with_capacity(columns.len());
         let mut planes = Vec::new();
         for &(_, ty, _) in columns {
@@ -188,6 +182,11 @@ impl BlobBuilder {
 
     #[inline]
     fn word<const W: usize>(&mut self, column: usize, word: [u8; W]) {
+        debug_assert_eq!(
+            self.columns[column].1.width(),
+            W,
+            "a value of the column's type"
+        );
         let first = self.first_plane[column];
         for (plane, byte) in self.planes[first..first + W].iter_mut().zip(word) {
             plane.push(byte);
@@ -244,7 +243,8 @@ impl BlobBuilder {
             };
             plane.deflate_pending(flush);
             compressed.extend_from_slice(&plane.out);
-            adler = adler32_combine(adler, plane.adler.finish(), plane.len);
+            // Every plane holds one byte a row.
+            adler = adler32_combine(adler, plane.adler.finish(), self.rows as u64);
         }
         if self.planes.is_empty() {
             deflate_into(

@@ -560,7 +560,7 @@ shown: number,
  */
 stride: number, 
 /**
- * Where the sample's columns are (t_ns, offset, len, file, kind, row); absent when
+ * Where the sample's columns are (t_ns, offset, len, row, file, kind); absent when
  * the transaction list's rows hold every op, which the page then draws from.
  */
 blob: BlobLayout | null, };
