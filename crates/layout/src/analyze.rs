@@ -674,7 +674,6 @@ mod tests {
         let limit = ExtentLimit {
             bytes: 32768 * K4,
             encoded_bytes: None,
-            basis: "",
         };
         let e = [ext(0, 100 * K4, 4 * K4), ext(4 * K4, 200 * K4, 4 * K4)];
         let f = FileLayout::from_extents("f".into(), "ext4".into(), 8 * K4, K4, Some(limit), &e);
@@ -704,7 +703,6 @@ mod tests {
         let l = ExtentLimit {
             bytes: 128 << 20,
             encoded_bytes: Some(128 << 10),
-            basis: "",
         };
         assert_eq!(ideal_extents(0, 0, l), 0);
         assert_eq!(ideal_extents(1, 0, l), 1);

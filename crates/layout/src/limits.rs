@@ -79,8 +79,6 @@ pub struct ExtentLimit {
     pub bytes: u64,
     /// For compressed (encoded) data, where it differs.
     pub encoded_bytes: Option<u64>,
-    /// Where the figure comes from, for the docs and JSON.
-    pub basis: &'static str,
 }
 
 /// Reads the file system's family, name and block size for an open file (reading the
@@ -179,22 +177,18 @@ fn ext_extent_mapped(file: &File) -> bool {
 pub fn extent_limit(file: &File, fs: &FsInfo) -> Option<ExtentLimit> {
     let bs = fs.block_bytes;
     match fs.family {
-        // At 4 KiB blocks both come to 128 MiB: the inode's flags are not asked for
-        // (an ioctl a file, a fifth of a walk's system calls).
-        FsFamily::Ext if EXT4_MAX_EXTENT_BLOCKS * bs == 8 * bs * bs => Some(ExtentLimit {
-            bytes: EXT4_MAX_EXTENT_BLOCKS * bs,
-            encoded_bytes: None,
-            basis: "ext4 extent (32768 blocks) or ext2/3 block group (8 x block size blocks): the same at this block size",
-        }),
-        FsFamily::Ext if ext_extent_mapped(file) => Some(ExtentLimit {
-            bytes: EXT4_MAX_EXTENT_BLOCKS * bs,
-            encoded_bytes: None,
-            basis: "ext4 extent: 32768 blocks",
-        }),
+        // The ext4 extent's limit, else a block group's. At 4 KiB blocks both are 128
+        // MiB, and the inode's flags are not asked for (an ioctl a file, a fifth of a
+        // walk's system calls).
+        FsFamily::Ext if 8 * bs == EXT4_MAX_EXTENT_BLOCKS || ext_extent_mapped(file) => {
+            Some(ExtentLimit {
+                bytes: EXT4_MAX_EXTENT_BLOCKS * bs,
+                encoded_bytes: None,
+            })
+        }
         FsFamily::Ext => Some(ExtentLimit {
             bytes: 8 * bs * bs,
             encoded_bytes: None,
-            basis: "ext2/3 block group: 8 x block size blocks",
         }),
         FsFamily::Xfs => {
             let blocks = match fs.xfs_ag_blocks {
@@ -204,13 +198,11 @@ pub fn extent_limit(file: &File, fs: &FsInfo) -> Option<ExtentLimit> {
             Some(ExtentLimit {
                 bytes: blocks * bs,
                 encoded_bytes: None,
-                basis: "xfs: min(2^21 - 1 blocks, allocation group)",
             })
         }
         FsFamily::Btrfs => Some(ExtentLimit {
             bytes: BTRFS_MAX_EXTENT_BYTES,
             encoded_bytes: Some(BTRFS_MAX_COMPRESSED_BYTES),
-            basis: "btrfs: 128 MiB, 128 KiB compressed",
         }),
         FsFamily::Other(_) => None,
     }
