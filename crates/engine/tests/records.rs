@@ -23,10 +23,10 @@ const STREAMS: u32 = 4;
 /// merge follows them.
 const READS: u64 = 30_000;
 
-/// Four streams reading their own files, each at offsets of its own.
-fn trace() -> Trace {
+/// `streams` streams reading their own files, each at offsets of its own.
+fn trace_of(streams: u32) -> Trace {
     let mut t = Trace::new("live");
-    for s in 0..STREAMS {
+    for s in 0..streams {
         t.files
             .push(file(s + 1, &format!("f{s}"), 1 << 20, true, Prepare::Copy));
         let mut o = Op::new(s, 0, OpKind::Open, s + 1);
@@ -96,16 +96,16 @@ fn null_spec<'a>(
     }
 }
 
-/// Checks that the records hold every op of [`trace`] once, in issue order, each
-/// stream's reads in its own order.
-fn check_records(recs: &[(Op, Measured)], what: &str) {
-    assert_eq!(recs.len() as u64, STREAMS as u64 * (READS + 2), "{what}");
+/// Checks that the records hold every op of [`trace_of`] `streams` once, in issue order,
+/// each stream's reads in its own order.
+fn check_records(recs: &[(Op, Measured)], streams: u32, what: &str) {
+    assert_eq!(recs.len() as u64, streams as u64 * (READS + 2), "{what}");
     assert!(
         recs.windows(2)
             .all(|w| w[0].1.issued_ns <= w[1].1.issued_ns),
         "{what}: the records are in issue order"
     );
-    for s in 0..STREAMS {
+    for s in 0..streams {
         let offsets: Vec<u64> = recs
             .iter()
             .filter(|(o, _)| o.stream == s && o.kind == OpKind::Read)
@@ -146,11 +146,12 @@ fn replay_followed(
 }
 
 #[test]
-fn records_followed_beside_a_replay_of_more_streams_than_cpus_are_merged_as_after_it() {
-    // More streams than the CPUs they are given, so that some lag and the merge waits
-    // for their measurements to land.
+fn records_followed_beside_a_replay_are_merged_as_after_it() {
+    // Four streams on the CPUs left beside the kept one: on a machine of up to four CPUs
+    // more streams than CPUs, so that some lag and the merge waits for their
+    // measurements to land.
     let spool = tempfile::tempdir().unwrap();
-    let plan = plan_of(&trace(), spool.path());
+    let plan = plan_of(&trace_of(STREAMS), spool.path());
     let path = spool.path().join("beside.ops.nbt.zst");
     let kept = beside::cpu_for(&ReplayOptions::default(), 0).expect("a CPU");
     std::thread::scope(|scope| {
@@ -162,14 +163,14 @@ fn records_followed_beside_a_replay_of_more_streams_than_cpus_are_merged_as_afte
         live.phase_over().unwrap();
         assert_eq!(live.finish(out).unwrap(), STREAMS as u64 * (READS + 2));
     });
-    check_records(&records_of(&path), "beside");
+    check_records(&records_of(&path), STREAMS, "beside");
 }
 
 #[test]
 fn records_followed_beside_a_phase_that_never_starts_are_removed() {
     // The merge already runs (beside the phase) when the phase fails to start.
     let spool = tempfile::tempdir().unwrap();
-    let plan = plan_of(&trace(), spool.path());
+    let plan = plan_of(&trace_of(STREAMS), spool.path());
     let path = spool.path().join("failed.ops.nbt.zst");
     let kept = beside::cpu_for(&ReplayOptions::default(), 0).expect("a CPU");
     std::thread::scope(|scope| {
@@ -184,8 +185,12 @@ fn records_followed_beside_a_phase_that_never_starts_are_removed() {
 
 #[test]
 fn records_written_beside_the_phase_or_after_it_hold_every_op_once_in_issue_order() {
+    // One stream, so that on any machine of two CPUs or more a CPU is kept for the
+    // records and run_iteration writes them beside the phase.
+    const ONE: u32 = 1;
     let spool = tempfile::tempdir().unwrap();
-    let plan = plan_of(&trace(), spool.path());
+    let plan = plan_of(&trace_of(ONE), spool.path());
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
     for after in [false, true] {
         let path = spool.path().join(format!("live-{after}.ops.nbt.zst"));
         let seen = Arc::new(Mutex::new(Seen::default()));
@@ -199,17 +204,22 @@ fn records_written_beside_the_phase_or_after_it_hold_every_op_once_in_issue_orde
             records_after_phase: after,
             ..ReplayOptions::default()
         };
+        assert_eq!(
+            beside::cpu_for(&replay, ONE as usize).is_some(),
+            !after && cpus > 1,
+            "where the records are written (after: {after}, {cpus} CPUs)"
+        );
         let spec = IterationSpec {
             record_sink: Some(&make),
             ..null_spec(&plan, spool.path(), &path, &progress, replay)
         };
         let result = run_iteration(&spec, 1).unwrap();
-        assert_eq!(result.ops, STREAMS as u64 * (READS + 2));
+        assert_eq!(result.ops, ONE as u64 * (READS + 2));
         let recs = records_of(&path);
-        check_records(&recs, &format!("after: {after}"));
+        check_records(&recs, ONE, &format!("after: {after}"));
         assert_eq!(recs[0].1.issued_ns, result.clock_start_ns);
         let seen = seen.lock().unwrap();
-        assert_eq!(seen.files, STREAMS as usize);
+        assert_eq!(seen.files, ONE as usize);
         assert!(seen.ops == recs, "the sink sees what the file holds");
         assert_eq!(
             seen.finished,
@@ -228,7 +238,7 @@ fn a_client_whose_phase_never_starts_leaves_no_records() {
     // A multi-client job's client, refused at the start gate: its records are written
     // after the phase, never beside it (its fellows may share the machine).
     let spool = tempfile::tempdir().unwrap();
-    let plan = plan_of(&trace(), spool.path());
+    let plan = plan_of(&trace_of(STREAMS), spool.path());
     let refuse: &'static (dyn Fn() -> Result<u64, String> + Sync) =
         Box::leak(Box::new(|| Err("client 1 failed".to_string())));
     let fine: &'static (dyn Fn() -> bool + Sync) = Box::leak(Box::new(|| false));
