@@ -113,6 +113,9 @@ mod tests {
 
     #[test]
     fn threads_moved_beside_and_their_children_are_let_go_at_the_end() {
+        let _pinning = crate::realtime::PINNING
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
         let allowed = allowed_cpus();
         let kept = allowed[0];
         let (tx, rx) = std::sync::mpsc::channel();

@@ -301,12 +301,18 @@ impl Drop for MemoryLock {
     }
 }
 
+/// Held by the tests that pin threads and read their CPUs back, and by the one that
+/// lets pinned threads go ([`crate::beside::leave_all`]), so that neither sees the other.
+#[cfg(test)]
+pub(crate) static PINNING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn a_grant_says_what_was_refused_and_never_claims_more() {
+        let _pinning = PINNING.lock().unwrap_or_else(|e| e.into_inner());
         // Run on a thread of its own, so the test runner's threads keep their policy.
         let (grant, policy, affinity) = std::thread::spawn(|| {
             let g = enter(CpuChoice::sample(1, None).for_stream(0), Priority::Fifo);
@@ -395,6 +401,7 @@ mod tests {
 
     #[test]
     fn a_cpu_kept_busy_by_another_thread_reads_as_busy_and_no_busier_cpu_goes_first() {
+        let _pinning = PINNING.lock().unwrap_or_else(|e| e.into_inner());
         let cpus = allowed_cpus();
         assert!(
             cpus.len() >= 2,
