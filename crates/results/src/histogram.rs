@@ -23,13 +23,8 @@ impl Default for LatencyHistogram {
 impl LatencyHistogram {
     /// An empty histogram that grows to whatever values it is given.
     pub fn new() -> Self {
-        // 3 significant digits keeps every percentile within 0.1 % of the true value. Sized
-        // for 1 ns to 1 s up front so the replay loop does not resize it; longer values grow it.
-        let mut inner = Histogram::new_with_bounds(1, 1_000_000_000, 3)
-            .expect("1 ns to 1 s at 3 significant digits is a valid range");
-        inner.auto(true);
         LatencyHistogram {
-            inner,
+            inner: sized(),
             sum_ns: 0,
             min_ns: u64::MAX,
             max_ns: 0,
@@ -85,13 +80,11 @@ impl LatencyHistogram {
 /// The latencies of one stream's ops of one kind while the phase runs: the buckets of a
 /// [`LatencyHistogram`] with 32-bit counts, half its memory (hundreds of streams each
 /// hold one per op kind). No count can overflow: every 2^32 - 1 values, the buckets are
-/// added to a [`LatencyHistogram`] kept beside them (made then, the one allocation
-/// recording can make) and emptied. [`Self::merge_into`]
-/// adds every value, exactly as recording them into the target would.
+/// added to a [`LatencyHistogram`] kept beside them (made then) and emptied.
+/// [`Self::merge_into`] adds every value, exactly as recording them into the target
+/// would.
 pub struct StreamLatency {
     counts: Histogram<u32>,
-    /// Values in `counts`.
-    held: u32,
     /// How many values `counts` takes before it is emptied into `spilled`.
     limit: u32,
     spilled: Option<Box<LatencyHistogram>>,
@@ -113,12 +106,8 @@ impl StreamLatency {
     }
 
     fn emptied_every(limit: u32) -> Self {
-        let mut counts = Histogram::new_with_bounds(1, 1_000_000_000, 3)
-            .expect("1 ns to 1 s at 3 significant digits is a valid range");
-        counts.auto(true);
         StreamLatency {
-            counts,
-            held: 0,
+            counts: sized(),
             limit,
             spilled: None,
             sum_ns: 0,
@@ -130,12 +119,11 @@ impl StreamLatency {
     /// Records one latency.
     #[inline]
     pub fn record(&mut self, ns: u64) {
-        if self.held == self.limit {
+        if self.counts.len() == self.limit as u64 {
             self.spill();
         }
         // auto-resize makes recording infallible for any u64 the histogram can hold.
         let _ = self.counts.record(ns.max(1));
-        self.held += 1;
         self.sum_ns += ns as u128;
         self.min_ns = self.min_ns.min(ns);
         self.max_ns = self.max_ns.max(ns);
@@ -146,7 +134,6 @@ impl StreamLatency {
         let into = self.spilled.get_or_insert_with(Box::default);
         add_counts(&mut into.inner, &self.counts);
         self.counts.reset();
-        self.held = 0;
     }
 
     /// Adds every value recorded here to `into`.
@@ -159,6 +146,16 @@ impl StreamLatency {
         into.min_ns = into.min_ns.min(self.min_ns);
         into.max_ns = into.max_ns.max(self.max_ns);
     }
+}
+
+/// An empty histogram at 3 significant digits, which keeps every percentile within
+/// 0.1 % of the true value, sized for 1 ns to 1 s up front so the replay loop does not
+/// resize it; longer values grow it.
+fn sized<T: hdrhistogram::Counter>() -> Histogram<T> {
+    let mut h = Histogram::new_with_bounds(1, 1_000_000_000, 3)
+        .expect("1 ns to 1 s at 3 significant digits is a valid range");
+    h.auto(true);
+    h
 }
 
 /// Adds the buckets of `from` to `into`, of the same precision: each bucket's count at a
@@ -274,6 +271,9 @@ mod tests {
             reference.merge(&direct);
             let mut stream = StreamLatency::emptied_every(limit);
             values.iter().for_each(|&v| stream.record(v));
+            // It was emptied as often as asked, never holding more than its limit.
+            assert!(stream.counts.len() <= limit as u64);
+            assert_eq!(stream.spilled.is_some(), (limit as usize) < values.len());
             stream.merge_into(&mut target);
             assert_eq!(
                 target.summary(),
