@@ -384,6 +384,16 @@ mod tests {
         assert_eq!(f.unwrap().result, Some(i64::MIN));
     }
 
+    /// A xorshift64 sequence from `seed`: the tests' random numbers, the same every run.
+    fn xorshift(mut x: u64) -> impl FnMut() -> u64 {
+        move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        }
+    }
+
     /// Random op lines: the keys naslab writes, in its order or shuffled, some left out
     /// or repeated, numbers of every length up to past u64's, with and without spaces.
     fn random_line(next: &mut impl FnMut() -> u64) -> String {
@@ -405,7 +415,10 @@ mod tests {
             ("type".into(), "\"op\"".into()),
             (
                 "op".into(),
-                format!("\"{}\"", OpKind::ALL[next() as usize % 13].name()),
+                format!(
+                    "\"{}\"",
+                    OpKind::ALL[next() as usize % OpKind::ALL.len()].name()
+                ),
             ),
         ];
         for key in [
@@ -459,13 +472,7 @@ mod tests {
 
     #[test]
     fn every_line_read_here_reads_the_same_through_the_general_path() {
-        let mut x = 0x2545_f491_4f6c_dd1du64;
-        let mut next = move || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        };
+        let mut next = xorshift(0x2545_f491_4f6c_dd1du64);
         let (mut fast, mut general) = (0, 0);
         for _ in 0..200_000 {
             let line = random_line(&mut next);
@@ -489,13 +496,7 @@ mod tests {
     fn lines_as_naslab_writes_them_are_read_here() {
         use crate::{Measured, Op};
         let mut w = crate::TraceWriter::new("t.jsonl".into(), Vec::new());
-        let mut x = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = move || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        };
+        let mut next = xorshift(0x9e37_79b9_7f4a_7c15u64);
         let big = |n: u64, bits: u64| n >> (n % bits);
         for i in 0..20_000u64 {
             let kind = OpKind::ALL[i as usize % OpKind::ALL.len()];
