@@ -11,7 +11,7 @@ use serde::Serialize;
 use ts_rs::TS;
 
 use crate::decimate::{Access, AccessMap};
-use crate::encode::{BlobBuilder, BlobLayout, ColumnType};
+use crate::encode::{BlobBuilder, BlobColumn, BlobLayout, ColumnType};
 use crate::hist::{
     Bucketed, LatencyBuckets, LatencyStats, SizeBuckets, StatsSummary, CHART_PER_DECADE,
 };
@@ -160,7 +160,7 @@ pub struct ClientData {
 
 /// The transaction list's columns, in the blob's order (the page finds them by name):
 /// `start_ns` (as differences), `latency_ns`, `offset`, `len`, `result`, `file`, `stream`, `kind`.
-const ROW_COLUMNS: [(&str, ColumnType, bool); 8] = [
+const ROW_COLUMNS: [BlobColumn; 8] = [
     ("start_ns", ColumnType::F64, true),
     ("latency_ns", ColumnType::F64, false),
     ("offset", ColumnType::F64, false),
@@ -173,7 +173,7 @@ const ROW_COLUMNS: [(&str, ColumnType, bool); 8] = [
 
 /// The access map's columns, when it has a blob of its own (the points kept, issue
 /// order): `t_ns` and `row` as differences.
-const MAP_COLUMNS: [(&str, ColumnType, bool); 6] = [
+const MAP_COLUMNS: [BlobColumn; 6] = [
     ("t_ns", ColumnType::F64, true),
     ("offset", ColumnType::F64, false),
     ("len", ColumnType::F64, false),

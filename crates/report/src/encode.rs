@@ -104,6 +104,10 @@ fn adler32_combine(first: u32, second: u32, second_len: u64) -> u32 {
     (a | (b << 16)) as u32
 }
 
+/// A [`BlobBuilder`] column: its name, its type, and whether each value is stored as the
+/// difference from the one before.
+pub type BlobColumn = (&'static str, ColumnType, bool);
+
 /// One byte plane of a [`BlobBuilder`] column, deflated as it grows. Its buffer and
 /// deflate state are made when it first needs them, so a small blob costs little.
 struct Plane {
@@ -152,7 +156,7 @@ impl Plane {
 /// each plane a raw deflate stream of its own, ended on a byte boundary, the streams
 /// joined in order and their checksums combined.
 pub struct BlobBuilder {
-    columns: Vec<(&'static str, ColumnType, bool)>,
+    columns: Vec<BlobColumn>,
     /// Each column's first plane in `planes`.
     first_plane: Vec<usize>,
     planes: Vec<Plane>,
@@ -162,9 +166,8 @@ pub struct BlobBuilder {
 }
 
 impl BlobBuilder {
-    /// An empty blob of these columns (name, type, and whether each value is stored as
-    /// the difference from the one before).
-    pub fn new(columns: &[(&'static str, ColumnType, bool)]) -> BlobBuilder {
+    /// An empty blob of these columns.
+    pub fn new(columns: &[BlobColumn]) -> BlobBuilder {
         let mut first_plane = Vec::with_capacity(columns.len());
         let mut planes = Vec::new();
         for &(_, ty, _) in columns {
