@@ -51,6 +51,9 @@ cargo clippy --workspace --all-targets --quiet -- -D warnings
 NASLAB_REQUIRE_UI=1 cargo test --workspace
 # The vendored nfs3_client's own tests, with the one its patch adds (vendor/README.md).
 (cd vendor/nfs3_client && cargo test --quiet --all-features --target-dir ../../target/vendor)
+# The vendored smb2's cryptography tests, built as naslab builds it (the `aws-lc`
+# feature): aws-lc's GCM and GMAC against the pure-Rust computation (vendor/README.md).
+(cd vendor/smb2 && cargo test --quiet --features aws-lc --lib --target-dir ../../target/vendor crypto::)
 
 # --- Multi-client runs: naslab built with the `mpi` feature, its tests under mpirun. ---
 cargo clippy -p naslab --features mpi --all-targets --quiet -- -D warnings

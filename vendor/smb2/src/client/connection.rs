@@ -6313,6 +6313,12 @@ impl EarlySignature {
             }
             (c.signing_key.clone()?, c.signing_algorithm?)
         };
+        // aws-lc's GMAC over the whole message, once it is in, ends sooner
+        // than the pure-Rust one computed as it arrives: 0.14 ms a MiB against
+        // 0.24, where arriving takes about 0.1.
+        if cfg!(feature = "aws-lc") && algorithm == SigningAlgorithm::AesGmac {
+            return None;
+        }
         Some(EarlySignature {
             stream: signing::SignatureStream::new(&key, algorithm).ok()?,
             key,

@@ -317,6 +317,11 @@ fn encrypt_raw(
                 .map(tag_to_array)
                 .map_err(map_err)?
         }
+        #[cfg(feature = "aws-lc")]
+        Cipher::Aes128Gcm | Cipher::Aes256Gcm => {
+            return super::gcm_aws_lc::seal(key, nonce, aad, buf.into_out())
+        }
+        #[cfg(not(feature = "aws-lc"))]
         Cipher::Aes128Gcm => {
             let c = aes_gcm::Aes128Gcm::new(key.try_into().expect("key length validated"));
             let n = nonce.try_into().expect("nonce length validated");
@@ -331,6 +336,7 @@ fn encrypt_raw(
                 .map(tag_to_array)
                 .map_err(map_err)?
         }
+        #[cfg(not(feature = "aws-lc"))]
         Cipher::Aes256Gcm => {
             let c = aes_gcm::Aes256Gcm::new(key.try_into().expect("key length validated"));
             let n = nonce.try_into().expect("nonce length validated");
@@ -362,6 +368,11 @@ fn decrypt_raw(
             let n = nonce.try_into().expect("nonce length validated");
             c.decrypt_inout_detached(n, aad, buf, t).map_err(map_err)
         }
+        #[cfg(feature = "aws-lc")]
+        Cipher::Aes128Gcm | Cipher::Aes256Gcm => {
+            super::gcm_aws_lc::open(key, nonce, aad, tag, buf.into_out())
+        }
+        #[cfg(not(feature = "aws-lc"))]
         Cipher::Aes128Gcm => {
             let c = aes_gcm::Aes128Gcm::new(key.try_into().expect("key length validated"));
             let n = nonce.try_into().expect("nonce length validated");
@@ -372,6 +383,7 @@ fn decrypt_raw(
             let n = nonce.try_into().expect("nonce length validated");
             c.decrypt_inout_detached(n, aad, buf, t).map_err(map_err)
         }
+        #[cfg(not(feature = "aws-lc"))]
         Cipher::Aes256Gcm => {
             let c = aes_gcm::Aes256Gcm::new(key.try_into().expect("key length validated"));
             let n = nonce.try_into().expect("nonce length validated");

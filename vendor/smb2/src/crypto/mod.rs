@@ -5,6 +5,8 @@
 
 pub mod compression;
 pub mod encryption;
+#[cfg(feature = "aws-lc")]
+mod gcm_aws_lc;
 pub mod kdf;
 pub mod signing;
 

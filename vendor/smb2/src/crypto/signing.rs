@@ -337,6 +337,25 @@ fn compute_aes_cmac(message: &[u8], key: &[u8]) -> Result<[u8; 16], Error> {
 /// reversed a batch at a time: what `aes-gcm` does through `ghash`, which
 /// reverses (and copies) each group of four blocks on its own, costing about
 /// as much again as the hash on a large READ reply.
+/// AES-128-GMAC through aws-lc's GCM (the `aws-lc` feature), as the
+/// function below computes it in pure Rust: the same tag, at about 0.6 times
+/// the time.
+#[cfg(feature = "aws-lc")]
+fn compute_aes_gmac(
+    message: &[u8],
+    key: &[u8],
+    message_id: u64,
+    is_cancel: bool,
+    is_response: bool,
+) -> Result<[u8; 16], Error> {
+    super::gcm_aws_lc::gmac(
+        key,
+        &gmac_nonce(message_id, is_cancel, is_response),
+        message,
+    )
+}
+
+#[cfg(not(feature = "aws-lc"))]
 fn compute_aes_gmac(
     message: &[u8],
     key: &[u8],
