@@ -153,9 +153,10 @@ pub struct RunOpts {
     #[arg(long, default_value = "desired", value_name = "MODE")]
     pub smb_encrypt: SmbEncrypt,
     /// smb:// targets: how many READs or WRITEs one op keeps in flight at most (1 to
-    /// 16). An op of more than 2 MiB is split into that many requests sent at once,
-    /// none under 512 KiB; 1 sends one request at a time, each as large as the server
-    /// allows. An op of 2 MiB or less is one request either way.
+    /// 16). A read of more than 2 MiB, or a write of more than 512 KiB, is split into
+    /// that many requests sent at once, none under 512 KiB; 1 sends one request at a
+    /// time, each as large as the server allows. A read of 2 MiB or less is one request
+    /// either way.
     #[arg(long, default_value_t = DEFAULT_SMB_IN_FLIGHT, value_name = "N",
           value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=MAX_SMB_IN_FLIGHT as u64))]
     pub smb_in_flight: usize,

@@ -234,23 +234,31 @@ fn read_data(body: &[u8]) -> Result<&[u8], OpError> {
         .ok_or_else(|| bad("its data lies past its end"))
 }
 
-/// The largest op sent as one request whatever `--smb-in-flight` says. Alternated against
-/// smbclient on a lab Samba (docs/benchmarks.md), one READ of 1 or 2 MiB ran level with
-/// or above it every time, while 2 to 8 pieces in flight ran from 0.7 to 1.2 times it
-/// from one run to the next; from 4 MiB on, pieces keep the server busy and win.
-const SPLIT_ABOVE: usize = 2 << 20;
+/// The largest READ op sent as one request whatever `--smb-in-flight` says. Alternated
+/// against smbclient on a lab Samba (docs/benchmarks.md), one READ of 1 or 2 MiB ran
+/// level with or above it every time, while 2 to 8 pieces in flight ran from 0.7 to 1.2
+/// times it from one run to the next; from 4 MiB on, pieces keep the server busy and win.
+const SPLIT_READS_ABOVE: usize = 2 << 20;
+
+/// The largest WRITE op sent as one request whatever `--smb-in-flight` says. A WRITE is
+/// signed whole before its first byte goes out, and the server takes it in whole before
+/// it checks the signature and writes; in pieces, the client signs the next while the
+/// server handles the last. Alternated on a lab Samba (docs/benchmarks.md), 1 and 2 MiB
+/// writes in pieces of 512 KiB ran faster than as one WRITE in 10 pairs of 10.
+const SPLIT_WRITES_ABOVE: usize = MIN_PIECE;
 
 /// The smallest request a large op is split into: below it, the server's and the
 /// client's fixed costs per request outweigh what keeping both busy gains.
 const MIN_PIECE: usize = 512 << 10;
 
 /// How long each READ or WRITE of an op of `len` bytes is. An op of more than
-/// [`SPLIT_ABOVE`] is split into `in_flight` requests sent at once, so that the server
-/// reads or writes one piece while the client checks and copies another, each a whole
-/// number of credits and none under [`MIN_PIECE`]; a smaller op, or any op with
-/// `in_flight` 1, is one request as far as the server's maximum `max` allows.
-fn piece_len(len: usize, max: usize, in_flight: usize) -> usize {
-    let piece = if in_flight <= 1 || len <= SPLIT_ABOVE {
+/// `split_above` ([`SPLIT_READS_ABOVE`] or [`SPLIT_WRITES_ABOVE`]) is split into
+/// `in_flight` requests sent at once, so that the server handles one piece while the
+/// client checks or signs another, each a whole number of credits and none under
+/// [`MIN_PIECE`]; a smaller op, or any op with `in_flight` 1, is one request as far as
+/// the server's maximum `max` allows.
+fn piece_len(len: usize, max: usize, in_flight: usize, split_above: usize) -> usize {
+    let piece = if in_flight <= 1 || len <= split_above {
         len
     } else {
         len.div_ceil(in_flight)
@@ -473,7 +481,7 @@ impl Backend for SmbBackend {
     fn read(&mut self, h: Handle, offset: u64, buf: &mut [u8]) -> Result<usize, OpError> {
         let o = self.open_of(h)?;
         let s = &self.session;
-        let piece = piece_len(buf.len(), s.max_read, s.in_flight);
+        let piece = piece_len(buf.len(), s.max_read, s.in_flight, SPLIT_READS_ABOVE);
         let mut done = 0usize;
         while done < buf.len() {
             let end = (done + s.in_flight * piece).min(buf.len());
@@ -496,7 +504,7 @@ impl Backend for SmbBackend {
         let o = self.open_of(h)?;
         let s = &self.session;
         let base = o.append_at.unwrap_or(offset);
-        let piece = piece_len(buf.len(), s.max_write, s.in_flight);
+        let piece = piece_len(buf.len(), s.max_write, s.in_flight, SPLIT_WRITES_ABOVE);
         let mut done = 0usize;
         while done < buf.len() {
             let end = (done + s.in_flight * piece).min(buf.len());
@@ -691,28 +699,39 @@ mod tests {
     }
 
     #[test]
-    fn an_op_over_2_mib_is_split_into_whole_credits_of_at_least_half_a_mib() {
+    fn an_op_is_split_into_whole_credits_of_at_least_half_a_mib() {
         const MIB: usize = 1 << 20;
+        let read = |len, max, in_flight| piece_len(len, max, in_flight, SPLIT_READS_ABOVE);
+        let write = |len, max, in_flight| piece_len(len, max, in_flight, SPLIT_WRITES_ABOVE);
         // Eight in flight: a 4 MiB op is 8 pieces of 512 KiB, an 8 MiB one 8 of 1 MiB.
-        assert_eq!(piece_len(4 * MIB, 8 * MIB, 8), MIB / 2);
-        assert_eq!(piece_len(8 * MIB, 8 * MIB, 8), MIB);
-        // Never under 512 KiB: a 3 MiB op is six pieces.
-        assert_eq!(piece_len(3 * MIB, 8 * MIB, 8), MIB / 2);
-        // Up to 2 MiB, one request: a 1 or 2 MiB op is whole, a small op too.
-        assert_eq!(piece_len(MIB, 8 * MIB, 8), MIB);
-        assert_eq!(piece_len(2 * MIB, 8 * MIB, 8), 2 * MIB);
-        assert_eq!(piece_len(2 * MIB + 1, 8 * MIB, 8), MIB / 2);
-        assert_eq!(piece_len(4096, 8 * MIB, 8), 4096);
-        // A whole number of credits.
-        assert_eq!(piece_len(5 * MIB + 1, 8 * MIB, 8), 11 * CREDIT_BYTES);
-        // Never over the server's maximum: a server of 64 KiB reads gets 64 KiB pieces,
-        // whatever the op's size.
-        assert_eq!(piece_len(4 * MIB, 64 << 10, 8), 64 << 10);
-        assert_eq!(piece_len(MIB, 64 << 10, 8), 64 << 10);
-        // One at a time: the op whole, as far as the server's maximum allows.
-        assert_eq!(piece_len(4 * MIB, 8 * MIB, 1), 4 * MIB);
-        assert_eq!(piece_len(16 * MIB, 8 * MIB, 1), 8 * MIB);
-        assert_eq!(piece_len(0, 8 * MIB, 1), 1);
+        for piece in [read, write] {
+            assert_eq!(piece(4 * MIB, 8 * MIB, 8), MIB / 2);
+            assert_eq!(piece(8 * MIB, 8 * MIB, 8), MIB);
+            // Never under 512 KiB: a 3 MiB op is six pieces.
+            assert_eq!(piece(3 * MIB, 8 * MIB, 8), MIB / 2);
+            assert_eq!(piece(2 * MIB + 1, 8 * MIB, 8), MIB / 2);
+            assert_eq!(piece(4096, 8 * MIB, 8), 4096);
+            assert_eq!(piece(MIB / 2, 8 * MIB, 8), MIB / 2);
+            // A whole number of credits.
+            assert_eq!(piece(5 * MIB + 1, 8 * MIB, 8), 11 * CREDIT_BYTES);
+            // Never over the server's maximum: a server of 64 KiB reads gets 64 KiB
+            // pieces, whatever the op's size.
+            assert_eq!(piece(4 * MIB, 64 << 10, 8), 64 << 10);
+            assert_eq!(piece(MIB, 64 << 10, 8), 64 << 10);
+            // One at a time: the op whole, as far as the server's maximum allows.
+            assert_eq!(piece(MIB, 8 * MIB, 1), MIB);
+            assert_eq!(piece(4 * MIB, 8 * MIB, 1), 4 * MIB);
+            assert_eq!(piece(16 * MIB, 8 * MIB, 1), 8 * MIB);
+            assert_eq!(piece(0, 8 * MIB, 1), 1);
+        }
+        // Up to 2 MiB, a READ is one request: a 1 or 2 MiB op is whole.
+        assert_eq!(read(MIB, 8 * MIB, 8), MIB);
+        assert_eq!(read(2 * MIB, 8 * MIB, 8), 2 * MIB);
+        // A WRITE of more than 512 KiB is in pieces: 1 MiB in two, 2 MiB in four.
+        assert_eq!(write(MIB, 8 * MIB, 8), MIB / 2);
+        assert_eq!(write(MIB / 2 + 1, 8 * MIB, 8), MIB / 2);
+        assert_eq!(write(2 * MIB, 8 * MIB, 8), MIB / 2);
+        assert_eq!(write(MIB, 8 * MIB, 2), MIB / 2);
     }
 
     #[test]

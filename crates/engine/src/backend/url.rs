@@ -128,8 +128,8 @@ pub struct ClientOptions {
     pub io_timeout: std::time::Duration,
     pub smb_encrypt: SmbEncrypt,
     /// SMB: how many READs or WRITEs one op keeps in flight at most
-    /// (1..=[`MAX_SMB_IN_FLIGHT`]); a larger op is split into that many requests sent
-    /// at once when it is over 2 MiB, none under 512 KiB.
+    /// (1..=[`MAX_SMB_IN_FLIGHT`]); a read of more than 2 MiB, or a write of more than
+    /// 512 KiB, is split into that many requests sent at once, none under 512 KiB.
     pub smb_in_flight: usize,
 }
 
