@@ -6,8 +6,8 @@
 # - writes: naslab writing a new file with 1, 4 and 8 MiB sequential writes, against
 #   `smbclient -c 'put LOCAL REMOTE'` and `nfs-cp LOCAL nfs://...`, LOCAL in /dev/shm
 #   so that reading it costs the tools no disk.
-# Alternates the clients three times and prints each figure and the ratios naslab/tool
-# (goal at 4 MiB: >= 1.0).
+# Alternates the clients ROUNDS times (default 3) and prints each figure and the ratios
+# naslab/tool, then each ratio's median over the rounds (goal at 4 MiB: >= 1.0).
 # The lab's share lies in WORKDIR, by default on tmpfs: the file read stays in memory,
 # and the files written land in memory, so a flush or COMMIT at close costs nothing
 # whichever client sends one (strace: ganesha fsyncs once for nfs-cp's upload and once
@@ -18,21 +18,26 @@
 # Both sides write zeros: naslab with --data zero (generating its default random data
 # would add to its clock what the tools' reading of LOCAL does not), the tools from a
 # file of zeros. Neither compresses, so the bytes' values cost nothing on the wire.
-# Over SMB both clients sign every message and neither encrypts: naslab's client signs
-# any session that is not a guest's, so smbclient is asked to sign too
+# Over SMB ("samba") both clients sign every message and neither encrypts: naslab's
+# client signs any session that is not a guest's, so smbclient is asked to sign too
 # (--client-protection=sign; by default it signs only when the server requires it), and
-# the lab's Samba neither requires nor desires encryption. The run stops if naslab's
-# session reads otherwise.
+# the lab's Samba neither requires nor desires encryption. "samba-encrypted" is the same
+# with `server smb encrypt = required` (as NAS products that encrypt ship it) and
+# smbclient --client-protection=encrypt: both sessions AES-128-GCM. The run stops if
+# naslab's session reads otherwise.
 #
 # usage (root): bench/protocols-vs-tools.sh [WORKDIR]   (default /dev/shm/naslab-bench-proto)
-# SIZE=bytes (default 1 GiB); BIN=path to use an already built naslab instead of the
-# release build. Needs smbd, ganesha, smbclient, nfs-cp (libnfs-utils), and memory (when
+# SIZE=bytes (default 1 GiB); ROUNDS=N (default 3); SERVERS="samba nfs samba-encrypted"
+# (the default; any of them, in any order); BIN=path to use an already built naslab
+# instead of the release build. Needs smbd, ganesha, smbclient, nfs-cp (libnfs-utils), and memory (when
 # WORKDIR is on tmpfs) for eight files of SIZE: naslab's six in the share of the lab that
 # is up, the file the tools upload, and the one nfs-cp downloads.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 work=${1:-/dev/shm/naslab-bench-proto}
 size=${SIZE:-$((1 << 30))}
+rounds=${ROUNDS:-3}
+servers=${SERVERS:-samba nfs samba-encrypted}
 for t in smbclient nfs-cp python3; do
   command -v "$t" >/dev/null || { echo "$t is not installed (scripts/test.sh installs it)" >&2; exit 1; }
 done
@@ -79,7 +84,7 @@ r = json.load(sys.stdin)
 it = r['workloads'][0]['iterations'][0]
 assert it['errors'] == 0 and it['bytes_$1'.replace('write', 'written')] == $size, 'naslab moved a short file'
 session = r['options']['extra'].get('smb_session')
-assert session is None or session.endswith(', not encrypted'), session
+assert session is None or session.endswith('$want_session'), session
 print(it['wall_ns'] / 1e9)" <<<"$out"
 }
 timed() {
@@ -96,7 +101,7 @@ timed() {
 # would add. smbclient_secs PORT COMMAND.
 smbclient_secs() {
   local out
-  out=$(smbclient --client-protection=sign -p "$1" //127.0.0.1/naslab \
+  out=$(smbclient --client-protection="$protection" -p "$1" //127.0.0.1/naslab \
     -U "naslab-lab%$NASLAB_SMB_PASSWORD" -c "$2" 2>&1) ||
     { echo "failed: smbclient $2: $out" >&2; exit 1; }
   python3 -c "
@@ -109,6 +114,17 @@ else:
     m = re.search(r'putting file .* as .* \(([0-9.]+) kb/s\)', out)
 assert m, 'smbclient printed no rate: ' + out
 print($size / 1024 / float(m.groups()[-1]))" <<<"$out"
+}
+
+# keep LABEL TOOL_SECS SECS_1M SECS_4M SECS_8M: one round's ratios, for the medians.
+keep() {
+  local label=$1 t=$2
+  shift 2
+  local i=0
+  for n in "$@"; do
+    echo "$label|${sizes_mib[$i]}|$(python3 -c "print($t / $n)")" >>"$medians"
+    i=$((i + 1))
+  done
 }
 
 # ratios NAME TOOL_SECS SECS_1M SECS_4M SECS_8M: the figures and naslab/tool per size.
@@ -124,9 +140,25 @@ ratios() {
   echo "naslab ${figs}$tool $(mbs "$t") MB/s; ratio ${rats%, }"
 }
 
-for server in samba nfs; do
+# Each line's ratios, per size, to give their medians at the end: "LABEL SIZE RATIO".
+medians=$work/ratios.txt
+: >"$medians"
+for server in $servers; do
   name=bench-$server
-  url=$("$bin" lab up --fs dir --server "$server" --name "$name" --lab-dir "$work/labs" 2>/dev/null)
+  lab_opts=()
+  protection=sign
+  want_session=", not encrypted"
+  case $server in
+  samba | nfs) kind=$server ;;
+  samba-encrypted)
+    kind=samba
+    lab_opts=(--opt "global: server smb encrypt = required")
+    protection=encrypt
+    want_session=", encrypted (AES-128-GCM)"
+    ;;
+  *) echo "unknown server $server (samba, nfs or samba-encrypted)" >&2; exit 2 ;;
+  esac
+  url=$("$bin" lab up --fs dir --server "$kind" --name "$name" --lab-dir "$work/labs" "${lab_opts[@]}" 2>/dev/null)
   lab=$name
   state=$work/labs/$name/state.json
   export NASLAB_SMB_PASSWORD=$(python3 -c "import json; print(json.load(open('$state')).get('password',''))")
@@ -137,11 +169,11 @@ for server in samba nfs; do
   naslab_secs read 1 "$url" "$server" >/dev/null
   file=naslab/SeqRead1M/big.bin
   [ "$(stat -c %s "$share/$file")" = "$size" ] || { echo "the prepared file is not $size bytes" >&2; exit 1; }
-  echo "== $server: $(python3 -c "print($size / 2**20)") MiB file, 3 rounds"
-  for round in 1 2 3; do
+  echo "== $server: $(python3 -c "print($size / 2**20)") MiB file, $rounds rounds"
+  for round in $(seq "$rounds"); do
     r=()
     for mib in "${sizes_mib[@]}"; do r+=("$(naslab_secs read "$mib" "$url" "$server")"); done
-    if [ "$server" = samba ]; then
+    if [ "$kind" = samba ]; then
       tool=smbclient
       s=$(smbclient_secs "$port" "get $file /dev/null")
     else
@@ -153,13 +185,14 @@ for server in samba nfs; do
       rm -f "$copy"
     fi
     echo "round $round read:  $(ratios "$tool" "$s" "${r[@]}")"
+    keep "$server read" "$s" "${r[@]}"
 
     # Writes: naslab's each make a new file (the workload's directory is emptied
     # before each run); the tool's a new name each round, removed after it.
     w=()
     for mib in "${sizes_mib[@]}"; do w+=("$(naslab_secs write "$mib" "$url" "$server")"); done
     put=put-by-$tool-$round.bin
-    if [ "$server" = samba ]; then
+    if [ "$kind" = samba ]; then
       s=$(smbclient_secs "$port" "put $src $put")
     else
       s=$(timed nfs-cp "$src" "nfs://127.0.0.1/naslab/$put?nfsport=$port&mountport=$mport")
@@ -167,6 +200,19 @@ for server in samba nfs; do
     [ "$(stat -c %s "$share/$put")" = "$size" ] || { echo "$tool wrote a short file" >&2; exit 1; }
     rm -f "$share/$put"
     echo "round $round write: $(ratios "$tool" "$s" "${w[@]}")"
+    keep "$server write" "$s" "${w[@]}"
   done
   down
 done
+
+echo "== median ratio naslab / tool over $rounds rounds"
+python3 - "$medians" <<'PY'
+import statistics, sys
+rows = {}
+for line in open(sys.argv[1]):
+    label, mib, ratio = line.rstrip("\n").split("|")
+    rows.setdefault(label, {}).setdefault(int(mib), []).append(float(ratio))
+for label, by_size in rows.items():
+    print(f"{label:<24}" + ", ".join(
+        f"{mib} MiB {statistics.median(r):.2f}" for mib, r in sorted(by_size.items())))
+PY
