@@ -266,8 +266,9 @@ impl Session {
                 )
             }
             Dialect::Smb3_1_1 => {
-                // Key length: 256 bits only for AES-256 ciphers. GMAC signing
-                // uses AES-128-GCM internally, so it needs 128-bit (16-byte) keys.
+                // The encryption keys' length: 256 bits only for AES-256
+                // ciphers. The signing key is 128 bits whatever this says
+                // (`derive_session_keys`): GMAC is AES-128-GCM.
                 let key_len_bits = match params.cipher {
                     Some(crate::crypto::encryption::Cipher::Aes256Ccm)
                     | Some(crate::crypto::encryption::Cipher::Aes256Gcm) => 256,

@@ -57,7 +57,7 @@ pub fn sp800_108_kdf(key: &[u8], label: &[u8], context: &[u8], key_length_bits: 
 /// `Debug` shows the keys as `***`.
 #[derive(Clone)]
 pub struct DerivedKeys {
-    /// Key used to sign outgoing messages.
+    /// Key used to sign outgoing messages: always 16 bytes.
     pub signing_key: Vec<u8>,
     /// Key used to encrypt outgoing messages.
     pub encryption_key: Vec<u8>,
@@ -126,7 +126,11 @@ pub fn derive_session_keys(
     }
 
     DerivedKeys {
-        signing_key: sp800_108_kdf(session_key, signing_label, signing_context, key_length_bits),
+        // A signing key is 128 bits whatever the cipher: AES-128-CMAC and
+        // AES-128-GMAC take no other, and `key_length_bits` (256 for the
+        // AES-256 ciphers) is the encryption keys' length (MS-SMB2 3.2.5.3.1;
+        // Samba pads or truncates signing keys to 16 bytes).
+        signing_key: sp800_108_kdf(session_key, signing_label, signing_context, 128),
         encryption_key: sp800_108_kdf(session_key, enc_label, enc_context, key_length_bits),
         decryption_key: sp800_108_kdf(session_key, dec_label, dec_context, key_length_bits),
     }
@@ -363,7 +367,12 @@ mod tests {
         let preauth_hash = [0xCD; 64];
         let keys = derive_session_keys(&session_key, Dialect::Smb3_1_1, Some(&preauth_hash), 256);
 
-        assert_eq!(keys.signing_key.len(), 32);
+        // The signing key stays at 128 bits: the AES-128 MACs take no other.
+        assert_eq!(keys.signing_key.len(), 16);
+        assert_eq!(
+            keys.signing_key,
+            sp800_108_kdf(&session_key, b"SMBSigningKey\0", &preauth_hash, 128)
+        );
         assert_eq!(keys.encryption_key.len(), 32);
         assert_eq!(keys.decryption_key.len(), 32);
     }
