@@ -53,6 +53,12 @@ pub enum SmbError {
         #[source]
         source: smb2::Error,
     },
+    #[error("the SMB server at {addr} answered, but no session could be set up with it: {source}; check the dialect, signing and encryption the server asks for (Samba: testparm -sv | grep -E 'protocol|signing|encrypt'), and try --smb-encrypt off to see whether encryption is the cause")]
+    Handshake {
+        addr: String,
+        #[source]
+        source: smb2::Error,
+    },
     #[error("the SMB server at {addr} refused to sign in {who}: {why}")]
     Auth {
         addr: String,

@@ -237,6 +237,15 @@ impl Session {
                 }
             } else if matches!(source.kind(), ErrorKind::TimedOut) {
                 silent()
+            } else if matches!(
+                source.kind(),
+                ErrorKind::InvalidData | ErrorKind::SignatureInvalid | ErrorKind::Unsupported
+            ) {
+                // The server answered: the host and port are right.
+                SmbError::Handshake {
+                    addr: addr.clone(),
+                    source,
+                }
             } else {
                 SmbError::Connect {
                     addr: addr.clone(),
