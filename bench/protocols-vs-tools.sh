@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # naslab's own SMB and NFS clients against the usual command-line clients, on one large
-# file on a lab server on this machine, one request in flight on every side:
+# file on a lab server on this machine: naslab one trace op at a time (a large SMB op
+# goes out as pieces sent at once), each tool as it works by default (smbclient's `get`
+# keeps two 8 MiB READs in flight):
 # - reads: naslab with 1, 4 and 8 MiB sequential reads, against
 #   `smbclient -c 'get FILE /dev/null'` and libnfs's `nfs-cp` (to /dev/shm);
 # - writes: naslab writing a new file with 1, 4 and 8 MiB sequential writes, against
