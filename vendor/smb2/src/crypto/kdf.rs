@@ -78,6 +78,9 @@ impl std::fmt::Debug for DerivedKeys {
 
 /// Derive session keys for the given dialect.
 ///
+/// `key_length_bits` is the encryption and decryption keys' length (256 for
+/// the AES-256 ciphers); the signing key is 128 bits whatever it says.
+///
 /// For SMB 3.0 and 3.0.2, the context is a fixed ASCII string.
 /// For SMB 3.1.1, the context is the preauthentication integrity hash value
 /// (64 bytes from SHA-512).
