@@ -49,6 +49,8 @@ fi
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --quiet -- -D warnings
 NASLAB_REQUIRE_UI=1 cargo test --workspace
+# The vendored crates are their published source plus the patches in vendor/patches/series.
+./scripts/check-vendor.sh
 # The vendored nfs3_client's own tests, with the one its patch adds (vendor/README.md).
 (cd vendor/nfs3_client && cargo test --quiet --all-features --target-dir ../../target/vendor)
 # The vendored smb2's cryptography tests, built as naslab builds it (the `aws-lc`
