@@ -8,6 +8,7 @@ pub mod fileserver;
 pub mod ingest;
 pub mod iometer;
 pub mod iozone;
+pub mod openloop;
 
 use naslab_trace::{FileDecl, FileKind, Op, OpFlags, OpKind, Prepare, Trace};
 
