@@ -54,6 +54,16 @@ impl LatencyHistogram {
         self.inner.len()
     }
 
+    /// The value at quantile `q` (0 to 1), within the exact extremes; 0 when empty.
+    pub fn quantile(&self, q: f64) -> u64 {
+        if self.count() == 0 {
+            return 0;
+        }
+        self.inner
+            .value_at_quantile(q)
+            .clamp(self.min_ns, self.max_ns)
+    }
+
     /// The summary that results carry.
     pub fn summary(&self) -> LatencySummary {
         let h = &self.inner;

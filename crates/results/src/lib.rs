@@ -6,6 +6,7 @@ mod model;
 mod verify;
 
 pub mod export;
+pub mod sweep;
 pub mod views;
 
 pub use histogram::{LatencyHistogram, LatencySummary, StreamLatency};

@@ -140,7 +140,9 @@ pub fn rate(load: &RateLoad) -> Trace {
                 Arrivals::Poisson => exponential(&mut rng, gap_ns),
             };
         }
-        trace.ops.push(Op::new(c, load.duration_us, OpKind::Close, 0));
+        trace
+            .ops
+            .push(Op::new(c, load.duration_us, OpKind::Close, 0));
     }
     trace
 }
