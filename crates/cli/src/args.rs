@@ -10,6 +10,7 @@ use naslab_engine::{DataMode, Pacing};
 use naslab_lab::ServerKind;
 use naslab_layout::{FsKind, Pattern};
 use naslab_workload::synthetic::iozone::Test;
+use naslab_workload::synthetic::openloop::Arrivals;
 
 use crate::values::{self, Duration};
 
@@ -58,6 +59,10 @@ pub enum Command {
     /// A test NAS on this machine (loop-mounted file system served by Samba or
     /// nfs-ganesha on 127.0.0.1): up, status, down, and a matrix of server settings.
     Lab(LabArgs),
+    /// A capacity sweep: load points of more and more users (copies of a workload) or of
+    /// a higher offered op rate, each open-loop, until a response-time cap, errors or
+    /// saturation stop it; prints the curve, its knee and overall response time.
+    Sweep(SweepArgs),
     /// Run a command and record its file I/O under a directory as a trace (through strace).
     Capture(crate::cmd::capture::CaptureArgs),
     /// Turn an strace log, a dbench loadfile, a fio iolog or a Process Monitor CSV into a trace.
@@ -163,6 +168,14 @@ pub struct RunOpts {
     /// Which backend speaks to the target.
     #[arg(long, value_enum, default_value = "posix")]
     pub backend: BackendName,
+    /// With --backend null: every op takes this long (e.g. 100us), a server of known
+    /// speed against which pacing and queueing figures can be checked (docs/capacity.md).
+    #[arg(long, value_name = "DURATION", value_parser = values::positive_duration)]
+    pub null_service_time: Option<Duration>,
+    /// With --backend null: the Nth op of each connection (counted from 0) takes DURATION
+    /// longer, e.g. 1s@2000: a server's stall, to see what it does to the ops behind it.
+    #[arg(long, value_name = "DURATION@N", value_parser = values::stall)]
+    pub null_stall: Option<(Duration, u64)>,
     /// Iterations per workload, each on a freshly prepared file set; the figure is the median.
     #[arg(long, default_value_t = 1, value_name = "N")]
     pub batch: u32,
@@ -415,6 +428,72 @@ pub struct FileServerArgs {
     /// Which phases to measure.
     #[arg(long, value_enum, default_value = "both")]
     pub phase: FileServerPhase,
+    #[command(flatten)]
+    pub opts: RunOpts,
+}
+
+/// `naslab sweep`: a users sweep (`--workload W --users 1,2,4`) or a rate sweep
+/// (`--rate 1000,2000` or `--mix ...`), the loads listed or stepped (`--start --step
+/// --until`); docs/capacity.md.
+#[derive(Args, Debug)]
+pub struct SweepArgs {
+    /// Users sweep: the workload each user runs (a built-in one, a trace in the trace
+    /// directory, or a trace file), each user on its own copy of its file set.
+    #[arg(long, value_name = "NAME")]
+    pub workload: Option<String>,
+    /// Users sweep: the number of users at each point, e.g. 1,2,4,8.
+    #[arg(long, value_delimiter = ',', value_name = "N,N,...")]
+    pub users: Vec<u32>,
+    /// Rate sweep: the offered ops per second at each point, e.g. 1000,2000,4000.
+    #[arg(long, value_delimiter = ',', value_name = "R,R,...")]
+    pub rate: Vec<f64>,
+    /// Stepped loads instead of a list: the first point's load.
+    #[arg(long, value_name = "LOAD")]
+    pub start: Option<f64>,
+    /// Stepped loads: added to the load (e.g. 2) or multiplying it (e.g. x2) at each point.
+    #[arg(long, value_name = "N|xF")]
+    pub step: Option<String>,
+    /// Stepped loads: the highest load to run; without it the sweep goes on until a stop
+    /// rule fires (at most 64 points).
+    #[arg(long, value_name = "LOAD")]
+    pub until: Option<f64>,
+    /// Rate sweep: what each op is, KEY=VALUE pairs: read (percent of reads, the rest
+    /// writes), block (bytes per op), file (the file they work in)
+    /// [default: read=100,block=4k,file=64m].
+    #[arg(long, value_name = "MIX")]
+    pub mix: Option<String>,
+    /// Rate sweep: connections (streams) the rate is spread over, each its own arrival
+    /// process; an op waits for its connection's previous one.
+    #[arg(long, default_value_t = 8, value_name = "N")]
+    pub connections: u32,
+    /// Rate sweep: how arrivals are spaced, poisson or uniform.
+    #[arg(long, default_value = "poisson", value_name = "KIND")]
+    pub arrivals: Arrivals,
+    /// Rate sweep: how long each point is measured, after its warm-up.
+    #[arg(long, default_value = "10s", value_name = "DURATION", value_parser = values::positive_duration)]
+    pub point_time: Duration,
+    /// The start of each point whose ops are run but not counted [default: 1s for rate
+    /// points, 0 for users points].
+    #[arg(long, value_name = "DURATION")]
+    pub warmup: Option<Duration>,
+    /// Users sweep: users start at random offsets within this span of each other.
+    #[arg(long, default_value = "1s", value_name = "DURATION")]
+    pub stagger: Duration,
+    /// A response-time limit every point must meet, OP:pNN<=DURATION or OP:avg<=DURATION
+    /// (OP an op type or all), e.g. read:p99<=50ms; the knee is the last load meeting it.
+    #[arg(long, value_name = "CAP")]
+    pub cap: Option<String>,
+    /// A point is saturated when it achieves less than its offered rate by more than this
+    /// percentage.
+    #[arg(long, default_value_t = 10.0, value_name = "PCT")]
+    pub saturation: f64,
+    /// Run every point even after one failed the cap, had errors or saturated.
+    #[arg(long)]
+    pub keep_going: bool,
+    #[command(flatten)]
+    pub generate: GenArgs,
+    #[command(flatten)]
+    pub trace_dir: TraceDirArg,
     #[command(flatten)]
     pub opts: RunOpts,
 }

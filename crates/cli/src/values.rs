@@ -45,6 +45,17 @@ impl fmt::Display for Duration {
 }
 
 /// A duration of more than zero (`--time-limit`).
+/// Parses `DURATION@N` (a stall of the null backend: the Nth op takes DURATION more).
+pub fn stall(text: &str) -> Result<(Duration, u64), String> {
+    let (d, n) = text
+        .split_once('@')
+        .ok_or_else(|| format!("'{text}': write DURATION@N, e.g. 1s@2000"))?;
+    let n = n
+        .parse()
+        .map_err(|_| format!("'{n}' is not an op number; write DURATION@N, e.g. 1s@2000"))?;
+    Ok((positive_duration(d)?, n))
+}
+
 pub fn positive_duration(text: &str) -> Result<Duration, String> {
     let d: Duration = text.parse()?;
     if d.ns == 0 {

@@ -24,6 +24,7 @@ pub mod verify;
 
 pub use backend::{
     Backend, BackendOptions, Caps, Handle, NullTarget, OpError, OpenHow, PosixTarget, Target,
+    TimedNullTarget,
 };
 pub use clock::{Clock, MonotonicClock, ScriptedClock};
 pub use data::{DataMode, DataSpec};
@@ -36,5 +37,5 @@ pub use replay::{
 };
 pub use run::{run_iteration, IterationSpec, RunError, SinkMaker};
 pub use sandbox::Sandbox;
-pub use session::{RunHooks, RunOutcome, Session};
+pub use session::{PlanSource, RunHooks, RunOutcome, Session};
 pub use verify::Verifier;

@@ -74,6 +74,20 @@ pub trait RunHooks {
     }
 }
 
+/// Where a run's plans come from, one at a time.
+pub trait PlanSource {
+    /// The next workload's plan, given the results so far; `None` when there are no
+    /// more, an error when it could not be made.
+    fn next_plan(&mut self, run: &RunResult) -> Option<Result<&Plan, String>>;
+}
+
+/// A list of plans known before the run.
+impl<'p> PlanSource for std::slice::Iter<'_, &'p Plan> {
+    fn next_plan(&mut self, _run: &RunResult) -> Option<Result<&Plan, String>> {
+        self.next().map(|p| Ok(*p))
+    }
+}
+
 /// A run's results, and why it stopped early when it did.
 pub struct RunOutcome {
     pub run: RunResult,
@@ -84,6 +98,18 @@ impl Session<'_> {
     /// Runs each plan's iterations in turn, stopping at the first that fails or is cut
     /// short (or when `hooks` says to stop). Fails only when `hooks.workload_done` does.
     pub fn run(&self, plans: &[&Plan], hooks: &mut dyn RunHooks) -> Result<RunOutcome, String> {
+        let mut each = plans.iter();
+        self.run_from(&mut each, hooks)
+    }
+
+    /// Like [`Session::run`], with the plans made one at a time by `source`, which sees
+    /// the results so far before it makes the next (a sweep's load points, each chosen
+    /// after the last one's figures). A plan `source` fails to make stops the run there.
+    pub fn run_from(
+        &self,
+        source: &mut dyn PlanSource,
+        hooks: &mut dyn RunHooks,
+    ) -> Result<RunOutcome, String> {
         let env = crate::environment::environment();
         let mut run = RunResult {
             schema_version: SCHEMA_VERSION,
@@ -98,13 +124,22 @@ impl Session<'_> {
             label: Some(self.label.clone()),
             device: self.device.clone(),
             multi_client: None,
+            sweep: None,
         };
         let mut failure = None;
-        for plan in plans {
+        loop {
             if let Some(why) = hooks.stopped() {
                 failure = Some(why);
                 break;
             }
+            let plan = match source.next_plan(&run) {
+                None => break,
+                Some(Ok(plan)) => plan,
+                Some(Err(why)) => {
+                    failure = Some(why);
+                    break;
+                }
+            };
             let name = plan.header.workload.clone();
             run.warnings.extend(self.plan_warnings(plan, &env));
             let (results, stop) = self.iterations(plan, hooks);

@@ -34,6 +34,10 @@ pub struct RunResult {
     /// `workloads` then hold the aggregate, and this each client's own figures.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub multi_client: Option<MultiClient>,
+    /// A capacity sweep's load points and curve (`naslab sweep`); each point is one of
+    /// `workloads`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sweep: Option<crate::sweep::Sweep>,
 }
 
 /// The device under test as the user named it, with their notes: how runs are found

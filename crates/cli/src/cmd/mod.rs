@@ -21,6 +21,7 @@ mod report;
 mod results;
 mod run;
 mod sources;
+mod sweep;
 
 use crate::args::{Cli, Command};
 
@@ -73,5 +74,6 @@ fn command(cli: Cli) -> anyhow::Result<()> {
         Command::Completions(a) => docs::completions(a),
         Command::Man(a) => docs::man(a),
         Command::Results(a) => results::results(a),
+        Command::Sweep(a) => sweep::sweep(a),
     }
 }

@@ -18,7 +18,7 @@ mod waiter;
 
 #[cfg(feature = "nfs")]
 pub use nfs::{NfsBackend, NfsError, NfsTarget};
-pub use null::{NullBackend, NullTarget};
+pub use null::{NullBackend, NullTarget, TimedNullTarget};
 pub use open::{open, OpenError, OpenedTarget, Password, TargetRequest};
 pub use posix::{PosixBackend, PosixTarget};
 pub use profile::{

@@ -10,11 +10,29 @@ use crate::plan::FileTable;
 #[derive(Debug, Default, Clone, Copy)]
 pub struct NullTarget;
 
+/// A null target whose every op takes a fixed service time (a server of known speed):
+/// queueing is then known exactly, which is what tests of pacing and open-loop load
+/// compare against. `--backend null --null-service-time DURATION`.
+#[derive(Debug, Clone, Copy)]
+pub struct TimedNullTarget {
+    /// How long each op takes, ns.
+    pub service_ns: u64,
+    /// A stall: the op of each connection with this index (0 for its first) takes this
+    /// much longer, ns (what a server's hiccup does to the ops queued behind it).
+    pub stall: Option<(u64, u64)>,
+}
+
 /// The null target's connection.
 pub struct NullBackend {
     files: Arc<FileTable>,
     next: Handle,
     queue: NullQueue,
+    /// Each op's fixed service time (0 for none).
+    service: std::time::Duration,
+    /// The op index that stalls, and for how long more.
+    stall: Option<(u64, std::time::Duration)>,
+    /// Ops served so far.
+    served: u64,
 }
 
 /// The null backend's queue: every queued op completes at the next reap.
@@ -59,6 +77,33 @@ impl NullBackend {
             files,
             next: 3,
             queue: NullQueue::default(),
+            service: std::time::Duration::ZERO,
+            stall: None,
+            served: 0,
+        }
+    }
+
+    /// Takes the service time: sleeps until shortly before it ends, then spins, so it is
+    /// held to within the clock's reading even on a busy machine's coarse sleeps.
+    #[inline]
+    fn serve(&mut self) {
+        let mut took = self.service;
+        if let Some((at, extra)) = self.stall {
+            if self.served == at {
+                took += extra;
+            }
+            self.served += 1;
+        }
+        if took.is_zero() {
+            return;
+        }
+        let end = std::time::Instant::now() + took;
+        let spin = std::time::Duration::from_micros(200);
+        if took > spin {
+            std::thread::sleep(took - spin);
+        }
+        while std::time::Instant::now() < end {
+            std::hint::spin_loop();
         }
     }
 }
@@ -94,33 +139,65 @@ impl Target for NullTarget {
     }
 }
 
+impl Target for TimedNullTarget {
+    fn backend_name(&self) -> &'static str {
+        "null"
+    }
+
+    fn caps(&self) -> Caps {
+        NULL_CAPS
+    }
+
+    fn connect(
+        &self,
+        _workload_dir: &str,
+        files: Arc<FileTable>,
+        _options: BackendOptions,
+    ) -> Result<Box<dyn Backend>, OpError> {
+        let mut b = NullBackend::new(files);
+        b.service = std::time::Duration::from_nanos(self.service_ns);
+        b.stall = self
+            .stall
+            .map(|(at, ns)| (at, std::time::Duration::from_nanos(ns)));
+        Ok(Box::new(b))
+    }
+}
+
 impl Backend for NullBackend {
     fn caps(&self) -> Caps {
         NULL_CAPS
     }
     fn open(&mut self, _file: u32, _how: OpenHow) -> Result<Handle, OpError> {
+        self.serve();
         self.next += 1;
         Ok(self.next)
     }
     fn close(&mut self, _h: Handle) -> Result<(), OpError> {
+        self.serve();
         Ok(())
     }
     fn read(&mut self, _h: Handle, _offset: u64, buf: &mut [u8]) -> Result<usize, OpError> {
+        self.serve();
         Ok(buf.len())
     }
     fn write(&mut self, _h: Handle, _offset: u64, buf: &[u8]) -> Result<usize, OpError> {
+        self.serve();
         Ok(buf.len())
     }
     fn fsync(&mut self, _h: Handle) -> Result<(), OpError> {
+        self.serve();
         Ok(())
     }
     fn truncate(&mut self, _h: Handle, _len: u64) -> Result<(), OpError> {
+        self.serve();
         Ok(())
     }
     fn fallocate(&mut self, _h: Handle, _offset: u64, _len: u64) -> Result<(), OpError> {
+        self.serve();
         Ok(())
     }
     fn stat(&mut self, file: u32) -> Result<u64, OpError> {
+        self.serve();
         Ok(self
             .files
             .entries
@@ -129,15 +206,19 @@ impl Backend for NullBackend {
             .unwrap_or(0))
     }
     fn mkdir(&mut self, _file: u32) -> Result<(), OpError> {
+        self.serve();
         Ok(())
     }
     fn readdir(&mut self, _file: u32) -> Result<u64, OpError> {
+        self.serve();
         Ok(0)
     }
     fn unlink(&mut self, _file: u32) -> Result<(), OpError> {
+        self.serve();
         Ok(())
     }
     fn rename(&mut self, _from: u32, _to: u32) -> Result<(), OpError> {
+        self.serve();
         Ok(())
     }
     fn drop_cache(&mut self, _file: u32) -> Result<(), OpError> {

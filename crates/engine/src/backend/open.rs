@@ -7,7 +7,7 @@ use std::path::Path;
 use naslab_results::TargetInfo;
 
 use super::url::{is_remote, ClientOptions, Protocol, RemoteUrl, UrlError};
-use super::{ClientProfile, NullTarget, PosixTarget, ProfiledTarget, Target};
+use super::{ClientProfile, NullTarget, PosixTarget, ProfiledTarget, Target, TimedNullTarget};
 use crate::environment::mount_of;
 use crate::sandbox::{Sandbox, SandboxError};
 
@@ -19,6 +19,10 @@ pub struct TargetRequest<'a> {
     /// No I/O at all (the null backend): measures naslab itself. `target`, if given, is
     /// only recorded.
     pub null: bool,
+    /// With `null`: each op's fixed service time, ns (0: none), and a stall (the op index
+    /// of each connection that takes longer, and how much longer, ns).
+    pub null_service_ns: u64,
+    pub null_stall: Option<(u64, u64)>,
     /// A multi-client job's own directory (`client-<rank>`) inside the target: naslab's
     /// directory is made in it, on a local target or a share.
     pub client_dir: Option<&'a str>,
@@ -38,6 +42,8 @@ impl<'a> TargetRequest<'a> {
         TargetRequest {
             target,
             null: false,
+            null_service_ns: 0,
+            null_stall: None,
             client_dir: None,
             join: false,
             client: ClientOptions::default(),
@@ -88,16 +94,21 @@ pub type Password<'a> = &'a dyn Fn(&RemoteUrl) -> Result<String, String>;
 pub fn open(req: &TargetRequest<'_>, password: Password<'_>) -> Result<OpenedTarget, OpenError> {
     let remote = req.target.and_then(|p| p.to_str()).filter(|s| is_remote(s));
     let opened = match (req.null, remote) {
-        (true, _) => null(req.target),
+        (true, _) => null(req.target, req.null_service_ns, req.null_stall),
         (false, Some(url)) => remote_target(url.parse()?, req, password)?,
         (false, None) => local(req.target.ok_or(OpenError::NoTarget)?, req)?,
     };
     Ok(with_profile(opened, req.profile))
 }
 
-fn null(target: Option<&Path>) -> OpenedTarget {
+fn null(target: Option<&Path>, service_ns: u64, stall: Option<(u64, u64)>) -> OpenedTarget {
+    let timed: Box<dyn Target> = if service_ns > 0 || stall.is_some() {
+        Box::new(TimedNullTarget { service_ns, stall })
+    } else {
+        Box::new(NullTarget)
+    };
     OpenedTarget {
-        target: Box::new(NullTarget),
+        target: timed,
         info: TargetInfo {
             path: target.map(|p| p.display().to_string()).unwrap_or_default(),
             backend: NullTarget.backend_name().into(),

@@ -141,6 +141,7 @@ pub fn single_run() -> RunResult {
                 .collect(),
         },
         multi_client: None,
+        sweep: None,
     }
 }
 

@@ -9,7 +9,9 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 
 use anyhow::{bail, Context};
-use naslab_engine::{Plan, Progress, RecordSink, RunError, RunHooks, RunOutcome, Session};
+use naslab_engine::{
+    Plan, PlanSource, Progress, RecordSink, RunError, RunHooks, RunOutcome, Session,
+};
 use naslab_report::{IterationPass, ReportOptions, StreamedIteration};
 use naslab_results::export::{Exporter, Json, Table};
 use naslab_results::{IterationLayout, IterationResult, RunResult};
@@ -60,26 +62,8 @@ pub fn execute_returning(
         ctx.discard();
         return (None, Err(e));
     }
-    crate::interrupt::install();
-    let session = Session {
-        target: ctx.target.as_ref(),
-        target_info: ctx.target_info.clone(),
-        options: ctx.options.clone(),
-        replay: ctx.replay,
-        cache: ctx.cache,
-        drop_all_caches: ctx.drop_all_caches,
-        run_dir: &ctx.run_dir,
-        started_at: rfc3339_now(),
-        label: ctx.label.clone(),
-        device: ctx.device.clone(),
-    };
     let plans: Vec<&Plan> = workloads.iter().map(|w| &w.plan).collect();
-    let mut hooks = CliHooks {
-        ctx: &ctx,
-        streamed: Arc::default(),
-    };
-    let outcome = session.run(&plans, &mut hooks);
-    let streamed = std::mem::take(&mut *hooks.streamed.lock().unwrap_or_else(|e| e.into_inner()));
+    let (outcome, streamed) = run_session(&ctx, &mut plans.iter());
     let RunOutcome { run, failure } = match outcome {
         Ok(o) => o,
         Err(e) => return (None, Err(anyhow::anyhow!(e))),
@@ -114,6 +98,67 @@ pub fn execute_returning(
         let _ = h.join();
     }
     (Some(run), finished)
+}
+
+/// Workloads made one at a time after the results so far, and what they add to the
+/// results once the run ends (a sweep's load points and its curve).
+pub trait RunSource: PlanSource {
+    /// Adds to the results before they are written and printed.
+    fn complete(&mut self, run: &mut RunResult);
+}
+
+/// Like [`execute_returning`], with the workloads made one at a time by `source`. Not
+/// for multi-client jobs.
+pub fn execute_from(
+    ctx: RunContext,
+    source: &mut dyn RunSource,
+    view: Option<View>,
+) -> (Option<RunResult>, anyhow::Result<()>) {
+    let (outcome, streamed) = run_session(&ctx, source);
+    let RunOutcome { mut run, failure } = match outcome {
+        Ok(o) => o,
+        Err(e) => return (None, Err(anyhow::anyhow!(e))),
+    };
+    if run.workloads.is_empty() && stopped().is_none() {
+        if let Some(why) = failure {
+            ctx.discard();
+            return (None, Err(anyhow::anyhow!(why)));
+        }
+    }
+    source.complete(&mut run);
+    let finished = finish(&ctx, &run, failure, view, streamed);
+    (Some(run), finished)
+}
+
+/// Runs the plans `source` gives through the engine's session with the terminal's
+/// hooks; gives back the outcome and the report's views made while records were written.
+fn run_session(
+    ctx: &RunContext,
+    source: &mut dyn PlanSource,
+) -> (
+    Result<RunOutcome, String>,
+    HashMap<String, StreamedIteration>,
+) {
+    crate::interrupt::install();
+    let session = Session {
+        target: ctx.target.as_ref(),
+        target_info: ctx.target_info.clone(),
+        options: ctx.options.clone(),
+        replay: ctx.replay,
+        cache: ctx.cache,
+        drop_all_caches: ctx.drop_all_caches,
+        run_dir: &ctx.run_dir,
+        started_at: rfc3339_now(),
+        label: ctx.label.clone(),
+        device: ctx.device.clone(),
+    };
+    let mut hooks = CliHooks {
+        ctx,
+        streamed: Arc::default(),
+    };
+    let outcome = session.run_from(source, &mut hooks);
+    let streamed = std::mem::take(&mut *hooks.streamed.lock().unwrap_or_else(|e| e.into_inner()));
+    (outcome, streamed)
 }
 
 /// What the terminal adds to a run: a progress display, Ctrl-C and SIGTERM, a

@@ -20,7 +20,7 @@ pub use compile::compile_traces;
 pub use context::context;
 #[cfg(feature = "mpi")]
 pub use execute::write_view;
-pub use execute::{execute, execute_returning, execute_with, View};
+pub use execute::{execute, execute_from, execute_returning, execute_with, RunSource, View};
 
 use super::sources::{gen_params, pick_from_suite, resolve, trace_dir, Source};
 use crate::args::RunArgs;

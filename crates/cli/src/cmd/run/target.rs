@@ -20,9 +20,28 @@ pub(super) fn open_target(
     // With --shared-files every client works in <target>/naslab, which client 0 takes
     // and the others join.
     let client_dir = crate::multi::client_dir().filter(|_| !opts.shared_files);
+    let null = opts.backend == BackendName::Null;
+    let null_service_ns = match &opts.null_service_time {
+        Some(_) if !null => bail!("--null-service-time is for --backend null only"),
+        Some(d) => {
+            extra.insert("null_service_time".to_string(), d.to_string());
+            d.ns
+        }
+        None => 0,
+    };
+    let null_stall = match &opts.null_stall {
+        Some(_) if !null => bail!("--null-stall is for --backend null only"),
+        Some((d, n)) => {
+            extra.insert("null_stall".to_string(), format!("{d}@{n}"));
+            Some((*n, d.ns))
+        }
+        None => None,
+    };
     let request = TargetRequest {
         target: opts.target.as_deref(),
-        null: opts.backend == BackendName::Null,
+        null,
+        null_service_ns,
+        null_stall,
         client_dir: client_dir.as_deref(),
         join: opts.shared_files && crate::multi::rank_and_size().is_some_and(|(r, _)| r != 0),
         client: ClientOptions {

@@ -1,0 +1,639 @@
+//! `naslab sweep`: a capacity sweep. Load points run one after another in one run (each
+//! point one workload of it, with its own records and report), at loads given as a list
+//! or stepped up until a stop rule fires; each point's load is open-loop (its ops arrive
+//! on a schedule fixed before it runs, `--pace original`), and its figures are computed
+//! from its op records as soon as it ends, so the next point can be chosen and the
+//! terminal shows the curve as it grows. See docs/capacity.md.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context};
+use naslab_engine::{compile, records_from_trace, Pacing, Plan, PlanSource};
+use naslab_results::sweep::{Cap, LoadPoint, LoadUnit, PointBuilder, Sweep};
+use naslab_results::{CacheMode, RunResult};
+use naslab_trace::{open_trace, Record, Trace};
+use naslab_workload::synthetic::openloop::{self, Arrivals, Mix, RateLoad};
+
+use super::run::{context, execute_from, RunSource, View};
+use super::sources::{build, gen_params, resolve, trace_dir, Source};
+use crate::args::SweepArgs;
+
+/// The most points an open-ended sweep (`--start`/`--step` without `--until`) runs
+/// when no stop rule fires first.
+pub const MAX_POINTS: usize = 64;
+
+/// What each point runs.
+enum Load {
+    /// `users` copies of a workload.
+    Users {
+        base: Trace,
+        stagger_us: u64,
+        seed: u64,
+    },
+    /// An offered rate of the mix.
+    Rate {
+        mix: Mix,
+        connections: u32,
+        arrivals: Arrivals,
+        duration_us: u64,
+        seed: u64,
+    },
+}
+
+/// The loads the points take, in order.
+enum Loads {
+    List(std::vec::IntoIter<f64>),
+    Stepped {
+        next: f64,
+        step: Step,
+        until: Option<f64>,
+        made: usize,
+    },
+}
+
+/// How a stepped sweep goes from one load to the next.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Step {
+    Add(f64),
+    Times(f64),
+}
+
+impl Loads {
+    fn next(&mut self) -> Option<f64> {
+        match self {
+            Loads::List(l) => l.next(),
+            Loads::Stepped {
+                next,
+                step,
+                until,
+                made,
+            } => {
+                if until.is_some_and(|u| *next > u * (1.0 + 1e-9)) || *made >= MAX_POINTS {
+                    return None;
+                }
+                let load = *next;
+                *next = match *step {
+                    Step::Add(d) => load + d,
+                    Step::Times(f) => load * f,
+                };
+                *made += 1;
+                Some(load)
+            }
+        }
+    }
+}
+
+/// Makes each point's plan after the last point's figures, and keeps the sweep.
+struct SweepSource {
+    load: Load,
+    loads: Loads,
+    unit: LoadUnit,
+    run_dir: PathBuf,
+    keep_going: bool,
+    sweep: Sweep,
+    /// The point running or just run: its plan, load, schedule end and streams per user.
+    current: Option<Current>,
+}
+
+struct Current {
+    plan: Plan,
+    load: f64,
+    window_end_ns: Option<u64>,
+    streams_per_user: Option<u32>,
+}
+
+impl SweepSource {
+    /// The trace of the point at `load`.
+    fn trace(&self, load: f64) -> Trace {
+        match &self.load {
+            Load::Users {
+                base,
+                stagger_us,
+                seed,
+            } => {
+                let n = load as u32;
+                let name = format!("{}@{n}users", base.header.workload);
+                openloop::users(base, &name, n, *stagger_us, *seed)
+            }
+            Load::Rate {
+                mix,
+                connections,
+                arrivals,
+                duration_us,
+                seed,
+            } => openloop::rate(&RateLoad {
+                name: format!("rate@{}", load_text(load)),
+                ops_per_s: load,
+                connections: *connections,
+                arrivals: *arrivals,
+                duration_us: *duration_us,
+                mix: *mix,
+                seed: *seed,
+            }),
+        }
+    }
+
+    /// Folds the point that just ran into the sweep, if it ran; prints its line. Returns
+    /// why the sweep must stop after it, if it must.
+    fn conclude_point(&mut self, run: &RunResult) -> Option<String> {
+        let cur = self.current.as_ref()?;
+        let name = &cur.plan.header.workload;
+        if self.sweep.points.iter().any(|p| &p.workload == name) {
+            return None;
+        }
+        let Some(w) = run.workloads.iter().find(|w| &w.name == name) else {
+            return Some(format!("{name} did not run"));
+        };
+        let Some(it) = w.iterations.last() else {
+            return Some(format!("{name} did not run"));
+        };
+        let Some(records) = &it.records else {
+            return Some(format!("{name} kept no op records"));
+        };
+        let mut builder = PointBuilder::new(self.sweep.warmup_ns, cur.streams_per_user);
+        if let Err(e) = builder.read_records(&self.run_dir.join(records)) {
+            return Some(format!("cannot read {name}'s op records: {e}"));
+        }
+        let mut point = builder.finish(name.clone(), cur.load, cur.window_end_ns);
+        point.met_cap = self.sweep.cap.as_ref().map(|c| c.met_by(&point));
+        point.saturated = naslab_results::sweep::saturated(&point, self.sweep.saturation_margin);
+        eprintln!("{}", point_line(&point, self.unit, self.sweep.cap.as_ref()));
+        let why = stop_reason(&point, self.sweep.cap.as_ref(), it.aborted.as_deref());
+        self.sweep.points.push(point);
+        why
+    }
+}
+
+impl PlanSource for SweepSource {
+    fn next_plan(&mut self, run: &RunResult) -> Option<Result<&Plan, String>> {
+        if let Some(why) = self.conclude_point(run) {
+            if !self.keep_going {
+                self.sweep.stopped = Some(why);
+                return None;
+            }
+        }
+        let load = self.loads.next()?;
+        let trace = self.trace(load);
+        let streams_per_user = match &self.load {
+            Load::Users { base, .. } => {
+                Some(base.ops.iter().map(|o| o.stream + 1).max().unwrap_or(1))
+            }
+            Load::Rate { .. } => None,
+        };
+        let window_end_ns = match &self.load {
+            Load::Rate { duration_us, .. } => Some(duration_us * 1000),
+            Load::Users { .. } => None,
+        };
+        let label = trace
+            .header
+            .generator
+            .clone()
+            .unwrap_or_else(|| trace.header.workload.clone());
+        // The last point's plan (and its spools) goes before the next is made.
+        self.current = None;
+        let plan = match compile(Path::new(&label), records_from_trace(&trace), &self.run_dir) {
+            Ok(p) => p,
+            Err(e) => return Some(Err(format!("{e}"))),
+        };
+        let cur = self.current.insert(Current {
+            plan,
+            load,
+            window_end_ns,
+            streams_per_user,
+        });
+        Some(Ok(&cur.plan))
+    }
+}
+
+impl RunSource for SweepSource {
+    fn complete(&mut self, run: &mut RunResult) {
+        // A run stopped by a signal or a failure ends without asking for the next plan:
+        // its last point is folded in here, as far as it ran.
+        if let Some(why) = self.conclude_point(run) {
+            self.sweep.stopped.get_or_insert(why);
+        }
+        if let Some(why) = &run.aborted {
+            self.sweep.stopped.get_or_insert(why.clone());
+        }
+        self.sweep.finish_curve();
+        run.sweep = Some(self.sweep.clone());
+    }
+}
+
+/// Why a sweep stops after `point`: errors, the cap not met, or saturation.
+fn stop_reason(point: &LoadPoint, cap: Option<&Cap>, aborted: Option<&str>) -> Option<String> {
+    let name = &point.workload;
+    if let Some(why) = aborted {
+        return Some(format!("{name} stopped early: {why}"));
+    }
+    if point.all.errors > 0 {
+        return Some(format!("{name}: {} ops failed", point.all.errors));
+    }
+    if let Some(c) = cap {
+        if !c.met_by(point) {
+            let v = c.value_ns(point).unwrap_or(0);
+            return Some(format!("{name}: {} is {} over the cap {c}", c.op, ms(v)));
+        }
+    }
+    if point.saturated {
+        return Some(format!(
+            "{name}: achieved {:.0} ops/s of {:.0} offered (saturated)",
+            point.achieved_ops_s, point.offered_ops_s
+        ));
+    }
+    None
+}
+
+fn ms(ns: u64) -> String {
+    format!("{:.3} ms", ns as f64 / 1e6)
+}
+
+/// A load as a name and a table print it: whole numbers without a fraction.
+fn load_text(load: f64) -> String {
+    if load.fract() == 0.0 {
+        format!("{load:.0}")
+    } else {
+        format!("{load}")
+    }
+}
+
+/// The terminal's line for one point, printed as it ends.
+fn point_line(p: &LoadPoint, unit: LoadUnit, cap: Option<&Cap>) -> String {
+    let verdict = match (p.met_cap, p.saturated, p.all.errors) {
+        (_, _, e) if e > 0 => format!("{e} errors"),
+        (Some(false), _, _) => format!("over {}", cap.map(|c| c.to_string()).unwrap_or_default()),
+        (_, true, _) => "saturated".to_string(),
+        (Some(true), _, _) => "within cap".to_string(),
+        _ => String::new(),
+    };
+    format!(
+        "sweep {:>10} {:<5} offered {:>10.1} ops/s achieved {:>10.1} ops/s  response p50 {:>9} p99 {:>9}  service p99 {:>9}  {verdict}",
+        load_text(p.load),
+        unit.label(),
+        p.offered_ops_s,
+        p.achieved_ops_s,
+        ms(p.all.response.p50_ns),
+        ms(p.all.response.p99_ns),
+        ms(p.all.service.p99_ns),
+    )
+}
+
+/// The sweep's table (sweep.txt): one line per point, then the curve's figures.
+pub fn sweep_table(run: &RunResult) -> String {
+    use std::fmt::Write;
+    let Some(s) = &run.sweep else {
+        return String::new();
+    };
+    let mut o = String::new();
+    let _ = writeln!(
+        o,
+        "capacity sweep ({}{}; warm-up {} discarded per point; response from the scheduled start, service from the issue)",
+        s.unit.label(),
+        s.arrivals
+            .as_ref()
+            .map(|a| format!(", {a} arrivals"))
+            .unwrap_or_default(),
+        ms(s.warmup_ns)
+    );
+    let _ = writeln!(
+        o,
+        "{:>10} {:>12} {:>12} {:>9} {:>12} {:>12} {:>12} {:>12} {:>12} {:>8}  status",
+        s.unit.label(),
+        "offered/s",
+        "achieved/s",
+        "MB/s",
+        "resp avg ms",
+        "resp p50 ms",
+        "resp p99 ms",
+        "serv p50 ms",
+        "serv p99 ms",
+        "errors"
+    );
+    for p in &s.points {
+        let status = match (p.met_cap, p.saturated) {
+            (Some(false), _) => "over cap",
+            (_, true) => "saturated",
+            (Some(true), _) => "within cap",
+            _ => "",
+        };
+        let f = |ns: u64| format!("{:.3}", ns as f64 / 1e6);
+        let _ = writeln!(
+            o,
+            "{:>10} {:>12.1} {:>12.1} {:>9.2} {:>12} {:>12} {:>12} {:>12} {:>12} {:>8}  {status}",
+            load_text(p.load),
+            p.offered_ops_s,
+            p.achieved_ops_s,
+            p.throughput_mb_s,
+            f(p.all.response.avg_ns),
+            f(p.all.response.p50_ns),
+            f(p.all.response.p99_ns),
+            f(p.all.service.p50_ns),
+            f(p.all.service.p99_ns),
+            p.all.errors
+        );
+    }
+    if let Some(c) = &s.cap {
+        let _ = writeln!(o, "cap: {c}");
+    }
+    match s.knee {
+        Some(k) => {
+            let _ = writeln!(o, "knee: {} {}", load_text(k), s.unit.label());
+        }
+        None => {
+            let _ = writeln!(o, "knee: none (the first point already failed)");
+        }
+    }
+    let _ = writeln!(
+        o,
+        "peak achieved: {:.1} ops/s; overall response time: {}",
+        s.peak_achieved_ops_s,
+        ms(s.overall_response_ns)
+    );
+    if let Some(why) = &s.stopped {
+        let _ = writeln!(o, "stopped: {why}");
+    }
+    o
+}
+
+/// Reads a trace file whole into memory (a users sweep copies it per user).
+fn load_trace(path: &Path) -> anyhow::Result<Trace> {
+    let mut trace = Trace::new("");
+    for r in open_trace(path)? {
+        match r? {
+            Record::Header(h) => trace.header = h,
+            Record::File(f) => trace.files.push(f),
+            Record::Op(op, _) => trace.ops.push(op),
+        }
+    }
+    Ok(trace)
+}
+
+/// Parses `read=70,block=4k,file=64m` (each key optional).
+fn parse_mix(text: &str) -> anyhow::Result<Mix> {
+    let mut mix = Mix {
+        block: 4096,
+        read_pct: 100,
+        file_bytes: 64 << 20,
+    };
+    for part in text.split(',').filter(|p| !p.is_empty()) {
+        let (k, v) = part.split_once('=').with_context(|| {
+            format!("--mix '{part}': write KEY=VALUE, e.g. read=70,block=4k,file=64m")
+        })?;
+        match k {
+            "read" => {
+                mix.read_pct = v
+                    .parse()
+                    .ok()
+                    .filter(|p| *p <= 100)
+                    .with_context(|| format!("--mix read={v}: give a percentage, 0 to 100"))?
+            }
+            "block" => {
+                mix.block =
+                    crate::values::size(v).map_err(|e| anyhow::anyhow!("--mix block={v}: {e}"))?
+            }
+            "file" => {
+                mix.file_bytes =
+                    crate::values::size(v).map_err(|e| anyhow::anyhow!("--mix file={v}: {e}"))?
+            }
+            _ => bail!("--mix: unknown key '{k}'; use read, block and file"),
+        }
+    }
+    if mix.block == 0 || mix.file_bytes < mix.block {
+        bail!("--mix: the block must be at least 1 byte and the file at least one block");
+    }
+    Ok(mix)
+}
+
+/// Parses `--step`: `N` adds N, `xF` multiplies by F.
+fn parse_step(text: &str) -> anyhow::Result<Step> {
+    let bad = || format!("--step '{text}': give an amount to add (e.g. 2) or a factor (e.g. x2)");
+    let step = match text.strip_prefix('x') {
+        Some(f) => Step::Times(
+            f.parse()
+                .ok()
+                .filter(|f: &f64| *f > 1.0)
+                .with_context(bad)?,
+        ),
+        None => Step::Add(
+            text.parse()
+                .ok()
+                .filter(|d: &f64| *d > 0.0)
+                .with_context(bad)?,
+        ),
+    };
+    Ok(step)
+}
+
+/// The loads the arguments name, checked for the unit.
+fn loads(args: &SweepArgs, unit: LoadUnit) -> anyhow::Result<Loads> {
+    let list: Vec<f64> = match unit {
+        LoadUnit::Users => args.users.iter().map(|&u| f64::from(u)).collect(),
+        LoadUnit::OpsPerS => args.rate.clone(),
+    };
+    let stepped = args.start.is_some() || args.step.is_some() || args.until.is_some();
+    if !list.is_empty() && stepped {
+        bail!("give the loads as a list or as --start/--step/--until, not both");
+    }
+    let check = |l: f64| -> anyhow::Result<()> {
+        if !(l.is_finite() && l > 0.0) || (unit == LoadUnit::Users && l.fract() != 0.0) {
+            bail!(
+                "a load of {l} {} is not possible; loads are positive{}",
+                unit.label(),
+                if unit == LoadUnit::Users {
+                    " whole numbers"
+                } else {
+                    ""
+                }
+            );
+        }
+        Ok(())
+    };
+    if !list.is_empty() {
+        let mut seen = BTreeSet::new();
+        for &l in &list {
+            check(l)?;
+            if !seen.insert(l.to_bits()) {
+                bail!(
+                    "the load {} is given twice; each point runs once",
+                    load_text(l)
+                );
+            }
+        }
+        return Ok(Loads::List(list.into_iter()));
+    }
+    let (Some(start), Some(step)) = (args.start, &args.step) else {
+        bail!(
+            "give the loads: --{} A,B,C, or --start S --step D|xF [--until U]",
+            if unit == LoadUnit::Users {
+                "users"
+            } else {
+                "rate"
+            }
+        );
+    };
+    check(start)?;
+    let step = parse_step(step)?;
+    if unit == LoadUnit::Users && matches!(step, Step::Add(d) if d.fract() != 0.0) {
+        bail!("--step: users are added in whole numbers");
+    }
+    Ok(Loads::Stepped {
+        next: start,
+        step,
+        until: args.until,
+        made: 0,
+    })
+}
+
+/// `naslab sweep`.
+pub fn sweep(args: SweepArgs) -> anyhow::Result<()> {
+    if crate::multi::active() {
+        bail!("naslab sweep does not run as a multi-client job yet; start it without mpirun");
+    }
+    if args.opts.batch != 1 {
+        bail!("--batch: a sweep runs each load point once");
+    }
+    if args.opts.no_records {
+        bail!("a sweep computes each point's response and service times from its op records; leave out --no-records");
+    }
+    if args.opts.time_limit.is_some() {
+        bail!("--time-limit would cut a point's schedule short; set the point's length with --point-time");
+    }
+    let unit = match (&args.workload, args.rate.is_empty()) {
+        (Some(_), true) => LoadUnit::Users,
+        (None, _) if !args.rate.is_empty() || args.mix.is_some() => LoadUnit::OpsPerS,
+        (Some(_), false) => {
+            bail!("--workload makes a users sweep and --rate a rate sweep; give one")
+        }
+        (None, _) if !args.users.is_empty() => {
+            bail!("--users needs --workload NAME: the workload each user runs")
+        }
+        (None, _) => LoadUnit::OpsPerS,
+    };
+    let params = gen_params(&args.generate)?;
+    let warmup_ns = args.warmup.as_ref().map(|d| d.ns).unwrap_or(match unit {
+        LoadUnit::Users => 0,
+        LoadUnit::OpsPerS => 1_000_000_000,
+    });
+    let load = match unit {
+        LoadUnit::Users => {
+            let name = args.workload.clone().unwrap_or_default();
+            let dir = trace_dir(&args.trace_dir);
+            let base = match resolve(&name, dir.as_deref())? {
+                Source::Builtin(b) => build(b, &params)?,
+                Source::File(p) => load_trace(&p)?,
+            };
+            Load::Users {
+                base,
+                stagger_us: args.stagger.ns / 1000,
+                seed: params.seed,
+            }
+        }
+        LoadUnit::OpsPerS => {
+            if args.connections == 0 {
+                bail!("--connections must be at least 1");
+            }
+            Load::Rate {
+                mix: parse_mix(args.mix.as_deref().unwrap_or(""))?,
+                connections: args.connections,
+                arrivals: args.arrivals,
+                duration_us: (warmup_ns + args.point_time.ns) / 1000,
+                seed: params.seed,
+            }
+        }
+    };
+    let loads = loads(&args, unit)?;
+    let cap = args
+        .cap
+        .as_deref()
+        .map(|c| Cap::parse(c, naslab_engine::pacing::parse_duration_ns))
+        .transpose()
+        .map_err(|e| anyhow::anyhow!("--cap: {e}"))?;
+    if !(0.0..100.0).contains(&args.saturation) {
+        bail!("--saturation is a percentage below 100");
+    }
+    let mut opts = args.opts.clone();
+    // Open loop: every op at its scheduled time, its lateness kept.
+    opts.pace = Pacing::Original;
+    let mut extra = BTreeMap::new();
+    extra.insert(
+        "sweep".to_string(),
+        match &load {
+            Load::Users { base, .. } => format!("users of {}", base.header.workload),
+            Load::Rate {
+                connections,
+                arrivals,
+                ..
+            } => {
+                format!("rate over {connections} connections, {arrivals} arrivals")
+            }
+        },
+    );
+    let ctx = context(&opts, CacheMode::Drop, extra)?;
+    let mut source = SweepSource {
+        unit,
+        run_dir: ctx.run_dir.clone(),
+        keep_going: args.keep_going,
+        sweep: Sweep {
+            unit,
+            arrivals: match &load {
+                Load::Rate { arrivals, .. } => Some(arrivals.to_string()),
+                Load::Users { .. } => None,
+            },
+            warmup_ns,
+            saturation_margin: args.saturation / 100.0,
+            cap,
+            points: Vec::new(),
+            knee: None,
+            peak_achieved_ops_s: 0.0,
+            overall_response_ns: 0,
+            stopped: None,
+        },
+        load,
+        loads,
+        current: None,
+    };
+    let view = View {
+        file_name: "sweep.txt",
+        render: Box::new(|run, _| Ok(sweep_table(run))),
+    };
+    execute_from(ctx, &mut source, Some(view)).1
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stepped_loads_add_or_multiply_and_stop_at_until() {
+        let mut l = Loads::Stepped {
+            next: 1.0,
+            step: Step::Times(2.0),
+            until: Some(16.0),
+            made: 0,
+        };
+        let got: Vec<f64> = std::iter::from_fn(|| l.next()).collect();
+        assert_eq!(got, [1.0, 2.0, 4.0, 8.0, 16.0]);
+        let mut l = Loads::Stepped {
+            next: 100.0,
+            step: Step::Add(50.0),
+            until: None,
+            made: 0,
+        };
+        assert_eq!(std::iter::from_fn(|| l.next()).count(), MAX_POINTS);
+    }
+
+    #[test]
+    fn mixes_and_steps_parse_and_refuse_nonsense() {
+        let m = parse_mix("read=70,block=8k").unwrap();
+        assert_eq!((m.read_pct, m.block, m.file_bytes), (70, 8192, 64 << 20));
+        for bad in ["read=101", "block=0", "size=4k", "read", "block=8k,file=4k"] {
+            assert!(parse_mix(bad).is_err(), "{bad}");
+        }
+        assert_eq!(parse_step("x2").unwrap(), Step::Times(2.0));
+        assert_eq!(parse_step("250").unwrap(), Step::Add(250.0));
+        for bad in ["x1", "x", "-3", "0", "two"] {
+            assert!(parse_step(bad).is_err(), "{bad}");
+        }
+    }
+}
