@@ -167,8 +167,9 @@ pub struct LoadPoint {
     pub load: f64,
     /// Ops scheduled in the measured window, per second of it.
     pub offered_ops_s: f64,
-    /// Those ops completed per second, from the window's start to the last one's
-    /// completion (below the offered rate when the target could not keep up).
+    /// Ops completed per second from the window's start to the last completion (or to
+    /// the schedule's end, if later), whenever they were scheduled: below the offered
+    /// rate when the target could not keep up.
     pub achieved_ops_s: f64,
     /// Bytes read and written by those ops per second, as `achieved_ops_s`.
     pub throughput_mb_s: f64,
@@ -299,6 +300,8 @@ pub struct PointBuilder {
     first_sched_ns: u64,
     last_sched_ns: u64,
     last_done_ns: u64,
+    /// Ops (of any schedule) completed from the window's start on, and their bytes.
+    completed: u64,
     bytes: u64,
 }
 
@@ -320,6 +323,7 @@ impl PointBuilder {
             first_sched_ns: u64::MAX,
             last_sched_ns: 0,
             last_done_ns: 0,
+            completed: 0,
             bytes: 0,
         }
     }
@@ -335,6 +339,16 @@ impl PointBuilder {
         done_ns: u64,
         result: i64,
     ) {
+        // What the target completed from the window's start on counts toward the
+        // achieved rate, whenever it was scheduled: a backlog left by the warm-up is
+        // work done in the window.
+        if done_ns >= self.warmup_ns {
+            self.completed += 1;
+            if result > 0 && matches!(kind, OpKind::Read | OpKind::Write) {
+                self.bytes += result as u64;
+            }
+            self.last_done_ns = self.last_done_ns.max(done_ns);
+        }
         if sched_ns < self.warmup_ns {
             self.warmup_ops += 1;
             return;
@@ -348,8 +362,6 @@ impl PointBuilder {
         self.lag.record(issued_ns.saturating_sub(sched_ns));
         if result < 0 {
             *self.errors.entry(kind).or_default() += 1;
-        } else if matches!(kind, OpKind::Read | OpKind::Write) {
-            self.bytes += result as u64;
         }
         if let Some(spu) = self.streams_per_user {
             let u = self.per_user.entry(stream / spu.max(1)).or_default();
@@ -358,7 +370,6 @@ impl PointBuilder {
         }
         self.first_sched_ns = self.first_sched_ns.min(sched_ns);
         self.last_sched_ns = self.last_sched_ns.max(sched_ns);
-        self.last_done_ns = self.last_done_ns.max(done_ns);
     }
 
     /// Reads a point's op records file and adds every op in it.
@@ -425,7 +436,7 @@ impl PointBuilder {
             workload,
             load,
             offered_ops_s: rate(count, window_ns),
-            achieved_ops_s: rate(count, busy_ns),
+            achieved_ops_s: rate(self.completed, busy_ns),
             throughput_mb_s: self.bytes as f64 / 1e6 / (busy_ns.max(1) as f64 / 1e9),
             window_start_ns: start,
             window_ns,

@@ -118,9 +118,10 @@ pub fn rate(load: &RateLoad) -> Trace {
             ..Op::new(c, 0, OpKind::Open, 0)
         };
         trace.ops.push(open);
-        // The connections' uniform schedules are interleaved, so the sum is uniform too.
+        // The connections' uniform schedules are interleaved, so the sum is uniform too;
+        // the first comes half a gap after the open.
         let mut t_ns = match load.arrivals {
-            Arrivals::Uniform => gap_ns * f64::from(c) / f64::from(load.connections.max(1)),
+            Arrivals::Uniform => gap_ns * (f64::from(c) + 0.5) / f64::from(load.connections.max(1)),
             Arrivals::Poisson => exponential(&mut rng, gap_ns),
         };
         while t_ns < end_ns {

@@ -1,0 +1,331 @@
+//! `naslab sweep` end to end, against its own op records: on the null backend with a
+//! fixed service time (a server of known speed), a saturated point must stop the sweep
+//! and a stall must show in the response time of every op scheduled behind it; a users
+//! sweep must run exactly N copies of a workload, and its knee and overall response time
+//! must be what docs/capacity.md says. (The queueing figures themselves are checked
+//! exactly, on a scripted clock, in the engine's tests/openloop.rs.)
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use common::*;
+use naslab_trace::{open_trace, OpKind, Record};
+use serde_json::Value;
+
+/// The timing-sensitive sweeps run one at a time: two spinning servers on two CPUs
+/// would disturb each other's service times.
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+/// One op of a point, from its records.
+#[derive(Debug, Clone, Copy)]
+struct Rec {
+    kind: OpKind,
+    sched: u64,
+    issued: u64,
+    done: u64,
+}
+
+/// Runs `naslab sweep ARGS` on the null backend; the run directory and run.json.
+fn sweep(dir: &Path, args: &[&str]) -> (PathBuf, Value, String) {
+    let out = dir.join("out");
+    let o = run_ok(
+        naslab()
+            .arg("sweep")
+            .args(args)
+            .args(["--backend", "null", "--target"])
+            .arg(dir)
+            .arg("--out")
+            .arg(&out),
+    );
+    let run = only_run_dir(&out);
+    let j = json(&run.join("run.json"));
+    (run, j, text(&o.stderr))
+}
+
+/// A point's ops (reads and writes only), from its records.
+fn records(run: &Path, point: &Value) -> Vec<Rec> {
+    let name = point["workload"].as_str().unwrap();
+    let path = run.join(format!("{name}.ops.nbt.zst"));
+    let mut out = Vec::new();
+    for r in open_trace(&path).unwrap() {
+        if let Record::Op(op, Some(m)) = r.unwrap() {
+            out.push(Rec {
+                kind: op.kind,
+                sched: m.sched_ns,
+                issued: m.issued_ns,
+                done: m.done_ns,
+            });
+        }
+    }
+    out
+}
+
+fn points(j: &Value) -> &Vec<Value> {
+    j["sweep"]["points"].as_array().unwrap()
+}
+
+fn u(v: &Value) -> u64 {
+    v.as_u64().unwrap()
+}
+
+fn f(v: &Value) -> f64 {
+    v.as_f64().unwrap()
+}
+
+#[test]
+fn a_saturated_point_achieves_the_service_rate_and_stops_the_sweep() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    // A server of 500 µs serves 2000 ops/s at most: 4000 offered saturates it.
+    let (run, j, err) = sweep(
+        dir.path(),
+        &[
+            "--rate",
+            "1000,4000,8000",
+            "--connections",
+            "1",
+            "--arrivals",
+            "uniform",
+            "--null-service-time",
+            "500us",
+            "--point-time",
+            "3s",
+            "--warmup",
+            "500ms",
+        ],
+    );
+    let pts = points(&j);
+    assert_eq!(
+        pts.len(),
+        2,
+        "the sweep stops at the saturated point:\n{err}"
+    );
+    assert_eq!(pts[0]["saturated"], false);
+    assert_eq!(pts[1]["saturated"], true);
+    let stopped = j["sweep"]["stopped"].as_str().unwrap();
+    assert!(stopped.contains("saturated"), "{stopped}");
+    assert_eq!(j["sweep"]["knee"], 1000.0);
+    // Always busy: the achieved rate is one op per mean service time.
+    let ops: Vec<Rec> = records(&run, &pts[1])
+        .into_iter()
+        .filter(|r| r.kind == OpKind::Read && r.sched >= 500_000_000)
+        .collect();
+    let mean_s =
+        ops.iter().map(|r| (r.done - r.issued) as f64).sum::<f64>() / ops.len() as f64 / 1e9;
+    let achieved = f(&pts[1]["achieved_ops_s"]);
+    assert!(
+        (achieved * mean_s - 1.0).abs() < 0.05,
+        "achieved {achieved:.0} ops/s with a mean service of {:.1} µs",
+        mean_s * 1e6
+    );
+    // Each point's line was printed as it ended.
+    assert_eq!(
+        err.lines().filter(|l| l.starts_with("sweep ")).count(),
+        2,
+        "{err}"
+    );
+}
+
+#[test]
+fn a_stall_shows_in_every_response_behind_it_and_in_one_service_time() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    // 1000 ops/s to a server of 100 µs; its 3000th op (the open is its 0th) takes 1 s more.
+    let (run, j, _) = sweep(
+        dir.path(),
+        &[
+            "--rate",
+            "1000",
+            "--connections",
+            "1",
+            "--arrivals",
+            "uniform",
+            "--null-service-time",
+            "100us",
+            "--null-stall",
+            "1s@3000",
+            "--point-time",
+            "7s",
+            "--warmup",
+            "1s",
+        ],
+    );
+    let p = &points(&j)[0];
+    let ops = records(&run, p);
+    let stalled: Vec<&Rec> = ops
+        .iter()
+        .filter(|r| r.done - r.issued >= 1_000_000_000)
+        .collect();
+    assert_eq!(stalled.len(), 1, "one op stalled");
+    let s = stalled[0];
+    // Every op scheduled while the server stalled waited for it: its response runs to
+    // the stall's end at least, though its own service was short.
+    let behind: Vec<&Rec> = ops
+        .iter()
+        .filter(|r| r.sched > s.sched && r.sched < s.done)
+        .collect();
+    assert!(
+        (950..=1050).contains(&behind.len()),
+        "{} ops behind the stall",
+        behind.len()
+    );
+    for r in &behind {
+        assert!(r.done - r.sched >= s.done - r.sched);
+        assert!(r.done - r.issued < 500_000_000, "{r:?}");
+    }
+    // The point's figures show it in the response times only.
+    assert!(u(&p["all"]["response"]["max_ns"]) >= 1_000_000_000);
+    assert!(
+        u(&p["all"]["response"]["p99_ns"]) >= 500_000_000,
+        "{}",
+        p["all"]["response"]
+    );
+    assert!(
+        u(&p["all"]["service"]["p99_ns"]) < 50_000_000,
+        "{}",
+        p["all"]["service"]
+    );
+}
+
+/// The overall response time as docs/capacity.md defines it, computed apart.
+fn overall_response(pts: &[Value]) -> f64 {
+    let mut xy: Vec<(f64, f64)> = pts
+        .iter()
+        .map(|p| (f(&p["achieved_ops_s"]), f(&p["all"]["response"]["avg_ns"])))
+        .collect();
+    xy.sort_by(|a, b| a.0.partial_cmp(&b.0).unwrap());
+    let peak = xy.last().unwrap().0;
+    let mut area = xy[0].0 * xy[0].1;
+    for i in 1..xy.len() {
+        area += (xy[i].0 - xy[i - 1].0) * (xy[i].1 + xy[i - 1].1) / 2.0;
+    }
+    area / peak
+}
+
+#[test]
+fn a_users_sweep_runs_n_copies_of_the_workload_and_computes_its_curve_as_documented() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().join("t");
+    std::fs::create_dir(&target).unwrap();
+    let out = dir.path().join("out");
+    let o = run_ok(
+        naslab()
+            .args([
+                "sweep",
+                "--workload",
+                "OfficeProductivity",
+                "--scale",
+                "0.005",
+            ])
+            .args(["--users", "1,2,4", "--stagger", "200ms", "--keep-going"])
+            .args(["--cap", "all:p99<=10s", "--target"])
+            .arg(&target)
+            .arg("--out")
+            .arg(&out),
+    );
+    let run = only_run_dir(&out);
+    let j = json(&run.join("run.json"));
+    let pts = points(&j);
+    assert_eq!(pts.len(), 3);
+    let ops_of = |i: usize| u(&j["workloads"][i]["iterations"][0]["ops"]);
+    for (i, n) in [1u64, 2, 4].iter().enumerate() {
+        assert_eq!(
+            j["workloads"][i]["name"],
+            format!("OfficeProductivity@{n}users")
+        );
+        assert_eq!(
+            ops_of(i),
+            n * ops_of(0),
+            "{n} users run {n} times one user's ops"
+        );
+        assert_eq!(u(&pts[i]["all"]["count"]), ops_of(i));
+        assert_eq!(u(&pts[i]["all"]["errors"]), 0);
+        assert_eq!(u(&pts[i]["users"]["users"]), *n);
+    }
+    // The knee: the last load before the first point over the cap, saturated or failing.
+    let mut knee = None;
+    for p in pts {
+        if p["met_cap"] == false || p["saturated"] == true || u(&p["all"]["errors"]) > 0 {
+            break;
+        }
+        knee = Some(f(&p["load"]));
+    }
+    assert_eq!(j["sweep"]["knee"].as_f64(), knee);
+    let ort = overall_response(pts);
+    let got = u(&j["sweep"]["overall_response_ns"]) as f64;
+    assert!(
+        (got - ort).abs() <= 1.0,
+        "overall response {got} against {ort}"
+    );
+    let peak = pts
+        .iter()
+        .map(|p| f(&p["achieved_ops_s"]))
+        .fold(0.0, f64::max);
+    assert_eq!(f(&j["sweep"]["peak_achieved_ops_s"]), peak);
+    // The table, printed and kept.
+    let table = std::fs::read_to_string(run.join("sweep.txt")).unwrap();
+    assert!(
+        table.contains("knee:") && table.contains("overall response time"),
+        "{table}"
+    );
+    assert!(text(&o.stdout).contains("capacity sweep"));
+}
+
+#[test]
+fn sweeps_refuse_what_they_cannot_measure() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = |args: &[&str]| {
+        let mut c = naslab();
+        c.arg("sweep")
+            .args(args)
+            .args(["--backend", "null", "--out"])
+            .arg(dir.path().join("o"));
+        c
+    };
+    for (args, says) in [
+        (&["--users", "1,2"][..], "--workload"),
+        (&["--rate", "100", "--no-records"][..], "op records"),
+        (&["--rate", "100,100"][..], "given twice"),
+        (&["--rate", "0"][..], "not possible"),
+        (
+            &["--rate", "100", "--start", "1", "--step", "2"][..],
+            "not both",
+        ),
+        (&["--start", "100"][..], "--rate A,B,C"),
+        (
+            &["--rate", "100", "--cap", "read:p99"][..],
+            "OP:pNN<=DURATION",
+        ),
+        (&["--rate", "100", "--mix", "read=120"][..], "percentage"),
+        (
+            &[
+                "--workload",
+                "OfficeProductivity",
+                "--users",
+                "2",
+                "--batch",
+                "2",
+            ][..],
+            "once",
+        ),
+    ] {
+        let err = run_err(&mut base(args));
+        assert!(err.contains(says), "{args:?}: {err}");
+    }
+    let err = run_err(
+        naslab()
+            .args([
+                "run",
+                "--workload",
+                "PhotoAlbum",
+                "--null-service-time",
+                "1ms",
+            ])
+            .args(["--target"])
+            .arg(dir.path()),
+    );
+    assert!(err.contains("--backend null"), "{err}");
+}
