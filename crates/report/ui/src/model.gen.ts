@@ -22,7 +22,12 @@ device?: Device,
  * Set when the run was one job of several clients (`mpirun -n N naslab run ...`):
  * `workloads` then hold the aggregate, and this each client's own figures.
  */
-multi_client?: MultiClient | null, };
+multi_client?: MultiClient | null, 
+/**
+ * A capacity sweep's load points and curve (`naslab sweep`); each point is one of
+ * `workloads`.
+ */
+sweep?: Sweep | null, };
 
 export type Device = { 
 /**
@@ -279,6 +284,126 @@ file: string, offset: number, len: number, kind: MismatchKind, expected: string,
 during: string, };
 
 export type MismatchKind = "lost_write" | "stale_read" | "misplaced_write" | "torn_write" | "corrupt";
+
+export type Sweep = { unit: LoadUnit, 
+/**
+ * `uniform` or `poisson` for rate points; absent for users.
+ */
+arrivals?: string | null, 
+/**
+ * Each point's warm-up, discarded, ns.
+ */
+warmup_ns: number, 
+/**
+ * A point is saturated when achieved < offered x (1 - this).
+ */
+saturation_margin: number, cap?: Cap | null, points: Array<LoadPoint>, 
+/**
+ * The highest load up to which every point met the cap and was not saturated.
+ */
+knee?: number | null, 
+/**
+ * The highest achieved ops/s of any point.
+ */
+peak_achieved_ops_s: number, 
+/**
+ * The area under mean response time against achieved ops/s, divided by the peak
+ * achieved ops/s (see [`overall_response_ns`]).
+ */
+overall_response_ns: number, 
+/**
+ * Why the sweep ended before its last point, if it did.
+ */
+stopped?: string | null, };
+
+export type LoadUnit = "users" | "ops_per_s";
+
+export type Cap = { 
+/**
+ * The op type it applies to, or `all`.
+ */
+op: string, 
+/**
+ * The percentile, 0 to 100 (`avg` is written as -1).
+ */
+percentile: number, limit_ns: number, };
+
+export type LoadPoint = { 
+/**
+ * The run's workload that ran this point (its figures, records and report).
+ */
+workload: string, 
+/**
+ * The load asked for, in the sweep's unit.
+ */
+load: number, 
+/**
+ * Ops scheduled in the measured window, per second of it.
+ */
+offered_ops_s: number, 
+/**
+ * Ops completed per second from the window's start to the last completion (or to
+ * the schedule's end, if later), whenever they were scheduled: below the offered
+ * rate when the target could not keep up.
+ */
+achieved_ops_s: number, 
+/**
+ * Bytes read and written by those ops per second, as `achieved_ops_s`.
+ */
+throughput_mb_s: number, 
+/**
+ * The measured window: ops scheduled from the warm-up's end on, ns.
+ */
+window_start_ns: number, window_ns: number, 
+/**
+ * Ops scheduled during the warm-up, run but not counted.
+ */
+warmup_ops: number, 
+/**
+ * Every op of the window.
+ */
+all: PointOps, 
+/**
+ * By op type (its name).
+ */
+ops: { [key in string]: PointOps }, 
+/**
+ * How late ops were issued after their scheduled start (the queue in the client).
+ */
+lag: LatencySummary, 
+/**
+ * For users points: how each user fared.
+ */
+users?: UserSpread | null, 
+/**
+ * Whether the point met the sweep's cap, when it has one.
+ */
+met_cap?: boolean | null, 
+/**
+ * Whether achieved fell short of offered by more than the saturation margin.
+ */
+saturated: boolean, };
+
+export type PointOps = { 
+/**
+ * Ops of this type scheduled in the point's measured window.
+ */
+count: number, errors: number, 
+/**
+ * From the op's scheduled start to its completion: what the user waited.
+ */
+response: LatencySummary, 
+/**
+ * From the op's actual issue to its completion: what the server took.
+ */
+service: LatencySummary, 
+/**
+ * The response-time quantiles at every whole percentile 1..=100 (for caps at any
+ * percentile and for drawing bands), ns.
+ */
+response_percentiles_ns?: Array<number>, };
+
+export type UserSpread = { users: number, min_avg_response_ns: number, median_avg_response_ns: number, max_avg_response_ns: number, };
 
 export type ReportPage = { kind: "report", title: string, generated_by: string, run_dir: string, kinds: Array<string>, run: RunResult, 
 /**
