@@ -62,7 +62,7 @@ pub enum Command {
     /// A capacity sweep: load points of more and more users (copies of a workload) or of
     /// a higher offered op rate, each open-loop, until a response-time cap, errors or
     /// saturation stop it; prints the curve, its knee and overall response time.
-    Sweep(SweepArgs),
+    Sweep(Box<SweepArgs>),
     /// Run a command and record its file I/O under a directory as a trace (through strace).
     Capture(crate::cmd::capture::CaptureArgs),
     /// Turn an strace log, a dbench loadfile, a fio iolog or a Process Monitor CSV into a trace.

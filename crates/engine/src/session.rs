@@ -82,7 +82,7 @@ pub trait PlanSource {
 }
 
 /// A list of plans known before the run.
-impl<'p> PlanSource for std::slice::Iter<'_, &'p Plan> {
+impl PlanSource for std::slice::Iter<'_, &Plan> {
     fn next_plan(&mut self, _run: &RunResult) -> Option<Result<&Plan, String>> {
         self.next().map(|p| Ok(*p))
     }

@@ -457,9 +457,9 @@ impl PointBuilder {
 
 /// A duration as the command line writes it: `50ms`, `250us`, `75ns`.
 pub fn duration_text(ns: u64) -> String {
-    if ns >= 1_000_000 && ns % 1_000_000 == 0 {
+    if ns >= 1_000_000 && ns.is_multiple_of(1_000_000) {
         format!("{}ms", ns / 1_000_000)
-    } else if ns >= 1000 && ns % 1000 == 0 {
+    } else if ns >= 1000 && ns.is_multiple_of(1000) {
         format!("{}us", ns / 1000)
     } else {
         format!("{ns}ns")

@@ -74,6 +74,6 @@ fn command(cli: Cli) -> anyhow::Result<()> {
         Command::Completions(a) => docs::completions(a),
         Command::Man(a) => docs::man(a),
         Command::Results(a) => results::results(a),
-        Command::Sweep(a) => sweep::sweep(a),
+        Command::Sweep(a) => sweep::sweep(*a),
     }
 }

@@ -198,7 +198,7 @@ pub fn users(base: &Trace, name: &str, users: u32, stagger_us: u64, seed: u64) -
                 t_us: op.t_us + offset,
                 file: u * files + op.file,
                 to: op.to.map(|t| u * files + t),
-                ..op.clone()
+                ..*op
             });
         }
     }
