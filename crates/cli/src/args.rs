@@ -438,9 +438,15 @@ pub struct FileServerArgs {
 #[derive(Args, Debug)]
 pub struct SweepArgs {
     /// Users sweep: the workload each user runs (a built-in one, a trace in the trace
-    /// directory, or a trace file), each user on its own copy of its file set.
-    #[arg(long, value_name = "NAME")]
-    pub workload: Option<String>,
+    /// directory, or a trace file), each user on its own copy of its file set; several
+    /// (A,B) run at once by each user.
+    #[arg(long, value_delimiter = ',', value_name = "NAME[,NAME]")]
+    pub workload: Vec<String>,
+    /// A sweep of a source document's scenario: `office` (seed 003: up to 30
+    /// workstations, each running OfficeProductivity and FileCopyToNAS at once, users
+    /// 1,2,4,8,16,30); its loads and workloads can be overridden by the flags.
+    #[arg(long, value_name = "NAME", value_parser = ["office"])]
+    pub preset: Option<String>,
     /// Users sweep: the number of users at each point, e.g. 1,2,4,8.
     #[arg(long, value_delimiter = ',', value_name = "N,N,...")]
     pub users: Vec<u32>,

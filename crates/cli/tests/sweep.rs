@@ -329,3 +329,85 @@ fn sweeps_refuse_what_they_cannot_measure() {
     );
     assert!(err.contains("--backend null"), "{err}");
 }
+
+#[test]
+fn users_sweeps_run_over_smb_and_nfs_with_n_times_one_users_ops() {
+    for server in ["samba", "nfs"] {
+        if !common::lab::lab_ready(server) {
+            return;
+        }
+        let base = tempfile::tempdir().unwrap();
+        let lab = common::lab::up_on_dir(base.path(), &format!("sweep-{server}"), server);
+        let out = base.path().join("results");
+        let mut c = naslab();
+        c.env_remove("NASLAB_SMB_PASSWORD")
+            .env("NASLAB_SMB_PASSWORD", &lab.password)
+            .args([
+                "sweep",
+                "--workload",
+                "OfficeProductivity",
+                "--scale",
+                "0.002",
+            ])
+            .args(["--users", "1,2,3", "--stagger", "100ms", "--keep-going"])
+            .args(["--target", &lab.url, "--out"])
+            .arg(&out);
+        run_ok(&mut c);
+        let run = only_run_dir(&out);
+        let j = json(&run.join("run.json"));
+        let pts = points(&j);
+        assert_eq!(pts.len(), 3, "{server}");
+        let ops_of = |i: usize| u(&j["workloads"][i]["iterations"][0]["ops"]);
+        for (i, n) in [1u64, 2, 3].iter().enumerate() {
+            assert_eq!(ops_of(i), n * ops_of(0), "{server}: {n} users");
+            assert_eq!(u(&pts[i]["all"]["count"]), ops_of(i), "{server}");
+            assert_eq!(u(&pts[i]["all"]["errors"]), 0, "{server}");
+            assert!(
+                u(&pts[i]["all"]["response"]["avg_ns"]) >= u(&pts[i]["all"]["service"]["avg_ns"])
+            );
+        }
+        // The last point's users each had their own copy of the files on the server.
+        let wl = lab.share_dir.join("naslab/OfficeProductivity@3users");
+        for user in ["user-000", "user-001", "user-002"] {
+            assert!(
+                wl.join(user).is_dir(),
+                "{server}: {} has no {user}",
+                wl.display()
+            );
+        }
+    }
+}
+
+#[test]
+fn the_office_preset_gives_each_user_both_workloads_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_, j, _) = sweep(
+        dir.path(),
+        &[
+            "--preset",
+            "office",
+            "--users",
+            "1,2",
+            "--scale",
+            "0.002",
+            "--stagger",
+            "10ms",
+        ],
+    );
+    let pts = points(&j);
+    assert_eq!(pts.len(), 2);
+    assert_eq!(
+        j["workloads"][1]["name"],
+        "OfficeProductivity+FileCopyToNAS@2users"
+    );
+    let ops_of = |i: usize| u(&j["workloads"][i]["iterations"][0]["ops"]);
+    assert_eq!(ops_of(1), 2 * ops_of(0));
+    // Each user ran both workloads: the streams of one user are both workloads' streams.
+    assert_eq!(
+        j["workloads"][0]["iterations"][0]["streams"]
+            .as_array()
+            .unwrap()
+            .len(),
+        2
+    );
+}

@@ -499,16 +499,25 @@ pub fn sweep(args: SweepArgs) -> anyhow::Result<()> {
     if args.opts.time_limit.is_some() {
         bail!("--time-limit would cut a point's schedule short; set the point's length with --point-time");
     }
-    let unit = match (&args.workload, args.rate.is_empty()) {
-        (Some(_), true) => LoadUnit::Users,
-        (None, _) if !args.rate.is_empty() || args.mix.is_some() => LoadUnit::OpsPerS,
-        (Some(_), false) => {
+    let mut args = args;
+    if args.preset.as_deref() == Some("office") {
+        // Seed 003: an office of up to 30 workstations on one NAS.
+        if args.workload.is_empty() {
+            args.workload = vec!["OfficeProductivity".into(), "FileCopyToNAS".into()];
+        }
+        if args.users.is_empty() && args.start.is_none() {
+            args.users = vec![1, 2, 4, 8, 16, 30];
+        }
+    }
+    let unit = match (!args.workload.is_empty(), args.rate.is_empty()) {
+        (true, true) => LoadUnit::Users,
+        (true, false) => {
             bail!("--workload makes a users sweep and --rate a rate sweep; give one")
         }
-        (None, _) if !args.users.is_empty() => {
+        (false, _) if !args.users.is_empty() => {
             bail!("--users needs --workload NAME: the workload each user runs")
         }
-        (None, _) => LoadUnit::OpsPerS,
+        (false, _) => LoadUnit::OpsPerS,
     };
     let params = gen_params(&args.generate)?;
     let warmup_ns = args.warmup.as_ref().map(|d| d.ns).unwrap_or(match unit {
@@ -517,12 +526,24 @@ pub fn sweep(args: SweepArgs) -> anyhow::Result<()> {
     });
     let load = match unit {
         LoadUnit::Users => {
-            let name = args.workload.clone().unwrap_or_default();
             let dir = trace_dir(&args.trace_dir);
-            let base = match resolve(&name, dir.as_deref())? {
-                Source::Builtin(b) => build(b, &params)?,
-                Source::File(p) => load_trace(&p)?,
-            };
+            let mut parts = Vec::new();
+            for name in &args.workload {
+                parts.push(match resolve(name, dir.as_deref())? {
+                    Source::Builtin(b) => build(b, &params)?,
+                    Source::File(p) => load_trace(&p)?,
+                });
+            }
+            if parts
+                .iter()
+                .all(|t| t.ops.iter().all(|o| o.t_us == t.ops[0].t_us))
+            {
+                bail!(
+                    "{} has no timing (every op at one instant): a users sweep follows each user's own timing; sweep it by --rate, or give a trace with timestamps",
+                    args.workload.join(",")
+                );
+            }
+            let base = openloop::together(&args.workload.join("+"), &parts);
             Load::Users {
                 base,
                 stagger_us: args.stagger.ns / 1000,

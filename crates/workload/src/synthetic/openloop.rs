@@ -205,6 +205,46 @@ pub fn users(base: &Trace, name: &str, users: u32, stagger_us: u64, seed: u64) -
     trace
 }
 
+/// One user who runs several workloads at once (an office worker copying files while
+/// editing documents): each workload's files under a directory named for it, its
+/// streams after the ones before, its own timing. A single workload is returned as is.
+pub fn together(name: &str, parts: &[Trace]) -> Trace {
+    if let [one] = parts {
+        return one.clone();
+    }
+    let mut trace = Trace::new(name);
+    trace.header.description = Some(format!(
+        "{} at once",
+        parts
+            .iter()
+            .map(|t| t.header.workload.as_str())
+            .collect::<Vec<_>>()
+            .join(" and ")
+    ));
+    trace.header.queue_depth = parts.iter().filter_map(|t| t.header.queue_depth).max();
+    let (mut files, mut streams) = (0u32, 0u32);
+    for part in parts {
+        for f in &part.files {
+            trace.files.push(FileDecl {
+                id: files + f.id,
+                path: format!("{}/{}", part.header.workload, f.path),
+                ..f.clone()
+            });
+        }
+        for op in &part.ops {
+            trace.ops.push(Op {
+                stream: streams + op.stream,
+                file: files + op.file,
+                to: op.to.map(|t| files + t),
+                ..*op
+            });
+        }
+        files += part.files.len() as u32;
+        streams += part.ops.iter().map(|o| o.stream + 1).max().unwrap_or(0);
+    }
+    trace
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -287,6 +327,38 @@ mod tests {
         }
         // The same seed gives the same schedule.
         assert_eq!(rate(&l).ops, t.ops);
+    }
+
+    #[test]
+    fn workloads_together_keep_their_files_apart_and_their_own_streams() {
+        let mut a = Trace::new("A");
+        a.files.push(FileDecl {
+            id: 0,
+            path: "x".into(),
+            kind: FileKind::File,
+            size: 1,
+            exists: true,
+            prepare: Prepare::Copy,
+        });
+        a.ops.push(Op::new(1, 7, OpKind::Open, 0));
+        let mut b = a.clone();
+        b.header.workload = "B".into();
+        let t = together("AB", &[a.clone(), b]);
+        assert_eq!(
+            t.files
+                .iter()
+                .map(|f| (f.id, f.path.as_str()))
+                .collect::<Vec<_>>(),
+            [(0, "A/x"), (1, "B/x")]
+        );
+        assert_eq!(
+            t.ops
+                .iter()
+                .map(|o| (o.stream, o.file, o.t_us))
+                .collect::<Vec<_>>(),
+            [(1, 0, 7), (3, 1, 7)]
+        );
+        assert_eq!(together("A", std::slice::from_ref(&a)).ops, a.ops);
     }
 
     #[test]
