@@ -496,6 +496,10 @@ pub struct SweepArgs {
     /// Run every point even after one failed the cap, had errors or saturated.
     #[arg(long)]
     pub keep_going: bool,
+    /// Serve the sweep's figures as OpenMetrics (Prometheus) at http://ADDR/metrics while
+    /// it runs, e.g. 127.0.0.1:9464 (port 0 picks a free one, printed at the start).
+    #[arg(long, value_name = "ADDR:PORT")]
+    pub metrics: Option<std::net::SocketAddr>,
     #[command(flatten)]
     pub generate: GenArgs,
     #[command(flatten)]

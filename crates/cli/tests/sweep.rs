@@ -411,3 +411,105 @@ fn the_office_preset_gives_each_user_both_workloads_at_once() {
         2
     );
 }
+
+/// GET /metrics from `addr`: the body.
+fn scrape(addr: &str) -> Option<String> {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(addr).ok()?;
+    s.write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
+        .ok()?;
+    let mut r = String::new();
+    s.read_to_string(&mut r).ok()?;
+    let (head, body) = r.split_once("\r\n\r\n")?;
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+    assert!(head.contains("application/openmetrics-text"), "{head}");
+    Some(body.to_string())
+}
+
+#[test]
+fn the_metrics_endpoint_serves_each_point_as_run_json_has_it() {
+    use std::io::BufRead;
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let mut child = naslab()
+        .args([
+            "sweep",
+            "--rate",
+            "100,200,300",
+            "--arrivals",
+            "uniform",
+            "--connections",
+            "2",
+        ])
+        .args([
+            "--point-time",
+            "2s",
+            "--warmup",
+            "200ms",
+            "--metrics",
+            "127.0.0.1:0",
+        ])
+        .args(["--backend", "null", "--null-service-time", "200us", "--out"])
+        .arg(&out)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = std::io::BufReader::new(child.stderr.take().unwrap());
+    let (mut addr, mut scraped) = (String::new(), Vec::new());
+    for line in stderr.lines() {
+        let line = line.unwrap();
+        if let Some(url) = line.strip_prefix("metrics: http://") {
+            addr = url.trim_end_matches("/metrics").to_string();
+        }
+        // A point's line comes once its figures are served: scrape while the next runs.
+        if line.starts_with("sweep ") {
+            if let Some(body) = scrape(&addr) {
+                scraped.push(body);
+            }
+        }
+    }
+    assert!(child.wait().unwrap().success());
+    assert!(scraped.len() >= 2, "scraped after {} points", scraped.len());
+    let j = json(&only_run_dir(&out).join("run.json"));
+    for (i, body) in scraped.iter().enumerate() {
+        assert!(
+            body.contains(&format!("naslab_sweep_points_done {}", i + 1)),
+            "{body}"
+        );
+        let p = &points(&j)[i];
+        let name = p["workload"].as_str().unwrap();
+        let count = u(&p["ops"]["read"]["count"]);
+        assert!(
+            body.contains(&format!(
+                r#"naslab_sweep_ops{{point="{name}",op="read"}} {count}"#
+            )),
+            "{name}: {count} reads in run.json\n{body}"
+        );
+        let p99 = u(&p["all"]["response"]["p99_ns"]) as f64 / 1e9;
+        let key = format!(
+            r#"naslab_sweep_latency_seconds{{point="{name}",op="all",latency="response",quantile="0.99"}} "#
+        );
+        let served: f64 = body
+            .lines()
+            .find_map(|l| l.strip_prefix(&key))
+            .and_then(|v| v.parse().ok())
+            .unwrap_or_else(|| panic!("no {key}\n{body}"));
+        assert_eq!(served, p99, "{name}");
+    }
+    let err = run_err(
+        naslab()
+            .args([
+                "sweep",
+                "--rate",
+                "10",
+                "--backend",
+                "null",
+                "--metrics",
+                "203.0.113.1:1",
+            ])
+            .arg("--out")
+            .arg(dir.path().join("o2")),
+    );
+    assert!(err.contains("cannot listen"), "{err}");
+}

@@ -15,6 +15,7 @@ mod ingest;
 mod iozone;
 mod lab;
 mod list;
+mod metrics;
 mod protocol;
 mod records;
 mod report;

@@ -15,6 +15,7 @@ use naslab_results::{CacheMode, RunResult};
 use naslab_trace::{open_trace, Record, Trace};
 use naslab_workload::synthetic::openloop::{self, Arrivals, Mix, RateLoad};
 
+use super::metrics::SweepMetrics;
 use super::run::{context, execute_from, RunSource, View};
 use super::sources::{build, gen_params, resolve, trace_dir, Source};
 use crate::args::SweepArgs;
@@ -94,6 +95,8 @@ struct SweepSource {
     sweep: Sweep,
     /// The point running or just run: its plan, load, schedule end and streams per user.
     current: Option<Current>,
+    /// Where the figures are served while the sweep runs (`--metrics`).
+    metrics: Option<SweepMetrics>,
 }
 
 struct Current {
@@ -158,6 +161,9 @@ impl SweepSource {
         let mut point = builder.finish(name.clone(), cur.load, cur.window_end_ns);
         point.met_cap = self.sweep.cap.as_ref().map(|c| c.met_by(&point));
         point.saturated = naslab_results::sweep::saturated(&point, self.sweep.saturation_margin);
+        if let Some(m) = &self.metrics {
+            m.point_done(&point);
+        }
         eprintln!("{}", point_line(&point, self.unit, self.sweep.cap.as_ref()));
         let why = stop_reason(&point, self.sweep.cap.as_ref(), it.aborted.as_deref());
         self.sweep.points.push(point);
@@ -174,6 +180,9 @@ impl PlanSource for SweepSource {
             }
         }
         let load = self.loads.next()?;
+        if let Some(m) = &self.metrics {
+            m.point_started(self.sweep.points.len() + 1, load);
+        }
         let trace = self.trace(load);
         let streams_per_user = match &self.load {
             Load::Users { base, .. } => {
@@ -590,6 +599,7 @@ pub fn sweep(args: SweepArgs) -> anyhow::Result<()> {
             }
         },
     );
+    let metrics = args.metrics.map(super::metrics::serve).transpose()?;
     let ctx = context(&opts, CacheMode::Drop, extra)?;
     let mut source = SweepSource {
         unit,
@@ -613,6 +623,7 @@ pub fn sweep(args: SweepArgs) -> anyhow::Result<()> {
         load,
         loads,
         current: None,
+        metrics,
     };
     let view = View {
         file_name: "sweep.txt",
