@@ -65,6 +65,12 @@ fn fast_deflate() -> flate2::Compress {
 /// Feeds all of `input` to `c`, appending what it gives to `out`: with `None`, what it
 /// has ready; with `Sync`, everything so far, ending on a byte boundary; with `Finish`,
 /// everything, ending the stream.
+///
+/// A call that fills `out` may leave compressed bytes inside `c`, and the next call,
+/// whatever its flush, only hands those over: it compresses nothing more and, with
+/// `Sync`, does not flush. So a call is trusted to have done its work only if it left
+/// room in `out` and the call before it did too (nothing was held back when it began).
+/// Every call here returns with room left, so the next one begins with nothing held.
 fn deflate_into(
     c: &mut flate2::Compress,
     input: &[u8],
@@ -73,6 +79,8 @@ fn deflate_into(
 ) {
     use flate2::{FlushCompress, Status};
     let start = c.total_in();
+    // Whether bytes may be held inside `c`: only after a call that filled `out`.
+    let mut held = false;
     loop {
         if out.capacity() - out.len() < 64 {
             out.reserve(out.capacity().max(4096));
@@ -81,12 +89,19 @@ fn deflate_into(
         let status = c
             .compress_vec(&input[fed..], out, flush)
             .expect("deflating into a Vec with room to spare");
+        let began_clear = !held;
+        held = out.len() == out.capacity();
         let all_in = (c.total_in() - start) as usize == input.len();
         match (status, flush) {
             (Status::StreamEnd, _) => return,
-            (_, FlushCompress::None) if all_in => return,
-            // A sync flush is complete once a call with all the input leaves room.
-            (_, FlushCompress::Sync) if all_in && out.len() < out.capacity() => return,
+            (_, FlushCompress::None) if all_in && !held => return,
+            // A sync flush is complete once a call that began with nothing held takes
+            // the last of the input and leaves room.
+            (_, FlushCompress::Sync) if all_in && !held && began_clear => {
+                // A sync flush ends with an empty stored block's lengths.
+                debug_assert!(out.ends_with(&[0, 0, 0xff, 0xff]), "a sync flush's end");
+                return;
+            }
             _ => {}
         }
     }
@@ -531,6 +546,173 @@ mod tests {
                 "{rows} rows: the stream ends with the blob's checksum"
             );
         }
+    }
+
+    /// A plane's stream as the packer makes it, with `out` starting at `room` bytes of
+    /// capacity: `data` fed in chunks, then a sync flush; then a second stream of `data`
+    /// finished. The two joined must inflate (raw) to `data` twice, whatever the room:
+    /// when a chunk's last block does not fit, the compressor holds the rest back, and the
+    /// sync flush must still happen after it.
+    fn joined_streams(data: &[u8], room: usize) -> Result<Vec<u8>, String> {
+        use flate2::FlushCompress;
+        let mut out = Vec::with_capacity(room);
+        let mut c = fast_deflate();
+        for chunk in data.chunks(PLANE_CHUNK) {
+            deflate_into(&mut c, chunk, &mut out, FlushCompress::None);
+        }
+        deflate_into(&mut c, &[], &mut out, FlushCompress::Sync);
+        deflate_into(&mut fast_deflate(), data, &mut out, FlushCompress::Finish);
+        let mut raw = Vec::new();
+        flate2::read::DeflateDecoder::new(&out[..])
+            .read_to_end(&mut raw)
+            .map_err(|e| format!("{e} after {} bytes", raw.len()))?;
+        Ok(raw)
+    }
+
+    #[test]
+    fn a_sync_flush_after_a_full_buffer_still_ends_the_stream_on_a_byte_boundary() {
+        let mut rng = Rng(7);
+        // Incompressible bytes, then bytes of a few values: blocks of every size.
+        for (k, data) in [
+            (0..3 * PLANE_CHUNK / 2)
+                .map(|_| rng.next() as u8)
+                .collect::<Vec<u8>>(),
+            (0..PLANE_CHUNK).map(|_| (rng.next() % 5) as u8).collect(),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let twice = [&data[..], &data[..]].concat();
+            for room in (64..120_000).step_by(1_013) {
+                let raw = joined_streams(&data, room);
+                assert!(
+                    raw == Ok(twice.clone()),
+                    "data {k}, room {room}: {:?}",
+                    raw.map(|r| r.len())
+                );
+            }
+        }
+    }
+
+    /// A small deterministic generator (xorshift64*), so a failing case can be replayed.
+    struct Rng(u64);
+
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 ^= self.0 >> 12;
+            self.0 ^= self.0 << 25;
+            self.0 ^= self.0 >> 27;
+            self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+        }
+
+        fn below(&mut self, n: u64) -> u64 {
+            self.next() % n.max(1)
+        }
+    }
+
+    /// Packs many random sets of columns (types, delta or not, lengths around and across
+    /// the chunk a plane is deflated in, values from constant to incompressible) and
+    /// inflates each blob with flate2's decoder, which checks the stream's structure and
+    /// checksum independently of the packer: every blob must come back as its shuffled
+    /// columns, to the byte. The same bytes also go through one plane's stream with its
+    /// buffer starting at a random room, as the packer meets it part-way through a blob.
+    #[test]
+    fn random_column_sets_inflate_to_their_columns() {
+        let types = [ColumnType::F64, ColumnType::U32, ColumnType::U8];
+        let names = ["a", "b", "c", "d", "e", "f"];
+        let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+        let mut packed = 0usize;
+        for case in 0..40 {
+            let rows = match case % 4 {
+                0 => rng.below(300) as usize,
+                1 => PLANE_CHUNK * (1 + rng.below(4) as usize) + rng.below(3) as usize - 1,
+                _ => rng.below(5 * PLANE_CHUNK as u64) as usize,
+            };
+            let columns: Vec<BlobColumn> = (0..1 + rng.below(5) as usize)
+                .map(|c| {
+                    let ty = types[rng.below(3) as usize];
+                    (names[c], ty, ty == ColumnType::F64 && rng.below(2) == 0)
+                })
+                .collect();
+            // Per column, how random its values are: the bits of each value kept.
+            let bits: Vec<u64> = columns
+                .iter()
+                .map(|_| [0, 3, 12, 40, 64][rng.below(5) as usize])
+                .collect();
+            let mut b = BlobBuilder::new(&columns);
+            let mut values: Vec<Vec<[u8; 8]>> = vec![Vec::with_capacity(rows); columns.len()];
+            let mut last = vec![0.0f64; columns.len()];
+            for _ in 0..rows {
+                for (c, &(_, ty, delta)) in columns.iter().enumerate() {
+                    let mask = if bits[c] == 64 {
+                        u64::MAX
+                    } else {
+                        (1u64 << bits[c]) - 1
+                    };
+                    let r = rng.next() & mask;
+                    let word = match ty {
+                        ColumnType::F64 => {
+                            let v = if bits[c] == 64 {
+                                f64::from_bits(r)
+                            } else {
+                                r as f64
+                            };
+                            b.f64(c, v);
+                            let stored = if delta {
+                                let d = v - last[c];
+                                last[c] = v;
+                                d
+                            } else {
+                                v
+                            };
+                            stored.to_le_bytes()
+                        }
+                        ColumnType::U32 => {
+                            b.u32(c, r as u32);
+                            let mut w = [0u8; 8];
+                            w[..4].copy_from_slice(&(r as u32).to_le_bytes());
+                            w
+                        }
+                        ColumnType::U8 => {
+                            b.u8(c, r as u8);
+                            [r as u8, 0, 0, 0, 0, 0, 0, 0]
+                        }
+                    };
+                    values[c].push(word);
+                }
+                b.end_row();
+            }
+            let (layout, text) = b.finish("p");
+            let expected = shuffled(
+                &values
+                    .into_iter()
+                    .zip(&columns)
+                    .map(|(v, &(_, ty, _))| (v, ty.width()))
+                    .collect::<Vec<_>>(),
+            );
+            assert_eq!(layout.bytes, expected.len(), "case {case}: stated length");
+            let mut raw = Vec::new();
+            let inflated =
+                flate2::read::ZlibDecoder::new(&unbase64(&text)[..]).read_to_end(&mut raw);
+            assert!(
+                inflated.is_ok(),
+                "case {case} ({rows} rows, columns {columns:?}, bits {bits:?}): {inflated:?} after {} of {} bytes",
+                raw.len(),
+                expected.len()
+            );
+            assert!(raw == expected, "case {case}: the inflated bytes differ");
+            // The same bytes through one plane's stream, its buffer starting at a random room.
+            let some = &expected[..expected.len().min(3 * PLANE_CHUNK)];
+            let room = 64 + rng.below(150_000) as usize;
+            let joined = joined_streams(some, room);
+            assert!(
+                joined == Ok([some, some].concat()),
+                "case {case}, room {room}: {:?}",
+                joined.map(|r| r.len())
+            );
+            packed += expected.len();
+        }
+        assert!(packed > 10 * PLANE_CHUNK, "the cases cross many chunks");
     }
 
     #[test]

@@ -38,6 +38,14 @@ pub enum ReportError {
     /// A comparison needs at least one run.
     #[error("nothing to compare: give one or more run directories")]
     NoRuns,
+    /// A page was written, but a part of it does not decode: a bug in naslab.
+    #[error("'{}' was written, but it is broken: {why}; part of the page cannot be shown. This is a bug in naslab: please report it with this message and the run directory (run.json and the op records are intact; the figures in the terminal table, run.json and the CSV exports are not affected)", path.display())]
+    BrokenPage {
+        /// The page.
+        path: PathBuf,
+        /// What is broken.
+        why: String,
+    },
     /// Reading or writing a file failed.
     #[error("cannot {what} '{}': {source}", path.display())]
     Io {

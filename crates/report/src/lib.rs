@@ -2,6 +2,7 @@
 //! offline HTML report, and several runs into a side-by-side comparison (the NASPT
 //! paper's Table 2). See `docs/report.md`.
 
+mod check;
 mod compare;
 mod data;
 mod decimate;
@@ -18,6 +19,7 @@ use std::path::{Path, PathBuf};
 
 use naslab_results::RunResult;
 
+pub use check::{check_page, write_page, PageCheck};
 pub use compare::{
     compare, csv_field, resolve_baseline, Comparison, RunInfo, WorkloadRow, MEAN_NAME,
 };
@@ -54,6 +56,6 @@ pub fn write_run_report_streamed(
     };
     let path = dir.join(REPORT_FILE);
     let (page, _) = html::report_html_streamed(&run, &ReportOptions::default(), streamed);
-    write_atomic(&path, &page)?;
+    write_page(&path, &page)?;
     Ok(path)
 }

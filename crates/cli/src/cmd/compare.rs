@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use naslab_report::{compare_html, load_run, resolve_baseline};
 
-use super::report::emit;
+use super::report::{emit, emit_page};
 use crate::args::{CompareArgs, CompareFormat};
 
 /// `naslab compare`.
@@ -34,7 +34,7 @@ pub fn compare(args: CompareArgs) -> anyhow::Result<()> {
                 .output
                 .clone()
                 .unwrap_or_else(|| PathBuf::from("compare.html"));
-            return emit(Some(&path), &html);
+            return emit_page(&path, &html);
         }
     };
     emit(args.output.as_deref(), &bytes)

@@ -4,7 +4,9 @@ use std::io::Write;
 use std::path::Path;
 
 use anyhow::Context;
-use naslab_report::{load_run, report_html_with_notes, write_atomic, ReportOptions, REPORT_FILE};
+use naslab_report::{
+    load_run, report_html_with_notes, write_atomic, write_page, ReportOptions, REPORT_FILE,
+};
 use naslab_results::export::{Csv, Exporter, Json, Markdown, Table};
 
 use crate::args::{ReportArgs, ReportFormat};
@@ -53,6 +55,15 @@ pub fn emit(path: Option<&Path>, bytes: &[u8]) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Writes the HTML page `bytes` to `path` and checks what was written: every packed part
+/// of it must decode (see `naslab_report::check_page`); a broken page is an error.
+pub fn emit_page(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
+    refuse_run_file(path)?;
+    write_page(path, bytes)?;
+    eprintln!("wrote {}", path.display());
+    Ok(())
+}
+
 /// `naslab report`.
 pub fn report(args: ReportArgs) -> anyhow::Result<()> {
     let run = load_run(&args.run_dir)?;
@@ -77,7 +88,7 @@ pub fn report(args: ReportArgs) -> anyhow::Result<()> {
                 .output
                 .unwrap_or_else(|| args.run_dir.join(REPORT_FILE));
             let (html, notes) = report_html_with_notes(&run, &opts);
-            emit(Some(&path), &html)?;
+            emit_page(&path, &html)?;
             // What the page says about missing or partial records, said here too.
             for n in &notes {
                 eprintln!("warning: {n}");
