@@ -105,7 +105,8 @@ pub struct AccessView {
     pub seen: u64,
     /// Points in the sample.
     pub shown: usize,
-    /// The sample holds one in every `stride` reads and writes, in record order.
+    /// The sample holds about one in every `stride` reads and writes (chosen by a hash of
+    /// their position in the records, so no periodic pattern hides from it).
     pub stride: u64,
     /// Where the sample's columns are (t_ns, offset, len, row, file, kind); absent when
     /// the transaction list's rows hold every op, which the page then draws from.

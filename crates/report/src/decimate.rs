@@ -1,8 +1,11 @@
-//! The file access map's sample: every K-th read and write in record order, K doubling
-//! whenever the sample outgrows its cap, so memory stays bounded however many ops a run
-//! has while the points drawn per stretch of time stay proportional to the ops there (an
-//! even sample, not one point per cell, which would thin busy stretches more than quiet
-//! ones). The page draws from the transaction list's rows instead when those hold every op.
+//! The file access map's sample, for runs whose transaction list does not hold every op:
+//! about one in every K reads and writes, K doubling whenever the sample outgrows its cap,
+//! so memory stays bounded however many ops a run has while the points per stretch of time
+//! stay proportional to the ops there. Which ops are kept is decided by a hash of their
+//! sequence number, not by the number itself: taking every K-th op would miss every op of
+//! a group that recurs with a period dividing K ("read A, read A, write B" and K = 4 keeps
+//! no write to B). The page counts every op from the transaction list's rows instead when
+//! those hold every op.
 
 /// One access kept for the map.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -21,7 +24,7 @@ pub struct Access {
     pub row: u64,
 }
 
-/// An even sample of the accesses: one in every `stride`.
+/// A sample of the accesses: about one in every `stride`, chosen by [`keeps`].
 pub struct AccessMap {
     stride: u64,
     max_points: usize,
@@ -41,18 +44,18 @@ impl AccessMap {
         }
     }
 
-    /// Offers one access: kept when its sequence number is a multiple of the stride.
+    /// Offers one access: kept when [`keeps`] says so for the current stride.
     pub fn add(&mut self, a: Access) {
         let seq = self.seen;
         self.seen += 1;
-        if !seq.is_multiple_of(self.stride) {
+        if !keeps(seq, self.stride) {
             return;
         }
         self.kept.push((seq, a));
         if self.kept.len() > self.max_points {
             self.stride *= 2;
             let stride = self.stride;
-            self.kept.retain(|(s, _)| s.is_multiple_of(stride));
+            self.kept.retain(|(s, _)| keeps(*s, stride));
         }
     }
 
@@ -65,6 +68,18 @@ impl AccessMap {
     pub fn into_points(self) -> Vec<Access> {
         self.kept.into_iter().map(|(_, a)| a).collect()
     }
+}
+
+/// Whether the access with sequence number `seq` is in the sample at stride `stride` (a
+/// power of two): the low bits of a well-mixed hash of `seq` (splitmix64's finaliser)
+/// are zero. What a stride keeps, a smaller stride keeps too, so doubling it only drops
+/// points; and the hash has no period a trace's ops could share.
+fn keeps(seq: u64, stride: u64) -> bool {
+    let mut z = seq.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^= z >> 31;
+    z & (stride - 1) == 0
 }
 
 #[cfg(test)]
@@ -114,16 +129,47 @@ mod tests {
             "{}",
             points.len()
         );
-        // Every stretch of 100 ms holds its ops / stride points, to within one.
+        // Every stretch of 100 ms holds about its ops / stride points: within five
+        // standard deviations of the binomial count (and one point).
         for b in 0..30u64 {
             let ops: u64 = per_ms[(b * 100) as usize..((b + 1) * 100) as usize]
                 .iter()
                 .sum();
             let drawn = points.iter().filter(|p| p.t_ns / 100_000_000 == b).count() as f64;
             let want = ops as f64 / stride as f64;
-            assert!((drawn - want).abs() <= 1.0, "bucket {b}: {drawn} vs {want}");
+            let sd = (want * (1.0 - 1.0 / stride as f64)).sqrt();
+            assert!(
+                (drawn - want).abs() <= 5.0 * sd + 1.0,
+                "bucket {b}: {drawn} vs {want}"
+            );
         }
         // The rows say where each point is in the records.
-        assert!(points.iter().all(|p| p.row.is_multiple_of(stride)));
+        assert!(points.iter().all(|p| keeps(p.row, stride)));
+    }
+
+    #[test]
+    fn a_group_recurring_with_a_period_is_kept_in_proportion() {
+        // "read A, read A, write B" and, separately, every period from 2 to 16 with its
+        // last op on file 1: a sample of every K-th op (K a power of two) keeps none of
+        // file 1's ops when the period divides K, or all of them when it is K itself.
+        for period in 2..=16u64 {
+            let mut m = AccessMap::new(2000);
+            let n = 200_000u64;
+            for i in 0..n {
+                let file = u32::from(i % period == period - 1);
+                m.add(access(i * 1000, i * 4096, file, i));
+            }
+            let stride = m.stride();
+            assert!(stride >= 64, "{stride}");
+            let points = m.into_points();
+            let rare = points.iter().filter(|p| p.file == 1).count() as f64;
+            let want = points.len() as f64 / period as f64;
+            let sd = (want * (1.0 - 1.0 / period as f64)).sqrt();
+            assert!(
+                (rare - want).abs() <= 5.0 * sd,
+                "period {period}: {rare} of {} points on file 1, want about {want:.0}",
+                points.len()
+            );
+        }
     }
 }

@@ -320,3 +320,76 @@ fn every_text_export_uses_the_decimal_units_only() {
         assert_eq!(unit_systems(&text), ["decimal"], "{name}:\n{text}");
     }
 }
+
+/// A run whose first workload's file layout was measured.
+fn run_with_layout() -> naslab_results::RunResult {
+    let mut run = single_run();
+    let summary = |files, bytes, extents, ideal, pairs, following| naslab_results::LayoutSummary {
+        files,
+        bytes,
+        extents,
+        ideal_extents: ideal,
+        score: Some(following as f64 / pairs as f64),
+        block_pairs: pairs,
+        following_blocks: following,
+    };
+    run.workloads[0].iterations[0].layout = Some(naslab_results::IterationLayout {
+        prepared: summary(12, 48_000_000, 15, 12, 11_700, 11_697),
+        written: summary(3, 9_000_000, 40, 3, 2_190, 2_150),
+    });
+    run
+}
+
+#[test]
+fn the_file_layout_is_in_the_csv_and_markdown_exports() {
+    let run = run_with_layout();
+    let csv = export(&Csv, &run);
+    let header: Vec<&str> = CSV_COLUMNS.split(',').collect();
+    let at = |name: &str| header.iter().position(|c| *c == name).unwrap();
+    let mut with_layout = 0;
+    for line in csv.lines().skip(1) {
+        if !line.starts_with("OfficeProductivity,") {
+            // Eight empty fields: no layout measured.
+            assert!(
+                line.ends_with(",,,,,,,,") && !line.ends_with(",,,,,,,,,"),
+                "{line}"
+            );
+            continue;
+        }
+        // No field of these rows holds a comma.
+        let f: Vec<&str> = line.split(',').collect();
+        assert_eq!(f.len(), header.len(), "{line}");
+        let layout: Vec<&str> = [
+            "prepared_files",
+            "prepared_extents",
+            "prepared_ideal_extents",
+            "prepared_layout_score",
+            "written_files",
+            "written_extents",
+            "written_ideal_extents",
+            "written_layout_score",
+        ]
+        .iter()
+        .map(|c| f[at(c)])
+        .collect();
+        assert_eq!(
+            layout,
+            ["12", "15", "12", "0.9997", "3", "40", "3", "0.9817"],
+            "{line}"
+        );
+        with_layout += 1;
+    }
+    assert!(with_layout > 0, "{csv}");
+    let md = export(&Markdown, &run);
+    assert!(md.contains("\n## File layout\n"), "{md}");
+    assert!(
+        md.contains("| OfficeProductivity | prepared | 12 | 48000000 | 15 | 12 | 1.000 |"),
+        "{md}"
+    );
+    assert!(
+        md.contains("| OfficeProductivity | written | 3 | 9000000 | 40 | 3 | 0.982 |"),
+        "{md}"
+    );
+    // Without a measured layout there is no section.
+    assert!(!export(&Markdown, &single_run()).contains("File layout"));
+}

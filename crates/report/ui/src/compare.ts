@@ -63,9 +63,12 @@ export function renderCompare(page: ComparePage, app: HTMLElement): void {
     }
     const charts = h('div', { class: 'charts' });
     section.append(charts);
-    overlayThroughput(charts, w.runs.map((r, i) => ({ label: label(i), s: r?.series ?? null, wallNs: r?.wall_ns ?? 0 })));
-    overlayLatency(charts, w.runs.map((r, i) => ({ label: label(i), hist: r?.latency ?? null })));
-    overlaySizes(charts, w.runs.map((r, i) => ({ label: label(i), hist: r?.sizes ?? null })));
+    // Only the runs that have the workload are drawn: a run without it has no line (not
+    // a flat zero), as it has no figure in the table.
+    const having = w.runs.flatMap((r, i) => (r ? [{ r, i }] : []));
+    overlayThroughput(charts, having.map(({ r, i }) => ({ label: label(i), s: r.series ?? null, wallNs: r.wall_ns })));
+    overlayLatency(charts, having.map(({ r, i }) => ({ label: label(i), hist: r.latency ?? null })));
+    overlaySizes(charts, having.map(({ r, i }) => ({ label: label(i), hist: r.sizes ?? null })));
   });
   document.body.dataset.ready = 'compare';
   performance.mark('naslab-ready:compare');

@@ -21,6 +21,20 @@ export function duration(ns: number): string {
   return `${(ns / 1e9).toFixed(3)} s`;
 }
 
+/** Durations that are read together (one line's mean, p50, p99 and max), all in the one
+ * unit that suits the largest, each to 3 significant digits: "0.911 µs" and "51.0 µs",
+ * never "911 ns" beside "51.0 µs". */
+export function durations(ns: number[]): string[] {
+  const top = Math.max(0, ...ns.filter((v) => isFinite(v)).map(Math.abs));
+  const [div, unit] = top < 1e3 ? [1, 'ns'] : top < 1e6 ? [1e3, 'µs'] : top < 1e9 ? [1e6, 'ms'] : [1e9, 's'];
+  return ns.map((v) => {
+    if (!isFinite(v)) return '-';
+    const x = v / div;
+    if (x === 0) return `0 ${unit}`;
+    return `${Math.abs(x) >= 100 || div === 1 ? x.toFixed(0) : x.toPrecision(3)} ${unit}`;
+  });
+}
+
 /** The report's one unit system for sizes: decimal (SI), as throughput's MB/s is, so
  * 1 kB = 10^3 bytes, 1 MB = 10^6, 1 GB = 10^9 (see docs/report.md, "Units"). */
 export const SIZE_UNITS = ['B', 'kB', 'MB', 'GB', 'TB', 'PB'];
@@ -102,4 +116,9 @@ export function colour(i: number, alpha = 1): string {
   }
   const hue = (i * 137.508) % 360;
   return `hsla(${hue.toFixed(1)}, 70%, 42%, ${alpha})`;
+}
+
+/** A count and its noun, singular for one: "1 file", "607 files", "1,000 ops". */
+export function plural(n: number, noun: string): string {
+  return `${count(n)} ${noun}${n === 1 ? '' : 's'}`;
 }

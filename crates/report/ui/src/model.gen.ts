@@ -681,7 +681,8 @@ seen: number,
  */
 shown: number, 
 /**
- * The sample holds one in every `stride` reads and writes, in record order.
+ * The sample holds about one in every `stride` reads and writes (chosen by a hash of
+ * their position in the records, so no periodic pattern hides from it).
  */
 stride: number, 
 /**

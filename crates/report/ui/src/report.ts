@@ -4,7 +4,7 @@
 import { accessMap } from './accessmap';
 import { iopsChart, latencyHistChart, latencyTimeChart, sizeHistChart, throughputChart } from './charts';
 import { h, nextFrame } from './dom';
-import { environmentTable, fileStatsTable, iterationFacts, opStatsTable, suiteTable, warningsList } from './tables';
+import { environmentTable, fileStatsTable, iterationFacts, layoutTable, opStatsTable, suiteTable, warningsList } from './tables';
 import { transactionList } from './txlist';
 import type { FileView, IterationPage, IterationResult, ReportPage } from './types';
 
@@ -91,6 +91,7 @@ function figures(view: HTMLElement, it: ViewData, res: IterationResult, files: F
   if (it.sizes) sizeHistChart(charts, it.sizes);
   view.append(h('h3', {}, 'Latency by op type'), opStatsTable(res),
     h('p', { class: 'note' }, 'From run.json: percentiles within 0.1 % (HDR histograms), mean exact.'));
+  if (res.layout) view.append(h('h3', {}, 'File layout'), layoutTable(res.layout));
   if (it.file_stats.length) {
     view.append(h('h3', {}, 'Per file'), fileStatsTable(it.file_stats, files),
       h('p', { class: 'note' }, 'Latency of every op on the file; percentiles within about 1 %.'));

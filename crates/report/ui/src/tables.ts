@@ -1,8 +1,8 @@
 // The report's tables: the suite, the run's environment, an iteration's op statistics
 // and its per-file statistics (sortable by clicking a header).
 import { h, table } from './dom';
-import { bytes, count, duration, mbs, us } from './format';
-import type { FileStat, FileView, IterationResult, ReportPage, RunResult } from './types';
+import { bytes, count, duration, durations, mbs, us } from './format';
+import type { FileStat, FileView, IterationLayout, IterationResult, LayoutSummary, ReportPage, RunResult } from './types';
 
 function avgUs(it: IterationResult, ops: string[]): string {
   let n = 0;
@@ -95,12 +95,24 @@ export function iterationFacts(it: IterationResult): HTMLElement {
     ['errors', count(it.errors)],
     ['read', bytes(it.bytes_read)],
     ['written', bytes(it.bytes_written)],
-    ['first / last stream done', `${duration(it.first_done_ns)} / ${duration(it.last_done_ns)}`],
+    ['first / last stream done', durations([it.first_done_ns, it.last_done_ns]).join(' / ')],
     ['prepared', `${count(it.prepare.files)} files, ${count(it.prepare.dirs)} dirs, ${bytes(it.prepare.bytes)} in ${duration(it.prepare.wall_ns)}`],
   ];
-  if (it.pacing_lag.count > 0) facts.push(['pacing lag p50 / p99 / max', `${duration(it.pacing_lag.p50_ns)} / ${duration(it.pacing_lag.p99_ns)} / ${duration(it.pacing_lag.max_ns)}`]);
+  if (it.pacing_lag.count > 0) {
+    facts.push(['pacing lag p50 / p99 / max', durations([it.pacing_lag.p50_ns, it.pacing_lag.p99_ns, it.pacing_lag.max_ns]).join(' / ')]);
+  }
   if (it.aborted) facts.push(['stopped early', it.aborted]);
   return h('dl', { class: 'facts' }, ...facts.flatMap(([k, v]) => [h('dt', {}, k), h('dd', {}, v)]));
+}
+
+/** The file layout run.json holds for an iteration (when it was measured): the files it
+ * prepared and the files it wrote, in extents against the ideal, and the layout score. */
+export function layoutTable(l: IterationLayout): HTMLElement {
+  const row = (set: string, s: LayoutSummary) => [set, count(s.files), bytes(s.bytes), count(s.extents), count(s.ideal_extents),
+    s.score == null ? '-' : s.score.toFixed(3)];
+  return h('div', { class: 'layout', 'data-role': 'layout' },
+    table(['files', 'count', 'size', 'extents', 'ideal extents', 'score'], [row('prepared', l.prepared), row('written', l.written)], 'grid num'),
+    h('p', { class: 'note' }, 'Extents as filefrag counts them; ideal: the fewest the file system\'s longest extent allows for this data; score: the share of blocks right after their predecessor on disk (1 = every file in one run).'));
 }
 
 const FILE_LIMIT = 2000;

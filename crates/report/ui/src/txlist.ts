@@ -4,7 +4,7 @@
 // and only the rows in view exist in the page.
 import { loadColumns } from './blob';
 import { h } from './dom';
-import { count, duration, result, us } from './format';
+import { count, durations, result, us } from './format';
 import type { IterationPage } from './types';
 
 const ROW_PX = 22;
@@ -186,7 +186,8 @@ export async function transactionList(parent: HTMLElement, it: IterationPage, ki
       for (let j = 0; j < m; j++) sq += (v[j] - mean) * (v[j] - mean);
       v.sort();
       const q = (p: number) => v[Math.min(m - 1, Math.max(0, Math.ceil(p * m) - 1))];
-      text += ` · latency mean ${duration(mean)}, standard deviation ${duration(Math.sqrt(sq / m))}, p50 ${duration(q(0.5))}, p99 ${duration(q(0.99))}, max ${duration(v[m - 1])}`;
+      const [mn, sd, p50, p99, max] = durations([mean, Math.sqrt(sq / m), q(0.5), q(0.99), v[m - 1]]);
+      text += ` · latency mean ${mn}, standard deviation ${sd}, p50 ${p50}, p99 ${p99}, max ${max}`;
     }
     status.textContent = text;
     status.dataset.count = String(m);

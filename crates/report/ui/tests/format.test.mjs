@@ -48,3 +48,14 @@ test('size axis ticks fall at 1, 2 or 5 × 10^k bytes, each a whole number of th
     for (const label of format.decimalTickLabels(v)) assert.match(label, /^\d+ (B|kB|MB|GB|TB)$/, label);
   }
 });
+
+test('durations read together share one unit, the one that suits the largest', () => {
+  assert.deepEqual(format.durations([911, 51_000]), ['0.911 µs', '51.0 µs']);
+  assert.deepEqual(format.durations([911, 999]), ['911 ns', '999 ns']);
+  assert.deepEqual(format.durations([45_300, 2_500_000, 812_000_000]), ['0.0453 ms', '2.50 ms', '812 ms']);
+  assert.deepEqual(format.durations([0, 3e9]), ['0 s', '3.00 s']);
+  for (const line of [[911, 51_000], [12, 7_000_000_000], [5e5, 5e6]]) {
+    const units = new Set(format.durations(line).map((d) => d.split(' ')[1]));
+    assert.equal(units.size, 1, `${line}: ${[...units]}`);
+  }
+});

@@ -475,8 +475,9 @@ describe('the run report', () => {
     const map = 'section[data-view=w0] .chart[data-title="File access map"]';
     await page.$eval(map, (e) => e.scrollIntoView({ block: 'center' }));
     const over = await page.$eval(`${map} .u-over`, (e) => { const r = e.getBoundingClientRect(); return { x: r.x, y: r.y, w: r.width, h: r.height }; });
-    const n = await page.$eval(map, (e) => Number(e.dataset.points));
-    // A drawn point well inside the plot (not on its edges, where the axes are).
+    // The painted squares (each names its latest op) and the long ops' bars.
+    const n = await page.$eval(map, (e) => Number(e.dataset.cells));
+    // A drawn square well inside the plot (not on its edges, where the axes are).
     const p = await page.$eval(map, (e, [n, w, h]) => {
       for (let k = Math.floor(n / 2), j = 0; j < n; j++, k = (k + 1) % n) {
         const q = e.naslabPoint(k);

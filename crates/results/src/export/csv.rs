@@ -6,11 +6,29 @@ use crate::RunResult;
 /// results.csv: one row per workload, iteration and op type, with the iteration's
 /// throughput beside each op's count, bytes, errors and latency figures in µs; tidy
 /// (long) data for spreadsheets and plotting tools. `median` marks the iteration whose
-/// throughput is the workload's figure.
+/// throughput is the workload's figure. The last columns are the iteration's file layout
+/// (the files it prepared, then the files it wrote: files, extents, the ideal extents and
+/// the share of blocks that follow their predecessor on disk), empty where the layout was
+/// not measured.
 pub struct Csv;
 
 /// The header line.
-pub const CSV_COLUMNS: &str = "workload,iteration,median,throughput_mb_s,wall_s,op,count,bytes,errors,avg_us,stddev_us,min_us,p50_us,p90_us,p99_us,p999_us,max_us";
+pub const CSV_COLUMNS: &str = "workload,iteration,median,throughput_mb_s,wall_s,op,count,bytes,errors,avg_us,stddev_us,min_us,p50_us,p90_us,p99_us,p999_us,max_us,prepared_files,prepared_extents,prepared_ideal_extents,prepared_layout_score,written_files,written_extents,written_ideal_extents,written_layout_score";
+
+/// One set of files' layout as four CSV fields (files, extents, ideal extents, score);
+/// empty fields when there is none.
+fn layout_fields(l: Option<&crate::LayoutSummary>) -> String {
+    match l {
+        Some(l) => format!(
+            "{},{},{},{}",
+            l.files,
+            l.extents,
+            l.ideal_extents,
+            l.score.map_or(String::new(), |s| format!("{s:.4}"))
+        ),
+        None => ",,,".to_string(),
+    }
+}
 
 /// A CSV field, quoted when it holds a comma, quote or line break.
 fn field(text: &str) -> String {
@@ -32,11 +50,16 @@ impl Exporter for Csv {
         for w in &run.workloads {
             let median = w.median_iteration().map(|m| m.iteration);
             for it in &w.iterations {
+                let layout = format!(
+                    "{},{}",
+                    layout_fields(it.layout.as_ref().map(|l| &l.prepared)),
+                    layout_fields(it.layout.as_ref().map(|l| &l.written))
+                );
                 for (op, s) in &it.op_stats {
                     let l = &s.latency;
                     let _ = writeln!(
                         o,
-                        "{},{},{},{:.3},{:.6},{},{},{},{},{},{},{},{},{},{},{},{}",
+                        "{},{},{},{:.3},{:.6},{},{},{},{},{},{},{},{},{},{},{},{},{layout}",
                         field(&w.name),
                         it.iteration,
                         median == Some(it.iteration),

@@ -130,6 +130,31 @@ impl Exporter for Markdown {
                 let _ = writeln!(o, "\nStopped early: {why}");
             }
         }
+        let layouts: Vec<_> = run
+            .workloads
+            .iter()
+            .filter_map(|w| Some((w, w.median_iteration()?)))
+            .filter_map(|(w, it)| Some((w, it.layout.as_ref()?)))
+            .collect();
+        if !layouts.is_empty() {
+            o.push_str("\n## File layout\n\n");
+            o.push_str("Extents as filefrag counts them; ideal: the fewest the file system's longest extent allows; score: the share of blocks right after their predecessor on disk (1 = every file in one run).\n\n");
+            o.push_str("| workload | files | count | bytes | extents | ideal extents | score |\n|---|---|---:|---:|---:|---:|---:|\n");
+            for (w, l) in layouts {
+                for (set, s) in [("prepared", &l.prepared), ("written", &l.written)] {
+                    let _ = writeln!(
+                        o,
+                        "| {} | {set} | {} | {} | {} | {} | {} |",
+                        cell(&w.name),
+                        s.files,
+                        s.bytes,
+                        s.extents,
+                        s.ideal_extents,
+                        s.score.map_or("-".to_string(), |v| format!("{v:.3}"))
+                    );
+                }
+            }
+        }
         if !run.warnings.is_empty() || run.aborted.is_some() {
             o.push_str("\n## Warnings\n\n");
             for w in &run.warnings {
