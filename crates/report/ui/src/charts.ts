@@ -281,6 +281,9 @@ export function latencyHistChart(parent: HTMLElement, hist: LatencyHist, title =
   const { box, u: plot } = chartBox(parent, title, points, `Ops per latency bucket; ${hist.per_decade} buckets per power of ten. Click a legend entry to hide a line; drag to zoom, double-click to reset.`, (target, width) =>
     new uPlot({
       width, height: 260,
+      // Room on the right for the last latency tick's label, centred on the plot's edge
+      // ("10,000,000" is about 60 px wide).
+      padding: [null, 40, null, null],
       scales: { x: { time: false, distr: 3 }, y: logY ? { distr: 3 } : { range: (_u, _min, mx) => [0, Math.max(1, mx * 1.05)] } },
       axes: [{ label: 'latency, µs (log scale)', size: 40 }, { label: logY ? 'ops (log scale)' : 'ops', size: 60 }],
       series: ser,
