@@ -371,3 +371,57 @@ fn export_trace_into_a_directory_says_it_cannot_write() {
     assert!(err.contains("it is a directory"), "{err}");
     assert!(!err.contains("cannot read"), "{err}");
 }
+
+/// A trace declaring one file at `depth` levels (`a/` repeated, then `f`), then a stat.
+fn deep_path_trace(path: &Path, depth: usize) {
+    let mut w = std::io::BufWriter::new(std::fs::File::create(path).unwrap());
+    writeln!(
+        w,
+        r#"{{"type":"header","format":"naslab-trace","version":1,"workload":"Deep"}}"#
+    )
+    .unwrap();
+    writeln!(
+        w,
+        r#"{{"type":"file","id":1,"path":"{}f","size":10,"exists":true}}"#,
+        "a/".repeat(depth)
+    )
+    .unwrap();
+    writeln!(w, r#"{{"type":"op","op":"stat","file":1}}"#).unwrap();
+    w.flush().unwrap();
+}
+
+/// A path longer than PATH_MAX is refused with its line, whatever its depth, in bounded
+/// memory (1 MB of `a/` made describe and run abort under 4 GiB: every parent was a copy
+/// of the path); the deepest path allowed compiles.
+#[test]
+fn a_path_longer_than_path_max_is_refused_at_its_line_in_bounded_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    for bytes in [20_000usize, 80_000, 1_000_000] {
+        let trace = dir.path().join(format!("deep{bytes}.jsonl"));
+        deep_path_trace(&trace, bytes / 2);
+        let err = fails_cleanly(limited(GIB).arg("describe").arg(&trace));
+        assert!(
+            err.contains(&format!(
+                "deep{bytes}.jsonl:2: a path of {} bytes",
+                bytes + 1
+            )) && err.contains("4095 bytes naslab accepts"),
+            "{err}"
+        );
+        let target = tempfile::tempdir().unwrap();
+        let err = fails_cleanly(
+            limited(GIB)
+                .arg("run")
+                .arg(&trace)
+                .args(["--backend", "null", "--out"])
+                .arg(dir.path().join("out"))
+                .arg("--target")
+                .arg(target.path()),
+        );
+        assert!(err.contains(":2: a path of"), "{err}");
+    }
+    // 2,047 levels in 4,095 bytes: accepted, and described in the same limit.
+    let trace = dir.path().join("deepest.jsonl");
+    deep_path_trace(&trace, 2047);
+    let out = limited(GIB).arg("describe").arg(&trace).output().unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+}

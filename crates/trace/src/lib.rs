@@ -19,7 +19,7 @@ pub use binary::BINARY_MAGIC;
 pub use error::TraceError;
 pub use memory::Trace;
 pub use model::{FileDecl, FileKind, Header, Measured, Op, OpFlags, OpKind, Prepare, Record};
-pub use path::check_rel_path;
+pub use path::{check_rel_path, MAX_PATH_BYTES};
 pub use read_ahead::{Numbered, ReadAhead};
 pub use reader::{
     open_trace, read_all, read_bounded_line, read_trace, BoundedLine, TraceReader, MAX_LINE_BYTES,

@@ -611,6 +611,9 @@ fn add_parents(entries: &mut Vec<FileEntry>) -> Result<(), String> {
                     ))
                 }
                 Some(_) => {}
+                // Met before: the walk from there up was made and passed (a directory
+                // the workload creates above an undeclared one fails whatever is below).
+                None if missing.contains(p) => break,
                 None => {
                     undeclared_below = Some(p);
                     missing.insert(p.to_string());
