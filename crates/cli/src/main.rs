@@ -12,6 +12,8 @@ mod values;
 use clap::Parser;
 
 fn main() {
+    // Before anything else: a signal while a trace loads must not be lost.
+    interrupt::install();
     let cli = args::Cli::parse();
     // Under mpirun (with the `mpi` feature) this process is one client of a job.
     let mpi = multi::init();

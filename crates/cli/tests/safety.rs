@@ -279,6 +279,24 @@ fn a_second_run_or_a_clean_is_told_who_holds_the_target_and_ctrl_c_keeps_the_res
         target.join("naslab/Race/d").is_dir(),
         "clean removed files in use"
     );
+    // Nor may a run take naslab's directory on the held target, or one inside it, as
+    // its own target.
+    for inner in [target.join("naslab"), target.join("naslab/Race/d")] {
+        let err = run_err(
+            naslab()
+                .arg("run")
+                .arg(&trace)
+                .arg("-t")
+                .arg(&inner)
+                .arg("--out")
+                .arg(work.path().join("out3")),
+        );
+        assert!(
+            err.contains("is inside") && err.contains("naslab's own directory"),
+            "{err}"
+        );
+        assert!(!inner.join("naslab").exists());
+    }
 
     // Ctrl-C: ops in flight finish, what was done is written, exit 130.
     // SAFETY: kill on our own child's pid.
@@ -381,7 +399,14 @@ fn reports_never_write_over_a_runs_files_and_out_stays_outside_the_sandbox() {
 
     // --out inside <target>/naslab is refused, also when reached through a link.
     std::os::unix::fs::symlink(target.join("naslab"), work.path().join("sneaky")).unwrap();
-    for bad in [target.join("naslab/results"), work.path().join("sneaky/r")] {
+    // And through a `..` after a directory not made yet, which the kernel climbs from
+    // once --out is made.
+    for bad in [
+        target.join("naslab/results"),
+        work.path().join("sneaky/r"),
+        target.join("x/../naslab/y"),
+        target.join("x/y/../../naslab/z"),
+    ] {
         let err = run_err(
             naslab()
                 .arg("run")
@@ -394,6 +419,7 @@ fn reports_never_write_over_a_runs_files_and_out_stays_outside_the_sandbox() {
         assert!(err.contains("which naslab empties on every run"), "{err}");
     }
     assert!(!target.join("naslab/results").exists());
+    assert!(!target.join("naslab/y").exists() && !target.join("naslab/z").exists());
 }
 
 #[test]
@@ -407,8 +433,9 @@ fn a_run_that_fails_before_measuring_leaves_no_run_directory() {
     std::fs::write(
         &long,
         format!(
-            "{}\n{}\n{}\n",
+            "{}\n{}\n{}\n{}\n",
             r#"{"type":"header","format":"naslab-trace","version":1,"workload":"Long"}"#,
+            r#"{"type":"file","id":2,"path":"big","size":1048576,"exists":true}"#,
             format_args!(
                 r#"{{"type":"file","id":1,"path":"{}","size":10,"exists":true}}"#,
                 "n".repeat(300)
@@ -428,6 +455,15 @@ fn a_run_that_fails_before_measuring_leaves_no_run_directory() {
     );
     assert!(err.contains("ENAMETOOLONG"), "{err}");
     assert!(!err.contains("results measured so far"), "{err}");
+    // What it had prepared before is taken back, and it says so.
+    assert!(
+        err.contains("the files it had prepared were removed"),
+        "{err}"
+    );
+    let left: Vec<_> = std::fs::read_dir(target.join("naslab/Long"))
+        .map(|d| d.map(|e| e.unwrap().file_name()).collect())
+        .unwrap_or_default();
+    assert!(left.is_empty(), "left on the target: {left:?}");
     // No run directory, and the results and label directories this run made are gone.
     assert!(
         !out.exists(),
@@ -500,7 +536,13 @@ fn a_second_ctrl_c_exits_at_once() {
 }
 
 #[test]
-fn sigterm_stops_a_run_like_ctrl_c() {
+fn sigterm_and_sighup_stop_a_run_like_ctrl_c() {
+    for (signal, name) in [(libc::SIGTERM, "SIGTERM"), (libc::SIGHUP, "SIGHUP")] {
+        stopped_like_ctrl_c(signal, name);
+    }
+}
+
+fn stopped_like_ctrl_c(signal: libc::c_int, name: &str) {
     let work = tempfile::tempdir().unwrap();
     let target = work.path().join("target");
     let out = work.path().join("out");
@@ -511,12 +553,112 @@ fn sigterm_stops_a_run_like_ctrl_c() {
         target.join("naslab/Race/d/f1").exists()
     });
     // SAFETY: kill on our own child's pid.
-    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGTERM) }, 0);
+    assert_eq!(unsafe { libc::kill(child.id() as i32, signal) }, 0);
     let done = child.wait_with_output().unwrap();
     let err = text(&done.stderr);
-    assert_eq!(done.status.code(), Some(130), "{err}");
+    assert_eq!(done.status.code(), Some(130), "{name}: {err}");
     let dir = only_run_dir(&out);
     let run = json(&dir.join("run.json"));
-    assert_eq!(run["aborted"], "stopped by SIGTERM", "{run}");
+    assert_eq!(run["aborted"], format!("stopped by {name}"), "{run}");
     assert!(dir.join("report.html").is_file());
+}
+
+/// Waits for `child` to end; kills it and fails if it has not within a minute (the
+/// signal it was sent was lost).
+fn ended(mut child: Child, what: &str) -> std::process::Output {
+    let start = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if start.elapsed() > Duration::from_secs(60) {
+            let _ = child.kill();
+            let out = child.wait_with_output().unwrap();
+            panic!("{what}: naslab did not end: {}", text(&out.stderr));
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.wait_with_output().unwrap()
+}
+
+/// A signal while the trace is read from a FIFO ends naslab (130), leaves no run
+/// directory and frees the target: with a writer that feeds it slowly, and with no
+/// writer at all, also when SIGINT was ignored when naslab started (as a job started in
+/// the background by a script).
+#[test]
+fn a_signal_while_a_trace_loads_from_a_fifo_ends_naslab_and_frees_the_target() {
+    for (feed, signal, ignored) in [
+        (true, libc::SIGINT, false),
+        (false, libc::SIGINT, true),
+        (false, libc::SIGTERM, false),
+    ] {
+        let case = format!("feed {feed}, signal {signal}, ignored {ignored}");
+        let work = tempfile::tempdir().unwrap();
+        let target = work.path().join("target");
+        let out = work.path().join("out");
+        std::fs::create_dir_all(&target).unwrap();
+        let fifo = work.path().join("trace.fifo");
+        let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: c is NUL-terminated.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let mut cmd = naslab();
+        cmd.arg("run")
+            .arg(&fifo)
+            .arg("-t")
+            .arg(&target)
+            .arg("--out")
+            .arg(&out)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        if ignored {
+            // SAFETY: signal between fork and exec touches only the child.
+            unsafe {
+                std::os::unix::process::CommandExt::pre_exec(&mut cmd, || {
+                    libc::signal(libc::SIGINT, libc::SIG_IGN);
+                    Ok(())
+                });
+            }
+        }
+        let child = cmd.spawn().unwrap();
+        let pid = child.id() as i32;
+        // The writer is kept open (fed no more) until naslab has ended.
+        let _writer = feed.then(|| {
+            let mut w = std::fs::OpenOptions::new().write(true).open(&fifo).unwrap();
+            w.write_all(b"{\"type\":\"header\",\"format\":\"naslab-trace\",\"version\":1,\"workload\":\"Slow\"}\n")
+                .unwrap();
+            w
+        });
+        wait_for("the target to be held", || {
+            target.join("naslab/.naslab-owned").exists()
+        });
+        // SAFETY: kill on our own child's pid.
+        assert_eq!(unsafe { libc::kill(pid, signal) }, 0);
+        let done = ended(child, &case);
+        let err = text(&done.stderr);
+        assert_eq!(done.status.code(), Some(130), "{case}: {err}");
+        assert!(err.contains("interrupted: exiting"), "{case}: {err}");
+        let left = std::fs::read_dir(out.join("run")).map_or(0, |d| d.count());
+        assert_eq!(left, 0, "{case}: a run directory was left");
+        run_ok(naslab().arg("clean").arg("-t").arg(&target));
+    }
+    // `describe` too.
+    let work = tempfile::tempdir().unwrap();
+    let fifo = work.path().join("trace.fifo");
+    let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: c is NUL-terminated.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let child = naslab()
+        .arg("describe")
+        .arg(&fifo)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut w = std::fs::OpenOptions::new().write(true).open(&fifo).unwrap();
+    w.write_all(
+        b"{\"type\":\"header\",\"format\":\"naslab-trace\",\"version\":1,\"workload\":\"Slow\"}\n",
+    )
+    .unwrap();
+    // SAFETY: kill on our own child's pid.
+    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGINT) }, 0);
+    let done = ended(child, "describe");
+    assert_eq!(done.status.code(), Some(130), "{}", text(&done.stderr));
+    drop(w);
 }

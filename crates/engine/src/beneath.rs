@@ -5,7 +5,9 @@
 //! On Linux 5.6 and later this is `openat2` with `RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS`.
 //! Where the kernel lacks it (`ENOSYS`), or when `NASLAB_NO_OPENAT2=1` is set, each
 //! component is opened in turn with `O_NOFOLLOW`. Either way a link met on the way fails
-//! with `ELOOP` and a `..` that would climb out fails with `EXDEV`.
+//! with `ELOOP`, and a `..` that would climb out or a mount point met on the way (with
+//! the component walk: another file system; with openat2, a bind mount too) fail with
+//! `EXDEV`.
 
 use std::ffi::CStr;
 use std::io;
@@ -76,7 +78,7 @@ pub fn open_beneath(
         } else {
             0
         };
-        how.resolve = libc::RESOLVE_BENEATH | libc::RESOLVE_NO_SYMLINKS;
+        how.resolve = libc::RESOLVE_BENEATH | libc::RESOLVE_NO_SYMLINKS | libc::RESOLVE_NO_XDEV;
         // SAFETY: path is NUL-terminated and how is a valid open_how of the size given.
         let fd = unsafe {
             libc::syscall(
@@ -144,6 +146,9 @@ fn walk_parent(dirfd: RawFd, path: &[u8]) -> io::Result<(Option<OwnedFd>, &[u8])
         return Ok((Some(fd), last));
     }
     let mut cur: Option<OwnedFd> = None;
+    // SAFETY: an all-zero stat is valid for fstat to overwrite; dirfd is open.
+    let mut top: libc::stat = unsafe { std::mem::zeroed() };
+    cvt(unsafe { libc::fstat(dirfd, &mut top) })?;
     for comp in dir.split(|&b| b == b'/') {
         match comp {
             b"" | b"." => continue,
@@ -165,6 +170,10 @@ fn walk_parent(dirfd: RawFd, path: &[u8]) -> io::Result<(Option<OwnedFd>, &[u8])
         let mut st: libc::stat = unsafe { std::mem::zeroed() };
         let kind = cvt(unsafe { libc::fstat(fd, &mut st) }).map(|_| st.st_mode & libc::S_IFMT);
         let refused = match kind {
+            // Another file system mounted there: never crossed, as with openat2.
+            Ok(libc::S_IFDIR) if st.st_dev != top.st_dev => {
+                Some(io::Error::from_raw_os_error(libc::EXDEV))
+            }
             Ok(libc::S_IFDIR) => None,
             Ok(libc::S_IFLNK) => Some(io::Error::from_raw_os_error(libc::ELOOP)),
             Ok(_) => Some(io::Error::from_raw_os_error(libc::ENOTDIR)),
@@ -266,40 +275,180 @@ pub fn list_dir(fd: RawFd) -> io::Result<Vec<std::ffi::CString>> {
     Ok(names)
 }
 
-/// Removes `name` in the directory `parent` with everything under it, never following
-/// a symbolic link (a link is removed itself).
-pub fn remove_tree(parent: RawFd, name: &CStr) -> io::Result<()> {
-    // SAFETY: an all-zero stat is a valid value for fstatat to overwrite.
-    let mut st: libc::stat = unsafe { std::mem::zeroed() };
-    // SAFETY: name is NUL-terminated; st is a valid out-pointer.
-    if unsafe { libc::fstatat(parent, name.as_ptr(), &mut st, libc::AT_SYMLINK_NOFOLLOW) } < 0 {
-        let e = last_err();
-        return if e.raw_os_error() == Some(libc::ENOENT) {
-            Ok(())
-        } else {
-            Err(e)
-        };
+/// What naslab checks of an entry: its kind, identity, links and mount.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EntryStat {
+    /// `S_IFREG`, `S_IFDIR`, `S_IFLNK`...
+    pub kind: libc::mode_t,
+    pub dev: u64,
+    pub ino: u64,
+    pub nlink: u64,
+    /// The mount it is on, where the kernel says (Linux 5.8 and later).
+    pub mnt_id: Option<u64>,
+    /// Whether a file system (a bind mount too) is mounted on it.
+    pub mount_root: bool,
+}
+
+impl EntryStat {
+    /// Whether `self`, an entry in directory `dir`, is on another file system or
+    /// mount than `dir`: a mount point.
+    pub fn crosses_from(&self, dir: &EntryStat) -> bool {
+        self.dev != dir.dev
+            || self.mount_root
+            || matches!((self.mnt_id, dir.mnt_id), (Some(a), Some(b)) if a != b)
     }
-    if st.st_mode & libc::S_IFMT == libc::S_IFDIR {
-        // SAFETY: name is NUL-terminated; O_NOFOLLOW refuses a link put there since.
-        let fd = cvt(unsafe {
-            libc::openat(
-                parent,
+}
+
+/// The status of `name` in `dirfd` (of `dirfd` itself when `name` is empty), never
+/// following a link.
+pub fn entry_stat(dirfd: RawFd, name: &CStr) -> io::Result<EntryStat> {
+    // SAFETY: an all-zero statx is a valid value for the kernel to overwrite.
+    let mut sx: libc::statx = unsafe { std::mem::zeroed() };
+    let mut flags = libc::AT_SYMLINK_NOFOLLOW | libc::AT_STATX_SYNC_AS_STAT;
+    if name.is_empty() {
+        flags |= libc::AT_EMPTY_PATH;
+    }
+    let mask = libc::STATX_TYPE | libc::STATX_INO | libc::STATX_NLINK | libc::STATX_MNT_ID;
+    // SAFETY: name is NUL-terminated; sx is a valid out-pointer.
+    let r = unsafe { libc::statx(dirfd, name.as_ptr(), flags, mask, &mut sx) };
+    if r < 0 {
+        let e = last_err();
+        if e.raw_os_error() != Some(libc::ENOSYS) {
+            return Err(e);
+        }
+        // SAFETY: an all-zero stat is valid for fstatat to overwrite.
+        let mut st: libc::stat = unsafe { std::mem::zeroed() };
+        // SAFETY: name is NUL-terminated; st is a valid out-pointer.
+        cvt(unsafe {
+            libc::fstatat(
+                dirfd,
                 name.as_ptr(),
-                libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC,
+                &mut st,
+                flags & !libc::AT_STATX_SYNC_AS_STAT,
             )
         })?;
-        // SAFETY: the kernel just gave us this descriptor.
-        let dir = unsafe { OwnedFd::from_raw_fd(fd) };
-        for child in list_dir(dir.as_raw_fd())? {
-            remove_tree(dir.as_raw_fd(), &child)?;
+        return Ok(EntryStat {
+            kind: st.st_mode & libc::S_IFMT,
+            dev: st.st_dev,
+            ino: st.st_ino,
+            nlink: st.st_nlink,
+            mnt_id: None,
+            mount_root: false,
+        });
+    }
+    let root_attr = libc::STATX_ATTR_MOUNT_ROOT as u64;
+    Ok(EntryStat {
+        kind: libc::mode_t::from(sx.stx_mode) & libc::S_IFMT,
+        dev: libc::makedev(sx.stx_dev_major, sx.stx_dev_minor),
+        ino: sx.stx_ino,
+        nlink: u64::from(sx.stx_nlink),
+        mnt_id: (sx.stx_mask & libc::STATX_MNT_ID != 0).then_some(sx.stx_mnt_id),
+        mount_root: sx.stx_attributes_mask & root_attr != 0 && sx.stx_attributes & root_attr != 0,
+    })
+}
+
+/// Refuses to go on below a mount point.
+fn mount_point(path: &[u8]) -> io::Error {
+    io::Error::other(format!(
+        "'{}' is a mount point (another file system, or a bind mount, is there); naslab never removes anything across a file-system boundary: unmount it, then run again",
+        String::from_utf8_lossy(path)
+    ))
+}
+
+/// A directory being emptied: its name in the one above, who it is, and the names in
+/// it still to remove.
+struct Level {
+    name: std::ffi::CString,
+    stat: EntryStat,
+    pending: Vec<std::ffi::CString>,
+}
+
+/// Opens `name` in `dirfd` as a directory, refusing a link, and checks it is `expected`.
+fn open_dir_checked(dirfd: RawFd, name: &CStr, expected: &EntryStat) -> io::Result<OwnedFd> {
+    // SAFETY: name is NUL-terminated; O_NOFOLLOW refuses a link put there since.
+    let fd = cvt(unsafe {
+        libc::openat(
+            dirfd,
+            name.as_ptr(),
+            libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC,
+        )
+    })?;
+    // SAFETY: the kernel just gave us this descriptor.
+    let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+    let got = entry_stat(fd.as_raw_fd(), c"")?;
+    if (got.dev, got.ino) != (expected.dev, expected.ino) {
+        return Err(io::Error::other(format!(
+            "'{}' was replaced while naslab removed it; run again once nothing else changes it",
+            name.to_string_lossy()
+        )));
+    }
+    Ok(fd)
+}
+
+/// Removes `name` in the directory `parent` with everything under it, never following
+/// a symbolic link (a link is removed itself) and never going below a mount point
+/// (refused, naming it). However deep the tree, at most three descriptors are open at
+/// once: the walk holds the directory it empties, and climbs back with `..`, checked
+/// to be the directory it came from.
+pub fn remove_tree(parent: RawFd, name: &CStr) -> io::Result<()> {
+    let st = match entry_stat(parent, name) {
+        Ok(st) => st,
+        Err(e) if e.raw_os_error() == Some(libc::ENOENT) => return Ok(()),
+        Err(e) => return Err(e),
+    };
+    if st.kind != libc::S_IFDIR {
+        // SAFETY: name is NUL-terminated.
+        return cvt(unsafe { libc::unlinkat(parent, name.as_ptr(), 0) }).map(|_| ());
+    }
+    if st.crosses_from(&entry_stat(parent, c"")?) {
+        return Err(mount_point(name.to_bytes()));
+    }
+    let mut cur = open_dir_checked(parent, name, &st)?;
+    let mut levels = vec![Level {
+        name: name.to_owned(),
+        stat: st,
+        pending: list_dir(cur.as_raw_fd())?,
+    }];
+    while let Some(top) = levels.last_mut() {
+        if let Some(child) = top.pending.pop() {
+            let cst = match entry_stat(cur.as_raw_fd(), &child) {
+                Ok(s) => s,
+                Err(e) if e.raw_os_error() == Some(libc::ENOENT) => continue,
+                Err(e) => return Err(e),
+            };
+            if cst.kind != libc::S_IFDIR {
+                // SAFETY: child is NUL-terminated; cur is an open directory.
+                cvt(unsafe { libc::unlinkat(cur.as_raw_fd(), child.as_ptr(), 0) })?;
+                continue;
+            }
+            if cst.crosses_from(&top.stat) {
+                let mut path = Vec::new();
+                for l in &levels {
+                    path.extend_from_slice(l.name.to_bytes());
+                    path.push(b'/');
+                }
+                path.extend_from_slice(child.to_bytes());
+                return Err(mount_point(&path));
+            }
+            cur = open_dir_checked(cur.as_raw_fd(), &child, &cst)?;
+            let pending = list_dir(cur.as_raw_fd())?;
+            levels.push(Level {
+                name: child,
+                stat: cst,
+                pending,
+            });
+            continue;
         }
-        drop(dir);
-        // SAFETY: name is NUL-terminated.
-        cvt(unsafe { libc::unlinkat(parent, name.as_ptr(), libc::AT_REMOVEDIR) })?;
-    } else {
-        // SAFETY: name is NUL-terminated.
-        cvt(unsafe { libc::unlinkat(parent, name.as_ptr(), 0) })?;
+        let done = levels.pop().map(|l| l.name).unwrap_or_default();
+        let Some(up) = levels.last() else {
+            drop(cur);
+            // SAFETY: name is NUL-terminated.
+            return cvt(unsafe { libc::unlinkat(parent, name.as_ptr(), libc::AT_REMOVEDIR) })
+                .map(|_| ());
+        };
+        cur = open_dir_checked(cur.as_raw_fd(), c"..", &up.stat)?;
+        // SAFETY: done is NUL-terminated; cur is an open directory.
+        cvt(unsafe { libc::unlinkat(cur.as_raw_fd(), done.as_ptr(), libc::AT_REMOVEDIR) })?;
     }
     Ok(())
 }

@@ -20,12 +20,29 @@ const STREAM_CHUNK: usize = 64 << 10;
 
 /// Why preparation failed.
 #[derive(Debug, thiserror::Error)]
-#[error("preparing '{path}' failed at {stage}: {error}{hint}")]
+#[error("preparing '{path}' failed at {stage}: {error}{hint}{left}")]
 pub struct PrepareError {
     pub path: String,
     pub stage: &'static str,
     pub error: OpError,
     pub hint: &'static str,
+    /// What became of the files prepared before the failure (empty: not said).
+    pub left: String,
+}
+
+impl PrepareError {
+    /// Notes what became of the files prepared before the failure: removed again, or
+    /// (`removed` false) left on `target` (as the user gave it, when known).
+    pub fn note_left(&mut self, removed: bool, target: Option<&std::path::Path>) {
+        self.left = match (removed, target) {
+            (true, _) => "; the files it had prepared were removed".into(),
+            (false, Some(t)) => format!(
+                "; the files it had prepared are still there: `naslab clean --target {}` removes them",
+                t.display()
+            ),
+            (false, None) => "; the files it had prepared are still on the target: `naslab clean` with the same --target removes them".into(),
+        };
+    }
 }
 
 fn fail(path: &str, stage: &'static str, error: OpError) -> PrepareError {
@@ -44,6 +61,7 @@ fn fail(path: &str, stage: &'static str, error: OpError) -> PrepareError {
         stage,
         error,
         hint,
+        left: String::new(),
     }
 }
 

@@ -227,7 +227,15 @@ pub fn run_iteration(spec: &IterationSpec, iteration: u32) -> Result<IterationRe
                 &data,
                 verifier,
                 spec.replay.cancel,
-            )?
+            )
+            .map_err(|mut e| {
+                // A preparation that stops half-way (a full target, most often) takes
+                // back what it wrote, or says how to.
+                let removed = spec.target.fresh_workload_dir(name).is_ok();
+                let target = spec.target.local_root().and_then(|r| r.root().parent());
+                e.note_left(removed, target);
+                e
+            })?
         } else {
             PrepareResult::default()
         };
@@ -417,6 +425,7 @@ fn warm_up(
                         stage: "dropping cached pages after the warm-up",
                         error: err,
                         hint: "",
+                        left: String::new(),
                     }))
                 }
             }

@@ -61,6 +61,8 @@ pub enum SandboxError {
     },
     #[error("'{0}' was not held by the first client of this multi-client job within a minute, which --shared-files needs before the others join it; check that every client sees the same --target, and that the share's locks reach every host (an NFS mount with nolock or local_lock keeps them on one: give the nfs:// or smb:// URL instead)")]
     NotHeld(PathBuf),
+    #[error("target '{target}' is inside '{root}', naslab's own directory on a target (it holds a {MARKER_NAME} file), which a run there empties; give the directory that holds it ('{}') or another one as --target", root.parent().unwrap_or(root).display())]
+    InsideOurs { target: PathBuf, root: PathBuf },
     #[error("workload name '{0}' is reserved; rename the workload")]
     ReservedName(String),
     #[error("cannot {action} '{path}': {source}")]
@@ -291,8 +293,14 @@ impl Sandbox {
             )
             .map_err(io("write", &marker_path))?
         } else {
-            match openat_raw(dir.as_raw_fd(), &marker_name, marker_flags, 0) {
-                Ok(m) => m,
+            // Looked at read-only first: a device node or a hard link put in its place
+            // is refused before anything could write to it.
+            let look = libc::O_RDONLY | libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_NOCTTY;
+            match openat_raw(dir.as_raw_fd(), &marker_name, look, 0)
+                .and_then(|m| reopen_marker(&dir, &marker_name, &m, marker_flags))
+            {
+                Ok(Some(m)) => m,
+                Ok(None) => return Err(SandboxError::BadMarker(marker_path)),
                 // The first client may have made the directory and not yet its marker.
                 Err(e) if e.kind() == ErrorKind::NotFound && hold == Hold::Join => {
                     return Err(SandboxError::NotHeld(root))
@@ -474,6 +482,25 @@ impl Sandbox {
     }
 }
 
+/// Opens the marker read-write once `look` (the marker opened read-only) is seen to be a
+/// regular file of its own on `dir`'s mount, and checks the new descriptor names the same
+/// file. `None`: it is not.
+fn reopen_marker(
+    dir: &OwnedFd,
+    name: &CStr,
+    look: &OwnedFd,
+    flags: libc::c_int,
+) -> std::io::Result<Option<OwnedFd>> {
+    let seen = beneath::entry_stat(look.as_raw_fd(), c"")?;
+    let on = beneath::entry_stat(dir.as_raw_fd(), c"")?;
+    if seen.kind != libc::S_IFREG || seen.nlink != 1 || seen.crosses_from(&on) {
+        return Ok(None);
+    }
+    let m = openat_raw(dir.as_raw_fd(), name, flags | libc::O_NOCTTY, 0)?;
+    let again = beneath::entry_stat(m.as_raw_fd(), c"")?;
+    Ok(((again.dev, again.ino) == (seen.dev, seen.ino)).then_some(m))
+}
+
 /// Opens the target directory; it is the user's choice, links and all.
 fn open_target(target: &Path) -> Result<OwnedFd, SandboxError> {
     let ctarget = CString::new(target.as_os_str().as_bytes())
@@ -494,7 +521,27 @@ fn open_target(target: &Path) -> Result<OwnedFd, SandboxError> {
         });
     }
     // SAFETY: the kernel just gave us this descriptor.
-    Ok(unsafe { OwnedFd::from_raw_fd(tfd) })
+    let tfd = unsafe { OwnedFd::from_raw_fd(tfd) };
+    refuse_inside_ours(target)?;
+    Ok(tfd)
+}
+
+/// Refuses a target that is naslab's directory on another target, or inside one: a
+/// run there would work in (and empty) what another run holds.
+fn refuse_inside_ours(target: &Path) -> Result<(), SandboxError> {
+    let Ok(real) = target.canonicalize() else {
+        return Ok(());
+    };
+    for dir in real.ancestors() {
+        let marker = dir.join(MARKER_NAME);
+        if std::fs::symlink_metadata(&marker).is_ok() {
+            return Err(SandboxError::InsideOurs {
+                target: target.to_path_buf(),
+                root: dir.to_path_buf(),
+            });
+        }
+    }
+    Ok(())
 }
 
 fn check_name(name: &str) -> Result<(), SandboxError> {

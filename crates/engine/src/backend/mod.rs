@@ -64,12 +64,21 @@ impl OpError {
     }
 
     /// Whether the failure means the target cannot go on (full, read-only, broken, or
-    /// a symbolic link put in the workload directory, which naslab never follows): the
-    /// run stops, keeping what it measured.
+    /// something put in the workload directory that naslab never writes through: a
+    /// symbolic link, a hard link to a file elsewhere, a device node, a mount): the run
+    /// stops, keeping what it measured.
     pub fn is_fatal(&self) -> bool {
         matches!(
             self.errno,
-            libc::ENOSPC | libc::EDQUOT | libc::EROFS | libc::EIO | libc::ENOTCONN | libc::ELOOP
+            libc::ENOSPC
+                | libc::EDQUOT
+                | libc::EROFS
+                | libc::EIO
+                | libc::ENOTCONN
+                | libc::ELOOP
+                | libc::EMLINK
+                | libc::ENXIO
+                | libc::EXDEV
         )
     }
 }
@@ -115,6 +124,8 @@ pub fn errno_name(errno: i32) -> String {
         libc::ELOOP => "ELOOP",
         libc::EXDEV => "EXDEV",
         libc::EINTR => "EINTR",
+        libc::EMLINK => "EMLINK",
+        libc::ENXIO => "ENXIO",
         _ => return format!("errno {errno}"),
     };
     name.to_string()

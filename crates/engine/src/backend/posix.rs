@@ -9,7 +9,10 @@ use naslab_trace::{FileKind, OpKind};
 use super::{
     Backend, BackendOptions, Caps, Handle, OpError, OpenHow, QueuedIo, Target, UringQueue,
 };
-use crate::beneath::{mkdir_beneath, open_beneath, rename_beneath, stat_beneath, unlink_beneath};
+use crate::beneath::{
+    entry_stat, mkdir_beneath, open_beneath, rename_beneath, stat_beneath, unlink_beneath,
+    EntryStat,
+};
 use crate::plan::FileTable;
 use crate::sandbox::{Sandbox, SandboxError};
 
@@ -92,13 +95,15 @@ impl Target for PosixTarget {
         files: Arc<FileTable>,
         options: BackendOptions,
     ) -> Result<Box<dyn Backend>, OpError> {
-        let dirfd = self
+        let dir = self
             .sandbox
             .open_workload_dir(workload_dir)
-            .map_err(io_err)?
-            .into_raw_fd();
+            .map_err(io_err)?;
+        let dir_stat = entry_stat(dir.as_raw_fd(), c"").map_err(io_err)?;
+        let dirfd = dir.into_raw_fd();
         Ok(Box::new(PosixBackend {
             dirfd,
+            dir_stat,
             files,
             direct: options.direct,
             path_a: Vec::with_capacity(256),
@@ -113,6 +118,8 @@ impl Target for PosixTarget {
 /// One stream's connection to a posix target.
 pub struct PosixBackend {
     dirfd: libc::c_int,
+    /// Who the workload directory is: what is opened in it must be on the same mount.
+    dir_stat: EntryStat,
     files: Arc<FileTable>,
     direct: bool,
     path_a: Vec<u8>,
@@ -149,11 +156,78 @@ fn io_err(e: std::io::Error) -> OpError {
     OpError::errno(e.raw_os_error().unwrap_or(libc::EIO))
 }
 
-/// Opens a file beneath `dirfd`; the descriptor is the caller's to close.
-fn open_raw(dirfd: libc::c_int, path: &CStr, flags: libc::c_int) -> Result<libc::c_int, OpError> {
-    open_beneath(dirfd, path, flags, 0o644)
-        .map(IntoRawFd::into_raw_fd)
-        .map_err(io_err)
+/// Opens `path` beneath `dirfd` (the workload directory, `dir`), which must then be
+/// what naslab expects there: a regular file (a directory with `O_DIRECTORY` in
+/// `flags`) on the workload directory's own mount, a file with no other name (a hard
+/// link would share it with a file outside). `O_TRUNC` is applied only once that is
+/// checked, so nothing that fails the check is changed. The descriptor is the caller's
+/// to close.
+fn open_raw(
+    dirfd: libc::c_int,
+    dir: &EntryStat,
+    path: &CStr,
+    flags: libc::c_int,
+) -> Result<libc::c_int, OpError> {
+    let fd = open_beneath(dirfd, path, flags & !libc::O_TRUNC, 0o644).map_err(io_err)?;
+    let want_dir = flags & libc::O_DIRECTORY != 0;
+    let st = entry_stat(fd.as_raw_fd(), c"").map_err(io_err)?;
+    let shown = path.to_string_lossy();
+    let refused = |errno, why: String| {
+        OpError {
+        errno,
+        detail: Some(format!("'{shown}' {why}; naslab does not write or read through it and stops (was it put there during the run?)")),
+    }
+    };
+    let want = if want_dir {
+        libc::S_IFDIR
+    } else {
+        libc::S_IFREG
+    };
+    if st.kind != want {
+        let what = match st.kind {
+            libc::S_IFDIR => "a directory",
+            libc::S_IFCHR => "a character device",
+            libc::S_IFBLK => "a block device",
+            libc::S_IFIFO => "a FIFO",
+            libc::S_IFSOCK => "a socket",
+            _ => "not a regular file",
+        };
+        let errno = if st.kind == libc::S_IFDIR {
+            libc::EISDIR
+        } else {
+            libc::ENXIO
+        };
+        return Err(refused(
+            errno,
+            format!(
+                "is {what}, where the workload has a {}",
+                if want_dir { "directory" } else { "file" }
+            ),
+        ));
+    }
+    if st.crosses_from(dir) {
+        return Err(refused(
+            libc::EXDEV,
+            "is on another file system or mount than the workload directory".into(),
+        ));
+    }
+    // 0: removed by another stream since it was opened.
+    if !want_dir && st.nlink > 1 {
+        return Err(refused(
+            libc::EMLINK,
+            format!(
+                "has {} names (hard links), so it is also a file outside the workload",
+                st.nlink
+            ),
+        ));
+    }
+    if flags & libc::O_TRUNC != 0 {
+        // SAFETY: fd is open; ftruncate changes only the file checked above.
+        if unsafe { libc::ftruncate(fd.as_raw_fd(), 0) } < 0 {
+            return Err(OpError::last_os());
+        }
+    }
+    Ok(fd.into_raw_fd())
 }
 
 fn check(ret: libc::c_int) -> Result<(), OpError> {
@@ -203,7 +277,7 @@ impl PosixBackend {
             return Ok(buffered);
         }
         let p = fill_path(&mut self.path_a, &self.files, file)?;
-        let bfd = open_raw(self.dirfd, p, libc::O_RDWR)?;
+        let bfd = open_raw(self.dirfd, &self.dir_stat, p, libc::O_RDWR)?;
         self.direct_files.insert(fd, (file, bfd));
         Ok(bfd)
     }
@@ -237,7 +311,7 @@ impl Backend for PosixBackend {
             flags |= libc::O_DIRECT;
         }
         let p = fill_path(&mut self.path_a, &self.files, file)?;
-        let fd = open_raw(self.dirfd, p, flags)?;
+        let fd = open_raw(self.dirfd, &self.dir_stat, p, flags)?;
         if how.random {
             // No readahead on this descriptor, as an application asking for random access
             // gets. SAFETY: fd was just opened; posix_fadvise returns the errno.
@@ -336,7 +410,12 @@ impl Backend for PosixBackend {
 
     fn readdir(&mut self, file: u32) -> Result<u64, OpError> {
         let p = fill_path(&mut self.path_a, &self.files, file)?;
-        let fd = open_raw(self.dirfd, p, libc::O_RDONLY | libc::O_DIRECTORY)?;
+        let fd = open_raw(
+            self.dirfd,
+            &self.dir_stat,
+            p,
+            libc::O_RDONLY | libc::O_DIRECTORY,
+        )?;
         // SAFETY: fd is an open directory; fdopendir takes it over (closedir closes it).
         let dir = unsafe { libc::fdopendir(fd) };
         if dir.is_null() {
@@ -382,7 +461,7 @@ impl Backend for PosixBackend {
 
     fn drop_cache(&mut self, file: u32) -> Result<(), OpError> {
         let p = fill_path(&mut self.path_a, &self.files, file)?;
-        let fd = open_raw(self.dirfd, p, libc::O_RDONLY)?;
+        let fd = open_raw(self.dirfd, &self.dir_stat, p, libc::O_RDONLY)?;
         // SAFETY: fd is open; fsync writes dirty pages back so DONTNEED can drop them all.
         let result = check(unsafe { libc::fsync(fd) }).and_then(|_| {
             // SAFETY: as above; posix_fadvise returns the errno instead of setting it.

@@ -57,6 +57,7 @@ pub fn context(
     let opened = open_target(opts, &mut extra)?;
     let device = crate::cmd::device::device(&opts.device)?;
     let (run_dir, made_dirs) = make_dirs(opts)?;
+    crate::interrupt::remove_on_exit(&run_dir, &made_dirs);
     let options = RunOptions {
         pacing: pacing.to_string(),
         cache,

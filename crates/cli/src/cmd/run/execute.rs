@@ -139,7 +139,7 @@ fn run_session(
     Result<RunOutcome, String>,
     HashMap<String, StreamedIteration>,
 ) {
-    crate::interrupt::install();
+    crate::interrupt::keep_results();
     let session = Session {
         target: ctx.target.as_ref(),
         target_info: ctx.target_info.clone(),

@@ -2,7 +2,7 @@
 //! keeping the results out of naslab's directory on it.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::{Component, Path, PathBuf};
 
 use anyhow::bail;
 
@@ -69,23 +69,28 @@ pub(super) fn open_target(
     Ok(opened)
 }
 
-/// `path` with symbolic links resolved as far as it exists (the rest appended as given).
+/// Where `path` leads once the directories it names are made: resolved one component
+/// at a time as the kernel will, so a link is followed where it exists and a `..` climbs
+/// from where the components before it led (from a directory yet to be made too).
 fn resolved(path: &Path) -> PathBuf {
     let abs = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
-    let mut existing = abs.as_path();
-    let mut rest = Vec::new();
-    loop {
-        if let Ok(real) = existing.canonicalize() {
-            return rest.iter().rev().fold(real, |p, c| p.join(c));
-        }
-        match (existing.parent(), existing.file_name()) {
-            (Some(parent), Some(name)) => {
-                rest.push(name.to_os_string());
-                existing = parent;
+    let mut cur = PathBuf::from("/");
+    for comp in abs.components() {
+        match comp {
+            Component::Prefix(_) | Component::RootDir | Component::CurDir => {}
+            // `cur` never holds a link, so its parent is the kernel's `..`.
+            Component::ParentDir => {
+                cur.pop();
             }
-            _ => return abs,
+            Component::Normal(name) => {
+                cur.push(name);
+                if let Ok(real) = cur.canonicalize() {
+                    cur = real;
+                }
+            }
         }
     }
+    cur
 }
 
 /// Refuses a results directory inside naslab's directory on the target, which the next
