@@ -155,7 +155,7 @@ pub fn capture(opts: &CaptureOptions) -> Result<Captured, ImportError> {
     })?;
     let mut keep = match &opts.keep_log {
         Some(p) => Some(std::io::BufWriter::new(
-            std::fs::File::create(p)
+            naslab_trace::create_output(p)
                 .map_err(|e| ImportError::Write(format!("{}: {e}", p.display())))?,
         )),
         None => None,

@@ -99,7 +99,7 @@ pub enum CacheArg {
 pub struct GenArgs {
     /// Size relative to the published workload: multiplies bytes (file sizes, and so data
     /// ops); file counts stay. 0.01 runs the whole NAS suite in minutes.
-    #[arg(long, default_value_t = 1.0)]
+    #[arg(long, default_value_t = 1.0, value_parser = values::scale)]
     pub scale: f64,
     /// Seed for the generators' random choices (same seed and scale, same trace).
     #[arg(long, default_value_t = 1)]

@@ -4,8 +4,10 @@ mod args;
 mod cmd;
 mod interrupt;
 mod multi;
+mod out_file;
 mod output;
 mod progress;
+mod stdout;
 mod timestamp;
 mod values;
 
@@ -18,7 +20,12 @@ fn main() {
     // Under mpirun (with the `mpi` feature) this process is one client of a job.
     let mpi = multi::init();
     if let Err(e) = cmd::dispatch(cli) {
-        eprintln!("error: {}", message(&e));
+        // A reader that stopped reading (`| head`) ends the command quietly, as `cat`.
+        if stdout::is_closed(&e) && interrupt::exit_status().is_none() {
+            multi::end(mpi);
+            return;
+        }
+        eprintln!("error: {}", naslab_trace::printable_lines(&message(&e)));
         multi::end(mpi);
         std::process::exit(interrupt::exit_status().unwrap_or(1));
     }

@@ -34,7 +34,7 @@ impl Display {
             .unwrap_or_else(|_| ProgressStyle::default_bar())
             .progress_chars("=> "),
         );
-        bar.set_prefix(name.to_string());
+        bar.set_prefix(naslab_trace::printable(name).into_owned());
         let flag = done.clone();
         let thread = std::thread::spawn(move || {
             while !flag.load(Ordering::Relaxed) {

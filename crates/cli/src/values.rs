@@ -14,6 +14,22 @@ pub fn size(text: &str) -> Result<u64, String> {
     naslab_workload::synthetic::parse_size(text)
 }
 
+/// A workload scale: a finite number above 0, at most [`naslab_workload::MAX_SCALE`].
+pub fn scale(text: &str) -> Result<f64, String> {
+    let max = naslab_workload::MAX_SCALE;
+    let value: f64 = text
+        .trim()
+        .parse()
+        .map_err(|_| format!("'{text}' is not a number; give a scale such as 0.01 or 1"))?;
+    if value.is_finite() && value > 0.0 && value <= max {
+        Ok(value)
+    } else {
+        Err(format!(
+            "{text} is not a scale: give a number above 0 and at most {max}"
+        ))
+    }
+}
+
 /// A duration as given on the command line (`250ns`, `100us`, `10ms`, `1.5s`, `2m`):
 /// its value, and its text, which results record as given.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -306,6 +306,10 @@ fn bad_targets_and_options_are_refused_clearly() {
         ("--time-limit", "0s", "more than zero"),
         ("--io-timeout", "500us", "at least 1ms"),
         ("--client-profile", "mac", "plain and windows"),
+        ("--scale", "NaN", "above 0 and at most 4"),
+        ("--scale", "0", "above 0 and at most 4"),
+        ("--scale", "5", "above 0 and at most 4"),
+        ("--scale", "half", "not a number"),
     ] {
         let err = usage_err(
             naslab()

@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write;
 use std::path::Path;
 
+pub use naslab_results::export::csv_field;
 use naslab_results::{RunResult, WorkloadResult};
 
 use serde::Serialize;
@@ -680,15 +681,6 @@ impl Comparison {
         let mut s = serde_json::to_string_pretty(self).unwrap_or_default();
         s.push('\n');
         s
-    }
-}
-
-/// A CSV field, quoted when it holds a comma, quote or line break.
-pub fn csv_field(text: &str) -> String {
-    if text.contains([',', '"', '\n', '\r']) {
-        format!("\"{}\"", text.replace('"', "\"\""))
-    } else {
-        text.to_string()
     }
 }
 

@@ -187,12 +187,32 @@ const MAP_COLUMNS: [BlobColumn; 6] = [
 pub struct IterationSource<'a> {
     /// The op records file, when the run kept one.
     pub records: Option<&'a Path>,
+    /// The records name run.json gives (which [`Self::records`] is only when it names a
+    /// file in the run directory).
+    pub records_name: Option<&'a str>,
     /// run.json's `clock_start_ns`: record times minus this are times into the phase.
     pub clock_start_ns: u64,
     /// run.json's `wall_ns`: the measured phase's length.
     pub wall_ns: u64,
     /// Prefix for the ids of the page elements holding this iteration's columns.
     pub blob_prefix: String,
+}
+
+/// What a file that is not a regular file is, in words.
+fn file_kind(m: &std::fs::Metadata) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    let t = m.file_type();
+    if t.is_dir() {
+        "a directory"
+    } else if t.is_fifo() {
+        "a FIFO"
+    } else if t.is_char_device() || t.is_block_device() {
+        "a device"
+    } else if t.is_socket() {
+        "a socket"
+    } else {
+        "not a regular file"
+    }
 }
 
 /// Everything gathered in the pass over the records.
@@ -586,12 +606,28 @@ pub fn load_iteration(
         .collect();
     let mut notes = Vec::new();
     let Some(path) = src.records else {
-        notes.push(
-            "no op records were kept for this iteration (--no-records), so only its summary is shown"
-                .into(),
-        );
+        notes.push(match src.records_name {
+            Some(name) => format!(
+                "run.json names op records '{}', which is not a file name in the run directory; naslab reads op records only from there, so only this iteration's summary is shown",
+                naslab_trace::printable(name)
+            ),
+            None => "no op records were kept for this iteration (--no-records), so only its summary is shown".into(),
+        });
         return pass.finish(&src.blob_prefix, notes, src.wall_ns);
     };
+    // Op records are a regular file: a FIFO or a device put in their place would block
+    // the report or feed it without end.
+    match std::fs::metadata(path) {
+        Ok(m) if !m.is_file() => {
+            notes.push(format!(
+                "the op records '{}' are not a regular file ({}), so only this iteration's summary is shown",
+                path.display(),
+                file_kind(&m)
+            ));
+            return pass.finish(&src.blob_prefix, notes, src.wall_ns);
+        }
+        _ => {}
+    }
     let reader = match open_trace(path) {
         Ok(r) => r,
         Err(e) => {

@@ -150,6 +150,7 @@ pub fn report_html_streamed(
                 let path = run.records_path(it.records.as_deref());
                 let src = IterationSource {
                     records: path.as_deref(),
+                    records_name: it.records.as_deref(),
                     clock_start_ns: it.clock_start_ns,
                     wall_ns: it.wall_ns,
                     blob_prefix: prefix,
@@ -312,6 +313,7 @@ pub fn compare_html(runs: &[LoadedRun], comparison: &Comparison) -> Vec<u8> {
         let path = run.records_path(it.records.as_deref());
         let src = IterationSource {
             records: path.as_deref(),
+            records_name: it.records.as_deref(),
             clock_start_ns: it.clock_start_ns,
             wall_ns: it.wall_ns,
             blob_prefix: format!("c{w}-r{r}"),

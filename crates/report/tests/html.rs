@@ -264,7 +264,30 @@ fn records_outside_the_run_directory_are_not_followed() {
     write_run_json(&dir, &run);
     let html = html_of(&dir, &ReportOptions::default());
     let notes = page_data(&html)["workloads"][0]["iterations"][0]["notes"].to_string();
-    assert!(notes.contains("no op records"), "{notes}");
+    // Said as it is, not taken for a run made with --no-records.
+    assert!(
+        notes.contains("not a file name in the run directory"),
+        "{notes}"
+    );
+    assert!(!notes.contains("--no-records"), "{notes}");
+}
+
+#[test]
+fn records_that_are_a_fifo_are_not_read() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("r");
+    let mut run = single_run();
+    run.workloads[0].iterations[0].records = Some("ops.fifo".into());
+    write_run_json(&dir, &run);
+    // No writer ever opens it: reading it would wait for ever.
+    let made = std::process::Command::new("mkfifo")
+        .arg(dir.join("ops.fifo"))
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let html = html_of(&dir, &ReportOptions::default());
+    let notes = page_data(&html)["workloads"][0]["iterations"][0]["notes"].to_string();
+    assert!(notes.contains("not a regular file (a FIFO)"), "{notes}");
 }
 
 #[test]

@@ -2,7 +2,8 @@
 //! format that carries it, as JSON Lines or in a compact binary encoding of the same
 //! records (see `docs/trace-format.md`).
 //!
-//! This crate does no I/O besides reading and writing trace files.
+//! This crate does no I/O besides reading and writing trace files (and opening any file
+//! naslab writes at a path it was given, [`create_output`]).
 
 mod binary;
 mod error;
@@ -10,7 +11,9 @@ mod line_blocks;
 mod memory;
 mod model;
 mod op_line;
+mod out_file;
 mod path;
+mod printable;
 mod read_ahead;
 mod reader;
 mod writer;
@@ -19,7 +22,9 @@ pub use binary::BINARY_MAGIC;
 pub use error::TraceError;
 pub use memory::Trace;
 pub use model::{FileDecl, FileKind, Header, Measured, Op, OpFlags, OpKind, Prepare, Record};
+pub use out_file::create_output;
 pub use path::{check_rel_path, MAX_PATH_BYTES};
+pub use printable::{printable, printable_lines};
 pub use read_ahead::{Numbered, ReadAhead};
 pub use reader::{
     open_trace, read_all, read_bounded_line, read_trace, BoundedLine, TraceReader, MAX_LINE_BYTES,

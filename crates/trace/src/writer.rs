@@ -48,7 +48,7 @@ pub fn create_trace(path: &Path) -> Result<TraceWriter<Sink>, TraceError> {
         path: path.to_path_buf(),
         cause,
     };
-    let file = BufWriter::with_capacity(1 << 20, File::create(path).map_err(io)?);
+    let file = BufWriter::with_capacity(1 << 20, crate::create_output(path).map_err(io)?);
     let sink = if path.extension().is_some_and(|e| e == "zst") {
         Sink::Zstd(zstd::stream::write::Encoder::new(file, 3).map_err(io)?)
     } else {
@@ -68,7 +68,7 @@ pub fn create_trace_parallel(path: &Path) -> Result<TraceWriter<Sink>, TraceErro
     if path.extension().is_none_or(|e| e != "zst") {
         return create_trace(path);
     }
-    let file = BufWriter::with_capacity(1 << 20, File::create(path).map_err(io)?);
+    let file = BufWriter::with_capacity(1 << 20, crate::create_output(path).map_err(io)?);
     let workers = std::thread::available_parallelism()
         .map(|n| n.get().saturating_sub(1))
         .unwrap_or(1)

@@ -8,7 +8,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::fmt;
 
-use naslab_trace::{FileKind, OpKind, Record, Trace};
+use naslab_trace::{printable, FileKind, OpKind, Record, Trace};
 use serde::Serialize;
 
 /// Upper bounds of the access-size buckets, in bytes; one more bucket holds larger accesses.
@@ -412,12 +412,12 @@ fn opt_bytes(v: Option<f64>) -> String {
 
 impl fmt::Display for Description {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        writeln!(f, "workload    {}", self.workload)?;
+        writeln!(f, "workload    {}", printable(&self.workload))?;
         if let Some(d) = &self.description {
-            writeln!(f, "about       {d}")?;
+            writeln!(f, "about       {}", printable(d))?;
         }
         if let Some(g) = &self.generator {
-            writeln!(f, "generator   {g}")?;
+            writeln!(f, "generator   {}", printable(g))?;
         }
         writeln!(
             f,
@@ -481,7 +481,7 @@ impl fmt::Display for Description {
             writeln!(
                 f,
                 "  {}: {} reads ({}), {} writes ({}), {:.1}% sequential",
-                b.path,
+                printable(&b.path),
                 b.reads,
                 human_bytes(b.bytes_read as f64),
                 b.writes,

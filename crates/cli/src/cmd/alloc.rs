@@ -71,9 +71,11 @@ pub fn alloc(args: AllocArgs) -> anyhow::Result<()> {
             };
             let result = run_matrix(&m, &CANCEL, |step| eprintln!("  {step}"))?;
             if args.json {
-                println!("{}", serde_json::to_string_pretty(&result)?);
+                crate::stdout::print_bytes(
+                    format!("{}\n", serde_json::to_string_pretty(&result)?).as_bytes(),
+                )?;
             } else {
-                print!("{}", matrix_table(&result));
+                crate::stdout::print(&matrix_table(&result))?;
             }
             return Ok(());
         }
@@ -103,9 +105,11 @@ pub fn alloc(args: AllocArgs) -> anyhow::Result<()> {
             options: opts,
             runs: &runs,
         };
-        println!("{}", serde_json::to_string_pretty(&report)?);
+        crate::stdout::print_bytes(
+            format!("{}\n", serde_json::to_string_pretty(&report)?).as_bytes(),
+        )?;
     } else {
-        print!("{}", dir_table(&base, &opts, &runs));
+        crate::stdout::print(&dir_table(&base, &opts, &runs))?;
     }
     Ok(())
 }

@@ -106,6 +106,10 @@ pub fn capture_cmd(args: CaptureArgs) -> anyhow::Result<()> {
         command: args.command,
         keep_log: args.keep_log,
     };
+    crate::out_file::check(&opts.output, crate::out_file::Writing::Other)?;
+    if let Some(log) = &opts.keep_log {
+        crate::out_file::check(log, crate::out_file::Writing::Other)?;
+    }
     let done = capture(&opts)?;
     eprint!("{}", done.summary);
     eprintln!("trace written to {}", opts.output.display());
@@ -136,6 +140,7 @@ pub fn import_cmd(args: ImportArgs) -> anyhow::Result<()> {
         process: args.process,
         windows_root: args.windows_root,
     };
+    crate::out_file::check(&args.output, crate::out_file::Writing::Other)?;
     let summary = import(format, &args.input, &args.output, &opts)?;
     eprint!("{summary}");
     eprintln!("trace written to {}", args.output.display());

@@ -6,6 +6,7 @@ use naslab_report::{compare_html, load_run, resolve_baseline};
 
 use super::report::{emit, emit_page};
 use crate::args::{CompareArgs, CompareFormat};
+use crate::out_file::{Writing, COMPARE_FILE};
 
 /// `naslab compare`.
 pub fn compare(args: CompareArgs) -> anyhow::Result<()> {
@@ -23,7 +24,10 @@ pub fn compare(args: CompareArgs) -> anyhow::Result<()> {
         }
     }
     let bytes = match args.format {
-        CompareFormat::Table => comparison.table().into_bytes(),
+        // Text for people: names from traces shown with their control characters escaped.
+        CompareFormat::Table => naslab_trace::printable_lines(&comparison.table())
+            .into_owned()
+            .into_bytes(),
         CompareFormat::Md => comparison.markdown().into_bytes(),
         CompareFormat::Csv => comparison.csv().into_bytes(),
         CompareFormat::Json => comparison.json().into_bytes(),
@@ -33,9 +37,9 @@ pub fn compare(args: CompareArgs) -> anyhow::Result<()> {
             let path = args
                 .output
                 .clone()
-                .unwrap_or_else(|| PathBuf::from("compare.html"));
-            return emit_page(&path, &html);
+                .unwrap_or_else(|| PathBuf::from(COMPARE_FILE));
+            return emit_page(&path, &html, Writing::ComparePage(&args.runs));
         }
     };
-    emit(args.output.as_deref(), &bytes)
+    emit(args.output.as_deref(), &bytes, Writing::Other)
 }

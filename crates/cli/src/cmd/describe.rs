@@ -25,9 +25,9 @@ pub fn describe_cmd(args: DescribeArgs) -> anyhow::Result<()> {
         }
     };
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&d)?);
+        crate::stdout::print_bytes(format!("{}\n", serde_json::to_string_pretty(&d)?).as_bytes())?;
     } else {
-        print!("{d}");
+        crate::stdout::print(&d.to_string())?;
     }
     Ok(())
 }
@@ -35,6 +35,7 @@ pub fn describe_cmd(args: DescribeArgs) -> anyhow::Result<()> {
 /// `naslab export-trace`: writes a built-in workload's trace.
 pub fn export(args: ExportArgs) -> anyhow::Result<()> {
     let trace = build(&args.workload, &gen_params(&args.generate)?)?;
+    crate::out_file::check(&args.output, crate::out_file::Writing::Other)?;
     let mut w = create_trace(&args.output)?;
     trace.write_to(&mut w)?;
     w.close()

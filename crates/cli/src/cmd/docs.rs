@@ -16,17 +16,7 @@ pub fn completions(args: CompletionsArgs) -> anyhow::Result<()> {
     let mut cmd = Cli::command();
     let mut script = Vec::new();
     clap_complete::generate(shell, &mut cmd, "naslab", &mut script);
-    print_all(&script).context("cannot write the completion script to standard output")
-}
-
-/// Writes `bytes` to standard output; a reader that stops early (`head`) is no error.
-fn print_all(bytes: &[u8]) -> std::io::Result<()> {
-    use std::io::Write;
-    let mut out = std::io::stdout().lock();
-    match out.write_all(bytes).and_then(|()| out.flush()) {
-        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e),
-        _ => Ok(()),
-    }
+    crate::stdout::print_bytes(&script)
 }
 
 /// Prints naslab.1, or writes every command's page into `--dir`.
@@ -36,15 +26,32 @@ pub fn man(args: ManArgs) -> anyhow::Result<()> {
         Some(dir) => {
             std::fs::create_dir_all(&dir)
                 .with_context(|| format!("cannot create '{}'", dir.display()))?;
-            clap_mangen::generate_to(cmd, &dir)
-                .with_context(|| format!("cannot write the man pages into '{}'", dir.display()))?;
+            let mut cmd = cmd.disable_help_subcommand(true);
+            cmd.build();
+            write_pages(&cmd, &dir)?;
             eprintln!("man pages written to {}", dir.display());
         }
         None => {
             let mut page = Vec::new();
             clap_mangen::Man::new(cmd).render(&mut page)?;
-            print_all(&page).context("cannot write the man page to standard output")?;
+            crate::stdout::print_bytes(&page)?;
         }
     }
     Ok(())
+}
+
+/// Writes the page of `cmd` and of each of its subcommands into `dir`, each under the
+/// output-file rule (a link planted at a page's name is refused, not written through).
+fn write_pages(cmd: &clap::Command, dir: &std::path::Path) -> anyhow::Result<()> {
+    for sub in cmd.get_subcommands().filter(|s| !s.is_hide_set()) {
+        write_pages(sub, dir)?;
+    }
+    let man = clap_mangen::Man::new(cmd.clone());
+    let mut page = Vec::new();
+    man.render(&mut page)?;
+    crate::out_file::write(
+        &dir.join(man.get_filename()),
+        &page,
+        crate::out_file::Writing::Other,
+    )
 }

@@ -91,9 +91,11 @@ pub fn frag(args: FragArgs) -> anyhow::Result<()> {
             trees: trees.iter().map(tree_json).collect(),
             failed: &failed,
         };
-        println!("{}", serde_json::to_string_pretty(&report)?);
+        crate::stdout::print_bytes(
+            format!("{}\n", serde_json::to_string_pretty(&report)?).as_bytes(),
+        )?;
     } else {
-        print!("{}", text(&files, &trees));
+        crate::stdout::print(&text(&files, &trees))?;
     }
     if !failed.is_empty() {
         for f in &failed {

@@ -3,6 +3,8 @@
 
 mod matrix;
 
+use std::fmt::Write;
+
 use anyhow::Context;
 use naslab_lab::LabOptions;
 
@@ -55,19 +57,19 @@ fn up(a: LabUpArgs) -> anyhow::Result<()> {
         );
     }
     eprintln!("take it down with: naslab lab down --name {}", s.name);
-    println!("{}", s.url);
-    Ok(())
+    crate::stdout::print(&format!("{}\n", s.url))
 }
 
 fn status(a: LabWhere) -> anyhow::Result<()> {
     let labs = naslab_lab::status(&a.lab_dir)?;
     if labs.is_empty() {
-        println!("no lab is up under {}", a.lab_dir.display());
-        return Ok(());
+        return crate::stdout::print(&format!("no lab is up under {}\n", a.lab_dir.display()));
     }
+    let mut o = String::new();
     for l in labs {
         let s = &l.state;
-        println!(
+        let _ = writeln!(
+            o,
             "{}  {}",
             s.name,
             if s.url.is_empty() {
@@ -76,16 +78,18 @@ fn status(a: LabWhere) -> anyhow::Result<()> {
                 &s.url
             }
         );
-        println!(
+        let _ = writeln!(
+            o,
             "  file system  {} {}",
             s.fs,
             if l.mounted { "mounted" } else { "not mounted" }
         );
         if let Some(d) = &s.loop_device {
-            println!("  device       {}", d.display());
+            let _ = writeln!(o, "  device       {}", d.display());
         }
-        println!("  share        {}", s.share_dir.display());
-        println!(
+        let _ = writeln!(o, "  share        {}", s.share_dir.display());
+        let _ = writeln!(
+            o,
             "  server       {}{}",
             s.server,
             if s.opts.is_empty() {
@@ -95,14 +99,15 @@ fn status(a: LabWhere) -> anyhow::Result<()> {
             }
         );
         for (name, pid, alive) in &l.running {
-            println!(
+            let _ = writeln!(
+                o,
                 "  process      {name} pid {pid} {}",
                 if *alive { "running" } else { "gone" }
             );
         }
-        println!("  directory    {}", l.dir.display());
+        let _ = writeln!(o, "  directory    {}", l.dir.display());
     }
-    Ok(())
+    crate::stdout::print(&o)
 }
 
 fn down(a: LabDownArgs) -> anyhow::Result<()> {

@@ -1,3 +1,5 @@
+use std::fmt::Write;
+
 use naslab_workload::catalog;
 use naslab_workload::synthetic::iometer;
 
@@ -6,21 +8,25 @@ use crate::args::ListArgs;
 
 /// `naslab list`: suites, built-in workloads and the user's traces, one line each.
 pub fn list(args: ListArgs) -> anyhow::Result<()> {
-    println!("suite    naspt                      the twelve NAS Performance Toolkit workloads");
-    println!(
+    let mut o = String::new();
+    o.push_str(
+        "suite    naspt                      the twelve NAS Performance Toolkit workloads\n",
+    );
+    let _ = writeln!(
+        o,
         "suite    {:<26} the IOMeter-style set: 4 KiB random and 128 KiB sequential, 1 and 32 outstanding",
         iometer::SUITE
     );
     for w in catalog() {
-        println!("{:<8} {:<26} {}", w.suite, w.name, w.summary);
+        let _ = writeln!(o, "{:<8} {:<26} {}", w.suite, w.name, w.summary);
     }
     for t in &iometer::TESTS {
-        println!("{:<8} {:<26} {}", iometer::SUITE, t.name, summary(t));
+        let _ = writeln!(o, "{:<8} {:<26} {}", iometer::SUITE, t.name, summary(t));
     }
     if let Some(dir) = trace_dir(&args.trace_dir) {
         let traces = user_traces(&dir)?;
         for (name, path) in &traces {
-            println!("{:<8} {:<26} {}", "trace", name, path.display());
+            let _ = writeln!(o, "{:<8} {:<26} {}", "trace", name, path.display());
         }
         if traces.is_empty() {
             eprintln!(
@@ -29,7 +35,7 @@ pub fn list(args: ListArgs) -> anyhow::Result<()> {
             );
         }
     }
-    Ok(())
+    crate::stdout::print(&o)
 }
 
 /// One line saying what an IOMeter-style test does.

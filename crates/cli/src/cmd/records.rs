@@ -19,11 +19,7 @@ pub fn records_cmd(args: RecordsArgs) -> anyhow::Result<()> {
         let mut w = TraceWriter::new("(standard output)".into(), stdout.lock());
         return match copy(reader, &mut w).and_then(|_| w.finish().map(drop)) {
             // A reader that stops early (`| head`) ends the output, and is no error.
-            Err(TraceError::Write { cause, .. })
-                if cause.kind() == std::io::ErrorKind::BrokenPipe =>
-            {
-                Ok(())
-            }
+            Err(TraceError::Write { cause, .. }) => Err(crate::stdout::failed(cause)),
             other => Ok(other?),
         };
     };
@@ -33,6 +29,7 @@ pub fn records_cmd(args: RecordsArgs) -> anyhow::Result<()> {
             out.display()
         );
     }
+    crate::out_file::check(out, crate::out_file::Writing::Other)?;
     let mut w = create_trace(out)?;
     let n = copy(reader, &mut w)?;
     w.close()

@@ -1,65 +1,40 @@
 //! `naslab report RUN_DIR`: rebuilds a run's report from run.json and its op records.
 
-use std::io::Write;
 use std::path::Path;
 
 use anyhow::Context;
 use naslab_report::{
-    load_run, report_html_with_notes, write_atomic, write_page, ReportOptions, REPORT_FILE,
+    check_page, load_run, report_html_with_notes, ReportError, ReportOptions, REPORT_FILE,
 };
 use naslab_results::export::{Csv, Exporter, Json, Markdown, Table};
 
 use crate::args::{ReportArgs, ReportFormat};
+use crate::out_file::{self, Writing};
 
-/// Pages a report writes, the only files of a run directory it may replace.
-const PAGES: [&str; 2] = [REPORT_FILE, "compare.html"];
-
-/// Refuses to replace a file a run directory (one holding run.json) already has, other
-/// than a report page: run.json, the tables and the op records are the measurement.
-fn refuse_run_file(path: &Path) -> anyhow::Result<()> {
-    let Ok(meta) = std::fs::metadata(path) else {
-        return Ok(());
-    };
-    let real = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
-    let name = real.file_name().and_then(|n| n.to_str()).unwrap_or("");
-    let in_run_dir = real.parent().is_some_and(|d| d.join("run.json").is_file());
-    if meta.is_dir() || (in_run_dir && !PAGES.contains(&name)) {
-        anyhow::bail!(
-            "'{}' is {}; naslab will not write over it: give -o a new file name (or {REPORT_FILE})",
-            path.display(),
-            if meta.is_dir() {
-                "a directory"
-            } else {
-                "part of a run's results"
-            }
-        );
-    }
-    Ok(())
-}
-
-/// Writes `bytes` to `path`, or to standard output when there is no path.
-pub fn emit(path: Option<&Path>, bytes: &[u8]) -> anyhow::Result<()> {
+/// Writes `bytes` to `path` (under the output-file rule, see [`crate::out_file`]), or
+/// to standard output when there is no path.
+pub fn emit(path: Option<&Path>, bytes: &[u8], writing: Writing) -> anyhow::Result<()> {
     match path {
         Some(p) => {
-            refuse_run_file(p)?;
-            write_atomic(p, bytes)?;
+            out_file::write(p, bytes, writing)?;
             eprintln!("wrote {}", p.display());
+            Ok(())
         }
-        None => {
-            let mut out = std::io::stdout().lock();
-            out.write_all(bytes)
-                .and_then(|_| out.flush())
-                .context("cannot write to standard output")?;
-        }
+        None => crate::stdout::print_bytes(bytes),
     }
-    Ok(())
 }
 
-/// Writes the HTML page `bytes` to `path` and checks what was written: every packed part
-/// of it must decode (see `naslab_report::check_page`); a broken page is an error.
-pub fn emit_page(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
-    refuse_run_file(path)?;
-    write_page(path, bytes)?;
+/// Writes the HTML page `bytes` to `path` (under the output-file rule) and checks what
+/// was written: every packed part of it must decode (see `naslab_report::check_page`);
+/// a broken page is an error, and stays at `path` for a bug report.
+pub fn emit_page(path: &Path, bytes: &[u8], writing: Writing) -> anyhow::Result<()> {
+    out_file::write(path, bytes, writing)?;
+    let written =
+        std::fs::read(path).with_context(|| format!("cannot read back '{}'", path.display()))?;
+    check_page(&written).map_err(|why| ReportError::BrokenPage {
+        path: path.to_path_buf(),
+        why,
+    })?;
     eprintln!("wrote {}", path.display());
     Ok(())
 }
@@ -75,7 +50,11 @@ pub fn report(args: ReportArgs) -> anyhow::Result<()> {
         ReportFormat::Table => Some(&Table),
     };
     match text {
-        Some(exporter) => emit(args.output.as_deref(), &exporter.export(&run.result)),
+        Some(exporter) => emit(
+            args.output.as_deref(),
+            &exporter.export(&run.result),
+            Writing::Other,
+        ),
         None => {
             if args.max_rows == 0 {
                 eprintln!("note: --max-rows 0 leaves the transaction list out");
@@ -88,7 +67,7 @@ pub fn report(args: ReportArgs) -> anyhow::Result<()> {
                 .output
                 .unwrap_or_else(|| args.run_dir.join(REPORT_FILE));
             let (html, notes) = report_html_with_notes(&run, &opts);
-            emit_page(&path, &html)?;
+            emit_page(&path, &html, Writing::ReportPage(&args.run_dir))?;
             // What the page says about missing or partial records, said here too.
             for n in &notes {
                 eprintln!("warning: {n}");

@@ -89,9 +89,11 @@ pub fn results(args: ResultsArgs) -> anyhow::Result<()> {
     });
     runs.sort_by(|a, b| (&a.started_at, &a.run_dir).cmp(&(&b.started_at, &b.run_dir)));
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&runs)?);
+        crate::stdout::print_bytes(
+            format!("{}\n", serde_json::to_string_pretty(&runs)?).as_bytes(),
+        )?;
     } else {
-        print!("{}", table(&runs));
+        crate::stdout::print(&table(&runs))?;
         if runs.is_empty() {
             eprintln!(
                 "(no runs under '{}' match; `naslab results {}` lists them all)",
@@ -159,6 +161,7 @@ fn table(runs: &[Found]) -> String {
                 r.target.clone(),
                 r.run_dir.display().to_string(),
             ]
+            .map(|cell| naslab_trace::printable(&cell).into_owned())
         })
         .collect();
     let head = [

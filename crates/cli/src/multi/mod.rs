@@ -76,7 +76,6 @@ mod enabled {
     use crate::cmd::View;
     use anyhow::{bail, Context};
     use naslab_engine::{RunError, SharedSet, StartGate};
-    use naslab_results::export::{Exporter, Json, Table};
     use naslab_results::{IterationResult, RunResult};
 
     use super::comm::{self, with};
@@ -336,24 +335,26 @@ mod enabled {
                 run_dir.display()
             );
         }
-        let shown: &dyn Exporter = if json { &Json } else { &Table };
-        print!("{}", String::from_utf8_lossy(&shown.export(&run)));
         let spread = super::spread::clients_table(&run);
-        if json {
-            eprint!("{spread}");
-        } else {
-            print!("{spread}");
-        }
-        if let Some(v) = view {
-            crate::cmd::write_view(&v, &run, &run_dir, json)?;
-        }
+        let printed = crate::stdout::print_export(&run, json)
+            .and_then(|()| {
+                if json {
+                    eprint!("{spread}");
+                    Ok(())
+                } else {
+                    crate::stdout::print(&spread)
+                }
+            })
+            .and_then(|()| {
+                view.map_or(Ok(()), |v| crate::cmd::write_view(&v, &run, &run_dir, json))
+            });
         eprintln!("results: {}", run_dir.display());
         match run.aborted {
             Some(why) => bail!(
                 "{why}\nthe results measured so far are in '{}'",
                 run_dir.display()
             ),
-            None => Ok(()),
+            None => printed,
         }
     }
 }

@@ -1,6 +1,6 @@
 use std::fmt::Write;
 
-use super::{us, Exporter};
+use super::{csv_field as field, us, Exporter};
 use crate::RunResult;
 
 /// results.csv: one row per workload, iteration and op type, with the iteration's
@@ -27,15 +27,6 @@ fn layout_fields(l: Option<&crate::LayoutSummary>) -> String {
             l.score.map_or(String::new(), |s| format!("{s:.4}"))
         ),
         None => ",,,".to_string(),
-    }
-}
-
-/// A CSV field, quoted when it holds a comma, quote or line break.
-fn field(text: &str) -> String {
-    if text.contains([',', '"', '\n', '\r']) {
-        format!("\"{}\"", text.replace('"', "\"\""))
-    } else {
-        text.to_string()
     }
 }
 

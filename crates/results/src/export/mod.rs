@@ -1,12 +1,14 @@
 //! Exporters: each turns the one result model into one format.
 
 mod csv;
+mod csv_field;
 mod json;
 mod markdown;
 mod naspt_csv;
 mod table;
 
 pub use csv::{Csv, CSV_COLUMNS};
+pub use csv_field::csv_field;
 pub use json::Json;
 pub use markdown::Markdown;
 pub use naspt_csv::NasptCsv;

@@ -1,6 +1,6 @@
 use std::fmt::Write;
 
-use super::{us, Exporter};
+use super::{csv_field, us, Exporter};
 use crate::RunResult;
 
 /// naspt.csv: one row per workload in the original NAS Performance Toolkit's columns, so
@@ -46,7 +46,7 @@ impl Exporter for NasptCsv {
             let _ = writeln!(
                 out,
                 "{},{:.3},{},{},{},{},{},{},{},{}",
-                name,
+                csv_field(&name),
                 w.throughput_mb_s,
                 it.bytes_read,
                 it.bytes_written,

@@ -2,6 +2,7 @@ use std::fmt::Write;
 
 use super::{us, Exporter};
 use crate::{IterationResult, RunResult, VerifySummary, Warning};
+use naslab_trace::printable;
 
 /// The terminal table: one row per workload (throughput, ops, bytes, and the read, write
 /// and open latencies the original toolkit showed), then each workload's op types with
@@ -92,7 +93,7 @@ impl Exporter for Table {
             let _ = writeln!(
                 o,
                 "{:<24} {:>9.2} {:>9} {:>9.2} {:>10.2} {:>11} {:>11} {:>14} {:>8.3}{}",
-                w.name,
+                printable(&w.name),
                 w.throughput_mb_s,
                 it.ops,
                 it.bytes_read as f64 / 1e6,
@@ -113,7 +114,7 @@ impl Exporter for Table {
             let Some(it) = w.median_iteration() else {
                 continue;
             };
-            let _ = writeln!(o, "{}", w.name);
+            let _ = writeln!(o, "{}", printable(&w.name));
             for (name, s) in &it.op_stats {
                 let errors = if s.errors > 0 {
                     format!("  {} errors", s.errors)
@@ -147,7 +148,7 @@ impl Exporter for Table {
                 let _ = writeln!(o, "    verify     {}", verify_line(v));
             }
             if let Some(why) = &it.aborted {
-                let _ = writeln!(o, "    stopped early: {why}");
+                let _ = writeln!(o, "    stopped early: {}", printable(why));
             }
         }
         // One line per warning, but a warning many workloads share is said once.
@@ -158,7 +159,7 @@ impl Exporter for Table {
             .collect();
         for warning in &run.warnings {
             if cache_warnings.len() <= 3 || !matches!(warning, Warning::FitsInClientCache { .. }) {
-                let _ = writeln!(o, "warning: {warning}");
+                let _ = writeln!(o, "warning: {}", printable(&warning.to_string()));
             }
         }
         if cache_warnings.len() > 3 {
@@ -169,7 +170,7 @@ impl Exporter for Table {
             );
         }
         if let Some(why) = &run.aborted {
-            let _ = writeln!(o, "run stopped early: {why}");
+            let _ = writeln!(o, "run stopped early: {}", printable(why));
         }
         o.into_bytes()
     }

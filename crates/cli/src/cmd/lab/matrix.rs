@@ -158,14 +158,14 @@ pub fn matrix(a: LabMatrixArgs) -> anyhow::Result<()> {
         runs,
     };
     let text = render(&cmp);
-    print!("\n{text}");
+    // Saved before it is printed: a reader that went away loses nothing.
     std::fs::write(out.join("comparison.txt"), &text)?;
     std::fs::write(
         out.join("comparison.json"),
         serde_json::to_string_pretty(&cmp)? + "\n",
     )?;
     eprintln!("comparison: {}", out.display());
-    Ok(())
+    crate::stdout::print(&format!("\n{text}"))
 }
 
 /// Up, run, layout, down for one configuration; failures are kept in its cells.

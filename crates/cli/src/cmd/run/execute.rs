@@ -13,7 +13,6 @@ use naslab_engine::{
     Plan, PlanSource, Progress, RecordSink, RunError, RunHooks, RunOutcome, Session,
 };
 use naslab_report::{IterationPass, ReportOptions, StreamedIteration};
-use naslab_results::export::{Exporter, Json, Table};
 use naslab_results::{IterationLayout, IterationResult, RunResult};
 use naslab_trace::{FileDecl, Measured, Op};
 
@@ -284,18 +283,17 @@ fn finish(
             ctx.run_dir.display()
         );
     }
-    let shown: &dyn Exporter = if ctx.json { &Json } else { &Table };
-    print!("{}", String::from_utf8_lossy(&shown.export(run)));
-    if let Some(v) = view {
-        write_view(&v, run, &ctx.run_dir, ctx.json)?;
-    }
+    let printed = crate::stdout::print_export(run, ctx.json)
+        .and_then(|()| view.map_or(Ok(()), |v| write_view(&v, run, &ctx.run_dir, ctx.json)));
     eprintln!("results: {}", ctx.run_dir.display());
+    // The run's own failure comes first; then one printing the results (they are
+    // saved either way).
     match failure {
         Some(why) => bail!(
             "{why}\nthe results measured so far are in '{}'",
             ctx.run_dir.display()
         ),
-        None => Ok(()),
+        None => printed,
     }
 }
 
@@ -307,10 +305,10 @@ pub fn write_view(view: &View, run: &RunResult, run_dir: &Path, json: bool) -> a
     std::fs::write(&path, &text).with_context(|| format!("cannot write '{}'", path.display()))?;
     if json {
         eprint!("{text}");
+        Ok(())
     } else {
-        print!("\n{text}");
+        crate::stdout::print(&format!("\n{text}"))
     }
-    Ok(())
 }
 
 /// With `--verify`: the mismatches found, as the run's failure.
