@@ -13,8 +13,11 @@ pub fn write_exports(dir: &Path, run: &RunResult) -> anyhow::Result<()> {
     for e in exporters {
         let path = dir.join(e.file_name());
         let tmp = dir.join(format!(".{}.tmp", e.file_name()));
-        std::fs::write(&tmp, e.export(run))
-            .with_context(|| format!("cannot write '{}'", tmp.display()))?;
+        if let Err(err) = std::fs::write(&tmp, e.export(run)) {
+            // A half-written copy would only take space the full file system lacks.
+            let _ = std::fs::remove_file(&tmp);
+            return Err(err).with_context(|| format!("cannot write '{}'", path.display()));
+        }
         std::fs::rename(&tmp, &path)
             .with_context(|| format!("cannot write '{}'", path.display()))?;
     }

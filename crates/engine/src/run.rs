@@ -71,6 +71,15 @@ pub enum RunError {
         #[source]
         source: RecordsError,
     },
+    /// The measured phase completed but its op records could not all be written (a full
+    /// `--out`): the iteration's figures, made from the measurements, are kept.
+    #[error("cannot write op records to '{path}': {source}; the iteration's figures are kept, its records hold only what was written before")]
+    RecordsLost {
+        result: Box<IterationResult>,
+        path: PathBuf,
+        #[source]
+        source: RecordsError,
+    },
 }
 
 /// The prefixes of a target's extra protocol ops (a client profile's hints) in an
@@ -350,7 +359,16 @@ pub fn run_iteration(spec: &IterationSpec, iteration: u32) -> Result<IterationRe
             }
         }
         if let Some(r) = records {
-            r.finish(outcome).map_err(records_error)?;
+            if let Err(source) = r.finish(outcome) {
+                // The file keeps the records written before the failure, and the
+                // figures come from the measurements: both are kept.
+                result.records = records_name;
+                return Err(RunError::RecordsLost {
+                    result: Box::new(result),
+                    path: spec.records_path.clone().unwrap_or_default(),
+                    source,
+                });
+            }
             result.records = records_name;
         }
         Ok(result)

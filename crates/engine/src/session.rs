@@ -96,7 +96,8 @@ pub struct RunOutcome {
 
 impl Session<'_> {
     /// Runs each plan's iterations in turn, stopping at the first that fails or is cut
-    /// short (or when `hooks` says to stop). Fails only when `hooks.workload_done` does.
+    /// short (or when `hooks` says to stop, or its results cannot be saved: what was
+    /// measured is returned all the same, with the reason as the failure).
     pub fn run(&self, plans: &[&Plan], hooks: &mut dyn RunHooks) -> Result<RunOutcome, String> {
         let mut each = plans.iter();
         self.run_from(&mut each, hooks)
@@ -158,7 +159,12 @@ impl Session<'_> {
                 failure = Some(why);
                 break;
             }
-            hooks.workload_done(&run)?;
+            // Results that cannot be saved (a full --out) stop the run; what was
+            // measured is still returned, to be printed.
+            if let Err(why) = hooks.workload_done(&run) {
+                failure = Some(format!("cannot save the results: {why}"));
+                break;
+            }
         }
         run.aborted = failure.clone();
         Ok(RunOutcome { run, failure })
@@ -261,6 +267,20 @@ impl Session<'_> {
                         };
                         return (results, Some(failure));
                     }
+                }
+                Err(RunError::RecordsLost {
+                    result,
+                    path,
+                    source,
+                }) => {
+                    // The iteration was measured whole: its figures count, and the run
+                    // stops, since what follows could not be saved either.
+                    let failure = format!(
+                        "{name}: cannot write op records to '{}': {source}; the figures measured are kept",
+                        path.display()
+                    );
+                    results.push(*result);
+                    return (results, Some(failure));
                 }
                 Err(e) => {
                     let failure = hooks.stopped().unwrap_or_else(|| format!("{name}: {e}"));

@@ -44,6 +44,8 @@ struct Log {
     fail_at: Option<usize>,
     /// Say "stopped" once this many iterations have started.
     stop_after: Option<usize>,
+    /// Fail to save the results (as a full --out does).
+    save_fails: bool,
 }
 
 impl RunHooks for Log {
@@ -68,6 +70,9 @@ impl RunHooks for Log {
     fn workload_done(&mut self, run: &RunResult) -> Result<(), String> {
         self.saved
             .push(run.workloads.iter().map(|w| w.name.clone()).collect());
+        if self.save_fails {
+            return Err("No space left on device".into());
+        }
         Ok(())
     }
 }
@@ -165,4 +170,32 @@ fn a_signal_ends_the_run_naming_it() {
     let it = &out.run.workloads[0].iterations[0];
     assert_eq!(it.aborted.as_deref(), Some("stopped by SIGINT"));
     assert_eq!(out.run.workloads.len(), 1);
+}
+
+#[test]
+fn results_that_cannot_be_saved_end_the_run_but_are_returned() {
+    let (dir, a, b) = two_workloads();
+    let target = NullTarget;
+    let mut log = Log {
+        save_fails: true,
+        ..Log::default()
+    };
+    let out = session(&target, dir.path(), 2)
+        .run(&[&a, &b], &mut log)
+        .expect("what was measured comes back, to be printed");
+    let why = out.failure.expect("the run stopped");
+    assert!(
+        why.contains("cannot save the results") && why.contains("No space left"),
+        "{why}"
+    );
+    assert_eq!(out.run.aborted.as_deref(), Some(why.as_str()));
+    // A was measured whole and is kept; B never started.
+    assert_eq!(log.started, ["A", "A"]);
+    let got: Vec<(&str, usize)> = out
+        .run
+        .workloads
+        .iter()
+        .map(|w| (w.name.as_str(), w.iterations.len()))
+        .collect();
+    assert_eq!(got, [("A", 2)]);
 }

@@ -274,17 +274,36 @@ fn finish(
     streamed: HashMap<String, StreamedIteration>,
 ) -> anyhow::Result<()> {
     let failure = failure.or_else(|| verify_failure(run));
-    write_exports(&ctx.run_dir, run)?;
-    // The HTML report is a view of what is already saved: if it cannot be written the
-    // run still succeeded, and `naslab report` can make it later.
-    if let Err(e) = naslab_report::write_run_report_streamed(&ctx.run_dir, run, streamed) {
-        eprintln!(
-            "warning: report.html was not written ({e}); run `naslab report {}` to try again",
+    // Results that cannot be saved (a full --out) are still printed: the table is then
+    // all that is left of them.
+    let saved = write_exports(&ctx.run_dir, run);
+    if saved.is_ok() {
+        // The HTML report is a view of what is already saved: if it cannot be written
+        // the run still succeeded, and `naslab report` can make it later.
+        if let Err(e) = naslab_report::write_run_report_streamed(&ctx.run_dir, run, streamed) {
+            eprintln!(
+                "warning: report.html was not written ({e}); run `naslab report {}` to try again",
+                ctx.run_dir.display()
+            );
+        }
+    }
+    let printed = crate::stdout::print_export(run, ctx.json).and_then(|()| match view {
+        Some(v) if saved.is_ok() => write_view(&v, run, &ctx.run_dir, ctx.json),
+        _ => Ok(()),
+    });
+    if let Err(e) = saved {
+        let kept = kept_files(&ctx.run_dir);
+        bail!(
+            "{}{e:#}; the results are not saved: the table printed is what was measured{}; free space in '{}' or give another --out",
+            failure.map(|f| format!("{f}\n")).unwrap_or_default(),
+            if kept.is_empty() {
+                String::new()
+            } else {
+                format!(", and '{}' keeps what could be written ({})", ctx.run_dir.display(), kept.join(", "))
+            },
             ctx.run_dir.display()
         );
     }
-    let printed = crate::stdout::print_export(run, ctx.json)
-        .and_then(|()| view.map_or(Ok(()), |v| write_view(&v, run, &ctx.run_dir, ctx.json)));
     eprintln!("results: {}", ctx.run_dir.display());
     // The run's own failure comes first; then one printing the results (they are
     // saved either way).
@@ -295,6 +314,21 @@ fn finish(
         ),
         None => printed,
     }
+}
+
+/// The files in the run directory, by name (what a run that could not save everything
+/// leaves), leaving out the half-written temporary copies.
+fn kept_files(dir: &Path) -> Vec<String> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut names: Vec<String> = entries
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| !(n.starts_with('.') && n.ends_with(".tmp")))
+        .collect();
+    names.sort();
+    names
 }
 
 /// Renders `view` of `run`, writes it into the run directory and prints it (to stderr
