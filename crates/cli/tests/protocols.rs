@@ -7,7 +7,7 @@ use std::process::Command;
 
 mod common;
 use common::lab::{lab_ready, open_for_lab, up_on_dir, walk_sizes, Down};
-use common::{run_err, run_ok, text, usage_err};
+use common::{repo_root, run_err, run_ok, text, usage_err};
 
 /// The binary, without a password from the caller's environment.
 fn naslab() -> Command {
@@ -519,4 +519,33 @@ fn six_hundred_connections_each_write_their_file_over_smb_and_nfs() {
         assert_eq!(files, 600, "{server}: files");
         assert_eq!(walk_sizes(&dir), written, "{server}: bytes on the server");
     }
+}
+
+/// A refused connection to an NFS target names the service and the address that refused
+/// it, so the URL's ports are seen to be used (the port after the host is the NFS
+/// service's; the MOUNT service is found through the portmapper unless ?mountport).
+#[test]
+fn a_refused_nfs_connection_names_the_port_that_refused_it() {
+    // A port nothing listens on: bound, then let go.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let work = tempfile::tempdir().unwrap();
+    let err = run_err(
+        naslab()
+            .arg("run")
+            .arg(repo_root().join("examples/document-save.jsonl"))
+            .arg("-t")
+            .arg(format!("nfs://127.0.0.1:1/x?mountport={closed}"))
+            .arg("--out")
+            .arg(work.path().join("out")),
+    );
+    assert!(
+        err.contains(&format!(
+            "the MOUNT service (?mountport) at 127.0.0.1:{closed} refused the connection"
+        )),
+        "{err}"
+    );
 }

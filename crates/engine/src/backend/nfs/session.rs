@@ -151,6 +151,25 @@ pub(super) fn rpc_error(e: RpcError) -> OpError {
 
 /// What a failed mount says: a silent server, a peer that does not speak ONC RPC at
 /// all (a web server, an SMB server on the port...), or the server's own words.
+/// For a connection refused while mounting: which of the services it needs (in the order
+/// they are asked) refuses, by address, so that a port in the URL is seen to be the
+/// one it is for. The client's error does not say which connection failed; one more
+/// connection to each says it.
+fn refused_at(e: &nfs3_client::ConnectError, services: &[(&str, &str)]) -> Option<String> {
+    let nfs3_client::ConnectError::Io(io) = e else {
+        return None;
+    };
+    if io.kind() != std::io::ErrorKind::ConnectionRefused {
+        return None;
+    }
+    services.iter().find_map(|(what, addr)| {
+        let sock: SocketAddr = addr.parse().ok()?;
+        let refused = std::net::TcpStream::connect_timeout(&sock, Duration::from_secs(2))
+            .is_err_and(|e| e.kind() == std::io::ErrorKind::ConnectionRefused);
+        refused.then(|| format!("{what} at {addr} refused the connection"))
+    })
+}
+
 fn mount_detail(e: &nfs3_client::ConnectError, addr: &str) -> String {
     let text = e.to_string();
     if text.contains("no reply from") {
@@ -312,7 +331,16 @@ impl Session {
                     no_reply(&mount_addr, timeout)
                 ))
             })?
-            .map_err(|e| mount_error(mount_detail(&e, &mount_addr)))?;
+            .map_err(|e| {
+                let nfs_addr = format!("{host_ip}:{}", url.port.unwrap_or(2049));
+                let mount_service = if url.mount_port.is_some() {
+                    "the MOUNT service (?mountport)"
+                } else {
+                    "the portmapper, asked where the MOUNT service is (give ?mountport=N to skip it)"
+                };
+                let services = [(mount_service, mount_addr.as_str()), ("the NFS service (the URL's port)", nfs_addr.as_str())];
+                mount_error(refused_at(&e, &services).unwrap_or_else(|| mount_detail(&e, &mount_addr)))
+            })?;
         let root = conn.root_nfs_fh3();
         let mut client = conn.into_nfs3_client();
         let fail = |error| NfsError::Request {
