@@ -216,6 +216,10 @@ pub struct RunOpts {
     /// Stop at the first failed op instead of counting failures.
     #[arg(long)]
     pub stop_on_error: bool,
+    /// Exit 0 when ops failed (they are still counted, by errno, apart from the others'
+    /// latencies); without it a run whose ops failed exits with status 3.
+    #[arg(long)]
+    pub tolerate_errors: bool,
     /// What written blocks hold: random (every 4 KiB block unique and incompressible),
     /// zero, compress:PCT (compresses by about PCT %) or dedupe:PCT (PCT % of blocks
     /// duplicates); see docs/data.md.

@@ -27,7 +27,11 @@ fn main() {
         }
         eprintln!("error: {}", naslab_trace::printable_lines(&message(&e)));
         multi::end(mpi);
-        std::process::exit(interrupt::exit_status().unwrap_or(1));
+        let failed_ops = e
+            .chain()
+            .any(|c| c.is::<cmd::OpsFailed>())
+            .then_some(cmd::OpsFailed::EXIT_STATUS);
+        std::process::exit(interrupt::exit_status().or(failed_ops).unwrap_or(1));
     }
     multi::end(mpi);
 }

@@ -654,3 +654,127 @@ fn realtime_gives_fifo_to_a_stream_that_sleeps_and_nice_to_one_that_cannot() {
         }
     }
 }
+
+#[test]
+fn failed_ops_keep_their_latency_apart_and_the_run_says_so_in_its_exit_status() {
+    // 16 reads of a file that opens, then 8 of one whose open fails (ENOENT): those
+    // reads and the close fail with EBADF without reaching the file system.
+    let d = tempfile::tempdir().unwrap();
+    let trace = d.path().join("missing.jsonl");
+    write_trace(&trace, |w| {
+        writeln!(
+            w,
+            r#"{{"type":"header","format":"naslab-trace","version":1,"workload":"Missing"}}"#
+        )
+        .unwrap();
+        writeln!(
+            w,
+            r#"{{"type":"file","id":1,"path":"data","size":65536,"exists":true}}"#
+        )
+        .unwrap();
+        writeln!(
+            w,
+            r#"{{"type":"file","id":2,"path":"gone","exists":false}}"#
+        )
+        .unwrap();
+        for (file, reads) in [(1, 16), (2, 8)] {
+            writeln!(
+                w,
+                r#"{{"type":"op","op":"open","file":{file},"flags":"read"}}"#
+            )
+            .unwrap();
+            for i in 0..reads {
+                writeln!(
+                    w,
+                    r#"{{"type":"op","op":"read","file":{file},"offset":{},"len":4096}}"#,
+                    i * 4096
+                )
+                .unwrap();
+            }
+            writeln!(w, r#"{{"type":"op","op":"close","file":{file}}}"#).unwrap();
+        }
+    });
+    let target = d.path().join("target");
+    std::fs::create_dir(&target).unwrap();
+    let run = |out: &Path, tolerate: bool| {
+        let mut cmd = naslab();
+        cmd.arg("run")
+            .arg(&trace)
+            .arg("-t")
+            .arg(&target)
+            .arg("--out")
+            .arg(out);
+        if tolerate {
+            cmd.arg("--tolerate-errors");
+        }
+        cmd.output().unwrap()
+    };
+    let out = d.path().join("out");
+    let done = run(&out, false);
+    let err = text(&done.stderr);
+    assert_eq!(done.status.code(), Some(3), "{err}");
+    assert!(
+        err.contains("10 ops failed")
+            && err.contains("read EBADF 8")
+            && err.contains("open ENOENT 1")
+            && err.contains("--tolerate-errors"),
+        "{err}"
+    );
+    let dir = only_run_dir(&out);
+    let reads =
+        json(&dir.join("run.json"))["workloads"][0]["iterations"][0]["op_stats"]["read"].clone();
+    assert_eq!(
+        (reads["count"].as_u64(), reads["errors"].as_u64()),
+        (Some(24), Some(8))
+    );
+    // The 16 reads that reached the file, and apart from them the 8 that failed.
+    assert_eq!(reads["latency"]["count"], 16, "{reads}");
+    assert_eq!(reads["failed_latency"]["count"], 8, "{reads}");
+    let table = std::fs::read_to_string(dir.join("results.txt")).unwrap();
+    assert!(table.contains("failed: EBADF 8"), "{table}");
+    let export = |format: &str| {
+        text(&run_ok(naslab().arg("report").arg(&dir).arg("--format").arg(format)).stdout)
+    };
+    let csv = export("csv");
+    let failed_row = csv
+        .lines()
+        .find(|l| l.contains(",read:failed,"))
+        .unwrap_or_else(|| panic!("no row for the failed reads:\n{csv}"));
+    assert!(failed_row.contains(",read:failed,8,0,8,"), "{failed_row}");
+    let md = export("md");
+    assert!(md.contains("| read (failed) | 8 | 0 | 8 |"), "{md}");
+    // Asked to tolerate them, the same run exits 0 and still counts them.
+    let out = d.path().join("tolerated");
+    let done = run(&out, true);
+    assert_eq!(done.status.code(), Some(0), "{}", text(&done.stderr));
+    let run_json = json(&only_run_dir(&out).join("run.json"));
+    assert_eq!(run_json["workloads"][0]["iterations"][0]["errors"], 10);
+}
+
+#[test]
+fn a_run_json_from_before_failed_ops_were_kept_apart_still_loads_and_says_so() {
+    // run.json as naslab wrote it when an op type's latency held its failed ops too.
+    let d = tempfile::tempdir().unwrap();
+    let dir = example_run(d.path(), "old");
+    let path = dir.join("run.json");
+    let mut run = json(&path);
+    let reads = &mut run["workloads"][0]["iterations"][0]["op_stats"]["read"];
+    let count = reads["count"].as_u64().unwrap();
+    reads["errors"] = 2.into();
+    reads["errors_by_errno"] = serde_json::json!({"EBADF": 2});
+    reads["latency"]["count"] = count.into();
+    reads.as_object_mut().unwrap().remove("failed_latency");
+    std::fs::write(&path, serde_json::to_vec(&run).unwrap()).unwrap();
+    let shown = run_ok(
+        naslab()
+            .arg("report")
+            .arg(&dir)
+            .arg("--format")
+            .arg("table"),
+    );
+    let table = text(&shown.stdout);
+    assert!(
+        table.contains("(latency includes the failed ops)"),
+        "{table}"
+    );
+}

@@ -23,6 +23,7 @@ pub fn summarize(
     for k in OpKind::ALL {
         let i = k.index();
         let mut h = LatencyHistogram::new();
+        let mut failed = LatencyHistogram::new();
         let mut stats = OpStats::default();
         for s in &outcome.streams {
             if s.counts[i] == 0 {
@@ -30,6 +31,9 @@ pub fn summarize(
             }
             if let Some(l) = &s.latency[i] {
                 l.merge_into(&mut h);
+            }
+            if let Some(l) = &s.failed_latency[i] {
+                l.merge_into(&mut failed);
             }
             stats.count += s.counts[i];
             stats.errors += s.errors[i];
@@ -46,6 +50,7 @@ pub fn summarize(
         }
         if stats.count > 0 {
             stats.latency = h.summary();
+            stats.failed_latency = (failed.count() > 0).then(|| failed.summary());
             r.op_stats.insert(k.name().to_string(), stats);
         }
     }

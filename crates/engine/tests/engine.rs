@@ -44,6 +44,8 @@ struct ScriptedTarget {
     service_ns: u64,
     log: Arc<Mutex<Vec<String>>>,
     fail_write_after: Option<u64>,
+    /// A file whose opens fail with ENOENT.
+    fail_open: Option<u32>,
 }
 
 struct ScriptedBackend {
@@ -92,6 +94,9 @@ impl Backend for ScriptedBackend {
     }
     fn open(&mut self, file: u32, how: OpenHow) -> Result<Handle, OpError> {
         self.take(format!("open {file} create={}", how.create));
+        if self.t.fail_open == Some(file) {
+            return Err(OpError::errno(libc::ENOENT));
+        }
         Ok(file as u64 + 10)
     }
     fn close(&mut self, h: Handle) -> Result<(), OpError> {
@@ -151,6 +156,7 @@ fn scripted(service_ns: u64) -> ScriptedTarget {
         service_ns,
         log: Arc::new(Mutex::new(Vec::new())),
         fail_write_after: None,
+        fail_open: None,
     }
 }
 
@@ -1224,4 +1230,76 @@ fn a_queued_stream_whose_reads_and_writes_are_all_empty_runs_them_and_ends() {
         .recv_timeout(std::time::Duration::from_secs(120))
         .expect("the replay of empty reads and writes at depth 8 never ended");
     assert_eq!((ops, errors, reads), (22, 0, Some(10)));
+}
+
+#[test]
+fn failed_ops_are_timed_apart_from_the_ops_that_succeeded() {
+    // 10 reads of 25 µs each on a file that opens; then 5 reads of a file whose open
+    // fails, which fail with EBADF at once, never reaching the backend.
+    let mut t = Trace::new("failing");
+    t.files.push(file(1, "a", 1 << 20, true, Prepare::Copy));
+    t.files.push(file(2, "b", 0, false, Prepare::Copy));
+    for (f, reads) in [(1u32, 10u64), (2, 5)] {
+        let mut o = op(0, 0, OpKind::Open, f, 0, 0);
+        o.flags = OpFlags::READ;
+        t.ops.push(o);
+        for i in 0..reads {
+            t.ops.push(op(0, 0, OpKind::Read, f, i * 4096, 4096));
+        }
+    }
+    let spool = tempfile::tempdir().unwrap();
+    let plan = plan_of(&t, spool.path());
+    let mut target = scripted(25_000);
+    let files = plan.files.clone();
+    target.fail_open = files
+        .entries
+        .iter()
+        .position(|e| e.path == "b")
+        .map(|i| i as u32);
+    assert!(target.fail_open.is_some());
+    let clock = target.clock.clone();
+    let progress = Progress::default();
+    let out = replay(
+        &plan,
+        &target,
+        "failing",
+        ReplayOptions::default(),
+        spool.path(),
+        &progress,
+        move || clock,
+    )
+    .expect("replay runs");
+    let r = naslab_engine::summarize::summarize(0, Default::default(), &out);
+    let reads = r.op("read").unwrap();
+    assert_eq!((reads.count, reads.errors), (15, 5));
+    assert_eq!(reads.errors_by_errno["EBADF"], 5);
+    // The successful reads' figures are theirs alone: 25 µs each, not pulled down by
+    // the failures' zero.
+    assert_eq!(reads.latency.count, 10);
+    assert_eq!(
+        (
+            reads.latency.min_ns,
+            reads.latency.avg_ns,
+            reads.latency.max_ns
+        ),
+        (25_000, 25_000, 25_000)
+    );
+    let failed = reads.failed_latency.expect("the failed reads' latency");
+    assert_eq!((failed.count, failed.max_ns), (5, 0));
+    assert!(!reads.latency_holds_failures());
+    // The failed open took its 25 µs at the backend, and is timed apart too.
+    let opens = r.op("open").unwrap();
+    assert_eq!((opens.count, opens.errors, opens.latency.count), (2, 1, 1));
+    assert_eq!(opens.failed_latency.unwrap().avg_ns, 25_000);
+    // An op type without failures has no failed latency at all.
+    let mut ok = Trace::new("fine");
+    ok.files.push(file(1, "a", 1 << 20, true, Prepare::Copy));
+    let mut o = op(0, 0, OpKind::Open, 1, 0, 0);
+    o.flags = OpFlags::READ;
+    ok.ops.push(o);
+    ok.ops.push(op(0, 0, OpKind::Read, 1, 0, 4096));
+    let spool = tempfile::tempdir().unwrap();
+    let plan = plan_of(&ok, spool.path());
+    let r = run_once(&plan, &scripted(1000), CacheMode::Keep, spool.path(), None).unwrap();
+    assert!(r.op("read").unwrap().failed_latency.is_none());
 }

@@ -225,7 +225,10 @@ struct Pass {
     per_file: Vec<FileAcc>,
     series: TimeSeries,
     latency_all: LatencyBuckets,
+    /// Per op kind, the ops that succeeded.
     latency: Vec<LatencyBuckets>,
+    /// Per op kind, the ops that failed, drawn apart from the others.
+    failed_latency: Vec<LatencyBuckets>,
     sizes: [SizeBuckets; 2],
     access: AccessMap,
     /// The transaction list, deflated as it fills (none when it holds no rows).
@@ -254,6 +257,7 @@ impl Pass {
             series,
             latency_all: LatencyBuckets::default(),
             latency: vec![LatencyBuckets::default(); OpKind::ALL.len()],
+            failed_latency: vec![LatencyBuckets::default(); OpKind::ALL.len()],
             sizes: Default::default(),
             access: AccessMap::new(opts.access_points),
             rows: (opts.max_rows > 0).then(|| BlobBuilder::new(&ROW_COLUMNS)),
@@ -293,7 +297,11 @@ impl Pass {
         };
         self.series.add(done, latency, read, written);
         self.latency_all.record(bucketed);
-        self.latency[op.kind.index()].record(bucketed);
+        if m.result < 0 {
+            self.failed_latency[op.kind.index()].record(bucketed);
+        } else {
+            self.latency[op.kind.index()].record(bucketed);
+        }
         if let Some(acc) = self.per_file.get_mut(file as usize) {
             acc.ops += 1;
             acc.errors += (m.result < 0) as u64;
@@ -377,6 +385,10 @@ impl Pass {
                 let h = &self.latency[kind.index()];
                 if h.range().is_some() {
                     by_op.push((kind.name().to_string(), h.slice(first, last)));
+                }
+                let h = &self.failed_latency[kind.index()];
+                if h.range().is_some() {
+                    by_op.push((format!("{} failed", kind.name()), h.slice(first, last)));
                 }
             }
             data.latency = Some(LatencyHistView {

@@ -359,11 +359,25 @@ pub struct OpStats {
     /// Failures by errno name (ENOENT, ...).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub errors_by_errno: BTreeMap<String, u64>,
-    /// Issue to completion, successful and failed ops alike.
+    /// Issue to completion of the ops that succeeded.
     pub latency: LatencySummary,
+    /// Issue to completion of the ops that failed (`errors` of them), kept apart from
+    /// `latency`: a failure that never reached the target (EBADF after a failed open)
+    /// takes a fraction of a microsecond and would pull the figures down. Absent when
+    /// none failed, and in run.json files written before naslab kept them apart, whose
+    /// `latency` holds both (see [`OpStats::latency_holds_failures`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failed_latency: Option<LatencySummary>,
 }
 
 impl OpStats {
+    /// Whether `latency` also holds the failed ops' latencies: a result written before
+    /// they were kept apart (errors, no `failed_latency`, and a latency count that takes
+    /// them in).
+    pub fn latency_holds_failures(&self) -> bool {
+        self.errors > 0 && self.failed_latency.is_none() && self.latency.count == self.count
+    }
+
     /// Adds another's count, bytes and errors (by errno too). Latency is not added: it
     /// comes from merged histograms, never from summaries.
     pub fn add_counts(&mut self, other: &OpStats) {
@@ -487,6 +501,7 @@ mod tests {
                 count,
                 ..LatencySummary::default()
             },
+            failed_latency: None,
         };
         let mut a = one(3, 300, "ENOENT", 1);
         a.add_counts(&one(4, 40, "ENOENT", 2));

@@ -21,6 +21,7 @@ mod records;
 mod report;
 mod results;
 mod run;
+pub use run::OpsFailed;
 mod sources;
 mod sweep;
 

@@ -140,8 +140,10 @@ pub fn merge(
 
 /// What one pass over the clients' records yields besides the merged file.
 struct FromRecords {
-    /// Per op type, every client's latencies.
+    /// Per op type, every client's latencies of the ops that succeeded.
     latency: BTreeMap<String, LatencyHistogram>,
+    /// Per op type, every client's latencies of the ops that failed.
+    failed: BTreeMap<String, LatencyHistogram>,
     lag: LatencyHistogram,
 }
 
@@ -225,22 +227,32 @@ fn merge_iteration(
     let from = merge_records(&inputs, &run_dir.join(&name), shared)?;
     r.records = Some(name);
     // Counts, bytes and errors add up; latency comes from the merged histograms, checked
-    // against each client's own figures.
-    for (op, h) in &from.latency {
+    // against each client's own figures, the failed ops' apart from the others.
+    let ops: std::collections::BTreeSet<&String> =
+        from.latency.keys().chain(from.failed.keys()).collect();
+    for op in ops {
         let mut stats = OpStats::default();
         for (_, it) in parts {
             if let Some(s) = it.op(op) {
                 stats.add_counts(s);
             }
         }
-        if h.count() != stats.count {
+        let ok = from.latency.get(op).map(|h| h.count()).unwrap_or(0);
+        let failed = from.failed.get(op).map(|h| h.count()).unwrap_or(0);
+        if ok + failed != stats.count || failed != stats.errors {
             bail!(
-                "the clients' op records hold {} {op} ops but their results count {}; the records are incomplete",
-                h.count(),
-                stats.count
+                "the clients' op records hold {} {op} ops ({failed} failed) but their results count {} ({} failed); the records are incomplete",
+                ok + failed,
+                stats.count,
+                stats.errors
             );
         }
-        stats.latency = h.summary();
+        stats.latency = from
+            .latency
+            .get(op)
+            .map(|h| h.summary())
+            .unwrap_or_default();
+        stats.failed_latency = from.failed.get(op).map(|h| h.summary());
         r.op_stats.insert(op.clone(), stats);
     }
     r.layout = merged_layout(parts, shared);
@@ -279,7 +291,8 @@ struct Input {
     file_base: u32,
     stream_base: u32,
     head: Option<(Op, Measured)>,
-    latency: BTreeMap<String, LatencyHistogram>,
+    /// Per op type and whether the ops failed, this client's latencies.
+    latency: BTreeMap<(String, bool), LatencyHistogram>,
 }
 
 impl Input {
@@ -377,7 +390,7 @@ fn merge_records(
             continue;
         };
         c.latency
-            .entry(op.kind.name().to_string())
+            .entry((op.kind.name().to_string(), m.result < 0))
             .or_default()
             .record(m.done_ns - m.issued_ns);
         lag.record(m.issued_ns.saturating_sub(m.sched_ns));
@@ -395,17 +408,30 @@ fn merge_records(
     }
     w.close()?;
     let mut latency: BTreeMap<String, LatencyHistogram> = BTreeMap::new();
+    let mut failed: BTreeMap<String, LatencyHistogram> = BTreeMap::new();
     for (c, (_, _, _, it)) in clients.iter().zip(inputs) {
-        for (op, h) in &c.latency {
-            let own = it.op(op).map(|s| s.latency).unwrap_or_default();
-            if h.summary() != own {
+        for ((op, fails), h) in &c.latency {
+            let own = it.op(op).map(|s| {
+                if *fails {
+                    s.failed_latency.unwrap_or_default()
+                } else {
+                    s.latency
+                }
+            });
+            if h.summary() != own.unwrap_or_default() {
                 bail!(
-                    "client {}'s op records do not match its {op} latency figures; its records are incomplete",
-                    c.client
+                    "client {}'s op records do not match its {op} latency figures{}; its records are incomplete",
+                    c.client,
+                    if *fails { " of failed ops" } else { "" }
                 );
             }
-            latency.entry(op.clone()).or_default().merge(h);
+            let into = if *fails { &mut failed } else { &mut latency };
+            into.entry(op.clone()).or_default().merge(h);
         }
     }
-    Ok(FromRecords { latency, lag })
+    Ok(FromRecords {
+        latency,
+        failed,
+        lag,
+    })
 }

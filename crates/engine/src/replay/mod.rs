@@ -167,8 +167,13 @@ pub struct StreamOutcome {
     pub ops: u64,
     pub bytes_read: u64,
     pub bytes_written: u64,
-    /// Latency per op kind, indexed by [`OpKind::index`]; `None` for kinds it never issued.
+    /// Latency of the ops that succeeded, per op kind, indexed by [`OpKind::index`];
+    /// `None` for kinds it never issued.
     pub latency: Vec<Option<StreamLatency>>,
+    /// Latency of the ops that failed, kept apart (a failure that never reached the
+    /// target takes a fraction of a microsecond and would pull the figures down); made at
+    /// a kind's first failure.
+    pub failed_latency: Vec<Option<StreamLatency>>,
     pub counts: [u64; OpKind::ALL.len()],
     pub errors: [u64; OpKind::ALL.len()],
     /// Failures by (op kind index, errno).
@@ -200,6 +205,7 @@ impl StreamOutcome {
                 .iter()
                 .map(|&n| (n > 0).then(StreamLatency::new))
                 .collect(),
+            failed_latency: (0..OpKind::ALL.len()).map(|_| None).collect(),
             counts: [0; OpKind::ALL.len()],
             errors: [0; OpKind::ALL.len()],
             errnos: HashMap::new(),

@@ -15,7 +15,7 @@ use crate::plan::{Plan, StreamPlan};
 use crate::spool::CompiledOp;
 use crate::spool_io::{BackgroundWriter, PrefetchReader};
 use crate::verify::Verifier;
-use naslab_results::MismatchKind;
+use naslab_results::{MismatchKind, StreamLatency};
 
 /// A handle slot whose open failed or which was closed.
 pub(super) const NO_HANDLE: Handle = u64::MAX;
@@ -231,8 +231,14 @@ impl<C: Clock> StreamRun<'_, C> {
     ) -> (Measured, bool) {
         let k = op.kind.index();
         let sched = due.unwrap_or(issued);
-        if let Some(h) = out.latency[k].as_mut() {
-            h.record(done - issued);
+        if result.is_ok() {
+            if let Some(h) = out.latency[k].as_mut() {
+                h.record(done - issued);
+            }
+        } else {
+            out.failed_latency[k]
+                .get_or_insert_with(StreamLatency::new)
+                .record(done - issued);
         }
         if let (Some(lag), Some(_)) = (out.lag.as_mut(), due) {
             lag.record(issued.saturating_sub(sched));

@@ -32,6 +32,7 @@ fn op(count: u64, bytes: u64, base_ns: u64) -> OpStats {
         errors: 0,
         errors_by_errno: BTreeMap::new(),
         latency: latency(count, base_ns),
+        failed_latency: None,
     }
 }
 

@@ -241,9 +241,17 @@ bytes: number, errors: number,
  */
 errors_by_errno?: { [key in string]: number }, 
 /**
- * Issue to completion, successful and failed ops alike.
+ * Issue to completion of the ops that succeeded.
  */
-latency: LatencySummary, };
+latency: LatencySummary, 
+/**
+ * Issue to completion of the ops that failed (`errors` of them), kept apart from
+ * `latency`: a failure that never reached the target (EBADF after a failed open)
+ * takes a fraction of a microsecond and would pull the figures down. Absent when
+ * none failed, and in run.json files written before naslab kept them apart, whose
+ * `latency` holds both (see [`OpStats::latency_holds_failures`]).
+ */
+failed_latency?: LatencySummary | null, };
 
 export type StreamResult = { 
 /**

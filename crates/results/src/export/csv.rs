@@ -10,6 +10,8 @@ use crate::RunResult;
 /// (the files it prepared, then the files it wrote: files, extents, the ideal extents and
 /// the share of blocks that follow their predecessor on disk), empty where the layout was
 /// not measured.
+/// An op type's latency figures are those of its ops that succeeded; when some failed, a
+/// row `TYPE:failed` follows with their count and latency figures.
 pub struct Csv;
 
 /// The header line.
@@ -47,28 +49,35 @@ impl Exporter for Csv {
                     layout_fields(it.layout.as_ref().map(|l| &l.written))
                 );
                 for (op, s) in &it.op_stats {
-                    let l = &s.latency;
-                    let _ = writeln!(
-                        o,
-                        "{},{},{},{:.3},{:.6},{},{},{},{},{},{},{},{},{},{},{},{},{layout}",
-                        field(&w.name),
-                        it.iteration,
-                        median == Some(it.iteration),
-                        it.throughput_mb_s,
-                        it.wall_ns as f64 / 1e9,
-                        field(op),
-                        s.count,
-                        s.bytes,
-                        s.errors,
-                        us(l.avg_ns),
-                        us(l.stddev_ns),
-                        us(l.min_ns),
-                        us(l.p50_ns),
-                        us(l.p90_ns),
-                        us(l.p99_ns),
-                        us(l.p999_ns),
-                        us(l.max_ns)
-                    );
+                    // The op type's row: every op counted, the latency of those that
+                    // succeeded; then the failed ones' own row, `op:failed`.
+                    let mut rows = vec![(op.clone(), s.count, s.bytes, &s.latency)];
+                    if let Some(f) = &s.failed_latency {
+                        rows.push((format!("{op}:failed"), s.errors, 0, f));
+                    }
+                    for (name, count, bytes, l) in rows {
+                        let _ = writeln!(
+                            o,
+                            "{},{},{},{:.3},{:.6},{},{},{},{},{},{},{},{},{},{},{},{},{layout}",
+                            field(&w.name),
+                            it.iteration,
+                            median == Some(it.iteration),
+                            it.throughput_mb_s,
+                            it.wall_ns as f64 / 1e9,
+                            field(&name),
+                            count,
+                            bytes,
+                            s.errors,
+                            us(l.avg_ns),
+                            us(l.stddev_ns),
+                            us(l.min_ns),
+                            us(l.p50_ns),
+                            us(l.p90_ns),
+                            us(l.p99_ns),
+                            us(l.p999_ns),
+                            us(l.max_ns)
+                        );
+                    }
                 }
             }
         }

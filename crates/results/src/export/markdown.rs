@@ -109,22 +109,27 @@ impl Exporter for Markdown {
             let _ = writeln!(o, "\n### {}\n", w.name);
             o.push_str("| op | count | bytes | errors | mean µs | std dev µs | min µs | p50 µs | p90 µs | p99 µs | p99.9 µs | max µs |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
             for (name, s) in &it.op_stats {
-                let l = &s.latency;
-                let _ = writeln!(
-                    o,
-                    "| {name} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
-                    s.count,
-                    s.bytes,
-                    s.errors,
-                    us(l.avg_ns),
-                    us(l.stddev_ns),
-                    us(l.min_ns),
-                    us(l.p50_ns),
-                    us(l.p90_ns),
-                    us(l.p99_ns),
-                    us(l.p999_ns),
-                    us(l.max_ns)
-                );
+                // The latency of the ops that succeeded; the failed ones' on a row of
+                // their own.
+                let mut rows = vec![(cell(name), s.count, s.bytes, &s.latency)];
+                if let Some(f) = &s.failed_latency {
+                    rows.push((format!("{} (failed)", cell(name)), s.errors, 0, f));
+                }
+                for (label, count, bytes, l) in rows {
+                    let _ = writeln!(
+                        o,
+                        "| {label} | {count} | {bytes} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+                        s.errors,
+                        us(l.avg_ns),
+                        us(l.stddev_ns),
+                        us(l.min_ns),
+                        us(l.p50_ns),
+                        us(l.p90_ns),
+                        us(l.p99_ns),
+                        us(l.p999_ns),
+                        us(l.max_ns)
+                    );
+                }
             }
             if let Some(why) = &it.aborted {
                 let _ = writeln!(o, "\nStopped early: {why}");

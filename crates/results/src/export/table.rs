@@ -1,12 +1,13 @@
 use std::fmt::Write;
 
 use super::{us, Exporter};
-use crate::{IterationResult, RunResult, VerifySummary, Warning};
+use crate::{IterationResult, OpStats, RunResult, VerifySummary, Warning};
 use naslab_trace::printable;
 
 /// The terminal table: one row per workload (throughput, ops, bytes, and the read, write
 /// and open latencies the original toolkit showed), then each workload's op types with
-/// avg / p99 / max latency, then warnings.
+/// avg / p99 / max latency, then warnings. Latencies are those of the ops that
+/// succeeded; an op type with failures has a second line with the failed ops' own.
 pub struct Table;
 
 fn avg_us(it: &IterationResult, ops: &[&str]) -> String {
@@ -22,6 +23,16 @@ fn avg_us(it: &IterationResult, ops: &[&str]) -> String {
     } else {
         format!("{}", us((sum / n as u128) as u64))
     }
+}
+
+/// An op type's failures by errno: "ENOENT 3, EBADF 1".
+fn errnos(s: &OpStats) -> String {
+    let by: Vec<String> = s
+        .errors_by_errno
+        .iter()
+        .map(|(errno, n)| format!("{errno} {n}"))
+        .collect();
+    by.join(", ")
 }
 
 /// What `--verify` checked and found, in one line.
@@ -123,14 +134,31 @@ impl Exporter for Table {
                 };
                 let _ = writeln!(
                     o,
-                    "    {:<10} {:>9} ops   avg {:>10}   p99 {:>10}   max {:>10}{}",
+                    "    {:<10} {:>9} ops   avg {:>10}   p99 {:>10}   max {:>10}{}{}",
                     name,
                     s.count,
                     us(s.latency.avg_ns),
                     us(s.latency.p99_ns),
                     us(s.latency.max_ns),
-                    errors
+                    errors,
+                    if s.latency_holds_failures() {
+                        " (latency includes the failed ops)"
+                    } else {
+                        ""
+                    }
                 );
+                if let Some(f) = &s.failed_latency {
+                    let _ = writeln!(
+                        o,
+                        "    {:<10} {:>9} ops   avg {:>10}   p99 {:>10}   max {:>10}  failed: {}",
+                        "",
+                        f.count,
+                        us(f.avg_ns),
+                        us(f.p99_ns),
+                        us(f.max_ns),
+                        errnos(s)
+                    );
+                }
             }
             if let Some(l) = &it.layout {
                 let _ = writeln!(

@@ -89,6 +89,7 @@ pub fn context(
         made_dirs,
         label: opts.label.clone(),
         device,
+        tolerate_errors: opts.tolerate_errors,
     })
 }
 

@@ -274,6 +274,7 @@ fn finish(
     streamed: HashMap<String, StreamedIteration>,
 ) -> anyhow::Result<()> {
     let failure = failure.or_else(|| verify_failure(run));
+    let failed_ops = (!ctx.tolerate_errors).then(|| OpsFailed::of(run)).flatten();
     // Results that cannot be saved (a full --out) are still printed: the table is then
     // all that is left of them.
     let saved = write_exports(&ctx.run_dir, run);
@@ -312,7 +313,10 @@ fn finish(
             "{why}\nthe results measured so far are in '{}'",
             ctx.run_dir.display()
         ),
-        None => printed,
+        None => printed.and(match failed_ops {
+            Some(failed) => Err(failed.into()),
+            None => Ok(()),
+        }),
     }
 }
 
@@ -330,6 +334,54 @@ fn kept_files(dir: &Path) -> Vec<String> {
     names.sort();
     names
 }
+
+/// A run that finished, but some of whose ops failed: the command exits with
+/// [`OpsFailed::EXIT_STATUS`] unless `--tolerate-errors` was given.
+#[derive(Debug)]
+pub struct OpsFailed {
+    /// The failed ops, every workload's iterations together.
+    pub ops: u64,
+    /// Per op type, failures by errno ("read EBADF 3").
+    pub by_kind: Vec<String>,
+}
+
+impl OpsFailed {
+    /// The command's exit status for a run with failed ops (1 is a run that could not
+    /// run or stopped, 130 one a signal stopped).
+    pub const EXIT_STATUS: i32 = 3;
+
+    /// The failures of `run`, when there were any.
+    pub fn of(run: &RunResult) -> Option<OpsFailed> {
+        let mut ops = 0;
+        let mut by: std::collections::BTreeMap<(String, String), u64> = Default::default();
+        for it in run.workloads.iter().flat_map(|w| &w.iterations) {
+            ops += it.errors;
+            for (kind, s) in &it.op_stats {
+                for (errno, n) in &s.errors_by_errno {
+                    *by.entry((kind.clone(), errno.clone())).or_insert(0) += n;
+                }
+            }
+        }
+        let by_kind = by
+            .into_iter()
+            .map(|((kind, errno), n)| format!("{kind} {errno} {n}"))
+            .collect();
+        (ops > 0).then_some(OpsFailed { ops, by_kind })
+    }
+}
+
+impl std::fmt::Display for OpsFailed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} ops failed ({}); the results count them by errno and keep their latencies apart from the others'. If the workload is expected to fail some ops, pass --tolerate-errors to exit 0",
+            self.ops,
+            self.by_kind.join(", ")
+        )
+    }
+}
+
+impl std::error::Error for OpsFailed {}
 
 /// Renders `view` of `run`, writes it into the run directory and prints it (to stderr
 /// under `--json`, which keeps stdout for the JSON).

@@ -20,7 +20,9 @@ pub use compile::compile_traces;
 pub use context::context;
 #[cfg(feature = "mpi")]
 pub use execute::write_view;
-pub use execute::{execute, execute_from, execute_returning, execute_with, RunSource, View};
+pub use execute::{
+    execute, execute_from, execute_returning, execute_with, OpsFailed, RunSource, View,
+};
 
 use super::sources::{gen_params, pick_from_suite, resolve, trace_dir, Source};
 use crate::args::RunArgs;
@@ -46,6 +48,8 @@ pub struct RunContext {
     pub label: String,
     /// The device and notes given on the command line.
     pub device: Device,
+    /// `--tolerate-errors`: failed ops do not make the command fail.
+    pub tolerate_errors: bool,
 }
 
 impl RunContext {
