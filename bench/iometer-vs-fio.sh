@@ -1,17 +1,26 @@
 #!/usr/bin/env bash
 # naslab's IOMeter-style set against fio running the equivalent job (docs/synthetic.md has
-# the table) on the same test file. Each round runs fio, naslab, fio; naslab's IOPS are
-# divided by the mean of the two fio runs around it, and fio's second run over its first
-# (fio/fio) shows how far the machine itself moved meanwhile: a ratio is only as good as
-# that. Prints every round's IOPS and mean latency, then per cell the ratio's min, median
-# and max over the rounds and the fio/fio range. Asserts nothing (the machine may be busy): the
-# goal is a ratio between 0.95 and 1.05 in every cell (docs/benchmarks.md).
+# the table) on the same test file, as ABBA pairs: each round runs fio, naslab, naslab,
+# fio (both tools under `chrt -f 20` when the shell may), and compares the mean of the two
+# naslab runs with the mean of the two fio runs, so a drift of the machine during the
+# round weighs on both sides alike. Before every run of either tool the test file is
+# prepared the same way: rewritten with fresh data through the page cache, synced and
+# dropped from the cache (naslab's own preparation with --cache drop; for fio, the same
+# done by prepare_file below). Writes carry fresh data on both sides: naslab generates
+# every block afresh, and fio's jobs have --refill_buffers.
+#
+# Prints every round's IOPS and mean latency, then per cell the ratios (naslab over fio)
+# of IOPS and of mean latency, min, median and max over the rounds, and fio's own spread
+# (its second run over its first). Asserts nothing (the machine may be busy): the goal is
+# both ratios between 0.95 and 1.05 in every cell (docs/benchmarks.md).
 #
 # usage: bench/iometer-vs-fio.sh [WORKDIR]    (default /var/tmp/naslab-iometer-bench)
-#   ROUNDS=3       fio-naslab-fio rounds per cell
+#   ROUNDS=3       ABBA rounds per cell
 #   SECONDS_RUN=10 random cells run this long on both sides (--time-limit, fio --runtime)
 #   SCALE=1        test file size relative to 1 GiB (sequential cells make one pass)
 #   CELLS="..."    a subset of the eight, by name
+#   FIO_EXTRA="..." more fio options for every job (e.g. --fadvise_hint=0)
+#   NASLAB=PATH    run this naslab binary instead of building one
 # Needs fio and python3, and a work directory on a file system that takes O_DIRECT.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -20,12 +29,24 @@ rounds=${ROUNDS:-3}
 secs=${SECONDS_RUN:-10}
 scale=${SCALE:-1}
 cells=${CELLS:-"IOMeter_4K_RandRead_QD1 IOMeter_4K_RandRead_QD32 IOMeter_4K_RandWrite_QD1 IOMeter_4K_RandWrite_QD32 IOMeter_128K_SeqRead_QD1 IOMeter_128K_SeqRead_QD32 IOMeter_128K_SeqWrite_QD1 IOMeter_128K_SeqWrite_QD32"}
+read -r -a fio_extra <<<"${FIO_EXTRA:-}"
 command -v fio >/dev/null || { echo "fio is not installed: apt-get install fio" >&2; exit 1; }
-cargo build --release -q -p naslab
-bin=$PWD/target/release/naslab
+if [ -n "${NASLAB:-}" ]; then
+  bin=$NASLAB
+else
+  cargo build --release -q -p naslab
+  bin=$PWD/target/release/naslab
+fi
 mkdir -p "$work/target" "$work/results"
 summary=$(mktemp)
 trap 'rm -f "$summary"' EXIT
+# Both tools at the same real-time priority, when this shell may set it.
+rt=()
+if chrt -f 20 true 2>/dev/null; then
+  rt=(chrt -f 20)
+else
+  echo "note: chrt -f 20 is not allowed here; both tools run under the ordinary policy" >&2
+fi
 
 # naslab: IOPS and mean latency (µs) of the cell's reads or writes, from run.json.
 naslab_figures() {
@@ -34,17 +55,41 @@ import json, sys
 run = json.load(open(sys.argv[1]))
 it = run["workloads"][0]["iterations"][0]
 s = it["op_stats"][sys.argv[2]]
+if s["errors"]:
+    sys.exit("naslab: %d of the %s ops failed" % (s["errors"], sys.argv[2]))
 # Transfers over the measured phase (its open and close are in it too).
 print("%.1f %.1f" % (s["count"] / (it["wall_ns"] / 1e9), s["latency"]["avg_ns"] / 1e3))
 EOF
 }
 
-# fio: IOPS and mean completion latency (µs) from its JSON output.
+# fio: IOPS and mean total latency (µs: submission to completion) from its JSON output.
 fio_figures() {
   python3 -c '
 import json, sys
-j = json.load(sys.stdin)["jobs"][0][sys.argv[1]]
-print("%.1f %.1f" % (j["iops"], j["lat_ns"]["mean"] / 1e3))' "$1"
+j = json.load(sys.stdin)["jobs"][0]
+if j["error"]:
+    sys.exit("fio: job error %d" % j["error"])
+s = j[sys.argv[1]]
+print("%.1f %.1f" % (s["iops"], s["lat_ns"]["mean"] / 1e3))' "$1"
+}
+
+# The test file made again as naslab's preparation makes it before each run: written
+# anew through the page cache with fresh data, synced, and dropped from the cache.
+prepare_file() {
+  python3 - "$1" "$2" <<'EOF'
+import os, sys
+path, size = sys.argv[1], int(sys.argv[2])
+chunk = 1 << 20
+fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+left = size
+while left > 0:
+    n = min(chunk, left)
+    os.write(fd, os.urandom(n))
+    left -= n
+os.fsync(fd)
+os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+os.close(fd)
+EOF
 }
 
 for cell in $cells; do
@@ -72,30 +117,37 @@ for cell in $cells; do
   esac
   file="$work/target/naslab/$cell/iobw.tst"
   run_naslab() {
-    "$bin" run --workload "$cell" --scale "$scale" --target "$work/target" \
-      --out "$work/results" --label "$cell" "${limit[@]}" >/dev/null 2>&1
-    run=$(ls -d "$work/results/$cell"/*/ | tail -n 1)run.json
-    read -r n_iops n_lat < <(naslab_figures "$run" "$op")
+    # A label of its own per run, so its run directory is the only one under it (two
+    # runs started in the same second would otherwise share a parent).
+    label="$cell-$$-$(date +%s%N)"
+    "${rt[@]}" "$bin" run --workload "$cell" --scale "$scale" --target "$work/target" \
+      --out "$work/results" --label "$label" "${limit[@]}" >/dev/null 2>&1
+    dirs=("$work/results/$label"/*/)
+    [ "${#dirs[@]}" -eq 1 ] || { echo "expected one run directory under $work/results/$label" >&2; exit 1; }
+    naslab_figures "${dirs[0]}run.json" "$op"
   }
   run_fio() {
     size=$(stat -c %s "$file")
-    fio --name=cell --filename="$file" --size="$size" --rw="$rw" --bs="$bs" \
-      --direct=1 "${engine[@]}" "${bound[@]}" --output-format=json 2>/dev/null | fio_figures "$op"
+    prepare_file "$file" "$size"
+    "${rt[@]}" fio --name=cell --filename="$file" --size="$size" --rw="$rw" --bs="$bs" \
+      --direct=1 --refill_buffers=1 "${engine[@]}" "${bound[@]}" "${fio_extra[@]}" \
+      --output-format=json 2>/dev/null | fio_figures "$op"
   }
-  # The first run only makes the test file for fio's first run.
-  run_naslab
+  # The first run only makes the test file (and its directory) for fio's first run.
+  run_naslab >/dev/null
   for round in $(seq "$rounds"); do
-    # fio, naslab, fio: naslab is compared with the mean of the two fio runs around it,
-    # and fio's second run over its first shows how much the machine itself moved.
     read -r f1_iops f1_lat < <(run_fio)
-    run_naslab
+    read -r n1_iops n1_lat < <(run_naslab)
+    read -r n2_iops n2_lat < <(run_naslab)
     read -r f2_iops f2_lat < <(run_fio)
-    read -r f_iops f_lat ratio drift < <(python3 -c "
-a, b, n = $f1_iops, $f2_iops, $n_iops
-print('%.1f %.1f %.3f %.3f' % ((a + b) / 2, ($f1_lat + $f2_lat) / 2, n / ((a + b) / 2), b / a))")
-    printf '%-28s round %d: naslab %10.1f IOPS (mean %8.1f us)   fio %10.1f, %10.1f IOPS (mean %8.1f us)   ratio %s   fio/fio %s\n' \
-      "$cell" "$round" "$n_iops" "$n_lat" "$f1_iops" "$f2_iops" "$f_lat" "$ratio" "$drift"
-    echo "$cell $ratio $n_iops $f_iops $drift" >>"$summary"
+    read -r iops_ratio lat_ratio drift < <(python3 -c "
+n_iops, f_iops = ($n1_iops + $n2_iops) / 2, ($f1_iops + $f2_iops) / 2
+n_lat, f_lat = ($n1_lat + $n2_lat) / 2, ($f1_lat + $f2_lat) / 2
+print('%.3f %.3f %.3f' % (n_iops / f_iops, n_lat / f_lat, $f2_iops / $f1_iops))")
+    printf '%-28s round %d: naslab %9.1f %9.1f IOPS (mean %8.1f %8.1f us)   fio %9.1f %9.1f IOPS (mean %8.1f %8.1f us)   IOPS %s  latency %s  fio/fio %s\n' \
+      "$cell" "$round" "$n1_iops" "$n2_iops" "$n1_lat" "$n2_lat" "$f1_iops" "$f2_iops" "$f1_lat" "$f2_lat" \
+      "$iops_ratio" "$lat_ratio" "$drift"
+    echo "$cell $iops_ratio $lat_ratio $drift" >>"$summary"
   done
 done
 
@@ -104,17 +156,19 @@ python3 - "$summary" <<'EOF'
 import statistics, sys
 rows = {}
 for line in open(sys.argv[1]):
-    cell, ratio, n, f, drift = line.split()
-    rows.setdefault(cell, []).append((float(ratio), float(n), float(f), float(drift)))
-print("%-28s %7s %7s %7s %14s %14s  %-9s %s" % ("cell", "min", "median", "max", "naslab IOPS", "fio IOPS",
-                                              "goal", "fio/fio min..max"))
+    cell, iops, lat, drift = line.split()
+    rows.setdefault(cell, []).append((float(iops), float(lat), float(drift)))
+print("%-28s %-23s %-23s %-8s %s" % ("cell", "IOPS ratio min/med/max", "latency ratio min/med/max",
+                                    "goal", "fio/fio min..max"))
 for cell, r in rows.items():
-    ratios = [x[0] for x in r]
-    drift = [x[3] for x in r]
-    med = statistics.median(ratios)
-    print("%-28s %7.3f %7.3f %7.3f %14.1f %14.1f  %-9s %.3f..%.3f" % (
-        cell, min(ratios), med, max(ratios), statistics.median(x[1] for x in r),
-        statistics.median(x[2] for x in r), "met" if 0.95 <= med <= 1.05 else "NOT met",
-        min(drift), max(drift)))
+    def three(i):
+        v = [x[i] for x in r]
+        return "%.3f %.3f %.3f" % (min(v), statistics.median(v), max(v)), statistics.median(v)
+    iops, mi = three(0)
+    lat, ml = three(1)
+    met = 0.95 <= mi <= 1.05 and 0.95 <= ml <= 1.05
+    drift = [x[2] for x in r]
+    print("%-28s %-23s %-23s %-8s %.3f..%.3f" % (cell, iops, lat, "met" if met else "NOT met",
+                                                 min(drift), max(drift)))
 EOF
 "$bin" clean --target "$work/target" >/dev/null 2>&1
