@@ -69,7 +69,7 @@ cargo build --quiet -p naslab --features mpi
 (cd crates/report/ui && NASLAB_BIN="$PWD/../../../target/debug/naslab" node --test tests/)
 
 # ---- Fuzzing smoke test -------------------------------------------------------------
-# Each cargo-fuzz target (fuzz/README.md) runs for 60 s from its seed corpus; a crash
+# Each cargo-fuzz target (fuzz/README.md) runs for 25 s from its seed corpus; a crash
 # fails the script. cargo-fuzz is installed from crates.io when root and missing. It
 # uses a nightly toolchain when there is one, else the stable one with RUSTC_BOOTSTRAP=1
 # and no sanitizer.
@@ -93,11 +93,11 @@ else
   fuzz=(env RUSTC_BOOTSTRAP=1 cargo fuzz)
   sanitizer=none
 fi
-for target in trace_compile run_json target_url; do
+for target in trace_compile run_json target_url import_strace import_dbench import_fio import_procmon; do
   mkdir -p "fuzz/corpus/$target"
   log="$(mktemp)"
   if ! (cd fuzz && "${fuzz[@]}" run -O -s "$sanitizer" "$target" "corpus/$target" "seeds/$target" -- \
-      -max_total_time=60 -rss_limit_mb=2048 -print_final_stats=1) >"$log" 2>&1; then
+      -max_total_time=25 -rss_limit_mb=2048 -print_final_stats=1) >"$log" 2>&1; then
     tail -n 40 "$log" >&2
     echo "fuzzing $target failed or found a crash (its input is in fuzz/artifacts/$target)" >&2
     exit 1

@@ -69,6 +69,13 @@ pub fn read(
                 format!("the line does not end with the status the call must give (NT_STATUS_OK, ...): '{line}'"),
             ));
         }
+        // A status alone (after its time stamp) names no call.
+        if words.len() < 2 {
+            return Err(err.at(
+                n,
+                format!("the line has a status but no command before it: '{line}'"),
+            ));
+        }
         let cmd = words[0].clone();
         let args = &words[1..words.len() - 1];
         if status != "NT_STATUS_OK" {

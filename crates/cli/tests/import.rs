@@ -606,3 +606,25 @@ fn dbenchs_own_loadfile_imports_with_the_counts_its_lines_give() {
         assert_eq!(skipped(&said, why), n, "{why}\n{said}");
     }
 }
+
+/// A line holding a status and nothing else (found by fuzzing) is refused at its number
+/// instead of panicking.
+#[test]
+fn a_dbench_line_with_a_status_and_no_command_is_refused_at_its_line() {
+    let d = tempfile::tempdir().unwrap();
+    for body in [
+        "NT_STATUS_OK\n",
+        "0.000 Mkdir \"\\\\a\" NT_STATUS_OK\n0.001 NT_STATUS_OK\n",
+    ] {
+        let input = d.path().join("client.txt");
+        std::fs::write(&input, body).unwrap();
+        let err = run_err(
+            naslab()
+                .args(["import", "dbench"])
+                .arg(&input)
+                .arg("-o")
+                .arg(d.path().join("t.jsonl")),
+        );
+        assert!(err.contains("no command"), "{body}: {err}");
+    }
+}
