@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Multi-client jobs on this machine (naslab built with the `mpi` feature):
 #   1. start skew: how far apart the clients' first ops were issued, on the common time
-#      base (from the merged op records), and each client's clock offset and its
+#      base (from the merged op records, read back through `naslab records`, and as
+#      run.json's multi_client.start_skew says), and each client's clock offset and its
 #      uncertainty (from run.json), for 2 and 4 clients, ROUNDS times each;
 #   2. the file server over 4 clients: `fileserver -c 600 -f 1`, each client's wall time
 #      and peak RSS (GNU time), and the job's table.
@@ -14,7 +15,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 work=${1:-/var/tmp/naslab-bench-mpi}
 rounds=${ROUNDS:-3}
-for t in mpirun python3 zstd; do
+for t in mpirun python3; do
   command -v "$t" >/dev/null || { echo "$t is not installed (scripts/test.sh installs it)" >&2; exit 1; }
 done
 [ -x /usr/bin/time ] || { echo "GNU time is not installed: apt-get install time" >&2; exit 1; }
@@ -29,15 +30,17 @@ mkdir -p "$work"
 mpi=(mpirun --allow-run-as-root --oversubscribe --timeout 600)
 echo "machine: $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg)"
 
-# The skew of each workload of the run directory $1, and each client's clock.
+# The skew of each workload of the run directory $1, and each client's clock. The op
+# records are in naslab's binary encoding: `naslab records` writes them as JSON Lines.
 skew() {
-  python3 - "$1" <<'EOF'
+  python3 - "$1" "$bin" <<'EOF'
 import json, subprocess, sys, os
-run_dir = sys.argv[1]
+run_dir, naslab = sys.argv[1], sys.argv[2]
 run = json.load(open(os.path.join(run_dir, "run.json")))
+said = {(s["workload"], s["iteration"]): s for s in run["multi_client"].get("start_skew", [])}
 for w in run["workloads"]:
     it = w["iterations"][0]
-    text = subprocess.run(["zstd", "-dc", os.path.join(run_dir, it["records"])],
+    text = subprocess.run([naslab, "records", os.path.join(run_dir, it["records"])],
                           capture_output=True, text=True, check=True).stdout
     first = {}
     for line in text.splitlines():
@@ -45,7 +48,9 @@ for w in run["workloads"]:
         if r.get("type") == "op" and "issued_ns" in r:
             first.setdefault(r["client"], r["issued_ns"])
     v = sorted(first.values())
-    print(f"    {w['name']}: first ops of {len(v)} clients within {(v[-1] - v[0]) / 1e3:.1f} us")
+    s = said.get((w["name"], it["iteration"]))
+    also = f"; run.json: {s['skew_ns'] / 1e3:.1f} us of a {s['wall_ns'] / 1e6:.2f} ms phase" if s else ""
+    print(f"    {w['name']}: first ops of {len(v)} clients within {(v[-1] - v[0]) / 1e3:.1f} us{also}")
 for c in run["multi_client"]["clients"]:
     print(f"    client {c['rank']}: clock offset {c['clock_offset_ns']} ns +- {c['clock_uncertainty_ns']} ns, "
           f"woke {c['start_late_ns'] / 1e3:.1f} us after the start")

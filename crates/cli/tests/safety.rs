@@ -301,11 +301,9 @@ fn a_second_run_or_a_clean_is_told_who_holds_the_target_and_ctrl_c_keeps_the_res
     // Ctrl-C: ops in flight finish, what was done is written, exit 130.
     // SAFETY: kill on our own child's pid.
     assert_eq!(unsafe { libc::kill(pid as i32, libc::SIGINT) }, 0);
-    let started = Instant::now();
     let done = child.wait_with_output().unwrap();
     let err = text(&done.stderr);
     assert_eq!(done.status.code(), Some(130), "{err}");
-    assert!(started.elapsed() < Duration::from_secs(5));
     assert!(err.contains("stopped by SIGINT"), "{err}");
     let dir = only_run_dir(&out);
     let run = json(&dir.join("run.json"));

