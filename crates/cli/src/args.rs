@@ -14,9 +14,27 @@ use naslab_workload::synthetic::openloop::Arrivals;
 
 use crate::values::{self, Duration};
 
+/// The version, and whether this binary can be one client of a multi-client job.
+#[cfg(feature = "mpi")]
+const VERSION: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    " (with MPI: runs as one client of a multi-client job under mpirun)"
+);
+#[cfg(not(feature = "mpi"))]
+const VERSION: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    " (without MPI: built without the mpi feature, it cannot run as a client of a multi-client job)"
+);
+
+/// What `--help` says about multi-client jobs.
+#[cfg(feature = "mpi")]
+const MPI_NOTE: &str = "Multi-client jobs: this binary has MPI; `mpirun -n N naslab run ...` runs N clients as one job (docs/multi-client.md).";
+#[cfg(not(feature = "mpi"))]
+const MPI_NOTE: &str = "Multi-client jobs: this binary has no MPI (build it with `cargo build --release -p naslab --features mpi` to run under mpirun; docs/multi-client.md).";
+
 /// Measures NAS and file-system performance the way users feel it.
 #[derive(Parser, Debug)]
-#[command(name = "naslab", version, about, long_about = None)]
+#[command(name = "naslab", version = VERSION, about, long_about = None, after_help = MPI_NOTE)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
@@ -192,7 +210,9 @@ pub struct RunOpts {
     /// Also drop the whole page cache (/proc/sys/vm/drop_caches) before measuring; needs root.
     #[arg(long)]
     pub drop_all_caches: bool,
-    /// End each measured phase this long after its first op (e.g. 30s), skipping the rest.
+    /// End each measured phase this long after its first op (e.g. 30s), skipping the rest. In
+    /// a multi-client job (mpirun) it counts from the clients' common start, so every client
+    /// stops at the same moment.
     #[arg(long, value_name = "DURATION", value_parser = values::positive_duration)]
     pub time_limit: Option<Duration>,
     /// Where run directories are made.

@@ -778,3 +778,60 @@ fn a_run_json_from_before_failed_ops_were_kept_apart_still_loads_and_says_so() {
         "{table}"
     );
 }
+
+/// A binary built without MPI says so in `--version` and `--help`, and under an MPI
+/// launcher of several processes refuses to start, saying it has no MPI (rather than
+/// running alone and finding the target in use by its fellows).
+#[cfg(not(feature = "mpi"))]
+#[test]
+fn a_binary_without_mpi_says_so_and_refuses_to_run_under_mpirun() {
+    let out = run_ok(naslab().arg("--version"));
+    assert!(
+        text(&out.stdout).contains("without MPI"),
+        "{}",
+        text(&out.stdout)
+    );
+    let out = run_ok(naslab().arg("--help"));
+    assert!(text(&out.stdout).contains("this binary has no MPI"));
+    let d = tempfile::tempdir().unwrap();
+    for (var, value) in [("OMPI_COMM_WORLD_SIZE", "3"), ("PMIX_RANK", "1")] {
+        let out = naslab()
+            .env(var, value)
+            .args([
+                "run",
+                "--workload",
+                "PhotoAlbum",
+                "--scale",
+                "0.001",
+                "--target",
+            ])
+            .arg(d.path())
+            .arg("--out")
+            .arg(d.path().join("o"))
+            .output()
+            .unwrap();
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{var}: {err}");
+        assert!(err.contains("built without MPI"), "{var}: {err}");
+        assert!(
+            !d.path().join("naslab").exists(),
+            "{var}: it touched the target"
+        );
+    }
+    // A launcher's job of one process is no job: the run goes ahead.
+    run_ok(
+        naslab()
+            .env("OMPI_COMM_WORLD_SIZE", "1")
+            .args([
+                "run",
+                "--backend",
+                "null",
+                "--workload",
+                "PhotoAlbum",
+                "--scale",
+                "0.001",
+            ])
+            .arg("--out")
+            .arg(d.path().join("o")),
+    );
+}

@@ -10,7 +10,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::{Mutex, MutexGuard};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use common::{naslab, text};
 use naslab_results::{IterationResult, LatencyHistogram, RunResult, WorkloadResult};
@@ -309,20 +309,50 @@ fn four_clients_make_one_result_equal_to_four_single_runs() {
         for (op, h) in &latency {
             assert_eq!(a.op_stats[op].latency, h.summary(), "{} {op}", w.name);
         }
-        // Barrier start: the clients' first ops are issued together on the common time
-        // base. How close together is a benchmark (bench/mpi-clients.sh: microseconds
-        // with a CPU per client); this only checks, loosely, that the gate works.
+        // Barrier start: every client issued ops on the common time base. How close
+        // together their first ops were depends on the machine's load and on clients per
+        // CPU: it is a benchmark's figure (bench/mpi-clients.sh), printed here, never
+        // bounded. What is checked is that run.json reports it as the records show it.
+        assert_eq!(first_issue.len(), 4, "{first_issue:?}");
         let lo = first_issue.values().min().unwrap();
         let hi = first_issue.values().max().unwrap();
-        let skew = hi - lo;
-        let bound = 50_000_000;
+        let said: Vec<_> = multi
+            .start_skew
+            .iter()
+            .filter(|s| s.workload == w.name)
+            .collect();
+        assert_eq!(said.len(), 1, "{:?}", multi.start_skew);
+        assert_eq!(said[0].skew_ns, hi - lo, "{}", w.name);
+        assert_eq!(said[0].wall_ns, a.wall_ns, "{}", w.name);
+        let own_starts: Vec<u64> = clients.iter().map(|c| c.clock_start_ns).collect();
+        assert_eq!(
+            said[0].skew_ns,
+            own_starts.iter().max().unwrap() - own_starts.iter().min().unwrap()
+        );
+        assert_eq!(
+            said[0].aggregate_below_clients,
+            clients
+                .iter()
+                .all(|c| a.throughput_mb_s < c.throughput_mb_s),
+            "{}",
+            w.name
+        );
+        let warned = job.warnings.iter().any(|x| {
+            matches!(x, naslab_results::Warning::StartSkew { workload, .. } if *workload == w.name)
+        });
+        assert_eq!(
+            warned,
+            said[0].skew_ns as f64 > 0.01 * said[0].wall_ns as f64,
+            "{}: {:?}",
+            w.name,
+            job.warnings
+        );
         eprintln!(
             "{}: first ops issued at {:?} ns; start skew {:.1} µs",
             w.name,
             first_issue,
-            skew as f64 / 1e3,
+            (hi - lo) as f64 / 1e3,
         );
-        assert!(skew < bound, "start skew {skew} ns");
     }
     for c in &multi.clients {
         eprintln!(
@@ -346,6 +376,7 @@ fn four_clients_make_one_result_equal_to_four_single_runs() {
     }
     assert!(stdout.contains("4 clients"), "{stdout}");
     assert!(stdout.contains("slowest client"), "{stdout}");
+    assert!(stdout.contains("start skew (% phase)"), "{stdout}");
     eprintln!("four-client job took {:.1} s", took.as_secs_f64());
 }
 
@@ -364,7 +395,6 @@ fn a_client_that_cannot_write_its_target_stops_the_job() {
     let stderr = fails_naming_client_2(job, &run_args(&target.display().to_string(), &out_dir));
     let took = started.elapsed();
     assert!(stderr.contains("client-2"), "{stderr}");
-    assert!(took < Duration::from_secs(60), "took {took:?}");
     // Nothing was measured, so no run directory was left.
     assert!(run_json_files(&out_dir).is_empty());
     // The other clients got as far as their own directories, and no further: nothing
@@ -649,6 +679,17 @@ fn a_client_whose_disk_fills_mid_phase_stops_the_others_at_once() {
         "{:?}",
         job.aborted
     );
+    // The aggregate's iteration names the client whose own failure stopped it, with
+    // its own error, not a client it stopped.
+    let aggregate = &job.workloads[0].iterations[0];
+    assert!(
+        aggregate
+            .aborted
+            .as_deref()
+            .is_some_and(|a| a.starts_with("client 2 on") && !a.contains("stopped because")),
+        "{:?}",
+        aggregate.aborted
+    );
     let clients = client_iterations(&job, "FileCopyToNAS");
     let written: Vec<u64> = clients.iter().map(|c| c.bytes_written).collect();
     let planned = clients[0].ops_planned;
@@ -839,7 +880,6 @@ fn a_shared_file_set_that_cannot_be_prepared_stops_every_client() {
         stderr.contains("ENOSPC") || stderr.contains("full"),
         "{stderr}"
     );
-    assert!(took < Duration::from_secs(120), "took {took:?}");
     eprintln!("the job stopped {:.1} s after it began", took.as_secs_f64());
 }
 
@@ -857,9 +897,10 @@ fn a_first_client_failing_before_its_file_set_is_ready_stops_the_others() {
     args.push("--shared-files".into());
     // Client 0 (the first of the two programs) opens the shared target, then cannot
     // make its private directory (its TMPDIR does not exist), outside any iteration,
-    // and lets go of the target. Clients 1 to 3 wait for it to hold the target (at
-    // most a minute), then give up too. Every client casts the votes the others wait
-    // for, so the job ends; nobody waits for ever.
+    // and lets go of the target. Clients 1 to 3 hear that it held the target and join
+    // it (or, when it has let go already, find nobody holding it and give up after a
+    // minute). Every client casts the votes the others wait for, so the job ends;
+    // nobody waits for ever.
     let started = Instant::now();
     let out = Command::new(mpirun)
         .args(["--allow-run-as-root", "--oversubscribe", "--timeout", "600"])
@@ -877,7 +918,147 @@ fn a_first_client_failing_before_its_file_set_is_ready_stops_the_others() {
     assert!(!stderr.contains("panicked"), "{stderr}");
     // Client 0's own error (the merge's scratch directory cannot be made either).
     assert!(stderr.contains("/nonexistent/naslab-test"), "{stderr}");
-    assert!(took < Duration::from_secs(180), "took {took:?}");
     assert!(run_json_files(&out_dir).is_empty());
     eprintln!("the job ended {:.1} s after it began", took.as_secs_f64());
+}
+
+#[test]
+fn shared_files_on_a_target_client_0_cannot_take_end_the_job_at_once() {
+    let Some((mut job, _one_job)) = mpirun(3) else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let (target, out_dir) = (tmp.path().join("t"), tmp.path().join("o"));
+    // A `naslab` directory naslab did not make (no marker): client 0 refuses to take it.
+    std::fs::create_dir_all(target.join("naslab")).unwrap();
+    let mut args = run_args(&target.display().to_string(), &out_dir);
+    args[2] = "PhotoAlbum".into();
+    args.push("--shared-files".into());
+    let started = Instant::now();
+    let out = job.args(&args).output().unwrap();
+    let took = started.elapsed();
+    let stderr = text(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    // The others heard from client 0 that it could not take the target, rather than
+    // waiting a minute for a holder and giving up on their own (the job's error says
+    // what each said after client 0's own).
+    assert!(
+        stderr.contains("clients 1, 2: not started: client 0 could not take the shared target"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("within a minute"), "{stderr}");
+    // The job's error is client 0's own.
+    assert!(
+        stderr.contains(&format!("client 0 on {}", hostname())),
+        "{stderr}"
+    );
+    assert!(run_json_files(&out_dir).is_empty());
+    eprintln!("the job ended {:.1} s after it began", took.as_secs_f64());
+}
+
+#[test]
+fn version_and_help_say_the_binary_has_mpi() {
+    let out = common::run_ok(naslab().arg("--version"));
+    assert!(
+        text(&out.stdout).contains("(with MPI"),
+        "{}",
+        text(&out.stdout)
+    );
+    let out = common::run_ok(naslab().arg("--help"));
+    assert!(text(&out.stdout).contains("this binary has MPI"));
+}
+
+/// The private directories (`$TMPDIR/naslab-client-<rank>-<pid>-<host>-*`) in `tmp`.
+fn private_dirs(tmp: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(tmp)
+        .map(|d| {
+            d.flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|n| n.starts_with("naslab-client-"))
+                .collect()
+        })
+        .unwrap_or_default();
+    v.sort();
+    v
+}
+
+#[test]
+fn a_client_killed_outright_ends_the_job_and_the_next_job_removes_what_it_left() {
+    let Some((mut job, _one_job)) = mpirun(2) else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let private = tmp.path().join("tmp");
+    std::fs::create_dir_all(&private).unwrap();
+    let (target, out_dir) = (tmp.path().join("t"), tmp.path().join("o"));
+    std::fs::create_dir_all(&target).unwrap();
+    // A paced copy that lasts: each client has made its private directory long before
+    // it ends.
+    let child = job
+        .env("TMPDIR", &private)
+        .args(["run", "--workload", "FileCopyToNAS", "--scale", "0.01"])
+        .args(["--pace", "delay:20ms", "--target"])
+        .arg(&target)
+        .arg("--out")
+        .arg(&out_dir)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Both clients' directories (a wait, given up after ten minutes as mpirun's own).
+    let mut dirs = private_dirs(&private);
+    for _ in 0..60_000 {
+        if dirs.len() == 2 {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+        dirs = private_dirs(&private);
+    }
+    assert_eq!(dirs.len(), 2, "{dirs:?}");
+    let victim: i32 = dirs
+        .iter()
+        .find(|d| d.starts_with("naslab-client-1-"))
+        .and_then(|d| d.split('-').nth(3))
+        .and_then(|p| p.parse().ok())
+        .expect("client 1's directory names its process");
+    // SAFETY: a plain signal to a process of the job this test started.
+    assert_eq!(unsafe { libc::kill(victim, libc::SIGKILL) }, 0);
+    let out = child.wait_with_output().unwrap();
+    let stderr = text(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    // Nothing merged: the killed client's part is missing.
+    assert!(run_json_files(&out_dir).is_empty(), "{stderr}");
+    let left = private_dirs(&private);
+    eprintln!("left behind by the killed job: {left:?}\n{stderr}");
+    assert!(
+        left.iter().any(|d| d.starts_with("naslab-client-1-")),
+        "{left:?}"
+    );
+    // Once the killed job's processes are gone (mpirun may end before the clients it
+    // stopped have), the next job on this host removes what they left, and its own.
+    let pids: Vec<u32> = left
+        .iter()
+        .filter_map(|d| d.split('-').nth(3)?.parse().ok())
+        .collect();
+    for _ in 0..60_000 {
+        if pids
+            .iter()
+            .all(|p| !Path::new(&format!("/proc/{p}")).exists())
+        {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    let mut next = mpirun_command(2).expect("mpirun was found above");
+    std::fs::create_dir_all(tmp.path().join("t2")).unwrap();
+    common::run_ok(
+        next.env("TMPDIR", &private)
+            .args(["run", "--workload", "PhotoAlbum", "--scale", "0.002"])
+            .arg("--target")
+            .arg(tmp.path().join("t2"))
+            .arg("--out")
+            .arg(&out_dir),
+    );
+    assert_eq!(private_dirs(&private), Vec::<String>::new());
 }

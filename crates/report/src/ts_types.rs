@@ -49,6 +49,7 @@ fn declarations() -> Vec<Decl> {
         decl::<r::Device>(c),
         decl::<r::MultiClient>(c),
         decl::<r::ClientResult>(c),
+        decl::<r::StartSkew>(c),
         decl::<r::Environment>(c),
         decl::<r::TargetInfo>(c),
         decl::<r::CacheMode>(c),

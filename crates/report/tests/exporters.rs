@@ -162,6 +162,7 @@ fn a_multi_client_run_is_told_apart_from_a_single_client_one() {
                 ..Default::default()
             })
             .collect(),
+        ..Default::default()
     });
     let mut runs = Vec::new();
     for (name, run) in [("one", &single_run()), ("four", &job)] {

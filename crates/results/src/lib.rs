@@ -10,10 +10,10 @@ pub mod sweep;
 pub mod views;
 
 pub use histogram::{LatencyHistogram, LatencySummary, StreamLatency};
-pub use model::Device;
+pub use model::{duration_text, Device};
 pub use model::{
     CacheMode, Environment, IterationResult, OpStats, PrepareResult, RunOptions, RunResult,
     StreamResult, TargetInfo, Warning, WorkloadResult, SCHEMA_VERSION,
 };
-pub use model::{ClientResult, IterationLayout, LayoutSummary, MultiClient};
+pub use model::{ClientResult, IterationLayout, LayoutSummary, MultiClient, StartSkew};
 pub use verify::{Mismatch, MismatchKind, VerifySummary};

@@ -70,6 +70,30 @@ impl Device {
 pub struct MultiClient {
     /// One entry per client (MPI rank), in rank order.
     pub clients: Vec<ClientResult>,
+    /// How far apart the clients started each workload's measured phases, one entry per
+    /// iteration (empty in results written before this was kept).
+    #[serde(default)]
+    pub start_skew: Vec<StartSkew>,
+}
+
+/// How far apart the clients of a multi-client job started one measured phase, on the
+/// job's common time base, against how long the phase lasted.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, TS)]
+pub struct StartSkew {
+    pub workload: String,
+    /// 1-based, as in the workload's iterations.
+    pub iteration: u32,
+    /// The latest client's first issue minus the earliest's: the spread of the clients'
+    /// starts (each client wakes for the common start moment, some later than others on
+    /// a busy host), not the clocks' alignment, which is far finer.
+    pub skew_ns: u64,
+    /// The aggregate's measured phase: first client's first issue to last completion.
+    pub wall_ns: u64,
+    /// Whether the aggregate throughput came out below every client's own: the clients'
+    /// phases barely overlapped (a phase short against the skew), so the aggregate
+    /// measures the skew more than the target.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub aggregate_below_clients: bool,
 }
 
 /// One client of a multi-client run: where it ran, its clock and its own results.
@@ -423,6 +447,22 @@ pub enum Warning {
         queue_depth: u32,
         max_read: u64,
     },
+    /// A multi-client job's clients started a measured phase far apart against the
+    /// phase's length: the aggregate spans the skew too.
+    StartSkew {
+        workload: String,
+        skew_ns: u64,
+        wall_ns: u64,
+    },
+    /// A multi-client job's aggregate throughput came out below every client's own
+    /// (the clients' phases barely overlapped).
+    AggregateBelowClients {
+        workload: String,
+        /// Bytes per second, the aggregate's and the slowest client's.
+        aggregate_bytes_s: u64,
+        slowest_client_bytes_s: u64,
+        skew_ns: u64,
+    },
 }
 
 impl std::fmt::Display for Warning {
@@ -457,7 +497,41 @@ impl std::fmt::Display for Warning {
                 "{workload}: with reads of up to {max_read} bytes ({:.2} MB) a stream kept at most {in_flight} reads in flight, not the trace's queue depth of {queue_depth}, to bound its read buffers; split the reads into smaller ones to keep the full depth",
                 *max_read as f64 / 1e6
             ),
+            Warning::StartSkew {
+                workload,
+                skew_ns,
+                wall_ns,
+            } => write!(
+                f,
+                "{workload}: the clients started {} apart, {:.1} % of the {} measured phase, so the aggregate spans their skew too; give each client a CPU of its own (fewer clients per host) or a longer phase (a larger --scale)",
+                duration_text(*skew_ns),
+                *skew_ns as f64 * 100.0 / (*wall_ns).max(1) as f64,
+                duration_text(*wall_ns)
+            ),
+            Warning::AggregateBelowClients {
+                workload,
+                aggregate_bytes_s,
+                slowest_client_bytes_s,
+                skew_ns,
+            } => write!(
+                f,
+                "{workload}: the aggregate ({:.1} MB/s) is below every client's own figure (slowest {:.1} MB/s): the clients' phases barely overlapped (started {} apart), so it measures the start skew, not the target; use a longer phase (a larger --scale) or fewer clients per host",
+                *aggregate_bytes_s as f64 / 1e6,
+                *slowest_client_bytes_s as f64 / 1e6,
+                duration_text(*skew_ns)
+            ),
         }
+    }
+}
+
+/// A duration in the unit that suits it: µs below a millisecond, ms below a second.
+pub fn duration_text(ns: u64) -> String {
+    if ns < 1_000_000 {
+        format!("{:.1} µs", ns as f64 / 1e3)
+    } else if ns < 1_000_000_000 {
+        format!("{:.2} ms", ns as f64 / 1e6)
+    } else {
+        format!("{:.2} s", ns as f64 / 1e9)
     }
 }
 

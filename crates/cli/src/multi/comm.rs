@@ -21,6 +21,9 @@ const START_LEAD_NS: u64 = 100_000_000;
 const DATA_TAG: Tag = 0;
 /// What a failure notice carries (its tag and source say all).
 static NOTICE: u8 = 1;
+/// The tag of the first client's word on the shared target (`--shared-files`): above
+/// every failure notice's tag.
+const TARGET_TAG: Tag = 32_000;
 
 /// This process's place in the job, and what the current iteration has done so far.
 pub struct Client {
@@ -47,6 +50,9 @@ pub struct Client {
     pub caused: bool,
     /// Whether it has sent its results (the job's last step).
     pub finished: bool,
+    /// On client 0 with `--shared-files`: whether it has told the others if it holds
+    /// the shared target.
+    pub target_word_sent: bool,
     /// Where rank 0 makes the job's run directory (`--out`/`--label`).
     pub results_base: Option<std::path::PathBuf>,
     /// This client's own directory for spools and its records until they are sent.
@@ -86,6 +92,7 @@ pub fn init() -> Option<Guard> {
         start_late_ns: 0,
         caused: false,
         finished: false,
+        target_word_sent: false,
         results_base: None,
         private_dir: None,
     });
@@ -316,4 +323,35 @@ pub fn gather(parts: Vec<Vec<u8>>) -> Option<Vec<Vec<Vec<u8>>>> {
         all.push(got);
     }
     Some(all)
+}
+
+/// On client 0 with `--shared-files`: tells every other client, once, whether it holds
+/// the shared target (`taken`), so they join it at once or give up at once (never wait
+/// for a holder that will not come). Small messages: the sends do not wait for the
+/// others to receive.
+pub fn send_target_word(taken: bool) {
+    let due = with(|c| {
+        let due = c.shared && c.rank == 0 && !c.target_word_sent;
+        c.target_word_sent = true;
+        due.then_some(c.size)
+    })
+    .flatten();
+    let Some(size) = due else {
+        return;
+    };
+    let world = world();
+    for r in 1..size {
+        world
+            .process_at_rank(r as i32)
+            .send_with_tag(&u8::from(taken), TARGET_TAG);
+    }
+}
+
+/// On the other clients with `--shared-files`: waits for client 0's word; whether it
+/// holds the shared target.
+pub fn receive_target_word() -> bool {
+    let (word, _) = world()
+        .process_at_rank(0)
+        .receive_with_tag::<u8>(TARGET_TAG);
+    word != 0
 }

@@ -15,8 +15,11 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context};
 use naslab_results::{
     ClientResult, IterationLayout, IterationResult, LatencyHistogram, LatencySummary, MultiClient,
-    OpStats, PrepareResult, RunResult, StreamResult, WorkloadResult,
+    OpStats, PrepareResult, RunResult, StartSkew, StreamResult, Warning, WorkloadResult,
 };
+
+/// The start skew worth a warning: this share of the measured phase (1 %).
+const SKEW_WARN_SHARE: f64 = 0.01;
 use naslab_trace::{create_trace, open_trace, FileDecl, Measured, Op, Record, TraceReader};
 use serde::{Deserialize, Serialize};
 
@@ -59,6 +62,38 @@ pub fn failure_of(clients: &[Gathered]) -> Option<String> {
     ))
 }
 
+/// What the clients other than the one [`failure_of`] names said, grouped by reason
+/// (`\nclients 1, 2: not started: ...`), for a job that measured nothing; empty when they
+/// said nothing else.
+pub fn others_failures(clients: &[Gathered]) -> String {
+    let named = clients
+        .iter()
+        .find(|c| c.report.caused && c.report.failure.is_some())
+        .or_else(|| clients.iter().find(|c| c.report.failure.is_some()))
+        .map(|c| c.report.rank);
+    let mut by_reason: Vec<(&str, Vec<u32>)> = Vec::new();
+    for c in clients.iter().filter(|c| Some(c.report.rank) != named) {
+        let Some(why) = c.report.failure.as_deref() else {
+            continue;
+        };
+        match by_reason.iter_mut().find(|(w, _)| *w == why) {
+            Some((_, ranks)) => ranks.push(c.report.rank),
+            None => by_reason.push((why, vec![c.report.rank])),
+        }
+    }
+    let mut out = String::new();
+    for (why, ranks) in by_reason {
+        let list: Vec<String> = ranks.iter().map(|r| r.to_string()).collect();
+        let who = if ranks.len() == 1 {
+            "client"
+        } else {
+            "clients"
+        };
+        out.push_str(&format!("\n{who} {}: {why}", list.join(", ")));
+    }
+    out
+}
+
 /// Builds the job's one result from every client's, writing the merged op records into
 /// `run_dir`. `template` supplies what all clients share (options, target, environment
 /// of the first client that ran); `shared`: the clients shared one file set.
@@ -80,6 +115,7 @@ pub fn merge(
             }
         }
     }
+    let mut skews = Vec::new();
     for (name, source) in names {
         let per_client: Vec<(&Gathered, &WorkloadResult)> = clients
             .iter()
@@ -100,17 +136,30 @@ pub fn merge(
             .max()
             .unwrap_or(0);
         let mut merged = Vec::new();
+        let mut below_warned = false;
         for i in 0..iterations {
             let parts: Vec<(&Gathered, &IterationResult)> = per_client
                 .iter()
                 .filter_map(|(c, w)| w.iterations.get(i).map(|it| (*c, it)))
                 .collect();
-            merged.push(merge_iteration(&parts, run_dir, shared)?);
+            let it = merge_iteration(&parts, run_dir, shared)?;
+            let (skew, below) = start_skew(&name, &it, &parts);
+            skews.push(skew);
+            // One such warning per workload: its first iteration that fell below.
+            if !below_warned {
+                below_warned = below.is_some();
+                run.warnings.extend(below);
+            }
+            merged.push(it);
         }
         run.workloads
             .push(WorkloadResult::from_iterations(name, source, merged));
     }
-    let mut multi = MultiClient::default();
+    run.warnings.extend(skew_warnings(&skews));
+    let mut multi = MultiClient {
+        start_skew: skews,
+        ..MultiClient::default()
+    };
     for c in clients {
         let mut workloads = c
             .report
@@ -136,6 +185,63 @@ pub fn merge(
     }
     run.multi_client = Some(multi);
     Ok(run)
+}
+
+/// How far apart the clients began iteration `it` of `workload` (the spread of their
+/// first issues on the common time base, `parts` being each client's own iteration),
+/// and whether the aggregate fell below every client's own throughput.
+fn start_skew(
+    workload: &str,
+    it: &IterationResult,
+    parts: &[(&Gathered, &IterationResult)],
+) -> (StartSkew, Option<Warning>) {
+    let starts = parts.iter().map(|(_, p)| p.clock_start_ns);
+    let skew_ns = match (starts.clone().min(), starts.max()) {
+        (Some(lo), Some(hi)) => hi - lo,
+        _ => 0,
+    };
+    let slowest = parts
+        .iter()
+        .map(|(_, p)| p.throughput_mb_s)
+        .fold(f64::INFINITY, f64::min);
+    let below = parts.len() > 1 && it.throughput_mb_s > 0.0 && it.throughput_mb_s < slowest;
+    let skew = StartSkew {
+        workload: workload.to_string(),
+        iteration: it.iteration,
+        skew_ns,
+        wall_ns: it.wall_ns,
+        aggregate_below_clients: below,
+    };
+    let warning = below.then(|| Warning::AggregateBelowClients {
+        workload: workload.to_string(),
+        aggregate_bytes_s: (it.throughput_mb_s * 1e6).round() as u64,
+        slowest_client_bytes_s: (slowest * 1e6).round() as u64,
+        skew_ns,
+    });
+    (skew, warning)
+}
+
+/// One warning per workload whose clients started far apart against its phase (the
+/// worst iteration's), and one per workload whose aggregate fell below every client's.
+fn skew_warnings(skews: &[StartSkew]) -> Vec<Warning> {
+    let mut out = Vec::new();
+    let mut workloads: Vec<&str> = skews.iter().map(|s| s.workload.as_str()).collect();
+    workloads.dedup();
+    for w in workloads {
+        let of = || skews.iter().filter(move |s| s.workload == w);
+        let worst = of().max_by(|a, b| {
+            let share = |s: &StartSkew| s.skew_ns as f64 / s.wall_ns.max(1) as f64;
+            share(a).total_cmp(&share(b))
+        });
+        if let Some(s) = worst.filter(|s| s.skew_ns as f64 > SKEW_WARN_SHARE * s.wall_ns as f64) {
+            out.push(Warning::StartSkew {
+                workload: w.to_string(),
+                skew_ns: s.skew_ns,
+                wall_ns: s.wall_ns,
+            });
+        }
+    }
+    out
 }
 
 /// What one pass over the clients' records yields besides the merged file.
@@ -179,6 +285,7 @@ fn merge_iteration(
     };
     let mut stream_base = 0u32;
     let mut bases = Vec::new();
+    let mut aborted_by_own = false;
     for (c, it) in parts {
         r.bytes_read += it.bytes_read;
         r.bytes_written += it.bytes_written;
@@ -190,11 +297,17 @@ fn merge_iteration(
         r.prepare.dirs += it.prepare.dirs;
         r.prepare.bytes += it.prepare.bytes;
         r.prepare.wall_ns = r.prepare.wall_ns.max(it.prepare.wall_ns);
-        if r.aborted.is_none() {
-            r.aborted = it
-                .aborted
-                .as_ref()
-                .map(|why| format!("client {} on {}: {why}", c.report.rank, c.report.host));
+        // The iteration stopped early for the client whose failure it was; the others'
+        // "stopped because client N failed" only follows from it.
+        let own = c.report.caused && it.aborted.is_some();
+        if r.aborted.is_none() || (own && !aborted_by_own) {
+            if let Some(why) = &it.aborted {
+                r.aborted = Some(format!(
+                    "client {} on {}: {why}",
+                    c.report.rank, c.report.host
+                ));
+                aborted_by_own = own;
+            }
         }
         for s in &it.streams {
             r.streams.push(StreamResult {
@@ -434,4 +547,86 @@ fn merge_records(
         failed,
         lag,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn client(rank: u32) -> Gathered {
+        Gathered {
+            report: ClientReport {
+                rank,
+                host: "h".into(),
+                run: None,
+                failure: None,
+                caused: false,
+                start_late_ns: 0,
+                records: Vec::new(),
+            },
+            records: HashMap::new(),
+            clock: (0, 0),
+        }
+    }
+
+    fn part(start: u64, wall: u64, mb_s: f64) -> IterationResult {
+        IterationResult {
+            iteration: 1,
+            clock_start_ns: start,
+            wall_ns: wall,
+            throughput_mb_s: mb_s,
+            ..IterationResult::default()
+        }
+    }
+
+    #[test]
+    fn a_start_skew_large_against_a_short_phase_is_measured_flagged_and_warned() {
+        // Two clients of 0.2 ms phases, the second started 1.87 ms late: the aggregate
+        // (their bytes over 2.07 ms) falls below both clients' own figures.
+        let (a, b) = (client(0), client(1));
+        let (pa, pb) = (part(0, 200_000, 570.9), part(1_870_000, 200_000, 789.0));
+        let parts = [(&a, &pa), (&b, &pb)];
+        let merged = IterationResult {
+            iteration: 1,
+            wall_ns: 2_070_000,
+            throughput_mb_s: 128.5,
+            ..IterationResult::default()
+        };
+        let (skew, warning) = start_skew("iozone", &merged, &parts);
+        assert_eq!(skew.skew_ns, 1_870_000);
+        assert_eq!(skew.wall_ns, 2_070_000);
+        assert!(skew.aggregate_below_clients);
+        assert!(matches!(
+            warning,
+            Some(Warning::AggregateBelowClients {
+                aggregate_bytes_s: 128_500_000,
+                slowest_client_bytes_s: 570_900_000,
+                ..
+            })
+        ));
+        assert!(matches!(
+            skew_warnings(&[skew])[..],
+            [Warning::StartSkew {
+                skew_ns: 1_870_000,
+                ..
+            }]
+        ));
+        // A skew of 0.5 % of a long phase, with an aggregate above each client's: no flag,
+        // no warning.
+        let (pa, pb) = (
+            part(0, 1_000_000_000, 100.0),
+            part(5_000_000, 1_000_000_000, 100.0),
+        );
+        let parts = [(&a, &pa), (&b, &pb)];
+        let merged = IterationResult {
+            iteration: 1,
+            wall_ns: 1_005_000_000,
+            throughput_mb_s: 199.0,
+            ..IterationResult::default()
+        };
+        let (skew, warning) = start_skew("long", &merged, &parts);
+        assert_eq!(skew.skew_ns, 5_000_000);
+        assert!(!skew.aggregate_below_clients && warning.is_none());
+        assert!(skew_warnings(&[skew]).is_empty());
+    }
 }

@@ -6,6 +6,10 @@
 
 #[cfg(feature = "mpi")]
 mod comm;
+#[cfg_attr(feature = "mpi", allow(dead_code))]
+mod launcher;
+#[cfg_attr(not(feature = "mpi"), allow(dead_code))]
+mod leftovers;
 #[cfg_attr(not(feature = "mpi"), allow(dead_code))]
 mod merge;
 #[cfg_attr(not(feature = "mpi"), allow(dead_code))]
@@ -30,7 +34,17 @@ mod disabled {
     /// Nothing to keep alive without MPI.
     pub struct Guard;
 
+    /// Without MPI there is no job to join: under an MPI launcher of several processes,
+    /// each would run alone on the same target (and all but one find it in use), so this
+    /// says what is missing and exits.
     pub fn init() -> Option<Guard> {
+        if let Some((launcher, size)) = super::launcher::several_processes() {
+            let n = size.map_or_else(|| "several".to_string(), |n| n.to_string());
+            eprintln!(
+                "error: this naslab was built without MPI (the mpi feature), but {launcher} started {n} of it: it cannot be one client of a multi-client job. Build it with `cargo build --release -p naslab --features mpi` (OpenMPI's libmpi and headers needed, see docs/multi-client.md) and start that binary under mpirun, or start this one without mpirun"
+            );
+            std::process::exit(2);
+        }
         None
     }
     pub fn end(_guard: Option<Guard>) {}
@@ -50,6 +64,10 @@ mod disabled {
         None
     }
     pub fn share_files(_shared: bool) {}
+    pub fn shared_target_taken() {}
+    pub fn await_shared_target() -> anyhow::Result<()> {
+        Ok(())
+    }
     pub fn after_iteration(
         outcome: Result<IterationResult, RunError>,
     ) -> Result<IterationResult, RunError> {
@@ -79,7 +97,7 @@ mod enabled {
     use naslab_results::{IterationResult, RunResult};
 
     use super::comm::{self, with};
-    use super::merge::{failure_of, merge, ClientReport, Gathered};
+    use super::merge::{failure_of, merge, others_failures, ClientReport, Gathered};
     use crate::args::RunOpts;
 
     pub use super::comm::init;
@@ -106,6 +124,26 @@ mod enabled {
         with(|c| c.shared = shared);
     }
 
+    /// On client 0 with `--shared-files`, once it holds the shared target: tells the
+    /// others to join it.
+    pub fn shared_target_taken() {
+        if with(|c| c.shared && c.rank == 0).unwrap_or(false) {
+            comm::send_target_word(true);
+        }
+    }
+
+    /// On the other clients with `--shared-files`, before they join the shared target:
+    /// waits for client 0 to say it holds it, and fails at once when it could not.
+    pub fn await_shared_target() -> anyhow::Result<()> {
+        if !with(|c| c.shared && c.rank != 0).unwrap_or(false) {
+            return Ok(());
+        }
+        if !comm::receive_target_word() {
+            bail!("not started: client 0 could not take the shared target (--shared-files), so there is no file set to join; its own error says why");
+        }
+        Ok(())
+    }
+
     /// This client's rank and the job's number of clients; `None` outside a job.
     pub fn rank_and_size() -> Option<(u32, u32)> {
         with(|c| (c.rank, c.size))
@@ -121,8 +159,9 @@ mod enabled {
             bail!("a multi-client run merges every client's op records into one result; leave out --no-records");
         }
         let rank = with(|c| c.rank).unwrap_or(0);
+        super::leftovers::remove_dead_clients_dirs(&std::env::temp_dir());
         let dir = tempfile::Builder::new()
-            .prefix(&format!("naslab-client-{rank}-"))
+            .prefix(&super::leftovers::private_dir_prefix(rank))
             .tempdir()
             .context("cannot make a private directory for this client's spools")?
             .keep();
@@ -203,6 +242,9 @@ mod enabled {
         if finished {
             return result;
         }
+        // Client 0 that never held the shared target says so, so the others stop
+        // waiting for it.
+        comm::send_target_word(false);
         let why = match &result {
             Ok(()) => "ended without results".to_string(),
             Err(e) => format!("{e:#}"),
@@ -319,7 +361,7 @@ mod enabled {
             if private.is_none() {
                 let _ = std::fs::remove_dir_all(&scratch);
             }
-            bail!("{why}");
+            bail!("{why}{}", others_failures(&clients));
         };
         let template = clients
             .iter()

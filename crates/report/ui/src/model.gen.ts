@@ -51,7 +51,12 @@ export type MultiClient = {
 /**
  * One entry per client (MPI rank), in rank order.
  */
-clients: Array<ClientResult>, };
+clients: Array<ClientResult>, 
+/**
+ * How far apart the clients started each workload's measured phases, one entry per
+ * iteration (empty in results written before this was kept).
+ */
+start_skew: Array<StartSkew>, };
 
 export type ClientResult = { 
 /**
@@ -82,6 +87,28 @@ workloads: Array<WorkloadResult>,
  * Set when this client stopped early, or could not run: why.
  */
 aborted?: string | null, };
+
+export type StartSkew = { workload: string, 
+/**
+ * 1-based, as in the workload's iterations.
+ */
+iteration: number, 
+/**
+ * The latest client's first issue minus the earliest's: the spread of the clients'
+ * starts (each client wakes for the common start moment, some later than others on
+ * a busy host), not the clocks' alignment, which is far finer.
+ */
+skew_ns: number, 
+/**
+ * The aggregate's measured phase: first client's first issue to last completion.
+ */
+wall_ns: number, 
+/**
+ * Whether the aggregate throughput came out below every client's own: the clients'
+ * phases barely overlapped (a phase short against the skew), so the aggregate
+ * measures the skew more than the target.
+ */
+aggregate_below_clients?: boolean, };
 
 export type Environment = { host: string, kernel: string, os: string, cpu: string, cpus: number, memory_bytes: number, };
 
@@ -263,7 +290,11 @@ stream: number, ops: number, bytes: number,
  */
 done_ns: number, };
 
-export type Warning = { "kind": "fits_in_client_cache", workload: string, data_bytes: number, memory_bytes: number, } | { "kind": "unaligned_direct", workload: string, ops: number, } | { "kind": "pacing_lag", workload: string, p99_ns: number, } | { "kind": "reads_in_flight_bound", workload: string, in_flight: number, queue_depth: number, max_read: number, };
+export type Warning = { "kind": "fits_in_client_cache", workload: string, data_bytes: number, memory_bytes: number, } | { "kind": "unaligned_direct", workload: string, ops: number, } | { "kind": "pacing_lag", workload: string, p99_ns: number, } | { "kind": "reads_in_flight_bound", workload: string, in_flight: number, queue_depth: number, max_read: number, } | { "kind": "start_skew", workload: string, skew_ns: number, wall_ns: number, } | { "kind": "aggregate_below_clients", workload: string, 
+/**
+ * Bytes per second, the aggregate's and the slowest client's.
+ */
+aggregate_bytes_s: number, slowest_client_bytes_s: number, skew_ns: number, };
 
 export type LatencySummary = { count: number, avg_ns: number, stddev_ns: number, min_ns: number, p50_ns: number, p90_ns: number, p99_ns: number, p999_ns: number, max_ns: number, };
 

@@ -51,7 +51,13 @@ pub(super) fn open_target(
         },
         profile: opts.client_profile.unwrap_or_default(),
     };
+    if request.join {
+        crate::multi::await_shared_target()?;
+    }
     let mut opened = naslab_engine::backend::open(&request, &crate::cmd::protocol::smb_password)?;
+    if opts.shared_files {
+        crate::multi::shared_target_taken();
+    }
     if opened.protocol.is_some() {
         extra.insert("io_timeout".to_string(), opts.io_timeout.to_string());
     }
