@@ -39,6 +39,25 @@ impl Format {
             Format::Procmon => "procmon",
         }
     }
+
+    /// The program that writes this format's files, for messages.
+    fn writer(self) -> &'static str {
+        match self {
+            Format::Strace => "strace (strace -f -ttt -T -yy -s 4096 -o LOG ...)",
+            Format::Dbench => "the loadfile's maker",
+            Format::FioIolog => "fio (write_iolog=)",
+            Format::Procmon => "Process Monitor (File > Save > CSV)",
+        }
+    }
+
+    /// What to try when every line of the input was left out.
+    fn hint_when_nothing_kept(self) -> &'static str {
+        match self {
+            Format::Strace | Format::FioIolog => "; check --root: only files under it are kept",
+            Format::Procmon => "; check --process and --windows-root",
+            Format::Dbench => "",
+        }
+    }
 }
 
 /// Options the importers share or need.
@@ -67,6 +86,14 @@ pub fn import(
         path: input.to_path_buf(),
         source: e,
     })?;
+    let empty = file.metadata().is_ok_and(|m| m.is_file() && m.len() == 0);
+    if empty {
+        return Err(ImportError::Usage(format!(
+            "'{}' is empty: there is nothing to import; check that {} wrote to this file and that it had finished",
+            input.display(),
+            format.writer()
+        )));
+    }
     let reader: Box<dyn BufRead> = Box::new(std::io::BufReader::with_capacity(1 << 20, file));
     let generator = format!("naslab import {} {}", format.name(), input.display());
     let mut b = Builder::new(&opts.workload, &generator)?;
@@ -85,5 +112,27 @@ pub fn import(
         Format::FioIolog => fio::read(input, reader, opts.root.as_deref(), &mut b)?,
         Format::Procmon => procmon::read(input, reader, opts, &mut b)?,
     }
-    b.finish(output)
+    let summary = b.finish(output)?;
+    if summary.total_ops() == 0 {
+        let _ = std::fs::remove_file(output);
+        let left_out: Vec<String> = summary
+            .skipped
+            .iter()
+            .map(|(why, n)| format!("{n} {why}"))
+            .collect();
+        return Err(ImportError::Usage(format!(
+            "'{}' holds no file operations naslab can replay, so no trace was written{}",
+            input.display(),
+            if left_out.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    " (left out: {}){}",
+                    left_out.join(", "),
+                    format.hint_when_nothing_kept()
+                )
+            }
+        )));
+    }
+    Ok(summary)
 }

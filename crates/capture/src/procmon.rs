@@ -74,6 +74,9 @@ pub fn read(
     // Directories each stream is listing: a listing is a run of QueryDirectory calls,
     // one readdir, until the directory is opened again or closed.
     let mut listing: std::collections::HashSet<(u64, u32)> = std::collections::HashSet::new();
+    // Windows paths are case-insensitive: each path takes the spelling it was first seen
+    // with, so `Sub Folder` and `SUB FOLDER` are one entry.
+    let mut spelling = Spelling::default();
     let mut day_us = 0u64;
     let mut last_us = 0u64;
     const NOT_UTF8: &str = "; export the CSV again (Process Monitor writes UTF-8)";
@@ -156,6 +159,7 @@ pub fn read(
             b.skip(OUTSIDE);
             continue;
         };
+        let rel = spelling.first_seen(&rel);
         if rel.is_empty() {
             b.skip("events on the Windows root itself");
             continue;
@@ -174,9 +178,7 @@ pub fn read(
         match op.as_str() {
             "CreateFile" => {
                 let access = d("Desired Access");
-                let is_dir = d("Options")
-                    .split(", ")
-                    .any(|o| o.trim() == "Directory File");
+                let is_dir = is_directory_open(d("Options"));
                 let result = d("OpenResult");
                 let created = result == "Created";
                 let presence = if created {
@@ -281,6 +283,7 @@ pub fn read(
                     b.skip("renames out of the Windows root");
                     continue;
                 };
+                let to = spelling.first_seen(&to);
                 let kind = b.kind_of(&rel).unwrap_or(FileKind::File);
                 let Some(from) = b.file(&rel, kind, Presence::Existing) else {
                     continue;
@@ -310,6 +313,49 @@ pub fn read(
         ));
     }
     Ok(())
+}
+
+/// Whether a CreateFile's Options name a directory: Process Monitor writes the
+/// NtCreateFile option `Directory File` in some versions and `Directory` in others
+/// (`Options: Directory, Synchronous IO Non-Alert`); `Non-Directory File` is a file.
+fn is_directory_open(options: &str) -> bool {
+    options
+        .split(',')
+        .any(|o| matches!(o.trim(), "Directory File" | "Directory"))
+}
+
+/// The spelling each path (and each of its parents) was first seen with, by its
+/// case-folded form: Windows file names are case-insensitive, a trace's are not.
+#[derive(Default)]
+struct Spelling {
+    first: HashMap<String, String>,
+}
+
+impl Spelling {
+    /// `rel` (`/`-separated) with every leading part spelled as first seen.
+    fn first_seen(&mut self, rel: &str) -> String {
+        let mut folded = String::new();
+        let mut spelled = String::new();
+        for part in rel.split('/') {
+            if !folded.is_empty() {
+                folded.push('/');
+            }
+            folded.push_str(&part.to_lowercase());
+            let parent = std::mem::take(&mut spelled);
+            spelled = self
+                .first
+                .entry(folded.clone())
+                .or_insert_with(|| {
+                    if parent.is_empty() {
+                        part.to_string()
+                    } else {
+                        format!("{parent}/{part}")
+                    }
+                })
+                .clone();
+        }
+        spelled
+    }
 }
 
 /// A Windows path as a path relative to the root (`None` when outside it). Without a
@@ -461,5 +507,26 @@ mod tests {
         );
         assert_eq!(map_path(r"C:\Workshop\a.doc", Some(r"c:\work")), None);
         assert_eq!(map_path(r"D:\a\b", None).as_deref(), Some("a/b"));
+    }
+
+    #[test]
+    fn directory_opens_are_told_by_either_spelling_of_the_option() {
+        let d = details("Desired Access: Read Data/List Directory, Disposition: Open, Options: Directory, Synchronous IO Non-Alert, Attributes: n/a, OpenResult: Opened");
+        assert!(is_directory_open(&d["Options"]));
+        let d = details(
+            "Desired Access: Read Data/List Directory, Options: Directory File, Attributes: n/a",
+        );
+        assert!(is_directory_open(&d["Options"]));
+        let d = details("Desired Access: Generic Read, Options: Synchronous IO Non-Alert, Non-Directory File, OpenResult: Opened");
+        assert!(!is_directory_open(&d["Options"]));
+    }
+
+    #[test]
+    fn paths_differing_only_in_case_are_one_path_spelled_as_first_seen() {
+        let mut s = Spelling::default();
+        assert_eq!(s.first_seen("Sub Folder"), "Sub Folder");
+        assert_eq!(s.first_seen("SUB FOLDER/a.TXT"), "Sub Folder/a.TXT");
+        assert_eq!(s.first_seen("sub folder/A.txt"), "Sub Folder/a.TXT");
+        assert_eq!(s.first_seen("Other/x"), "Other/x");
     }
 }
