@@ -1126,7 +1126,6 @@ fn a_stop_from_outside_ends_a_paced_wait_and_keeps_what_was_done() {
         std::thread::sleep(std::time::Duration::from_millis(200));
         CANCEL.store(true, std::sync::atomic::Ordering::SeqCst);
     });
-    let started = std::time::Instant::now();
     let out = replay(
         &plan,
         &target,
@@ -1138,13 +1137,10 @@ fn a_stop_from_outside_ends_a_paced_wait_and_keeps_what_was_done() {
     )
     .unwrap();
     setter.join().unwrap();
-    let waited = started.elapsed();
+    // The op an hour on was never issued: the stop ended the wait (had it not, the
+    // wait would have run its hour and issued it).
     assert_eq!(out.streams[0].ops, 1);
     assert!(out.fatal().is_none());
-    assert!(
-        waited < std::time::Duration::from_secs(5),
-        "the stop was seen after {waited:?}"
-    );
 }
 
 #[test]
@@ -1187,16 +1183,12 @@ fn the_time_limit_ends_a_paced_wait_of_a_queued_replay_on_time() {
         time_limit_ns: Some(1_000_000_000),
         ..ReplayOptions::default()
     };
-    let started = std::time::Instant::now();
     let r = run_with(&plan, &target, CacheMode::Keep, spool.path(), None, replay).unwrap();
-    let took = started.elapsed();
     assert!(r.time_limited);
     assert_eq!(r.errors, 0, "{:?}", r.op_stats);
     // The open and the 200 reads due in the first 200 ms ran; nothing an hour on did.
     assert_eq!(r.op("read").map_or(0, |s| s.count), 200, "{:?}", r.op_stats);
     assert_eq!(r.op("write").map_or(0, |s| s.count), 0, "{:?}", r.op_stats);
-    // Preparation (an 8 MiB file) plus a one-second limit, not an hour.
-    assert!(took.as_secs() < 60, "the run took {took:?}");
 }
 
 #[test]
