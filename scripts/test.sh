@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 need=()
 # mkfs.*, filefrag and losetup live in the sbin directories.
 export PATH="$PATH:/usr/local/sbin:/usr/sbin:/sbin"
-for tool in strace:strace zstd:zstd fio:fio python3:python3 tar:tar dbench:dbench filefrag:e2fsprogs mkfs.xfs:xfsprogs mkfs.btrfs:btrfs-progs losetup:mount smbd:samba smbclient:smbclient ganesha.nfsd:nfs-ganesha rpcbind:rpcbind nfs-cp:libnfs-utils chromium:chromium node:nodejs npm:npm; do
+for tool in strace:strace git:git zstd:zstd fio:fio python3:python3 tar:tar dbench:dbench filefrag:e2fsprogs mkfs.xfs:xfsprogs mkfs.btrfs:btrfs-progs losetup:mount smbd:samba smbclient:smbclient ganesha.nfsd:nfs-ganesha rpcbind:rpcbind nfs-cp:libnfs-utils chromium:chromium node:nodejs npm:npm; do
   command -v "${tool%%:*}" >/dev/null 2>&1 || need+=("${tool#*:}")
 done
 # Multi-client runs (the `mpi` feature): OpenMPI, its headers, and libclang for bindings.

@@ -34,7 +34,7 @@ fuzz_target!(|data: &[u8]| {
             counted += 1;
             assert!(op.file < files, "op names entry {} of {files}", op.file);
             assert!(op.to == u32::MAX || op.to < files);
-            assert!(op.kind != OpKind::Rename || op.to != u32::MAX);
+            assert!(!op.kind.needs_to() || op.to != u32::MAX);
             if matches!(op.kind, OpKind::Read | OpKind::Write | OpKind::Fallocate) {
                 assert!(op.len <= MAX_OP_BYTES);
             }

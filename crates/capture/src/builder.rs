@@ -621,6 +621,35 @@ impl Builder {
         self.emit(key, t_us, op)
     }
 
+    /// A hard link: `to` becomes a second name of the file `file` (both files).
+    pub fn link(&mut self, key: u64, t_us: u64, file: u32, to: u32) -> Result<(), ImportError> {
+        let size = self.entry(file).size_now;
+        let t = self.entry_mut(to);
+        t.exists_now = true;
+        t.size_now = size;
+        t.modified = true;
+        let mut op = Op::new(0, t_us, OpKind::Link, file);
+        op.to = Some(to);
+        self.emit(key, t_us, op)
+    }
+
+    /// A symbolic link at `link` naming `target` (both of `target`'s kind).
+    pub fn symlink(
+        &mut self,
+        key: u64,
+        t_us: u64,
+        target: u32,
+        link: u32,
+    ) -> Result<(), ImportError> {
+        let l = self.entry_mut(link);
+        l.exists_now = true;
+        l.size_now = 0;
+        l.modified = true;
+        let mut op = Op::new(0, t_us, OpKind::Symlink, target);
+        op.to = Some(link);
+        self.emit(key, t_us, op)
+    }
+
     /// `from` no longer exists; `to` does, `size` bytes long.
     fn move_state(&mut self, from: u32, to: u32, size: u64) {
         let f = self.entry_mut(from);

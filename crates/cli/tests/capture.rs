@@ -541,3 +541,159 @@ os.rmdir(p("B", "deep"))
     assert_eq!(it["errors"], 0, "{it}");
     assert_eq!(it["op_stats"]["read"]["bytes"], 6000 + 3000, "{it}");
 }
+
+#[test]
+fn hard_and_symbolic_links_are_captured_and_replayed_inside_the_workload_directory() {
+    use std::os::unix::fs::MetadataExt;
+    let d = tempfile::tempdir().unwrap();
+    let root = d.path().join("root");
+    std::fs::create_dir_all(root.join("sub")).unwrap();
+    std::fs::write(root.join("a"), vec![7u8; 3000]).unwrap();
+    let trace = d.path().join("Links.jsonl");
+    capture(
+        &root,
+        &trace,
+        &[
+            "sh",
+            "-c",
+            "ln a b && cat b > c && ln -s a s && cat s > e && ln -s ../a sub/l && cat sub/l > f",
+        ],
+        &root,
+    );
+    let t = read_trace(&trace);
+    let ops: Vec<_> = t.streams.values().flatten().cloned().collect();
+    for want in [
+        op(OpKind::Link, "a -> b", 0, 0),
+        op(OpKind::Symlink, "a -> s", 0, 0),
+        op(OpKind::Symlink, "a -> sub/l", 0, 0),
+    ] {
+        assert!(ops.contains(&want), "{want:?} in {ops:#?}");
+    }
+    // The reads through the hard link are of its own name; those through the symbolic
+    // links are of the file they name (the path strace decoded for the descriptor).
+    let opened = ops_of(&t, OpKind::Open);
+    for (path, times) in [("b", 1), ("a", 2), ("s", 0), ("sub/l", 0)] {
+        let n = opened.iter().filter(|p| *p == path).count();
+        assert_eq!(n, times, "opens of {path}: {opened:?}");
+    }
+    let target = d.path().join("target");
+    std::fs::create_dir(&target).unwrap();
+    let res = run_ok(
+        naslab()
+            .arg("run")
+            .arg(&trace)
+            .args(["--json", "--pace", "original", "--target"])
+            .arg(&target)
+            .arg("--out")
+            .arg(d.path().join("results")),
+    );
+    let run: serde_json::Value = serde_json::from_slice(&res.stdout).unwrap();
+    let it = &run["workloads"][0]["iterations"][0];
+    assert_eq!(it["errors"], 0, "{it}");
+    assert_eq!(it["op_stats"]["link"]["count"], 1, "{it}");
+    assert_eq!(it["op_stats"]["symlink"]["count"], 2, "{it}");
+    // The links it made: inside the workload directory, naming what the program's did.
+    let wd = target.join("naslab/Links");
+    let (a, b) = (
+        std::fs::metadata(wd.join("a")).unwrap(),
+        std::fs::metadata(wd.join("b")).unwrap(),
+    );
+    assert_eq!(a.ino(), b.ino());
+    assert_eq!(std::fs::read_link(wd.join("s")).unwrap(), Path::new("a"));
+    assert_eq!(
+        std::fs::read_link(wd.join("sub/l")).unwrap(),
+        Path::new("../a")
+    );
+}
+
+/// Runs `trace` on a fresh target under `pace` and returns its first iteration, with
+/// failed ops allowed (the caller says which failures it accepts).
+fn replay_iteration(trace: &Path, dir: &Path, pace: &str) -> serde_json::Value {
+    let target = dir.join(format!("target-{pace}"));
+    std::fs::create_dir(&target).unwrap();
+    let res = naslab()
+        .arg("run")
+        .arg(trace)
+        .args(["--json", "--tolerate-errors", "--pace", pace, "--target"])
+        .arg(&target)
+        .arg("--out")
+        .arg(dir.join(format!("results-{pace}")))
+        .output()
+        .unwrap();
+    assert!(res.status.success(), "{}", text(&res.stderr));
+    let run: serde_json::Value = serde_json::from_slice(&res.stdout).unwrap();
+    run["workloads"][0]["iterations"][0].clone()
+}
+
+/// The ops of an iteration that failed for a reason hard links can cause: the link
+/// itself failing otherwise than by a missing file, or a file refused for its names.
+fn link_failures(it: &serde_json::Value) -> Vec<String> {
+    let mut failed = Vec::new();
+    for (op, stats) in it["op_stats"].as_object().unwrap() {
+        for (errno, n) in stats["errors_by_errno"].as_object().into_iter().flatten() {
+            let ordering = errno == "ENOENT" || errno == "EBADF";
+            if errno == "EMLINK" || (op == "link" && !ordering) {
+                failed.push(format!("{op} {errno} {n}"));
+            }
+        }
+    }
+    failed
+}
+
+#[test]
+fn a_file_the_trace_hard_linked_is_opened_through_its_new_name() {
+    let d = tempfile::tempdir().unwrap();
+    let root = d.path().join("root");
+    std::fs::create_dir(&root).unwrap();
+    std::fs::write(root.join("a"), vec![5u8; 1234]).unwrap();
+    let trace = d.path().join("ln.jsonl");
+    capture(&root, &trace, &["sh", "-c", "ln a b && cat b > c"], &root);
+    let t = read_trace(&trace);
+    let ops: Vec<_> = t.streams.values().flatten().cloned().collect();
+    assert!(ops.contains(&op(OpKind::Link, "a -> b", 0, 0)), "{ops:#?}");
+    // In the order the program ran (the link before the copy), nothing fails: the file
+    // has two names, both given by the trace, and is read through the second.
+    let it = replay_iteration(&trace, d.path(), "original");
+    assert_eq!(it["errors"], 0, "{it}");
+    assert_eq!(it["op_stats"]["link"]["count"], 1, "{it}");
+    assert_eq!(it["op_stats"]["read"]["bytes"], 1234, "{it}");
+    assert_eq!(it["op_stats"]["write"]["bytes"], 1234, "{it}");
+    // As fast as possible, the streams are not ordered against each other (an op may
+    // come before the one that made its file, ENOENT), but no file is refused for the
+    // names the trace gave it.
+    let it = replay_iteration(&trace, d.path(), "afap");
+    assert_eq!(it["op_stats"]["link"]["count"], 1, "{it}");
+    assert_eq!(link_failures(&it), Vec::<String>::new(), "{it}");
+}
+
+#[test]
+fn a_captured_git_commit_replays_its_hard_links() {
+    need_tool("git", "--version");
+    let d = tempfile::tempdir().unwrap();
+    let root = d.path().join("repo");
+    std::fs::create_dir_all(root.join("src")).unwrap();
+    std::fs::write(root.join("README"), "hello\n").unwrap();
+    std::fs::write(root.join("src/main.c"), "int main(void) { return 0; }\n").unwrap();
+    let trace = d.path().join("git.jsonl");
+    // git writes each object to a temporary file and links it to its name.
+    capture(
+        &root,
+        &trace,
+        &[
+            "sh",
+            "-c",
+            "git init -q && git add . && git -c user.name=n -c user.email=n@example.org commit -qm first",
+        ],
+        &root,
+    );
+    let links = ops_of(&read_trace(&trace), OpKind::Link);
+    assert!(
+        links.len() >= 3,
+        "an object per file and tree, and the commit: {links:?}"
+    );
+    let it = replay_iteration(&trace, d.path(), "original");
+    assert_eq!(it["errors"], 0, "{it}");
+    assert_eq!(it["op_stats"]["link"]["count"], links.len(), "{it}");
+    let it = replay_iteration(&trace, d.path(), "afap");
+    assert_eq!(link_failures(&it), Vec::<String>::new(), "{it}");
+}

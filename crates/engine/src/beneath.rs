@@ -232,6 +232,32 @@ pub fn rename_beneath(dirfd: RawFd, from: &CStr, to: &CStr) -> io::Result<()> {
     })
 }
 
+/// Makes `to` a second name (a hard link) of `from`, both beneath `dirfd`; a symbolic
+/// link at the end of `from` is linked itself, never followed.
+pub fn link_beneath(dirfd: RawFd, from: &CStr, to: &CStr) -> io::Result<()> {
+    at_parent(dirfd, from, |pa, a| {
+        at_parent(dirfd, to, |pb, b| {
+            // SAFETY: a and b are NUL-terminated; pa and pb are open directories.
+            cvt(unsafe { libc::linkat(pa, a.as_ptr(), pb, b.as_ptr(), 0) }).map(|_| ())
+        })
+    })
+}
+
+/// Makes `link` beneath `dirfd` a symbolic link holding `target`, as text: nothing is
+/// resolved (and naslab never follows the link afterwards).
+pub fn symlink_beneath(dirfd: RawFd, target: &CStr, link: &CStr) -> io::Result<()> {
+    at_parent(dirfd, link, |p, name| {
+        // SAFETY: target and name are NUL-terminated; p is an open directory.
+        cvt(unsafe { libc::symlinkat(target.as_ptr(), p, name.as_ptr()) }).map(|_| ())
+    })
+}
+
+/// What naslab checks of `path` beneath `dirfd` (of a link at the end, not of what it
+/// names).
+pub fn entry_stat_beneath(dirfd: RawFd, path: &CStr) -> io::Result<EntryStat> {
+    at_parent(dirfd, path, entry_stat)
+}
+
 /// The status of `path` beneath `dirfd` (of a link at the end, not of what it names).
 pub fn stat_beneath(dirfd: RawFd, path: &CStr) -> io::Result<libc::stat> {
     at_parent(dirfd, path, |p, name| {

@@ -63,6 +63,8 @@ pub enum RunError {
     NotStarted(String),
     #[error("the warm-up failed at {0}")]
     Warmup(String),
+    #[error("--verify cannot check a file written through two names, and the trace makes a hard link (the 'link' op on line {0}); run it without --verify")]
+    VerifyHardLinks(u64),
     #[error("--verify could not read the workload's files back: {0}")]
     ReadBack(OpError),
     #[error("cannot write op records to '{path}': {source}")]
@@ -221,6 +223,10 @@ pub fn run_iteration(spec: &IterationSpec, iteration: u32) -> Result<IterationRe
             .map_err(RunError::DirectOpens)?;
     }
     let data = spec.replay.data;
+    let links = OpKind::Link.index();
+    if data.verify && plan.op_counts[links] + plan.warmup_counts[links] > 0 {
+        return Err(RunError::VerifyHardLinks(plan.first_line[links]));
+    }
     let verifier = data.verify.then(|| Verifier::new(plan, data));
     let verifier = verifier.as_ref();
     let prepared = {

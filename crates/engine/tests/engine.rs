@@ -61,7 +61,7 @@ impl ScriptedBackend {
 }
 
 const ALL_CAPS: Caps = Caps {
-    ops: [true; 13],
+    ops: [true; OpKind::ALL.len()],
     direct_io: false,
     drop_cache: false,
     moves_data: false,
@@ -507,6 +507,117 @@ fn posix_backend_does_every_op_for_real() {
             0,
             -(libc::ENOENT as i64)
         ]
+    );
+}
+
+#[test]
+fn links_are_made_inside_the_workload_directory_and_never_followed() {
+    use std::os::unix::fs::MetadataExt;
+    let mut t = Trace::new("links");
+    t.files.push(file(1, "a", 10_000, true, Prepare::Copy));
+    t.files.push(file(2, "b", 0, false, Prepare::Copy));
+    t.files.push(FileDecl::dir(3, "d", true));
+    t.files.push(file(4, "d/s", 0, false, Prepare::Copy));
+    t.files.push(FileDecl::dir(5, "d/up", false));
+    t.files.push(file(6, "d/gone", 0, false, Prepare::Copy));
+    let mut link = op(0, 0, OpKind::Link, 1, 0, 0);
+    link.to = Some(2);
+    t.ops.push(link);
+    // Through the second name: the same file.
+    t.ops.push(op(0, 1, OpKind::Open, 2, 0, 0));
+    t.ops.push(op(0, 2, OpKind::Read, 2, 0, 4096));
+    t.ops.push(op(0, 3, OpKind::Close, 2, 0, 0));
+    let mut sym = op(0, 4, OpKind::Symlink, 1, 0, 0);
+    sym.to = Some(4);
+    t.ops.push(sym);
+    let mut sym_dir = op(0, 5, OpKind::Symlink, 3, 0, 0);
+    sym_dir.to = Some(5);
+    t.ops.push(sym_dir);
+    // A stat of a link is of the link itself.
+    t.ops.push(op(0, 6, OpKind::Stat, 4, 0, 0));
+    // A link made and removed.
+    let mut sym2 = op(0, 7, OpKind::Symlink, 1, 0, 0);
+    sym2.to = Some(6);
+    t.ops.push(sym2);
+    t.ops.push(op(0, 8, OpKind::Unlink, 6, 0, 0));
+    // Opening a link is refused, never followed: the run stops there.
+    t.ops.push(op(0, 9, OpKind::Open, 4, 0, 0));
+    t.ops.push(op(0, 10, OpKind::Close, 4, 0, 0));
+    let target_dir = tempfile::tempdir().unwrap();
+    let sandbox = Sandbox::open(target_dir.path()).unwrap();
+    let spool = tempfile::tempdir().unwrap();
+    let plan = plan_of(&t, spool.path());
+    let target = PosixTarget::new(sandbox.clone());
+    let r = run_once(&plan, &target, CacheMode::Keep, spool.path(), None).unwrap();
+    let wd = sandbox.root().join("links");
+    assert_eq!(r.op("link").unwrap().count, 1, "{:?}", r.op_stats);
+    assert_eq!(r.op("symlink").unwrap().count, 3, "{:?}", r.op_stats);
+    assert_eq!(r.bytes_read, 4096);
+    // Only the open through the symbolic link failed (ELOOP: not followed), and it
+    // stopped the run.
+    assert_eq!(r.errors, 1, "{:?}", r.op_stats);
+    assert_eq!(r.op("open").unwrap().errors_by_errno["ELOOP"], 1);
+    assert!(
+        r.aborted.as_deref().is_some_and(|a| a.contains("ELOOP")),
+        "{:?}",
+        r.aborted
+    );
+    let (a, b) = (
+        std::fs::metadata(wd.join("a")).unwrap(),
+        std::fs::metadata(wd.join("b")).unwrap(),
+    );
+    assert_eq!((a.ino(), a.nlink()), (b.ino(), 2));
+    assert_eq!(
+        std::fs::read_link(wd.join("d/s")).unwrap(),
+        Path::new("../a")
+    );
+    assert_eq!(
+        std::fs::read_link(wd.join("d/up")).unwrap(),
+        Path::new("../d")
+    );
+    assert!(std::fs::symlink_metadata(wd.join("d/gone")).is_err());
+}
+
+#[test]
+fn a_trace_with_hard_links_is_refused_by_verify_and_a_link_needs_its_to_of_the_same_kind() {
+    let mut t = Trace::new("links");
+    t.files.push(file(1, "a", 100, true, Prepare::Copy));
+    t.files.push(file(2, "b", 0, false, Prepare::Copy));
+    let mut link = op(0, 0, OpKind::Link, 1, 0, 0);
+    link.to = Some(2);
+    t.ops.push(link);
+    let target_dir = tempfile::tempdir().unwrap();
+    let sandbox = Sandbox::open(target_dir.path()).unwrap();
+    let spool = tempfile::tempdir().unwrap();
+    let plan = plan_of(&t, spool.path());
+    let target = PosixTarget::new(sandbox.clone());
+    let replay = ReplayOptions {
+        data: naslab_engine::DataSpec {
+            verify: true,
+            ..naslab_engine::DataSpec::default()
+        },
+        ..ReplayOptions::default()
+    };
+    let e = run_with(&plan, &target, CacheMode::Keep, spool.path(), None, replay)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("--verify") && e.contains("line 4"), "{e}");
+    // A link op without its 'to', or between a file and a directory, does not compile.
+    let mut t = Trace::new("bad");
+    t.files.push(file(1, "a", 100, true, Prepare::Copy));
+    t.files.push(FileDecl::dir(2, "d", false));
+    t.ops.push(op(0, 0, OpKind::Link, 1, 0, 0));
+    assert!(compile_error(&t).contains("has no 'to'"));
+    let mut t = Trace::new("bad");
+    t.files.push(file(1, "a", 100, true, Prepare::Copy));
+    t.files.push(FileDecl::dir(2, "d", false));
+    let mut link = op(0, 0, OpKind::Link, 1, 0, 0);
+    link.to = Some(2);
+    t.ops.push(link);
+    assert!(
+        compile_error(&t).contains("same kind"),
+        "{}",
+        compile_error(&t)
     );
 }
 
@@ -1314,7 +1425,7 @@ struct QueueDeviceBackend {
 }
 
 const QUEUE_CAPS: Caps = Caps {
-    ops: [true; 13],
+    ops: [true; OpKind::ALL.len()],
     direct_io: false,
     drop_cache: false,
     moves_data: false,

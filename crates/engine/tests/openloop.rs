@@ -45,7 +45,7 @@ impl Conn {
 }
 
 const CAPS: Caps = Caps {
-    ops: [true; 13],
+    ops: [true; OpKind::ALL.len()],
     direct_io: false,
     drop_cache: false,
     moves_data: false,

@@ -329,7 +329,7 @@ mod tests {
         );
         for (odd, says) in [
             ("{\"type\":\"op\",\"op\":\"read\",\"file\":9}\n", "no file line declares"),
-            ("{\"type\":\"op\",\"op\":\"rename\",\"file\":0,\"to\":5}\n", "renames to file 5"),
+            ("{\"type\":\"op\",\"op\":\"rename\",\"file\":0,\"to\":5}\n", "'to' is file 5"),
             ("{\"type\":\"op\",\"op\":\"rename\",\"file\":0}\n", "has no 'to'"),
             ("{\"type\":\"op\",\"op\":\"read\",\"file\":0,\"offset\":18446744073709551615,\"len\":1}\n", "overflows"),
             ("{\"type\":\"op\",\"op\":\"read\",\"file\":0,\"sched_ns\":1}\n", "come together"),

@@ -113,11 +113,15 @@ pub enum OpKind {
     Readdir,
     Unlink,
     Rename,
+    /// A hard link: `to` becomes a second name of the file.
+    Link,
+    /// A symbolic link: `to` becomes a link naming `file` by its relative path.
+    Symlink,
 }
 
 impl OpKind {
     /// Every op kind, in a stable order (the order of the table in the docs).
-    pub const ALL: [OpKind; 13] = [
+    pub const ALL: [OpKind; 15] = [
         OpKind::Open,
         OpKind::Create,
         OpKind::Close,
@@ -131,6 +135,8 @@ impl OpKind {
         OpKind::Readdir,
         OpKind::Unlink,
         OpKind::Rename,
+        OpKind::Link,
+        OpKind::Symlink,
     ];
 
     /// The name used in trace files and results.
@@ -149,12 +155,19 @@ impl OpKind {
             OpKind::Readdir => "readdir",
             OpKind::Unlink => "unlink",
             OpKind::Rename => "rename",
+            OpKind::Link => "link",
+            OpKind::Symlink => "symlink",
         }
     }
 
     /// Its position in [`OpKind::ALL`], for dense per-kind tables.
     pub fn index(self) -> usize {
         self as usize
+    }
+
+    /// Whether the op names a second entry, `to` (and cannot go without it).
+    pub fn needs_to(self) -> bool {
+        matches!(self, OpKind::Rename | OpKind::Link | OpKind::Symlink)
     }
 
     /// Whether the op works on an open handle (and so needs a prior open or create).

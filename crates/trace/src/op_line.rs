@@ -504,7 +504,7 @@ mod tests {
             op.offset = big(next(), 64) * (next() % 2);
             op.len = big(next(), 64) * (next() % 2);
             op.flags = OpFlags(next() as u8 & 127);
-            op.to = (kind == OpKind::Rename).then(|| next() as u32);
+            op.to = kind.needs_to().then(|| next() as u32);
             op.warmup = next().is_multiple_of(5);
             let measured = Measured {
                 sched_ns: big(next(), 64),

@@ -688,11 +688,11 @@ impl<R: BufRead> TraceReader<R> {
         if let Some(to) = to {
             if !self.ids.contains(&to) {
                 return Err(self.invalid(format!(
-                    "the {kind} op renames to file {to}, which no file line declares"
+                    "the {kind} op's 'to' is file {to}, which no file line declares"
                 )));
             }
-        } else if kind == OpKind::Rename {
-            return Err(self.invalid("the rename op has no 'to'".into()));
+        } else if kind.needs_to() {
+            return Err(self.invalid(format!("the {kind} op has no 'to'")));
         }
         Ok(())
     }
@@ -777,7 +777,7 @@ pub(crate) struct ParsedOp {
 pub(crate) fn parsed_op(line: &[u8]) -> Option<ParsedOp> {
     let raw = crate::op_line::parse_op_line(line)?;
     let (kind, file) = (raw.op?, raw.file?);
-    if kind == OpKind::Rename && raw.to.is_none() {
+    if kind.needs_to() && raw.to.is_none() {
         return None;
     }
     let (op, measured) = build_op(kind, file, &raw).ok()?;

@@ -46,7 +46,7 @@ fn sample() -> Trace {
     t.ops.push(rename);
     for kind in OpKind::ALL {
         let mut op = Op::new(2, 20, kind, 1);
-        if kind == OpKind::Rename {
+        if kind.needs_to() {
             op.to = Some(2);
         }
         op.len = 7;
@@ -609,9 +609,10 @@ fn damaged_binary_records_are_refused_without_panic() {
     let first_op = w.finish().unwrap().len() - 1;
     assert_eq!(binary[first_op], b'O');
     let mut bad_kind = binary.clone();
-    bad_kind[first_op + 1] = 13;
+    bad_kind[first_op + 1] = OpKind::ALL.len() as u8;
     let e = records_and_clients(&bad_kind, 1 << 20).unwrap_err();
-    assert!(e.to_string().contains("unknown op code 13"), "{e}");
+    let want = format!("unknown op code {}", OpKind::ALL.len());
+    assert!(e.to_string().contains(&want), "{e}");
     // Not the magic: refused as not a binary trace.
     let mut bad_magic = binary.clone();
     bad_magic[3] ^= 0x20;

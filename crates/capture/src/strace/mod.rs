@@ -50,6 +50,10 @@ pub const TRACED_CALLS: &[&str] = &[
     "rename",
     "renameat",
     "renameat2",
+    "link",
+    "linkat",
+    "symlink",
+    "symlinkat",
     "stat",
     "lstat",
     "fstat",
@@ -345,6 +349,8 @@ impl StraceImporter {
             "truncate" => self.path_truncate(&c, t, b),
             "mkdir" | "mkdirat" | "unlink" | "unlinkat" | "rmdir" => self.namespace(&c, t, b),
             "rename" | "renameat" | "renameat2" => self.rename(&c, t, b),
+            "link" | "linkat" => self.link(&c, t, b),
+            "symlink" | "symlinkat" => self.symlink(&c, t, b),
             "stat" | "lstat" | "fstat" | "newfstatat" | "statx" => self.stat(&c, t, b),
             "getdents" | "getdents64" => self.getdents(&c, t, b),
             "mmap" => {
@@ -786,6 +792,91 @@ impl StraceImporter {
             return Ok(());
         };
         b.rename(c.tid as u64, t, f, to)
+    }
+
+    /// `link(OLD, NEW)`, `linkat(OLDDIR, OLD, NEWDIR, NEW, FLAGS)`: a hard link.
+    fn link(&mut self, c: &Call, t: u64, b: &mut Builder) -> Result<(), ImportError> {
+        let (from, to) = if c.name == "link" {
+            (self.path_at(c, None, 0), self.path_at(c, None, 1))
+        } else {
+            (self.path_at(c, Some(0), 1), self.path_at(c, Some(2), 3))
+        };
+        let (from, to) = match (from, to) {
+            (Some(Place::Under(f)), Some(Place::Under(t))) => (f, t),
+            (Some(Place::Skip(why)), _) | (_, Some(Place::Skip(why))) => {
+                b.skip(if why == OUTSIDE {
+                    "hard links into or out of the root"
+                } else {
+                    why
+                });
+                return Ok(());
+            }
+            _ => return Ok(()),
+        };
+        if self.failed(c, b, true) {
+            return Ok(());
+        }
+        if b.kind_of(&from) == Some(FileKind::Dir) {
+            b.skip("hard links of a directory");
+            return Ok(());
+        }
+        let Some(f) = b.file(&from, FileKind::File, Presence::Existing) else {
+            return Ok(());
+        };
+        let Some(to) = b.file(&to, FileKind::File, Presence::New) else {
+            return Ok(());
+        };
+        b.link(c.tid as u64, t, f, to)
+    }
+
+    /// `symlink(TARGET, LINK)`, `symlinkat(TARGET, DIR, LINK)`: a symbolic link, whose
+    /// target (its text) is taken from the link's own directory.
+    fn symlink(&mut self, c: &Call, t: u64, b: &mut Builder) -> Result<(), ImportError> {
+        let link = if c.name == "symlink" {
+            self.path_at(c, None, 1)
+        } else {
+            self.path_at(c, Some(1), 2)
+        };
+        let link = match link {
+            Some(Place::Under(l)) => l,
+            Some(Place::Skip(why)) => {
+                if !why.is_empty() {
+                    b.skip(why);
+                }
+                return Ok(());
+            }
+            None => return Ok(()),
+        };
+        let Some(text) = c.args.first().and_then(|a| string_arg(a)) else {
+            return Ok(());
+        };
+        let link_dir = match link.rfind('/') {
+            Some(cut) => format!("{}/{}", self.root, &link[..cut]),
+            None => self.root.clone(),
+        };
+        let target = if text.starts_with('/') {
+            lexical(&text)
+        } else {
+            lexical(&format!("{link_dir}/{text}"))
+        };
+        let target = match self.place(&target) {
+            Place::Under(rel) => rel,
+            Place::Skip(_) => {
+                b.skip("symbolic links to paths outside the root");
+                return Ok(());
+            }
+        };
+        if self.failed(c, b, true) {
+            return Ok(());
+        }
+        let kind = b.kind_of(&target).unwrap_or(FileKind::File);
+        let Some(target) = b.file(&target, kind, Presence::Existing) else {
+            return Ok(());
+        };
+        let Some(link) = b.file(&link, kind, Presence::New) else {
+            return Ok(());
+        };
+        b.symlink(c.tid as u64, t, target, link)
     }
 
     fn stat(&mut self, c: &Call, t: u64, b: &mut Builder) -> Result<(), ImportError> {

@@ -6,6 +6,7 @@ mod heap;
 mod nfs;
 mod null;
 mod open;
+mod own_links;
 mod posix;
 mod profile;
 pub mod remote;
@@ -191,6 +192,18 @@ pub trait Backend: Send {
     /// Removes a file or an empty directory.
     fn unlink(&mut self, file: u32) -> Result<(), OpError>;
     fn rename(&mut self, from: u32, to: u32) -> Result<(), OpError>;
+    /// Makes `to` a second name of the file `file` (a hard link). Only a backend whose
+    /// `Caps` say it can is asked.
+    fn link(&mut self, file: u32, to: u32) -> Result<(), OpError> {
+        let _ = (file, to);
+        Err(OpError::errno(libc::EOPNOTSUPP))
+    }
+    /// Makes `link` a symbolic link naming `target` by its path relative to the link's
+    /// directory. Only a backend whose `Caps` say it can is asked.
+    fn symlink(&mut self, target: u32, link: u32) -> Result<(), OpError> {
+        let _ = (target, link);
+        Err(OpError::errno(libc::EOPNOTSUPP))
+    }
     /// Writes back and drops the client's cached pages of a file (not measured).
     fn drop_cache(&mut self, _file: u32) -> Result<(), OpError> {
         Err(OpError::errno(libc::EOPNOTSUPP))

@@ -27,6 +27,9 @@ const NFS_CAPS: Caps = {
     let mut ops = [true; OpKind::ALL.len()];
     // OpKind's discriminants are its indices.
     ops[OpKind::Fallocate as usize] = false;
+    // naslab's NFS client makes neither hard nor symbolic links.
+    ops[OpKind::Link as usize] = false;
+    ops[OpKind::Symlink as usize] = false;
     Caps {
         ops,
         // naslab's client keeps no cache: every data op already reaches the server.

@@ -221,6 +221,12 @@ impl Backend for NullBackend {
         self.serve();
         Ok(())
     }
+    fn link(&mut self, _file: u32, _to: u32) -> Result<(), OpError> {
+        Ok(())
+    }
+    fn symlink(&mut self, _target: u32, _link: u32) -> Result<(), OpError> {
+        Ok(())
+    }
     fn drop_cache(&mut self, _file: u32) -> Result<(), OpError> {
         Ok(())
     }

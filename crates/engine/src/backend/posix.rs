@@ -6,12 +6,13 @@ use std::sync::Arc;
 
 use naslab_trace::{FileKind, OpKind};
 
+use super::own_links::OwnLinks;
 use super::{
     Backend, BackendOptions, Caps, Handle, OpError, OpenHow, QueuedIo, Target, UringQueue,
 };
 use crate::beneath::{
-    entry_stat, mkdir_beneath, open_beneath, rename_beneath, stat_beneath, unlink_beneath,
-    EntryStat,
+    entry_stat, entry_stat_beneath, link_beneath, mkdir_beneath, open_beneath, rename_beneath,
+    stat_beneath, symlink_beneath, unlink_beneath, EntryStat,
 };
 use crate::plan::FileTable;
 use crate::sandbox::{Sandbox, SandboxError};
@@ -23,12 +24,17 @@ use crate::sandbox::{Sandbox, SandboxError};
 pub struct PosixTarget {
     /// The directory naslab owns (`<target>/naslab`), where every workload runs.
     sandbox: Sandbox,
+    /// The hard links this run made, which its streams accept (shared by every stream).
+    own_links: OwnLinks,
 }
 
 impl PosixTarget {
     /// A target whose workloads live in `sandbox`.
     pub fn new(sandbox: Sandbox) -> Self {
-        PosixTarget { sandbox }
+        PosixTarget {
+            sandbox,
+            own_links: OwnLinks::default(),
+        }
     }
 
     /// naslab's directory under the target (`<target>/naslab`).
@@ -104,6 +110,7 @@ impl Target for PosixTarget {
         Ok(Box::new(PosixBackend {
             dirfd,
             dir_stat,
+            own_links: self.own_links.clone(),
             files,
             direct: options.direct,
             path_a: Vec::with_capacity(256),
@@ -120,6 +127,8 @@ pub struct PosixBackend {
     dirfd: libc::c_int,
     /// Who the workload directory is: what is opened in it must be on the same mount.
     dir_stat: EntryStat,
+    /// The hard links made in this run, by any stream: files that may have more names.
+    own_links: OwnLinks,
     files: Arc<FileTable>,
     direct: bool,
     path_a: Vec<u8>,
@@ -137,6 +146,23 @@ fn fill_path<'a>(buf: &'a mut Vec<u8>, files: &FileTable, file: u32) -> Result<&
     buf.extend_from_slice(files.path(file).as_bytes());
     buf.push(0);
     CStr::from_bytes_with_nul(buf).map_err(|_| OpError::errno(libc::EINVAL))
+}
+
+/// The text of a symbolic link at `link` naming `target` (both `/`-separated paths
+/// relative to the workload directory): `target` from the link's directory.
+fn relative_target(link: &str, target: &str) -> String {
+    let from: Vec<&str> = link.split('/').collect();
+    let from = &from[..from.len().saturating_sub(1)];
+    let to: Vec<&str> = target.split('/').collect();
+    let common = from
+        .iter()
+        .zip(&to)
+        .take_while(|(a, b)| a == b)
+        .count()
+        .min(to.len().saturating_sub(1));
+    let mut parts: Vec<&str> = vec![".."; from.len() - common];
+    parts.extend(&to[common..]);
+    parts.join("/")
 }
 
 /// A failure of the marked directory's own upkeep, in the sandbox's words.
@@ -159,12 +185,13 @@ fn io_err(e: std::io::Error) -> OpError {
 /// Opens `path` beneath `dirfd` (the workload directory, `dir`), which must then be
 /// what naslab expects there: a regular file (a directory with `O_DIRECTORY` in
 /// `flags`) on the workload directory's own mount, a file with no other name (a hard
-/// link would share it with a file outside). `O_TRUNC` is applied only once that is
-/// checked, so nothing that fails the check is changed. The descriptor is the caller's
-/// to close.
+/// link would share it with a file outside) than those this run gave it (`own`).
+/// `O_TRUNC` is applied only once that is checked, so nothing that fails the check is
+/// changed. The descriptor is the caller's to close.
 fn open_raw(
     dirfd: libc::c_int,
     dir: &EntryStat,
+    own: &OwnLinks,
     path: &CStr,
     flags: libc::c_int,
 ) -> Result<libc::c_int, OpError> {
@@ -212,7 +239,7 @@ fn open_raw(
         ));
     }
     // 0: removed by another stream since it was opened.
-    if !want_dir && st.nlink > 1 {
+    if !want_dir && !own.allows(&st) {
         return Err(refused(
             libc::EMLINK,
             format!(
@@ -277,7 +304,7 @@ impl PosixBackend {
             return Ok(buffered);
         }
         let p = fill_path(&mut self.path_a, &self.files, file)?;
-        let bfd = open_raw(self.dirfd, &self.dir_stat, p, libc::O_RDWR)?;
+        let bfd = open_raw(self.dirfd, &self.dir_stat, &self.own_links, p, libc::O_RDWR)?;
         self.direct_files.insert(fd, (file, bfd));
         Ok(bfd)
     }
@@ -311,7 +338,7 @@ impl Backend for PosixBackend {
             flags |= libc::O_DIRECT;
         }
         let p = fill_path(&mut self.path_a, &self.files, file)?;
-        let fd = open_raw(self.dirfd, &self.dir_stat, p, flags)?;
+        let fd = open_raw(self.dirfd, &self.dir_stat, &self.own_links, p, flags)?;
         if how.random {
             // No readahead on this descriptor, as an application asking for random access
             // gets. SAFETY: fd was just opened; posix_fadvise returns the errno.
@@ -413,6 +440,7 @@ impl Backend for PosixBackend {
         let fd = open_raw(
             self.dirfd,
             &self.dir_stat,
+            &self.own_links,
             p,
             libc::O_RDONLY | libc::O_DIRECTORY,
         )?;
@@ -459,9 +487,44 @@ impl Backend for PosixBackend {
         rename_beneath(self.dirfd, a, b).map_err(io_err)
     }
 
+    fn link(&mut self, file: u32, to: u32) -> Result<(), OpError> {
+        let a = fill_path(&mut self.path_a, &self.files, file)?;
+        let b = fill_path(&mut self.path_b, &self.files, to)?;
+        // The file is remembered as linked by naslab only if it was one naslab may open
+        // before, and the new name is still that file after: a file swapped in from
+        // outside at either name is not, and stays refused.
+        let before = entry_stat_beneath(self.dirfd, a).map_err(io_err)?;
+        link_beneath(self.dirfd, a, b).map_err(io_err)?;
+        if before.kind == libc::S_IFREG && self.own_links.allows(&before) {
+            if let Ok(after) = entry_stat_beneath(self.dirfd, b) {
+                if (after.dev, after.ino) == (before.dev, before.ino)
+                    && !after.crosses_from(&self.dir_stat)
+                {
+                    self.own_links.record(&after);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn symlink(&mut self, target: u32, link: u32) -> Result<(), OpError> {
+        // The link names its target relative to its own directory, so it stays inside
+        // the workload directory wherever that is (and naslab itself never follows it).
+        let text = relative_target(self.files.path(link), self.files.path(target));
+        let text = std::ffi::CString::new(text).map_err(|_| OpError::errno(libc::EINVAL))?;
+        let l = fill_path(&mut self.path_a, &self.files, link)?;
+        symlink_beneath(self.dirfd, &text, l).map_err(io_err)
+    }
+
     fn drop_cache(&mut self, file: u32) -> Result<(), OpError> {
         let p = fill_path(&mut self.path_a, &self.files, file)?;
-        let fd = open_raw(self.dirfd, &self.dir_stat, p, libc::O_RDONLY)?;
+        let fd = open_raw(
+            self.dirfd,
+            &self.dir_stat,
+            &self.own_links,
+            p,
+            libc::O_RDONLY,
+        )?;
         // SAFETY: fd is open; fsync writes dirty pages back so DONTNEED can drop them all.
         let result = check(unsafe { libc::fsync(fd) }).and_then(|_| {
             // SAFETY: as above; posix_fadvise returns the errno instead of setting it.
@@ -527,5 +590,20 @@ impl QueuedIo for PosixBackend {
 
     fn submit_and_reap(&mut self, min: usize, done: &mut Vec<(u64, i64)>) -> Result<(), OpError> {
         self.ring()?.submit_and_reap(min, done)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::relative_target;
+
+    #[test]
+    fn a_symlinks_text_names_its_target_from_the_links_directory() {
+        assert_eq!(relative_target("b", "a"), "a");
+        assert_eq!(relative_target("d/b", "a"), "../a");
+        assert_eq!(relative_target("d/e/b", "d/a"), "../a");
+        assert_eq!(relative_target("d/b", "d"), "../d");
+        assert_eq!(relative_target("d/b", "d/x/y"), "x/y");
+        assert_eq!(relative_target("a/b/c", "x/y"), "../../x/y");
     }
 }

@@ -369,6 +369,12 @@ impl Backend for HintingBackend {
     fn rename(&mut self, from: u32, to: u32) -> Result<(), OpError> {
         self.inner.rename(from, to)
     }
+    fn link(&mut self, file: u32, to: u32) -> Result<(), OpError> {
+        self.inner.link(file, to)
+    }
+    fn symlink(&mut self, target: u32, link: u32) -> Result<(), OpError> {
+        self.inner.symlink(target, link)
+    }
     fn drop_cache(&mut self, file: u32) -> Result<(), OpError> {
         self.inner.drop_cache(file)
     }

@@ -34,7 +34,13 @@ use super::{Backend, BackendOptions, Caps, Handle, OpError, OpenHow, Target};
 use crate::plan::FileTable;
 
 const SMB_CAPS: Caps = Caps {
-    ops: [true; OpKind::ALL.len()],
+    // Every op but the links: naslab's SMB client makes neither hard nor symbolic links.
+    ops: {
+        let mut ops = [true; OpKind::ALL.len()];
+        ops[OpKind::Link as usize] = false;
+        ops[OpKind::Symlink as usize] = false;
+        ops
+    },
     // naslab's client keeps no cache: every data op already reaches the server.
     direct_io: true,
     drop_cache: true,

@@ -133,7 +133,7 @@ impl Files {
         let file = index(op.file)?;
         let to = match op.to {
             Some(t) => index(t)?,
-            None if op.kind == OpKind::Rename => return Err("the rename op has no 'to'".into()),
+            None if op.kind.needs_to() => return Err(format!("the {} op has no 'to'", op.kind)),
             None => u32::MAX,
         };
         Ok((file, to))
@@ -144,8 +144,17 @@ impl Files {
     fn check_fits(&self, op: &Op, file: u32, to: u32) -> Result<(), String> {
         let entry = &self.entries[file as usize];
         check_kind_fits(op.kind, entry)?;
-        if op.kind == OpKind::Rename && self.entries[to as usize].kind != entry.kind {
-            return Err("rename between a file and a directory".into());
+        if op.kind.needs_to() && self.entries[to as usize].kind != entry.kind {
+            return Err(match op.kind {
+                OpKind::Rename => "rename between a file and a directory".into(),
+                _ => format!(
+                    "a {} op whose 'to' ('{}') is not declared of the same kind as the entry it names ('{}'); declare both as files or both as directories",
+                    op.kind, self.entries[to as usize].path, entry.path
+                ),
+            });
+        }
+        if matches!(op.kind, OpKind::Link | OpKind::Symlink) && to == file {
+            return Err(format!("a {} op whose 'to' is its own entry", op.kind));
         }
         if matches!(op.kind, OpKind::Read | OpKind::Write | OpKind::Fallocate)
             && op.len > MAX_OP_BYTES
@@ -566,7 +575,11 @@ impl<'a> Compiler<'a> {
 
 fn check_kind_fits(kind: OpKind, entry: &FileEntry) -> Result<(), String> {
     let wants_dir = matches!(kind, OpKind::Mkdir | OpKind::Readdir);
-    let any = matches!(kind, OpKind::Stat | OpKind::Unlink | OpKind::Rename);
+    // A hard link names a file (directories have none); a symbolic link may name either.
+    let any = matches!(
+        kind,
+        OpKind::Stat | OpKind::Unlink | OpKind::Rename | OpKind::Symlink
+    );
     let is_dir = entry.kind == FileKind::Dir;
     if any || wants_dir == is_dir {
         return Ok(());

@@ -371,6 +371,8 @@ impl<C: Clock> StreamRun<'_, C> {
             OpKind::Readdir => backend.readdir(op.file).map(|n| n as i64),
             OpKind::Unlink => backend.unlink(op.file).map(|_| 0),
             OpKind::Rename => backend.rename(op.file, op.to).map(|_| 0),
+            OpKind::Link => backend.link(op.file, op.to).map(|_| 0),
+            OpKind::Symlink => backend.symlink(op.file, op.to).map(|_| 0),
         }
     }
 
