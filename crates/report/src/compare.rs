@@ -8,7 +8,8 @@ use std::fmt::Write;
 use std::path::Path;
 
 pub use naslab_results::export::csv_field;
-use naslab_results::{RunResult, WorkloadResult};
+use naslab_results::sweep::{LoadUnit, Sweep};
+use naslab_results::{duration_text, RunResult, WorkloadResult};
 
 use serde::Serialize;
 use ts_rs::TS;
@@ -101,6 +102,9 @@ pub struct Comparison {
     pub mean_workloads: Vec<String>,
     /// The settings that differ between runs, so their figures may not be comparable.
     pub differences: Vec<SettingDiff>,
+    /// Each run's capacity sweep (`naslab sweep`), when it is one: its curve is compared
+    /// by knee, peak achieved rate and overall response time, and drawn in the page.
+    pub sweeps: Vec<Option<Sweep>>,
 }
 
 fn letter(i: usize) -> String {
@@ -365,6 +369,7 @@ pub fn compare(runs: &[LoadedRun], baseline: usize) -> Comparison {
         mean_ratio,
         mean_workloads,
         differences: differences(runs),
+        sweeps: runs.iter().map(|r| r.result.sweep.clone()).collect(),
     }
 }
 
@@ -590,7 +595,52 @@ impl Comparison {
                 let _ = writeln!(o, "  {line}");
             }
         }
+        let sweeps = self.sweep_lines();
+        if !sweeps.is_empty() {
+            o.push_str("\ncapacity sweeps (knee: the highest load every point up to met the cap and kept up)\n");
+            for line in sweeps {
+                let _ = writeln!(o, "  {line}");
+            }
+        }
         o
+    }
+
+    /// One line per run that is a sweep: its unit of load, points, knee, peak achieved
+    /// rate, overall response time and why it stopped early; empty without sweeps.
+    fn sweep_lines(&self) -> Vec<String> {
+        self.sweeps
+            .iter()
+            .zip(&self.runs)
+            .filter_map(|(s, r)| {
+                let s = s.as_ref()?;
+                let unit = match s.unit {
+                    LoadUnit::Users => "users",
+                    LoadUnit::OpsPerS => "ops/s",
+                };
+                // Users and listed rates are whole numbers: 8 users, not 8.00.
+                let load = |k: f64| {
+                    if k.fract() == 0.0 {
+                        format!("{k:.0}")
+                    } else {
+                        sig(k, 3)
+                    }
+                };
+                let knee = s
+                    .knee
+                    .map_or("none".to_string(), |k| format!("{} {unit}", load(k)));
+                let mut line = format!(
+                    "{}: {} points by {unit}, knee {knee}, peak achieved {} ops/s, overall response time {}",
+                    r.column,
+                    s.points.len(),
+                    sig(s.peak_achieved_ops_s, 3),
+                    duration_text(s.overall_response_ns)
+                );
+                if let Some(why) = &s.stopped {
+                    let _ = write!(line, " (stopped early: {why})");
+                }
+                Some(line)
+            })
+            .collect()
     }
 
     /// Markdown: the legend as a list, then the table.
@@ -636,6 +686,13 @@ impl Comparison {
         if !spreads.is_empty() {
             o.push_str("\nBatch spread (median ratio ± the iterations' min..max, halved, in quadrature):\n\n");
             for line in spreads {
+                let _ = writeln!(o, "- {}", md_escape(&line));
+            }
+        }
+        let sweeps = self.sweep_lines();
+        if !sweeps.is_empty() {
+            o.push_str("\nCapacity sweeps (knee: the highest load every point up to met the cap and kept up):\n\n");
+            for line in sweeps {
                 let _ = writeln!(o, "- {}", md_escape(&line));
             }
         }
@@ -691,6 +748,59 @@ fn md_escape(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn run_info(letter: &str) -> RunInfo {
+        RunInfo {
+            letter: letter.into(),
+            column: letter.into(),
+            name: format!("run/{letter}"),
+            device: None,
+            dir: letter.into(),
+            started_at: String::new(),
+            target: String::new(),
+            options: String::new(),
+        }
+    }
+
+    #[test]
+    fn a_sweep_is_compared_by_its_knee_peak_and_overall_response_time() {
+        let sweep = Sweep {
+            unit: LoadUnit::Users,
+            arrivals: None,
+            warmup_ns: 0,
+            saturation_margin: 0.05,
+            cap: None,
+            points: Vec::new(),
+            knee: Some(8.0),
+            peak_achieved_ops_s: 1234.5,
+            overall_response_ns: 2_500_000,
+            stopped: Some("p99 of all over 50 ms at 16 users".into()),
+        };
+        let c = Comparison {
+            runs: vec![run_info("A"), run_info("B")],
+            baseline: 0,
+            mean: MEAN_NAME,
+            workloads: Vec::new(),
+            mean_ratio: vec![None, None],
+            mean_workloads: Vec::new(),
+            differences: Vec::new(),
+            sweeps: vec![None, Some(sweep)],
+        };
+        let line = "B: 0 points by users, knee 8 users, peak achieved 1230 ops/s, overall response time 2.50 ms (stopped early: p99 of all over 50 ms at 16 users)";
+        assert_eq!(c.sweep_lines(), vec![line.to_string()]);
+        assert!(c.table().contains("capacity sweeps"));
+        assert!(c.table().contains(line), "{}", c.table());
+        assert!(
+            c.markdown().contains(&format!("- {line}")),
+            "{}",
+            c.markdown()
+        );
+        let none = Comparison {
+            sweeps: vec![None, None],
+            ..c
+        };
+        assert!(!none.table().contains("capacity sweeps"));
+    }
 
     #[test]
     fn letters_go_on_past_z() {

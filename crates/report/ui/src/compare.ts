@@ -4,6 +4,7 @@
 import { overlayLatency, overlaySizes, overlayThroughput } from './charts';
 import { h } from './dom';
 import { sig } from './format';
+import { overlaySweeps } from './sweep';
 import type { ComparePage, Spread } from './types';
 
 /** "1.31 ± 0.04× faster" or, below 1, the inverse ratio "slower". */
@@ -54,6 +55,7 @@ export function renderCompare(page: ComparePage, app: HTMLElement): void {
     spreads.length ? h('p', { class: 'note' }, 'Median ratio ± the iterations\' min..max ranges, halved and added in quadrature (as hyperfine reports a ratio with its uncertainty).') : null,
     spreads.length ? h('ul', { class: 'spreads' }, ...spreads) : null);
   app.replaceChildren(h('header', {}, h('h1', {}, page.title), h('span', { class: 'by' }, `made by ${page.generated_by}`)), main);
+  overlaySweeps(main, c.sweeps.map((s, i) => ({ label: label(i), sweep: s ?? null })));
   page.workloads.forEach((w, wi) => {
     const section = h('section', { id: `cw${wi}`, class: 'view' }, h('h2', {}, w.name));
     main.append(section);

@@ -828,7 +828,12 @@ mean_workloads: Array<string>,
 /**
  * The settings that differ between runs, so their figures may not be comparable.
  */
-differences: Array<SettingDiff>, };
+differences: Array<SettingDiff>, 
+/**
+ * Each run's capacity sweep (`naslab sweep`), when it is one: its curve is compared
+ * by knee, peak achieved rate and overall response time, and drawn in the page.
+ */
+sweeps: Array<Sweep | null>, };
 
 export type RunInfo = { 
 /**

@@ -5,6 +5,7 @@ import { accessMap } from './accessmap';
 import { iopsChart, latencyHistChart, latencyTimeChart, sizeHistChart, throughputChart } from './charts';
 import { h, nextFrame } from './dom';
 import { environmentTable, fileStatsTable, iterationFacts, layoutTable, opStatsTable, suiteTable, warningsList } from './tables';
+import { sweepSection } from './sweep';
 import { transactionList } from './txlist';
 import type { FileView, IterationPage, IterationResult, ReportPage } from './types';
 
@@ -59,6 +60,13 @@ function overview(page: ReportPage, view: HTMLElement): void {
     h('h2', {}, 'Suite'),
     page.run.workloads.length ? suiteTable(page) : h('p', {}, 'This run has no finished workload.'),
     h('p', { class: 'note' }, 'Throughput is the median iteration’s (1 MB = 10^6 bytes); latencies are means in µs. Open a workload for its charts, access map and every transaction.'));
+  if (page.run.sweep) {
+    const sweep = page.run.sweep;
+    sweepSection(view, sweep, (name) => {
+      const i = page.workloads.findIndex((w) => w.name === name);
+      return i < 0 ? null : `#w${i}`;
+    });
+  }
   if (warnings) view.append(h('h2', {}, 'Warnings'), warnings);
   view.append(h('h2', {}, 'Environment'), environmentTable(page.run, page.run_dir));
 }
