@@ -71,24 +71,47 @@ function pointsTable(s: Sweep, linkOf: (workload: string) => string | null): HTM
 /** A log axis for durations in ms, with its ticks in one unit. */
 const msAxis = (label: string): uPlot.Axis => ({ label, size: 70, values: (_u, v) => v.map((x) => (x == null ? '' : `${sig(x, 3)}`)) });
 
-/** Response time (mean and p99) and service time (mean) against the load asked for, in
- * the sweep's own unit (so each point follows the one before, even past saturation). */
-function responseChart(parent: HTMLElement, s: Sweep): void {
-  const pts = [...s.points].sort((a, b) => a.load - b.load);
-  const unit = unitName(s).head;
+/** The response-time lines of the curve charts: mean, p50, p90, p99, and mean service. */
+function responseSeries(pointsOnly: boolean): uPlot.Series[] {
+  const dots = (size: number) => ({ show: true, size });
+  const line = (label: string, i: number, width: number, size: number, dash?: number[]): uPlot.Series => ({
+    label, stroke: colour(i), width, dash, points: dots(size), ...(pointsOnly ? { paths: () => null } : {}),
+  });
+  return [line('mean response', 0, 2, 6), line('p50 response', 4, 1, 4, [2, 3]), line('p90 response', 3, 1, 4, [4, 3]),
+    line('p99 response', 1, 1.5, 5, [6, 4]), line('mean service', 2, 1.5, 5)];
+}
+
+function responseData(pts: LoadPoint[], x: (p: LoadPoint) => number): uPlot.AlignedData {
   const ms = (ns: number) => Math.max(ns, 1) / 1e6;
-  const data: uPlot.AlignedData = [pts.map((p) => p.load), pts.map((p) => ms(p.all.response.avg_ns)), pts.map((p) => ms(p.all.response.p99_ns)), pts.map((p) => ms(p.all.service.avg_ns))];
-  chartBox(parent, `Response time against load (ms, log)`, pts.length,
-    'Response time runs from each op\'s scheduled start (what the user waited); service time from its actual issue (what the target took). Each dot is one load point; the table below gives each one\'s achieved rate.',
+  const r = (p: LoadPoint) => p.all.response;
+  return [pts.map(x), pts.map((p) => ms(r(p).avg_ns)), pts.map((p) => ms(r(p).p50_ns)), pts.map((p) => ms(r(p).p90_ns)),
+    pts.map((p) => ms(r(p).p99_ns)), pts.map((p) => ms(p.all.service.avg_ns))];
+}
+
+/** Response time (mean, p50, p90, p99) and service time (mean) against the load asked
+ * for, in the sweep's own unit (so each point follows the one before, even past
+ * saturation), then the same against the achieved rate, as dots. */
+function responseCharts(parent: HTMLElement, s: Sweep): void {
+  const unit = unitName(s).head;
+  const byLoad = [...s.points].sort((a, b) => a.load - b.load);
+  const note = 'Response time runs from each op\'s scheduled start (what the user waited); service time from its actual issue (what the target took). Each dot is one load point.';
+  chartBox(parent, 'Response time against load (ms, log)', byLoad.length, note,
     (target, width) => new uPlot({
       width, height: 280,
       scales: { x: { time: false }, y: { distr: 3 } },
       axes: [{ label: unit, size: 40 }, msAxis('ms')],
-      series: [{ label: unit, value: (_u, v) => (v == null ? '-' : sig(v)) },
-        { label: 'mean response', stroke: colour(0), width: 2, points: { show: true, size: 6 } },
-        { label: 'p99 response', stroke: colour(1), width: 1.5, dash: [6, 4], points: { show: true, size: 5 } },
-        { label: 'mean service', stroke: colour(2), width: 1.5, points: { show: true, size: 5 } }],
-    }, data, target));
+      series: [{ label: unit, value: (_u, v) => (v == null ? '-' : sig(v)) }, ...responseSeries(false)],
+    }, responseData(byLoad, (p) => p.load), target));
+  // Past saturation the achieved rate can fall as the load rises: dots, not lines.
+  const byAchieved = [...s.points].sort((a, b) => a.achieved_ops_s - b.achieved_ops_s);
+  chartBox(parent, 'Response time against achieved load (ms, log)', byAchieved.length,
+    'As SPEC SFS draws its curve: each point at the rate it achieved. Past saturation the achieved rate may fall while response time climbs, so the points are not joined.',
+    (target, width) => new uPlot({
+      width, height: 280,
+      scales: { x: { time: false }, y: { distr: 3 } },
+      axes: [{ label: 'achieved ops/s', size: 40 }, msAxis('ms')],
+      series: [{ label: 'achieved ops/s', value: (_u, v) => (v == null ? '-' : sig(v)) }, ...responseSeries(true)],
+    }, responseData(byAchieved, (p) => p.achieved_ops_s), target));
 }
 
 /** Achieved against offered ops/s, with the line where they are equal. */
@@ -116,7 +139,7 @@ export function sweepSection(view: HTMLElement, s: Sweep, linkOf: (workload: str
     h('p', { class: 'note' }, 'Each load point is one workload of this run: open it for its charts, access map and every op. Latencies are over the point\'s measured window, warm-up excluded.'));
   view.append(h('h2', {}, 'Capacity sweep'), box);
   if (s.points.length) {
-    responseChart(charts, s);
+    responseCharts(charts, s);
     achievedChart(charts, s);
   }
 }

@@ -61,7 +61,11 @@ describe('a sweep in its report', () => {
     const { page, problems } = await open(browser.context, path.join(dir, 'report.html'));
     await page.waitForFunction(() => document.body.dataset.ready === 'overview', null, { timeout: 60000 });
     const charts = await page.$$eval('.sweep .chart', (els) => els.map((e) => [e.dataset.title, Number(e.dataset.points)]));
-    assert.deepEqual(charts.map((c) => c[1]), [points.length, points.length], JSON.stringify(charts));
+    assert.deepEqual(charts.map((c) => c[1]), [points.length, points.length, points.length], JSON.stringify(charts));
+    const legends = await page.$$eval('.sweep .chart', (els) => els.map((e) => [...e.querySelectorAll('.u-legend .u-series th')].map((th) => th.textContent.trim()).filter(Boolean)));
+    const bands = ['mean response', 'p50 response', 'p90 response', 'p99 response', 'mean service'];
+    assert.deepEqual(legends[0], ['offered ops/s asked', ...bands]);
+    assert.deepEqual(legends[1], ['achieved ops/s', ...bands]);
     const rows = await page.$$eval('table.sweep-points tbody tr', (trs) => trs.map((tr) => [...tr.children].map((td) => td.textContent)));
     const head = await page.$$eval('table.sweep-points thead th', (ths) => ths.map((th) => th.textContent));
     const col = (name) => head.indexOf(name);
