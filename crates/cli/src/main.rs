@@ -18,8 +18,8 @@ fn main() {
     interrupt::install();
     let cli = args::Cli::parse();
     // Under mpirun (with the `mpi` feature) this process is one client of a job.
-    let mpi = multi::init();
-    if let Err(e) = cmd::dispatch(cli) {
+    let (coord, mpi) = multi::init();
+    if let Err(e) = cmd::dispatch(cli, &coord) {
         // A reader that stopped reading (`| head`) ends the command quietly, as `cat`.
         if stdout::is_closed(&e) && interrupt::exit_status().is_none() {
             multi::end(mpi);

@@ -102,7 +102,7 @@ mod tests {
         assert_eq!(cpu_for(&plain, 0), Some(allowed[0]));
         let after = ReplayOptions {
             records_after_phase: true,
-            ..plain
+            ..plain.clone()
         };
         assert_eq!(cpu_for(&after, 0), None, "--records-after-phase");
         if allowed.len() > 1 {

@@ -1,7 +1,7 @@
 //! Preparation: builds the file set the trace expects before the measured phase.
 //! Files the workload creates are left absent. Nothing here is measured.
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use naslab_results::PrepareResult;
 use naslab_trace::{FileKind, Prepare};
@@ -72,21 +72,28 @@ pub fn prepare(
     backend: &mut dyn Backend,
     bytes_done: &AtomicU64,
 ) -> Result<PrepareResult, PrepareError> {
-    prepare_with(plan, backend, bytes_done, &DataSpec::default(), None, None)
+    prepare_with(
+        plan,
+        backend,
+        bytes_done,
+        &DataSpec::default(),
+        None,
+        &|| false,
+    )
 }
 
 /// Like [`prepare`], writing `spec`'s data (the prepared generation of each block),
-/// booking each file in `verifier`, and stopping (failing with `EINTR`) once `cancel`
-/// is set.
+/// booking each file in `verifier`, and stopping (failing with `EINTR`) once `stop`
+/// says so (asked before each file and each chunk written).
 pub fn prepare_with(
     plan: &Plan,
     backend: &mut dyn Backend,
     bytes_done: &AtomicU64,
     spec: &DataSpec,
     verifier: Option<&Verifier>,
-    cancel: Option<&AtomicBool>,
+    stop: &dyn Fn() -> bool,
 ) -> Result<PrepareResult, PrepareError> {
-    let cancelled = || cancel.is_some_and(|c| c.load(Ordering::Relaxed));
+    let cancelled = stop;
     let start = monotonic_ns();
     let entries = &plan.files.entries;
     let mut order: Vec<u32> = (0..entries.len() as u32)

@@ -2,6 +2,7 @@
 //! handling, the measured phase, the op records and the results.
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::Ordering;
 
 use naslab_results::{CacheMode, IterationResult, PrepareResult};
 use naslab_trace::OpKind;
@@ -170,21 +171,21 @@ pub fn check_memory(plan: &Plan) -> Result<(), RunError> {
 /// The preparer's side of a shared file set's barrier ([`crate::SharedSet`]): tells the
 /// other clients once that the set is ready, or, when dropped before (an early return),
 /// that it is not, so they never wait for a preparer that has gone.
-struct SetReady(Option<crate::SharedSet>);
+struct SetReady<'a>(Option<&'a dyn crate::StartGate>);
 
-impl SetReady {
+impl SetReady<'_> {
     fn ready(&mut self) -> Result<(), String> {
         match self.0.take() {
-            Some(s) => (s.prepared)(Ok(())),
+            Some(g) => g.prepared(Ok(())),
             None => Ok(()),
         }
     }
 }
 
-impl Drop for SetReady {
+impl Drop for SetReady<'_> {
     fn drop(&mut self) {
-        if let Some(s) = self.0.take() {
-            let _ = (s.prepared)(Err("its preparation stopped early".into()));
+        if let Some(g) = self.0.take() {
+            let _ = g.prepared(Err("its preparation stopped early".into()));
         }
     }
 }
@@ -195,12 +196,13 @@ pub fn run_iteration(spec: &IterationSpec, iteration: u32) -> Result<IterationRe
     // With a file set shared by a multi-client run's clients, only its preparer empties
     // the directory and prepares it; the others wait for it before anything else, and
     // the preparer tells them once it is ready (or, leaving early, that it is not).
-    let shared = spec.replay.start_gate.and_then(|g| g.shared);
+    let gate = spec.replay.start_gate.as_deref();
+    let shared = gate.and_then(|g| g.shared());
     let preparing = shared.is_none_or(|s| s.preparer);
-    if let Some(s) = shared.filter(|s| !s.preparer) {
-        (s.prepared)(Ok(())).map_err(RunError::NotStarted)?;
+    if let (Some(g), Some(false)) = (gate, shared.map(|s| s.preparer)) {
+        g.prepared(Ok(())).map_err(RunError::NotStarted)?;
     }
-    let mut set_ready = SetReady(shared.filter(|s| s.preparer));
+    let mut set_ready = SetReady(gate.filter(|_| shared.is_some_and(|s| s.preparer)));
     check_caps(plan, spec.target)?;
     check_memory(plan)?;
     let name = plan.header.workload.as_str();
@@ -212,7 +214,7 @@ pub fn run_iteration(spec: &IterationSpec, iteration: u32) -> Result<IterationRe
                 error,
             })?;
     }
-    let mut replay_options = spec.replay;
+    let mut replay_options = spec.replay.clone();
     replay_options.backend.direct = spec.cache == CacheMode::Direct;
     replay_options.records = spec.records_path.is_some();
     if replay_options.backend.direct {
@@ -235,22 +237,46 @@ pub fn run_iteration(spec: &IterationSpec, iteration: u32) -> Result<IterationRe
             .connect(name, plan.files.clone(), BackendOptions::default())
             .map_err(RunError::Connect)?;
         let mut prepared = if preparing {
-            prepare_with(
+            // Another client that failed before the start stops this preparation at once
+            // (the phase would not start anyway).
+            let peer_stop = std::cell::OnceCell::new();
+            let stop = || {
+                spec.replay
+                    .cancel
+                    .is_some_and(|c| c.load(std::sync::atomic::Ordering::Relaxed))
+                    || gate
+                        .and_then(|g| g.stop_preparing())
+                        .map(|why| peer_stop.get_or_init(|| why))
+                        .is_some()
+            };
+            let outcome = prepare_with(
                 plan,
                 backend.as_mut(),
                 &spec.progress.prepared_bytes,
                 &data,
                 verifier,
-                spec.replay.cancel,
-            )
-            .map_err(|mut e| {
+                &stop,
+            );
+            let removed_if_failed = |mut e: PrepareError| {
                 // A preparation that stops half-way (a full target, most often) takes
                 // back what it wrote, or says how to.
                 let removed = spec.target.fresh_workload_dir(name).is_ok();
                 let target = spec.target.local_root().and_then(|r| r.root().parent());
                 e.note_left(removed, target);
                 e
-            })?
+            };
+            match (outcome, peer_stop.into_inner()) {
+                (Ok(p), _) => p,
+                (Err(e), Some(why)) => {
+                    let _ = removed_if_failed(e);
+                    return Err(RunError::NotStarted(format!(
+                        "stopped preparing after {} of {} bytes: {why}",
+                        spec.progress.prepared_bytes.load(Ordering::Relaxed),
+                        plan.prepared_bytes()
+                    )));
+                }
+                (Err(e), None) => return Err(removed_if_failed(e).into()),
+            }
         } else {
             PrepareResult::default()
         };
@@ -272,7 +298,7 @@ pub fn run_iteration(spec: &IterationSpec, iteration: u32) -> Result<IterationRe
     // the workload's own figures.
     let prepare_extra = spec.target.take_extra_ops(name);
     if !plan.warmup.is_empty() {
-        warm_up(spec, replay_options, verifier)?;
+        warm_up(spec, replay_options.clone(), verifier)?;
     }
     let warmup_extra = spec.target.take_extra_ops(name);
     if spec
@@ -318,15 +344,15 @@ pub fn run_iteration(spec: &IterationSpec, iteration: u32) -> Result<IterationRe
             plan,
             spec.target,
             name,
-            replay_options,
+            replay_options.clone(),
             spec.spool_dir,
             spec.progress,
             verifier,
             records.as_ref().map(|r| r.following()),
-            || match spec.replay.start_gate {
-                None => Some(clock_for(replay_options, None)),
-                Some(gate) => match (gate.wait)() {
-                    Ok(epoch) => Some(clock_for(replay_options, Some(epoch))),
+            || match gate {
+                None => Some(clock_for(&replay_options, None)),
+                Some(gate) => match gate.wait() {
+                    Ok(epoch) => Some(clock_for(&replay_options, Some(epoch))),
                     Err(why) => {
                         let _ = refused.set(why);
                         None
@@ -382,7 +408,7 @@ pub fn run_iteration(spec: &IterationSpec, iteration: u32) -> Result<IterationRe
 }
 
 /// The replay clock: under `--realtime`, waits sleep longer and spin less.
-fn clock_for(options: ReplayOptions, epoch: Option<u64>) -> MonotonicClock {
+fn clock_for(options: &ReplayOptions, epoch: Option<u64>) -> MonotonicClock {
     let clock = match epoch {
         Some(epoch) => MonotonicClock::with_epoch(epoch),
         None => MonotonicClock::starting_now(),

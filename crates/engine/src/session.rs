@@ -241,7 +241,7 @@ impl Session<'_> {
                 plan,
                 target: self.target,
                 cache: self.cache,
-                replay: self.replay,
+                replay: self.replay.clone(),
                 spool_dir: self.run_dir,
                 records_path: self.records_path(name, i),
                 progress: &progress,

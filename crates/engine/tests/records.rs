@@ -239,17 +239,19 @@ fn a_client_whose_phase_never_starts_leaves_no_records() {
     // after the phase, never beside it (its fellows may share the machine).
     let spool = tempfile::tempdir().unwrap();
     let plan = plan_of(&trace_of(STREAMS), spool.path());
-    let refuse: &'static (dyn Fn() -> Result<u64, String> + Sync) =
-        Box::leak(Box::new(|| Err("client 1 failed".to_string())));
-    let fine: &'static (dyn Fn() -> bool + Sync) = Box::leak(Box::new(|| false));
+    struct Refusing;
+    impl StartGate for Refusing {
+        fn wait(&self) -> Result<u64, String> {
+            Err("client 1 failed".to_string())
+        }
+        fn peer_failed(&self) -> bool {
+            false
+        }
+    }
     let path = spool.path().join("never.ops.nbt.zst");
     let progress = Progress::default();
     let replay = ReplayOptions {
-        start_gate: Some(StartGate {
-            wait: refuse,
-            peer_failed: fine,
-            shared: None,
-        }),
+        start_gate: Some(std::sync::Arc::new(Refusing)),
         ..ReplayOptions::default()
     };
     assert_eq!(

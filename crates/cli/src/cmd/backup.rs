@@ -1,5 +1,9 @@
 use std::collections::BTreeMap;
 
+use std::sync::Arc;
+
+use crate::multi::Coordinator;
+
 use anyhow::bail;
 use naslab_results::views::backup::backup_table;
 use naslab_results::CacheMode;
@@ -9,7 +13,7 @@ use super::run::{compile_traces, context, execute_with, View};
 use crate::args::BackupArgs;
 
 /// `naslab backup`: files written by many connections at once, then backed up.
-pub fn backup(args: BackupArgs) -> anyhow::Result<()> {
+pub fn backup(args: BackupArgs, coord: &Arc<dyn Coordinator>) -> anyhow::Result<()> {
     let spec = Backup {
         writers: args.writers,
         files_per_writer: args.files,
@@ -33,7 +37,7 @@ pub fn backup(args: BackupArgs) -> anyhow::Result<()> {
             spec.writers, spec.files_per_writer, spec.file_size
         ),
     );
-    let ctx = context(&args.opts, CacheMode::Drop, extra)?;
+    let ctx = context(&args.opts, coord, CacheMode::Drop, extra)?;
     let workloads = compile_traces(&ctx, vec![spec.generate()])?;
     let view = View {
         file_name: "backup.txt",

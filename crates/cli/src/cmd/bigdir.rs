@@ -1,5 +1,9 @@
 use std::collections::BTreeMap;
 
+use std::sync::Arc;
+
+use crate::multi::Coordinator;
+
 use anyhow::{bail, Context};
 use naslab_results::views::bigdir::{bigdir_rows, bigdir_table};
 use naslab_results::CacheMode;
@@ -9,7 +13,7 @@ use super::run::{compile_traces, context, execute_with, View};
 use crate::args::BigDirArgs;
 
 /// `naslab bigdir N [K]`: the big-directory test and its table.
-pub fn bigdir(args: BigDirArgs) -> anyhow::Result<()> {
+pub fn bigdir(args: BigDirArgs, coord: &Arc<dyn Coordinator>) -> anyhow::Result<()> {
     if args.entries == 0 || args.every == 0 {
         bail!("give at least one entry and a step of at least 1 (e.g. naslab bigdir 3000 500)");
     }
@@ -28,7 +32,7 @@ pub fn bigdir(args: BigDirArgs) -> anyhow::Result<()> {
         "bigdir".to_string(),
         format!("{} every {}", args.entries, args.every),
     );
-    let ctx = context(&args.opts, CacheMode::Drop, extra)?;
+    let ctx = context(&args.opts, coord, CacheMode::Drop, extra)?;
     if !ctx.options.records {
         bail!("the big-directory table is made from the op records; leave out --no-records");
     }

@@ -1,5 +1,9 @@
 use std::collections::BTreeMap;
 
+use std::sync::Arc;
+
+use crate::multi::Coordinator;
+
 use anyhow::bail;
 use naslab_results::views::fileserver::fileserver_table;
 use naslab_results::CacheMode;
@@ -9,7 +13,7 @@ use super::run::{compile_traces, context, execute_with, View};
 use crate::args::{FileServerArgs, FileServerPhase};
 
 /// `naslab fileserver`: many connections writing then reading their own files.
-pub fn fileserver(args: FileServerArgs) -> anyhow::Result<()> {
+pub fn fileserver(args: FileServerArgs, coord: &Arc<dyn Coordinator>) -> anyhow::Result<()> {
     let record = args.record;
     if args.connections == 0 || args.files == 0 || record == 0 {
         bail!("--connections, --files and --record must be at least 1");
@@ -20,7 +24,7 @@ pub fn fileserver(args: FileServerArgs) -> anyhow::Result<()> {
     }
     // In a multi-client job the connections are spread over the clients, each client
     // taking the next run of them.
-    let (first_connection, connections) = match crate::multi::rank_and_size() {
+    let (first_connection, connections) = match coord.rank_and_size() {
         None => (0, args.connections),
         Some((rank, size)) => {
             let mine = connections_of(args.connections, rank, size);
@@ -57,7 +61,7 @@ pub fn fileserver(args: FileServerArgs) -> anyhow::Result<()> {
             args.connections, args.files, record
         ),
     );
-    let ctx = context(&args.opts, CacheMode::Drop, extra)?;
+    let ctx = context(&args.opts, coord, CacheMode::Drop, extra)?;
     let workloads = compile_traces(&ctx, traces)?;
     let view = View {
         file_name: "fileserver.txt",

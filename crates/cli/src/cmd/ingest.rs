@@ -1,5 +1,9 @@
 use std::collections::BTreeMap;
 
+use std::sync::Arc;
+
+use crate::multi::Coordinator;
+
 use anyhow::bail;
 use naslab_results::views::ingest::{ingest_table, IngestRow};
 use naslab_results::CacheMode;
@@ -9,7 +13,7 @@ use super::run::{compile_traces, context, execute_with, View};
 use crate::args::IngestArgs;
 
 /// `naslab ingest BLOCKSIZE BLOCKSPERFILE TOTALFILES FILESPERDIR`: the ingest and its table.
-pub fn ingest(mut args: IngestArgs) -> anyhow::Result<()> {
+pub fn ingest(mut args: IngestArgs, coord: &Arc<dyn Coordinator>) -> anyhow::Result<()> {
     if args.block_size == 0 || args.blocks_per_file == 0 || args.total_files == 0 {
         bail!("BLOCKSIZE, BLOCKSPERFILE and TOTALFILES must be at least 1");
     }
@@ -44,7 +48,7 @@ pub fn ingest(mut args: IngestArgs) -> anyhow::Result<()> {
             args.block_size, args.blocks_per_file, args.total_files
         ),
     );
-    let ctx = context(&args.opts, CacheMode::Drop, extra)?;
+    let ctx = context(&args.opts, coord, CacheMode::Drop, extra)?;
     let workloads = compile_traces(&ctx, specs.iter().map(Ingest::generate).collect())?;
     let rows: Vec<IngestRow> = specs
         .iter()

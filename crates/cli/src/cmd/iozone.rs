@@ -1,5 +1,9 @@
 use std::collections::BTreeMap;
 
+use std::sync::Arc;
+
+use crate::multi::Coordinator;
+
 use anyhow::bail;
 use naslab_results::views::iozone::{iozone_matrices, iozone_throughput, IozoneCell};
 use naslab_results::CacheMode;
@@ -12,7 +16,7 @@ use crate::args::IozoneArgs;
 const MAX_CELLS: usize = 5000;
 
 /// `naslab iozone`: the matrix of file sizes by record sizes per test, or throughput mode.
-pub fn iozone(args: IozoneArgs) -> anyhow::Result<()> {
+pub fn iozone(args: IozoneArgs, coord: &Arc<dyn Coordinator>) -> anyhow::Result<()> {
     let tests = args.tests.clone();
     let mut extra = BTreeMap::new();
     let mut traces = Vec::new();
@@ -77,7 +81,7 @@ pub fn iozone(args: IozoneArgs) -> anyhow::Result<()> {
             render: Box::new(move |run, _| Ok(iozone_matrices(run, &cells))),
         }
     };
-    let ctx = context(&args.opts, CacheMode::Keep, extra)?;
+    let ctx = context(&args.opts, coord, CacheMode::Keep, extra)?;
     let workloads = compile_traces(&ctx, traces)?;
     execute_with(ctx, workloads, Some(view))
 }

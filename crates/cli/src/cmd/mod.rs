@@ -27,14 +27,12 @@ mod sweep;
 
 use crate::args::{Cli, Command};
 
-#[cfg(feature = "mpi")]
-pub(crate) use run::run_dir::make_run_dir;
-#[cfg(feature = "mpi")]
-pub(crate) use run::write_view;
-pub(crate) use run::View;
+use std::sync::Arc;
+
+use crate::multi::Coordinator;
 
 /// Runs the subcommand the user asked for.
-pub fn dispatch(cli: Cli) -> anyhow::Result<()> {
+pub fn dispatch(cli: Cli, coord: &Arc<dyn Coordinator>) -> anyhow::Result<()> {
     let run_opts = match &cli.command {
         Command::Run(a) => Some(&a.opts),
         Command::Fileserver(a) => Some(&a.opts),
@@ -46,24 +44,24 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<()> {
     };
     // Known before anything can fail, so a client that fails early still casts the
     // votes the others wait for.
-    crate::multi::share_files(run_opts.is_some_and(|o| o.shared_files));
-    if crate::multi::active() && run_opts.is_none() {
+    coord.share_files(run_opts.is_some_and(|o| o.shared_files));
+    if coord.is_job() && run_opts.is_none() {
         anyhow::bail!("only the workload commands (run, fileserver, backup, iozone, ingest, bigdir) run as a multi-client job under mpirun; start other commands without mpirun");
     }
-    crate::multi::after_command(command(cli))
+    coord.after_command(command(cli, coord))
 }
 
-fn command(cli: Cli) -> anyhow::Result<()> {
+fn command(cli: Cli, coord: &Arc<dyn Coordinator>) -> anyhow::Result<()> {
     match cli.command {
-        Command::Run(a) => run::run(a),
+        Command::Run(a) => run::run(a, coord),
         Command::Clean(a) => clean::clean(a),
         Command::Report(a) => report::report(a),
         Command::Compare(a) => compare::compare(a),
-        Command::Iozone(a) => iozone::iozone(a),
-        Command::Bigdir(a) => bigdir::bigdir(a),
-        Command::Ingest(a) => ingest::ingest(a),
-        Command::Fileserver(a) => fileserver::fileserver(a),
-        Command::Backup(a) => backup::backup(a),
+        Command::Iozone(a) => iozone::iozone(a, coord),
+        Command::Bigdir(a) => bigdir::bigdir(a, coord),
+        Command::Ingest(a) => ingest::ingest(a, coord),
+        Command::Fileserver(a) => fileserver::fileserver(a, coord),
+        Command::Backup(a) => backup::backup(a, coord),
         Command::Frag(a) => frag::frag(a),
         Command::Alloc(a) => alloc::alloc(a),
         Command::Lab(a) => lab::lab(a),
@@ -76,6 +74,6 @@ fn command(cli: Cli) -> anyhow::Result<()> {
         Command::Completions(a) => docs::completions(a),
         Command::Man(a) => docs::man(a),
         Command::Results(a) => results::results(a),
-        Command::Sweep(a) => sweep::sweep(*a),
+        Command::Sweep(a) => sweep::sweep(*a, coord),
     }
 }

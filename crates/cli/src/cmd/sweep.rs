@@ -5,6 +5,10 @@
 //! from its op records as soon as it ends, so the next point can be chosen and the
 //! terminal shows the curve as it grows. See docs/capacity.md.
 
+use std::sync::Arc;
+
+use crate::multi::Coordinator;
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
@@ -495,8 +499,8 @@ fn loads(args: &SweepArgs, unit: LoadUnit) -> anyhow::Result<Loads> {
 }
 
 /// `naslab sweep`.
-pub fn sweep(args: SweepArgs) -> anyhow::Result<()> {
-    if crate::multi::active() {
+pub fn sweep(args: SweepArgs, coord: &Arc<dyn Coordinator>) -> anyhow::Result<()> {
+    if coord.is_job() {
         bail!("naslab sweep does not run as a multi-client job yet; start it without mpirun");
     }
     if args.opts.batch != 1 {
@@ -600,7 +604,7 @@ pub fn sweep(args: SweepArgs) -> anyhow::Result<()> {
         },
     );
     let metrics = args.metrics.map(super::metrics::serve).transpose()?;
-    let ctx = context(&opts, CacheMode::Drop, extra)?;
+    let ctx = context(&opts, coord, CacheMode::Drop, extra)?;
     let mut source = SweepSource {
         unit,
         run_dir: ctx.run_dir.clone(),

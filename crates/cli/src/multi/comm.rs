@@ -53,13 +53,16 @@ pub struct Client {
     /// On client 0 with `--shared-files`: whether it has told the others if it holds
     /// the shared target.
     pub target_word_sent: bool,
-    /// Where rank 0 makes the job's run directory (`--out`/`--label`).
-    pub results_base: Option<std::path::PathBuf>,
     /// This client's own directory for spools and its records until they are sent.
     pub private_dir: Option<std::path::PathBuf>,
 }
 
-static CLIENT: Mutex<Option<Client>> = Mutex::new(None);
+/// This process as one client of a job: its state, behind a lock (the engine asks the
+/// gate from the thread that runs the iteration, the binary from the main thread; both
+/// are the one thread MPI is used from).
+pub struct Job {
+    client: Mutex<Client>,
+}
 
 /// Keeps MPI initialised; dropping it finalises MPI.
 pub struct Guard(#[allow(dead_code)] mpi::environment::Universe);
@@ -71,15 +74,16 @@ fn launched() -> bool {
         .any(|v| std::env::var_os(v).is_some())
 }
 
-/// Initialises MPI when started by an MPI launcher; `None` otherwise (a normal run).
-pub fn init() -> Option<Guard> {
+/// Initialises MPI when started by an MPI launcher: this process's place in the job and
+/// what keeps MPI initialised; `None` otherwise (a normal run).
+pub fn init() -> Option<(Job, Guard)> {
     if !launched() {
         return None;
     }
     let (universe, _) = mpi::initialize_with_threading(mpi::Threading::Funneled)?;
     let world = universe.world();
     let host = mpi::environment::processor_name().unwrap_or_else(|_| "unknown".into());
-    *lock() = Some(Client {
+    let client = Mutex::new(Client {
         rank: world.rank() as u32,
         size: world.size() as u32,
         host,
@@ -93,7 +97,6 @@ pub fn init() -> Option<Guard> {
         caused: false,
         finished: false,
         target_word_sent: false,
-        results_base: None,
         private_dir: None,
     });
     // A client that panics would leave the others waiting in a collective for ever: end
@@ -103,67 +106,200 @@ pub fn init() -> Option<Guard> {
         default_hook(info);
         SimpleCommunicator::world().abort(70);
     }));
-    Some(Guard(universe))
-}
-
-fn lock() -> std::sync::MutexGuard<'static, Option<Client>> {
-    CLIENT.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-/// Runs `f` on this client's state; `None` outside a multi-client run.
-pub fn with<T>(f: impl FnOnce(&mut Client) -> T) -> Option<T> {
-    lock().as_mut().map(f)
+    Some((Job { client }, Guard(universe)))
 }
 
 fn world() -> SimpleCommunicator {
     SimpleCommunicator::world()
 }
 
-/// Every client says whether it failed; returns the lowest failed rank, if any.
-fn vote(failed: bool) -> Option<u32> {
-    let (rank, size) = with(|c| (c.rank, c.size)).unwrap_or((0, 1));
-    let mine: u32 = if failed { rank } else { size };
-    let mut lowest: u32 = size;
-    world().all_reduce_into(&mine, &mut lowest, SystemOperation::min());
-    (lowest < size).then_some(lowest)
-}
-
-/// The start gate of every measured phase: all clients meet here once their streams are
-/// connected. Returns the CLOCK_MONOTONIC instant (on this client's clock) at which the
-/// phase starts, the same moment on every client within the clock-offset uncertainty.
-pub fn start_gate() -> Result<u64, String> {
-    with(|c| c.gate_voted = true);
-    if let Some(bad) = vote(false) {
-        return Err(format!(
-            "not started: client {bad} could not start its measured phase"
-        ));
+impl Job {
+    /// Runs `f` on this client's state.
+    pub fn with<T>(&self, f: impl FnOnce(&mut Client) -> T) -> T {
+        f(&mut self.client.lock().unwrap_or_else(|e| e.into_inner()))
     }
-    let (rank, size) = with(|c| (c.rank, c.size)).unwrap_or((0, 1));
-    let world = world();
-    let clocks = measure_clocks(&world, rank, size);
-    // Rank 0 picks the start on its clock; each client turns it into its own.
-    let mut plan: Vec<i64> = vec![0; 1 + 2 * size as usize];
-    if rank == 0 {
-        plan[0] = (monotonic_ns() + START_LEAD_NS) as i64;
-        for (i, (off, unc)) in clocks.iter().enumerate() {
-            plan[1 + 2 * i] = *off;
-            plan[2 + 2 * i] = *unc as i64;
+
+    /// Every client says whether it failed; returns the lowest failed rank, if any.
+    fn vote(&self, failed: bool) -> Option<u32> {
+        let (rank, size) = self.with(|c| (c.rank, c.size));
+        let mine: u32 = if failed { rank } else { size };
+        let mut lowest: u32 = size;
+        world().all_reduce_into(&mine, &mut lowest, SystemOperation::min());
+        (lowest < size).then_some(lowest)
+    }
+
+    /// The start gate of every measured phase: all clients meet here once their streams are
+    /// connected. Returns the CLOCK_MONOTONIC instant (on this client's clock) at which the
+    /// phase starts, the same moment on every client within the clock-offset uncertainty.
+    pub fn start_gate(&self) -> Result<u64, String> {
+        self.with(|c| c.gate_voted = true);
+        if let Some(bad) = self.vote(false) {
+            return Err(format!(
+                "not started: client {bad} could not start its measured phase"
+            ));
+        }
+        let (rank, size) = self.with(|c| (c.rank, c.size));
+        let world = world();
+        let clocks = measure_clocks(&world, rank, size);
+        // Rank 0 picks the start on its clock; each client turns it into its own.
+        let mut plan: Vec<i64> = vec![0; 1 + 2 * size as usize];
+        if rank == 0 {
+            plan[0] = (monotonic_ns() + START_LEAD_NS) as i64;
+            for (i, (off, unc)) in clocks.iter().enumerate() {
+                plan[1 + 2 * i] = *off;
+                plan[2 + 2 * i] = *unc as i64;
+            }
+        }
+        world.process_at_rank(0).broadcast_into(&mut plan[..]);
+        let offset = plan[1 + 2 * rank as usize];
+        let local_start = (plan[0] + offset).max(0) as u64;
+        sleep_until(local_start);
+        let late = monotonic_ns().saturating_sub(local_start);
+        self.with(|c| {
+            c.phases += 1;
+            c.notice_tag = Some(1 + (c.phases % 30_000) as Tag);
+            c.start_late_ns = late;
+            c.clocks = (0..size as usize)
+                .map(|i| (plan[1 + 2 * i], plan[2 + 2 * i] as u64))
+                .collect();
+        });
+        Ok(local_start)
+    }
+
+    /// Whether another client has sent a failure notice during the current measured phase
+    /// (asked while it runs; the notice is taken after the phase, in `end_of_iteration`).
+    pub fn peer_failed(&self) -> bool {
+        let Some(tag) = self.with(|c| c.notice_tag) else {
+            return false;
+        };
+        SimpleCommunicator::world()
+            .any_process()
+            .immediate_probe_with_tag(tag)
+            .is_some()
+    }
+
+    /// After each iteration (run or failed) every client reports whether it failed; returns
+    /// the lowest failed rank, if any. A client whose measured phase failed first sends a
+    /// failure notice to every other client, which stops their phases (`peer_failed`); the
+    /// notices are then taken, one from each failed client. A client that never reached the
+    /// shared file set's barrier or the start gate casts those votes first, so the others
+    /// are not left waiting there.
+    pub fn end_of_iteration(&self, failed: bool) -> Option<u32> {
+        let (set_owed, voted, tag) = self.with(|c| {
+            (
+                c.shared && !std::mem::replace(&mut c.set_voted, false),
+                std::mem::replace(&mut c.gate_voted, false),
+                c.notice_tag.take(),
+            )
+        });
+        if set_owed {
+            self.vote(true);
+        }
+        if !voted {
+            self.vote(true);
+        }
+        let (rank, size) = self.with(|c| (c.rank, c.size));
+        let world = world();
+        // Every client started this phase or none did (the gate is one vote), so every
+        // client knows whether notices are due.
+        let sent: Vec<_> = match tag {
+            Some(tag) if failed => (0..size)
+                .filter(|&r| r != rank)
+                .map(|r| {
+                    world.process_at_rank(r as i32).immediate_send_with_tag(
+                        StaticScope,
+                        &NOTICE,
+                        tag,
+                    )
+                })
+                .collect(),
+            _ => Vec::new(),
+        };
+        let mut flags = vec![0u8; size as usize];
+        world.all_gather_into(&u8::from(failed), &mut flags[..]);
+        let failed_ranks: Vec<u32> = (0..size).filter(|&r| flags[r as usize] != 0).collect();
+        if let Some(tag) = tag {
+            for &r in failed_ranks.iter().filter(|&&r| r != rank) {
+                let _ = world.process_at_rank(r as i32).receive_with_tag::<u8>(tag);
+            }
+        }
+        for request in sent {
+            request.wait();
+        }
+        failed_ranks.first().copied()
+    }
+
+    /// The shared file set's barrier (`--shared-files`), a vote like the start gate's:
+    /// client 0 says whether its preparation went well, every client whether it got this
+    /// far; `Err` when any client failed (client 0's own error when it was client 0's). A
+    /// client that fails before it votes casts its vote in `end_of_iteration`.
+    pub fn shared_set_ready(&self, mine: Result<(), String>) -> Result<(), String> {
+        self.with(|c| c.set_voted = true);
+        match (self.vote(mine.is_err()), mine) {
+            (_, Err(why)) => Err(why),
+            (Some(bad), Ok(())) => Err(format!(
+                "not started: client {bad} could not get the shared file set ready"
+            )),
+            (None, Ok(())) => Ok(()),
         }
     }
-    world.process_at_rank(0).broadcast_into(&mut plan[..]);
-    let offset = plan[1 + 2 * rank as usize];
-    let local_start = (plan[0] + offset).max(0) as u64;
-    sleep_until(local_start);
-    let late = monotonic_ns().saturating_sub(local_start);
-    with(|c| {
-        c.phases += 1;
-        c.notice_tag = Some(1 + (c.phases % 30_000) as Tag);
-        c.start_late_ns = late;
-        c.clocks = (0..size as usize)
-            .map(|i| (plan[1 + 2 * i], plan[2 + 2 * i] as u64))
-            .collect();
-    });
-    Ok(local_start)
+
+    /// Sends `parts` (a header then the files) to rank 0; on rank 0 returns every client's
+    /// parts in rank order (its own first).
+    pub fn gather(&self, parts: Vec<Vec<u8>>) -> Option<Vec<Vec<Vec<u8>>>> {
+        let (rank, size) = self.with(|c| (c.rank, c.size));
+        let world = world();
+        if rank != 0 {
+            let root = world.process_at_rank(0);
+            root.send(&(parts.len() as u64));
+            for p in &parts {
+                root.send(&p[..]);
+            }
+            return None;
+        }
+        let mut all = vec![parts];
+        for r in 1..size {
+            let peer = world.process_at_rank(r as i32);
+            let (n, _) = peer.receive_with_tag::<u64>(DATA_TAG);
+            let mut got = Vec::with_capacity(n as usize);
+            for _ in 0..n {
+                let (bytes, _) = peer.receive_vec_with_tag::<u8>(DATA_TAG);
+                got.push(bytes);
+            }
+            all.push(got);
+        }
+        Some(all)
+    }
+
+    /// On client 0 with `--shared-files`: tells every other client, once, whether it holds
+    /// the shared target (`taken`), so they join it at once or give up at once (never wait
+    /// for a holder that will not come). Small messages: the sends do not wait for the
+    /// others to receive.
+    pub fn send_target_word(&self, taken: bool) {
+        let due = self.with(|c| {
+            let due = c.shared && c.rank == 0 && !c.target_word_sent;
+            c.target_word_sent = true;
+            due.then_some(c.size)
+        });
+        let Some(size) = due else {
+            return;
+        };
+        let world = world();
+        for r in 1..size {
+            world
+                .process_at_rank(r as i32)
+                .send_with_tag(&u8::from(taken), TARGET_TAG);
+        }
+    }
+
+    /// On the other clients with `--shared-files`: waits for client 0's word; whether it
+    /// holds the shared target.
+    pub fn receive_target_word(&self) -> bool {
+        let (word, _) = SimpleCommunicator::world()
+            .process_at_rank(0)
+            .receive_with_tag::<u8>(TARGET_TAG);
+        word != 0
+    }
 }
 
 /// Sleeps until `deadline` on CLOCK_MONOTONIC. Sleeping, not spinning: several clients
@@ -219,139 +355,4 @@ fn measure_clocks(world: &SimpleCommunicator, rank: u32, size: u32) -> Vec<(i64,
         }
     }
     out
-}
-
-/// Whether another client has sent a failure notice during the current measured phase
-/// (asked while it runs; the notice is taken after the phase, in `end_of_iteration`).
-pub fn peer_failed() -> bool {
-    let Some(tag) = with(|c| c.notice_tag).flatten() else {
-        return false;
-    };
-    world()
-        .any_process()
-        .immediate_probe_with_tag(tag)
-        .is_some()
-}
-
-/// After each iteration (run or failed) every client reports whether it failed; returns
-/// the lowest failed rank, if any. A client whose measured phase failed first sends a
-/// failure notice to every other client, which stops their phases (`peer_failed`); the
-/// notices are then taken, one from each failed client. A client that never reached the
-/// shared file set's barrier or the start gate casts those votes first, so the others
-/// are not left waiting there.
-pub fn end_of_iteration(failed: bool) -> Option<u32> {
-    let (set_owed, voted, tag) = with(|c| {
-        (
-            c.shared && !std::mem::replace(&mut c.set_voted, false),
-            std::mem::replace(&mut c.gate_voted, false),
-            c.notice_tag.take(),
-        )
-    })
-    .unwrap_or((false, true, None));
-    if set_owed {
-        vote(true);
-    }
-    if !voted {
-        vote(true);
-    }
-    let (rank, size) = with(|c| (c.rank, c.size)).unwrap_or((0, 1));
-    let world = world();
-    // Every client started this phase or none did (the gate is one vote), so every
-    // client knows whether notices are due.
-    let sent: Vec<_> = match tag {
-        Some(tag) if failed => (0..size)
-            .filter(|&r| r != rank)
-            .map(|r| {
-                world
-                    .process_at_rank(r as i32)
-                    .immediate_send_with_tag(StaticScope, &NOTICE, tag)
-            })
-            .collect(),
-        _ => Vec::new(),
-    };
-    let mut flags = vec![0u8; size as usize];
-    world.all_gather_into(&u8::from(failed), &mut flags[..]);
-    let failed_ranks: Vec<u32> = (0..size).filter(|&r| flags[r as usize] != 0).collect();
-    if let Some(tag) = tag {
-        for &r in failed_ranks.iter().filter(|&&r| r != rank) {
-            let _ = world.process_at_rank(r as i32).receive_with_tag::<u8>(tag);
-        }
-    }
-    for request in sent {
-        request.wait();
-    }
-    failed_ranks.first().copied()
-}
-
-/// The shared file set's barrier (`--shared-files`), a vote like the start gate's:
-/// client 0 says whether its preparation went well, every client whether it got this
-/// far; `Err` when any client failed (client 0's own error when it was client 0's). A
-/// client that fails before it votes casts its vote in `end_of_iteration`.
-pub fn shared_set_ready(mine: Result<(), String>) -> Result<(), String> {
-    with(|c| c.set_voted = true);
-    match (vote(mine.is_err()), mine) {
-        (_, Err(why)) => Err(why),
-        (Some(bad), Ok(())) => Err(format!(
-            "not started: client {bad} could not get the shared file set ready"
-        )),
-        (None, Ok(())) => Ok(()),
-    }
-}
-
-/// Sends `parts` (a header then the files) to rank 0; on rank 0 returns every client's
-/// parts in rank order (its own first).
-pub fn gather(parts: Vec<Vec<u8>>) -> Option<Vec<Vec<Vec<u8>>>> {
-    let (rank, size) = with(|c| (c.rank, c.size)).unwrap_or((0, 1));
-    let world = world();
-    if rank != 0 {
-        let root = world.process_at_rank(0);
-        root.send(&(parts.len() as u64));
-        for p in &parts {
-            root.send(&p[..]);
-        }
-        return None;
-    }
-    let mut all = vec![parts];
-    for r in 1..size {
-        let peer = world.process_at_rank(r as i32);
-        let (n, _) = peer.receive_with_tag::<u64>(DATA_TAG);
-        let mut got = Vec::with_capacity(n as usize);
-        for _ in 0..n {
-            let (bytes, _) = peer.receive_vec_with_tag::<u8>(DATA_TAG);
-            got.push(bytes);
-        }
-        all.push(got);
-    }
-    Some(all)
-}
-
-/// On client 0 with `--shared-files`: tells every other client, once, whether it holds
-/// the shared target (`taken`), so they join it at once or give up at once (never wait
-/// for a holder that will not come). Small messages: the sends do not wait for the
-/// others to receive.
-pub fn send_target_word(taken: bool) {
-    let due = with(|c| {
-        let due = c.shared && c.rank == 0 && !c.target_word_sent;
-        c.target_word_sent = true;
-        due.then_some(c.size)
-    })
-    .flatten();
-    let Some(size) = due else {
-        return;
-    };
-    let world = world();
-    for r in 1..size {
-        world
-            .process_at_rank(r as i32)
-            .send_with_tag(&u8::from(taken), TARGET_TAG);
-    }
-}
-
-/// On the other clients with `--shared-files`: waits for client 0's word; whether it
-/// holds the shared target.
-pub fn receive_target_word() -> bool {
-    let (word, _) = world()
-        .process_at_rank(0)
-        .receive_with_tag::<u8>(TARGET_TAG);
-    word != 0
 }

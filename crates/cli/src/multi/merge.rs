@@ -94,15 +94,14 @@ pub fn others_failures(clients: &[Gathered]) -> String {
     out
 }
 
-/// Builds the job's one result from every client's, writing the merged op records into
-/// `run_dir`. `template` supplies what all clients share (options, target, environment
-/// of the first client that ran); `shared`: the clients shared one file set.
-pub fn merge(
-    template: &RunResult,
-    clients: &[Gathered],
-    run_dir: &Path,
-    shared: bool,
-) -> anyhow::Result<RunResult> {
+/// Builds the job's one result from every client's results and op records (in rank
+/// order), writing the merged op records into `run_dir`. The first client that ran
+/// supplies what all clients share (options, target, environment); `shared`: the
+/// clients shared one file set.
+pub fn merge(clients: &[Gathered], run_dir: &Path, shared: bool) -> anyhow::Result<RunResult> {
+    let Some(template) = clients.iter().find_map(|c| c.report.run.as_ref()) else {
+        bail!("no client sent results");
+    };
     let mut run = template.clone();
     run.workloads.clear();
     run.aborted = failure_of(clients);
@@ -552,6 +551,7 @@ fn merge_records(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use naslab_trace::OpKind;
 
     fn client(rank: u32) -> Gathered {
         Gathered {
@@ -577,6 +577,304 @@ mod tests {
             throughput_mb_s: mb_s,
             ..IterationResult::default()
         }
+    }
+
+    /// One op of a client's records: (stream, kind, file, bytes, issued, latency, result).
+    type OpLine = (u32, OpKind, u32, u64, u64, u64, i64);
+
+    /// A client's results and op records for one iteration of workload "W", as a client
+    /// sends them: its files `f0`, `f1`, its ops, its phase's start on the common clock
+    /// and its length. Its per-op-type figures are made from the ops (they are what it
+    /// measured, and what the merge checks its records against).
+    fn sent(dir: &Path, rank: u32, clock_start_ns: u64, wall_ns: u64, ops: &[OpLine]) -> Gathered {
+        let records = dir.join(format!("w-{rank}.ops.nbt.zst"));
+        let mut w = create_trace(&records).unwrap();
+        w.header(&naslab_trace::Header::new("W")).unwrap();
+        w.file(&FileDecl::file(0, "W/f0", 1 << 20, true)).unwrap();
+        w.file(&FileDecl::file(1, "W/f1", 0, false)).unwrap();
+        let mut it = IterationResult {
+            iteration: 1,
+            clock_start_ns,
+            wall_ns,
+            last_done_ns: wall_ns,
+            records: Some("w-1.ops.nbt.zst".into()),
+            ..IterationResult::default()
+        };
+        let mut ok: BTreeMap<String, LatencyHistogram> = BTreeMap::new();
+        let mut failed: BTreeMap<String, LatencyHistogram> = BTreeMap::new();
+        let mut streams: BTreeMap<u32, (u64, u64)> = BTreeMap::new();
+        for &(stream, kind, file, bytes, issued, latency, result) in ops {
+            let mut op = Op::new(stream, 0, kind, file);
+            op.len = bytes;
+            let m = Measured {
+                sched_ns: issued,
+                issued_ns: issued,
+                done_ns: issued + latency,
+                result,
+            };
+            w.op(&op, Some(&m)).unwrap();
+            let name = kind.name().to_string();
+            let stats = it.op_stats.entry(name.clone()).or_default();
+            stats.count += 1;
+            it.ops += 1;
+            let s = streams.entry(stream).or_default();
+            s.0 += 1;
+            if result < 0 {
+                stats.errors += 1;
+                *stats.errors_by_errno.entry("ENOSPC".into()).or_default() += 1;
+                it.errors += 1;
+                failed.entry(name).or_default().record(latency);
+            } else {
+                stats.bytes += bytes;
+                s.1 += bytes;
+                match kind {
+                    OpKind::Read => it.bytes_read += bytes,
+                    _ => it.bytes_written += bytes,
+                }
+                ok.entry(name).or_default().record(latency);
+            }
+        }
+        w.close().unwrap();
+        for (name, h) in &ok {
+            it.op_stats.get_mut(name).unwrap().latency = h.summary();
+        }
+        for (name, h) in &failed {
+            it.op_stats.get_mut(name).unwrap().failed_latency = Some(h.summary());
+        }
+        it.streams = streams
+            .into_iter()
+            .map(|(stream, (ops, bytes))| StreamResult {
+                stream,
+                ops,
+                bytes,
+                done_ns: wall_ns,
+            })
+            .collect();
+        it.throughput_mb_s =
+            (it.bytes_read + it.bytes_written) as f64 / (wall_ns as f64 / 1e9) / 1e6;
+        let run = RunResult {
+            schema_version: naslab_results::SCHEMA_VERSION,
+            naslab_version: "test".into(),
+            started_at: "2026-01-01T00:00:00Z".into(),
+            environment: Default::default(),
+            target: Default::default(),
+            options: Default::default(),
+            workloads: vec![WorkloadResult::from_iterations(
+                "W".into(),
+                "generated".into(),
+                vec![it],
+            )],
+            warnings: Vec::new(),
+            aborted: None,
+            label: Some("default".into()),
+            device: Default::default(),
+            multi_client: None,
+            sweep: None,
+        };
+        Gathered {
+            report: ClientReport {
+                rank,
+                host: format!("host{rank}"),
+                run: Some(run),
+                failure: None,
+                caused: false,
+                start_late_ns: 0,
+                records: vec!["w-1.ops.nbt.zst".into()],
+            },
+            records: HashMap::from([("w-1.ops.nbt.zst".to_string(), records)]),
+            clock: (0, 0),
+        }
+    }
+
+    #[test]
+    fn two_clients_merge_into_the_totals_their_ops_add_up_to() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (spool, out) = (tmp.path().join("spool"), tmp.path().join("out"));
+        std::fs::create_dir_all(&spool).unwrap();
+        std::fs::create_dir_all(&out).unwrap();
+        use OpKind::{Read, Write};
+        // Client 0: phase from 1 ms to 5 ms on the common clock; three reads of 4 KiB
+        // (100, 200, 300 ns) and one write that failed (ENOSPC, 50 ns).
+        let a = sent(
+            &spool,
+            0,
+            1_000_000,
+            4_000_000,
+            &[
+                (0, Read, 0, 4096, 10, 100, 4096),
+                (0, Read, 0, 4096, 1_000, 200, 4096),
+                (0, Write, 1, 4096, 2_000, 50, -28),
+                (0, Read, 0, 4096, 3_000, 300, 4096),
+            ],
+        );
+        // Client 1: from 2 ms to 7 ms, two streams; two reads of 8 KiB (400, 800 ns)
+        // and a write of 4 KiB (1,000 ns).
+        let b = sent(
+            &spool,
+            1,
+            2_000_000,
+            5_000_000,
+            &[
+                (0, Read, 0, 8192, 5, 400, 8192),
+                (1, Write, 1, 4096, 500, 1_000, 4096),
+                (0, Read, 0, 8192, 2_500, 800, 8192),
+            ],
+        );
+        let job = merge(&[a, b], &out, false).unwrap();
+        assert!(job.aborted.is_none());
+        let it = &job.workloads[0].iterations[0];
+        // From client 0's start (1 ms) to client 1's end (7 ms).
+        assert_eq!((it.clock_start_ns, it.wall_ns), (1_000_000, 6_000_000));
+        assert_eq!(it.ops, 7);
+        assert_eq!(it.errors, 1);
+        assert_eq!(it.bytes_read, 3 * 4096 + 2 * 8192);
+        assert_eq!(it.bytes_written, 4096);
+        // 32,768 bytes over 6 ms.
+        assert!((it.throughput_mb_s - 32_768.0 / 0.006 / 1e6).abs() < 1e-9);
+        // Reads: 100, 200, 300, 400, 800 ns together.
+        let read = &it.op_stats["read"];
+        assert_eq!((read.count, read.bytes, read.errors), (5, 28_672, 0));
+        let l = read.latency;
+        assert_eq!((l.count, l.min_ns, l.max_ns), (5, 100, 800));
+        assert_eq!(l.avg_ns, (100 + 200 + 300 + 400 + 800) / 5);
+        assert_eq!((l.p50_ns, l.p90_ns, l.p99_ns), (300, 800, 800));
+        // Writes: one succeeded (1,000 ns), one failed (50 ns), kept apart.
+        let write = &it.op_stats["write"];
+        assert_eq!((write.count, write.bytes, write.errors), (2, 4096, 1));
+        assert_eq!(write.errors_by_errno["ENOSPC"], 1);
+        assert_eq!(
+            (
+                write.latency.count,
+                write.latency.min_ns,
+                write.latency.max_ns
+            ),
+            (1, 1_000, 1_000)
+        );
+        let f = write.failed_latency.unwrap();
+        assert_eq!((f.count, f.min_ns, f.max_ns), (1, 50, 50));
+        // Streams are moved apart: client 1's 0 and 1 become 1 and 2.
+        let streams: Vec<(u32, u64, u64)> = it
+            .streams
+            .iter()
+            .map(|s| (s.stream, s.ops, s.done_ns))
+            .collect();
+        assert_eq!(
+            streams,
+            vec![(0, 4, 4_000_000), (1, 2, 6_000_000), (2, 1, 6_000_000)]
+        );
+        // Each client's own figures are kept beside the aggregate.
+        let multi = job.multi_client.as_ref().unwrap();
+        let own: Vec<(u32, u64)> = multi
+            .clients
+            .iter()
+            .map(|c| (c.rank, c.workloads[0].iterations[0].ops))
+            .collect();
+        assert_eq!(own, vec![(0, 4), (1, 3)]);
+        assert_eq!(multi.start_skew[0].skew_ns, 1_000_000);
+        // The merged records: every op once, in issue order, each naming its client,
+        // files and streams moved apart.
+        let mut reader = open_trace(&out.join("w-1.ops.nbt.zst")).unwrap();
+        let mut files = Vec::new();
+        let mut ops = Vec::new();
+        while let Some(r) = reader.next_record().unwrap() {
+            match r {
+                Record::Header(h) => assert_eq!(h.workload, "W"),
+                Record::File(f) => files.push((f.id, f.path)),
+                Record::Op(op, Some(m)) => {
+                    ops.push((reader.client().unwrap(), op.stream, op.file, m.issued_ns))
+                }
+                other => panic!("{other:?}"),
+            }
+        }
+        assert_eq!(
+            files,
+            vec![
+                (0, "client-0/W/f0".to_string()),
+                (1, "client-0/W/f1".to_string()),
+                (2, "client-1/W/f0".to_string()),
+                (3, "client-1/W/f1".to_string()),
+            ]
+        );
+        assert_eq!(
+            ops,
+            vec![
+                (1, 1, 2, 5),
+                (0, 0, 0, 10),
+                (1, 2, 3, 500),
+                (0, 0, 0, 1_000),
+                (0, 0, 1, 2_000),
+                (1, 1, 2, 2_500),
+                (0, 0, 0, 3_000),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_client_that_failed_on_its_own_is_named_first() {
+        let tmp = tempfile::tempdir().unwrap();
+        let spool = tmp.path();
+        let ops: [OpLine; 1] = [(0, OpKind::Read, 0, 4096, 10, 100, 4096)];
+        let mut a = sent(spool, 0, 0, 1_000, &ops);
+        let mut b = sent(spool, 1, 0, 1_000, &ops);
+        let mut c = sent(spool, 2, 0, 1_000, &ops);
+        for (g, why, caused) in [
+            (&mut a, "stopped because client 2 failed", false),
+            (&mut b, "stopped because client 2 failed", false),
+            (&mut c, "write 'W/f0': ENOSPC", true),
+        ] {
+            g.report.failure = Some(why.to_string());
+            g.report.caused = caused;
+            if let Some(run) = &mut g.report.run {
+                run.workloads[0].iterations[0].aborted = Some(why.to_string());
+            }
+        }
+        let clients = [a, b, c];
+        assert_eq!(
+            failure_of(&clients).as_deref(),
+            Some("client 2 on host2: write 'W/f0': ENOSPC")
+        );
+        assert_eq!(
+            others_failures(&clients),
+            "\nclients 0, 1: stopped because client 2 failed"
+        );
+        let out = tmp.path().join("out");
+        std::fs::create_dir_all(&out).unwrap();
+        let job = merge(&clients, &out, false).unwrap();
+        assert_eq!(
+            job.aborted.as_deref(),
+            Some("client 2 on host2: write 'W/f0': ENOSPC")
+        );
+        assert_eq!(
+            job.workloads[0].iterations[0].aborted.as_deref(),
+            Some("client 2 on host2: write 'W/f0': ENOSPC")
+        );
+    }
+
+    #[test]
+    fn records_that_do_not_hold_what_a_client_counted_are_refused() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (spool, out) = (tmp.path().join("spool"), tmp.path().join("out"));
+        std::fs::create_dir_all(&spool).unwrap();
+        std::fs::create_dir_all(&out).unwrap();
+        let ops: [OpLine; 2] = [
+            (0, OpKind::Read, 0, 4096, 10, 100, 4096),
+            (0, OpKind::Read, 0, 4096, 20, 200, 4096),
+        ];
+        let a = sent(&spool, 0, 0, 1_000, &ops);
+        let mut b = sent(&spool, 1, 0, 1_000, &ops);
+        // Client 1 says it did three reads; its records hold two.
+        if let Some(run) = &mut b.report.run {
+            run.workloads[0].iterations[0]
+                .op_stats
+                .get_mut("read")
+                .unwrap()
+                .count = 3;
+        }
+        let e = merge(&[a, b], &out, false).unwrap_err();
+        assert!(
+            format!("{e:#}").contains("the records are incomplete"),
+            "{e:#}"
+        );
     }
 
     #[test]

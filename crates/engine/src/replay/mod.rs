@@ -36,7 +36,7 @@ pub enum Phase {
 }
 
 /// How the measured phase runs.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct ReplayOptions {
     pub pacing: Pacing,
     pub backend: BackendOptions,
@@ -60,40 +60,51 @@ pub struct ReplayOptions {
     /// Stream threads under SCHED_FIFO, pinned, with memory locked (see [`crate::realtime`]).
     pub realtime: bool,
     /// Passed right before the measured phase (not the warm-up) starts; see [`StartGate`].
-    pub start_gate: Option<StartGate>,
+    pub start_gate: Option<Arc<dyn StartGate>>,
 }
 
-/// How a multi-client run's clients start and stop their measured phases together.
-#[derive(Clone, Copy)]
-pub struct StartGate {
+/// How a multi-client run's clients start and stop their measured phases together: the
+/// job's side of each iteration, asked by the engine at the points where clients must
+/// agree.
+pub trait StartGate: Send + Sync {
     /// Called once per iteration after preparation and warm-up: waits for every client
     /// and returns the CLOCK_MONOTONIC instant that is the measured phase's zero (the
     /// same moment on every client), or why it must not start (another client failed).
-    pub wait: &'static (dyn Fn() -> Result<u64, String> + Sync),
+    fn wait(&self) -> Result<u64, String>;
     /// Asked every few milliseconds, by the thread that called `wait`, while the
     /// measured phase runs: true once another client has failed, which stops this
     /// client's streams (they issue nothing more).
-    pub peer_failed: &'static (dyn Fn() -> bool + Sync),
+    fn peer_failed(&self) -> bool;
+    /// Asked by the preparing thread between files and chunks while this client prepares
+    /// its file set: why it must stop (another client failed before the start), if so.
+    fn stop_preparing(&self) -> Option<String> {
+        None
+    }
     /// Set when the clients share one file set (`--shared-files`).
-    pub shared: Option<SharedSet>,
+    fn shared(&self) -> Option<SharedSet> {
+        None
+    }
+    /// With a shared file set: called by every client once the preparer is done (with
+    /// its outcome, `Err` being why it failed): returns when the set is ready, or why it
+    /// is not (the preparer failed).
+    fn prepared(&self, mine: Result<(), String>) -> Result<(), String> {
+        mine
+    }
 }
 
 /// One file set for every client of a multi-client run: the first client empties the
-/// workload's directory and prepares it, the others wait and prepare nothing.
-#[derive(Clone, Copy)]
+/// workload's directory and prepares it, the others wait ([`StartGate::prepared`]) and
+/// prepare nothing.
+#[derive(Debug, Clone, Copy)]
 pub struct SharedSet {
     /// Whether this client prepares the set.
     pub preparer: bool,
-    /// Called by every client once the preparer is done (with its outcome, `Err` being
-    /// why it failed): returns when the set is ready, or why it is not (the preparer
-    /// failed).
-    pub prepared: &'static (dyn Fn(Result<(), String>) -> Result<(), String> + Sync),
 }
 
 /// How often a multi-client run's phase asks whether another client has failed.
 const PEER_POLL: std::time::Duration = std::time::Duration::from_millis(5);
 
-impl std::fmt::Debug for StartGate {
+impl std::fmt::Debug for dyn StartGate {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("StartGate")
     }
@@ -298,6 +309,8 @@ pub fn replay_with<C: Clock + Sync>(
     following: Option<Following>,
     make_clock: impl FnOnce() -> Option<C>,
 ) -> Result<ReplayOutcome, ReplayError> {
+    // Shared by every stream thread.
+    let options = &options;
     let (streams, counts) = match options.phase {
         Phase::Warmup => (&plan.warmup, &plan.warmup_counts),
         Phase::Measured => (&plan.streams, &plan.op_counts),
@@ -487,11 +500,11 @@ pub fn replay_with<C: Clock + Sync>(
         }
         drop(guard);
         if let (Some(gate), None, Phase::Measured) =
-            (options.start_gate, &spawn_error, options.phase)
+            (&options.start_gate, &spawn_error, options.phase)
         {
             // Another client's failure stops this one's streams too.
             while !handles.iter().all(|h| h.is_finished()) {
-                if (gate.peer_failed)() {
+                if gate.peer_failed() {
                     stop.store(true, Ordering::Relaxed);
                     break;
                 }

@@ -213,7 +213,12 @@ fn run_config(
     if !c.opts.is_empty() {
         extra.insert("server_options".to_string(), c.opts.join("; "));
     }
-    let ctx = match context(&run_opts, CacheMode::Drop, extra) {
+    let ctx = match context(
+        &run_opts,
+        &(std::sync::Arc::new(crate::multi::Solo) as std::sync::Arc<dyn crate::multi::Coordinator>),
+        CacheMode::Drop,
+        extra,
+    ) {
         Ok(x) => x,
         Err(e) => return fail(format!("{e:#}")),
     };

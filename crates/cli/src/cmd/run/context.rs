@@ -3,6 +3,7 @@
 //! run directory.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use anyhow::bail;
 use naslab_engine::{DataMode, DataSpec, ReplayOptions};
@@ -12,11 +13,14 @@ use super::run_dir::make_dirs;
 use super::target::open_target;
 use super::RunContext;
 use crate::args::{CacheArg, RunOpts};
+use crate::multi::Coordinator;
 
 /// Checks the options and the target and makes the run directory. `default_cache` is
-/// the command's cache mode when `--cache` is not given.
+/// the command's cache mode when `--cache` is not given; `coord` decides what differs in
+/// a multi-client job.
 pub fn context(
     opts: &RunOpts,
+    coord: &Arc<dyn Coordinator>,
     default_cache: CacheMode,
     mut extra: BTreeMap<String, String>,
 ) -> anyhow::Result<RunContext> {
@@ -46,7 +50,7 @@ pub fn context(
     }
     let data = data_spec(opts)?;
     if opts.shared_files {
-        if !crate::multi::active() {
+        if !coord.is_job() {
             bail!("--shared-files shares one file set among the clients of a multi-client job; start naslab (built with --features mpi) under mpirun, or leave it out");
         }
         if data.verify {
@@ -54,9 +58,9 @@ pub fn context(
         }
         extra.insert("shared_files".to_string(), "true".to_string());
     }
-    let opened = open_target(opts, &mut extra)?;
+    let opened = open_target(opts, coord.as_ref(), &mut extra)?;
     let device = crate::cmd::device::device(&opts.device)?;
-    let (run_dir, made_dirs) = make_dirs(opts)?;
+    let (run_dir, made_dirs) = make_dirs(opts, coord.as_ref())?;
     crate::interrupt::remove_on_exit(&run_dir, &made_dirs);
     let options = RunOptions {
         pacing: pacing.to_string(),
@@ -80,7 +84,7 @@ pub fn context(
             data,
             realtime: opts.realtime,
             records_after_phase: opts.records_after_phase,
-            start_gate: crate::multi::start_gate(opts.shared_files),
+            start_gate: coord.start_gate(opts.shared_files),
             ..ReplayOptions::default()
         },
         cache,
@@ -90,6 +94,8 @@ pub fn context(
         label: opts.label.clone(),
         device,
         tolerate_errors: opts.tolerate_errors,
+        results_base: opts.out.join(&opts.label),
+        coord: coord.clone(),
     })
 }
 

@@ -17,7 +17,9 @@ use naslab_results::{IterationLayout, IterationResult, RunResult};
 use naslab_trace::{FileDecl, Measured, Op};
 
 use super::compile::check_unique;
+use super::run_dir::make_run_dir;
 use super::{RunContext, Workload};
+use crate::multi::Concluded;
 use crate::output::write_exports;
 use crate::progress::Display;
 use crate::timestamp::rfc3339_now;
@@ -67,16 +69,17 @@ pub fn execute_returning(
         Ok(o) => o,
         Err(e) => return (None, Err(anyhow::anyhow!(e))),
     };
-    if crate::multi::active() {
-        // Rank 0 writes the job's one result from every client's.
-        let kept = run.clone();
-        return (
-            Some(kept),
-            crate::multi::finish(run, failure, ctx.json, view),
-        );
-    }
-    if run.workloads.is_empty() && stopped().is_none() {
-        if let Some(why) = failure {
+    let new_run_dir = || make_run_dir(&ctx.results_base);
+    let concluded = match ctx.coord.conclude(&run, failure, &new_run_dir) {
+        Ok(c) => c,
+        Err(e) => return (Some(run), Err(e)),
+    };
+    // In a job, every client but rank 0 is done: rank 0 writes the job's results.
+    let Some(concluded) = concluded else {
+        return (Some(run), Ok(()));
+    };
+    if concluded.merged.is_none() && run.workloads.is_empty() && stopped().is_none() {
+        if let Some(why) = concluded.failure {
             // Nothing was measured: leave no empty run directory behind (the plans'
             // spools in it go first).
             drop(plans);
@@ -92,7 +95,7 @@ pub fn execute_returning(
     let freed = std::thread::Builder::new()
         .name("spool-free".into())
         .spawn(move || drop(workloads));
-    let finished = finish(&ctx, &run, failure, view, streamed);
+    let finished = finish(&ctx, &run, concluded, view, streamed);
     if let Ok(h) = freed {
         let _ = h.join();
     }
@@ -107,7 +110,7 @@ pub trait RunSource: PlanSource {
 }
 
 /// Like [`execute_returning`], with the workloads made one at a time by `source`. Not
-/// for multi-client jobs.
+/// for multi-client jobs (the sweep refuses them).
 pub fn execute_from(
     ctx: RunContext,
     source: &mut dyn RunSource,
@@ -125,7 +128,12 @@ pub fn execute_from(
         }
     }
     source.complete(&mut run);
-    let finished = finish(&ctx, &run, failure, view, streamed);
+    let concluded = Concluded {
+        merged: None,
+        failure,
+        table: String::new(),
+    };
+    let finished = finish(&ctx, &run, concluded, view, streamed);
     (Some(run), finished)
 }
 
@@ -143,7 +151,7 @@ fn run_session(
         target: ctx.target.as_ref(),
         target_info: ctx.target_info.clone(),
         options: ctx.options.clone(),
-        replay: ctx.replay,
+        replay: ctx.replay.clone(),
         cache: ctx.cache,
         drop_all_caches: ctx.drop_all_caches,
         run_dir: &ctx.run_dir,
@@ -206,11 +214,7 @@ impl RunHooks for CliHooks<'_> {
     }
 
     fn stopped(&self) -> Option<String> {
-        // In a multi-client job a signal stops this client's phase (the replay's cancel)
-        // and is voted on after the iteration, so that every client stops together; a
-        // client that stopped on its own between iterations would leave the others
-        // waiting for it.
-        if crate::multi::active() {
+        if !self.ctx.coord.stops_on_its_own() {
             return None;
         }
         stopped()
@@ -220,12 +224,12 @@ impl RunHooks for CliHooks<'_> {
         &mut self,
         outcome: Result<IterationResult, RunError>,
     ) -> Result<IterationResult, RunError> {
-        crate::multi::after_iteration(outcome)
+        self.ctx.coord.after_iteration(outcome)
     }
 
     fn record_sink(&self, records: &str) -> Option<Box<dyn RecordSink>> {
         // A multi-client run's report reads the records merged from every client.
-        if crate::multi::active() {
+        if !self.ctx.coord.writes_own_results() {
             return None;
         }
         Some(Box::new(ReportPass {
@@ -242,17 +246,15 @@ impl RunHooks for CliHooks<'_> {
             .ctx
             .replay
             .start_gate
-            .and_then(|g| g.shared)
+            .as_ref()
+            .and_then(|g| g.shared())
             .is_some_and(|s| !s.preparer);
         let sandbox = self.ctx.target.local_root().filter(|_| !joined)?;
         crate::cmd::frag::iteration_layout(sandbox, plan)
     }
 
     fn workload_done(&mut self, run: &RunResult) -> Result<(), String> {
-        // A multi-client job's clients keep their results for client 0, which writes the
-        // job's one run directory; none writes a partial one of its own (a failure there
-        // would stop it alone, out of step with the others).
-        if crate::multi::active() {
+        if !self.ctx.coord.writes_own_results() {
             return Ok(());
         }
         write_exports(&self.ctx.run_dir, run).map_err(|e| format!("{e:#}"))
@@ -264,59 +266,86 @@ fn stopped() -> Option<String> {
     crate::interrupt::stopped_by().map(|sig| format!("stopped by {sig}"))
 }
 
-/// Writes the final exports and the report, prints the table and `view`, and turns a
-/// failure (or `--verify`'s mismatches) into the command's error.
+/// Writes the final exports and the report, prints the table (and what `concluded`
+/// adds to it) and `view`, and turns a failure (or `--verify`'s mismatches, or failed
+/// ops) into the command's error. The results are the run's own, in its run directory,
+/// or a job's merged ones in theirs.
 fn finish(
     ctx: &RunContext,
-    run: &RunResult,
-    failure: Option<String>,
+    own: &RunResult,
+    concluded: Concluded,
     view: Option<View>,
     streamed: HashMap<String, StreamedIteration>,
 ) -> anyhow::Result<()> {
+    let Concluded {
+        merged,
+        failure,
+        table,
+    } = concluded;
+    // A job's report reads the merged records: no views were made beside them.
+    let (run, run_dir, streamed) = match &merged {
+        Some((run, dir)) => (run, dir.as_path(), HashMap::new()),
+        None => (own, ctx.run_dir.as_path(), streamed),
+    };
     let failure = failure.or_else(|| verify_failure(run));
     let failed_ops = (!ctx.tolerate_errors).then(|| OpsFailed::of(run)).flatten();
     // Results that cannot be saved (a full --out) are still printed: the table is then
     // all that is left of them.
-    let saved = write_exports(&ctx.run_dir, run);
+    let saved = write_exports(run_dir, run);
     if saved.is_ok() {
         // The HTML report is a view of what is already saved: if it cannot be written
         // the run still succeeded, and `naslab report` can make it later.
-        if let Err(e) = naslab_report::write_run_report_streamed(&ctx.run_dir, run, streamed) {
+        if let Err(e) = naslab_report::write_run_report_streamed(run_dir, run, streamed) {
             eprintln!(
                 "warning: report.html was not written ({e}); run `naslab report {}` to try again",
-                ctx.run_dir.display()
+                run_dir.display()
             );
         }
     }
-    let printed = crate::stdout::print_export(run, ctx.json).and_then(|()| match view {
-        Some(v) if saved.is_ok() => write_view(&v, run, &ctx.run_dir, ctx.json),
-        _ => Ok(()),
-    });
+    let printed = crate::stdout::print_export(run, ctx.json)
+        .and_then(|()| print_table(&table, ctx.json))
+        .and_then(|()| match view {
+            Some(v) if saved.is_ok() => write_view(&v, run, run_dir, ctx.json),
+            _ => Ok(()),
+        });
     if let Err(e) = saved {
-        let kept = kept_files(&ctx.run_dir);
+        let kept = kept_files(run_dir);
         bail!(
             "{}{e:#}; the results are not saved: the table printed is what was measured{}; free space in '{}' or give another --out",
             failure.map(|f| format!("{f}\n")).unwrap_or_default(),
             if kept.is_empty() {
                 String::new()
             } else {
-                format!(", and '{}' keeps what could be written ({})", ctx.run_dir.display(), kept.join(", "))
+                format!(", and '{}' keeps what could be written ({})", run_dir.display(), kept.join(", "))
             },
-            ctx.run_dir.display()
+            run_dir.display()
         );
     }
-    eprintln!("results: {}", ctx.run_dir.display());
+    eprintln!("results: {}", run_dir.display());
     // The run's own failure comes first; then one printing the results (they are
     // saved either way).
     match failure {
         Some(why) => bail!(
             "{why}\nthe results measured so far are in '{}'",
-            ctx.run_dir.display()
+            run_dir.display()
         ),
         None => printed.and(match failed_ops {
             Some(failed) => Err(failed.into()),
             None => Ok(()),
         }),
+    }
+}
+
+/// What follows the results table (a job's clients' spread): on stdout, or on stderr
+/// under `--json`, which keeps stdout for the JSON.
+fn print_table(table: &str, json: bool) -> anyhow::Result<()> {
+    if table.is_empty() {
+        Ok(())
+    } else if json {
+        eprint!("{table}");
+        Ok(())
+    } else {
+        crate::stdout::print(table)
     }
 }
 

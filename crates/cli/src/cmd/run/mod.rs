@@ -11,6 +11,7 @@ mod target;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use anyhow::bail;
 use naslab_engine::{Plan, ReplayOptions, Target};
@@ -18,14 +19,13 @@ use naslab_results::{CacheMode, Device, RunOptions, TargetInfo};
 
 pub use compile::compile_traces;
 pub use context::context;
-#[cfg(feature = "mpi")]
-pub use execute::write_view;
 pub use execute::{
     execute, execute_from, execute_returning, execute_with, OpsFailed, RunSource, View,
 };
 
 use super::sources::{gen_params, pick_from_suite, resolve, trace_dir, Source};
 use crate::args::RunArgs;
+use crate::multi::Coordinator;
 
 /// A workload ready to run: its compiled plan and where it came from.
 pub struct Workload {
@@ -50,6 +50,11 @@ pub struct RunContext {
     pub device: Device,
     /// `--tolerate-errors`: failed ops do not make the command fail.
     pub tolerate_errors: bool,
+    /// Where run directories are made (`--out`/`--label`): a job's rank 0 makes the
+    /// job's one there.
+    pub results_base: PathBuf,
+    /// A lone run's or a multi-client job's decisions.
+    pub coord: Arc<dyn Coordinator>,
 }
 
 impl RunContext {
@@ -64,7 +69,7 @@ impl RunContext {
 }
 
 /// `naslab run TRACE...`.
-pub fn run(args: RunArgs) -> anyhow::Result<()> {
+pub fn run(args: RunArgs, coord: &Arc<dyn Coordinator>) -> anyhow::Result<()> {
     let dir = trace_dir(&args.trace_dir);
     let mut sources: Vec<Source> = args.traces.iter().cloned().map(Source::File).collect();
     match &args.suite {
@@ -88,7 +93,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<()> {
     if let Some(s) = &args.suite {
         extra.insert("suite".to_string(), s.clone());
     }
-    let ctx = context(&args.opts, CacheMode::Drop, extra)?;
+    let ctx = context(&args.opts, coord, CacheMode::Drop, extra)?;
     match compile::compile_all(&sources, &params, &ctx.run_dir) {
         Ok(workloads) => execute(ctx, workloads),
         Err(e) => {

@@ -6,13 +6,17 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context};
 
 use crate::args::RunOpts;
+use crate::multi::Coordinator;
 use crate::timestamp::compact_now;
 
 /// Makes the run's directory; returns it and the directories made on the way there
 /// (removed again if nothing runs).
-pub(super) fn make_dirs(opts: &RunOpts) -> anyhow::Result<(PathBuf, Vec<PathBuf>)> {
+pub(super) fn make_dirs(
+    opts: &RunOpts,
+    coord: &dyn Coordinator,
+) -> anyhow::Result<(PathBuf, Vec<PathBuf>)> {
     let label_dir = opts.out.join(&opts.label);
-    let multi_dir = crate::multi::run_dir(opts)?;
+    let multi_dir = coord.private_run_dir(opts)?;
     let made_dirs: Vec<PathBuf> = if multi_dir.is_some() {
         Vec::new()
     } else {
@@ -30,7 +34,7 @@ pub(super) fn make_dirs(opts: &RunOpts) -> anyhow::Result<(PathBuf, Vec<PathBuf>
 
 /// Makes a new directory named for the current time under `base` (with `-2`, `-3` ...
 /// when that name is taken).
-pub(crate) fn make_run_dir(base: &Path) -> anyhow::Result<PathBuf> {
+pub(super) fn make_run_dir(base: &Path) -> anyhow::Result<PathBuf> {
     std::fs::create_dir_all(base)
         .with_context(|| format!("cannot create the results directory '{}'", base.display()))?;
     let stamp = compact_now();

@@ -10,16 +10,18 @@ use naslab_engine::backend::url::ClientOptions;
 use naslab_engine::backend::{OpenedTarget, TargetRequest};
 
 use crate::args::{BackendName, RunOpts};
+use crate::multi::Coordinator;
 
 /// Opens the target the options name (a multi-client run's client in its own
 /// directory), noting in `extra` the protocol settings the results record.
 pub(super) fn open_target(
     opts: &RunOpts,
+    coord: &dyn Coordinator,
     extra: &mut BTreeMap<String, String>,
 ) -> anyhow::Result<OpenedTarget> {
     // With --shared-files every client works in <target>/naslab, which client 0 takes
     // and the others join.
-    let client_dir = crate::multi::client_dir().filter(|_| !opts.shared_files);
+    let client_dir = coord.client_dir().filter(|_| !opts.shared_files);
     let null = opts.backend == BackendName::Null;
     let null_service_ns = match &opts.null_service_time {
         Some(_) if !null => bail!("--null-service-time is for --backend null only"),
@@ -43,7 +45,7 @@ pub(super) fn open_target(
         null_service_ns,
         null_stall,
         client_dir: client_dir.as_deref(),
-        join: opts.shared_files && crate::multi::rank_and_size().is_some_and(|(r, _)| r != 0),
+        join: opts.shared_files && coord.rank_and_size().is_some_and(|(r, _)| r != 0),
         client: ClientOptions {
             io_timeout: opts.io_timeout.as_std(),
             smb_encrypt: opts.smb_encrypt,
@@ -52,11 +54,11 @@ pub(super) fn open_target(
         profile: opts.client_profile.unwrap_or_default(),
     };
     if request.join {
-        crate::multi::await_shared_target()?;
+        coord.await_shared_target()?;
     }
     let mut opened = naslab_engine::backend::open(&request, &crate::cmd::protocol::smb_password)?;
     if opts.shared_files {
-        crate::multi::shared_target_taken();
+        coord.shared_target_taken();
     }
     if opened.protocol.is_some() {
         extra.insert("io_timeout".to_string(), opts.io_timeout.to_string());
