@@ -424,6 +424,91 @@ fn a_full_disk_stops_the_run_with_the_line_and_keeps_the_results() {
     });
 }
 
+/// The op counts of each kind in a results table printed on the terminal.
+fn table_op_counts(table: &str) -> Vec<(String, u64)> {
+    table
+        .lines()
+        .filter_map(|l| {
+            let mut words = l.split_whitespace();
+            let (kind, n, unit) = (words.next()?, words.next()?, words.next()?);
+            if unit != "ops" {
+                return None;
+            }
+            Some((kind.to_string(), n.parse().ok()?))
+        })
+        .collect()
+}
+
+#[test]
+fn a_full_out_during_the_measured_phase_keeps_the_figures_and_says_what_was_lost() {
+    if !root_or_skip("mounting a small tmpfs") {
+        return;
+    }
+    // 65,538 ops: their compiled spool (48 bytes each, 3.1 MB) fits in the 4 MiB --out
+    // before the phase; the measurements (32 bytes each, 2.1 MB more) fill it during it.
+    let args = [
+        "run",
+        "--workload",
+        "IOMeter_4K_RandRead_QD1",
+        "--scale",
+        "0.25",
+        "--seed",
+        "7",
+        "--backend",
+        "null",
+    ];
+    let roomy = tempfile::tempdir().unwrap();
+    let res = run_ok(naslab().args(args).arg("--out").arg(roomy.path()));
+    let want = table_op_counts(&text(&res.stdout));
+    assert_eq!(
+        want,
+        [
+            ("close".to_string(), 1),
+            ("open".to_string(), 1),
+            ("read".to_string(), 65536)
+        ],
+        "{}",
+        text(&res.stdout)
+    );
+    let roomy_run = json(&only_run_dir(roomy.path()).join("run.json"));
+    let roomy_it = &roomy_run["workloads"][0]["iterations"][0];
+    with_tmpfs("size=4m", |mnt| {
+        let res = naslab().args(args).arg("--out").arg(mnt).output().unwrap();
+        let (stdout, stderr) = (text(&res.stdout), text(&res.stderr));
+        assert_eq!(res.status.code(), Some(1), "{stdout}\n{stderr}");
+        // The table is printed, with the counts of the run that had room.
+        assert_eq!(table_op_counts(&stdout), want, "{stdout}\n{stderr}");
+        assert!(stdout.contains(" 65538 "), "{stdout}");
+        // What could not be saved is named, and why.
+        assert!(
+            stderr.contains("cannot write op records to")
+                && stderr.contains("IOMeter_4K_RandRead_QD1.ops.nbt.zst")
+                && stderr.contains("cannot keep op measurements")
+                && stderr.contains("No space left on device"),
+            "{stderr}"
+        );
+        assert!(stderr.contains("the figures measured are kept"), "{stderr}");
+        // The measured phase ran to its end: the kept run.json holds its figures, the
+        // same as the roomy run's, and says why the run stopped.
+        let run = json(&only_run_dir(mnt).join("run.json"));
+        let it = &run["workloads"][0]["iterations"][0];
+        assert_eq!(it["ops"], roomy_it["ops"], "{it}");
+        for kind in ["open", "read", "close"] {
+            assert_eq!(
+                it["op_stats"][kind]["count"], roomy_it["op_stats"][kind]["count"],
+                "{kind}: {it}"
+            );
+        }
+        assert_eq!(it["op_stats"]["read"]["bytes"], 65536 * 4096);
+        assert!(
+            run["aborted"]
+                .as_str()
+                .is_some_and(|a| a.contains("No space left on device")),
+            "{run}"
+        );
+    });
+}
+
 #[test]
 fn a_read_only_target_is_named_as_such() {
     if !root_or_skip("mounting a read-only tmpfs") {

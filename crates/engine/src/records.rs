@@ -41,6 +41,9 @@ pub enum RecordsError {
     Trace(#[from] TraceError),
     #[error("cannot read back op measurements: {0}")]
     Spool(#[from] std::io::Error),
+    /// A stream's measurements could not be written to its spool, beside the records.
+    #[error("cannot keep op measurements beside them: {0}")]
+    Kept(std::io::Error),
     #[error("the thread writing the op records panicked")]
     Panicked,
 }

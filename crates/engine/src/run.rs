@@ -364,7 +364,7 @@ pub fn run_iteration(spec: &IterationSpec, iteration: u32) -> Result<IterationRe
         if let Some(why) = refused.into_inner() {
             return Err(RunError::NotStarted(why));
         }
-        let outcome = outcome?;
+        let mut outcome = outcome?;
         if let Some(r) = records.as_mut() {
             r.phase_over().map_err(records_error)?;
         }
@@ -391,7 +391,16 @@ pub fn run_iteration(spec: &IterationSpec, iteration: u32) -> Result<IterationRe
             }
         }
         if let Some(r) = records {
-            if let Err(source) = r.finish(outcome) {
+            // A stream whose measurement spool could not be written (a full directory)
+            // kept its figures but not its records: the records stop where the merge
+            // met its spool's end, and that is the reason given.
+            let lost = outcome
+                .streams
+                .iter_mut()
+                .find_map(|s| s.records_lost.take())
+                .map(RecordsError::Kept);
+            let finished = r.finish(outcome);
+            if let Some(source) = lost.or(finished.err()) {
                 // The file keeps the records written before the failure, and the
                 // figures come from the measurements: both are kept.
                 result.records = records_name;

@@ -200,6 +200,9 @@ pub struct StreamOutcome {
     pub time_limited: bool,
     /// One measurement per issued op, in the stream's order.
     pub measured: Option<Spool>,
+    /// Why `measured` is missing though records were asked for: its spool could not be
+    /// written (a full directory). The other figures are whole.
+    pub records_lost: Option<std::io::Error>,
     pub unaligned_direct_ops: u64,
 }
 
@@ -226,6 +229,7 @@ impl StreamOutcome {
             fatal: None,
             time_limited: false,
             measured: None,
+            records_lost: None,
             unaligned_direct_ops: 0,
         }
     }
@@ -476,6 +480,7 @@ pub fn replay_with<C: Clock + Sync>(
                     append: vec![false; sp.slots as usize],
                     scratch: vec![0u8; 2 * BLOCK],
                     recheck: None,
+                    records_lost: None,
                 };
                 run.run(backend.as_mut(), reader, out)
             });

@@ -74,6 +74,9 @@ pub(super) struct StreamRun<'a, C> {
     /// One aligned block for re-reading a block that read back old, made at the first
     /// such block.
     pub recheck: Option<AlignedBuf>,
+    /// Why the measurement spool stopped, when it could not be written (a full
+    /// directory): the stream goes on, its figures being in memory.
+    pub records_lost: Option<std::io::Error>,
 }
 
 impl<C: Clock> StreamRun<'_, C> {
@@ -105,8 +108,12 @@ impl<C: Clock> StreamRun<'_, C> {
         }
         out.unaligned_direct_ops = backend.unaligned_direct_ops();
         if let Some(m) = self.measured.take() {
-            out.measured = Some(m.finish().map_err(|e| self.spool_err(e))?);
+            match m.finish() {
+                Ok(spool) => out.measured = Some(spool),
+                Err(e) => self.lose_records(e),
+            }
         }
+        out.records_lost = self.records_lost.take();
         Ok(out)
     }
 
@@ -286,15 +293,25 @@ impl<C: Clock> StreamRun<'_, C> {
         (m, stop)
     }
 
-    /// Appends a measurement to the stream's spool, when records are kept.
+    /// Appends a measurement to the stream's spool, when records are kept. A spool that
+    /// cannot be written stops there (see [`StreamRun::lose_records`]); the stream goes on.
     #[inline]
     pub(super) fn push_measured(&mut self, m: &Measured) -> Result<(), ReplayError> {
         if let Some(w) = self.measured.as_mut() {
             if let Err(e) = w.push_measured(m) {
-                return Err(self.spool_err(e));
+                self.lose_records(e);
             }
         }
         Ok(())
+    }
+
+    /// The measurement spool could not be written: it is dropped, which tells whoever
+    /// follows it that it ended short (so nothing waits for the rest), and the stream
+    /// keeps its figures, which are in memory, without op records.
+    #[cold]
+    fn lose_records(&mut self, e: std::io::Error) {
+        self.measured = None;
+        self.records_lost.get_or_insert(e);
     }
 
     fn publish(&mut self, out: &StreamOutcome) {
