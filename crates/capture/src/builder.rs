@@ -18,6 +18,7 @@ use naslab_trace::{
     TraceWriter,
 };
 
+use crate::path_tree::PathTree;
 use crate::ImportError;
 
 /// The largest read or write naslab replays in one op.
@@ -157,6 +158,8 @@ pub struct Builder {
     existence: Existence,
     entries: Vec<Entry>,
     by_path: HashMap<String, u32>,
+    /// The declared paths as a tree: no entry may go inside a file.
+    tree: PathTree,
     streams: HashMap<u64, StreamState>,
     spool: TraceWriter<BufWriter<File>>,
     summary: Summary,
@@ -184,6 +187,7 @@ impl Builder {
             existence: Existence::Infer,
             entries: Vec::new(),
             by_path: HashMap::new(),
+            tree: PathTree::default(),
             streams: HashMap::new(),
             spool: TraceWriter::new(PathBuf::from("(op spool)"), BufWriter::new(file)),
             summary: Summary::default(),
@@ -195,7 +199,10 @@ impl Builder {
     pub fn set_snapshot(&mut self, tree: impl IntoIterator<Item = (String, FileKind, u64)>) {
         self.existence = Existence::Snapshot;
         for (path, kind, size) in tree {
-            if check_rel_path(&path).is_err() || self.by_path.contains_key(&path) {
+            if check_rel_path(&path).is_err()
+                || self.by_path.contains_key(&path)
+                || !self.tree.fits(&path, kind)
+            {
                 continue;
             }
             self.push_entry(path, kind, true, size);
@@ -224,8 +231,10 @@ impl Builder {
         }
     }
 
+    /// Declares `path`, which must fit the tree (see [`PathTree::fits`]).
     fn push_entry(&mut self, path: String, kind: FileKind, exists: bool, size: u64) -> u32 {
         let id = self.entries.len() as u32 + 1;
+        self.tree.insert(&path, kind);
         self.by_path.insert(path.clone(), id);
         self.entries.push(Entry {
             path,
@@ -259,6 +268,13 @@ impl Builder {
         }
         if check_rel_path(path).is_err() {
             self.skip("paths a trace cannot hold");
+            return None;
+        }
+        // `naslab run` refuses an entry inside a file: a path used as a file at one time
+        // and as a directory at another (removed and made again as the other kind) keeps
+        // the kind it was first seen as, and the ops that need the other are left out.
+        if !self.tree.fits(path, kind) {
+            self.skip("ops on a path seen both as a file and as a directory");
             return None;
         }
         let exists = match self.existence {
@@ -609,7 +625,10 @@ impl Builder {
                 let target = match self.by_path.get(&moved) {
                     Some(&t) => t,
                     // Made by this rename: it did not exist before the workload.
-                    None => self.push_entry(moved, kind, false, 0),
+                    None if self.tree.fits(&moved, kind) => self.push_entry(moved, kind, false, 0),
+                    // Below a file declared at the new place: not followed further (an
+                    // op on it is left out when it comes, as any entry inside a file).
+                    None => continue,
                 };
                 self.move_state(id, target, size);
             }
@@ -839,6 +858,69 @@ mod tests {
             naslab_trace::Record::Op(op, _) => assert_eq!((op.kind, op.t_us), (OpKind::Stat, 10)),
             _ => panic!("the trace ends with an op"),
         }
+    }
+
+    /// Imports `log` as `format` and compiles the trace written, as `naslab run` does.
+    fn import_and_compile(format: crate::Format, log: &str) -> (Summary, Result<(), String>) {
+        let d = tempfile::tempdir().unwrap();
+        let (input, out) = (d.path().join("input"), d.path().join("t.jsonl"));
+        std::fs::write(&input, log).unwrap();
+        let opts = crate::ImportOptions {
+            workload: "w".into(),
+            root: Some("/work/app".into()),
+            clients: 1,
+            process: None,
+            windows_root: None,
+        };
+        let summary = crate::import(format, &input, &out, &opts).unwrap();
+        let reader = naslab_trace::open_trace(&out).unwrap();
+        let plan = naslab_engine::plan::compile(
+            &out,
+            naslab_engine::plan::records_from_reader(reader),
+            d.path(),
+        );
+        (summary, plan.map(|_| ()).map_err(|e| e.to_string()))
+    }
+
+    #[test]
+    fn a_path_used_as_a_file_and_as_a_directory_imports_as_a_trace_that_compiles() {
+        // Found by fuzzing: 'x' made as a file, then 'x/y' opened (as if 'x' were
+        // removed and made again as a directory): the trace put 'x/y' inside the file
+        // 'x', which `naslab run` refuses.
+        let strace = "\
+100 1700000000.000100 openat(AT_FDCWD</work/app>, \"x\", O_WRONLY|O_CREAT, 0644) = 3</work/app/x> <0.000030>
+100 1700000000.000200 close(3</work/app/x>) = 0 <0.000002>
+100 1700000000.000300 openat(AT_FDCWD</work/app>, \"x/y\", O_RDONLY) = 4</work/app/x/y> <0.000030>
+100 1700000000.000400 read(4</work/app/x/y>, \"ab\", 2) = 2 <0.000002>
+100 1700000000.000500 close(4</work/app/x/y>) = 0 <0.000002>
+";
+        let (summary, compiled) = import_and_compile(crate::Format::Strace, strace);
+        assert_eq!(compiled, Ok(()));
+        assert_eq!(
+            (summary.count(OpKind::Create), summary.count(OpKind::Read)),
+            (1, 0)
+        );
+        assert_eq!(
+            summary.skipped("ops on a path seen both as a file and as a directory"),
+            2,
+            "the open and the read of 'x/y'"
+        );
+        // The other order: a file below first, then its parent used as a file.
+        let fio = "\
+fio version 2 iolog
+/work/app/d/a/b add
+/work/app/d/a add
+/work/app/d/a/b open
+/work/app/d/a open
+/work/app/d/a/b read 0 4096
+/work/app/d/a read 0 4096
+/work/app/d/a/b close
+/work/app/d/a close
+";
+        let (summary, compiled) = import_and_compile(crate::Format::FioIolog, fio);
+        assert_eq!(compiled, Ok(()));
+        assert_eq!(summary.count(OpKind::Read), 1);
+        assert!(summary.skipped("ops on a path seen both as a file and as a directory") > 0);
     }
 
     #[test]

@@ -9,6 +9,7 @@ pub mod dbench;
 mod error;
 pub mod fio;
 mod lines;
+mod path_tree;
 pub mod procmon;
 pub mod strace;
 pub mod tree;

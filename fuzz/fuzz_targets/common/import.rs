@@ -1,6 +1,6 @@
 //! What every importer's fuzz target checks: any input gives a trace or an error, never
-//! a panic, and a trace an importer writes reads back and goes through `naslab run`'s
-//! compile without a panic.
+//! a panic, and a trace an importer writes reads back and compiles as `naslab run`
+//! compiles it: an import that writes a trace `run` refuses is a crash.
 
 use std::path::Path;
 use std::sync::OnceLock;
@@ -36,5 +36,7 @@ pub fn check(format: Format, data: &[u8]) {
         return;
     }
     let reader = open_trace(&output).expect("the imported trace opens");
-    let _ = compile(&output, records_from_reader(reader), dir());
+    if let Err(e) = compile(&output, records_from_reader(reader), dir()) {
+        panic!("the imported trace does not compile: {e}");
+    }
 }
