@@ -468,9 +468,19 @@ pub struct SweepArgs {
     pub workload: Vec<String>,
     /// A sweep of a source document's scenario: `office` (seed 003: up to 30
     /// workstations, each running OfficeProductivity and FileCopyToNAS at once, users
-    /// 1,2,4,8,16,30); its loads and workloads can be overridden by the flags.
-    #[arg(long, value_name = "NAME", value_parser = ["office"])]
+    /// 1,2,4,8,16,30); `fileserver` (seed 000: each user one connection of the file
+    /// server, writing then reading back its 10 files of 4 KB to 2 MB in 4 KB records,
+    /// users 1,2,4,...,512,590, each at --user-rate, 100 ops/s unless given); `ingest`
+    /// (seed 001: each user writing 100 files of 16 x 64 KB, 100 to a directory, users
+    /// 1,2,4,...,32, each at --user-rate, 100 ops/s unless given). --scale scales the files
+    /// per user; loads, rates and workloads can be overridden by the flags.
+    #[arg(long, value_name = "NAME", value_parser = ["office", "fileserver", "ingest"])]
     pub preset: Option<String>,
+    /// Users sweep: each user's streams ask for their ops at this many ops/s each
+    /// (spaced as --arrivals), replacing the workload's own timing; what a workload
+    /// without timing (every op at one instant) needs to be swept by users.
+    #[arg(long, value_name = "OPS")]
+    pub user_rate: Option<f64>,
     /// Users sweep: the number of users at each point, e.g. 1,2,4,8.
     #[arg(long, value_delimiter = ',', value_name = "N,N,...")]
     pub users: Vec<u32>,

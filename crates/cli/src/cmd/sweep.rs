@@ -17,7 +17,10 @@ use naslab_engine::{compile, records_from_trace, Pacing, Plan, PlanSource};
 use naslab_results::sweep::{Cap, LoadPoint, LoadUnit, PointBuilder, Sweep};
 use naslab_results::{CacheMode, RunResult};
 use naslab_trace::{open_trace, Record, Trace};
+use naslab_workload::synthetic::fileserver::FileServer;
+use naslab_workload::synthetic::ingest::Ingest;
 use naslab_workload::synthetic::openloop::{self, Arrivals, Mix, RateLoad};
+use naslab_workload::GenParams;
 
 use super::metrics::SweepMetrics;
 use super::run::{context, execute_from, RunSource, View};
@@ -498,6 +501,61 @@ fn loads(args: &SweepArgs, unit: LoadUnit) -> anyhow::Result<Loads> {
     })
 }
 
+/// Applies `--preset`: fills in the loads (and the workloads or per-user rate) the flags
+/// left out, and returns the trace each user runs when the preset makes its own.
+fn preset(args: &mut SweepArgs, params: &GenParams) -> Option<Trace> {
+    let no_loads = args.users.is_empty() && args.start.is_none();
+    // Files per user at --scale 1, scaled, at least one.
+    let scaled = |n: f64| ((n * params.scale).round() as u64).max(1);
+    match args.preset.as_deref()? {
+        "office" => {
+            // Seed 003: an office of up to 30 workstations on one NAS.
+            if args.workload.is_empty() {
+                args.workload = vec!["OfficeProductivity".into(), "FileCopyToNAS".into()];
+            }
+            if no_loads {
+                args.users = vec![1, 2, 4, 8, 16, 30];
+            }
+            None
+        }
+        "fileserver" => {
+            // Seed 000: a file server measured at about 590 CIFS connections, each
+            // writing then reading its own files of 4 KB to 2 MB in 4 KB records.
+            if no_loads {
+                args.users = vec![1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 590];
+            }
+            args.user_rate.get_or_insert(100.0);
+            args.workload.is_empty().then(|| {
+                FileServer {
+                    connections: 1,
+                    first_connection: 0,
+                    files_per_connection: scaled(10.0) as u32,
+                    record: 4096,
+                }
+                .session()
+            })
+        }
+        "ingest" => {
+            // Seed 001: files of BLOCKSPERFILE blocks ingested into directories of
+            // FILESPERDIR, here by more and more writers at once.
+            if no_loads {
+                args.users = vec![1, 2, 4, 8, 16, 32];
+            }
+            args.user_rate.get_or_insert(100.0);
+            args.workload.is_empty().then(|| {
+                Ingest {
+                    block_size: 64 << 10,
+                    blocks_per_file: 16,
+                    total_files: scaled(100.0),
+                    files_per_dir: 100,
+                }
+                .generate()
+            })
+        }
+        _ => None,
+    }
+}
+
 /// `naslab sweep`.
 pub fn sweep(args: SweepArgs, coord: &Arc<dyn Coordinator>) -> anyhow::Result<()> {
     if coord.is_job() {
@@ -513,16 +571,15 @@ pub fn sweep(args: SweepArgs, coord: &Arc<dyn Coordinator>) -> anyhow::Result<()
         bail!("--time-limit would cut a point's schedule short; set the point's length with --point-time");
     }
     let mut args = args;
-    if args.preset.as_deref() == Some("office") {
-        // Seed 003: an office of up to 30 workstations on one NAS.
-        if args.workload.is_empty() {
-            args.workload = vec!["OfficeProductivity".into(), "FileCopyToNAS".into()];
-        }
-        if args.users.is_empty() && args.start.is_none() {
-            args.users = vec![1, 2, 4, 8, 16, 30];
+    let params = gen_params(&args.generate)?;
+    let preset = preset(&mut args, &params);
+    if let Some(r) = args.user_rate {
+        if !(r.is_finite() && r > 0.0) {
+            bail!("--user-rate is ops per second per stream, above 0");
         }
     }
-    let unit = match (!args.workload.is_empty(), args.rate.is_empty()) {
+    let users_of = !args.workload.is_empty() || preset.is_some();
+    let unit = match (users_of, args.rate.is_empty()) {
         (true, true) => LoadUnit::Users,
         (true, false) => {
             bail!("--workload makes a users sweep and --rate a rate sweep; give one")
@@ -530,9 +587,11 @@ pub fn sweep(args: SweepArgs, coord: &Arc<dyn Coordinator>) -> anyhow::Result<()
         (false, _) if !args.users.is_empty() => {
             bail!("--users needs --workload NAME: the workload each user runs")
         }
+        (false, _) if args.user_rate.is_some() => {
+            bail!("--user-rate paces each user of a users sweep; a rate sweep's rate is --rate")
+        }
         (false, _) => LoadUnit::OpsPerS,
     };
-    let params = gen_params(&args.generate)?;
     let warmup_ns = args.warmup.as_ref().map(|d| d.ns).unwrap_or(match unit {
         LoadUnit::Users => 0,
         LoadUnit::OpsPerS => 1_000_000_000,
@@ -541,18 +600,31 @@ pub fn sweep(args: SweepArgs, coord: &Arc<dyn Coordinator>) -> anyhow::Result<()
         LoadUnit::Users => {
             let dir = trace_dir(&args.trace_dir);
             let mut parts = Vec::new();
-            for name in &args.workload {
-                parts.push(match resolve(name, dir.as_deref())? {
-                    Source::Builtin(b) => build(b, &params)?,
-                    Source::File(p) => load_trace(&p)?,
-                });
+            match preset.clone() {
+                Some(trace) => {
+                    args.workload = vec![trace.header.workload.clone()];
+                    parts.push(trace);
+                }
+                None => {
+                    for name in &args.workload {
+                        parts.push(match resolve(name, dir.as_deref())? {
+                            Source::Builtin(b) => build(b, &params)?,
+                            Source::File(p) => load_trace(&p)?,
+                        });
+                    }
+                }
             }
-            if parts
+            if let Some(rate) = args.user_rate {
+                parts = parts
+                    .iter()
+                    .map(|t| openloop::paced(t, rate, args.arrivals, params.seed))
+                    .collect();
+            } else if parts
                 .iter()
                 .all(|t| t.ops.iter().all(|o| o.t_us == t.ops[0].t_us))
             {
                 bail!(
-                    "{} has no timing (every op at one instant): a users sweep follows each user's own timing; sweep it by --rate, or give a trace with timestamps",
+                    "{} has no timing (every op at one instant): a users sweep follows each user's own timing; give each user a pace with --user-rate OPS, sweep it by --rate, or give a trace with timestamps",
                     args.workload.join(",")
                 );
             }

@@ -105,6 +105,26 @@ impl FileServer {
         m.finish()
     }
 
+    /// One user's session on the file server: every connection writes its files, then
+    /// reads them back, all measured (for a users sweep, where each user is one or more
+    /// connections paced at a steady rate).
+    pub fn session(&self) -> Trace {
+        let (d, g) = self.header("writes then reads back");
+        let mut m = Multi::new("FileServer", d, g);
+        let files = self.declare_files(&mut m);
+        for (c, fs) in files.iter().enumerate() {
+            for (f, &id) in fs.iter().enumerate() {
+                let size = self.size_of(c as u32, f as u32);
+                m.write_new(c as u32, id, size, self.record, false);
+            }
+            for (f, &id) in fs.iter().enumerate() {
+                let size = self.size_of(c as u32, f as u32);
+                m.read_all(c as u32, id, size, self.record, false);
+            }
+        }
+        m.finish()
+    }
+
     /// The read phase: the files are written by the same connections in a warm-up, then
     /// read back, measured.
     pub fn read_phase(&self) -> Trace {

@@ -154,6 +154,34 @@ fn exponential(rng: &mut Rng8, mean: f64) -> f64 {
     -mean * u.ln()
 }
 
+/// A workload without timing (every op at one instant, as fileserver's and ingest's are)
+/// given a schedule: each stream asks for its ops in order at `ops_per_s`, spaced as
+/// `arrivals` (uniform: one every 1/rate, the first at 0; Poisson: exponential gaps of
+/// mean 1/rate), from `seed`. What a user of a file server does when each connection
+/// issues requests at a steady pace rather than as fast as the server answers.
+pub fn paced(base: &Trace, ops_per_s: f64, arrivals: Arrivals, seed: u64) -> Trace {
+    let mut trace = base.clone();
+    trace.header.description = Some(format!(
+        "{}, each stream asking for {ops_per_s} ops/s ({arrivals} arrivals)",
+        base.header
+            .description
+            .as_deref()
+            .unwrap_or(&base.header.workload)
+    ));
+    let gap_ns = 1e9 / ops_per_s;
+    let mut next_ns: std::collections::HashMap<u32, f64> = std::collections::HashMap::new();
+    let mut rng = Rng8::seed_from_u64(seed ^ 0x7061_6365_6400);
+    for op in &mut trace.ops {
+        let t = next_ns.entry(op.stream).or_insert(0.0);
+        op.t_us = (*t / 1e3).round() as u64;
+        *t += match arrivals {
+            Arrivals::Uniform => gap_ns,
+            Arrivals::Poisson => exponential(&mut rng, gap_ns),
+        };
+    }
+    trace
+}
+
 /// The directory user `u`'s copy of the file set lives in.
 pub fn user_dir(u: u32) -> String {
     format!("user-{u:03}")
@@ -248,6 +276,47 @@ pub fn together(name: &str, parts: &[Trace]) -> Trace {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_untimed_workload_is_paced_per_stream_in_order() {
+        let mut base = Trace::new("Untimed");
+        for stream in 0..2 {
+            for k in 0..5 {
+                base.ops.push(Op {
+                    offset: k,
+                    ..Op::new(stream, 0, OpKind::Read, 0)
+                });
+            }
+        }
+        let t = paced(&base, 200.0, Arrivals::Uniform, 1);
+        assert_eq!(t.ops.len(), 10);
+        for stream in 0..2 {
+            let times: Vec<(u64, u64)> = t
+                .ops
+                .iter()
+                .filter(|o| o.stream == stream)
+                .map(|o| (o.offset, o.t_us))
+                .collect();
+            // One every 5 ms, in the order the stream had them.
+            assert_eq!(
+                times,
+                [(0, 0), (1, 5000), (2, 10000), (3, 15000), (4, 20000)]
+            );
+        }
+        // Poisson: the same order, gaps of 1/rate on average (5 ms here, over 20,000 ops).
+        let mut many = Trace::new("Many");
+        many.ops = (0..20_000)
+            .map(|_| Op::new(0, 0, OpKind::Read, 0))
+            .collect();
+        let p = paced(&many, 200.0, Arrivals::Poisson, 7);
+        assert!(p.ops.windows(2).all(|w| w[0].t_us <= w[1].t_us));
+        let mean_gap_us = p.ops.last().unwrap().t_us as f64 / 19_999.0;
+        assert!(
+            (mean_gap_us - 5000.0).abs() < 5000.0 * 0.03,
+            "{mean_gap_us}"
+        );
+        assert_eq!(paced(&many, 200.0, Arrivals::Poisson, 7).ops, p.ops);
+    }
 
     fn load(arrivals: Arrivals, ops_per_s: f64, connections: u32) -> RateLoad {
         RateLoad {
