@@ -1633,6 +1633,10 @@ pub struct NegotiatedParams {
     pub capabilities: Capabilities,
     /// Whether AES-GMAC signing was negotiated (SMB 3.1.1).
     pub gmac_negotiated: bool,
+    /// The signing algorithm the server chose in its `SMB2_SIGNING_CAPABILITIES`
+    /// context (SMB 3.1.1); `None` when it sent none, or named one this crate
+    /// does not know.
+    pub signing_algorithm: Option<SigningAlgorithm>,
     /// The cipher negotiated for encryption (SMB 3.x).
     pub cipher: Option<Cipher>,
     /// Whether compression was negotiated with the server.
@@ -3435,15 +3439,23 @@ impl Connection {
         }
 
         let mut gmac_negotiated = false;
+        let mut signing_algorithm = None;
         let mut cipher = None;
         let mut compression_supported = false;
 
         for ctx in &resp.negotiate_contexts {
             match ctx {
-                NegotiateContext::Signing { algorithms }
-                    if algorithms.contains(&SIGNING_AES_GMAC) =>
-                {
-                    gmac_negotiated = true;
+                NegotiateContext::Signing { algorithms } => {
+                    gmac_negotiated = algorithms.contains(&SIGNING_AES_GMAC);
+                    // The server's context names the one algorithm it chose
+                    // (MS-SMB2 2.2.4.1.7); HMAC-SHA256 is a valid choice for
+                    // 3.1.1 too.
+                    signing_algorithm = match algorithms.first() {
+                        Some(&SIGNING_AES_GMAC) => Some(SigningAlgorithm::AesGmac),
+                        Some(&SIGNING_AES_CMAC) => Some(SigningAlgorithm::AesCmac),
+                        Some(&SIGNING_HMAC_SHA256) => Some(SigningAlgorithm::HmacSha256),
+                        _ => None,
+                    };
                 }
                 NegotiateContext::Encryption { ciphers } => {
                     if let Some(&c) = ciphers.first() {
@@ -3484,6 +3496,7 @@ impl Connection {
             signing_required,
             capabilities: resp.capabilities,
             gmac_negotiated,
+            signing_algorithm,
             cipher,
             compression_supported,
         });
@@ -9820,6 +9833,7 @@ mod tests {
             signing_required: false,
             capabilities: Capabilities::default(),
             gmac_negotiated: false,
+            signing_algorithm: None,
             cipher: Some(Cipher::Aes128Gcm),
             compression_supported: false,
         });

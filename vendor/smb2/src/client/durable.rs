@@ -1073,6 +1073,7 @@ mod oplock_break_tests {
             signing_required: false,
             capabilities: Capabilities::default(),
             gmac_negotiated: false,
+            signing_algorithm: None,
             cipher: None,
             compression_supported: false,
         });

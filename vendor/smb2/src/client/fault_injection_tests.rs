@@ -2207,6 +2207,7 @@ impl SessionReviver for Nas {
             signing_required: false,
             capabilities: Capabilities::default(),
             gmac_negotiated: false,
+            signing_algorithm: None,
             cipher: None,
             compression_supported: false,
         });

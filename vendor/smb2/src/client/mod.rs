@@ -4571,6 +4571,7 @@ mod tests {
                 signing_required: false,
                 capabilities: Capabilities::default(), // no DFS
                 gmac_negotiated: false,
+                signing_algorithm: None,
                 cipher: None,
                 compression_supported: false,
             });

@@ -18,6 +18,19 @@ use crate::types::status::NtStatus;
 use crate::types::{Command, Dialect, SessionId};
 use crate::Error;
 
+/// The signing algorithm of a session on a connection negotiated as `params`:
+/// for SMB 3.1.1 the one the server chose in its signing capabilities context
+/// (HMAC-SHA256 included, which a server limited to it picks), else the
+/// dialect's own.
+fn negotiated_signing_algorithm(
+    params: &crate::client::connection::NegotiatedParams,
+) -> SigningAlgorithm {
+    match (params.dialect, params.signing_algorithm) {
+        (Dialect::Smb3_1_1, Some(chosen)) => chosen,
+        _ => algorithm_for_dialect(params.dialect, params.gmac_negotiated),
+    }
+}
+
 use crate::msg::session_setup::SessionSetupRequestFlags;
 
 /// An authenticated SMB2 session with derived keys.
@@ -244,8 +257,7 @@ impl Session {
             .to_vec();
 
         // Determine signing algorithm.
-        let gmac_negotiated = params.gmac_negotiated;
-        let signing_algorithm = algorithm_for_dialect(params.dialect, gmac_negotiated);
+        let signing_algorithm = negotiated_signing_algorithm(&params);
         debug!(
             "session: signing_algo={:?}, dialect={}",
             signing_algorithm, params.dialect
@@ -527,7 +539,7 @@ impl Session {
         );
 
         // Determine signing algorithm.
-        let signing_algorithm = algorithm_for_dialect(params.dialect, params.gmac_negotiated);
+        let signing_algorithm = negotiated_signing_algorithm(&params);
         debug!(
             "session: Kerberos signing_algo={:?}, dialect={}",
             signing_algorithm, params.dialect
@@ -1024,6 +1036,47 @@ mod tests {
         assert_eq!(conn.previous_session_id(), SessionId(0x1111));
     }
 
+    #[test]
+    fn smb_3_1_1_signs_with_the_algorithm_the_server_chose() {
+        let params = |dialect, chosen: Option<SigningAlgorithm>| NegotiatedParams {
+            dialect,
+            max_read_size: 65536,
+            max_write_size: 65536,
+            max_transact_size: 65536,
+            server_guid: Guid::ZERO,
+            signing_required: false,
+            capabilities: Capabilities::default(),
+            gmac_negotiated: chosen == Some(SigningAlgorithm::AesGmac),
+            signing_algorithm: chosen,
+            cipher: None,
+            compression_supported: false,
+        };
+        for chosen in [
+            SigningAlgorithm::HmacSha256,
+            SigningAlgorithm::AesCmac,
+            SigningAlgorithm::AesGmac,
+        ] {
+            assert_eq!(
+                negotiated_signing_algorithm(&params(Dialect::Smb3_1_1, Some(chosen))),
+                chosen
+            );
+        }
+        // No signing context: CMAC, as MS-SMB2 has it.
+        assert_eq!(
+            negotiated_signing_algorithm(&params(Dialect::Smb3_1_1, None)),
+            SigningAlgorithm::AesCmac
+        );
+        // The older dialects have one algorithm each.
+        assert_eq!(
+            negotiated_signing_algorithm(&params(Dialect::Smb2_1, None)),
+            SigningAlgorithm::HmacSha256
+        );
+        assert_eq!(
+            negotiated_signing_algorithm(&params(Dialect::Smb3_0_2, None)),
+            SigningAlgorithm::AesCmac
+        );
+    }
+
     /// Helper: put a connection in the state NEGOTIATE leaves it in.
     ///
     /// That includes a credit window: the NEGOTIATE response is what opens
@@ -1043,6 +1096,7 @@ mod tests {
             signing_required: false,
             capabilities: Capabilities::default(),
             gmac_negotiated,
+            signing_algorithm: gmac_negotiated.then_some(SigningAlgorithm::AesGmac),
             cipher: None,
             compression_supported: false,
         });

@@ -746,6 +746,7 @@ pub(crate) mod tests {
             signing_required: false,
             capabilities: Capabilities::default(),
             gmac_negotiated: false,
+            signing_algorithm: None,
             cipher: None,
             compression_supported: false,
         });

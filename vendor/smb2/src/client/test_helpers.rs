@@ -61,6 +61,7 @@ pub(crate) fn setup_connection_without_credits(mock: &Arc<MockTransport>) -> Con
         signing_required: false,
         capabilities: Capabilities::default(),
         gmac_negotiated: false,
+        signing_algorithm: None,
         cipher: None,
         compression_supported: false,
     });

@@ -8631,6 +8631,7 @@ mod tests {
             signing_required: false,
             capabilities: crate::types::flags::Capabilities::default(),
             gmac_negotiated: false,
+            signing_algorithm: None,
             cipher: None,
             compression_supported: false,
         };

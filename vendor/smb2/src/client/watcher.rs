@@ -913,6 +913,7 @@ mod loss_window_tests {
             signing_required: false,
             capabilities: Capabilities::default(),
             gmac_negotiated: false,
+            signing_algorithm: None,
             cipher: None,
             compression_supported: false,
         });
