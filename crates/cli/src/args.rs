@@ -171,8 +171,9 @@ pub struct RunOpts {
     /// server counts as gone and the run stops (e.g. 30s, 2m).
     #[arg(long, default_value = "30s", value_name = "DURATION", value_parser = values::io_timeout)]
     pub io_timeout: Duration,
-    /// smb:// targets: required (refuse to work unencrypted), desired (encrypt when the
-    /// server wants it) or off (never offer encryption).
+    /// smb:// targets: required (encrypt, even when the server only allows it; refuse a
+    /// server that cannot), desired (encrypt when the server wants it) or off (never
+    /// offer encryption).
     #[arg(long, default_value = "desired", value_name = "MODE")]
     pub smb_encrypt: SmbEncrypt,
     /// smb:// targets: how many READs or WRITEs one op keeps in flight at most (1 to

@@ -544,3 +544,70 @@ fn a_refused_nfs_connection_names_the_port_that_refused_it() {
         "{err}"
     );
 }
+
+/// An NFS URL whose port belongs to a peer that accepts the connection and then says
+/// nothing: naslab cannot tell it from a slow server before the timeout, and says so,
+/// naming the port as the likely mistake rather than a server that does not run.
+#[test]
+fn a_silent_peer_on_an_nfs_port_is_named_as_likely_not_an_rpc_server() {
+    let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = silent.local_addr().unwrap().port();
+    // Accepts every connection and holds it open, reading nothing, writing nothing.
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for conn in silent.incoming().flatten() {
+            held.push(conn);
+        }
+    });
+    let work = tempfile::tempdir().unwrap();
+    let err = run_err(
+        naslab()
+            .arg("run")
+            .arg(repo_root().join("examples/document-save.jsonl"))
+            .arg("-t")
+            .arg(format!("nfs://127.0.0.1:1/x?mountport={port}"))
+            .args(["--io-timeout", "1s", "--out"])
+            .arg(work.path().join("out")),
+    );
+    assert!(
+        err.contains(&format!("MOUNT service at 127.0.0.1:{port}: no reply"))
+            && err.contains("accepted the connection and then sent nothing back")
+            && err.contains("likely not one"),
+        "{err}"
+    );
+}
+
+/// An SMB server that takes the connection and hangs up during the sign-in was
+/// reached: it is said to have closed the connection, with what may make it do so,
+/// not to be unreachable.
+#[test]
+fn an_smb_server_that_hangs_up_on_the_sign_in_is_not_called_unreachable() {
+    use std::io::Read;
+    let server = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = server.local_addr().unwrap().port();
+    // Reads the start of the NEGOTIATE, then closes the connection.
+    std::thread::spawn(move || {
+        for mut conn in server.incoming().flatten() {
+            let mut start = [0u8; 4];
+            let _ = conn.read_exact(&mut start);
+        }
+    });
+    let work = tempfile::tempdir().unwrap();
+    let err = run_err(
+        naslab()
+            .env("NASLAB_SMB_PASSWORD", "x")
+            .arg("run")
+            .arg(repo_root().join("examples/document-save.jsonl"))
+            .arg("-t")
+            .arg(format!("smb://u@127.0.0.1:{port}/share"))
+            .args(["--io-timeout", "5s", "--out"])
+            .arg(work.path().join("out")),
+    );
+    assert!(
+        err.contains(&format!(
+            "the SMB server at 127.0.0.1:{port} closed the connection while naslab signed in"
+        )) && err.contains("--smb-encrypt off signs in there")
+            && !err.contains("cannot reach"),
+        "{err}"
+    );
+}

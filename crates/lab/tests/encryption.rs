@@ -1,9 +1,13 @@
 //! naslab's SMB client against Samba set up as NAS products ship it: encryption
-//! required (globally, then on the share alone) and desired, signing mandatory, each
-//! dialect from SMB 2.0.2 to 3.1.1 as the server's maximum, and a user with a
-//! password. Each configuration runs FileCopyToNAS and PhotoAlbum at a small scale,
-//! checks the bytes on the server's own file system, and reads from `smbstatus` what
-//! the server says the session really was (dialect, encryption, signing).
+//! required (globally, then on the share alone) and desired, signing mandatory (SMB
+//! 3.1.1 with HMAC-SHA256 the only algorithm too), each dialect from SMB 2.0.2 to 3.1.1
+//! as the server's maximum, and a user with a password. Each configuration runs
+//! FileCopyToNAS and PhotoAlbum at a small scale, checks the bytes on the server's own
+//! file system, and reads from `smbstatus` what the server says the session really was
+//! (dialect, encryption, signing). Then encryption the client requires of a server
+//! that only allows it, the messages of refusals (share-level encryption, NTLM
+//! blocked, guests, SMB 2.0.2 dropping a client that offers encryption), and a share
+//! that vetoes dot files.
 //! Needs root (servers): skipped with a note otherwise.
 
 mod common;
@@ -145,6 +149,8 @@ struct Case {
     share_cipher: &'static str,
     /// Whether the signing column must name an algorithm (a signed session).
     signed: bool,
+    /// The signing algorithm smbstatus must name, when the case is about it.
+    algorithm: Option<&'static str>,
 }
 
 impl Case {
@@ -168,6 +174,7 @@ const CASES: &[Case] = &[
         encryption: "AES-128-GCM",
         share_cipher: "AES-128-GCM",
         signed: false,
+        algorithm: None,
     },
     Case {
         label: "encrypt required (share)",
@@ -176,6 +183,7 @@ const CASES: &[Case] = &[
         encryption: "partial(AES-128-GCM)",
         share_cipher: "AES-128-GCM",
         signed: false,
+        algorithm: None,
     },
     Case {
         label: "encrypt desired",
@@ -184,6 +192,7 @@ const CASES: &[Case] = &[
         encryption: "AES-128-GCM",
         share_cipher: "AES-128-GCM",
         signed: false,
+        algorithm: None,
     },
     // AES-256: the encryption keys are 256 bits, the signing key stays at 128
     // (a 256-bit one made every signed message fail before).
@@ -197,6 +206,7 @@ const CASES: &[Case] = &[
         encryption: "AES-256-GCM",
         share_cipher: "AES-256-GCM",
         signed: false,
+        algorithm: None,
     },
     Case {
         label: "encrypt required, AES-256-CCM",
@@ -208,6 +218,7 @@ const CASES: &[Case] = &[
         encryption: "AES-256-CCM",
         share_cipher: "AES-256-CCM",
         signed: false,
+        algorithm: None,
     },
     Case {
         label: "signing mandatory, AES-256-GCM the only cipher",
@@ -219,6 +230,7 @@ const CASES: &[Case] = &[
         encryption: "-",
         share_cipher: "-",
         signed: true,
+        algorithm: None,
     },
     Case {
         label: "signing mandatory",
@@ -227,6 +239,22 @@ const CASES: &[Case] = &[
         encryption: "-",
         share_cipher: "-",
         signed: true,
+        algorithm: None,
+    },
+    // SMB 3.1.1 signed with HMAC-SHA256, the one algorithm the server allows: the
+    // signing context names it, and every message is signed with it (GMAC or CMAC
+    // failed the first signed reply, the SESSION_SETUP's).
+    Case {
+        label: "signing mandatory, SMB 3.1.1 with HMAC-SHA256 only",
+        opts: &[
+            "global: server signing = mandatory",
+            "global: server smb3 signing algorithms = HMAC-SHA256",
+        ],
+        protocol: "SMB3_11",
+        encryption: "-",
+        share_cipher: "-",
+        signed: true,
+        algorithm: Some("HMAC-SHA256"),
     },
     Case {
         label: "max SMB2_02",
@@ -238,6 +266,7 @@ const CASES: &[Case] = &[
         encryption: "-",
         share_cipher: "-",
         signed: true,
+        algorithm: None,
     },
     Case {
         label: "max SMB2_10",
@@ -249,6 +278,7 @@ const CASES: &[Case] = &[
         encryption: "-",
         share_cipher: "-",
         signed: true,
+        algorithm: None,
     },
     Case {
         label: "max SMB3_00",
@@ -260,6 +290,7 @@ const CASES: &[Case] = &[
         encryption: "AES-128-CCM",
         share_cipher: "AES-128-CCM",
         signed: false,
+        algorithm: None,
     },
     Case {
         label: "max SMB3_02",
@@ -271,6 +302,7 @@ const CASES: &[Case] = &[
         encryption: "AES-128-CCM",
         share_cipher: "AES-128-CCM",
         signed: false,
+        algorithm: None,
     },
     Case {
         label: "max SMB3_11",
@@ -282,6 +314,7 @@ const CASES: &[Case] = &[
         encryption: "AES-128-GCM",
         share_cipher: "AES-128-GCM",
         signed: false,
+        algorithm: None,
     },
 ];
 
@@ -331,6 +364,9 @@ fn samba_as_nas_products_ship_it() {
             assert_eq!(enc, case.encryption, "{}: {seen:?}", case.label);
             if case.signed {
                 assert!(sign != "-", "{}: {seen:?}", case.label);
+            }
+            if let Some(algorithm) = case.algorithm {
+                assert_eq!(sign, algorithm, "{}: {seen:?}", case.label);
             }
             if case.label.starts_with("signing mandatory") {
                 // Every request signed, not only some.
@@ -388,9 +424,14 @@ fn encryption_refusals_say_what_happened_without_blaming_the_password() {
         "{e}"
     );
     drop(guard);
-    // The client requires encryption; the server does not encrypt.
+    // The client requires encryption; the server cannot encrypt.
     let base = tempfile::tempdir().unwrap();
-    let guard = lab(base.path(), FsKind::Dir, ServerKind::Samba, &[]);
+    let guard = lab(
+        base.path(),
+        FsKind::Dir,
+        ServerKind::Samba,
+        &["global: server smb encrypt = off"],
+    );
     let st = guard.lab().state.clone();
     let e = smb_encrypting(&st, SmbEncrypt::Required).expect_err("refused");
     assert!(
@@ -402,4 +443,186 @@ fn encryption_refusals_say_what_happened_without_blaming_the_password() {
         .unwrap_err()
         .to_string();
     assert!(e.contains("wrong user name or password"), "{e}");
+}
+
+/// `--smb-encrypt required` against a server that allows encryption but does not ask
+/// for it: naslab encrypts its requests from the TREE_CONNECT on, as smbclient
+/// `--client-protection=encrypt` does, and the server answers encrypted. smbstatus
+/// shows the session encrypted with the negotiated cipher ("partial" as for
+/// smbclient: the SESSION_SETUP that makes the keys cannot be encrypted).
+#[test]
+fn encryption_required_by_the_client_is_had_from_a_server_that_only_allows_it() {
+    needs_root_and_servers!(ServerKind::Samba);
+    let base = tempfile::tempdir().unwrap();
+    let guard = lab(base.path(), FsKind::Dir, ServerKind::Samba, &[]);
+    let st = guard.lab().state.clone();
+    // Without the requirement, the server leaves the session in the clear.
+    let plain = smb_encrypting(&st, SmbEncrypt::Desired).expect("signs in");
+    assert!(
+        plain.security().contains("not encrypted"),
+        "{}",
+        plain.security()
+    );
+    drop(plain);
+    let target = smb_encrypting(&st, SmbEncrypt::Required).expect("signs in encrypted");
+    assert_eq!(target.security(), "SMB 3.1.1, encrypted (AES-128-GCM)");
+    for w in ["FileCopyToNAS", "PhotoAlbum"] {
+        run_workload(w, &target, &st.share_dir, base.path());
+    }
+    let seen = sessions(&guard.lab().dir);
+    assert!(!seen.is_empty(), "smbstatus shows no session");
+    for (proto, enc, _sign) in &seen {
+        assert_eq!(proto, "SMB3_11", "{seen:?}");
+        assert_eq!(enc, "partial(AES-128-GCM)", "{seen:?}");
+    }
+    eprintln!("{} (smbstatus: sessions {seen:?})", target.security());
+}
+
+/// Refusals that once pointed the wrong way, each against a Samba set up that way.
+#[test]
+fn refusals_name_what_the_server_refused() {
+    needs_root_and_servers!(ServerKind::Samba);
+    // A share that requires encryption, and a client told not to encrypt.
+    let base = tempfile::tempdir().unwrap();
+    let guard = lab(
+        base.path(),
+        FsKind::Dir,
+        ServerKind::Samba,
+        &["smb encrypt = required"],
+    );
+    let st = guard.lab().state.clone();
+    let e = smb_encrypting(&st, SmbEncrypt::Off).expect_err("refused");
+    assert!(
+        e.contains("requires encryption")
+            && e.contains("--smb-encrypt off")
+            && e.contains("STATUS_ACCESS_DENIED")
+            && !e.contains("check the share's name"),
+        "{e}"
+    );
+    drop(guard);
+
+    // A guest, let in by the server but not by the share (for one user only).
+    let base = tempfile::tempdir().unwrap();
+    let guard = lab(
+        base.path(),
+        FsKind::Dir,
+        ServerKind::Samba,
+        &[
+            "global: map to guest = Bad User",
+            "global: restrict anonymous = 0",
+        ],
+    );
+    let st = guard.lab().state.clone();
+    let guest_url = st.url.replace("naslab-lab@", "");
+    assert_ne!(guest_url, st.url);
+    let e = SmbTarget::connect(guest_url.parse().unwrap(), String::new())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("TreeConnect")
+            && e.contains("the share admits no guests")
+            && e.contains("smb://user@host/share")
+            && !e.contains("check the share's name"),
+        "{e}"
+    );
+    drop(guard);
+
+    // NTLM blocked: the status is named, with what to do.
+    let base = tempfile::tempdir().unwrap();
+    let guard = lab(
+        base.path(),
+        FsKind::Dir,
+        ServerKind::Samba,
+        &["global: ntlm auth = disabled"],
+    );
+    let st = guard.lab().state.clone();
+    let e = smb_encrypting(&st, SmbEncrypt::Desired).expect_err("refused");
+    assert!(
+        e.contains("NT_STATUS_NTLM_BLOCKED") && e.contains("ntlm auth = ntlmv2-only"),
+        "{e}"
+    );
+    drop(guard);
+
+    // SMB 2.0.2 at most, encryption desired: Samba asks a client that offered to
+    // encrypt for an encrypted share, and hangs up on its first write. naslab refuses
+    // before writing, saying --smb-encrypt off signs in, and it does.
+    let base = tempfile::tempdir().unwrap();
+    let guard = lab(
+        base.path(),
+        FsKind::Dir,
+        ServerKind::Samba,
+        &[
+            "global: server max protocol = SMB2_02",
+            "global: server smb encrypt = desired",
+        ],
+    );
+    let st = guard.lab().state.clone();
+    let e = smb_encrypting(&st, SmbEncrypt::Desired).expect_err("refused");
+    assert!(
+        e.contains("asks for encryption")
+            && e.contains("SMB 2.0.2, not encrypted")
+            && e.contains("--smb-encrypt off signs in"),
+        "{e}"
+    );
+    assert!(
+        !st.share_dir.join("naslab").exists(),
+        "refused before anything was written"
+    );
+    let target = smb_encrypting(&st, SmbEncrypt::Off).expect("signs in unencrypted");
+    assert_eq!(target.security(), "SMB 2.0.2, not encrypted");
+    run_workload("FileCopyToNAS", &target, &st.share_dir, base.path());
+}
+
+/// A share that vetoes every name beginning with a dot: naslab marks and locks its
+/// directory with the plain names, works there, is recognised by a later run and by
+/// clean; where even those are vetoed it refuses, leaving nothing behind.
+#[test]
+fn a_share_that_vetoes_dot_files_is_worked_on_with_plain_names() {
+    needs_root_and_servers!(ServerKind::Samba);
+    let base = tempfile::tempdir().unwrap();
+    let guard = lab(
+        base.path(),
+        FsKind::Dir,
+        ServerKind::Samba,
+        &["veto files = /.*/"],
+    );
+    let st = guard.lab().state.clone();
+    let root = st.share_dir.join("naslab");
+    let target = smb_encrypting(&st, SmbEncrypt::Desired).expect("works on the share");
+    assert!(root.join("naslab-owned").is_file());
+    assert!(root.join("naslab-lock").is_dir(), "held");
+    run_workload("FileCopyToNAS", &target, &st.share_dir, base.path());
+    let dotted: Vec<_> = std::fs::read_dir(&root)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with('.'))
+        .collect();
+    assert!(dotted.is_empty(), "{dotted:?}");
+    drop(target);
+    assert!(!root.join("naslab-lock").exists(), "let go");
+    // A later run finds its directory; clean removes all of it.
+    let again: Box<dyn naslab_engine::Target> =
+        Box::new(smb_encrypting(&st, SmbEncrypt::Desired).expect("recognised"));
+    assert!(again.remove_all().expect("cleaned"), "it was there before");
+    assert!(!root.exists());
+    drop(guard);
+
+    // Both marker names vetoed: refused before anything is left on the server.
+    let base = tempfile::tempdir().unwrap();
+    let guard = lab(
+        base.path(),
+        FsKind::Dir,
+        ServerKind::Samba,
+        &["veto files = /.*/naslab-owned/"],
+    );
+    let st = guard.lab().state.clone();
+    let e = smb_encrypting(&st, SmbEncrypt::Desired).expect_err("refused");
+    assert!(
+        e.contains("cannot mark")
+            && e.contains("veto files")
+            && e.contains("removed the directory again"),
+        "{e}"
+    );
+    assert!(!st.share_dir.join("naslab").exists(), "nothing left behind");
 }

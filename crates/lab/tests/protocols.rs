@@ -425,3 +425,30 @@ fn a_read_only_export_says_so() {
         "{e}"
     );
 }
+
+/// Root writing into an export that squashes root, to an anonymous user who may not
+/// write there: the refusal says that squashing is why, and what to do.
+#[test]
+fn root_refused_by_a_root_squashing_export_is_told_of_the_squash() {
+    needs_root_and_servers!(ServerKind::Nfs);
+    let base = tempfile::tempdir().unwrap();
+    let guard = lab(
+        base.path(),
+        FsKind::Dir,
+        ServerKind::Nfs,
+        &[
+            "Squash = Root_Squash",
+            "Anonymous_Uid = 65534",
+            "Anonymous_Gid = 65534",
+        ],
+    );
+    let st = guard.lab().state.clone();
+    let e = NfsTarget::connect(st.url.parse().unwrap())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("NFS3ERR_ACCES") && e.contains("squashes root") && e.contains("no_root_squash"),
+        "{e}"
+    );
+    assert!(!st.share_dir.join("naslab").exists());
+}

@@ -122,7 +122,11 @@ impl NfsTarget {
         let sandbox = crate::sandbox::wait_for_holder(
             || RemoteSandbox::open_in(&mut admin, &url.path, client, join),
             |e| matches!(e, super::remote::RemoteSandboxError::NotHeld(_)),
-        )?;
+        )
+        .map_err(|e| {
+            // SAFETY: geteuid has no preconditions.
+            squash_hint(e, unsafe { libc::geteuid() } == 0)
+        })?;
         Ok(NfsTarget {
             url,
             timeout,
@@ -134,6 +138,30 @@ impl NfsTarget {
     /// The target's URL.
     pub fn url(&self) -> &RemoteUrl {
         &self.url
+    }
+}
+
+/// A refusal to root, which AUTH_SYS names as uid 0, says what squashing root does:
+/// the export treats it as its anonymous user, who may not write where root could.
+fn squash_hint(e: RemoteSandboxError, as_root: bool) -> RemoteSandboxError {
+    match e {
+        RemoteSandboxError::Request {
+            action,
+            path,
+            mut error,
+        } if as_root && error.errno == libc::EACCES => {
+            let said = error
+                .detail
+                .take()
+                .unwrap_or_else(|| "permission denied".into());
+            error.detail = Some(format!("{said}; naslab runs as root (uid 0), and an export that squashes root (root_squash, the Linux server's default; ganesha: Squash = Root_Squash or All_Squash) treats it as its anonymous user (anonuid, Anonymous_Uid), who may not write here: make the directory writable by that user, export it with no_root_squash (ganesha: Squash = No_Root_Squash), or run naslab as the directory's owner"));
+            RemoteSandboxError::Request {
+                action,
+                path,
+                error,
+            }
+        }
+        other => other,
     }
 }
 
@@ -153,7 +181,11 @@ fn resolve_export(url: RemoteUrl, timeout: std::time::Duration) -> Result<Remote
             return Err(NfsError::Mount {
                 host: url.host.clone(),
                 export: full,
-                detail: format!("{e}; check that the server runs and answers"),
+                detail: if e.contains("accepted the connection") {
+                    e
+                } else {
+                    format!("{e}; check that the server runs and answers")
+                },
             })
         }
         Err(_) => return Ok(url),

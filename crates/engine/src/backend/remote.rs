@@ -9,6 +9,11 @@
 //! A lock left by a naslab that was killed on this same machine (same host, boot and
 //! PID namespace, and its process gone) is taken over by renaming its holder's entry,
 //! which only one of several clients trying at once can do.
+//!
+//! A share may refuse names that begin with a dot (Samba's `veto files = /.*/`). There
+//! the marker and the lock are `naslab-owned` and `naslab-lock` instead: the marker
+//! found in `naslab/` says which pair a directory uses, so later runs and `clean`
+//! recognise it. A directory naslab made but could not mark is removed again.
 
 use std::time::Duration;
 
@@ -17,6 +22,10 @@ use crate::sandbox::{MARKER_NAME, ROOT_NAME};
 
 /// The directory whose existence holds a share's `naslab/` for one process.
 pub const LOCK_NAME: &str = ".naslab-lock";
+/// The marker on a share that refuses names beginning with a dot.
+pub const PLAIN_MARKER_NAME: &str = "naslab-owned";
+/// The lock on a share that refuses names beginning with a dot.
+pub const PLAIN_LOCK_NAME: &str = "naslab-lock";
 /// How the holder's entry in the lock directory begins.
 const HOLDER_PREFIX: &str = "naslab pid ";
 
@@ -63,8 +72,14 @@ pub enum RemoteSandboxError {
     Missing(String),
     #[error("'{0}' is not a directory on the server; give a directory in the target URL")]
     NotDir(String),
-    #[error("'{0}' exists on the server but was not made by naslab (it has no {MARKER_NAME} file); naslab will not write or delete there: move it away or choose another directory in the URL")]
+    #[error("'{0}' exists on the server but was not made by naslab (it has no {MARKER_NAME} or {PLAIN_MARKER_NAME} file); naslab will not write or delete there: move it away or choose another directory in the URL")]
     NotOurs(String),
+    #[error("naslab cannot mark '{root}' as its own on the server: writing '{MARKER_NAME}' failed ({dotted}) and so did '{PLAIN_MARKER_NAME}' ({plain}); it removed the directory again. Check that the share is writable by this user and that it refuses neither name (Samba: veto files)")]
+    Unmarkable {
+        root: String,
+        dotted: OpError,
+        plain: OpError,
+    },
     #[error("'{0}' is a symbolic link or reparse point; naslab will not follow it: remove it or choose another directory in the URL")]
     Link(String),
     #[error("'{root}' on the server is in use by {holder}; wait for it to finish (or stop it) and try again. If no naslab works there any more (one killed on another machine, or before this version, cannot let go), remove the directory '{lock}' on the server")]
@@ -116,6 +131,8 @@ fn plain_name(name: &str) -> bool {
     !(name.is_empty()
         || name == MARKER_NAME
         || name == LOCK_NAME
+        || name == PLAIN_MARKER_NAME
+        || name == PLAIN_LOCK_NAME
         || name == "."
         || name == ".."
         || name.contains('/')
@@ -139,6 +156,51 @@ pub struct RemoteSandbox {
     held: bool,
     /// Whether opening it made the marked directory (there was none before).
     made: bool,
+    /// Whether its marker and lock are the names without a leading dot (the share
+    /// refuses dot names).
+    plain: bool,
+}
+
+/// Which marker `root` holds: `Some(false)` for [`MARKER_NAME`], `Some(true)` for
+/// [`PLAIN_MARKER_NAME`], `None` for neither.
+fn marker_in(fs: &mut dyn RemoteFs, root: &str) -> Result<Option<bool>, RemoteSandboxError> {
+    for (name, plain) in [(MARKER_NAME, false), (PLAIN_MARKER_NAME, true)] {
+        let marker = join(root, name);
+        if fs.kind(&marker).map_err(req("look up", &marker))? == Some(EntryKind::File) {
+            return Ok(Some(plain));
+        }
+    }
+    Ok(None)
+}
+
+/// Marks `root`, just made: [`MARKER_NAME`], or [`PLAIN_MARKER_NAME`] when the share
+/// refuses the dot name. Whether the plain names are used. When neither can be
+/// written, `root` is removed again, so no unmarked directory is left behind.
+fn mark(fs: &mut dyn RemoteFs, root: &str) -> Result<bool, RemoteSandboxError> {
+    let marker = join(root, MARKER_NAME);
+    let dotted = match fs.put_file(&marker, MARKER_TEXT) {
+        Ok(()) => return Ok(false),
+        Err(e) => e,
+    };
+    // A share that vetoes a name says it is not found (Samba), invalid or denied.
+    let failed = if matches!(dotted.errno, libc::ENOENT | libc::EINVAL | libc::EACCES) {
+        match fs.put_file(&join(root, PLAIN_MARKER_NAME), MARKER_TEXT) {
+            Ok(()) => return Ok(true),
+            Err(plain) => RemoteSandboxError::Unmarkable {
+                root: root.to_string(),
+                dotted,
+                plain,
+            },
+        }
+    } else {
+        req("write", &marker)(dotted)
+    };
+    // Nothing but the directory was made: remove it, so that no later run finds an
+    // unmarked directory it must refuse.
+    if let Err(e) = fs.remove_dir(root) {
+        eprintln!("warning: naslab could not remove '{root}' on the server again ({e}); remove it by hand");
+    }
+    Err(failed)
 }
 
 /// This process's entry in the lock directory: who holds the target, and since when
@@ -268,33 +330,31 @@ impl RemoteSandbox {
             }
         };
         let root = join(&dir, ROOT_NAME);
-        let marker = join(&root, MARKER_NAME);
         if join_held {
-            let lock = join(&root, LOCK_NAME);
-            let marked = fs.kind(&marker).map_err(req("look up", &marker))?;
-            let locked = fs.kind(&lock).map_err(req("look up", &lock))?;
-            if marked != Some(EntryKind::File) || locked != Some(EntryKind::Dir) {
+            let Some(plain) = marker_in(fs, &root)? else {
                 return Err(RemoteSandboxError::NotHeld(root));
-            }
-            return Ok(RemoteSandbox {
+            };
+            let joined = RemoteSandbox {
                 root,
                 held: false,
                 made: false,
-            });
+                plain,
+            };
+            let lock = joined.lock_path();
+            if fs.kind(&lock).map_err(req("look up", &lock))? != Some(EntryKind::Dir) {
+                return Err(RemoteSandboxError::NotHeld(joined.root));
+            }
+            return Ok(joined);
         }
-        let made = match fs.kind(&root).map_err(req("look up", &root))? {
+        let (made, plain) = match fs.kind(&root).map_err(req("look up", &root))? {
             None => {
                 fs.make_dir(&root).map_err(req("create", &root))?;
-                fs.put_file(&marker, MARKER_TEXT)
-                    .map_err(req("write", &marker))?;
-                true
+                (true, mark(fs, &root)?)
             }
-            Some(EntryKind::Dir) => {
-                if fs.kind(&marker).map_err(req("look up", &marker))? != Some(EntryKind::File) {
-                    return Err(RemoteSandboxError::NotOurs(root));
-                }
-                false
-            }
+            Some(EntryKind::Dir) => match marker_in(fs, &root)? {
+                Some(plain) => (false, plain),
+                None => return Err(RemoteSandboxError::NotOurs(root)),
+            },
             Some(EntryKind::Link) => return Err(RemoteSandboxError::Link(root)),
             Some(EntryKind::File) => return Err(RemoteSandboxError::NotOurs(root)),
         };
@@ -302,6 +362,7 @@ impl RemoteSandbox {
             root,
             held: true,
             made,
+            plain,
         };
         sandbox.lock(fs)?;
         Ok(sandbox)
@@ -311,7 +372,7 @@ impl RemoteSandbox {
     /// machine is replaced: its entry is renamed to this process's, so of several runs
     /// trying at once only one succeeds.
     fn lock(&self, fs: &mut dyn RemoteFs) -> Result<(), RemoteSandboxError> {
-        let lock = join(&self.root, LOCK_NAME);
+        let lock = self.lock_path();
         let mine = holder_entry();
         match fs.make_dir(&lock) {
             Ok(()) => {
@@ -357,13 +418,36 @@ impl RemoteSandbox {
         if !self.held {
             return Ok(());
         }
-        let lock = join(&self.root, LOCK_NAME);
-        remove_tree(fs, &lock, 0)
+        remove_tree(fs, &self.lock_path(), 0)
     }
 
     /// `<base>/naslab`, relative to the share's root.
     pub fn root(&self) -> &str {
         &self.root
+    }
+
+    /// The lock directory's path, relative to the share's root.
+    pub fn lock_path(&self) -> String {
+        join(
+            &self.root,
+            if self.plain {
+                PLAIN_LOCK_NAME
+            } else {
+                LOCK_NAME
+            },
+        )
+    }
+
+    /// The marker's path, relative to the share's root.
+    pub fn marker_path(&self) -> String {
+        join(
+            &self.root,
+            if self.plain {
+                PLAIN_MARKER_NAME
+            } else {
+                MARKER_NAME
+            },
+        )
     }
 
     /// A workload's directory, emptied of whatever an earlier run left there.
@@ -375,7 +459,7 @@ impl RemoteSandbox {
         if !plain_name(name) {
             return Err(RemoteSandboxError::BadName(name.to_string()));
         }
-        let marker = join(&self.root, MARKER_NAME);
+        let marker = self.marker_path();
         if fs.kind(&marker).map_err(req("look up", &marker))? != Some(EntryKind::File) {
             return Err(RemoteSandboxError::NotOurs(self.root.clone()));
         }
@@ -393,7 +477,7 @@ impl RemoteSandbox {
     /// included: there is then nothing left to let go of. Whether the directory was there
     /// before this process opened it (if not, opening made it and this removed it again).
     pub fn remove_all(&mut self, fs: &mut dyn RemoteFs) -> Result<bool, RemoteSandboxError> {
-        let marker = join(&self.root, MARKER_NAME);
+        let marker = self.marker_path();
         if fs.kind(&marker).map_err(req("look up", &marker))? != Some(EntryKind::File) {
             return Err(RemoteSandboxError::NotOurs(self.root.clone()));
         }
@@ -413,7 +497,7 @@ pub const RELEASE_WAIT: Duration = Duration::from_secs(1);
 /// `target` may need.
 pub fn release_target(sandbox: &RemoteSandbox, fs: &mut dyn RemoteFs, target: &str) {
     if let Err(e) = sandbox.release(fs) {
-        let lock = join(&sandbox.root, LOCK_NAME);
+        let lock = sandbox.lock_path();
         eprintln!("warning: naslab could not give up {target} ({e}); if the next run there is refused, remove '{lock}' on the server");
     }
 }
@@ -488,6 +572,103 @@ mod tests {
                 .map(|_| ())
                 .ok_or(OpError::errno(libc::ENOENT))
         }
+    }
+
+    /// A share that refuses some names as Samba's `veto files` does: they cannot be
+    /// made and are never found.
+    struct VetoFs {
+        fs: MemFs,
+        vetoed: fn(&str) -> bool,
+    }
+
+    impl VetoFs {
+        fn check(&self, path: &str) -> Result<(), OpError> {
+            if path.split('/').any(self.vetoed) {
+                return Err(OpError::errno(libc::ENOENT));
+            }
+            Ok(())
+        }
+    }
+
+    impl RemoteFs for VetoFs {
+        fn kind(&mut self, path: &str) -> Result<Option<EntryKind>, OpError> {
+            match self.check(path) {
+                Ok(()) => self.fs.kind(path),
+                Err(_) => Ok(None),
+            }
+        }
+        fn make_dir(&mut self, path: &str) -> Result<(), OpError> {
+            self.check(path)?;
+            self.fs.make_dir(path)
+        }
+        fn put_file(&mut self, path: &str, data: &[u8]) -> Result<(), OpError> {
+            self.check(path)?;
+            self.fs.put_file(path, data)
+        }
+        fn list(&mut self, path: &str) -> Result<Vec<(String, EntryKind)>, OpError> {
+            self.fs.list(path)
+        }
+        fn remove_file(&mut self, path: &str) -> Result<(), OpError> {
+            self.fs.remove_file(path)
+        }
+        fn remove_dir(&mut self, path: &str) -> Result<(), OpError> {
+            self.fs.remove_dir(path)
+        }
+        fn rename(&mut self, from: &str, to: &str) -> Result<(), OpError> {
+            self.check(to)?;
+            self.fs.rename(from, to)
+        }
+    }
+
+    #[test]
+    fn a_share_that_vetoes_dot_names_gets_the_plain_marker_and_lock() {
+        let mut fs = VetoFs {
+            fs: MemFs::default(),
+            vetoed: |n| n.starts_with('.'),
+        };
+        let sb = RemoteSandbox::open(&mut fs, "").unwrap();
+        assert_eq!(sb.marker_path(), "naslab/naslab-owned");
+        assert_eq!(sb.lock_path(), "naslab/naslab-lock");
+        assert_eq!(fs.fs.0.get("naslab/naslab-owned"), Some(&EntryKind::File));
+        assert_eq!(fs.fs.0.get("naslab/naslab-lock"), Some(&EntryKind::Dir));
+        assert!(!fs.fs.0.keys().any(|k| k.contains("/.")), "{:?}", fs.fs.0);
+        // Held: a second run is refused, naming the plain lock.
+        let text = RemoteSandbox::open(&mut fs, "").unwrap_err().to_string();
+        assert!(
+            text.contains("remove the directory 'naslab/naslab-lock'"),
+            "{text}"
+        );
+        let d = sb.fresh_workload_dir(&mut fs, "W").unwrap();
+        assert_eq!(d, "naslab/W");
+        for reserved in ["naslab-owned", "naslab-lock"] {
+            assert!(sb.fresh_workload_dir(&mut fs, reserved).is_err());
+        }
+        sb.release(&mut fs).unwrap();
+        assert_eq!(fs.fs.0.get("naslab/naslab-lock"), None);
+        // A later run recognises the directory, and so does clean.
+        let mut again = RemoteSandbox::open(&mut fs, "").unwrap();
+        assert!(again.remove_all(&mut fs).unwrap(), "it was there before");
+        assert!(fs.fs.0.is_empty(), "{:?}", fs.fs.0);
+    }
+
+    #[test]
+    fn a_directory_that_cannot_be_marked_is_removed_again() {
+        let mut fs = VetoFs {
+            fs: MemFs::default(),
+            vetoed: |n| n.contains("owned"),
+        };
+        fs.fs.0.insert("base".into(), EntryKind::Dir);
+        let e = RemoteSandbox::open(&mut fs, "base").unwrap_err();
+        let text = e.to_string();
+        assert!(matches!(e, RemoteSandboxError::Unmarkable { .. }), "{text}");
+        assert!(
+            text.contains(".naslab-owned")
+                && text.contains("naslab-owned")
+                && text.contains("veto files"),
+            "{text}"
+        );
+        // Nothing left behind for a later run to refuse.
+        assert_eq!(fs.fs.0.keys().collect::<Vec<_>>(), vec!["base"]);
     }
 
     #[test]

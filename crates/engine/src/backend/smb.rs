@@ -72,12 +72,38 @@ pub enum SmbError {
         /// What the refusal means and what to do, with the server's status.
         why: String,
     },
+    #[error(
+        "the SMB server at {addr} closed the connection while naslab signed in ({source}); {hint}"
+    )]
+    Dropped {
+        addr: String,
+        #[source]
+        source: smb2::Error,
+        /// The likely reason and what to do.
+        hint: String,
+    },
+    #[error("share '{share}' on {addr} asks for encryption, but the session cannot encrypt ({security}: SMB 2 has no encryption), and Samba hangs up on such a session at its first write; {hint}")]
+    CannotEncrypt {
+        addr: String,
+        share: String,
+        security: String,
+        /// What to do.
+        hint: String,
+    },
     #[error("cannot open share '{share}' on {addr}: {source}; check the share's name (smbclient -L can list them)")]
     Share {
         addr: String,
         share: String,
         #[source]
         source: smb2::Error,
+    },
+    #[error("the SMB server at {addr} refused share '{share}' to {who}: {why}")]
+    ShareRefused {
+        addr: String,
+        share: String,
+        who: String,
+        /// What the refusal means and what to do, with the server's status.
+        why: String,
     },
     #[error("the SMB server at {addr} did not encrypt the session on share '{share}' ({security}), and --smb-encrypt required forbids working unencrypted; have the server encrypt (Samba: smb encrypt = desired or required) or use --smb-encrypt desired")]
     NotEncrypted {

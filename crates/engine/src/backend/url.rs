@@ -85,7 +85,8 @@ pub enum SmbEncrypt {
     /// it (as Windows and smbclient do by default).
     #[default]
     Desired,
-    /// Offer it, and refuse to work unencrypted.
+    /// Offer it, encrypt even when the server only allows it, and refuse to work
+    /// unencrypted.
     Required,
     /// Do not offer it: a server that requires encryption then refuses the session.
     Off,

@@ -233,16 +233,33 @@ pub(super) fn list_exports(url: &RemoteUrl, timeout: Duration) -> Result<Vec<Str
         .parse()
         .map_err(|e| format!("{e}"))?;
     let w = Waiter::new(format!("{ip}:111"), timeout).map_err(|e| format!("{e}"))?;
+    // Whether the step under way got its connection accepted: a peer that accepts and
+    // then says nothing is told apart from one that never answered at all.
+    let accepted = std::cell::Cell::new(false);
     // What a step says when the peer at `addr` does not answer in time.
-    let silent =
-        |what: &str, addr: String| format!("{what} at {addr}: {}", no_reply(&addr, timeout));
+    let silent = |what: &str, addr: String| {
+        let said = format!("{what} at {addr}: {}", no_reply(&addr, timeout));
+        if accepted.replace(false) {
+            format!("{said}; it accepted the connection and then sent nothing back, where an ONC RPC server (portmapper, MOUNT, NFS) answers at once, so this port is likely not one (a silent peer cannot be told from a slow server before the timeout: --io-timeout shortens the wait)")
+        } else {
+            said
+        }
+    };
+    let connect = |port: u16| {
+        let accepted = &accepted;
+        async move {
+            let io = TcpConnector { timeout }
+                .connect(SocketAddr::new(ip, port))
+                .await?;
+            accepted.set(true);
+            Ok::<_, std::io::Error>(io)
+        }
+    };
     let port = match url.mount_port {
         Some(p) => p,
         None => w
             .run(async {
-                let io = TcpConnector { timeout }
-                    .connect(SocketAddr::new(ip, 111))
-                    .await?;
+                let io = connect(111).await?;
                 let mut pm = nfs3_client::PortmapperClient::new(io);
                 pm.getport(mount::PROGRAM, mount::VERSION, portmap::IPPROTO_TCP)
                     .await
@@ -251,10 +268,10 @@ pub(super) fn list_exports(url: &RemoteUrl, timeout: Duration) -> Result<Vec<Str
             .ok_or_else(|| silent("portmapper", format!("{ip}:111")))?
             .map_err(|e| format!("portmapper at {ip}:111: {e}"))?,
     };
+    accepted.set(false);
     let list = w
         .run(async {
-            let io = TcpConnector { timeout }
-                .connect(SocketAddr::new(ip, port))
+            let io = connect(port)
                 .await
                 .map_err(|e| format!("MOUNT service at {ip}:{port}: {e}"))?;
             let mut mc = nfs3_client::MountClient::new(io);

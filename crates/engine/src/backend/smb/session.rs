@@ -14,8 +14,8 @@ use smb2::msg::query_info::{InfoType, QueryInfoRequest, QueryInfoResponse};
 use smb2::msg::set_info::SetInfoRequest;
 use smb2::msg::write::WriteRequest;
 use smb2::pack::{Pack, ReadCursor, Unpack, WriteCursor};
-use smb2::types::flags::{FileAccessMask, FileAttributes};
-use smb2::types::{Command, CreditCharge, FileId, OplockLevel};
+use smb2::types::flags::{Capabilities, FileAccessMask, FileAttributes};
+use smb2::types::{Command, CreditCharge, Dialect, FileId, OplockLevel};
 use smb2::{ClientConfig, ErrorKind, SmbClient, Tree};
 
 use super::SmbError;
@@ -209,7 +209,7 @@ impl Session {
                 }
                 _ => None,
             };
-            if status == Some(0xC000_0022) {
+            if status == Some(STATUS_ACCESS_DENIED) {
                 // ACCESS_DENIED while signing in is how Samba refuses a client that
                 // cannot encrypt when encryption is required; it says nothing about
                 // the password.
@@ -237,6 +237,16 @@ impl Session {
                 }
             } else if matches!(source.kind(), ErrorKind::TimedOut) {
                 silent()
+            } else if matches!(source, smb2::Error::Disconnected) {
+                // The socket was open and the server hung up on the handshake.
+                SmbError::Dropped {
+                    addr: addr.clone(),
+                    source,
+                    hint: match opts.smb_encrypt {
+                        SmbEncrypt::Off => "the server's log says why (Samba: log level = 3)".into(),
+                        _ => "Samba does this when it wants encryption (smb encrypt = desired) but speaks no SMB 3 (server max protocol = SMB2_02 or SMB2_10) and the client offers to encrypt: --smb-encrypt off signs in there, unencrypted; or allow SMB 3 on the server".into(),
+                    },
+                }
             } else if matches!(
                 source.kind(),
                 ErrorKind::InvalidData | ErrorKind::SignatureInvalid | ErrorKind::Unsupported
@@ -254,17 +264,30 @@ impl Session {
             }
         })?;
         drop(_turn);
+        if opts.smb_encrypt == SmbEncrypt::Required {
+            encrypt_from_now(&mut client);
+        }
         let share = w.run(client.connect_share(&url.share));
-        let tree = share
-            .ok_or_else(silent)?
-            .map_err(|source| match source.kind() {
+        let tree = share.ok_or_else(silent)?.map_err(|source| {
+            let denied = matches!(
+                &source,
+                smb2::Error::Protocol { status, .. } if status.0 == STATUS_ACCESS_DENIED
+            );
+            match source.kind() {
                 ErrorKind::TimedOut => silent(),
+                _ if denied => SmbError::ShareRefused {
+                    addr: addr.clone(),
+                    share: url.share.clone(),
+                    who: who(),
+                    why: share_refusal_hint(&source, url.user.is_some(), opts.smb_encrypt),
+                },
                 _ => SmbError::Share {
                     addr: addr.clone(),
                     share: url.share.clone(),
                     source,
                 },
-            })?;
+            }
+        })?;
         let params = client.params();
         let (max_read, max_write) = params
             .as_ref()
@@ -287,6 +310,19 @@ impl Session {
         } else {
             format!("{dialect}, not encrypted")
         };
+        if tree.encrypt_data && !encrypted {
+            // The server wants the share encrypted and the dialect cannot: Samba
+            // offers the share, then drops the connection when data is written.
+            return Err(SmbError::CannotEncrypt {
+                addr,
+                share: url.share.clone(),
+                security,
+                hint: match opts.smb_encrypt {
+                    SmbEncrypt::Off => "allow SMB 3 on the server (Samba: server max protocol)".into(),
+                    _ => "--smb-encrypt off signs in there without offering encryption (Samba then does not ask for it), unencrypted; or allow SMB 3 on the server (Samba: server max protocol)".into(),
+                },
+            });
+        }
         if opts.smb_encrypt == SmbEncrypt::Required && !encrypted {
             return Err(SmbError::NotEncrypted {
                 addr,
@@ -537,6 +573,55 @@ impl RemoteFs for Session {
     }
 }
 
+/// Encrypts every request from the TREE_CONNECT on, as Windows and smbclient do when
+/// they require encryption of a server that only allows it: an SMB 3 server answers
+/// an encrypted request encrypted, whether or not it asked for encryption itself
+/// (MS-SMB2 3.3.5.2.1). Needs a session with encryption keys (SMB 3 with encryption
+/// negotiated); without them nothing changes and the caller's check refuses the
+/// session as unencrypted.
+fn encrypt_from_now(client: &mut SmbClient) {
+    if client.connection().should_encrypt() {
+        return;
+    }
+    let (Some(enc), Some(dec)) = (
+        client.session().encryption_key.clone(),
+        client.session().decryption_key.clone(),
+    ) else {
+        return;
+    };
+    let Some(params) = client.params() else {
+        return;
+    };
+    let cipher = match (params.dialect, params.cipher) {
+        (_, Some(c)) => c,
+        // SMB 3.0 and 3.0.2 have one cipher, if the server offered to encrypt.
+        (Dialect::Smb3_0 | Dialect::Smb3_0_2, None)
+            if params.capabilities.0 & Capabilities::ENCRYPTION != 0 =>
+        {
+            Cipher::Aes128Ccm
+        }
+        _ => return,
+    };
+    client
+        .connection_mut()
+        .activate_encryption(enc, dec, cipher);
+}
+
+/// STATUS_ACCESS_DENIED.
+const STATUS_ACCESS_DENIED: u32 = 0xC000_0022;
+
+/// Why a share refused a signed-in session (STATUS_ACCESS_DENIED in TREE_CONNECT), in
+/// the user's terms, and what to do about it.
+fn share_refusal_hint(e: &smb2::Error, named_user: bool, encrypt: SmbEncrypt) -> String {
+    if !named_user {
+        return format!("the share admits no guests ({e}); name a user in the URL (smb://user@host/share) and set NASLAB_SMB_PASSWORD");
+    }
+    match encrypt {
+        SmbEncrypt::Off => format!("a share that requires encryption (Samba: smb encrypt = required on the share) refuses an unencrypted session so, and --smb-encrypt off forbids encrypting ({e}); leave --smb-encrypt at desired. If the share does not require encryption, the user is not allowed on it (Samba: valid users, invalid users)"),
+        _ => format!("the user is not allowed on this share ({e}); check the share's valid users and invalid users on the server"),
+    }
+}
+
 /// Why a sign-in failed, in the user's terms, and what to do about it.
 fn auth_hint(e: &smb2::Error, named_user: bool) -> String {
     let status = match e {
@@ -549,6 +634,7 @@ fn auth_hint(e: &smb2::Error, named_user: bool) -> String {
         Some(0xC000_0072) => format!("the account is disabled on the server ({e})"),
         Some(0xC000_0071) | Some(0xC000_0224) => format!("the account's password has expired or must be changed on the server ({e})"),
         Some(0xC000_0234) => format!("the account is locked out on the server ({e})"),
+        Some(0xC000_0418) => format!("the server blocks NTLM sign-ins (NT_STATUS_NTLM_BLOCKED: {e}; Samba: ntlm auth = disabled), and naslab signs in with NTLMv2 only (it has no Kerberos); allow NTLMv2 on the server (Samba: ntlm auth = ntlmv2-only)"),
         _ => match e.kind() {
             ErrorKind::GuestSessionRefused => format!("the server answered with a guest session instead of the named account ({e}); check the user in the URL and NASLAB_SMB_PASSWORD"),
             _ => format!("{e}; check the user in the URL and NASLAB_SMB_PASSWORD"),
