@@ -302,6 +302,20 @@ fn four_clients_make_one_result_equal_to_four_single_runs() {
                 .map(|r| format!("client-{r}"))
                 .collect::<BTreeSet<_>>()
         );
+        // Every client's ops came through whole: each client's share of the merged
+        // records, its files' client prefix taken off, holds the very ops of the single
+        // run's records (the same generated workload), stream by stream, in order.
+        let single_ops = ops_by_stream(
+            &singles[0]
+                .parent()
+                .unwrap()
+                .join(s.iterations[0].records.as_ref().unwrap()),
+            |_| true,
+        );
+        for r in 0..4u32 {
+            let merged_ops = ops_by_stream(&records, |c| c == Some(r));
+            assert_eq!(merged_ops, single_ops, "{}: client {r}'s records", w.name);
+        }
         for (r, c) in clients.iter().enumerate() {
             assert_eq!(per_client.get(&(r as u32)), Some(&c.ops), "client {r}");
         }
@@ -378,6 +392,46 @@ fn four_clients_make_one_result_equal_to_four_single_runs() {
     assert!(stdout.contains("slowest client"), "{stdout}");
     assert!(stdout.contains("start skew (% phase)"), "{stdout}");
     eprintln!("four-client job took {:.1} s", took.as_secs_f64());
+}
+
+/// One op of a records file as [`ops_by_stream`] compares it.
+type OpLine = (String, String, u64, u64, i64);
+
+/// The ops of the records file `path` whose client `keep` accepts, as (op type, path
+/// without a `client-N/` prefix, offset, length, result) in order per stream, the
+/// streams sorted by their ops (so their numbers do not count).
+fn ops_by_stream(path: &Path, keep: impl Fn(Option<u32>) -> bool) -> Vec<Vec<OpLine>> {
+    let mut reader = open_trace(path).unwrap();
+    let mut files: BTreeMap<u32, String> = BTreeMap::new();
+    let mut streams: Vec<(u32, Vec<_>)> = Vec::new();
+    while let Some(rec) = reader.next_record().unwrap() {
+        match rec {
+            Record::File(f) => {
+                let unprefixed = match f.path.split_once('/') {
+                    Some((first, rest)) if first.starts_with("client-") => rest.to_string(),
+                    _ => f.path.clone(),
+                };
+                files.insert(f.id, unprefixed);
+            }
+            Record::Op(op, Some(m)) if keep(reader.client()) => {
+                let line = (
+                    op.kind.name().to_string(),
+                    files[&op.file].clone(),
+                    op.offset,
+                    op.len,
+                    m.result,
+                );
+                match streams.iter_mut().find(|(s, _)| *s == op.stream) {
+                    Some((_, ops)) => ops.push(line),
+                    None => streams.push((op.stream, vec![line])),
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut out: Vec<_> = streams.into_iter().map(|(_, ops)| ops).collect();
+    out.sort();
+    out
 }
 
 #[test]
@@ -728,6 +782,65 @@ fn a_client_whose_disk_fills_mid_phase_stops_the_others_at_once() {
         );
     }
     eprintln!("the job ended {:.1} s after it began", took.as_secs_f64());
+}
+
+#[test]
+fn a_client_failing_in_its_preparation_stops_the_others_preparing() {
+    if !common::root_or_skip("mounting a small tmpfs for one client") {
+        return;
+    }
+    let Some((mut job, _one_job)) = mpirun(3) else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let target = tmp.path().join("t");
+    // Client 1's directory holds 1 MiB: its preparation of a 280 MB file fails at once,
+    // while the others have 280 MB each to write.
+    let _unmount = small_tmpfs(&target.join("client-1"), "1m");
+    let out_dir = tmp.path().join("o");
+    let out = job
+        .args([
+            "run",
+            "--workload",
+            "FileCopyFromNAS",
+            "--scale",
+            "0.2",
+            "--target",
+        ])
+        .arg(&target)
+        .arg("--out")
+        .arg(&out_dir)
+        .output()
+        .unwrap();
+    let stderr = text(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert!(
+        stderr.contains(&format!("client 1 on {}", hostname())),
+        "{stderr}"
+    );
+    // Clients 0 and 2 each say how much of their file set they had written when they
+    // learnt of it: less than all of it.
+    let said: Vec<(u64, u64)> = stderr
+        .match_indices("stopped preparing after ")
+        .map(|(i, m)| {
+            let rest = &stderr[i + m.len()..];
+            let words: Vec<&str> = rest.split_whitespace().take(3).collect();
+            assert_eq!(words[1], "of", "{stderr}");
+            (words[0].parse().unwrap(), words[2].parse().unwrap())
+        })
+        .collect();
+    // (One line for both when they said the same.)
+    assert!(
+        !said.is_empty(),
+        "clients 0 and 2 stopped preparing: {stderr}"
+    );
+    for (done, all) in &said {
+        eprintln!("a client stopped preparing after {done} of {all} bytes");
+        assert!(*all >= 200_000_000, "{all}");
+        assert!(done < all, "it stopped before it had prepared everything");
+    }
+    assert!(run_json_files(&out_dir).is_empty());
 }
 
 #[test]

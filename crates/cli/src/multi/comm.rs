@@ -21,6 +21,9 @@ const START_LEAD_NS: u64 = 100_000_000;
 const DATA_TAG: Tag = 0;
 /// What a failure notice carries (its tag and source say all).
 static NOTICE: u8 = 1;
+/// The tag of the notice a client that failed before the start gate sends every other
+/// client at once, so they stop preparing (below every other tag but the target word's).
+const EARLY_TAG: Tag = 31_000;
 /// The tag of the first client's word on the shared target (`--shared-files`): above
 /// every failure notice's tag.
 const TARGET_TAG: Tag = 32_000;
@@ -192,14 +195,31 @@ impl Job {
                 c.notice_tag.take(),
             )
         });
+        let (rank, size) = self.with(|c| (c.rank, c.size));
+        let world = SimpleCommunicator::world();
+        // A client that failed before the start gate tells every other at once (they may
+        // be preparing their file sets: see `failed_before_start`), before it votes.
+        let early = failed && !voted;
+        let early_sent: Vec<_> = if early {
+            (0..size)
+                .filter(|&r| r != rank)
+                .map(|r| {
+                    world.process_at_rank(r as i32).immediate_send_with_tag(
+                        StaticScope,
+                        &NOTICE,
+                        EARLY_TAG,
+                    )
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
         if set_owed {
             self.vote(true);
         }
         if !voted {
             self.vote(true);
         }
-        let (rank, size) = self.with(|c| (c.rank, c.size));
-        let world = world();
         // Every client started this phase or none did (the gate is one vote), so every
         // client knows whether notices are due.
         let sent: Vec<_> = match tag {
@@ -215,18 +235,43 @@ impl Job {
                 .collect(),
             _ => Vec::new(),
         };
+        // 0: went well; 1: failed; 2: failed before the start gate (and sent the notices
+        // of that to every other client).
+        let mine: u8 = match (failed, early) {
+            (false, _) => 0,
+            (true, false) => 1,
+            (true, true) => 2,
+        };
         let mut flags = vec![0u8; size as usize];
-        world.all_gather_into(&u8::from(failed), &mut flags[..]);
+        world.all_gather_into(&mine, &mut flags[..]);
         let failed_ranks: Vec<u32> = (0..size).filter(|&r| flags[r as usize] != 0).collect();
         if let Some(tag) = tag {
             for &r in failed_ranks.iter().filter(|&&r| r != rank) {
                 let _ = world.process_at_rank(r as i32).receive_with_tag::<u8>(tag);
             }
         }
-        for request in sent {
+        for r in (0..size).filter(|&r| r != rank && flags[r as usize] == 2) {
+            let _ = world
+                .process_at_rank(r as i32)
+                .receive_with_tag::<u8>(EARLY_TAG);
+        }
+        for request in sent.into_iter().chain(early_sent) {
             request.wait();
         }
         failed_ranks.first().copied()
+    }
+
+    /// Whether another client has failed before the start gate of the current iteration
+    /// (asked while this one prepares, which then stops: the phase would not start);
+    /// the notice is taken after the iteration, in `end_of_iteration`.
+    pub fn failed_before_start(&self) -> Option<String> {
+        let status = SimpleCommunicator::world()
+            .any_process()
+            .immediate_probe_with_tag(EARLY_TAG)?;
+        Some(format!(
+            "client {} failed before the start",
+            status.source_rank()
+        ))
     }
 
     /// The shared file set's barrier (`--shared-files`), a vote like the start gate's:
@@ -244,31 +289,34 @@ impl Job {
         }
     }
 
-    /// Sends `parts` (a header then the files) to rank 0; on rank 0 returns every client's
-    /// parts in rank order (its own first).
-    pub fn gather(&self, parts: Vec<Vec<u8>>) -> Option<Vec<Vec<Vec<u8>>>> {
-        let (rank, size) = self.with(|c| (c.rank, c.size));
-        let world = world();
-        if rank != 0 {
-            let root = world.process_at_rank(0);
-            root.send(&(parts.len() as u64));
-            for p in &parts {
-                root.send(&p[..]);
-            }
-            return None;
+    /// On a client other than rank 0: sends rank 0 how many records files follow, its
+    /// report, then each file in bounded chunks ([`super::transfer`]); a file it cannot
+    /// read goes as its error.
+    pub fn send_results(&self, report: &[u8], files: &[std::path::PathBuf]) {
+        let world = SimpleCommunicator::world();
+        let root = world.process_at_rank(0);
+        root.send(&(files.len() as u64));
+        root.send(report);
+        for f in files {
+            super::transfer::send_file(f, &mut |frame| root.send(frame));
         }
-        let mut all = vec![parts];
-        for r in 1..size {
-            let peer = world.process_at_rank(r as i32);
-            let (n, _) = peer.receive_with_tag::<u64>(DATA_TAG);
-            let mut got = Vec::with_capacity(n as usize);
-            for _ in 0..n {
-                let (bytes, _) = peer.receive_vec_with_tag::<u8>(DATA_TAG);
-                got.push(bytes);
-            }
-            all.push(got);
-        }
-        Some(all)
+    }
+
+    /// On rank 0: how many records files client `from` sends, and its report.
+    pub fn receive_report(&self, from: u32) -> (u64, Vec<u8>) {
+        let world = SimpleCommunicator::world();
+        let peer = world.process_at_rank(from as i32);
+        let (n, _) = peer.receive_with_tag::<u64>(DATA_TAG);
+        let (report, _) = peer.receive_vec_with_tag::<u8>(DATA_TAG);
+        (n, report)
+    }
+
+    /// On rank 0: client `from`'s next records file, written to `out` as it comes; `Err`
+    /// says why it is not there (the client's own read error, most often).
+    pub fn receive_file(&self, from: u32, out: &std::path::Path) -> Result<(), String> {
+        let world = SimpleCommunicator::world();
+        let peer = world.process_at_rank(from as i32);
+        super::transfer::receive_file(&mut || peer.receive_vec_with_tag::<u8>(DATA_TAG).0, out)
     }
 
     /// On client 0 with `--shared-files`: tells every other client, once, whether it holds

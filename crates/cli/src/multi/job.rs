@@ -3,7 +3,7 @@
 //! 0, which merges them.
 
 use std::collections::HashMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use anyhow::{bail, Context};
@@ -39,6 +39,9 @@ impl StartGate for Gate {
     }
     fn peer_failed(&self) -> bool {
         self.job.peer_failed()
+    }
+    fn stop_preparing(&self) -> Option<String> {
+        self.job.failed_before_start()
     }
     fn shared(&self) -> Option<SharedSet> {
         self.shared.then(|| SharedSet {
@@ -189,10 +192,11 @@ impl MpiJob {
         failure: Option<String>,
         new_run_dir: Option<&dyn Fn() -> anyhow::Result<PathBuf>>,
     ) -> anyhow::Result<Option<Concluded>> {
-        let (rank, host, caused, late, private, clocks, shared) = self.job.with(|c| {
+        let (rank, size, host, caused, late, private, clocks, shared) = self.job.with(|c| {
             c.finished = true;
             (
                 c.rank,
+                c.size,
                 c.host.clone(),
                 c.caused,
                 c.start_late_ns,
@@ -207,6 +211,10 @@ impl MpiJob {
             .flat_map(|w| &w.iterations)
             .filter_map(|it| it.records.clone())
             .collect();
+        let files: Vec<PathBuf> = names
+            .iter()
+            .map(|n| private.as_ref().map(|p| p.join(n)).unwrap_or_default())
+            .collect();
         let report = ClientReport {
             rank,
             host,
@@ -214,66 +222,109 @@ impl MpiJob {
             failure,
             caused,
             start_late_ns: late,
-            records: names.clone(),
+            records: names,
         };
-        let mut parts = vec![serde_json::to_vec(&report)?];
-        for n in &names {
-            let path = private.as_ref().map(|p| p.join(n)).unwrap_or_default();
-            parts.push(std::fs::read(&path).unwrap_or_default());
-        }
-        let gathered = self.job.gather(parts);
         let cleanup = || {
             if let Some(p) = &private {
                 let _ = std::fs::remove_dir_all(p);
             }
         };
-        let Some(all) = gathered else {
+        if rank != 0 {
             // Rank 0 reports for the job.
+            self.job.send_results(&serde_json::to_vec(&report)?, &files);
             cleanup();
             return Ok(None);
-        };
+        }
         let scratch = match &private {
             Some(p) => p.clone(),
             None => tempfile::tempdir()?.keep(),
         };
-        let merged = merge_gathered(all, &scratch, &clocks, shared, new_run_dir);
+        // Rank 0's own records are read where they are.
+        let own = Gathered {
+            records: report.records.iter().cloned().zip(files).collect(),
+            report,
+            clock: clocks.first().copied().unwrap_or((0, 0)),
+        };
+        let merged = self
+            .receive_all(own, size, &scratch, &clocks)
+            .and_then(|clients| merge_gathered(clients, shared, new_run_dir));
         if private.is_none() {
             let _ = std::fs::remove_dir_all(&scratch);
         }
         cleanup();
         merged.map(Some)
     }
+
+    /// On rank 0: every other client's report and records files (saved under
+    /// `scratch`), after its own `own`. Every client's files are taken to the end before
+    /// any problem is reported, so no client is left sending; a client whose records did
+    /// not arrive (it could not read them) fails the merge, naming its error.
+    fn receive_all(
+        &self,
+        own: Gathered,
+        size: u32,
+        scratch: &Path,
+        clocks: &[(i64, u64)],
+    ) -> anyhow::Result<Vec<Gathered>> {
+        let mut clients = vec![own];
+        let mut problems = Vec::new();
+        for r in 1..size {
+            let (count, head) = self.job.receive_report(r);
+            let report: Result<ClientReport, _> = serde_json::from_slice(&head);
+            let names = report
+                .as_ref()
+                .map(|c| c.records.clone())
+                .unwrap_or_default();
+            let host = report.as_ref().map_or("?", |c| c.host.as_str()).to_string();
+            let dir = scratch.join(format!("client-{r}"));
+            std::fs::create_dir_all(&dir)
+                .with_context(|| format!("cannot create '{}'", dir.display()))?;
+            let mut records = HashMap::new();
+            for i in 0..count as usize {
+                // A file name of the client's own making; only its last part is used here.
+                let name = names.get(i).cloned().unwrap_or_else(|| format!("file-{i}"));
+                let file = Path::new(&name)
+                    .file_name()
+                    .map_or_else(|| format!("file-{i}"), |f| f.to_string_lossy().into_owned());
+                let path = dir.join(file);
+                match self.job.receive_file(r, &path) {
+                    Ok(()) => {
+                        records.insert(name, path);
+                    }
+                    Err(why) => problems.push(format!(
+                        "client {r} on {host} could not send its op records '{name}': {why}"
+                    )),
+                }
+            }
+            match report {
+                Ok(report) => clients.push(Gathered {
+                    report,
+                    records,
+                    clock: clocks.get(r as usize).copied().unwrap_or((0, 0)),
+                }),
+                Err(e) => problems.push(format!("client {r} sent an unreadable report: {e}")),
+            }
+        }
+        if let Some(first) = problems.first() {
+            bail!(
+                "{first}; the job's result is merged from every client's op records, so none was written{}",
+                if problems.len() > 1 {
+                    format!(" (and {} more such problems)", problems.len() - 1)
+                } else {
+                    String::new()
+                }
+            );
+        }
+        Ok(clients)
+    }
 }
 
-/// On rank 0: every client's parts (a report, then its records files) saved under
-/// `scratch` and merged into a new run directory.
+/// On rank 0: every client's results and records merged into a new run directory.
 fn merge_gathered(
-    all: Vec<Vec<Vec<u8>>>,
-    scratch: &std::path::Path,
-    clocks: &[(i64, u64)],
+    clients: Vec<Gathered>,
     shared: bool,
     new_run_dir: Option<&dyn Fn() -> anyhow::Result<PathBuf>>,
 ) -> anyhow::Result<Concluded> {
-    let mut clients = Vec::new();
-    for (r, parts) in all.into_iter().enumerate() {
-        let mut parts = parts.into_iter();
-        let head = parts.next().unwrap_or_default();
-        let report: ClientReport = serde_json::from_slice(&head)
-            .with_context(|| format!("client {r} sent an unreadable report"))?;
-        let dir = scratch.join(format!("client-{r}"));
-        std::fs::create_dir_all(&dir)?;
-        let mut records = HashMap::new();
-        for (name, bytes) in report.records.iter().zip(parts) {
-            let path = dir.join(name);
-            std::fs::write(&path, bytes)?;
-            records.insert(name.clone(), path);
-        }
-        clients.push(Gathered {
-            report,
-            records,
-            clock: clocks.get(r).copied().unwrap_or((0, 0)),
-        });
-    }
     let measured = clients.iter().any(|c| {
         c.report
             .run

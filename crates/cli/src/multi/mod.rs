@@ -16,6 +16,8 @@ mod leftovers;
 pub mod merge;
 #[cfg_attr(not(feature = "mpi"), allow(dead_code))]
 mod spread;
+#[cfg_attr(not(feature = "mpi"), allow(dead_code))]
+mod transfer;
 
 use std::path::PathBuf;
 use std::sync::Arc;
