@@ -237,6 +237,11 @@ pub struct RunOpts {
     /// Stop at the first failed op instead of counting failures.
     #[arg(long)]
     pub stop_on_error: bool,
+    /// Replay the streams without the order the trace implies between them (a name made
+    /// in one stream before another uses it, ...; docs/capture.md): each stream as fast
+    /// as its pacing allows, whatever the others have done.
+    #[arg(long)]
+    pub no_ordering: bool,
     /// Exit 0 when ops failed (they are still counted, by errno, apart from the others'
     /// latencies); without it a run whose ops failed exits with status 3.
     #[arg(long)]

@@ -3,8 +3,10 @@
 //! The plan's types are here; how records become one is in `compile`.
 
 mod compile;
+mod ordering;
 
 pub use compile::compile;
+pub use ordering::{EdgeCounts, EdgeKind, StreamOrder, Wait};
 
 use std::io::BufRead;
 use std::path::PathBuf;
@@ -89,6 +91,8 @@ pub struct StreamPlan {
     /// The most measured ops the stream issues within one second of trace time (whole
     /// seconds of `t_us`): how little time `--pace original` leaves it to sleep.
     pub densest_second: u64,
+    /// Its waits for other streams' ops, and which of its ops they wait for.
+    pub order: StreamOrder,
 }
 
 /// A compiled trace, ready to prepare and replay.
@@ -118,6 +122,15 @@ pub struct Plan {
     pub unaligned_ops: u64,
     /// Opens and creates whose flags ask for direct I/O (`direct`).
     pub direct_opens: u64,
+    /// The happens-before edges between streams (see `plan/ordering.rs`).
+    pub ordering: Ordering,
+}
+
+/// How many happens-before edges a plan's streams have, by phase.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Ordering {
+    pub edges: EdgeCounts,
+    pub warmup_edges: EdgeCounts,
 }
 
 impl Plan {

@@ -370,6 +370,13 @@ pub fn run_iteration(spec: &IterationSpec, iteration: u32) -> Result<IterationRe
         }
         let mut result = summarize(iteration, prepared, &outcome);
         result.ops_planned = plan.ops();
+        if plan.streams.len() > 1 {
+            result.ordering = Some(crate::summarize::ordering(
+                &plan.ordering.edges,
+                &outcome,
+                !replay_options.unordered,
+            ));
+        }
         if let Some(v) = verifier {
             // Not measured: every file that should exist is read back and checked.
             let mut backend = spec

@@ -1,9 +1,12 @@
 //! Turns what the streams measured into an iteration's results, merging histograms.
 
-use naslab_results::{IterationResult, LatencyHistogram, OpStats, PrepareResult, StreamResult};
+use naslab_results::{
+    IterationResult, LatencyHistogram, OpStats, OrderingSummary, PrepareResult, StreamResult,
+};
 use naslab_trace::OpKind;
 
 use crate::backend::errno_name;
+use crate::plan::EdgeCounts;
 use crate::replay::ReplayOutcome;
 
 /// The results of one iteration.
@@ -85,4 +88,23 @@ pub fn summarize(
     r.aborted = outcome.fatal().map(|f| f.to_string());
     r.time_limited = outcome.streams.iter().any(|s| s.time_limited);
     r
+}
+
+/// The order kept between the streams of a replay with `edges`, and their waits.
+pub fn ordering(edges: &EdgeCounts, outcome: &ReplayOutcome, enforced: bool) -> OrderingSummary {
+    let mut o = OrderingSummary {
+        enforced,
+        edges: edges.total(),
+        name_edges: edges.name,
+        sync_edges: edges.sync,
+        sequence_edges: edges.sequence,
+        ..OrderingSummary::default()
+    };
+    for s in &outcome.streams {
+        let w = &s.order_waits;
+        o.waits += w.waits;
+        o.wait_total_ns += w.total_ns;
+        o.wait_longest_ns = o.wait_longest_ns.max(w.longest_ns);
+    }
+    o
 }

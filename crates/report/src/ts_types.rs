@@ -59,6 +59,7 @@ fn declarations() -> Vec<Decl> {
         decl::<r::IterationResult>(c),
         decl::<r::IterationLayout>(c),
         decl::<r::LayoutSummary>(c),
+        decl::<r::OrderingSummary>(c),
         decl::<r::OpStats>(c),
         decl::<r::StreamResult>(c),
         decl::<r::Warning>(c),

@@ -12,8 +12,8 @@ pub mod views;
 pub use histogram::{LatencyHistogram, LatencySummary, StreamLatency};
 pub use model::{duration_text, Device};
 pub use model::{
-    CacheMode, Environment, IterationResult, OpStats, PrepareResult, RunOptions, RunResult,
-    StreamResult, TargetInfo, Warning, WorkloadResult, SCHEMA_VERSION,
+    CacheMode, Environment, IterationResult, OpStats, OrderingSummary, PrepareResult, RunOptions,
+    RunResult, StreamResult, TargetInfo, Warning, WorkloadResult, SCHEMA_VERSION,
 };
 pub use model::{ClientResult, IterationLayout, LayoutSummary, MultiClient, StartSkew};
 pub use verify::{Mismatch, MismatchKind, VerifySummary};

@@ -283,6 +283,32 @@ pub struct IterationResult {
     /// What `--verify` checked and found.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub verify: Option<crate::VerifySummary>,
+    /// The order kept between the workload's streams and what it cost (absent for a
+    /// workload of one stream).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ordering: Option<OrderingSummary>,
+}
+
+/// The happens-before edges a replay kept between its streams (see docs/capture.md),
+/// and how long streams waited for them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, TS)]
+pub struct OrderingSummary {
+    /// Whether the edges were kept (false under `--no-ordering`: counted, not waited for).
+    pub enforced: bool,
+    /// Every edge of the measured phase.
+    pub edges: u64,
+    /// Edges for a name made, renamed or removed in one stream and used in another.
+    pub name_edges: u64,
+    /// Edges for an fsync before another stream's read of the file.
+    pub sync_edges: u64,
+    /// Edges for a stream that starts after another one ended.
+    pub sequence_edges: u64,
+    /// Edges whose source op had not completed when the waiting stream came to them.
+    pub waits: u64,
+    /// All those waits together.
+    pub wait_total_ns: u64,
+    /// The longest one.
+    pub wait_longest_ns: u64,
 }
 
 fn is_zero(n: &u64) -> bool {

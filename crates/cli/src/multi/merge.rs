@@ -292,6 +292,20 @@ fn merge_iteration(
         r.ops_planned += it.ops_planned;
         r.errors += it.errors;
         r.time_limited |= it.time_limited;
+        if let Some(o) = &it.ordering {
+            // Each client keeps its own streams' order; no edge joins two clients.
+            let m = r.ordering.get_or_insert(naslab_results::OrderingSummary {
+                enforced: o.enforced,
+                ..Default::default()
+            });
+            m.edges += o.edges;
+            m.name_edges += o.name_edges;
+            m.sync_edges += o.sync_edges;
+            m.sequence_edges += o.sequence_edges;
+            m.waits += o.waits;
+            m.wait_total_ns += o.wait_total_ns;
+            m.wait_longest_ns = m.wait_longest_ns.max(o.wait_longest_ns);
+        }
         r.prepare.files += it.prepare.files;
         r.prepare.dirs += it.prepare.dirs;
         r.prepare.bytes += it.prepare.bytes;

@@ -15,7 +15,8 @@ use naslab_trace::{
     MAX_QUEUE_DEPTH,
 };
 
-use super::{FileEntry, FileTable, Plan, PlanError, StreamPlan, MAX_OP_BYTES};
+use super::ordering::{Collector, StreamOrder};
+use super::{FileEntry, FileTable, Ordering, Plan, PlanError, StreamPlan, MAX_OP_BYTES};
 use crate::spool::{CompiledOp, SpoolWriter};
 
 /// Compiles `records` (from `source`, named in errors) into a plan, spooling ops into `spool_dir`.
@@ -233,6 +234,8 @@ impl Totals {
 /// One stream as compiled so far: its spools, its phase, its open handles.
 struct StreamState {
     stream: u32,
+    /// Its place in the order of first ops.
+    pos: usize,
     writer: SpoolWriter,
     warmup: Option<SpoolWriter>,
     measuring: bool,
@@ -253,9 +256,10 @@ struct StreamState {
 }
 
 impl StreamState {
-    fn new(stream: u32, writer: SpoolWriter) -> StreamState {
+    fn new(stream: u32, pos: usize, writer: SpoolWriter) -> StreamState {
         StreamState {
             stream,
+            pos,
             writer,
             warmup: None,
             measuring: false,
@@ -399,6 +403,7 @@ impl StreamState {
             max_read: self.max_read,
             max_write: self.max_write,
             densest_second: self.densest_second,
+            order: StreamOrder::default(),
         };
         let warmup = match self.warmup {
             Some(w) => Some(plan(w.finish().map_err(|e| places.spool(e))?)),
@@ -440,7 +445,8 @@ impl Streams {
                 };
                 let writer =
                     SpoolWriter::new(places.spool_dir, buffer).map_err(|e| places.spool(e))?;
-                self.list.push(StreamState::new(stream, writer));
+                let pos = self.list.len();
+                self.list.push(StreamState::new(stream, pos, writer));
                 self.index.insert(stream, self.list.len() - 1);
                 self.list.len() - 1
             }
@@ -457,6 +463,7 @@ struct Compiler<'a> {
     files: Files,
     streams: Streams,
     totals: Totals,
+    order: Collector,
 }
 
 impl<'a> Compiler<'a> {
@@ -467,6 +474,7 @@ impl<'a> Compiler<'a> {
             files: Files::default(),
             streams: Streams::default(),
             totals: Totals::default(),
+            order: Collector::default(),
         }
     }
 
@@ -508,7 +516,10 @@ impl<'a> Compiler<'a> {
         if op.offset.checked_add(op.len).is_none() {
             return Err(invalid("offset + len overflows".into()));
         }
-        self.files.close().map_err(invalid)?;
+        if !self.files.closed {
+            self.files.close().map_err(invalid)?;
+            self.order.start(&self.files.entries);
+        }
         let (file, to) = self.files.resolve(op).map_err(invalid)?;
         self.files.check_fits(op, file, to).map_err(invalid)?;
         let st = self.streams.get_or_add(op.stream, &self.places)?;
@@ -518,6 +529,7 @@ impl<'a> Compiler<'a> {
             .track_handle(op, file, &entries[file as usize].path)
             .map_err(invalid)?;
         self.totals.count(op, line);
+        self.order.note(st.pos, op, file, to, line);
         st.spool_for(op.warmup, self.places.spool_dir)
             .and_then(|w| {
                 w.push_op(&CompiledOp {
@@ -551,6 +563,13 @@ impl<'a> Compiler<'a> {
             warmup.extend(w);
             streams.extend(m);
         }
+        let [(measured_order, edges), (warmup_order, warmup_edges)] = self.order.finish();
+        for (sp, o) in streams.iter_mut().zip(measured_order) {
+            sp.order = o;
+        }
+        for (sp, o) in warmup.iter_mut().zip(warmup_order) {
+            sp.order = o;
+        }
         let t = self.totals;
         Ok(Plan {
             header,
@@ -569,6 +588,10 @@ impl<'a> Compiler<'a> {
             planned_write_bytes: t.write_bytes,
             unaligned_ops: t.unaligned,
             direct_opens: t.direct_opens,
+            ordering: Ordering {
+                edges,
+                warmup_edges,
+            },
         })
     }
 }

@@ -20,9 +20,12 @@ use crate::spool::Spool;
 use crate::spool_io::{spool_io, BackgroundWriter, Landing, PrefetchReader};
 use crate::verify::Verifier;
 
+mod order;
 mod queued;
 mod stream;
 
+pub use order::OrderWaits;
+use order::{Gate, Order};
 use stream::StreamRun;
 
 /// Which of a plan's op sets a replay runs.
@@ -61,6 +64,9 @@ pub struct ReplayOptions {
     pub realtime: bool,
     /// Passed right before the measured phase (not the warm-up) starts; see [`StartGate`].
     pub start_gate: Option<Arc<dyn StartGate>>,
+    /// Run the streams without the happens-before edges the plan holds between them
+    /// (`--no-ordering`): each as fast as its pacing allows, whatever the others do.
+    pub unordered: bool,
 }
 
 /// How a multi-client run's clients start and stop their measured phases together: the
@@ -204,6 +210,8 @@ pub struct StreamOutcome {
     /// written (a full directory). The other figures are whole.
     pub records_lost: Option<std::io::Error>,
     pub unaligned_direct_ops: u64,
+    /// How long it waited for other streams' ops it must follow.
+    pub order_waits: OrderWaits,
 }
 
 impl StreamOutcome {
@@ -231,6 +239,7 @@ impl StreamOutcome {
             measured: None,
             records_lost: None,
             unaligned_direct_ops: 0,
+            order_waits: OrderWaits::default(),
         }
     }
 }
@@ -349,6 +358,8 @@ pub fn replay_with<C: Clock + Sync>(
     // Off the CPU kept for the records written beside the phase (crate::beside).
     let stream_cpus = kept_cpu.map(crate::beside::stream_cpus);
     let stream_cpus = stream_cpus.as_deref();
+    let gates: Vec<Gate> = (0..n).map(|_| Gate::default()).collect();
+    let gates = &gates[..];
     let outcomes = std::thread::scope(|scope| {
         let io_thread = std::thread::Builder::new()
             .name("spool-io".into())
@@ -481,6 +492,7 @@ pub fn replay_with<C: Clock + Sync>(
                     scratch: vec![0u8; 2 * BLOCK],
                     recheck: None,
                     records_lost: None,
+                    order: Order::new(gates, index, &sp.order, !options.unordered),
                 };
                 run.run(backend.as_mut(), reader, out)
             });

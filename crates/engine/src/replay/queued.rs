@@ -103,6 +103,20 @@ impl<C: Clock> StreamRun<'_, C> {
                     break;
                 };
                 let busy = free.len() < depth;
+                if !busy {
+                    // Every op issued so far has completed.
+                    self.order.completed(seq);
+                }
+                if seq == self.order.wait_at {
+                    // Waits with nothing in flight, so no op's time includes the wait.
+                    if busy {
+                        break;
+                    }
+                    if !self.follow(out, seq) {
+                        stopping = true;
+                        break;
+                    }
+                }
                 let data = matches!(op.kind, OpKind::Read | OpKind::Write)
                     && handles[op.slot as usize] != NO_HANDLE;
                 let due = self.pacing.due(op.t_us, t0_us, prev_done);
@@ -120,6 +134,7 @@ impl<C: Clock> StreamRun<'_, C> {
                     self.emit(&mut order, seq, m)?;
                     self.after(backend, &op, 0, None, &result, handles);
                     seq += 1;
+                    self.order.completed(seq);
                     stopping |= stop;
                     continue;
                 }

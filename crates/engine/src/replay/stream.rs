@@ -5,6 +5,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use naslab_trace::{Measured, OpFlags, OpKind};
 
+use super::order::Order;
 use super::{Fatal, Phase, Progress, ReplayError, StreamOutcome};
 use crate::backend::{Backend, Handle, OpError, OpenHow};
 use crate::buffer::{AlignedBuf, StreamBuffers};
@@ -77,6 +78,8 @@ pub(super) struct StreamRun<'a, C> {
     /// Why the measurement spool stopped, when it could not be written (a full
     /// directory): the stream goes on, its figures being in memory.
     pub records_lost: Option<std::io::Error>,
+    /// The waits for other streams' ops, and the publishing of this one's.
+    pub order: Order<'a>,
 }
 
 impl<C: Clock> StreamRun<'_, C> {
@@ -126,8 +129,9 @@ impl<C: Clock> StreamRun<'_, C> {
     ) -> Result<Option<u64>, ReplayError> {
         let t0_us = self.plan.t0_us;
         let mut prev_done: Option<u64> = None;
+        let mut seq = 0u64;
         while let Some(op) = reader.next_op().map_err(|e| self.spool_err(e))? {
-            if self.halted() {
+            if self.halted() || !self.follow(out, seq) {
                 break;
             }
             let due = self.pacing.due(op.t_us, t0_us, prev_done);
@@ -136,6 +140,8 @@ impl<C: Clock> StreamRun<'_, C> {
                 break;
             };
             prev_done = Some(m.done_ns);
+            seq += 1;
+            self.order.completed(seq);
             self.push_measured(&m)?;
             self.after(backend, &op, 0, written, &result, handles);
             if stop {
@@ -173,6 +179,36 @@ impl<C: Clock> StreamRun<'_, C> {
         let done = self.clock.now_ns();
         let (m, stop) = self.account(out, op, due, issued, done, &result);
         Some((m, stop, result))
+    }
+
+    /// Before the op at `seq` (its place in the stream): waits until every op of another
+    /// stream that it must follow has completed. False when the run was stopped or the
+    /// time limit came meanwhile: the op is not issued.
+    #[inline]
+    pub(super) fn follow(&mut self, out: &mut StreamOutcome, seq: u64) -> bool {
+        if seq != self.order.wait_at {
+            return true;
+        }
+        self.follow_slowly(out, seq)
+    }
+
+    #[cold]
+    fn follow_slowly(&mut self, out: &mut StreamOutcome, seq: u64) -> bool {
+        while let Some((source, count)) = self.order.pending(seq) {
+            let start = self.clock.now_ns();
+            let reached = self.order.wait(source, count, || {
+                self.halted() || self.past_time_limit(out, self.clock.now_ns())
+            });
+            let waited = self.clock.now_ns().saturating_sub(start);
+            let w = &mut out.order_waits;
+            w.waits += 1;
+            w.total_ns += waited;
+            w.longest_ns = w.longest_ns.max(waited);
+            if !reached {
+                return false;
+            }
+        }
+        true
     }
 
     /// Whether the run was stopped: by a fatal failure in any stream, or from outside.

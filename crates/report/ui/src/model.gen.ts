@@ -239,7 +239,12 @@ layout?: IterationLayout | null,
 /**
  * What `--verify` checked and found.
  */
-verify?: VerifySummary | null, };
+verify?: VerifySummary | null, 
+/**
+ * The order kept between the workload's streams and what it cost (absent for a
+ * workload of one stream).
+ */
+ordering?: OrderingSummary | null, };
 
 export type IterationLayout = { prepared: LayoutSummary, written: LayoutSummary, };
 
@@ -257,6 +262,40 @@ score?: number | null,
  * whose second block follows the first on disk. Layouts of several clients add up.
  */
 block_pairs: number, following_blocks: number, };
+
+export type OrderingSummary = { 
+/**
+ * Whether the edges were kept (false under `--no-ordering`: counted, not waited for).
+ */
+enforced: boolean, 
+/**
+ * Every edge of the measured phase.
+ */
+edges: number, 
+/**
+ * Edges for a name made, renamed or removed in one stream and used in another.
+ */
+name_edges: number, 
+/**
+ * Edges for an fsync before another stream's read of the file.
+ */
+sync_edges: number, 
+/**
+ * Edges for a stream that starts after another one ended.
+ */
+sequence_edges: number, 
+/**
+ * Edges whose source op had not completed when the waiting stream came to them.
+ */
+waits: number, 
+/**
+ * All those waits together.
+ */
+wait_total_ns: number, 
+/**
+ * The longest one.
+ */
+wait_longest_ns: number, };
 
 export type OpStats = { count: number, 
 /**

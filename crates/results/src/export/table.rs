@@ -1,7 +1,9 @@
 use std::fmt::Write;
 
 use super::{us, Exporter};
-use crate::{IterationResult, OpStats, RunResult, VerifySummary, Warning};
+use crate::{
+    duration_text, IterationResult, OpStats, OrderingSummary, RunResult, VerifySummary, Warning,
+};
 use naslab_trace::printable;
 
 /// The terminal table: one row per workload (throughput, ops, bytes, and the read, write
@@ -33,6 +35,30 @@ fn errnos(s: &OpStats) -> String {
         .map(|(errno, n)| format!("{errno} {n}"))
         .collect();
     by.join(", ")
+}
+
+/// The order kept between a workload's streams, in one line; `None` when it has no
+/// edge (its streams share nothing, or it has one stream).
+pub fn ordering_line(o: &OrderingSummary) -> Option<String> {
+    if o.edges == 0 {
+        return None;
+    }
+    let edges = format!(
+        "{} edges between streams ({} name, {} fsync, {} sequence)",
+        o.edges, o.name_edges, o.sync_edges, o.sequence_edges
+    );
+    Some(if !o.enforced {
+        format!("{edges}, not kept (--no-ordering)")
+    } else if o.waits == 0 {
+        format!("{edges}, no stream had to wait")
+    } else {
+        format!(
+            "{edges}: {} waits, {} in all, longest {}",
+            o.waits,
+            duration_text(o.wait_total_ns),
+            duration_text(o.wait_longest_ns)
+        )
+    })
 }
 
 /// What `--verify` checked and found, in one line.
@@ -174,6 +200,9 @@ impl Exporter for Table {
             }
             if let Some(v) = &it.verify {
                 let _ = writeln!(o, "    verify     {}", verify_line(v));
+            }
+            if let Some(line) = it.ordering.as_ref().and_then(ordering_line) {
+                let _ = writeln!(o, "    ordering   {line}");
             }
             if let Some(why) = &it.aborted {
                 let _ = writeln!(o, "    stopped early: {}", printable(why));

@@ -58,6 +58,9 @@ pub fn context(
         }
         extra.insert("shared_files".to_string(), "true".to_string());
     }
+    if opts.no_ordering {
+        extra.insert("ordering".to_string(), "off".to_string());
+    }
     let opened = open_target(opts, coord.as_ref(), &mut extra)?;
     let device = crate::cmd::device::device(&opts.device)?;
     let (run_dir, made_dirs) = make_dirs(opts, coord.as_ref())?;
@@ -79,6 +82,7 @@ pub fn context(
         replay: ReplayOptions {
             pacing,
             stop_on_error: opts.stop_on_error,
+            unordered: opts.no_ordering,
             time_limit_ns,
             cancel: Some(&crate::interrupt::STOP),
             data,
