@@ -658,12 +658,12 @@ fn a_file_the_trace_hard_linked_is_opened_through_its_new_name() {
     assert_eq!(it["op_stats"]["link"]["count"], 1, "{it}");
     assert_eq!(it["op_stats"]["read"]["bytes"], 1234, "{it}");
     assert_eq!(it["op_stats"]["write"]["bytes"], 1234, "{it}");
-    // As fast as possible, the streams are not ordered against each other (an op may
-    // come before the one that made its file, ENOENT), but no file is refused for the
-    // names the trace gave it.
+    // As fast as possible too: the streams keep their recorded order on the names they
+    // share, and no file is refused for the names the trace gave it.
     let it = replay_iteration(&trace, d.path(), "afap");
     assert_eq!(it["op_stats"]["link"]["count"], 1, "{it}");
     assert_eq!(link_failures(&it), Vec::<String>::new(), "{it}");
+    assert_eq!(it["errors"], 0, "{it}");
 }
 
 #[test]
@@ -696,4 +696,5 @@ fn a_captured_git_commit_replays_its_hard_links() {
     assert_eq!(it["op_stats"]["link"]["count"], links.len(), "{it}");
     let it = replay_iteration(&trace, d.path(), "afap");
     assert_eq!(link_failures(&it), Vec::<String>::new(), "{it}");
+    assert_eq!(it["errors"], 0, "{it}");
 }

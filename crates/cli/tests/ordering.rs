@@ -186,3 +186,61 @@ fn a_captured_tar_czf_replays_without_errors() {
     // gzip writes the archive tar's side made: it starts after that stream ended.
     assert!(its[0].1["edges"].as_u64().unwrap() >= 1, "{}", its[0].1);
 }
+
+/// Captures `script` (run by sh in `root`) into a trace.
+fn capture_sh(root: &Path, trace: &Path, script: &str) {
+    need_tool("strace", "-V");
+    run_ok(
+        naslab()
+            .current_dir(root)
+            .arg("capture")
+            .arg("--root")
+            .arg(root)
+            .arg("-o")
+            .arg(trace)
+            .args(["--", "sh", "-c", script]),
+    );
+}
+
+#[test]
+fn a_captured_hard_link_and_copy_replays_without_errors() {
+    let d = tempfile::tempdir().unwrap();
+    let root = d.path().join("root");
+    std::fs::create_dir(&root).unwrap();
+    std::fs::write(root.join("a"), vec![5u8; 1234]).unwrap();
+    let trace = d.path().join("ln.jsonl");
+    capture_sh(&root, &trace, "ln a b && cat b > c");
+    let (res, its) = replay(d.path(), &trace, 20, &[]);
+    assert!(res.status.success(), "{}", text(&res.stderr));
+    assert_eq!(errors_of("ln a b && cat b > c", &its), vec![0; 20]);
+    assert!(its[0].1["edges"].as_u64().unwrap() >= 1, "{}", its[0].1);
+}
+
+#[test]
+fn a_captured_git_init_add_commit_replays_without_errors() {
+    need_tool("git", "--version");
+    let d = tempfile::tempdir().unwrap();
+    let root = d.path().join("repo");
+    std::fs::create_dir_all(root.join("src")).unwrap();
+    std::fs::write(root.join("README"), "hello\n").unwrap();
+    for i in 0..12 {
+        std::fs::write(root.join(format!("src/f{i}.c")), format!("int f{i};\n")).unwrap();
+    }
+    let trace = d.path().join("git.jsonl");
+    capture_sh(
+        &root,
+        &trace,
+        "git init -q && git add . && git -c user.name=n -c user.email=n@example.org commit -qm first",
+    );
+    let (res, its) = replay(d.path(), &trace, 20, &[]);
+    assert!(res.status.success(), "{}", text(&res.stderr));
+    assert_eq!(errors_of("git init/add/commit", &its), vec![0; 20]);
+    // Its processes ran one after another: each starts after the one before it ended.
+    let o = &its[0].1;
+    assert!(o["sequence_edges"].as_u64().unwrap() >= 2, "{o}");
+
+    // As before ordering, the same trace fails.
+    let (_, its) = replay(d.path(), &trace, 1, &["--no-ordering", "--tolerate-errors"]);
+    let errors = errors_of("git init/add/commit, --no-ordering", &its);
+    assert!(errors[0] > 0, "{errors:?}");
+}
