@@ -32,6 +32,15 @@ impl OwnLinks {
             .is_some_and(|&n| st.nlink <= n.saturating_add(1))
     }
 
+    /// Forgets every file: the workload directory was emptied, so their inode numbers
+    /// may now be another file's.
+    pub fn forget_all(&self) {
+        match self.made.lock() {
+            Ok(mut m) => m.clear(),
+            Err(poisoned) => poisoned.into_inner().clear(),
+        }
+    }
+
     /// Notes that naslab gave the file whose status is `st` one more name.
     pub fn record(&self, st: &EntryStat) {
         let mut made = match self.made.lock() {
@@ -74,5 +83,9 @@ mod tests {
         let other_stream = own.clone();
         other_stream.record(&file(1, 3));
         assert!(own.allows(&file(1, 3)));
+        // An emptied workload directory: its inode numbers are free for any file.
+        own.forget_all();
+        assert!(!own.allows(&file(1, 2)));
+        assert!(own.allows(&file(1, 1)));
     }
 }

@@ -56,6 +56,7 @@ const DIRECT_ALIGN: u64 = 512;
 
 impl Target for PosixTarget {
     fn fresh_workload_dir(&self, workload_dir: &str) -> Result<(), OpError> {
+        self.own_links.forget_all();
         self.sandbox
             .fresh_workload_dir(workload_dir)
             .map(|_| ())
