@@ -351,3 +351,18 @@ fn a_link_made_in_one_stream_orders_the_uses_of_its_new_name() {
         vec![(0, 1), (2, 2)]
     );
 }
+
+#[test]
+fn a_handed_over_file_is_waited_for_with_several_ops_in_flight() {
+    // The same hand-over with a queue depth of 4: stream 1 waits with nothing in flight.
+    let mut trace = handoff(2000);
+    trace.header.queue_depth = Some(4);
+    let ordered = replay_errors(&trace, 5, false);
+    println!("queued, ordered (errors, waits) per run: {ordered:?}");
+    assert!(
+        ordered.iter().all(|&(errors, _)| errors == 0),
+        "{ordered:?}"
+    );
+    let unordered = replay_errors(&trace, 1, true);
+    assert_eq!(unordered[0].0, 3, "{unordered:?}");
+}
