@@ -34,7 +34,7 @@ fn the_example_trace_runs_and_leaves_a_complete_run_directory() {
     assert!(!err.contains('\r') && !err.contains("measure"), "{err}");
     let dir = only_run_dir(out.path());
     let run = json(&dir.join("run.json"));
-    assert_eq!(run["schema_version"], 1);
+    assert_eq!(run["schema_version"], 2);
     assert_eq!(run["target"]["backend"], "posix");
     assert!(!run["target"]["fs_type"].as_str().unwrap().is_empty());
     assert!(!run["environment"]["kernel"].as_str().unwrap().is_empty());
@@ -738,6 +738,57 @@ fn realtime_gives_fifo_to_a_stream_that_sleeps_and_nice_to_one_that_cannot() {
             assert!(!err.contains("nice -20"), "{err}");
         }
     }
+}
+
+#[test]
+fn what_the_kernel_refuses_realtime_is_a_warning_in_run_json_and_on_stderr() {
+    need_tool("setpriv", "--version");
+    need_tool("prlimit", "--version");
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("paced.jsonl");
+    paced_reads(&trace, 200, 1_000);
+    let out = dir.path().join("out");
+    // Without CAP_SYS_NICE and CAP_IPC_LOCK (even as root), with no real-time priority
+    // and no locked memory allowed, the kernel refuses SCHED_FIFO and mlockall.
+    let res = run_ok(
+        Command::new("setpriv")
+            .args([
+                "--bounding-set=-sys_nice,-ipc_lock",
+                "--inh-caps=-sys_nice,-ipc_lock",
+                "prlimit",
+                "--rtprio=0",
+                "--memlock=0",
+            ])
+            .arg(env!("CARGO_BIN_EXE_naslab"))
+            .arg("run")
+            .arg(&trace)
+            .args(["--backend", "null", "--pace", "original", "--realtime"])
+            .arg("--out")
+            .arg(&out),
+    );
+    let run = json(&only_run_dir(&out).join("run.json"));
+    assert_eq!(run["options"]["realtime"], true);
+    let granted = &run["workloads"][0]["iterations"][0]["realtime"];
+    assert_eq!(granted["streams"], 1, "{granted}");
+    assert_eq!(granted["fifo_streams"], 0, "{granted}");
+    assert_eq!(granted["memory_locked"], false, "{granted}");
+    let warnings = run["warnings"].as_array().unwrap();
+    let refused: Vec<&serde_json::Value> = warnings
+        .iter()
+        .filter(|w| w["kind"] == "realtime_refused")
+        .collect();
+    assert_eq!(refused.len(), 1, "{warnings:?}");
+    let reasons = refused[0]["refused"].to_string();
+    assert!(
+        reasons.contains("SCHED_FIFO") && reasons.contains("locking memory"),
+        "{reasons}"
+    );
+    let err = text(&res.stderr);
+    assert_eq!(
+        err.matches("warning: Paced: --realtime: ").count(),
+        1,
+        "said once, while the run went on: {err}"
+    );
 }
 
 #[test]

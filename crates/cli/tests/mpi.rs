@@ -866,10 +866,7 @@ fn shared_files_give_every_client_one_file_set_prepared_once() {
     assert_eq!(jobs.len(), 1);
     let job = read_run(&jobs[0]);
     assert!(job.aborted.is_none(), "{:?}", job.aborted);
-    assert_eq!(
-        job.options.extra.get("shared_files").map(String::as_str),
-        Some("true")
-    );
+    assert!(job.options.shared_files);
     let (w, s) = (&job.workloads[0], &single.workloads[0]);
     let clients = four_single_runs(&job, w, s);
     // Prepared once, by client 0, as one client alone prepares it.

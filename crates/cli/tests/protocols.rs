@@ -171,6 +171,27 @@ fn lab_up_run_down_over_smb_and_nfs() {
         // The source is the URL as `run --target` takes it again, without secrets.
         assert_eq!(v["target"]["source"], url.as_str());
         assert!(!text(&run.stdout).contains(&password) || password.is_empty());
+        // The protocol client's options and what the server agreed to, typed.
+        let p = &v["options"]["protocol"];
+        assert_eq!(p["io_timeout_ns"], 30_000_000_000u64, "{p}");
+        assert!(p["max_read_bytes"].as_u64().unwrap() >= 4096, "{p}");
+        if server == "samba" {
+            assert_eq!(p["protocol"], "smb", "{p}");
+            assert_eq!(p["encrypt_asked"], "desired", "{p}");
+            assert_eq!(p["in_flight"], 8, "{p}");
+            assert_eq!(p["dialects_offered"].as_array().unwrap().len(), 5, "{p}");
+            assert!(p["dialect"].as_str().unwrap().starts_with("SMB "), "{p}");
+            assert_eq!(p["encrypted"], p.get("cipher").is_some(), "{p}");
+        } else {
+            assert_eq!(p["protocol"], "nfs", "{p}");
+            assert_eq!(
+                (&p["version"], &p["auth"]),
+                (&3.into(), &"AUTH_UNIX".into()),
+                "{p}"
+            );
+            // SAFETY: geteuid has no preconditions.
+            assert_eq!(p["uid"], unsafe { libc::geteuid() }, "{p}");
+        }
         for w in v["workloads"].as_array().unwrap() {
             let it = &w["iterations"][0];
             assert_eq!(it["errors"], 0, "{it}");

@@ -37,5 +37,5 @@ pub use replay::{
 };
 pub use run::{run_iteration, IterationSpec, RunError, SinkMaker};
 pub use sandbox::Sandbox;
-pub use session::{PlanSource, RunHooks, RunOutcome, Session};
+pub use session::{PlanSource, RunHooks, RunOutcome, Session, SessionError};
 pub use verify::Verifier;

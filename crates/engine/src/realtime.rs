@@ -272,6 +272,31 @@ pub fn enter(cpu: Option<usize>, priority: Priority) -> RealtimeGrant {
     grant
 }
 
+/// What the kernel granted a phase's streams (each stream's [`RealtimeGrant`]) and the
+/// process (`memory_refused`: why its memory could not be locked), for the results.
+pub fn granted(
+    streams: &[crate::replay::StreamOutcome],
+    memory_refused: Option<String>,
+) -> naslab_results::RealtimeGranted {
+    let grants: Vec<&RealtimeGrant> = streams.iter().filter_map(|s| s.realtime.as_ref()).collect();
+    let count = |f: fn(&RealtimeGrant) -> bool| grants.iter().filter(|g| f(g)).count() as u32;
+    let memory_locked = memory_refused.is_none();
+    let mut refused: Vec<String> = memory_refused.into_iter().collect();
+    for why in grants.iter().flat_map(|g| &g.refused) {
+        if !refused.contains(why) {
+            refused.push(why.clone());
+        }
+    }
+    naslab_results::RealtimeGranted {
+        memory_locked,
+        streams: streams.len() as u32,
+        fifo_streams: count(|g| g.fifo),
+        nice_streams: count(|g| g.nice),
+        pinned_streams: count(|g| g.cpu.is_some()),
+        refused,
+    }
+}
+
 /// Locks the process's memory (present and future) until dropped.
 pub struct MemoryLock {
     locked: bool,
@@ -330,6 +355,52 @@ mod tests {
         if !grant.fifo {
             assert!(grant.refused.iter().any(|r| r.contains("SCHED_FIFO")));
         }
+    }
+
+    #[test]
+    fn what_was_granted_counts_each_stream_and_names_each_refusal_once() {
+        let streams: Vec<crate::replay::StreamOutcome> = [
+            (true, false, Some(1), vec![]),
+            (false, false, Some(2), vec!["SCHED_FIFO: EPERM".to_string()]),
+            (
+                false,
+                true,
+                None,
+                vec!["pinning to CPU [3]: EINVAL".to_string()],
+            ),
+            (false, false, None, vec!["SCHED_FIFO: EPERM".to_string()]),
+        ]
+        .into_iter()
+        .enumerate()
+        .map(|(i, (fifo, nice, cpu, refused))| {
+            let mut o =
+                crate::replay::StreamOutcome::new(&[0; naslab_trace::OpKind::ALL.len()], i as u32);
+            o.realtime = Some(RealtimeGrant {
+                asked: if nice { Priority::Nice } else { Priority::Fifo },
+                fifo,
+                nice,
+                cpu,
+                refused,
+            });
+            o
+        })
+        .collect();
+        let g = granted(&streams, Some("locking memory: EPERM".into()));
+        assert_eq!(
+            (g.streams, g.fifo_streams, g.nice_streams, g.pinned_streams),
+            (4, 1, 1, 2)
+        );
+        assert!(!g.memory_locked);
+        assert_eq!(
+            g.refused,
+            [
+                "locking memory: EPERM",
+                "SCHED_FIFO: EPERM",
+                "pinning to CPU [3]: EINVAL"
+            ]
+        );
+        let g = granted(&streams[..1], None);
+        assert!(g.memory_locked && g.refused.is_empty());
     }
 
     #[test]

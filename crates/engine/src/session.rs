@@ -72,6 +72,10 @@ pub trait RunHooks {
     fn workload_done(&mut self, _run: &RunResult) -> Result<(), String> {
         Ok(())
     }
+    /// Told each warning about how the client ran a measured phase (what the kernel
+    /// refused `--realtime`) as the iteration that found it ends, so the user hears of
+    /// it before the run is over; it is in the results' warnings too.
+    fn warning(&mut self, _warning: &Warning) {}
 }
 
 /// Where a run's plans come from, one at a time.
@@ -91,14 +95,52 @@ impl PlanSource for std::slice::Iter<'_, &Plan> {
 /// A run's results, and why it stopped early when it did.
 pub struct RunOutcome {
     pub run: RunResult,
-    pub failure: Option<String>,
+    pub failure: Option<SessionError>,
+}
+
+/// Why a run stopped before its last workload's last iteration. What was measured
+/// before it is kept in the outcome's results either way.
+#[derive(Debug, thiserror::Error)]
+pub enum SessionError {
+    /// The caller's hooks said to stop (a signal came): their words.
+    #[error("{0}")]
+    Stopped(String),
+    /// The next workload's plan could not be made (the plan source's words).
+    #[error("{0}")]
+    Plan(String),
+    /// An iteration was measured but ended short of its trace (a fatal op failure).
+    #[error("{workload} stopped early: {source_name}:{why}")]
+    CutShort {
+        workload: String,
+        /// Where the workload's ops came from (its trace).
+        source_name: String,
+        why: String,
+    },
+    /// An iteration could not run.
+    #[error("{workload}: {error}")]
+    Iteration {
+        workload: String,
+        #[source]
+        error: RunError,
+    },
+    /// An iteration was measured whole but its op records could not all be written.
+    #[error("{workload}: cannot write op records to '{}': {source}; the figures measured are kept", path.display())]
+    RecordsLost {
+        workload: String,
+        path: PathBuf,
+        #[source]
+        source: crate::records::RecordsError,
+    },
+    /// The results could not be saved after a workload (a full `--out`).
+    #[error("cannot save the results: {0}")]
+    Save(String),
 }
 
 impl Session<'_> {
     /// Runs each plan's iterations in turn, stopping at the first that fails or is cut
-    /// short (or when `hooks` says to stop, or its results cannot be saved: what was
-    /// measured is returned all the same, with the reason as the failure).
-    pub fn run(&self, plans: &[&Plan], hooks: &mut dyn RunHooks) -> Result<RunOutcome, String> {
+    /// short (or when `hooks` says to stop, or its results cannot be saved). What was
+    /// measured is always returned, with why it stopped early as the failure.
+    pub fn run(&self, plans: &[&Plan], hooks: &mut dyn RunHooks) -> RunOutcome {
         let mut each = plans.iter();
         self.run_from(&mut each, hooks)
     }
@@ -106,11 +148,7 @@ impl Session<'_> {
     /// Like [`Session::run`], with the plans made one at a time by `source`, which sees
     /// the results so far before it makes the next (a sweep's load points, each chosen
     /// after the last one's figures). A plan `source` fails to make stops the run there.
-    pub fn run_from(
-        &self,
-        source: &mut dyn PlanSource,
-        hooks: &mut dyn RunHooks,
-    ) -> Result<RunOutcome, String> {
+    pub fn run_from(&self, source: &mut dyn PlanSource, hooks: &mut dyn RunHooks) -> RunOutcome {
         let env = crate::environment::environment();
         let mut run = RunResult {
             schema_version: SCHEMA_VERSION,
@@ -130,20 +168,21 @@ impl Session<'_> {
         let mut failure = None;
         loop {
             if let Some(why) = hooks.stopped() {
-                failure = Some(why);
+                failure = Some(SessionError::Stopped(why));
                 break;
             }
             let plan = match source.next_plan(&run) {
                 None => break,
                 Some(Ok(plan)) => plan,
                 Some(Err(why)) => {
-                    failure = Some(why);
+                    failure = Some(SessionError::Plan(why));
                     break;
                 }
             };
             let name = plan.header.workload.clone();
             run.warnings.extend(self.plan_warnings(plan, &env));
-            let (results, stop) = self.iterations(plan, hooks);
+            let (results, stop, warned) = self.iterations(plan, hooks);
+            run.warnings.extend(warned);
             let finished = stop.is_none();
             if finished {
                 run.warnings.extend(self.pacing_lag(&name, &results));
@@ -162,12 +201,12 @@ impl Session<'_> {
             // Results that cannot be saved (a full --out) stop the run; what was
             // measured is still returned, to be printed.
             if let Err(why) = hooks.workload_done(&run) {
-                failure = Some(format!("cannot save the results: {why}"));
+                failure = Some(SessionError::Save(why));
                 break;
             }
         }
-        run.aborted = failure.clone();
-        Ok(RunOutcome { run, failure })
+        run.aborted = failure.as_ref().map(ToString::to_string);
+        RunOutcome { run, failure }
     }
 
     /// What the plan itself says about the figures to come: a data set the client cache
@@ -224,15 +263,40 @@ impl Session<'_> {
         self.options.records.then(|| self.run_dir.join(file))
     }
 
-    /// Runs a workload's iterations; returns those measured and, when the run must stop
-    /// (an iteration aborted or failed, or `hooks` says so), why.
+    /// Under `--realtime`, what the kernel refused an iteration's streams, and the
+    /// streams of a paced replay too busy to sleep that ran niced instead.
+    fn realtime_warnings(&self, name: &str, r: &IterationResult) -> Vec<Warning> {
+        let Some(g) = &r.realtime else {
+            return Vec::new();
+        };
+        let mut warnings = Vec::new();
+        if !g.refused.is_empty() {
+            warnings.push(Warning::RealtimeRefused {
+                workload: name.to_string(),
+                refused: g.refused.clone(),
+                granted: g.summary(),
+            });
+        }
+        if g.nice_streams > 0 && self.replay.pacing != Pacing::Afap {
+            warnings.push(Warning::RealtimeNice {
+                workload: name.to_string(),
+                streams: g.nice_streams,
+            });
+        }
+        warnings
+    }
+
+    /// Runs a workload's iterations; returns those measured, when the run must stop (an
+    /// iteration aborted or failed, or `hooks` says so) why, and the warnings about how
+    /// the client ran them (each kind once per workload, already told to `hooks`).
     fn iterations(
         &self,
         plan: &Plan,
         hooks: &mut dyn RunHooks,
-    ) -> (Vec<IterationResult>, Option<String>) {
+    ) -> (Vec<IterationResult>, Option<SessionError>, Vec<Warning>) {
         let name = &plan.header.workload;
         let mut results = Vec::new();
+        let mut warned: Vec<Warning> = Vec::new();
         for i in 1..=self.options.iterations.max(1) {
             let progress = Arc::new(Progress::default());
             let watching = hooks.iteration_started(plan, progress.clone());
@@ -253,6 +317,15 @@ impl Session<'_> {
             drop(watching);
             match outcome {
                 Ok(mut r) => {
+                    for w in self.realtime_warnings(name, &r) {
+                        if !warned
+                            .iter()
+                            .any(|k| std::mem::discriminant(k) == std::mem::discriminant(&w))
+                        {
+                            hooks.warning(&w);
+                            warned.push(w);
+                        }
+                    }
                     if let Some(why) = hooks.stopped() {
                         r.aborted.get_or_insert(why);
                     }
@@ -262,10 +335,14 @@ impl Session<'_> {
                     results.push(r);
                     if let Some(why) = aborted {
                         let failure = match hooks.stopped() {
-                            Some(signal) => signal,
-                            None => format!("{name} stopped early: {}:{why}", plan.source),
+                            Some(signal) => SessionError::Stopped(signal),
+                            None => SessionError::CutShort {
+                                workload: name.clone(),
+                                source_name: plan.source.clone(),
+                                why,
+                            },
                         };
-                        return (results, Some(failure));
+                        return (results, Some(failure), warned);
                     }
                 }
                 Err(RunError::RecordsLost {
@@ -275,19 +352,26 @@ impl Session<'_> {
                 }) => {
                     // The iteration was measured whole: its figures count, and the run
                     // stops, since what follows could not be saved either.
-                    let failure = format!(
-                        "{name}: cannot write op records to '{}': {source}; the figures measured are kept",
-                        path.display()
-                    );
+                    let failure = SessionError::RecordsLost {
+                        workload: name.clone(),
+                        path,
+                        source,
+                    };
                     results.push(*result);
-                    return (results, Some(failure));
+                    return (results, Some(failure), warned);
                 }
-                Err(e) => {
-                    let failure = hooks.stopped().unwrap_or_else(|| format!("{name}: {e}"));
-                    return (results, Some(failure));
+                Err(error) => {
+                    let failure = match hooks.stopped() {
+                        Some(signal) => SessionError::Stopped(signal),
+                        None => SessionError::Iteration {
+                            workload: name.clone(),
+                            error,
+                        },
+                    };
+                    return (results, Some(failure), warned);
                 }
             }
         }
-        (results, None)
+        (results, None, warned)
     }
 }

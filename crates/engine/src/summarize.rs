@@ -20,6 +20,7 @@ pub fn summarize(
         prepare,
         wall_ns: outcome.wall_ns,
         clock_start_ns: outcome.start_ns,
+        realtime: outcome.realtime.clone(),
         ..IterationResult::default()
     };
     let mut lag = LatencyHistogram::new();

@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use common::{file, plan_of};
 use naslab_engine::plan::Plan;
-use naslab_engine::{NullTarget, Progress, RunError, RunHooks, Session};
+use naslab_engine::{NullTarget, Progress, RunError, RunHooks, Session, SessionError};
 use naslab_results::{CacheMode, IterationResult, RunOptions, RunResult};
 use naslab_trace::{Op, OpKind, Prepare, Trace};
 
@@ -101,9 +101,7 @@ fn a_batch_of_two_workloads_makes_one_result_saved_after_each_workload() {
     let (dir, a, b) = two_workloads();
     let target = NullTarget;
     let mut log = Log::default();
-    let out = session(&target, dir.path(), 3)
-        .run(&[&a, &b], &mut log)
-        .unwrap();
+    let out = session(&target, dir.path(), 3).run(&[&a, &b], &mut log);
     assert!(out.failure.is_none() && out.run.aborted.is_none());
     assert_eq!(log.started, ["A", "A", "A", "B", "B", "B"]);
     assert_eq!(log.saved, vec![vec!["A"], vec!["A", "B"]]);
@@ -138,10 +136,13 @@ fn a_failed_iteration_ends_the_run_keeping_what_was_measured() {
         fail_at: Some(2),
         ..Log::default()
     };
-    let out = session(&target, dir.path(), 2)
-        .run(&[&a, &b], &mut log)
-        .unwrap();
-    let why = out.failure.expect("the run stopped");
+    let out = session(&target, dir.path(), 2).run(&[&a, &b], &mut log);
+    let failure = out.failure.expect("the run stopped");
+    assert!(
+        matches!(&failure, SessionError::Iteration { workload, .. } if workload == "A"),
+        "{failure:?}"
+    );
+    let why = failure.to_string();
     assert!(
         why.starts_with("A: ") && why.contains("told to fail"),
         "{why}"
@@ -161,10 +162,12 @@ fn a_signal_ends_the_run_naming_it() {
         stop_after: Some(1),
         ..Log::default()
     };
-    let out = session(&target, dir.path(), 1)
-        .run(&[&a, &b], &mut log)
-        .unwrap();
-    assert_eq!(out.failure.as_deref(), Some("stopped by SIGINT"));
+    let out = session(&target, dir.path(), 1).run(&[&a, &b], &mut log);
+    assert!(
+        matches!(&out.failure, Some(SessionError::Stopped(s)) if s == "stopped by SIGINT"),
+        "{:?}",
+        out.failure
+    );
     assert_eq!(log.started, ["A"]);
     // A's iteration is kept, marked with the signal.
     let it = &out.run.workloads[0].iterations[0];
@@ -180,10 +183,10 @@ fn results_that_cannot_be_saved_end_the_run_but_are_returned() {
         save_fails: true,
         ..Log::default()
     };
-    let out = session(&target, dir.path(), 2)
-        .run(&[&a, &b], &mut log)
-        .expect("what was measured comes back, to be printed");
-    let why = out.failure.expect("the run stopped");
+    let out = session(&target, dir.path(), 2).run(&[&a, &b], &mut log);
+    let failure = out.failure.expect("the run stopped");
+    assert!(matches!(failure, SessionError::Save(_)), "{failure:?}");
+    let why = failure.to_string();
     assert!(
         why.contains("cannot save the results") && why.contains("No space left"),
         "{why}"

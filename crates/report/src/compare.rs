@@ -181,10 +181,15 @@ fn settings(run: &LoadedRun) -> BTreeMap<String, String> {
     m.insert("client host".to_string(), r.environment.host.clone());
     m.insert("client kernel".to_string(), r.environment.kernel.clone());
     m.insert("clients".to_string(), clients(r).to_string());
-    for (k, v) in &r.options.extra {
-        m.insert(k.replace('_', " "), v.clone());
+    m.insert("op records".to_string(), kept(r.options.records));
+    for s in r.settings() {
+        m.insert(s.name, s.value);
     }
     m
+}
+
+fn kept(b: bool) -> String {
+    if b { "kept" } else { "not kept" }.to_string()
 }
 
 /// Every setting whose value is not the same in all runs.

@@ -71,6 +71,8 @@ pub(crate) struct ReportPage<'a> {
     run: &'a RunResult,
     /// The run's warnings worded as the terminal and the text exports word them.
     warnings: Vec<String>,
+    /// The settings that shaped the measurement, worded as `compare` words them.
+    settings: Vec<naslab_results::Setting>,
     workloads: Vec<WorkloadPage>,
 }
 
@@ -196,6 +198,7 @@ pub fn report_html_streamed(
         kinds: OpKind::ALL.iter().map(|k| k.name()).collect(),
         run: result,
         warnings: result.warnings.iter().map(ToString::to_string).collect(),
+        settings: result.settings(),
         workloads,
     };
     let mut o = assemble(&page.title, &script_json(&page), &blobs);

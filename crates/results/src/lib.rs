@@ -3,6 +3,7 @@
 
 mod histogram;
 mod model;
+mod settings;
 mod verify;
 
 pub mod export;
@@ -16,4 +17,7 @@ pub use model::{
     RunResult, StreamResult, TargetInfo, Warning, WorkloadResult, SCHEMA_VERSION,
 };
 pub use model::{ClientResult, IterationLayout, LayoutSummary, MultiClient, StartSkew};
+pub use settings::{
+    NfsSettings, NullSettings, NullStall, ProtocolSettings, RealtimeGranted, Setting, SmbSettings,
+};
 pub use verify::{Mismatch, MismatchKind, VerifySummary};

@@ -6,7 +6,10 @@ use ts_rs::TS;
 use crate::LatencySummary;
 
 /// The version of run.json's layout; bumped whenever a field changes meaning or goes away.
-pub const SCHEMA_VERSION: u32 = 1;
+/// Version 2 records the settings that were strings in `options.extra` (time limit, the
+/// null backend's, the protocol client's) as typed fields, and `--realtime` with what the
+/// kernel granted; files of version 1 still load, their settings left in `extra`.
+pub const SCHEMA_VERSION: u32 = 2;
 
 /// Everything one `naslab run` measured: written as run.json and read by every exporter.
 #[derive(Debug, Clone, Serialize, Deserialize, TS)]
@@ -174,7 +177,38 @@ pub struct RunOptions {
     /// Whether written blocks described themselves and every read was checked.
     #[serde(default)]
     pub verify: bool,
-    /// Anything else that changes what is measured: scale, seed, suite, profile.
+    /// Whether the op records were written after the measured phase rather than beside
+    /// it (`--records-after-phase`).
+    #[serde(default)]
+    pub records_after_phase: bool,
+    /// `--time-limit`: the measured phase stopped issuing this long after its first op.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time_limit_ns: Option<u64>,
+    /// `--drop-all-caches`: the whole page cache was dropped after preparation.
+    #[serde(default)]
+    pub drop_all_caches: bool,
+    /// `--shared-files`: a multi-client job's clients worked on one file set.
+    #[serde(default)]
+    pub shared_files: bool,
+    /// `--realtime` was asked for; what the kernel granted is in each iteration's
+    /// `realtime`, and what it refused in the warnings.
+    #[serde(default)]
+    pub realtime: bool,
+    /// `--no-ordering`: the streams were replayed without the order between them (each
+    /// iteration's `ordering` says what that order held).
+    #[serde(default)]
+    pub no_ordering: bool,
+    /// `--client-profile`: the client whose extra requests were modelled (`windows`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_profile: Option<String>,
+    /// The null backend's simulated service times, when the null backend ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub null_backend: Option<crate::NullSettings>,
+    /// A URL target's protocol client: its options and what the server agreed to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub protocol: Option<crate::ProtocolSettings>,
+    /// The workload's parameters: scale, seed, suite, a generator's description. In
+    /// files of schema version 1 also the settings now typed above.
     #[serde(default)]
     pub extra: BTreeMap<String, String>,
 }
@@ -287,6 +321,9 @@ pub struct IterationResult {
     /// workload of one stream).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ordering: Option<OrderingSummary>,
+    /// Under `--realtime`: what the kernel granted the measured phase's streams.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub realtime: Option<crate::RealtimeGranted>,
 }
 
 /// The happens-before edges a replay kept between its streams (see docs/capture.md),
@@ -489,6 +526,18 @@ pub enum Warning {
         slowest_client_bytes_s: u64,
         skew_ns: u64,
     },
+    /// `--realtime` was asked for and the kernel refused some of it: ops may have been
+    /// issued late while other processes took the CPUs.
+    RealtimeRefused {
+        workload: String,
+        /// Why, each reason once.
+        refused: Vec<String>,
+        /// What was granted, e.g. `0/2 streams under SCHED_FIFO, 0 niced, 2 pinned, memory not locked`.
+        granted: String,
+    },
+    /// Under `--realtime` with paced ops, streams had too little time between their ops
+    /// to sleep, so they ran at nice -20 rather than under SCHED_FIFO.
+    RealtimeNice { workload: String, streams: u32 },
 }
 
 impl std::fmt::Display for Warning {
@@ -545,6 +594,19 @@ impl std::fmt::Display for Warning {
                 *aggregate_bytes_s as f64 / 1e6,
                 *slowest_client_bytes_s as f64 / 1e6,
                 duration_text(*skew_ns)
+            ),
+            Warning::RealtimeRefused {
+                workload,
+                refused,
+                granted,
+            } => write!(
+                f,
+                "{workload}: --realtime: {}; the streams ran with {granted}, so other processes could delay their ops: run as root (or with CAP_SYS_NICE and CAP_IPC_LOCK) for all of it",
+                refused.join("; ")
+            ),
+            Warning::RealtimeNice { workload, streams } => write!(
+                f,
+                "{workload}: --realtime: {streams} stream(s) had too little time between their ops to sleep, so each runs at nice -20 rather than under SCHED_FIFO, which the kernel would stop for up to 50 ms each second (docs/benchmarks.md)"
             ),
         }
     }

@@ -139,6 +139,15 @@ impl NfsTarget {
     pub fn url(&self) -> &RemoteUrl {
         &self.url
     }
+
+    /// The client's options and the server's transfer sizes, as the results record them.
+    pub fn settings(&self) -> naslab_results::NfsSettings {
+        self.admin
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .settings
+            .clone()
+    }
 }
 
 /// A refusal to root, which AUTH_SYS names as uid 0, says what squashing root does:

@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use naslab_results::TargetInfo;
+use naslab_results::{ProtocolSettings, TargetInfo};
 
 use super::url::{is_remote, ClientOptions, Protocol, RemoteUrl, UrlError};
 use super::{ClientProfile, NullTarget, PosixTarget, ProfiledTarget, Target, TimedNullTarget};
@@ -58,8 +58,8 @@ pub struct OpenedTarget {
     pub info: TargetInfo,
     /// The protocol spoken, for a URL target; `None` for a directory or no target.
     pub protocol: Option<Protocol>,
-    /// SMB only: the dialect and encryption the session agreed on.
-    pub session: Option<String>,
+    /// A URL target's protocol client: its options and what the server agreed to.
+    pub settings: Option<ProtocolSettings>,
 }
 
 /// Why a target could not be opened.
@@ -115,7 +115,7 @@ fn null(target: Option<&Path>, service_ns: u64, stall: Option<(u64, u64)>) -> Op
             ..TargetInfo::default()
         },
         protocol: None,
-        session: None,
+        settings: None,
     }
 }
 
@@ -139,7 +139,7 @@ fn local(dir: &Path, req: &TargetRequest<'_>) -> Result<OpenedTarget, OpenError>
         },
         target: Box::new(target),
         protocol: None,
-        session: None,
+        settings: None,
     })
 }
 
@@ -160,19 +160,19 @@ fn remote_target(
         // repeated with `naslab run --target SOURCE`.
         source: url.to_string(),
     };
-    let (target, session) = match protocol {
+    let (target, settings) = match protocol {
         Protocol::Smb => smb(url, req, password)?,
-        Protocol::Nfs => (nfs(url, req)?, None),
+        Protocol::Nfs => nfs(url, req)?,
     };
     Ok(OpenedTarget {
         target,
         info,
         protocol: Some(protocol),
-        session,
+        settings: Some(settings),
     })
 }
 
-type Connected = (Box<dyn Target>, Option<String>);
+type Connected = (Box<dyn Target>, ProtocolSettings);
 
 #[cfg(feature = "smb")]
 fn smb(
@@ -187,8 +187,8 @@ fn smb(
             url: shown,
             source: Box::new(e),
         })?;
-    let session = t.security().to_string();
-    Ok((Box::new(t), Some(session)))
+    let settings = ProtocolSettings::Smb(t.settings().clone());
+    Ok((Box::new(t), settings))
 }
 
 #[cfg(not(feature = "smb"))]
@@ -201,7 +201,7 @@ fn smb(
 }
 
 #[cfg(feature = "nfs")]
-fn nfs(url: RemoteUrl, req: &TargetRequest<'_>) -> Result<Box<dyn Target>, OpenError> {
+fn nfs(url: RemoteUrl, req: &TargetRequest<'_>) -> Result<Connected, OpenError> {
     let shown = url.to_string();
     let t =
         super::NfsTarget::connect_in(url, req.client, req.client_dir, req.join).map_err(|e| {
@@ -210,11 +210,12 @@ fn nfs(url: RemoteUrl, req: &TargetRequest<'_>) -> Result<Box<dyn Target>, OpenE
                 source: Box::new(e),
             }
         })?;
-    Ok(Box::new(t))
+    let settings = ProtocolSettings::Nfs(t.settings());
+    Ok((Box::new(t), settings))
 }
 
 #[cfg(not(feature = "nfs"))]
-fn nfs(_url: RemoteUrl, _req: &TargetRequest<'_>) -> Result<Box<dyn Target>, OpenError> {
+fn nfs(_url: RemoteUrl, _req: &TargetRequest<'_>) -> Result<Connected, OpenError> {
     Err(OpenError::NotBuilt("nfs"))
 }
 

@@ -123,6 +123,7 @@ pub struct SmbTarget {
     password: String,
     opts: ClientOptions,
     security: String,
+    settings: naslab_results::SmbSettings,
     sandbox: RemoteSandbox,
     /// The session that checks and empties naslab's directory between iterations.
     admin: Mutex<Session>,
@@ -179,6 +180,7 @@ impl SmbTarget {
             password,
             opts,
             security: admin.security.clone(),
+            settings: admin.settings.clone(),
             sandbox,
             admin: Mutex::new(admin),
         })
@@ -193,6 +195,11 @@ impl SmbTarget {
     /// (AES-128-GCM)".
     pub fn security(&self) -> &str {
         &self.security
+    }
+
+    /// The session's options and what the server agreed to, as the results record them.
+    pub fn settings(&self) -> &naslab_results::SmbSettings {
+        &self.settings
     }
 }
 

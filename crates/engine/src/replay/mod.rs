@@ -212,12 +212,14 @@ pub struct StreamOutcome {
     pub unaligned_direct_ops: u64,
     /// How long it waited for other streams' ops it must follow.
     pub order_waits: OrderWaits,
+    /// Under `--realtime`: what the stream's thread asked for and was granted.
+    pub realtime: Option<realtime::RealtimeGrant>,
 }
 
 impl StreamOutcome {
     /// An empty outcome with a histogram for every op kind the plan holds, made before
     /// the first op so no allocation falls inside the measured phase.
-    fn new(counts: &[u64; OpKind::ALL.len()], stream: u32) -> StreamOutcome {
+    pub(crate) fn new(counts: &[u64; OpKind::ALL.len()], stream: u32) -> StreamOutcome {
         StreamOutcome {
             stream,
             ops: 0,
@@ -240,6 +242,7 @@ impl StreamOutcome {
             records_lost: None,
             unaligned_direct_ops: 0,
             order_waits: OrderWaits::default(),
+            realtime: None,
         }
     }
 }
@@ -272,6 +275,8 @@ pub struct ReplayOutcome {
     pub start_ns: u64,
     /// From the first issue to the last completion.
     pub wall_ns: u64,
+    /// Under `--realtime`: what the kernel granted the streams, and what it refused.
+    pub realtime: Option<naslab_results::RealtimeGranted>,
 }
 
 impl ReplayOutcome {
@@ -336,17 +341,15 @@ pub fn replay_with<C: Clock + Sync>(
     let gate: RwLock<Option<C>> = RwLock::new(None);
     let (ready_tx, ready_rx) = mpsc::channel::<()>();
     let stop = AtomicBool::new(false);
-    let (said_refused, said_nice) = (AtomicBool::new(false), AtomicBool::new(false));
     let depth = plan.queue_depth() as usize;
     // Spools are read ahead and written behind by a thread of their own, so the stream
     // threads do no spool I/O during the measured phase.
     let (io, io_worker) = spool_io();
-    let _memory_lock = if options.realtime {
-        MemoryLock::lock()
-            .map_err(|why| eprintln!("warning: --realtime: {why}; going on without it"))
-            .ok()
-    } else {
-        None
+    // What the kernel refuses is kept for the results (ReplayOutcome::realtime).
+    let (_memory_lock, memory_refused) = match options.realtime.then(MemoryLock::lock) {
+        Some(Ok(lock)) => (Some(lock), None),
+        Some(Err(why)) => (None, Some(why)),
+        None => (None, None),
     };
     let kept_cpu = following.and_then(|f| f.kept_cpu);
     let cpus = if options.realtime {
@@ -380,7 +383,6 @@ pub fn replay_with<C: Clock + Sync>(
         let mut spawn_error = None;
         for (index, sp) in streams.iter().enumerate() {
             let (gate, stop, ready_tx, io) = (&gate, &stop, ready_tx.clone(), io.clone());
-            let (said_refused, said_nice) = (&said_refused, &said_nice);
             let files = Arc::clone(&plan.files);
             let builder = std::thread::Builder::new()
                 .name(format!("stream-{}", sp.stream))
@@ -410,29 +412,9 @@ pub fn replay_with<C: Clock + Sync>(
                     let _ = realtime::pin_to(cpus);
                 }
                 if options.realtime {
-                    let priority = Priority::for_stream(
-                        options.pacing,
-                        sp.densest_second,
-                        realtime::SPIN_NS,
-                    );
-                    let grant = realtime::enter(cpus.for_stream(index), priority);
-                    // Each said once, by the first stream it concerns.
-                    if !grant.refused.is_empty() && !said_refused.swap(true, Ordering::Relaxed) {
-                        eprintln!(
-                            "warning: --realtime: {}; stream threads run with {grant}",
-                            grant.refused.join("; ")
-                        );
-                    }
-                    if priority == Priority::Nice
-                        && options.pacing != Pacing::Afap
-                        && !said_nice.swap(true, Ordering::Relaxed)
-                    {
-                        eprintln!(
-                            "note: --realtime: stream {} has too little time between its ops to sleep, so it runs at nice {} rather than under SCHED_FIFO, which the kernel would stop for up to 50 ms each second (docs/benchmarks.md)",
-                            sp.stream,
-                            realtime::BUSY_NICE
-                        );
-                    }
+                    let priority =
+                        Priority::for_stream(options.pacing, sp.densest_second, realtime::SPIN_NS);
+                    out.realtime = Some(realtime::enter(cpus.for_stream(index), priority));
                 }
                 let _ = ready_tx.send(());
                 let clock = gate.read().unwrap_or_else(|e| e.into_inner()).clone();
@@ -559,7 +541,11 @@ pub fn replay_with<C: Clock + Sync>(
         .min()
         .unwrap_or(0);
     let end_ns = outcomes.iter().map(|o| o.done_ns).max().unwrap_or(0);
+    let realtime = options
+        .realtime
+        .then(|| realtime::granted(&outcomes, memory_refused));
     Ok(ReplayOutcome {
+        realtime,
         streams: outcomes,
         start_ns: start_ns.min(end_ns),
         wall_ns: end_ns.saturating_sub(start_ns),

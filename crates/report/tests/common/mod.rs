@@ -113,6 +113,7 @@ pub fn single_run() -> RunResult {
             data: "random".into(),
             verify: false,
             extra,
+            ..RunOptions::default()
         },
         workloads: vec![
             WorkloadResult::from_iterations(

@@ -155,9 +155,157 @@ data: string,
  */
 verify: boolean, 
 /**
- * Anything else that changes what is measured: scale, seed, suite, profile.
+ * Whether the op records were written after the measured phase rather than beside
+ * it (`--records-after-phase`).
+ */
+records_after_phase: boolean, 
+/**
+ * `--time-limit`: the measured phase stopped issuing this long after its first op.
+ */
+time_limit_ns?: number | null, 
+/**
+ * `--drop-all-caches`: the whole page cache was dropped after preparation.
+ */
+drop_all_caches: boolean, 
+/**
+ * `--shared-files`: a multi-client job's clients worked on one file set.
+ */
+shared_files: boolean, 
+/**
+ * `--realtime` was asked for; what the kernel granted is in each iteration's
+ * `realtime`, and what it refused in the warnings.
+ */
+realtime: boolean, 
+/**
+ * `--no-ordering`: the streams were replayed without the order between them (each
+ * iteration's `ordering` says what that order held).
+ */
+no_ordering: boolean, 
+/**
+ * `--client-profile`: the client whose extra requests were modelled (`windows`).
+ */
+client_profile?: string | null, 
+/**
+ * The null backend's simulated service times, when the null backend ran.
+ */
+null_backend?: NullSettings | null, 
+/**
+ * A URL target's protocol client: its options and what the server agreed to.
+ */
+protocol?: ProtocolSettings | null, 
+/**
+ * The workload's parameters: scale, seed, suite, a generator's description. In
+ * files of schema version 1 also the settings now typed above.
  */
 extra: { [key in string]: string }, };
+
+export type NullSettings = { 
+/**
+ * Each op's fixed service time, ns (0: none).
+ */
+service_time_ns: number, 
+/**
+ * A stall: the op of each connection that takes longer, and by how much.
+ */
+stall?: NullStall | null, };
+
+export type NullStall = { 
+/**
+ * The op's index on its connection, from 0.
+ */
+op: number, 
+/**
+ * How much longer it takes, ns.
+ */
+extra_ns: number, };
+
+export type ProtocolSettings = { "protocol": "smb" } & SmbSettings | { "protocol": "nfs" } & NfsSettings;
+
+export type SmbSettings = { 
+/**
+ * `--io-timeout`: how long a request waits for its reply, ns.
+ */
+io_timeout_ns: number, 
+/**
+ * `--smb-encrypt`: `required`, `desired` or `off`.
+ */
+encrypt_asked: string, 
+/**
+ * `--smb-in-flight`: the most READs or WRITEs one op keeps in flight.
+ */
+in_flight: number, 
+/**
+ * The dialects the client offered, e.g. `SMB 2.0.2` ... `SMB 3.1.1`.
+ */
+dialects_offered: Array<string>, 
+/**
+ * The dialect the server chose, e.g. `SMB 3.1.1`.
+ */
+dialect: string, 
+/**
+ * Whether the session's messages are encrypted.
+ */
+encrypted: boolean, 
+/**
+ * The cipher they are encrypted with, e.g. `AES-128-GCM`.
+ */
+cipher?: string | null, 
+/**
+ * Whether the session's messages are signed (encrypted ones carry no signature).
+ */
+signed: boolean, 
+/**
+ * The signing algorithm, e.g. `AES-128-GMAC`.
+ */
+signing_algorithm?: string | null, 
+/**
+ * Whether the server requires signing.
+ */
+server_requires_signing: boolean, 
+/**
+ * The largest READ and WRITE the server takes, bytes.
+ */
+max_read_bytes: number, max_write_bytes: number, };
+
+export type NfsSettings = { 
+/**
+ * The NFS version spoken (3).
+ */
+version: number, 
+/**
+ * `--io-timeout`: how long a request waits for its reply, ns.
+ */
+io_timeout_ns: number, 
+/**
+ * The RPC credential flavour (`AUTH_UNIX`) and the ids it carries.
+ */
+auth: string, uid: number, gid: number, 
+/**
+ * The NFS server's port, and the MOUNT service's when the URL gave one (else the
+ * portmapper was asked).
+ */
+port: number, mount_port?: number | null, 
+/**
+ * The largest READ and WRITE the server takes (FSINFO's rtmax and wtmax), bytes.
+ */
+max_read_bytes: number, max_write_bytes: number, };
+
+export type RealtimeGranted = { 
+/**
+ * Whether the process's memory was locked (mlockall).
+ */
+memory_locked: boolean, 
+/**
+ * The phase's stream threads, and how many of them ran under SCHED_FIFO, at nice
+ * -20 (streams too busy to sleep ask for that instead), and pinned to a CPU.
+ */
+streams: number, fifo_streams: number, nice_streams: number, pinned_streams: number, 
+/**
+ * Why the kernel refused what it refused, each reason once.
+ */
+refused?: Array<string>, };
+
+export type Setting = { name: string, value: string, };
 
 export type WorkloadResult = { name: string, 
 /**
@@ -244,7 +392,11 @@ verify?: VerifySummary | null,
  * The order kept between the workload's streams and what it cost (absent for a
  * workload of one stream).
  */
-ordering?: OrderingSummary | null, };
+ordering?: OrderingSummary | null, 
+/**
+ * Under `--realtime`: what the kernel granted the measured phase's streams.
+ */
+realtime?: RealtimeGranted | null, };
 
 export type IterationLayout = { prepared: LayoutSummary, written: LayoutSummary, };
 
@@ -333,7 +485,15 @@ export type Warning = { "kind": "fits_in_client_cache", workload: string, data_b
 /**
  * Bytes per second, the aggregate's and the slowest client's.
  */
-aggregate_bytes_s: number, slowest_client_bytes_s: number, skew_ns: number, };
+aggregate_bytes_s: number, slowest_client_bytes_s: number, skew_ns: number, } | { "kind": "realtime_refused", workload: string, 
+/**
+ * Why, each reason once.
+ */
+refused: Array<string>, 
+/**
+ * What was granted, e.g. `0/2 streams under SCHED_FIFO, 0 niced, 2 pinned, memory not locked`.
+ */
+granted: string, } | { "kind": "realtime_nice", workload: string, streams: number, };
 
 export type LatencySummary = { count: number, avg_ns: number, stddev_ns: number, min_ns: number, p50_ns: number, p90_ns: number, p99_ns: number, p999_ns: number, max_ns: number, };
 
@@ -487,7 +647,11 @@ export type ReportPage = { kind: "report", title: string, generated_by: string, 
 /**
  * The run's warnings worded as the terminal and the text exports word them.
  */
-warnings: Array<string>, workloads: Array<WorkloadPage>, };
+warnings: Array<string>, 
+/**
+ * The settings that shaped the measurement, worded as `compare` words them.
+ */
+settings: Array<Setting>, workloads: Array<WorkloadPage>, };
 
 export type WorkloadPage = { name: string, 
 /**

@@ -68,7 +68,7 @@ function overview(page: ReportPage, view: HTMLElement): void {
     });
   }
   if (warnings) view.append(h('h2', {}, 'Warnings'), warnings);
-  view.append(h('h2', {}, 'Environment'), environmentTable(page.run, page.run_dir));
+  view.append(h('h2', {}, 'Environment'), environmentTable(page.run, page.run_dir, page.settings));
 }
 
 /** What the figures of an iteration (or of one client's share of it) are drawn from. */

@@ -2,7 +2,7 @@
 // and its per-file statistics (sortable by clicking a header).
 import { h, table } from './dom';
 import { bytes, count, duration, durations, mbs, us } from './format';
-import type { FileStat, FileView, IterationLayout, IterationResult, LayoutSummary, ReportPage, RunResult } from './types';
+import type { FileStat, FileView, IterationLayout, IterationResult, LayoutSummary, ReportPage, RunResult, Setting } from './types';
 
 function avgUs(it: IterationResult, ops: string[]): string {
   let n = 0;
@@ -36,11 +36,10 @@ export function suiteTable(page: ReportPage): HTMLElement {
 }
 
 /** What the run measured and how: target, file system, cache mode, client. */
-export function environmentTable(run: RunResult, runDir: string): HTMLElement {
+export function environmentTable(run: RunResult, runDir: string, settings: Setting[]): HTMLElement {
   const e = run.environment;
   const t = run.target;
   const o = run.options;
-  const extra = Object.entries(o.extra).map(([k, v]) => `${k} ${v}`).join(', ');
   const d = run.device ?? {};
   const tags = Object.entries(d.tags ?? {}).map(([k, v]) => `${k}=${v}`).join(', ');
   const rows: [string, string][] = [
@@ -59,7 +58,8 @@ export function environmentTable(run: RunResult, runDir: string): HTMLElement {
     ['pacing', o.pacing],
     ['iterations per workload', String(o.iterations)],
     ['op records', o.records ? 'kept' : 'not kept (--no-records)'],
-    ['workload parameters', extra || '-'],
+    // Every other setting that shaped the measurement, worded by naslab (as compare words them).
+    ...settings.map((s) => [s.name, s.value] as [string, string]),
     ['client', `${e.host}: ${e.os}, kernel ${e.kernel}`],
     ['CPU', `${e.cpu} (${e.cpus} usable)`],
     ['memory', `${(e.memory_bytes / 1e9).toFixed(1)} GB`],
@@ -100,6 +100,10 @@ export function iterationFacts(it: IterationResult): HTMLElement {
   ];
   if (it.pacing_lag.count > 0) {
     facts.push(['pacing lag p50 / p99 / max', durations([it.pacing_lag.p50_ns, it.pacing_lag.p99_ns, it.pacing_lag.max_ns]).join(' / ')]);
+  }
+  if (it.realtime) {
+    const r = it.realtime;
+    facts.push(['--realtime granted', `${r.fifo_streams}/${r.streams} streams under SCHED_FIFO, ${r.nice_streams} niced, ${r.pinned_streams} pinned, memory ${r.memory_locked ? 'locked' : 'not locked'}`]);
   }
   if (it.aborted) facts.push(['stopped early', it.aborted]);
   return h('dl', { class: 'facts' }, ...facts.flatMap(([k, v]) => [h('dt', {}, k), h('dd', {}, v)]));

@@ -6,7 +6,7 @@ import type * as M from './model.gen';
 export type {
   AccessView, BlobLayout, ColumnLayout, Comparison, IterationPage, IterationResult, LatencySummary, OpStats,
   PeriodPercentiles, ReportPage, ComparePage, RunInfo, RunResult, Spread, StatsSummary, TimeSeries, Warning,
-  WorkloadPage, WorkloadResult, FileView, IterationLayout, LayoutSummary, Sweep, LoadPoint,
+  WorkloadPage, WorkloadResult, FileView, IterationLayout, LayoutSummary, Sweep, LoadPoint, Setting,
 } from './model.gen';
 
 export type LatencyHist = M.LatencyHistView;

@@ -22,17 +22,14 @@ pub fn context(
     opts: &RunOpts,
     coord: &Arc<dyn Coordinator>,
     default_cache: CacheMode,
-    mut extra: BTreeMap<String, String>,
+    extra: BTreeMap<String, String>,
 ) -> anyhow::Result<RunContext> {
     let cache = cache_mode(opts, default_cache);
     let pacing = opts.pace;
     if opts.batch == 0 {
         bail!("--batch must be at least 1");
     }
-    let time_limit_ns = opts.time_limit.as_ref().map(|t| {
-        extra.insert("time_limit".to_string(), t.to_string());
-        t.ns
-    });
+    let time_limit_ns = opts.time_limit.as_ref().map(|t| t.ns);
     if opts.drop_all_caches {
         if cache != CacheMode::Drop {
             bail!("--drop-all-caches goes with --cache drop, not with --cache keep or direct");
@@ -40,7 +37,6 @@ pub fn context(
         if !naslab_layout::process::is_root() {
             bail!("--drop-all-caches needs root (it writes /proc/sys/vm/drop_caches); run as root or leave it out");
         }
-        extra.insert("drop_all_caches".to_string(), "true".to_string());
     }
     if opts.label.is_empty() || opts.label.contains('/') || opts.label.starts_with('.') {
         bail!(
@@ -56,12 +52,8 @@ pub fn context(
         if data.verify {
             bail!("--verify cannot check a file set that other clients write too; leave out --verify or --shared-files");
         }
-        extra.insert("shared_files".to_string(), "true".to_string());
     }
-    if opts.no_ordering {
-        extra.insert("ordering".to_string(), "off".to_string());
-    }
-    let opened = open_target(opts, coord.as_ref(), &mut extra)?;
+    let opened = open_target(opts, coord.as_ref())?;
     let device = crate::cmd::device::device(&opts.device)?;
     let (run_dir, made_dirs) = make_dirs(opts, coord.as_ref())?;
     crate::interrupt::remove_on_exit(&run_dir, &made_dirs);
@@ -72,8 +64,18 @@ pub fn context(
         iterations: opts.batch,
         data: data.mode.to_string(),
         verify: data.verify,
+        records_after_phase: opts.records_after_phase,
+        time_limit_ns,
+        drop_all_caches: opts.drop_all_caches,
+        shared_files: opts.shared_files,
+        realtime: opts.realtime,
+        no_ordering: opts.no_ordering,
+        client_profile: opts.client_profile.map(|p| p.name().to_string()),
+        null_backend: opened.null_settings.clone(),
+        protocol: opened.opened.settings.clone(),
         extra,
     };
+    let opened = opened.opened;
     Ok(RunContext {
         target: opened.target,
         target_info: opened.info,

@@ -13,7 +13,7 @@ use naslab_engine::{
     Plan, PlanSource, Progress, RecordSink, RunError, RunHooks, RunOutcome, Session,
 };
 use naslab_report::{IterationPass, ReportOptions, StreamedIteration};
-use naslab_results::{IterationLayout, IterationResult, RunResult};
+use naslab_results::{IterationLayout, IterationResult, RunResult, Warning};
 use naslab_trace::{FileDecl, Measured, Op};
 
 use super::compile::check_unique;
@@ -65,10 +65,8 @@ pub fn execute_returning(
     }
     let plans: Vec<&Plan> = workloads.iter().map(|w| &w.plan).collect();
     let (outcome, streamed) = run_session(&ctx, &mut plans.iter());
-    let RunOutcome { run, failure } = match outcome {
-        Ok(o) => o,
-        Err(e) => return (None, Err(anyhow::anyhow!(e))),
-    };
+    let RunOutcome { run, failure } = outcome;
+    let failure = failure.map(|f| f.to_string());
     let new_run_dir = || make_run_dir(&ctx.results_base);
     let concluded = match ctx.coord.conclude(&run, failure, &new_run_dir) {
         Ok(c) => c,
@@ -117,10 +115,8 @@ pub fn execute_from(
     view: Option<View>,
 ) -> (Option<RunResult>, anyhow::Result<()>) {
     let (outcome, streamed) = run_session(&ctx, source);
-    let RunOutcome { mut run, failure } = match outcome {
-        Ok(o) => o,
-        Err(e) => return (None, Err(anyhow::anyhow!(e))),
-    };
+    let RunOutcome { mut run, failure } = outcome;
+    let failure = failure.map(|f| f.to_string());
     if run.workloads.is_empty() && stopped().is_none() {
         if let Some(why) = failure {
             ctx.discard();
@@ -142,10 +138,7 @@ pub fn execute_from(
 fn run_session(
     ctx: &RunContext,
     source: &mut dyn PlanSource,
-) -> (
-    Result<RunOutcome, String>,
-    HashMap<String, StreamedIteration>,
-) {
+) -> (RunOutcome, HashMap<String, StreamedIteration>) {
     crate::interrupt::keep_results();
     let session = Session {
         target: ctx.target.as_ref(),
@@ -251,6 +244,11 @@ impl RunHooks for CliHooks<'_> {
             .is_some_and(|s| !s.preparer);
         let sandbox = self.ctx.target.local_root().filter(|_| !joined)?;
         crate::cmd::frag::iteration_layout(sandbox, plan)
+    }
+
+    fn warning(&mut self, warning: &Warning) {
+        // Said as soon as it is known; the table and run.json list it again at the end.
+        eprintln!("warning: {warning}");
     }
 
     fn workload_done(&mut self, run: &RunResult) -> Result<(), String> {

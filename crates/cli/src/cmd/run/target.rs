@@ -1,44 +1,44 @@
 //! Opening the run's target from `--target`, `--backend` and the protocol flags, and
 //! keeping the results out of naslab's directory on it.
 
-use std::collections::BTreeMap;
 use std::path::{Component, Path, PathBuf};
 
 use anyhow::bail;
 
 use naslab_engine::backend::url::ClientOptions;
 use naslab_engine::backend::{OpenedTarget, TargetRequest};
+use naslab_results::{NullSettings, NullStall};
 
 use crate::args::{BackendName, RunOpts};
 use crate::multi::Coordinator;
 
+/// The opened target, and the null backend's settings as the results record them.
+pub(super) struct Opened {
+    pub opened: OpenedTarget,
+    pub null_settings: Option<NullSettings>,
+}
+
 /// Opens the target the options name (a multi-client run's client in its own
-/// directory), noting in `extra` the protocol settings the results record.
-pub(super) fn open_target(
-    opts: &RunOpts,
-    coord: &dyn Coordinator,
-    extra: &mut BTreeMap<String, String>,
-) -> anyhow::Result<OpenedTarget> {
+/// directory); the protocol client's settings come back in the opened target.
+pub(super) fn open_target(opts: &RunOpts, coord: &dyn Coordinator) -> anyhow::Result<Opened> {
     // With --shared-files every client works in <target>/naslab, which client 0 takes
     // and the others join.
     let client_dir = coord.client_dir().filter(|_| !opts.shared_files);
     let null = opts.backend == BackendName::Null;
     let null_service_ns = match &opts.null_service_time {
         Some(_) if !null => bail!("--null-service-time is for --backend null only"),
-        Some(d) => {
-            extra.insert("null_service_time".to_string(), d.to_string());
-            d.ns
-        }
+        Some(d) => d.ns,
         None => 0,
     };
     let null_stall = match &opts.null_stall {
         Some(_) if !null => bail!("--null-stall is for --backend null only"),
-        Some((d, n)) => {
-            extra.insert("null_stall".to_string(), format!("{d}@{n}"));
-            Some((*n, d.ns))
-        }
+        Some((d, n)) => Some((*n, d.ns)),
         None => None,
     };
+    let null_settings = null.then(|| NullSettings {
+        service_time_ns: null_service_ns,
+        stall: null_stall.map(|(op, extra_ns)| NullStall { op, extra_ns }),
+    });
     let request = TargetRequest {
         target: opts.target.as_deref(),
         null,
@@ -56,25 +56,17 @@ pub(super) fn open_target(
     if request.join {
         coord.await_shared_target()?;
     }
-    let mut opened = naslab_engine::backend::open(&request, &crate::cmd::protocol::smb_password)?;
+    let opened = naslab_engine::backend::open(&request, &crate::cmd::protocol::smb_password)?;
     if opts.shared_files {
         coord.shared_target_taken();
-    }
-    if opened.protocol.is_some() {
-        extra.insert("io_timeout".to_string(), opts.io_timeout.to_string());
-    }
-    if let Some(s) = opened.session.take() {
-        extra.insert("smb_encrypt".to_string(), opts.smb_encrypt.to_string());
-        extra.insert("smb_in_flight".to_string(), opts.smb_in_flight.to_string());
-        extra.insert("smb_session".to_string(), s);
     }
     if let Some(root) = opened.target.local_root() {
         refuse_out_inside(&opts.out, root.root())?;
     }
-    if let Some(p) = opts.client_profile {
-        extra.insert("client_profile".to_string(), p.name().to_string());
-    }
-    Ok(opened)
+    Ok(Opened {
+        opened,
+        null_settings,
+    })
 }
 
 /// Where `path` leads once the directories it names are made: resolved one component

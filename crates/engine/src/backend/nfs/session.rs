@@ -310,6 +310,9 @@ pub(super) struct Session {
     pub(super) dirs: HashMap<String, nfs_fh3>,
     pub(super) rtmax: u32,
     pub(super) wtmax: u32,
+    /// The client's version, credential and timeout, and the server's transfer sizes,
+    /// for the results.
+    pub(super) settings: naslab_results::NfsSettings,
 }
 
 impl Session {
@@ -370,6 +373,17 @@ impl Session {
         })))
         .map_err(fail)?;
         let pick = |v: u32| if v == 0 { MAX_XFER } else { v.min(MAX_XFER) };
+        let settings = naslab_results::NfsSettings {
+            version: 3,
+            io_timeout_ns: timeout.as_nanos().try_into().unwrap_or(u64::MAX),
+            auth: "AUTH_UNIX".to_string(),
+            uid,
+            gid,
+            port: url.port.unwrap_or(2049),
+            mount_port: url.mount_port,
+            max_read_bytes: pick(info.rtmax).into(),
+            max_write_bytes: pick(info.wtmax).into(),
+        };
         Ok(Session {
             w,
             client,
@@ -377,6 +391,7 @@ impl Session {
             dirs: HashMap::new(),
             rtmax: pick(info.rtmax),
             wtmax: pick(info.wtmax),
+            settings,
         })
     }
 

@@ -3,7 +3,9 @@
 
 use std::time::Duration;
 
+use naslab_results::SmbSettings;
 use smb2::crypto::encryption::Cipher;
+use smb2::crypto::signing::SigningAlgorithm;
 
 use smb2::client::connection::Connection;
 use smb2::msg::close::CloseRequest;
@@ -167,6 +169,19 @@ pub(super) struct Session {
     /// The dialect and whether the session is encrypted, e.g. "SMB 3.1.1, encrypted
     /// (AES-128-GCM)".
     pub(super) security: String,
+    /// What was asked for and agreed on, for the results.
+    pub(super) settings: SmbSettings,
+}
+
+/// The name of an encrypted session's cipher.
+fn cipher_name(cipher: Option<Cipher>) -> &'static str {
+    match cipher {
+        Some(Cipher::Aes128Gcm) => "AES-128-GCM",
+        Some(Cipher::Aes256Gcm) => "AES-256-GCM",
+        Some(Cipher::Aes256Ccm) => "AES-256-CCM",
+        // SMB 3.0 and 3.0.2 have no cipher negotiation: AES-128-CCM.
+        Some(Cipher::Aes128Ccm) | None => "AES-128-CCM",
+    }
 }
 
 impl Session {
@@ -299,13 +314,7 @@ impl Session {
             .unwrap_or_else(|| "SMB".into());
         let encrypted = client.connection().should_encrypt();
         let security = if encrypted {
-            let cipher = match params.as_ref().and_then(|p| p.cipher) {
-                Some(Cipher::Aes128Gcm) => "AES-128-GCM",
-                Some(Cipher::Aes256Gcm) => "AES-256-GCM",
-                Some(Cipher::Aes256Ccm) => "AES-256-CCM",
-                // SMB 3.0 and 3.0.2 have no cipher negotiation: AES-128-CCM.
-                Some(Cipher::Aes128Ccm) | None => "AES-128-CCM",
-            };
+            let cipher = cipher_name(params.as_ref().and_then(|p| p.cipher));
             format!("{dialect}, encrypted ({cipher})")
         } else {
             format!("{dialect}, not encrypted")
@@ -330,6 +339,33 @@ impl Session {
                 security,
             });
         }
+        let signing = client.session();
+        let settings = SmbSettings {
+            io_timeout_ns: opts.io_timeout.as_nanos().try_into().unwrap_or(u64::MAX),
+            encrypt_asked: opts.smb_encrypt.name().to_string(),
+            in_flight: opts.smb_in_flight.clamp(1, MAX_SMB_IN_FLIGHT) as u32,
+            // The crate offers every dialect it speaks in its NEGOTIATE.
+            dialects_offered: smb2::types::Dialect::ALL
+                .iter()
+                .map(ToString::to_string)
+                .collect(),
+            dialect: dialect.clone(),
+            encrypted,
+            cipher: encrypted
+                .then(|| cipher_name(params.as_ref().and_then(|p| p.cipher)).to_string()),
+            signed: signing.should_sign,
+            signing_algorithm: signing.should_sign.then(|| {
+                match signing.signing_algorithm {
+                    SigningAlgorithm::HmacSha256 => "HMAC-SHA256",
+                    SigningAlgorithm::AesCmac => "AES-CMAC",
+                    SigningAlgorithm::AesGmac => "AES-GMAC",
+                }
+                .to_string()
+            }),
+            server_requires_signing: params.as_ref().is_some_and(|p| p.signing_required),
+            max_read_bytes: max_read.max(4096) as u64,
+            max_write_bytes: max_write.max(4096) as u64,
+        };
         Ok(Session {
             w,
             client,
@@ -338,6 +374,7 @@ impl Session {
             max_write: max_write.max(4096),
             in_flight: opts.smb_in_flight.clamp(1, MAX_SMB_IN_FLIGHT),
             security,
+            settings,
         })
     }
 
