@@ -151,11 +151,10 @@ fn a_device_node_planted_mid_run_is_not_written_to() {
     wait_for("the measured phase", || docs.join("new.tmp").exists());
     plant(&docs.join("big.dat"), |p| {
         let c = std::ffi::CString::new(p.as_os_str().as_encoded_bytes()).unwrap();
-        // SAFETY: c is NUL-terminated; mknod makes a block device node there.
-        assert_eq!(
-            unsafe { libc::mknod(c.as_ptr(), libc::S_IFBLK | 0o666, rdev) },
-            0
-        );
+        let made =
+            // SAFETY: c is NUL-terminated; mknod makes a block device node there.
+            unsafe { libc::mknod(c.as_ptr(), libc::S_IFBLK | 0o666, rdev) };
+        assert_eq!(made, 0);
     });
     let done = child.wait_with_output().unwrap();
     let err = text(&done.stderr);

@@ -68,10 +68,8 @@ pub fn open_beneath(
 ) -> io::Result<OwnedFd> {
     let flags = flags | libc::O_CLOEXEC;
     if use_openat2() {
-        let mut how: libc::open_how = unsafe {
-            // SAFETY: open_how is plain integers; all-zero is a valid value.
-            std::mem::zeroed()
-        };
+        // SAFETY: open_how is plain integers; all-zero is a valid value.
+        let mut how: libc::open_how = unsafe { std::mem::zeroed() };
         how.flags = flags as u64;
         how.mode = if flags & libc::O_CREAT != 0 || flags & libc::O_TMPFILE == libc::O_TMPFILE {
             mode as u64
@@ -148,6 +146,7 @@ fn walk_parent(dirfd: RawFd, path: &[u8]) -> io::Result<(Option<OwnedFd>, &[u8])
     let mut cur: Option<OwnedFd> = None;
     // SAFETY: an all-zero stat is valid for fstat to overwrite; dirfd is open.
     let mut top: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: top is a valid stat the kernel fills; dirfd is open.
     cvt(unsafe { libc::fstat(dirfd, &mut top) })?;
     for comp in dir.split(|&b| b == b'/') {
         match comp {
@@ -168,6 +167,7 @@ fn walk_parent(dirfd: RawFd, path: &[u8]) -> io::Result<(Option<OwnedFd>, &[u8])
         })?;
         // SAFETY: an all-zero stat is valid for fstat to overwrite; fd is open.
         let mut st: libc::stat = unsafe { std::mem::zeroed() };
+        // SAFETY: st is a valid stat the kernel fills; fd is open.
         let kind = cvt(unsafe { libc::fstat(fd, &mut st) }).map(|_| st.st_mode & libc::S_IFMT);
         let refused = match kind {
             // Another file system mounted there: never crossed, as with openat2.

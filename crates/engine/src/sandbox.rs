@@ -118,6 +118,7 @@ fn openat_raw(
 pub(crate) fn utc_fields() -> [i32; 6] {
     // SAFETY: time accepts a null pointer; gmtime_r writes only the tm we pass.
     let mut tm: libc::tm = unsafe { std::mem::zeroed() };
+    // SAFETY: as above: a null pointer for time, and tm is ours for gmtime_r to fill.
     unsafe {
         let t = libc::time(std::ptr::null_mut());
         libc::gmtime_r(&t, &mut tm);

@@ -455,6 +455,7 @@ fn open_at(dir: RawFd, name: &CStr, flags: libc::c_int) -> std::io::Result<Owned
 fn fstat(fd: RawFd) -> std::io::Result<libc::stat> {
     // SAFETY: st is written by the kernel before it is read.
     let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: st is a valid stat the kernel fills; fd is the caller's open descriptor.
     if unsafe { libc::fstat(fd, &mut st) } < 0 {
         return Err(std::io::Error::last_os_error());
     }
@@ -465,6 +466,7 @@ fn fstat(fd: RawFd) -> std::io::Result<libc::stat> {
 fn lstat_at(dir: RawFd, name: &CStr) -> std::io::Result<libc::stat> {
     // SAFETY: name is NUL-terminated; st is written by the kernel before it is read.
     let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: name is NUL-terminated and outlives the call; st is a valid stat to fill.
     if unsafe { libc::fstatat(dir, name.as_ptr(), &mut st, libc::AT_SYMLINK_NOFOLLOW) } < 0 {
         return Err(std::io::Error::last_os_error());
     }
@@ -487,6 +489,7 @@ fn list_dir(fd: RawFd) -> std::io::Result<Vec<(CString, u8)>> {
         // readdir reports an error only through errno, so it is cleared first.
         // SAFETY: errno is this thread's; stream is open until closedir below.
         unsafe { *libc::__errno_location() = 0 };
+        // SAFETY: stream is an open directory stream until closedir below.
         let entry = unsafe { libc::readdir(stream) };
         if entry.is_null() {
             let e = std::io::Error::last_os_error();

@@ -358,9 +358,9 @@ fn sleep_until(deadline: u64) {
         tv_sec: (deadline / 1_000_000_000) as libc::time_t,
         tv_nsec: (deadline % 1_000_000_000) as libc::c_long,
     };
-    // SAFETY: an absolute sleep on CLOCK_MONOTONIC reading only `ts`; retried when a
-    // signal interrupts it.
+    // Retried when a signal interrupts it.
     while monotonic_ns() < deadline {
+        // SAFETY: an absolute sleep on CLOCK_MONOTONIC reading only `ts`.
         unsafe {
             libc::clock_nanosleep(
                 libc::CLOCK_MONOTONIC,
