@@ -6,6 +6,9 @@
 //! Needs root (loop device, mount): skipped with a note otherwise, failed when
 //! NASLAB_REQUIRE_ROOT=1.
 
+// A test fails on the unwrap of what it did not expect, which is what a test is for.
+#![allow(clippy::unwrap_used)]
+
 use std::fs::{File, OpenOptions};
 use std::os::unix::fs::FileExt;
 use std::os::unix::io::AsRawFd;

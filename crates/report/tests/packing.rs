@@ -2,6 +2,9 @@
 //! whole, every blob inflating to the length its layout states, and a page that does
 //! not must be refused loudly.
 
+// A test fails on the unwrap of what it did not expect, which is what a test is for.
+#![allow(clippy::unwrap_used)]
+
 use std::path::PathBuf;
 
 use naslab_report::{

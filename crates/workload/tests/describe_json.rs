@@ -1,5 +1,8 @@
 //! The description serializes to JSON for the CLI and reads as text for people.
 
+// A test fails on the unwrap of what it did not expect, which is what a test is for.
+#![allow(clippy::unwrap_used)]
+
 use naslab_workload::describe::describe;
 use naslab_workload::{generate, GenParams};
 

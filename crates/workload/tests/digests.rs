@@ -6,6 +6,9 @@
 //!
 //! When a change is meant, the failure message prints the whole table with the new digests.
 
+// A test fails on the unwrap of what it did not expect, which is what a test is for.
+#![allow(clippy::unwrap_used)]
+
 use naslab_trace::Trace;
 use naslab_workload::synthetic::backup::Backup;
 use naslab_workload::synthetic::bigdir::{BigDir, Entries};

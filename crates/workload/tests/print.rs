@@ -1,5 +1,8 @@
 //! Prints the description of every workload (run with `--ignored --nocapture`).
 
+// A test fails on the unwrap of what it did not expect, which is what a test is for.
+#![allow(clippy::unwrap_used)]
+
 use naslab_workload::{catalog, describe::describe, generate, GenParams};
 
 #[test]
