@@ -503,6 +503,43 @@ fn the_metrics_endpoint_serves_each_point_as_run_json_has_it() {
             .and_then(|v| v.parse().ok())
             .unwrap_or_else(|| panic!("no {key}\n{body}"));
         assert_eq!(served, p99, "{name}");
+        // The reads' response-time histogram: its count is run.json's, and each bucket
+        // holds the reads of the window at most its bound, counted here from the
+        // records (an op within the histogram's 0.1 % of a bound may land either side).
+        let served = |suffix: &str, le: &str| -> u64 {
+            let key = format!(
+                r#"naslab_sweep_op_latency_seconds_{suffix}{{{le}point="{name}",op="read",latency="response"}} "#
+            );
+            body.lines()
+                .find_map(|l| l.strip_prefix(&key))
+                .and_then(|v| v.parse().ok())
+                .unwrap_or_else(|| panic!("no {key}\n{body}"))
+        };
+        assert_eq!(served("count", ""), count, "{name}");
+        let window = u(&p["window_start_ns"]);
+        let reads: Vec<u64> = records(&only_run_dir(&out), p)
+            .iter()
+            .filter(|r| r.kind == OpKind::Read && r.sched >= window)
+            .map(|r| r.done - r.sched)
+            .collect();
+        assert_eq!(reads.len() as u64, count, "{name}");
+        assert_eq!(served("bucket", r#"le="+Inf","#), count, "{name}");
+        for (le, bound) in [
+            ("0.0002", 200_000u64),
+            ("0.0005", 500_000),
+            ("0.001", 1_000_000),
+        ] {
+            let exact = reads.iter().filter(|&&v| v <= bound).count() as i64;
+            let near = reads
+                .iter()
+                .filter(|&&v| v.abs_diff(bound) <= bound / 1000 + 1)
+                .count() as i64;
+            let got = served("bucket", &format!(r#"le="{le}","#)) as i64;
+            assert!(
+                (got - exact).abs() <= near,
+                "{name}: {got} reads at most {le} s served, {exact} in the records ({near} within 0.1 %)"
+            );
+        }
     }
     let err = run_err(
         naslab()

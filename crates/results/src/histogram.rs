@@ -54,6 +54,20 @@ impl LatencyHistogram {
         self.inner.len()
     }
 
+    /// How many values are at most `ns`: exact but for values within the histogram's
+    /// resolution of `ns` (0.1 %), which count as `ns` itself.
+    pub fn count_at_most(&self, ns: u64) -> u64 {
+        if self.count() == 0 {
+            return 0;
+        }
+        self.inner.count_between(0, ns)
+    }
+
+    /// The exact sum of the values, ns.
+    pub fn sum_ns(&self) -> u128 {
+        self.sum_ns
+    }
+
     /// The value at quantile `q` (0 to 1), within the exact extremes; 0 when empty.
     pub fn quantile(&self, q: f64) -> u64 {
         if self.count() == 0 {

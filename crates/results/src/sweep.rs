@@ -305,7 +305,63 @@ pub struct PointBuilder {
     bytes: u64,
 }
 
+/// The upper bounds of the latency buckets a sweep's metrics expose, ns: 1, 2 and 5 x
+/// 10^k from 10 us to 100 s (and +Inf after them).
+pub const LATENCY_BUCKETS_NS: [u64; 22] = {
+    let mut b = [0u64; 22];
+    let mut i = 0;
+    let mut decade = 10_000u64;
+    while i < 22 {
+        b[i] = decade * [1, 2, 5][i % 3];
+        if i % 3 == 2 {
+            decade *= 10;
+        }
+        i += 1;
+    }
+    b
+};
+
+/// One op type's response or service times in a point, counted into
+/// [`LATENCY_BUCKETS_NS`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct PointBuckets {
+    /// The op type, or `all`.
+    pub op: String,
+    /// `response` or `service`.
+    pub latency: &'static str,
+    pub count: u64,
+    pub sum_ns: u128,
+    /// Ops at most each bound of [`LATENCY_BUCKETS_NS`] (cumulative).
+    pub at_most: Vec<u64>,
+}
+
 impl PointBuilder {
+    /// The point's response and service times per op type (and for all ops), counted
+    /// into [`LATENCY_BUCKETS_NS`], for a metrics histogram.
+    pub fn buckets(&self) -> Vec<PointBuckets> {
+        let one = |op: &str, latency: &'static str, h: &LatencyHistogram| PointBuckets {
+            op: op.to_string(),
+            latency,
+            count: h.count(),
+            sum_ns: h.sum_ns(),
+            at_most: LATENCY_BUCKETS_NS
+                .iter()
+                .map(|&b| h.count_at_most(b))
+                .collect(),
+        };
+        let mut out = vec![
+            one("all", "response", &self.all_response),
+            one("all", "service", &self.all_service),
+        ];
+        for (k, r) in &self.response {
+            out.push(one(k.name(), "response", r));
+            if let Some(s) = self.service.get(k) {
+                out.push(one(k.name(), "service", s));
+            }
+        }
+        out
+    }
+
     /// A builder that discards ops scheduled before `warmup_ns`; for users points,
     /// `streams_per_user` maps a stream to its user.
     pub fn new(warmup_ns: u64, streams_per_user: Option<u32>) -> PointBuilder {

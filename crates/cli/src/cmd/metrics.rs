@@ -2,23 +2,64 @@
 //! (`naslab sweep --metrics 127.0.0.1:9464`), so a lab's Prometheus and Grafana can
 //! watch a long sweep: the point running and its load, and each finished point's
 //! offered and achieved rate, throughput, op counts, errors and response and service
-//! time quantiles per op type, the same figures run.json gets.
+//! time quantiles per op type, the same figures run.json gets, and its response and
+//! service times per op type as histograms (buckets of 1, 2 and 5 x 10^k s).
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::sync::atomic::AtomicU64;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use anyhow::Context;
-use naslab_results::sweep::{LoadPoint, PointOps};
+use naslab_results::sweep::{LoadPoint, PointBuckets, PointOps, LATENCY_BUCKETS_NS};
 use prometheus_client::encoding::text::encode;
+use prometheus_client::encoding::{EncodeMetric, MetricEncoder, NoLabelSet};
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::metrics::{MetricType, TypedMetric};
 use prometheus_client::registry::Registry;
 
 type Labels = Vec<(String, String)>;
 type FloatGauge = Gauge<f64, AtomicU64>;
+
+/// A histogram whose buckets were counted elsewhere (from a point's op records), set
+/// whole when the point ends: sum and count in seconds and ops, and each bucket's own
+/// ops (not cumulative) by its upper bound in seconds, +Inf last.
+#[derive(Debug, Clone, Default)]
+struct CountedHistogram(Arc<Mutex<Counted>>);
+
+/// Sum (s), count and each bucket's own ops by its upper bound (s).
+type Counted = (f64, u64, Vec<(f64, u64)>);
+
+impl CountedHistogram {
+    fn set(&self, b: &PointBuckets) {
+        let mut buckets = Vec::with_capacity(b.at_most.len() + 1);
+        let mut below = 0;
+        for (&bound, &at_most) in LATENCY_BUCKETS_NS.iter().zip(&b.at_most) {
+            buckets.push((bound as f64 / 1e9, at_most.saturating_sub(below)));
+            below = below.max(at_most);
+        }
+        buckets.push((f64::INFINITY, b.count.saturating_sub(below)));
+        let mut g = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        *g = (b.sum_ns as f64 / 1e9, b.count, buckets);
+    }
+}
+
+impl TypedMetric for CountedHistogram {
+    const TYPE: MetricType = MetricType::Histogram;
+}
+
+impl EncodeMetric for CountedHistogram {
+    fn encode(&self, mut encoder: MetricEncoder) -> Result<(), std::fmt::Error> {
+        let g = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        encoder.encode_histogram::<NoLabelSet>(g.0, g.1, &g.2, None)
+    }
+
+    fn metric_type(&self) -> MetricType {
+        MetricType::Histogram
+    }
+}
 
 /// The metrics a sweep updates, and the registry the server encodes.
 #[derive(Clone)]
@@ -31,6 +72,7 @@ pub struct SweepMetrics {
     ops: Family<Labels, Gauge>,
     errors: Family<Labels, Gauge>,
     latency: Family<Labels, FloatGauge>,
+    histogram: Family<Labels, CountedHistogram>,
 }
 
 impl SweepMetrics {
@@ -45,6 +87,7 @@ impl SweepMetrics {
             ops: Family::default(),
             errors: Family::default(),
             latency: Family::default(),
+            histogram: Family::default(),
         };
         r.register(
             "point",
@@ -77,6 +120,11 @@ impl SweepMetrics {
             "A finished point's response time (from the scheduled start) or service time (from the issue), by op type and quantile (avg for the mean)",
             m.latency.clone(),
         );
+        r.register(
+            "op_latency_seconds",
+            "A finished point's response or service times (latency) by op type, as a histogram",
+            m.histogram.clone(),
+        );
         SweepMetrics {
             registry: Arc::new(r),
             ..m
@@ -89,8 +137,16 @@ impl SweepMetrics {
         self.load.set(load);
     }
 
-    /// A point has finished with these figures.
-    pub fn point_done(&self, p: &LoadPoint) {
+    /// A point has finished with these figures and latency histograms.
+    pub fn point_done(&self, p: &LoadPoint, buckets: &[PointBuckets]) {
+        for b in buckets {
+            let labels = vec![
+                ("point".to_string(), p.workload.clone()),
+                ("op".to_string(), b.op.clone()),
+                ("latency".to_string(), b.latency.to_string()),
+            ];
+            self.histogram.get_or_create(&labels).set(b);
+        }
         self.points_done.inc();
         let point = || ("point".to_string(), p.workload.clone());
         for (kind, v) in [
@@ -213,8 +269,65 @@ mod tests {
         p.all.count = 39_905;
         p.all.response.p99_ns = 12_500_000;
         p.ops.insert("read".into(), p.all.clone());
-        m.point_done(&p);
+        // 3 ops of 15 µs, 120 µs and 3 ms: one in (10, 20] µs, one in (100, 200] µs, one
+        // in (2, 5] ms; the sum is exact.
+        let mut at_most = vec![0u64; LATENCY_BUCKETS_NS.len()];
+        for (i, &b) in LATENCY_BUCKETS_NS.iter().enumerate() {
+            at_most[i] = [15_000u64, 120_000, 3_000_000]
+                .iter()
+                .filter(|&&v| v <= b)
+                .count() as u64;
+        }
+        let hist = PointBuckets {
+            op: "read".into(),
+            latency: "response",
+            count: 3,
+            sum_ns: 3_135_000,
+            at_most,
+        };
+        m.point_done(&p, &[hist]);
         let t = m.text();
+        // Every bucket, cumulative, by its bound in seconds.
+        let served: Vec<(f64, u64)> = t
+            .lines()
+            .filter_map(|l| l.strip_prefix("naslab_sweep_op_latency_seconds_bucket{le=\""))
+            .filter_map(|l| {
+                let (le, rest) = l.split_once('"')?;
+                let le = if le == "+Inf" {
+                    f64::INFINITY
+                } else {
+                    le.parse().ok()?
+                };
+                Some((le, rest.rsplit_once(' ')?.1.parse().ok()?))
+            })
+            .collect();
+        let mut want: Vec<(f64, u64)> = LATENCY_BUCKETS_NS
+            .iter()
+            .map(|&b| {
+                let n = [15_000u64, 120_000, 3_000_000]
+                    .iter()
+                    .filter(|&&v| v <= b)
+                    .count();
+                (b as f64 / 1e9, n as u64)
+            })
+            .collect();
+        want.push((f64::INFINITY, 3));
+        assert_eq!(served, want, "{t}");
+        assert_eq!(want[0], (1e-5, 0));
+        assert_eq!(want[1], (2e-5, 1));
+        assert_eq!(want[8], (0.005, 3));
+        assert!(
+            t.contains(r#"naslab_sweep_op_latency_seconds_sum{point="rate@4000",op="read",latency="response"} 0.003135"#),
+            "{t}"
+        );
+        assert!(
+            t.contains(r#"naslab_sweep_op_latency_seconds_count{point="rate@4000",op="read",latency="response"} 3"#),
+            "{t}"
+        );
+        assert!(
+            t.contains("# TYPE naslab_sweep_op_latency_seconds histogram"),
+            "{t}"
+        );
         assert!(t.contains("naslab_sweep_point 2"), "{t}");
         assert!(t.contains("naslab_sweep_load 4000.0"), "{t}");
         assert!(

@@ -165,11 +165,12 @@ impl SweepSource {
         if let Err(e) = builder.read_records(&self.run_dir.join(records)) {
             return Some(format!("cannot read {name}'s op records: {e}"));
         }
+        let buckets = self.metrics.as_ref().map(|_| builder.buckets());
         let mut point = builder.finish(name.clone(), cur.load, cur.window_end_ns);
         point.met_cap = self.sweep.cap.as_ref().map(|c| c.met_by(&point));
         point.saturated = naslab_results::sweep::saturated(&point, self.sweep.saturation_margin);
         if let Some(m) = &self.metrics {
-            m.point_done(&point);
+            m.point_done(&point, buckets.as_deref().unwrap_or_default());
         }
         eprintln!("{}", point_line(&point, self.unit, self.sweep.cap.as_ref()));
         let why = stop_reason(&point, self.sweep.cap.as_ref(), it.aborted.as_deref());
