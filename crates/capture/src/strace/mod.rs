@@ -763,23 +763,35 @@ impl StraceImporter {
         }
     }
 
-    fn rename(&mut self, c: &Call, t: u64, b: &mut Builder) -> Result<(), ImportError> {
-        let (from, to) = if c.name == "rename" {
+    /// The two paths of a call that takes an old and a new name: `(OLD, NEW)` for `plain`,
+    /// `(OLDDIR, OLD, NEWDIR, NEW, ...)` for its `*at` forms; both under the root, or
+    /// `None` with the skip counted (`across`: what a pair crossing the root's edge is).
+    fn two_paths(
+        &self,
+        c: &Call,
+        plain: &str,
+        across: &'static str,
+        b: &mut Builder,
+    ) -> Option<(String, String)> {
+        let (from, to) = if c.name == plain {
             (self.path_at(c, None, 0), self.path_at(c, None, 1))
         } else {
             (self.path_at(c, Some(0), 1), self.path_at(c, Some(2), 3))
         };
-        let (from, to) = match (from, to) {
-            (Some(Place::Under(f)), Some(Place::Under(t))) => (f, t),
+        match (from, to) {
+            (Some(Place::Under(f)), Some(Place::Under(t))) => Some((f, t)),
             (Some(Place::Skip(why)), _) | (_, Some(Place::Skip(why))) => {
-                b.skip(if why == OUTSIDE {
-                    "renames into or out of the root"
-                } else {
-                    why
-                });
-                return Ok(());
+                b.skip(if why == OUTSIDE { across } else { why });
+                None
             }
-            _ => return Ok(()),
+            _ => None,
+        }
+    }
+
+    fn rename(&mut self, c: &Call, t: u64, b: &mut Builder) -> Result<(), ImportError> {
+        let Some((from, to)) = self.two_paths(c, "rename", "renames into or out of the root", b)
+        else {
+            return Ok(());
         };
         if self.failed(c, b, true) {
             return Ok(());
@@ -796,22 +808,9 @@ impl StraceImporter {
 
     /// `link(OLD, NEW)`, `linkat(OLDDIR, OLD, NEWDIR, NEW, FLAGS)`: a hard link.
     fn link(&mut self, c: &Call, t: u64, b: &mut Builder) -> Result<(), ImportError> {
-        let (from, to) = if c.name == "link" {
-            (self.path_at(c, None, 0), self.path_at(c, None, 1))
-        } else {
-            (self.path_at(c, Some(0), 1), self.path_at(c, Some(2), 3))
-        };
-        let (from, to) = match (from, to) {
-            (Some(Place::Under(f)), Some(Place::Under(t))) => (f, t),
-            (Some(Place::Skip(why)), _) | (_, Some(Place::Skip(why))) => {
-                b.skip(if why == OUTSIDE {
-                    "hard links into or out of the root"
-                } else {
-                    why
-                });
-                return Ok(());
-            }
-            _ => return Ok(()),
+        let Some((from, to)) = self.two_paths(c, "link", "hard links into or out of the root", b)
+        else {
+            return Ok(());
         };
         if self.failed(c, b, true) {
             return Ok(());
