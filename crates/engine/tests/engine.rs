@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 mod common;
-use common::{file, plan_of, run_once, run_with, spec_of};
+use common::{file, plan_of, records_of, run_once, run_with, spec_of};
 
 use naslab_engine::backend::BackendOptions;
 use naslab_engine::plan::{compile, records_from_trace, FileTable};
@@ -980,16 +980,6 @@ fn queued_trace(depth: u32, reads: u64) -> Trace {
     }
     t.ops.push(op(0, reads + 300, OpKind::Close, 2, 0, 0));
     t
-}
-
-fn records_of(path: &Path) -> Vec<(Op, Measured)> {
-    let reader = naslab_trace::open_trace(path).unwrap();
-    reader
-        .filter_map(|r| match r.unwrap() {
-            naslab_trace::Record::Op(op, Some(m)) => Some((op, m)),
-            _ => None,
-        })
-        .collect()
 }
 
 #[test]

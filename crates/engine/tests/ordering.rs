@@ -6,9 +6,7 @@
 
 mod common;
 
-use std::path::Path;
-
-use common::{file, plan_of, run_with};
+use common::{file, plan_of, records_of, run_with};
 use naslab_engine::plan::{EdgeCounts, EdgeKind, Plan, Wait};
 use naslab_engine::{PosixTarget, ReplayOptions, Sandbox};
 use naslab_results::CacheMode;
@@ -278,16 +276,6 @@ fn a_handed_over_file_replays_without_errors_only_when_ordered() {
     // (ENOENT), and the read and close on its handle with it.
     assert_eq!(unordered[0].0, 3, "{unordered:?}");
     assert_eq!(unordered[0].1, 0, "nothing waits with --no-ordering");
-}
-
-fn records_of(path: &Path) -> Vec<(Op, Measured)> {
-    naslab_trace::open_trace(path)
-        .unwrap()
-        .filter_map(|r| match r.unwrap() {
-            naslab_trace::Record::Op(op, Some(m)) => Some((op, m)),
-            _ => None,
-        })
-        .collect()
 }
 
 #[test]

@@ -10,7 +10,7 @@ mod common;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
-use common::{file, plan_of, spec_of};
+use common::{file, plan_of, records_of, spec_of};
 use naslab_engine::plan::Plan;
 use naslab_engine::records::LiveRecords;
 use naslab_engine::replay::ReplayError;
@@ -66,16 +66,6 @@ impl RecordSink for Collect {
     fn finish(self: Box<Self>, clock_start_ns: u64, wall_ns: u64) {
         self.0.lock().unwrap().finished = Some((clock_start_ns, wall_ns));
     }
-}
-
-fn records_of(path: &Path) -> Vec<(Op, Measured)> {
-    naslab_trace::open_trace(path)
-        .unwrap()
-        .filter_map(|r| match r.unwrap() {
-            naslab_trace::Record::Op(op, Some(m)) => Some((op, m)),
-            _ => None,
-        })
-        .collect()
 }
 
 /// An iteration of `plan` on the null backend, its records kept at `path`.

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use naslab_engine::plan::{compile, records_from_trace, Plan};
 use naslab_engine::{run_iteration, IterationSpec, Progress, ReplayOptions, RunError, Target};
 use naslab_results::{CacheMode, IterationResult};
-use naslab_trace::{FileDecl, Prepare, Trace};
+use naslab_trace::{FileDecl, Measured, Op, Prepare, Trace};
 
 /// A regular file of the trace.
 pub fn file(id: u32, path: &str, size: u64, exists: bool, prepare: Prepare) -> FileDecl {
@@ -75,4 +75,15 @@ pub fn run_with(
 
 pub fn plan_of(trace: &Trace, spool: &Path) -> Plan {
     compile(Path::new("test.jsonl"), records_from_trace(trace), spool).expect("trace compiles")
+}
+
+/// Every op of an op records file (or trace) with its measurement, in the file's order.
+pub fn records_of(path: &Path) -> Vec<(Op, Measured)> {
+    naslab_trace::open_trace(path)
+        .expect("the records open")
+        .filter_map(|r| match r.expect("each record reads") {
+            naslab_trace::Record::Op(op, Some(m)) => Some((op, m)),
+            _ => None,
+        })
+        .collect()
 }
