@@ -237,25 +237,51 @@ fn a_removal_waits_for_each_other_streams_last_use_and_a_read_for_the_fsync() {
     assert!(unlink.iter().all(|w| w.at == 3));
 }
 
-/// Replays `trace` on a fresh directory `times` times and returns each run's errors
-/// and waits.
+/// Replays `trace` (a [`handoff`]) on a fresh directory `times` times and returns each
+/// run's errors and waits. Ordered, each run's op records must show the hand-over kept:
+/// stream 1's open of `d/f` issued only once stream 0's create of it had completed.
 fn replay_errors(trace: &Trace, times: usize, unordered: bool) -> Vec<(u64, u64)> {
     let spool = tempfile::tempdir().unwrap();
     let plan = plan_of(trace, spool.path());
     (0..times)
-        .map(|_| {
+        .map(|i| {
             let dir = tempfile::tempdir().unwrap();
             let target = PosixTarget::new(Sandbox::open(dir.path()).unwrap());
             let options = ReplayOptions {
                 unordered,
                 ..ReplayOptions::default()
             };
-            let r = run_with(&plan, &target, CacheMode::Keep, spool.path(), None, options).unwrap();
+            let path = spool.path().join(format!("run{i}.ops.nbt.zst"));
+            let r = run_with(
+                &plan,
+                &target,
+                CacheMode::Keep,
+                spool.path(),
+                Some(path.clone()),
+                options,
+            )
+            .unwrap();
             let o = r
                 .ordering
                 .expect("a trace of two streams reports its ordering");
             assert_eq!(o.edges, 1);
             assert_eq!(o.enforced, !unordered);
+            if !unordered {
+                let recs = records_of(&path);
+                let find = |stream: u32, kind: OpKind| {
+                    recs.iter()
+                        .find(|(op, _)| op.stream == stream && op.kind == kind)
+                        .map(|(_, m)| *m)
+                        .unwrap()
+                };
+                let (create, open) = (find(0, OpKind::Create), find(1, OpKind::Open));
+                assert!(
+                    open.issued_ns >= create.done_ns,
+                    "run {i}: stream 1 opened d/f at {} ns, before stream 0's create of it completed at {} ns",
+                    open.issued_ns,
+                    create.done_ns
+                );
+            }
             (r.errors, o.waits)
         })
         .collect()
