@@ -149,21 +149,37 @@ fn fill_path<'a>(buf: &'a mut Vec<u8>, files: &FileTable, file: u32) -> Result<&
     CStr::from_bytes_with_nul(buf).map_err(|_| OpError::errno(libc::EINVAL))
 }
 
-/// The text of a symbolic link at `link` naming `target` (both `/`-separated paths
-/// relative to the workload directory): `target` from the link's directory.
-fn relative_target(link: &str, target: &str) -> String {
-    let from: Vec<&str> = link.split('/').collect();
-    let from = &from[..from.len().saturating_sub(1)];
-    let to: Vec<&str> = target.split('/').collect();
-    let common = from
-        .iter()
-        .zip(&to)
+/// Fills `buf` with the text of a symbolic link at `link` naming `target` (both
+/// `/`-separated paths relative to the workload directory): `target` from the link's
+/// directory, NUL-terminated. It is written in place, as [`fill_path`] writes a path, so
+/// a symlink op allocates nothing once `buf` is as long as its longest text.
+fn fill_relative_target<'a>(
+    buf: &'a mut Vec<u8>,
+    link: &str,
+    target: &str,
+) -> Result<&'a CStr, OpError> {
+    let link_dir = link.rsplit_once('/').map_or("", |(dir, _)| dir);
+    let dir_depth = if link_dir.is_empty() {
+        0
+    } else {
+        link_dir.split('/').count()
+    };
+    // The directories the two share, never the target's own name.
+    let common = link_dir
+        .split('/')
+        .take(dir_depth)
+        .zip(target.split('/'))
         .take_while(|(a, b)| a == b)
         .count()
-        .min(to.len().saturating_sub(1));
-    let mut parts: Vec<&str> = vec![".."; from.len() - common];
-    parts.extend(&to[common..]);
-    parts.join("/")
+        .min(target.split('/').count() - 1);
+    let rest = target.splitn(common + 1, '/').last().unwrap_or(target);
+    buf.clear();
+    for _ in common..dir_depth {
+        buf.extend_from_slice(b"../");
+    }
+    buf.extend_from_slice(rest.as_bytes());
+    buf.push(0);
+    CStr::from_bytes_with_nul(buf).map_err(|_| OpError::errno(libc::EINVAL))
 }
 
 /// A failure of the marked directory's own upkeep, in the sandbox's words.
@@ -511,10 +527,13 @@ impl Backend for PosixBackend {
     fn symlink(&mut self, target: u32, link: u32) -> Result<(), OpError> {
         // The link names its target relative to its own directory, so it stays inside
         // the workload directory wherever that is (and naslab itself never follows it).
-        let text = relative_target(self.files.path(link), self.files.path(target));
-        let text = std::ffi::CString::new(text).map_err(|_| OpError::errno(libc::EINVAL))?;
+        let text = fill_relative_target(
+            &mut self.path_b,
+            self.files.path(link),
+            self.files.path(target),
+        )?;
         let l = fill_path(&mut self.path_a, &self.files, link)?;
-        symlink_beneath(self.dirfd, &text, l).map_err(io_err)
+        symlink_beneath(self.dirfd, text, l).map_err(io_err)
     }
 
     fn drop_cache(&mut self, file: u32) -> Result<(), OpError> {
@@ -596,7 +615,13 @@ impl QueuedIo for PosixBackend {
 
 #[cfg(test)]
 mod tests {
-    use super::relative_target;
+    use super::fill_relative_target;
+
+    fn relative_target(link: &str, target: &str) -> String {
+        let mut buf = Vec::new();
+        let text = fill_relative_target(&mut buf, link, target).unwrap();
+        text.to_str().unwrap().to_string()
+    }
 
     #[test]
     fn a_symlinks_text_names_its_target_from_the_links_directory() {
@@ -606,5 +631,18 @@ mod tests {
         assert_eq!(relative_target("d/b", "d"), "../d");
         assert_eq!(relative_target("d/b", "d/x/y"), "x/y");
         assert_eq!(relative_target("a/b/c", "x/y"), "../../x/y");
+        assert_eq!(relative_target("d/e/b", "d/e"), "../e");
+        assert_eq!(relative_target("d/e/b", "d/e/f/g"), "f/g");
+    }
+
+    #[test]
+    fn a_symlinks_text_is_written_in_the_buffer_it_is_given() {
+        // The replay's path buffer: a symlink op fills it again, with no allocation.
+        let mut buf = Vec::with_capacity(256);
+        let at = buf.as_ptr();
+        for (link, target) in [("a/b/c", "x/y"), ("d/b", "d"), ("b", "a")] {
+            fill_relative_target(&mut buf, link, target).unwrap();
+            assert_eq!((buf.as_ptr(), buf.capacity()), (at, 256));
+        }
     }
 }
