@@ -122,15 +122,9 @@ pub struct Plan {
     pub unaligned_ops: u64,
     /// Opens and creates whose flags ask for direct I/O (`direct`).
     pub direct_opens: u64,
-    /// The happens-before edges between streams (see `plan/ordering.rs`).
-    pub ordering: Ordering,
-}
-
-/// How many happens-before edges a plan's streams have, by phase.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Ordering {
+    /// How many happens-before edges the measured phase's streams have, by kind (see
+    /// `plan/ordering.rs`); the warm-up's edges are in its streams' `order`.
     pub edges: EdgeCounts,
-    pub warmup_edges: EdgeCounts,
 }
 
 impl Plan {

@@ -372,7 +372,7 @@ pub fn run_iteration(spec: &IterationSpec, iteration: u32) -> Result<IterationRe
         result.ops_planned = plan.ops();
         if plan.streams.len() > 1 {
             result.ordering = Some(crate::summarize::ordering(
-                &plan.ordering.edges,
+                &plan.edges,
                 &outcome,
                 !replay_options.unordered,
             ));

@@ -29,7 +29,7 @@ fn open(stream: u32, t_us: u64, file: u32) -> Op {
 }
 
 fn edges(plan: &Plan) -> EdgeCounts {
-    plan.ordering.edges
+    plan.edges
 }
 
 /// Stream 0 keeps busy with `busy` stats of a file of its own, then makes `d/f` and

@@ -16,7 +16,7 @@ use naslab_trace::{
 };
 
 use super::ordering::{Collector, StreamOrder};
-use super::{FileEntry, FileTable, Ordering, Plan, PlanError, StreamPlan, MAX_OP_BYTES};
+use super::{FileEntry, FileTable, Plan, PlanError, StreamPlan, MAX_OP_BYTES};
 use crate::spool::{CompiledOp, SpoolWriter};
 
 /// Compiles `records` (from `source`, named in errors) into a plan, spooling ops into `spool_dir`.
@@ -563,7 +563,7 @@ impl<'a> Compiler<'a> {
             warmup.extend(w);
             streams.extend(m);
         }
-        let [(measured_order, edges), (warmup_order, warmup_edges)] = self.order.finish();
+        let [(measured_order, edges), (warmup_order, _)] = self.order.finish();
         for (sp, o) in streams.iter_mut().zip(measured_order) {
             sp.order = o;
         }
@@ -588,10 +588,7 @@ impl<'a> Compiler<'a> {
             planned_write_bytes: t.write_bytes,
             unaligned_ops: t.unaligned,
             direct_opens: t.direct_opens,
-            ordering: Ordering {
-                edges,
-                warmup_edges,
-            },
+            edges,
         })
     }
 }
