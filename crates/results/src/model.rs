@@ -348,6 +348,21 @@ pub struct OrderingSummary {
     pub wait_longest_ns: u64,
 }
 
+impl OrderingSummary {
+    /// Adds another client's edges and waits (no edge joins two clients): counts and
+    /// wait times add, the longest wait is the longer of the two; `enforced` is left as
+    /// it is (every client of a job replays with the same options).
+    pub fn add(&mut self, other: &OrderingSummary) {
+        self.edges += other.edges;
+        self.name_edges += other.name_edges;
+        self.sync_edges += other.sync_edges;
+        self.sequence_edges += other.sequence_edges;
+        self.waits += other.waits;
+        self.wait_total_ns += other.wait_total_ns;
+        self.wait_longest_ns = self.wait_longest_ns.max(other.wait_longest_ns);
+    }
+}
+
 fn is_zero(n: &u64) -> bool {
     *n == 0
 }
@@ -674,5 +689,42 @@ mod tests {
             BTreeMap::from([("EIO".to_string(), 1), ("ENOENT".to_string(), 3)])
         );
         assert_eq!(a.latency.count, 3, "latency is left alone");
+    }
+
+    #[test]
+    fn ordering_adds_edges_and_waits_and_keeps_the_longest_wait() {
+        let mut a = OrderingSummary {
+            enforced: true,
+            edges: 6,
+            name_edges: 3,
+            sync_edges: 2,
+            sequence_edges: 1,
+            waits: 2,
+            wait_total_ns: 900,
+            wait_longest_ns: 700,
+        };
+        a.add(&OrderingSummary {
+            enforced: false,
+            edges: 4,
+            name_edges: 1,
+            sync_edges: 0,
+            sequence_edges: 3,
+            waits: 1,
+            wait_total_ns: 500,
+            wait_longest_ns: 500,
+        });
+        assert_eq!(
+            a,
+            OrderingSummary {
+                enforced: true,
+                edges: 10,
+                name_edges: 4,
+                sync_edges: 2,
+                sequence_edges: 4,
+                waits: 3,
+                wait_total_ns: 1_400,
+                wait_longest_ns: 700,
+            }
+        );
     }
 }

@@ -294,17 +294,10 @@ fn merge_iteration(
         r.time_limited |= it.time_limited;
         if let Some(o) = &it.ordering {
             // Each client keeps its own streams' order; no edge joins two clients.
-            let m = r.ordering.get_or_insert(naslab_results::OrderingSummary {
-                enforced: o.enforced,
-                ..Default::default()
-            });
-            m.edges += o.edges;
-            m.name_edges += o.name_edges;
-            m.sync_edges += o.sync_edges;
-            m.sequence_edges += o.sequence_edges;
-            m.waits += o.waits;
-            m.wait_total_ns += o.wait_total_ns;
-            m.wait_longest_ns = m.wait_longest_ns.max(o.wait_longest_ns);
+            match &mut r.ordering {
+                Some(m) => m.add(o),
+                None => r.ordering = Some(*o),
+            }
         }
         r.prepare.files += it.prepare.files;
         r.prepare.dirs += it.prepare.dirs;
@@ -820,6 +813,51 @@ mod tests {
                 (1, 1, 2, 2_500),
                 (0, 0, 0, 3_000),
             ]
+        );
+    }
+
+    #[test]
+    fn the_clients_ordering_adds_up_and_a_client_without_edges_adds_nothing() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (spool, out) = (tmp.path().join("spool"), tmp.path().join("out"));
+        std::fs::create_dir_all(&spool).unwrap();
+        std::fs::create_dir_all(&out).unwrap();
+        let ops: [OpLine; 1] = [(0, OpKind::Read, 0, 4096, 10, 100, 4096)];
+        let mut clients = [0, 1, 2].map(|rank| sent(&spool, rank, 0, 1_000, &ops));
+        // Client 1 has one stream: no ordering of its own.
+        for (c, ordering) in clients.iter_mut().zip([
+            Some((5, 3, 1, 1, 2, 300, 200)),
+            None,
+            Some((2, 0, 0, 2, 1, 400, 400)),
+        ]) {
+            let run = c.report.run.as_mut().unwrap();
+            run.workloads[0].iterations[0].ordering =
+                ordering.map(|(edges, name, sync, sequence, waits, total, longest)| {
+                    naslab_results::OrderingSummary {
+                        enforced: true,
+                        edges,
+                        name_edges: name,
+                        sync_edges: sync,
+                        sequence_edges: sequence,
+                        waits,
+                        wait_total_ns: total,
+                        wait_longest_ns: longest,
+                    }
+                });
+        }
+        let job = merge(&clients, &out, false).unwrap();
+        assert_eq!(
+            job.workloads[0].iterations[0].ordering,
+            Some(naslab_results::OrderingSummary {
+                enforced: true,
+                edges: 7,
+                name_edges: 3,
+                sync_edges: 1,
+                sequence_edges: 3,
+                waits: 3,
+                wait_total_ns: 700,
+                wait_longest_ns: 400,
+            })
         );
     }
 
