@@ -106,6 +106,21 @@ pub struct RealtimeGranted {
 }
 
 impl RealtimeGranted {
+    /// Adds another client's grant (a multi-client job's phase): streams add, memory
+    /// counts as locked only when it was on every client, and each refusal is kept once.
+    pub fn add(&mut self, other: &RealtimeGranted) {
+        self.memory_locked &= other.memory_locked;
+        self.streams += other.streams;
+        self.fifo_streams += other.fifo_streams;
+        self.nice_streams += other.nice_streams;
+        self.pinned_streams += other.pinned_streams;
+        for why in &other.refused {
+            if !self.refused.contains(why) {
+                self.refused.push(why.clone());
+            }
+        }
+    }
+
     /// One line for tables: `2/2 streams under SCHED_FIFO, 0 niced, 2 pinned, memory locked`.
     pub fn summary(&self) -> String {
         format!(
@@ -354,5 +369,37 @@ mod tests {
         let v2 = names(&run);
         assert!(v2.contains(&"realtime".to_string()), "{v2:?}");
         assert!(v2.contains(&"records written".to_string()), "{v2:?}");
+    }
+
+    #[test]
+    fn grants_add_streams_lock_memory_only_when_all_did_and_keep_each_refusal_once() {
+        let grant = |locked, streams, fifo, nice, refused: &[&str]| RealtimeGranted {
+            memory_locked: locked,
+            streams,
+            fifo_streams: fifo,
+            nice_streams: nice,
+            pinned_streams: streams,
+            refused: refused.iter().map(|r| r.to_string()).collect(),
+        };
+        let mut a = grant(true, 2, 2, 0, &[]);
+        a.add(&grant(
+            false,
+            3,
+            0,
+            1,
+            &["mlockall: ENOMEM", "SCHED_FIFO: EPERM"],
+        ));
+        a.add(&grant(true, 1, 0, 0, &["SCHED_FIFO: EPERM"]));
+        assert_eq!(
+            a,
+            RealtimeGranted {
+                memory_locked: false,
+                streams: 6,
+                fifo_streams: 2,
+                nice_streams: 1,
+                pinned_streams: 6,
+                refused: vec!["mlockall: ENOMEM".into(), "SCHED_FIFO: EPERM".into()],
+            }
+        );
     }
 }

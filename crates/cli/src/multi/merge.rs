@@ -299,6 +299,12 @@ fn merge_iteration(
                 None => r.ordering = Some(*o),
             }
         }
+        if let Some(g) = &it.realtime {
+            match &mut r.realtime {
+                Some(m) => m.add(g),
+                None => r.realtime = Some(g.clone()),
+            }
+        }
         r.prepare.files += it.prepare.files;
         r.prepare.dirs += it.prepare.dirs;
         r.prepare.bytes += it.prepare.bytes;
@@ -857,6 +863,44 @@ mod tests {
                 waits: 3,
                 wait_total_ns: 700,
                 wait_longest_ns: 400,
+            })
+        );
+    }
+
+    #[test]
+    fn what_the_kernel_granted_each_client_under_realtime_adds_up() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (spool, out) = (tmp.path().join("spool"), tmp.path().join("out"));
+        std::fs::create_dir_all(&spool).unwrap();
+        std::fs::create_dir_all(&out).unwrap();
+        let ops: [OpLine; 1] = [(0, OpKind::Read, 0, 4096, 10, 100, 4096)];
+        let mut clients = [0, 1].map(|rank| sent(&spool, rank, 0, 1_000, &ops));
+        // Client 0 got everything for its 2 streams; client 1, without the privileges,
+        // had its memory and its 3 streams refused.
+        for (c, (locked, streams, fifo, refused)) in clients
+            .iter_mut()
+            .zip([(true, 2, 2, None), (false, 3, 0, Some("SCHED_FIFO: EPERM"))])
+        {
+            let run = c.report.run.as_mut().unwrap();
+            run.workloads[0].iterations[0].realtime = Some(naslab_results::RealtimeGranted {
+                memory_locked: locked,
+                streams,
+                fifo_streams: fifo,
+                nice_streams: 0,
+                pinned_streams: streams,
+                refused: refused.into_iter().map(String::from).collect(),
+            });
+        }
+        let job = merge(&clients, &out, false).unwrap();
+        assert_eq!(
+            job.workloads[0].iterations[0].realtime,
+            Some(naslab_results::RealtimeGranted {
+                memory_locked: false,
+                streams: 5,
+                fifo_streams: 2,
+                nice_streams: 0,
+                pinned_streams: 5,
+                refused: vec!["SCHED_FIFO: EPERM".into()],
             })
         );
     }
