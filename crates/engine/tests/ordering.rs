@@ -186,6 +186,53 @@ fn a_trace_without_timing_is_ordered_by_its_lines() {
 }
 
 #[test]
+fn a_directory_renamed_in_one_stream_orders_uses_of_what_lies_deep_inside_it() {
+    // Stream 0 renames 'a' (holding x/y) to 'b' between stream 1's read of a/x/y and
+    // stream 2's read of b/x/y: the rename waits for the first, the second for it,
+    // though neither file is in the renamed directory itself.
+    let mut t = Trace::new("moved");
+    t.files.push(FileDecl::dir(1, "a", true));
+    t.files.push(FileDecl::dir(2, "a/x", true));
+    t.files.push(file(3, "a/x/y", 4096, true, Prepare::Copy));
+    t.files.push(FileDecl::dir(4, "b", false));
+    t.files.push(FileDecl::dir(5, "b/x", false));
+    t.files.push(file(6, "b/x/y", 0, false, Prepare::Copy));
+    t.files.push(file(7, "z", 0, true, Prepare::Copy));
+    t.ops.push(op(0, 0, OpKind::Stat, 1));
+    let mut rename = op(0, 10, OpKind::Rename, 1);
+    rename.to = Some(4);
+    t.ops.push(rename);
+    t.ops.push(open(1, 5, 3));
+    t.ops.push(op(1, 6, OpKind::Close, 3));
+    // From the start, so that no stream follows another as a whole.
+    t.ops.push(op(2, 0, OpKind::Stat, 7));
+    t.ops.push(open(2, 20, 6));
+    t.ops.push(op(2, 21, OpKind::Close, 6));
+    let spool = tempfile::tempdir().unwrap();
+    let plan = plan_of(&t, spool.path());
+    let waits = |s: usize| {
+        plan.streams[s]
+            .order
+            .waits
+            .iter()
+            .map(|w| (w.at, w.source, w.count))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        waits(0),
+        vec![(1, 1, 1)],
+        "the rename waits for a/x/y's open"
+    );
+    assert_eq!(
+        waits(2),
+        vec![(1, 0, 2)],
+        "b/x/y's open waits for the rename"
+    );
+    assert!(waits(1).is_empty());
+    assert_eq!(edges(&plan).name, 2);
+}
+
+#[test]
 fn ops_at_the_same_time_stay_concurrent() {
     let mut t = Trace::new("ties");
     t.files.push(file(1, "f", 0, false, Prepare::Copy));

@@ -9,7 +9,7 @@
 //!
 //! - a **name** (an entry's path): made, renamed or removed by one stream (create, mkdir,
 //!   unlink, rename, the new name of a link or symlink) before another stream uses it (open, stat, readdir, any of these on
-//!   something inside it) gives an edge from the change to the use; a change after
+//!   something inside it, at any depth) gives an edge from the change to the use; a change after
 //!   other streams' uses waits for the last use of each. Only the last change and, per
 //!   stream, the last use since it are kept, so there is one edge per hand-over of a
 //!   name, not one per pair of ops;
@@ -124,6 +124,9 @@ pub(super) struct Collector {
     counts: Vec<[PhaseCount; 2]>,
     /// The parent directory's index of each entry (`u32::MAX` at the top).
     parents: Vec<u32>,
+    /// Entries some rename names (as its old or new name): a use of anything below one,
+    /// however deep, is also a use of it, since renaming it moves all of that.
+    renamed: Vec<bool>,
     /// Fsyncs seen so far (in file order) of each entry.
     fsyncs: Vec<u32>,
     t_min: u64,
@@ -148,6 +151,7 @@ impl Collector {
             })
             .collect();
         self.fsyncs = vec![0; entries.len()];
+        self.renamed = vec![false; entries.len()];
         self.t_min = u64::MAX;
     }
 
@@ -191,6 +195,11 @@ impl Collector {
             OpKind::Rename => {
                 name(file, Role::Change);
                 name(to, Role::Change);
+                for i in [file, to] {
+                    if let Some(r) = self.renamed.get_mut(i as usize) {
+                        *r = true;
+                    }
+                }
             }
             // A hard link needs its file and makes a name; a symbolic link only makes its
             // name (its target need not exist).
@@ -225,10 +234,35 @@ impl Collector {
         let timed = self.t_max > self.t_min && self.t_min != u64::MAX;
         let [measured, warmup] = self.events;
         let counts = self.counts;
+        let tree = Tree {
+            parents: &self.parents,
+            renamed: &self.renamed,
+        };
         [
-            derive(measured, &counts, MEASURED, timed),
-            derive(warmup, &counts, WARMUP, timed),
+            derive(measured, &counts, MEASURED, timed, &tree),
+            derive(warmup, &counts, WARMUP, timed, &tree),
         ]
+    }
+}
+
+/// The file set's directories, as the edges see them.
+struct Tree<'a> {
+    parents: &'a [u32],
+    renamed: &'a [bool],
+}
+
+impl Tree<'_> {
+    fn parent(&self, i: u32) -> u32 {
+        self.parents.get(i as usize).copied().unwrap_or(u32::MAX)
+    }
+
+    /// The renamed directories above `res`'s parent (whose use is an event of its own),
+    /// nearest first.
+    fn renamed_above_parent(&self, res: u32) -> impl Iterator<Item = u32> + '_ {
+        let grandparent = self.parent(self.parent(res));
+        std::iter::successors(Some(grandparent), |&d| Some(self.parent(d)))
+            .take_while(|&d| d != u32::MAX)
+            .filter(|&d| self.renamed.get(d as usize).copied().unwrap_or(false))
     }
 }
 
@@ -238,6 +272,13 @@ struct At {
     stream: u32,
     seq: u64,
     place: u64,
+}
+
+impl At {
+    /// Whether this op comes before `me` in another stream (not at the same place).
+    fn precedes(&self, me: &At) -> bool {
+        self.stream != me.stream && self.place < me.place
+    }
 }
 
 #[derive(Default)]
@@ -303,11 +344,25 @@ impl Clocks {
     }
 }
 
+/// Op `me` uses name `res`: it follows the name's last change in another stream, and is
+/// its stream's last use of it since.
+fn use_name(resources: &mut HashMap<u32, Resource>, clocks: &mut Clocks, res: u32, me: At) {
+    let r = resources.entry(res).or_default();
+    if let Some(c) = r.last_change.filter(|c| c.precedes(&me)) {
+        clocks.edge(c, me.stream, me.seq, EdgeKind::Name);
+    }
+    match r.uses.iter_mut().find(|u| u.stream == me.stream) {
+        Some(u) => *u = me,
+        None => r.uses.push(me),
+    }
+}
+
 fn derive(
     mut events: Vec<Event>,
     counts: &[[PhaseCount; 2]],
     phase: usize,
     timed: bool,
+    tree: &Tree<'_>,
 ) -> (Vec<StreamOrder>, EdgeCounts) {
     // The phase's streams, and each one's index among them.
     let mut index = vec![u32::MAX; counts.len()];
@@ -345,7 +400,12 @@ fn derive(
             seq: e.seq,
             place: place(e.t_us, e.line),
         };
-        let before = |a: &At| a.stream != me.stream && a.place < me.place;
+        let before = |a: &At| a.precedes(&me);
+        if matches!(e.role, Role::Use | Role::Change) {
+            for dir in tree.renamed_above_parent(e.res) {
+                use_name(&mut resources, &mut clocks, dir, me);
+            }
+        }
         match e.role {
             Role::Start => {
                 if timed {
@@ -354,16 +414,7 @@ fn derive(
                     }
                 }
             }
-            Role::Use => {
-                let r = resources.entry(e.res).or_default();
-                if let Some(c) = r.last_change.filter(before) {
-                    clocks.edge(c, me.stream, me.seq, EdgeKind::Name);
-                }
-                match r.uses.iter_mut().find(|u| u.stream == me.stream) {
-                    Some(u) => *u = me,
-                    None => r.uses.push(me),
-                }
-            }
+            Role::Use => use_name(&mut resources, &mut clocks, e.res, me),
             Role::Change => {
                 let r = resources.entry(e.res).or_default();
                 if let Some(c) = r.last_change.filter(before) {
