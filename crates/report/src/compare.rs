@@ -8,7 +8,7 @@ use std::fmt::Write;
 use std::path::Path;
 
 pub use naslab_results::export::csv_field;
-use naslab_results::sweep::{LoadUnit, Sweep};
+use naslab_results::sweep::Sweep;
 use naslab_results::{duration_text, RunResult, WorkloadResult};
 
 use serde::Serialize;
@@ -618,10 +618,7 @@ impl Comparison {
             .zip(&self.runs)
             .filter_map(|(s, r)| {
                 let s = s.as_ref()?;
-                let unit = match s.unit {
-                    LoadUnit::Users => "users",
-                    LoadUnit::OpsPerS => "ops/s",
-                };
+                let unit = s.unit.label();
                 // Users and listed rates are whole numbers: 8 users, not 8.00.
                 let load = |k: f64| {
                     if k.fract() == 0.0 {
@@ -753,6 +750,7 @@ fn md_escape(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use naslab_results::sweep::LoadUnit;
 
     fn run_info(letter: &str) -> RunInfo {
         RunInfo {
