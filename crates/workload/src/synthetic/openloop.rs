@@ -136,16 +136,23 @@ pub fn rate(load: &RateLoad) -> Trace {
                 len: block,
                 ..Op::new(c, (t_ns / 1e3).round() as u64, kind, 0)
             });
-            t_ns += match load.arrivals {
-                Arrivals::Uniform => gap_ns,
-                Arrivals::Poisson => exponential(&mut rng, gap_ns),
-            };
+            t_ns += load.arrivals.next_gap(&mut rng, gap_ns);
         }
         trace
             .ops
             .push(Op::new(c, load.duration_us, OpKind::Close, 0));
     }
     trace
+}
+
+impl Arrivals {
+    /// The time to a stream's next arrival, ns, when they come `mean_ns` apart on average.
+    fn next_gap(self, rng: &mut Rng8, mean_ns: f64) -> f64 {
+        match self {
+            Arrivals::Uniform => mean_ns,
+            Arrivals::Poisson => exponential(rng, mean_ns),
+        }
+    }
 }
 
 /// An exponential draw of mean `mean`.
@@ -174,10 +181,7 @@ pub fn paced(base: &Trace, ops_per_s: f64, arrivals: Arrivals, seed: u64) -> Tra
     for op in &mut trace.ops {
         let t = next_ns.entry(op.stream).or_insert(0.0);
         op.t_us = (*t / 1e3).round() as u64;
-        *t += match arrivals {
-            Arrivals::Uniform => gap_ns,
-            Arrivals::Poisson => exponential(&mut rng, gap_ns),
-        };
+        *t += arrivals.next_gap(&mut rng, gap_ns);
     }
     trace
 }
