@@ -328,6 +328,14 @@ fn replay_errors(trace: &Trace, times: usize, unordered: bool) -> Vec<(u64, u64)
                     open.issued_ns,
                     create.done_ns
                 );
+                // The only wait (stream 1's, before its first op) lies between the
+                // phase's start and that open's issue, on the records' clock.
+                assert!(
+                    o.wait_total_ns <= open.issued_ns && o.wait_longest_ns == o.wait_total_ns,
+                    "run {i}: {o:?}, open issued at {} ns",
+                    open.issued_ns
+                );
+                assert_eq!(o.waits == 0, o.wait_total_ns == 0, "run {i}: {o:?}");
             }
             (r.errors, o.waits)
         })
