@@ -342,6 +342,10 @@ fn replay_errors(trace: &Trace, times: usize, unordered: bool) -> Vec<(u64, u64)
         .collect()
 }
 
+/// The stats stream 0 makes before the hand-over when replayed without ordering: enough
+/// that stream 1, started with it, comes to its open first.
+const UNORDERED_BUSY: u64 = 20_000;
+
 #[test]
 fn a_handed_over_file_replays_without_errors_only_when_ordered() {
     let trace = handoff(2000);
@@ -351,9 +355,11 @@ fn a_handed_over_file_replays_without_errors_only_when_ordered() {
         ordered.iter().all(|&(errors, _)| errors == 0),
         "{ordered:?}"
     );
-    let unordered = replay_errors(&trace, 1, true);
+    // Unordered, with ten times the stats before the create: a window of tens of
+    // milliseconds, so stream 1 comes to its open inside it even on a busy machine.
+    let unordered = replay_errors(&handoff(UNORDERED_BUSY), 1, true);
     println!("unordered (errors, waits): {unordered:?}");
-    // Stream 1 opens d/f while stream 0 is still on its 2,000 stats: the open fails
+    // Stream 1 opens d/f while stream 0 is still on its 20,000 stats: the open fails
     // (ENOENT), and the read and close on its handle with it.
     assert_eq!(unordered[0].0, 3, "{unordered:?}");
     assert_eq!(unordered[0].1, 0, "nothing waits with --no-ordering");
@@ -440,6 +446,8 @@ fn a_handed_over_file_is_waited_for_with_several_ops_in_flight() {
         ordered.iter().all(|&(errors, _)| errors == 0),
         "{ordered:?}"
     );
+    trace = handoff(UNORDERED_BUSY);
+    trace.header.queue_depth = Some(4);
     let unordered = replay_errors(&trace, 1, true);
     assert_eq!(unordered[0].0, 3, "{unordered:?}");
 }
