@@ -7,7 +7,7 @@
 //! link count is no more than that, so a name added from outside is still refused.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use crate::beneath::EntryStat;
 
@@ -24,30 +24,28 @@ impl OwnLinks {
         if st.nlink <= 1 {
             return true;
         }
-        let made = match self.made.lock() {
-            Ok(m) => m,
-            Err(poisoned) => poisoned.into_inner(),
-        };
-        made.get(&(st.dev, st.ino))
+        self.made()
+            .get(&(st.dev, st.ino))
             .is_some_and(|&n| st.nlink <= n.saturating_add(1))
     }
 
     /// Forgets every file: the workload directory was emptied, so their inode numbers
     /// may now be another file's.
     pub fn forget_all(&self) {
-        match self.made.lock() {
-            Ok(mut m) => m.clear(),
-            Err(poisoned) => poisoned.into_inner().clear(),
-        }
+        self.made().clear();
     }
 
     /// Notes that naslab gave the file whose status is `st` one more name.
     pub fn record(&self, st: &EntryStat) {
-        let mut made = match self.made.lock() {
-            Ok(m) => m,
-            Err(poisoned) => poisoned.into_inner(),
-        };
-        *made.entry((st.dev, st.ino)).or_insert(0) += 1;
+        *self.made().entry((st.dev, st.ino)).or_insert(0) += 1;
+    }
+
+    /// The files and their names, whatever a stream that panicked holding them left
+    /// (each change is a single insert or clear, so they are whole).
+    fn made(&self) -> MutexGuard<'_, HashMap<(u64, u64), u64>> {
+        self.made
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 }
 
