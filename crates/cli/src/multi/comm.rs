@@ -200,17 +200,21 @@ impl Job {
         // A client that failed before the start gate tells every other at once (they may
         // be preparing their file sets: see `failed_before_start`), before it votes.
         let early = failed && !voted;
-        let early_sent: Vec<_> = if early {
+        // A notice of `tag` to every other client; the sends are waited for at the end.
+        let to_others = |tag: Tag| -> Vec<_> {
             (0..size)
                 .filter(|&r| r != rank)
                 .map(|r| {
                     world.process_at_rank(r as i32).immediate_send_with_tag(
                         StaticScope,
                         &NOTICE,
-                        EARLY_TAG,
+                        tag,
                     )
                 })
                 .collect()
+        };
+        let early_sent = if early {
+            to_others(EARLY_TAG)
         } else {
             Vec::new()
         };
@@ -222,17 +226,8 @@ impl Job {
         }
         // Every client started this phase or none did (the gate is one vote), so every
         // client knows whether notices are due.
-        let sent: Vec<_> = match tag {
-            Some(tag) if failed => (0..size)
-                .filter(|&r| r != rank)
-                .map(|r| {
-                    world.process_at_rank(r as i32).immediate_send_with_tag(
-                        StaticScope,
-                        &NOTICE,
-                        tag,
-                    )
-                })
-                .collect(),
+        let sent = match tag {
+            Some(tag) if failed => to_others(tag),
             _ => Vec::new(),
         };
         // 0: went well; 1: failed; 2: failed before the start gate (and sent the notices
