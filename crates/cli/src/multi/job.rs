@@ -54,10 +54,6 @@ impl StartGate for Gate {
 }
 
 impl Coordinator for MpiJob {
-    fn is_job(&self) -> bool {
-        true
-    }
-
     fn rank_and_size(&self) -> Option<(u32, u32)> {
         Some(self.job.with(|c| (c.rank, c.size)))
     }

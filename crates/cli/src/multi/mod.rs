@@ -38,15 +38,28 @@ pub struct Concluded {
     pub table: String,
 }
 
+impl Concluded {
+    /// A lone run's end: its own results, in its own run directory.
+    pub fn own(failure: Option<String>) -> Concluded {
+        Concluded {
+            merged: None,
+            failure,
+            table: String::new(),
+        }
+    }
+}
+
 /// Everything that differs between a lone run and one client of a multi-client job.
 /// Passed in each run's context; a lone run's answers leave the run as it is.
 pub trait Coordinator: Send + Sync {
-    /// Whether this process is one client of a multi-client job.
-    fn is_job(&self) -> bool;
-
     /// This client's rank and the job's number of clients; `None` outside a job.
     fn rank_and_size(&self) -> Option<(u32, u32)> {
         None
+    }
+
+    /// Whether this process is one client of a multi-client job.
+    fn is_job(&self) -> bool {
+        self.rank_and_size().is_some()
     }
 
     /// The name of this client's own directory under the target, `client-<rank>` (each
@@ -114,11 +127,7 @@ pub trait Coordinator: Send + Sync {
         failure: Option<String>,
         _new_run_dir: &dyn Fn() -> anyhow::Result<PathBuf>,
     ) -> anyhow::Result<Option<Concluded>> {
-        Ok(Some(Concluded {
-            merged: None,
-            failure,
-            table: String::new(),
-        }))
+        Ok(Some(Concluded::own(failure)))
     }
 
     /// Ends a command: in a job, a client that failed before its results were sent still
@@ -131,11 +140,7 @@ pub trait Coordinator: Send + Sync {
 /// A lone run: no other client to agree with.
 pub struct Solo;
 
-impl Coordinator for Solo {
-    fn is_job(&self) -> bool {
-        false
-    }
-}
+impl Coordinator for Solo {}
 
 /// Keeps MPI initialised while the command runs; [`end`] finalises it.
 #[cfg(feature = "mpi")]

@@ -5,6 +5,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use anyhow::{bail, Context};
 use naslab_engine::backend::HINT_WRITE_OP;
@@ -18,6 +19,7 @@ use serde::Serialize;
 use crate::args::LabMatrixArgs;
 use crate::cmd::run::{compile_traces, context, execute_returning};
 use crate::cmd::sources::{build, gen_params, resolve_suite, Source};
+use crate::multi::{Coordinator, Solo};
 use crate::timestamp::compact_now;
 
 /// One configuration: a file system, a server and a set of its settings.
@@ -213,12 +215,9 @@ fn run_config(
     if !c.opts.is_empty() {
         extra.insert("server_options".to_string(), c.opts.join("; "));
     }
-    let ctx = match context(
-        &run_opts,
-        &(std::sync::Arc::new(crate::multi::Solo) as std::sync::Arc<dyn crate::multi::Coordinator>),
-        CacheMode::Drop,
-        extra,
-    ) {
+    // The matrix runs each configuration from this one process, never as a job.
+    let solo: Arc<dyn Coordinator> = Arc::new(Solo);
+    let ctx = match context(&run_opts, &solo, CacheMode::Drop, extra) {
         Ok(x) => x,
         Err(e) => return fail(format!("{e:#}")),
     };

@@ -124,12 +124,7 @@ pub fn execute_from(
         }
     }
     source.complete(&mut run);
-    let concluded = Concluded {
-        merged: None,
-        failure,
-        table: String::new(),
-    };
-    let finished = finish(&ctx, &run, concluded, view, streamed);
+    let finished = finish(&ctx, &run, Concluded::own(failure), view, streamed);
     (Some(run), finished)
 }
 
