@@ -149,9 +149,8 @@ fn check(target: &dyn Target, what: &str) {
 #[test]
 fn smb_reads_and_writes_allocate_nothing_once_warm() {
     needs_root_and_servers!(ServerKind::Samba);
-    let base = tempfile::tempdir().unwrap();
-    let guard = lab(base.path(), FsKind::Dir, ServerKind::Samba, &[]);
-    let target = smb(&guard.lab().state);
+    let lab = TempLab::up(FsKind::Dir, ServerKind::Samba, &[]);
+    let target = smb(lab.state());
     assert!(
         target.security().ends_with("not encrypted"),
         "{}",
@@ -163,14 +162,12 @@ fn smb_reads_and_writes_allocate_nothing_once_warm() {
 #[test]
 fn encrypted_smb_reads_and_writes_allocate_nothing_once_warm() {
     needs_root_and_servers!(ServerKind::Samba);
-    let base = tempfile::tempdir().unwrap();
-    let guard = lab(
-        base.path(),
+    let lab = TempLab::up(
         FsKind::Dir,
         ServerKind::Samba,
         &["global: server smb encrypt = required"],
     );
-    let target = smb_encrypting(&guard.lab().state, SmbEncrypt::Required).expect("smb connects");
+    let target = smb_encrypting(lab.state(), SmbEncrypt::Required).expect("smb connects");
     assert!(
         target.security().contains(", encrypted"),
         "{}",
@@ -182,8 +179,7 @@ fn encrypted_smb_reads_and_writes_allocate_nothing_once_warm() {
 #[test]
 fn nfs_reads_and_writes_allocate_nothing_once_warm() {
     needs_root_and_servers!(ServerKind::Nfs);
-    let base = tempfile::tempdir().unwrap();
-    let guard = lab(base.path(), FsKind::Dir, ServerKind::Nfs, &[]);
-    let target = nfs(&guard.lab().state.url);
+    let lab = TempLab::up(FsKind::Dir, ServerKind::Nfs, &[]);
+    let target = nfs(&lab.state().url);
     check(&target, "NFS");
 }

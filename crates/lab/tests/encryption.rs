@@ -95,6 +95,18 @@ fn sizes(dir: &Path) -> u64 {
     n
 }
 
+/// Samba on a plain directory with the options `opts`, in a directory of its own.
+fn samba(opts: &[&str]) -> TempLab {
+    TempLab::up(FsKind::Dir, ServerKind::Samba, opts)
+}
+
+/// The refusal's text when naslab's client, with `--smb-encrypt` as given, signs in to
+/// a Samba with the options `opts`.
+fn refusal(opts: &[&str], encrypt: SmbEncrypt) -> String {
+    let lab = samba(opts);
+    smb_encrypting(lab.state(), encrypt).expect_err("refused")
+}
+
 /// What `smbstatus -b` says of the lab account's sessions: (protocol, encryption,
 /// signing) of each.
 fn sessions(lab_dir: &Path) -> Vec<(String, String, String)> {
@@ -326,10 +338,9 @@ fn samba_as_nas_products_ship_it() {
     needs_root_and_servers!(ServerKind::Samba);
     let mut failures = Vec::new();
     for case in CASES {
-        let base = tempfile::tempdir().unwrap();
-        let guard = lab(base.path(), FsKind::Dir, ServerKind::Samba, case.opts);
-        let st = guard.lab().state.clone();
-        let target = match smb_encrypting(&st, SmbEncrypt::Desired) {
+        let lab = samba(case.opts);
+        let st = lab.state();
+        let target = match smb_encrypting(st, SmbEncrypt::Desired) {
             Ok(t) => t,
             Err(e) => {
                 failures.push(format!("{}: {e}", case.label));
@@ -353,10 +364,10 @@ fn samba_as_nas_products_ship_it() {
             );
         }
         for w in ["FileCopyToNAS", "PhotoAlbum"] {
-            run_workload(w, &target, &st.share_dir, base.path());
+            run_workload(w, &target, &st.share_dir, lab.base());
         }
         // The server's word on the session naslab still holds open.
-        let seen = sessions(&guard.lab().dir);
+        let seen = sessions(lab.dir());
         assert!(
             !seen.is_empty(),
             "{}: smbstatus shows no session",
@@ -376,7 +387,7 @@ fn samba_as_nas_products_ship_it() {
                 assert!(!sign.starts_with("partial"), "{}: {seen:?}", case.label);
             }
         }
-        let shares = share_connections(&guard.lab().dir);
+        let shares = share_connections(lab.dir());
         assert!(
             !shares.is_empty(),
             "{}: smbstatus shows no share",
@@ -397,46 +408,25 @@ fn samba_as_nas_products_ship_it() {
 #[test]
 fn encryption_refusals_say_what_happened_without_blaming_the_password() {
     needs_root_and_servers!(ServerKind::Samba);
-    let base = tempfile::tempdir().unwrap();
     // Encryption required by a server that only speaks SMB 2.1: it cannot encrypt.
-    let guard = lab(
-        base.path(),
-        FsKind::Dir,
-        ServerKind::Samba,
+    let e = refusal(
         &[
             "global: server max protocol = SMB2_10",
             "global: server smb encrypt = required",
         ],
+        SmbEncrypt::Desired,
     );
-    let st = guard.lab().state.clone();
-    let e = smb_encrypting(&st, SmbEncrypt::Desired).expect_err("refused");
     assert!(e.contains("SMB 3") && !e.contains("password"), "{e}");
-    drop(guard);
     // Encryption required, and the client told not to offer it.
-    let base = tempfile::tempdir().unwrap();
-    let guard = lab(
-        base.path(),
-        FsKind::Dir,
-        ServerKind::Samba,
-        &["global: server smb encrypt = required"],
-    );
-    let st = guard.lab().state.clone();
-    let e = smb_encrypting(&st, SmbEncrypt::Off).expect_err("refused");
+    let e = refusal(&["global: server smb encrypt = required"], SmbEncrypt::Off);
     assert!(
         e.contains("--smb-encrypt off") && !e.contains("password"),
         "{e}"
     );
-    drop(guard);
     // The client requires encryption; the server cannot encrypt.
-    let base = tempfile::tempdir().unwrap();
-    let guard = lab(
-        base.path(),
-        FsKind::Dir,
-        ServerKind::Samba,
-        &["global: server smb encrypt = off"],
-    );
-    let st = guard.lab().state.clone();
-    let e = smb_encrypting(&st, SmbEncrypt::Required).expect_err("refused");
+    let lab = samba(&["global: server smb encrypt = off"]);
+    let st = lab.state();
+    let e = smb_encrypting(st, SmbEncrypt::Required).expect_err("refused");
     assert!(
         e.contains("did not encrypt") && e.contains("--smb-encrypt required"),
         "{e}"
@@ -456,23 +446,22 @@ fn encryption_refusals_say_what_happened_without_blaming_the_password() {
 #[test]
 fn encryption_required_by_the_client_is_had_from_a_server_that_only_allows_it() {
     needs_root_and_servers!(ServerKind::Samba);
-    let base = tempfile::tempdir().unwrap();
-    let guard = lab(base.path(), FsKind::Dir, ServerKind::Samba, &[]);
-    let st = guard.lab().state.clone();
+    let lab = samba(&[]);
+    let st = lab.state();
     // Without the requirement, the server leaves the session in the clear.
-    let plain = smb_encrypting(&st, SmbEncrypt::Desired).expect("signs in");
+    let plain = smb_encrypting(st, SmbEncrypt::Desired).expect("signs in");
     assert!(
         plain.security().contains("not encrypted"),
         "{}",
         plain.security()
     );
     drop(plain);
-    let target = smb_encrypting(&st, SmbEncrypt::Required).expect("signs in encrypted");
+    let target = smb_encrypting(st, SmbEncrypt::Required).expect("signs in encrypted");
     assert_eq!(target.security(), "SMB 3.1.1, encrypted (AES-128-GCM)");
     for w in ["FileCopyToNAS", "PhotoAlbum"] {
-        run_workload(w, &target, &st.share_dir, base.path());
+        run_workload(w, &target, &st.share_dir, lab.base());
     }
-    let seen = sessions(&guard.lab().dir);
+    let seen = sessions(lab.dir());
     assert!(!seen.is_empty(), "smbstatus shows no session");
     for (proto, enc, _sign) in &seen {
         assert_eq!(proto, "SMB3_11", "{seen:?}");
@@ -486,15 +475,7 @@ fn encryption_required_by_the_client_is_had_from_a_server_that_only_allows_it() 
 fn refusals_name_what_the_server_refused() {
     needs_root_and_servers!(ServerKind::Samba);
     // A share that requires encryption, and a client told not to encrypt.
-    let base = tempfile::tempdir().unwrap();
-    let guard = lab(
-        base.path(),
-        FsKind::Dir,
-        ServerKind::Samba,
-        &["smb encrypt = required"],
-    );
-    let st = guard.lab().state.clone();
-    let e = smb_encrypting(&st, SmbEncrypt::Off).expect_err("refused");
+    let e = refusal(&["smb encrypt = required"], SmbEncrypt::Off);
     assert!(
         e.contains("requires encryption")
             && e.contains("--smb-encrypt off")
@@ -502,20 +483,13 @@ fn refusals_name_what_the_server_refused() {
             && !e.contains("check the share's name"),
         "{e}"
     );
-    drop(guard);
 
     // A guest, let in by the server but not by the share (for one user only).
-    let base = tempfile::tempdir().unwrap();
-    let guard = lab(
-        base.path(),
-        FsKind::Dir,
-        ServerKind::Samba,
-        &[
-            "global: map to guest = Bad User",
-            "global: restrict anonymous = 0",
-        ],
-    );
-    let st = guard.lab().state.clone();
+    let lab = samba(&[
+        "global: map to guest = Bad User",
+        "global: restrict anonymous = 0",
+    ]);
+    let st = lab.state();
     let guest_url = st.url.replace("naslab-lab@", "");
     assert_ne!(guest_url, st.url);
     let e = SmbTarget::connect(guest_url.parse().unwrap(), String::new())
@@ -528,39 +502,24 @@ fn refusals_name_what_the_server_refused() {
             && !e.contains("check the share's name"),
         "{e}"
     );
-    drop(guard);
+    drop(lab);
 
     // NTLM blocked: the status is named, with what to do.
-    let base = tempfile::tempdir().unwrap();
-    let guard = lab(
-        base.path(),
-        FsKind::Dir,
-        ServerKind::Samba,
-        &["global: ntlm auth = disabled"],
-    );
-    let st = guard.lab().state.clone();
-    let e = smb_encrypting(&st, SmbEncrypt::Desired).expect_err("refused");
+    let e = refusal(&["global: ntlm auth = disabled"], SmbEncrypt::Desired);
     assert!(
         e.contains("NT_STATUS_NTLM_BLOCKED") && e.contains("ntlm auth = ntlmv2-only"),
         "{e}"
     );
-    drop(guard);
 
     // SMB 2.0.2 at most, encryption desired: Samba asks a client that offered to
     // encrypt for an encrypted share, and hangs up on its first write. naslab refuses
     // before writing, saying --smb-encrypt off signs in, and it does.
-    let base = tempfile::tempdir().unwrap();
-    let guard = lab(
-        base.path(),
-        FsKind::Dir,
-        ServerKind::Samba,
-        &[
-            "global: server max protocol = SMB2_02",
-            "global: server smb encrypt = desired",
-        ],
-    );
-    let st = guard.lab().state.clone();
-    let e = smb_encrypting(&st, SmbEncrypt::Desired).expect_err("refused");
+    let lab = samba(&[
+        "global: server max protocol = SMB2_02",
+        "global: server smb encrypt = desired",
+    ]);
+    let st = lab.state();
+    let e = smb_encrypting(st, SmbEncrypt::Desired).expect_err("refused");
     assert!(
         e.contains("asks for encryption")
             && e.contains("SMB 2.0.2, not encrypted")
@@ -571,9 +530,9 @@ fn refusals_name_what_the_server_refused() {
         !st.share_dir.join("naslab").exists(),
         "refused before anything was written"
     );
-    let target = smb_encrypting(&st, SmbEncrypt::Off).expect("signs in unencrypted");
+    let target = smb_encrypting(st, SmbEncrypt::Off).expect("signs in unencrypted");
     assert_eq!(target.security(), "SMB 2.0.2, not encrypted");
-    run_workload("FileCopyToNAS", &target, &st.share_dir, base.path());
+    run_workload("FileCopyToNAS", &target, &st.share_dir, lab.base());
 }
 
 /// A share that vetoes every name beginning with a dot: naslab marks and locks its
@@ -582,19 +541,13 @@ fn refusals_name_what_the_server_refused() {
 #[test]
 fn a_share_that_vetoes_dot_files_is_worked_on_with_plain_names() {
     needs_root_and_servers!(ServerKind::Samba);
-    let base = tempfile::tempdir().unwrap();
-    let guard = lab(
-        base.path(),
-        FsKind::Dir,
-        ServerKind::Samba,
-        &["veto files = /.*/"],
-    );
-    let st = guard.lab().state.clone();
+    let lab = samba(&["veto files = /.*/"]);
+    let st = lab.state();
     let root = st.share_dir.join("naslab");
-    let target = smb_encrypting(&st, SmbEncrypt::Desired).expect("works on the share");
+    let target = smb_encrypting(st, SmbEncrypt::Desired).expect("works on the share");
     assert!(root.join("naslab-owned").is_file());
     assert!(root.join("naslab-lock").is_dir(), "held");
-    run_workload("FileCopyToNAS", &target, &st.share_dir, base.path());
+    run_workload("FileCopyToNAS", &target, &st.share_dir, lab.base());
     let dotted: Vec<_> = std::fs::read_dir(&root)
         .unwrap()
         .flatten()
@@ -606,21 +559,15 @@ fn a_share_that_vetoes_dot_files_is_worked_on_with_plain_names() {
     assert!(!root.join("naslab-lock").exists(), "let go");
     // A later run finds its directory; clean removes all of it.
     let again: Box<dyn naslab_engine::Target> =
-        Box::new(smb_encrypting(&st, SmbEncrypt::Desired).expect("recognised"));
+        Box::new(smb_encrypting(st, SmbEncrypt::Desired).expect("recognised"));
     assert!(again.remove_all().expect("cleaned"), "it was there before");
     assert!(!root.exists());
-    drop(guard);
+    drop(lab);
 
     // Both marker names vetoed: refused before anything is left on the server.
-    let base = tempfile::tempdir().unwrap();
-    let guard = lab(
-        base.path(),
-        FsKind::Dir,
-        ServerKind::Samba,
-        &["veto files = /.*/naslab-owned/"],
-    );
-    let st = guard.lab().state.clone();
-    let e = smb_encrypting(&st, SmbEncrypt::Desired).expect_err("refused");
+    let lab = samba(&["veto files = /.*/naslab-owned/"]);
+    let st = lab.state();
+    let e = smb_encrypting(st, SmbEncrypt::Desired).expect_err("refused");
     assert!(
         e.contains("cannot mark")
             && e.contains("veto files")

@@ -409,20 +409,22 @@ fn an_nfs_export_of_three_components_is_found_in_the_servers_export_list() {
     );
 }
 
-#[test]
-fn a_read_only_export_says_so() {
-    needs_root_and_servers!(ServerKind::Nfs);
-    let base = tempfile::tempdir().unwrap();
-    let guard = lab(
-        base.path(),
-        FsKind::Dir,
-        ServerKind::Nfs,
-        &["Access_Type = RO"],
-    );
-    let st = guard.lab().state.clone();
+/// The refusal's text when naslab's NFS client connects to a ganesha export with the
+/// options `opts`; refused, it must have left nothing on the server.
+fn nfs_refusal(opts: &[&str]) -> String {
+    let lab = TempLab::up(FsKind::Dir, ServerKind::Nfs, opts);
+    let st = lab.state();
     let e = NfsTarget::connect(st.url.parse().unwrap())
         .unwrap_err()
         .to_string();
+    assert!(!st.share_dir.join("naslab").exists(), "{e}");
+    e
+}
+
+#[test]
+fn a_read_only_export_says_so() {
+    needs_root_and_servers!(ServerKind::Nfs);
+    let e = nfs_refusal(&["Access_Type = RO"]);
     assert!(
         e.contains("Read-only") || e.contains("read-only") || e.contains("ROFS"),
         "{e}"
@@ -434,24 +436,13 @@ fn a_read_only_export_says_so() {
 #[test]
 fn root_refused_by_a_root_squashing_export_is_told_of_the_squash() {
     needs_root_and_servers!(ServerKind::Nfs);
-    let base = tempfile::tempdir().unwrap();
-    let guard = lab(
-        base.path(),
-        FsKind::Dir,
-        ServerKind::Nfs,
-        &[
-            "Squash = Root_Squash",
-            "Anonymous_Uid = 65534",
-            "Anonymous_Gid = 65534",
-        ],
-    );
-    let st = guard.lab().state.clone();
-    let e = NfsTarget::connect(st.url.parse().unwrap())
-        .unwrap_err()
-        .to_string();
+    let e = nfs_refusal(&[
+        "Squash = Root_Squash",
+        "Anonymous_Uid = 65534",
+        "Anonymous_Gid = 65534",
+    ]);
     assert!(
         e.contains("NFS3ERR_ACCES") && e.contains("squashes root") && e.contains("no_root_squash"),
         "{e}"
     );
-    assert!(!st.share_dir.join("naslab").exists());
 }

@@ -51,6 +51,37 @@ pub fn lab(base: &Path, fs: FsKind, server: ServerKind, opts: &[&str]) -> LabGua
     .expect("lab up")
 }
 
+/// A lab in a temporary directory of its own. The lab is taken down before the
+/// directory is removed (fields drop in the order they are declared).
+pub struct TempLab {
+    guard: LabGuard,
+    base: tempfile::TempDir,
+}
+
+impl TempLab {
+    /// A lab of `server` on `fs`, with the server options `opts`.
+    pub fn up(fs: FsKind, server: ServerKind, opts: &[&str]) -> TempLab {
+        let base = tempfile::tempdir().unwrap();
+        let guard = lab(base.path(), fs, server, opts);
+        TempLab { guard, base }
+    }
+
+    /// What the lab serves: its URL, account and share directory.
+    pub fn state(&self) -> &LabState {
+        &self.guard.lab().state
+    }
+
+    /// The lab's own directory (its servers' configuration).
+    pub fn dir(&self) -> &Path {
+        &self.guard.lab().dir
+    }
+
+    /// The temporary directory the lab is in, for the test's own files too.
+    pub fn base(&self) -> &Path {
+        self.base.path()
+    }
+}
+
 /// naslab's SMB client signed in to the lab's share as the lab's user.
 pub fn smb(st: &LabState) -> SmbTarget {
     SmbTarget::connect(st.url.parse().unwrap(), st.password.clone()).expect("smb connects")
