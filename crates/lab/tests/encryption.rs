@@ -107,6 +107,18 @@ fn refusal(opts: &[&str], encrypt: SmbEncrypt) -> String {
     smb_encrypting(lab.state(), encrypt).expect_err("refused")
 }
 
+/// The dialect as naslab names it, from smbstatus's name for it.
+fn samba_dialect(protocol: &str) -> &'static str {
+    match protocol {
+        "SMB2_02" => "SMB 2.0.2",
+        "SMB2_10" => "SMB 2.1",
+        "SMB3_00" => "SMB 3.0",
+        "SMB3_02" => "SMB 3.0.2",
+        "SMB3_11" => "SMB 3.1.1",
+        other => panic!("smbstatus names an unknown protocol {other}"),
+    }
+}
+
 /// What `smbstatus -b` says of the lab account's sessions: (protocol, encryption,
 /// signing) of each.
 fn sessions(lab_dir: &Path) -> Vec<(String, String, String)> {
@@ -385,6 +397,23 @@ fn samba_as_nas_products_ship_it() {
             if case.label.starts_with("signing mandatory") {
                 // Every request signed, not only some.
                 assert!(!sign.starts_with("partial"), "{}: {seen:?}", case.label);
+            }
+            // What run.json records of the session is what the server says it was.
+            let s = target.settings();
+            let shown = format!("{}: {s:?} / {seen:?}", case.label);
+            assert_eq!(s.dialect, samba_dialect(proto), "{shown}");
+            assert_eq!(s.encrypted, encrypted, "{shown}");
+            assert_eq!(
+                s.cipher.as_deref(),
+                encrypted.then_some(case.share_cipher),
+                "{shown}"
+            );
+            if !s.encrypted {
+                assert_eq!(s.signed, sign != "-", "{shown}");
+            }
+            if s.signed {
+                let algorithm = sign.trim_start_matches("partial(").trim_end_matches(')');
+                assert_eq!(s.signing_algorithm.as_deref(), Some(algorithm), "{shown}");
             }
         }
         let shares = share_connections(lab.dir());

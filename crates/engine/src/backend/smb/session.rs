@@ -357,8 +357,10 @@ impl Session {
             signing_algorithm: signing.should_sign.then(|| {
                 match signing.signing_algorithm {
                     SigningAlgorithm::HmacSha256 => "HMAC-SHA256",
-                    SigningAlgorithm::AesCmac => "AES-CMAC",
-                    SigningAlgorithm::AesGmac => "AES-GMAC",
+                    // The key is 128 bits whatever the cipher (MS-SMB2 3.2.5.3.1), and
+                    // Samba's smbstatus names them so too.
+                    SigningAlgorithm::AesCmac => "AES-128-CMAC",
+                    SigningAlgorithm::AesGmac => "AES-128-GMAC",
                 }
                 .to_string()
             }),
