@@ -540,6 +540,35 @@ fn six_hundred_connections_each_write_their_file_over_smb_and_nfs() {
     }
 }
 
+/// What `naslab run` of the document-save example says when it fails against `url`,
+/// with the further arguments `args` (an SMB URL's user has a password).
+fn example_run_err(url: &str, args: &[&str]) -> String {
+    let work = tempfile::tempdir().unwrap();
+    run_err(
+        naslab()
+            .env("NASLAB_SMB_PASSWORD", "x")
+            .arg("run")
+            .arg(repo_root().join("examples/document-save.jsonl"))
+            .args(["-t", url])
+            .args(args)
+            .arg("--out")
+            .arg(work.path().join("out")),
+    )
+}
+
+/// A peer on a free loopback port that hands each connection it accepts to `serve`;
+/// its port.
+fn peer(mut serve: impl FnMut(std::net::TcpStream) + Send + 'static) -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for conn in listener.incoming().flatten() {
+            serve(conn);
+        }
+    });
+    port
+}
+
 /// A refused connection to an NFS target names the service and the address that refused
 /// it, so the URL's ports are seen to be used (the port after the host is the NFS
 /// service's; the MOUNT service is found through the portmapper unless ?mountport).
@@ -551,16 +580,7 @@ fn a_refused_nfs_connection_names_the_port_that_refused_it() {
         .local_addr()
         .unwrap()
         .port();
-    let work = tempfile::tempdir().unwrap();
-    let err = run_err(
-        naslab()
-            .arg("run")
-            .arg(repo_root().join("examples/document-save.jsonl"))
-            .arg("-t")
-            .arg(format!("nfs://127.0.0.1:1/x?mountport={closed}"))
-            .arg("--out")
-            .arg(work.path().join("out")),
-    );
+    let err = example_run_err(&format!("nfs://127.0.0.1:1/x?mountport={closed}"), &[]);
     assert!(
         err.contains(&format!(
             "the MOUNT service (?mountport) at 127.0.0.1:{closed} refused the connection"
@@ -574,24 +594,12 @@ fn a_refused_nfs_connection_names_the_port_that_refused_it() {
 /// naming the port as the likely mistake rather than a server that does not run.
 #[test]
 fn a_silent_peer_on_an_nfs_port_is_named_as_likely_not_an_rpc_server() {
-    let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = silent.local_addr().unwrap().port();
-    // Accepts every connection and holds it open, reading nothing, writing nothing.
-    std::thread::spawn(move || {
-        let mut held = Vec::new();
-        for conn in silent.incoming().flatten() {
-            held.push(conn);
-        }
-    });
-    let work = tempfile::tempdir().unwrap();
-    let err = run_err(
-        naslab()
-            .arg("run")
-            .arg(repo_root().join("examples/document-save.jsonl"))
-            .arg("-t")
-            .arg(format!("nfs://127.0.0.1:1/x?mountport={port}"))
-            .args(["--io-timeout", "1s", "--out"])
-            .arg(work.path().join("out")),
+    // Holds every connection open, reading nothing, writing nothing.
+    let mut held = Vec::new();
+    let port = peer(move |conn| held.push(conn));
+    let err = example_run_err(
+        &format!("nfs://127.0.0.1:1/x?mountport={port}"),
+        &["--io-timeout", "1s"],
     );
     assert!(
         err.contains(&format!("MOUNT service at 127.0.0.1:{port}: no reply"))
@@ -607,25 +615,14 @@ fn a_silent_peer_on_an_nfs_port_is_named_as_likely_not_an_rpc_server() {
 #[test]
 fn an_smb_server_that_hangs_up_on_the_sign_in_is_not_called_unreachable() {
     use std::io::Read;
-    let server = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = server.local_addr().unwrap().port();
     // Reads the start of the NEGOTIATE, then closes the connection.
-    std::thread::spawn(move || {
-        for mut conn in server.incoming().flatten() {
-            let mut start = [0u8; 4];
-            let _ = conn.read_exact(&mut start);
-        }
+    let port = peer(|mut conn| {
+        let mut start = [0u8; 4];
+        let _ = conn.read_exact(&mut start);
     });
-    let work = tempfile::tempdir().unwrap();
-    let err = run_err(
-        naslab()
-            .env("NASLAB_SMB_PASSWORD", "x")
-            .arg("run")
-            .arg(repo_root().join("examples/document-save.jsonl"))
-            .arg("-t")
-            .arg(format!("smb://u@127.0.0.1:{port}/share"))
-            .args(["--io-timeout", "5s", "--out"])
-            .arg(work.path().join("out")),
+    let err = example_run_err(
+        &format!("smb://u@127.0.0.1:{port}/share"),
+        &["--io-timeout", "5s"],
     );
     assert!(
         err.contains(&format!(
