@@ -528,19 +528,7 @@ os.rmdir(p("B", "deep"))
     );
     assert_eq!(t.files["A/x"], (naslab_trace::FileKind::File, 6000, true));
     assert!(!t.files["B/x"].2, "B/x is made by the rename");
-    let target = d.path().join("target");
-    std::fs::create_dir(&target).unwrap();
-    let res = run_ok(
-        naslab()
-            .arg("run")
-            .arg(&trace)
-            .args(["--json", "--target"])
-            .arg(&target)
-            .arg("--out")
-            .arg(d.path().join("results")),
-    );
-    let run: serde_json::Value = serde_json::from_slice(&res.stdout).unwrap();
-    let it = &run["workloads"][0]["iterations"][0];
+    let it = replay_iteration(&trace, d.path(), "afap");
     assert_eq!(it["errors"], 0, "{it}");
     assert_eq!(it["op_stats"]["read"]["bytes"], 6000 + 3000, "{it}");
 }
@@ -579,24 +567,12 @@ fn hard_and_symbolic_links_are_captured_and_replayed_inside_the_workload_directo
         let n = opened.iter().filter(|p| *p == path).count();
         assert_eq!(n, times, "opens of {path}: {opened:?}");
     }
-    let target = d.path().join("target");
-    std::fs::create_dir(&target).unwrap();
-    let res = run_ok(
-        naslab()
-            .arg("run")
-            .arg(&trace)
-            .args(["--json", "--pace", "original", "--target"])
-            .arg(&target)
-            .arg("--out")
-            .arg(d.path().join("results")),
-    );
-    let run: serde_json::Value = serde_json::from_slice(&res.stdout).unwrap();
-    let it = &run["workloads"][0]["iterations"][0];
+    let it = replay_iteration(&trace, d.path(), "original");
     assert_eq!(it["errors"], 0, "{it}");
     assert_eq!(it["op_stats"]["link"]["count"], 1, "{it}");
     assert_eq!(it["op_stats"]["symlink"]["count"], 2, "{it}");
     // The links it made: inside the workload directory, naming what the program's did.
-    let wd = target.join("naslab/Links");
+    let wd = replay_target(d.path(), "original").join("naslab/Links");
     let (a, b) = (
         std::fs::metadata(wd.join("a")).unwrap(),
         std::fs::metadata(wd.join("b")).unwrap(),
@@ -609,10 +585,15 @@ fn hard_and_symbolic_links_are_captured_and_replayed_inside_the_workload_directo
     );
 }
 
-/// Runs `trace` on a fresh target under `pace` and returns its first iteration, with
-/// failed ops allowed (the caller says which failures it accepts).
+/// The target directory [`replay_iteration`] replays in under `pace`.
+fn replay_target(dir: &Path, pace: &str) -> PathBuf {
+    dir.join(format!("target-{pace}"))
+}
+
+/// Runs `trace` on a fresh target under `pace` (see [`replay_target`]) and returns its
+/// first iteration, with failed ops allowed (the caller says which failures it accepts).
 fn replay_iteration(trace: &Path, dir: &Path, pace: &str) -> serde_json::Value {
-    let target = dir.join(format!("target-{pace}"));
+    let target = replay_target(dir, pace);
     std::fs::create_dir(&target).unwrap();
     let res = naslab()
         .arg("run")
