@@ -119,14 +119,13 @@ impl NfsTarget {
         let timeout = opts.io_timeout;
         let url = resolve_export(url, timeout)?;
         let mut admin = Session::open(&url, timeout)?;
+        // The uid the server is told, whoever this process is.
+        let as_root = admin.settings.uid == 0;
         let sandbox = crate::sandbox::wait_for_holder(
             || RemoteSandbox::open_in(&mut admin, &url.path, client, join),
             |e| matches!(e, super::remote::RemoteSandboxError::NotHeld(_)),
         )
-        .map_err(|e| {
-            // SAFETY: geteuid has no preconditions.
-            squash_hint(e, unsafe { libc::geteuid() } == 0)
-        })?;
+        .map_err(|e| squash_hint(e, as_root))?;
         Ok(NfsTarget {
             url,
             timeout,
