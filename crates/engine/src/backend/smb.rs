@@ -122,7 +122,6 @@ pub struct SmbTarget {
     url: RemoteUrl,
     password: String,
     opts: ClientOptions,
-    security: String,
     settings: naslab_results::SmbSettings,
     sandbox: RemoteSandbox,
     /// The session that checks and empties naslab's directory between iterations.
@@ -179,7 +178,6 @@ impl SmbTarget {
             url,
             password,
             opts,
-            security: admin.security.clone(),
             settings: admin.settings.clone(),
             sandbox,
             admin: Mutex::new(admin),
@@ -193,8 +191,8 @@ impl SmbTarget {
 
     /// The dialect and encryption the server agreed on, e.g. "SMB 3.1.1, encrypted
     /// (AES-128-GCM)".
-    pub fn security(&self) -> &str {
-        &self.security
+    pub fn security(&self) -> String {
+        session::security(&self.settings)
     }
 
     /// The session's options and what the server agreed to, as the results record them.

@@ -166,11 +166,17 @@ pub(super) struct Session {
     pub(super) max_write: usize,
     /// How many READs or WRITEs one op keeps in flight at most.
     pub(super) in_flight: usize,
-    /// The dialect and whether the session is encrypted, e.g. "SMB 3.1.1, encrypted
-    /// (AES-128-GCM)".
-    pub(super) security: String,
     /// What was asked for and agreed on, for the results.
     pub(super) settings: SmbSettings,
+}
+
+/// The dialect and whether the session is encrypted, for people: e.g. "SMB 3.1.1,
+/// encrypted (AES-128-GCM)".
+pub(super) fn security(s: &SmbSettings) -> String {
+    match &s.cipher {
+        Some(cipher) => format!("{}, encrypted ({cipher})", s.dialect),
+        None => format!("{}, not encrypted", s.dialect),
+    }
 }
 
 /// The name of an encrypted session's cipher.
@@ -313,32 +319,6 @@ impl Session {
             .map(|p| p.dialect.to_string())
             .unwrap_or_else(|| "SMB".into());
         let encrypted = client.connection().should_encrypt();
-        let security = if encrypted {
-            let cipher = cipher_name(params.as_ref().and_then(|p| p.cipher));
-            format!("{dialect}, encrypted ({cipher})")
-        } else {
-            format!("{dialect}, not encrypted")
-        };
-        if tree.encrypt_data && !encrypted {
-            // The server wants the share encrypted and the dialect cannot: Samba
-            // offers the share, then drops the connection when data is written.
-            return Err(SmbError::CannotEncrypt {
-                addr,
-                share: url.share.clone(),
-                security,
-                hint: match opts.smb_encrypt {
-                    SmbEncrypt::Off => "allow SMB 3 on the server (Samba: server max protocol)".into(),
-                    _ => "--smb-encrypt off signs in there without offering encryption (Samba then does not ask for it), unencrypted; or allow SMB 3 on the server (Samba: server max protocol)".into(),
-                },
-            });
-        }
-        if opts.smb_encrypt == SmbEncrypt::Required && !encrypted {
-            return Err(SmbError::NotEncrypted {
-                addr,
-                share: url.share.clone(),
-                security,
-            });
-        }
         let signing = client.session();
         let settings = SmbSettings {
             io_timeout_ns: opts.io_timeout.as_nanos().try_into().unwrap_or(u64::MAX),
@@ -349,7 +329,7 @@ impl Session {
                 .iter()
                 .map(ToString::to_string)
                 .collect(),
-            dialect: dialect.clone(),
+            dialect,
             encrypted,
             cipher: encrypted
                 .then(|| cipher_name(params.as_ref().and_then(|p| p.cipher)).to_string()),
@@ -368,6 +348,26 @@ impl Session {
             max_read_bytes: max_read.max(4096) as u64,
             max_write_bytes: max_write.max(4096) as u64,
         };
+        if tree.encrypt_data && !encrypted {
+            // The server wants the share encrypted and the dialect cannot: Samba
+            // offers the share, then drops the connection when data is written.
+            return Err(SmbError::CannotEncrypt {
+                addr,
+                share: url.share.clone(),
+                security: security(&settings),
+                hint: match opts.smb_encrypt {
+                    SmbEncrypt::Off => "allow SMB 3 on the server (Samba: server max protocol)".into(),
+                    _ => "--smb-encrypt off signs in there without offering encryption (Samba then does not ask for it), unencrypted; or allow SMB 3 on the server (Samba: server max protocol)".into(),
+                },
+            });
+        }
+        if opts.smb_encrypt == SmbEncrypt::Required && !encrypted {
+            return Err(SmbError::NotEncrypted {
+                addr,
+                share: url.share.clone(),
+                security: security(&settings),
+            });
+        }
         Ok(Session {
             w,
             client,
@@ -375,7 +375,6 @@ impl Session {
             max_read: max_read.max(4096),
             max_write: max_write.max(4096),
             in_flight: opts.smb_in_flight.clamp(1, MAX_SMB_IN_FLIGHT),
-            security,
             settings,
         })
     }
