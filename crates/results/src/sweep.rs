@@ -190,6 +190,10 @@ pub struct LoadPoint {
     /// Whether the point met the sweep's cap, when it has one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub met_cap: Option<bool>,
+    /// The figure the cap was held to (its percentile of its op type's response time,
+    /// ns); absent without a cap, or when the point had no op of that type.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cap_ns: Option<u64>,
     /// Whether achieved fell short of offered by more than the saturation margin.
     pub saturated: bool,
 }
@@ -222,13 +226,22 @@ pub struct Sweep {
 }
 
 impl Sweep {
+    /// Sets a finished point's verdicts: the figure the cap looks at and whether it met
+    /// the cap, and whether it saturated.
+    pub fn judge(&self, p: &mut LoadPoint) {
+        p.cap_ns = self.cap.as_ref().and_then(|c| c.value_ns(p));
+        p.met_cap = self.cap.as_ref().map(|c| c.met_by(p));
+        p.saturated = saturated(p, self.saturation_margin);
+    }
+
     /// Fills in the curve's figures (knee, peak, overall response time) and each point's
     /// cap verdict and saturation from its points.
     pub fn finish_curve(&mut self) {
-        for p in &mut self.points {
-            p.met_cap = self.cap.as_ref().map(|c| c.met_by(p));
-            p.saturated = saturated(p, self.saturation_margin);
+        let mut points = std::mem::take(&mut self.points);
+        for p in &mut points {
+            self.judge(p);
         }
+        self.points = points;
         self.knee = knee(&self.points);
         self.peak_achieved_ops_s = self
             .points
@@ -506,6 +519,7 @@ impl PointBuilder {
             lag: self.lag.summary(),
             users,
             met_cap: None,
+            cap_ns: None,
             saturated: false,
         }
     }
@@ -609,6 +623,43 @@ mod tests {
         s.cap = None;
         s.finish_curve();
         assert_eq!(s.knee, Some(400.0), "without a cap only saturation ends it");
+    }
+
+    #[test]
+    fn each_point_keeps_the_figure_its_cap_was_held_to() {
+        // A p99.9 cap on reads: the points' p99.9, never their p99; a point without
+        // reads meets it and has no figure.
+        let mut s = Sweep {
+            unit: LoadUnit::OpsPerS,
+            arrivals: None,
+            warmup_ns: 0,
+            saturation_margin: 0.1,
+            cap: Some(Cap {
+                op: "read".into(),
+                percentile: 99.9,
+                limit_ns: 10_000_000,
+            }),
+            points: vec![point(100.0, 100.0, 1), point(200.0, 200.0, 1)],
+            knee: None,
+            peak_achieved_ops_s: 0.0,
+            overall_response_ns: 0,
+            stopped: None,
+        };
+        let mut reads = s.points[0].all.clone();
+        reads.response.p99_ns = 4_000_000;
+        reads.response.p999_ns = 12_000_000;
+        s.points[0].ops.insert("read".into(), reads);
+        s.finish_curve();
+        assert_eq!(
+            s.points
+                .iter()
+                .map(|p| (p.cap_ns, p.met_cap))
+                .collect::<Vec<_>>(),
+            [(Some(12_000_000), Some(false)), (None, Some(true))]
+        );
+        s.cap = None;
+        s.finish_curve();
+        assert!(s.points.iter().all(|p| p.cap_ns.is_none()));
     }
 
     #[test]

@@ -167,8 +167,7 @@ impl SweepSource {
         }
         let buckets = self.metrics.as_ref().map(|_| builder.buckets());
         let mut point = builder.finish(name.clone(), cur.load, cur.window_end_ns);
-        point.met_cap = self.sweep.cap.as_ref().map(|c| c.met_by(&point));
-        point.saturated = naslab_results::sweep::saturated(&point, self.sweep.saturation_margin);
+        self.sweep.judge(&mut point);
         if let Some(m) = &self.metrics {
             m.point_done(&point, buckets.as_deref().unwrap_or_default());
         }

@@ -618,6 +618,11 @@ users?: UserSpread | null,
  */
 met_cap?: boolean | null, 
 /**
+ * The figure the cap was held to (its percentile of its op type's response time,
+ * ns); absent without a cap, or when the point had no op of that type.
+ */
+cap_ns?: number | null, 
+/**
  * Whether achieved fell short of offered by more than the saturation margin.
  */
 saturated: boolean, };

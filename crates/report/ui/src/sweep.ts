@@ -21,16 +21,6 @@ function capText(s: Sweep): string | null {
   return `${s.cap.op}:${p} ≤ ${durations([s.cap.limit_ns])[0]}`;
 }
 
-/** The response-time figure the cap reads (or the mean, without a cap), per point. */
-function capped(s: Sweep, p: LoadPoint): number {
-  const ops = s.cap && s.cap.op !== 'all' ? p.ops[s.cap.op] ?? p.all : p.all;
-  if (!s.cap || s.cap.percentile < 0) return ops.response.avg_ns;
-  const pct = ops.response_percentiles_ns;
-  const whole = Math.round(s.cap.percentile);
-  if (pct && whole === s.cap.percentile && whole >= 1 && whole <= 100) return pct[whole - 1];
-  return s.cap.percentile >= 99 ? ops.response.p99_ns : s.cap.percentile >= 90 ? ops.response.p90_ns : ops.response.p50_ns;
-}
-
 /** The facts over the whole curve, one sentence each. */
 function curveFacts(s: Sweep): HTMLElement {
   const u = unitName(s);
@@ -57,7 +47,8 @@ function pointsTable(s: Sweep, linkOf: (workload: string) => string | null): HTM
     const [mr, pr, ms, lag] = durations([p.all.response.avg_ns, p.all.response.p99_ns, p.all.service.avg_ns, p.lag.avg_ns]);
     const state = p.saturated ? 'saturated' : p.met_cap === false ? 'over the cap' : 'kept up';
     return [load, sig(p.offered_ops_s), sig(p.achieved_ops_s), sig(p.throughput_mb_s), count(p.all.count), count(p.all.errors), mr, pr, ms, lag,
-      ...(s.cap ? [`${durations([capped(s, p)])[0]}${p.met_cap ? ' ✓' : ' ✗'}`] : []), state];
+      // The figure the cap was held to, as run.json has it; '-' for a point without ops of its type.
+      ...(s.cap ? [`${p.cap_ns != null ? durations([p.cap_ns])[0] : '-'}${p.met_cap ? ' ✓' : ' ✗'}`] : []), state];
   });
   const t = table(head, rows, 'grid num sweep-points');
   s.points.forEach((p, i) => {

@@ -22,12 +22,12 @@ let work;
 let browser;
 const sweeps = [];
 
-/** A rate sweep on the null backend whose every op takes `service`. */
-function sweep(label, service) {
+/** A rate sweep on the null backend whose every op takes `service`; `more`: other flags. */
+function sweep(label, service, more = []) {
   const out = path.join(work, 'out');
   execFileSync(bin, ['sweep', '--rate', RATES.join(','), '--point-time', '300ms', '--warmup', '100ms',
     '--mix', 'read=50,block=4k,file=1m', '--connections', '2', '--backend', 'null', '--null-service-time', service,
-    '--keep-going', '--label', label, '--out', out], { stdio: ['ignore', 'pipe', 'pipe'] });
+    '--keep-going', '--label', label, '--out', out, ...more], { stdio: ['ignore', 'pipe', 'pipe'] });
   const dir = path.join(out, label, readdirSync(path.join(out, label))[0]);
   return { dir, run: JSON.parse(readFileSync(path.join(dir, 'run.json'), 'utf8')) };
 }
@@ -90,6 +90,27 @@ describe('a sweep in its report', () => {
     const key = await page.evaluate(() => location.hash.slice(1));
     await page.waitForFunction((k) => document.body.dataset.ready === k, key, { timeout: 60000 });
     assert.equal(await page.textContent(`section[data-view=${key}] h2`), points[1].workload);
+    assert.deepEqual(problems, []);
+    await page.close();
+  });
+
+  test('the cap column shows the figure the cap was held to: a p99.9 cap, each point\'s reads\' p99.9', async () => {
+    const { dir, run } = sweep('capped', '100us', ['--cap', 'read:p99.9<=150us']);
+    const points = run.sweep.points;
+    assert.equal(points.length, RATES.length);
+    const { page, problems } = await open(browser.context, path.join(dir, 'report.html'));
+    await page.waitForFunction(() => document.body.dataset.ready === 'overview', null, { timeout: 60000 });
+    const head = await page.$$eval('table.sweep-points thead th', (ths) => ths.map((th) => th.textContent));
+    const col = head.indexOf('read:p99.9 ≤ 150 µs');
+    assert.ok(col > 0, JSON.stringify(head));
+    const cells = await page.$$eval('table.sweep-points tbody tr', (trs, c) => trs.map((tr) => tr.children[c].textContent), col);
+    points.forEach((p, i) => {
+      const want = p.ops.read.response.p999_ns;
+      const [figure, mark] = [cells[i].slice(0, -2), cells[i].slice(-1)];
+      const got = ns(figure);
+      assert.ok(Math.abs(got - want) <= want * 0.005 + 1, `point ${i}: page ${got} ns, run.json's reads' p99.9 ${want} ns (p99 ${p.ops.read.response.p99_ns})`);
+      assert.equal(mark, want <= 150_000 ? '✓' : '✗', cells[i]);
+    });
     assert.deepEqual(problems, []);
     await page.close();
   });
