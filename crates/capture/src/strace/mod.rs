@@ -103,6 +103,22 @@ enum Place {
     Skip(&'static str),
 }
 
+impl Place {
+    /// The path relative to the root, or `None` with why it is left out counted (an
+    /// empty reason is one already counted, or none to give).
+    fn under(self, b: &mut Builder) -> Option<String> {
+        match self {
+            Place::Under(rel) => Some(rel),
+            Place::Skip(why) => {
+                if !why.is_empty() {
+                    b.skip(why);
+                }
+                None
+            }
+        }
+    }
+}
+
 /// Reads strace output and feeds a [`Builder`].
 pub struct StraceImporter {
     root: String,
@@ -557,24 +573,12 @@ impl StraceImporter {
     /// The file id of a descriptor argument under the root, counting what is left out.
     fn fd_file(&mut self, arg: Option<&String>, b: &mut Builder, c: &Call) -> Option<(i64, u32)> {
         let (fd, place) = self.fd_place(arg)?;
-        match place {
-            Place::Under(rel) => {
-                if self.failed(c, b, true) {
-                    return None;
-                }
-                if self.desc(c.tid, fd).borrow().dir {
-                    return None;
-                }
-                let id = b.file(&rel, FileKind::File, Presence::Existing)?;
-                Some((fd, id))
-            }
-            Place::Skip(why) => {
-                if !why.is_empty() {
-                    b.skip(why);
-                }
-                None
-            }
+        let rel = place.under(b)?;
+        if self.failed(c, b, true) || self.desc(c.tid, fd).borrow().dir {
+            return None;
         }
+        let id = b.file(&rel, FileKind::File, Presence::Existing)?;
+        Some((fd, id))
     }
 
     fn data(&mut self, c: &Call, t: u64, b: &mut Builder) -> Result<(), ImportError> {
@@ -735,15 +739,8 @@ impl StraceImporter {
                 c.args.get(2).is_some_and(|f| f.contains("AT_REMOVEDIR")),
             ),
         };
-        let rel = match place {
-            Some(Place::Under(rel)) => rel,
-            Some(Place::Skip(why)) => {
-                if !why.is_empty() {
-                    b.skip(why);
-                }
-                return Ok(());
-            }
-            None => return Ok(()),
+        let Some(rel) = place.and_then(|p| p.under(b)) else {
+            return Ok(());
         };
         if self.failed(c, b, true) {
             return Ok(());
@@ -836,15 +833,8 @@ impl StraceImporter {
         } else {
             self.path_at(c, Some(1), 2)
         };
-        let link = match link {
-            Some(Place::Under(l)) => l,
-            Some(Place::Skip(why)) => {
-                if !why.is_empty() {
-                    b.skip(why);
-                }
-                return Ok(());
-            }
-            None => return Ok(()),
+        let Some(link) = link.and_then(|p| p.under(b)) else {
+            return Ok(());
         };
         let Some(text) = c.args.first().and_then(|a| string_arg(a)) else {
             return Ok(());
@@ -885,15 +875,8 @@ impl StraceImporter {
             "statx" => (self.stat_at(c), c.args.get(4)),
             _ => (self.stat_at(c), c.args.get(2)),
         };
-        let rel = match place {
-            Some(Place::Under(rel)) => rel,
-            Some(Place::Skip(why)) => {
-                if !why.is_empty() {
-                    b.skip(why);
-                }
-                return Ok(());
-            }
-            None => return Ok(()),
+        let Some(rel) = place.and_then(|p| p.under(b)) else {
+            return Ok(());
         };
         if self.failed(c, b, true) {
             return Ok(());
@@ -950,14 +933,8 @@ impl StraceImporter {
         let Some((fd, place)) = self.fd_place(c.args.first()) else {
             return Ok(());
         };
-        let rel = match place {
-            Place::Under(rel) => rel,
-            Place::Skip(why) => {
-                if !why.is_empty() {
-                    b.skip(why);
-                }
-                return Ok(());
-            }
+        let Some(rel) = place.under(b) else {
+            return Ok(());
         };
         if self.failed(c, b, true) {
             return Ok(());
