@@ -189,11 +189,7 @@ fn resolve_export(url: RemoteUrl, timeout: std::time::Duration) -> Result<Remote
             return Err(NfsError::Mount {
                 host: url.host.clone(),
                 export: full,
-                detail: if e.contains("accepted the connection") {
-                    e
-                } else {
-                    format!("{e}; check that the server runs and answers")
-                },
+                detail: e,
             })
         }
         Err(_) => return Ok(url),

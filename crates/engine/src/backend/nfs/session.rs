@@ -236,13 +236,13 @@ pub(super) fn list_exports(url: &RemoteUrl, timeout: Duration) -> Result<Vec<Str
     // Whether the step under way got its connection accepted: a peer that accepts and
     // then says nothing is told apart from one that never answered at all.
     let accepted = std::cell::Cell::new(false);
-    // What a step says when the peer at `addr` does not answer in time.
+    // What a step says when the peer at `addr` does not answer in time, and what to do.
     let silent = |what: &str, addr: String| {
         let said = format!("{what} at {addr}: {}", no_reply(&addr, timeout));
         if accepted.replace(false) {
             format!("{said}; it accepted the connection and then sent nothing back, where an ONC RPC server (portmapper, MOUNT, NFS) answers at once, so this port is likely not one (a silent peer cannot be told from a slow server before the timeout: --io-timeout shortens the wait)")
         } else {
-            said
+            format!("{said}; check that the server runs and answers")
         }
     };
     let connect = |port: u16| {
