@@ -209,6 +209,11 @@ impl Builder {
         }
     }
 
+    /// What was imported and left out so far.
+    pub fn summary(&self) -> &Summary {
+        &self.summary
+    }
+
     /// Counts one thing of the input left out.
     pub fn skip(&mut self, why: &str) {
         *self.summary.skipped.entry(why.to_string()).or_default() += 1;

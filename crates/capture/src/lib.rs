@@ -113,9 +113,9 @@ pub fn import(
         Format::FioIolog => fio::read(input, reader, opts.root.as_deref(), &mut b)?,
         Format::Procmon => procmon::read(input, reader, opts, &mut b)?,
     }
-    let summary = b.finish(output)?;
+    // Checked before the output is created, so that a file already there is kept.
+    let summary = b.summary();
     if summary.total_ops() == 0 {
-        let _ = std::fs::remove_file(output);
         let left_out: Vec<String> = summary
             .skipped
             .iter()
@@ -135,5 +135,5 @@ pub fn import(
             }
         )));
     }
-    Ok(summary)
+    b.finish(output)
 }

@@ -678,14 +678,21 @@ fn an_empty_log_or_loadfile_is_refused_saying_so() {
         "100 1700000000.000000 openat(AT_FDCWD</w>, \"/etc/hostname\", O_RDONLY) = 3</etc/hostname> <0.000010>\n100 1700000000.000100 close(3</etc/hostname>) = 0 <0.000002>\n",
     )
     .unwrap();
+    // A trace already at the output is left as it was.
+    let out = d.path().join("o.jsonl");
+    std::fs::write(&out, "an earlier trace").unwrap();
     let err = run_err(
         naslab()
             .args(["import", "strace"])
             .arg(&input)
             .arg("-o")
-            .arg(d.path().join("o.jsonl"))
+            .arg(&out)
             .arg("--root")
             .arg(d.path()),
     );
-    assert!(err.contains("no file operations"), "{err}");
+    assert!(
+        err.contains("no file operations") && err.contains("outside the root"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), "an earlier trace");
 }
