@@ -652,4 +652,28 @@ fn the_fileserver_and_ingest_presets_pace_each_user_at_the_user_rate() {
         ],
     );
     assert_eq!(u(&j["workloads"][1]["iterations"][0]["ops"]), 6);
+
+    // Users each on their own file set never wait for each other, even when one ends
+    // before the next starts (4 users of 4 ms within 2 s): an open-loop point has no
+    // sequence between its users.
+    let dir = tempfile::tempdir().unwrap();
+    let (_, j, _) = sweep(
+        dir.path(),
+        &[
+            "--workload",
+            flat,
+            "--users",
+            "4",
+            "--user-rate",
+            "500",
+            "--stagger",
+            "2s",
+            "--keep-going",
+        ],
+    );
+    let it = &j["workloads"][0]["iterations"][0];
+    assert_eq!(u(&it["ops"]), 12);
+    let ordering = &it["ordering"];
+    assert_eq!(u(&ordering["sequence_edges"]), 0, "{ordering}");
+    assert_eq!(u(&ordering["edges"]), 0, "{ordering}");
 }

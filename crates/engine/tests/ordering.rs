@@ -10,7 +10,7 @@ use common::{file, plan_of, records_of, run_with};
 use naslab_engine::plan::{EdgeCounts, EdgeKind, Plan, Wait};
 use naslab_engine::{PosixTarget, ReplayOptions, Sandbox, TimedNullTarget};
 use naslab_results::CacheMode;
-use naslab_trace::{FileDecl, Measured, Op, OpFlags, OpKind, Prepare, Trace};
+use naslab_trace::{FileDecl, FileKind, Measured, Op, OpFlags, OpKind, Prepare, Trace};
 
 fn op(stream: u32, t_us: u64, kind: OpKind, file: u32) -> Op {
     Op::new(stream, t_us, kind, file)
@@ -121,11 +121,14 @@ fn streams_on_disjoint_files_get_no_edge() {
 
 #[test]
 fn streams_that_ran_one_after_another_are_chained_once_each() {
-    // Three streams, each starting after the one before it ended: two edges, not three.
+    // Three streams, each starting after the one before it ended, each making a file in
+    // the one directory they share: two edges, not three.
     let mut t = Trace::new("chain");
+    t.files.push(file(0, "d", 0, true, Prepare::Copy));
+    t.files[0].kind = FileKind::Dir;
     for s in 0..3u32 {
         t.files
-            .push(file(s + 1, &format!("f{s}"), 0, false, Prepare::Copy));
+            .push(file(s + 1, &format!("d/f{s}"), 0, false, Prepare::Copy));
         let base = 1000 * s as u64;
         t.ops.push(op(s, base, OpKind::Create, s + 1));
         t.ops.push(op(s, base + 10, OpKind::Close, s + 1));
@@ -160,6 +163,26 @@ fn streams_that_ran_one_after_another_are_chained_once_each() {
             kind: EdgeKind::Sequence
         }]
     );
+
+    // The same streams each in a directory of its own (as a sweep's users are): they
+    // share no entry, so none waits for another, however they were staggered.
+    let mut apart = t.clone();
+    apart.files.truncate(1);
+    apart.files[0].path = "u0".into();
+    for s in 0..3u32 {
+        apart
+            .files
+            .push(file(s + 1, &format!("u{s}/f{s}"), 0, false, Prepare::Copy));
+    }
+    for s in 1..3u32 {
+        let id = apart.files.len() as u32;
+        apart
+            .files
+            .push(file(id, &format!("u{s}"), 0, true, Prepare::Copy));
+        apart.files[id as usize].kind = FileKind::Dir;
+    }
+    let plan = plan_of(&apart, spool.path());
+    assert_eq!(edges(&plan), EdgeCounts::default());
 
     // The same trace with no timing: the lines give no sequence between streams.
     for o in &mut t.ops {

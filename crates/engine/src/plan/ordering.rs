@@ -15,14 +15,18 @@
 //!   name, not one per pair of ops;
 //! - a file's **data made durable**: an fsync before another stream's read of the file;
 //! - a stream's **sequence** (timed traces only): a stream whose first op comes after
-//!   another stream's last op waits for that op. In a trace without timing, streams that
-//!   follow each other in the file say nothing about time (generators write streams one
-//!   after another), so none is added.
+//!   the last op of another stream that touched an entry it touches (a name, or the
+//!   directory a name is in) waits for that op, so a program that reads what an earlier
+//!   one wrote sees all of it, not only its name. Streams that share no entry are never
+//!   chained: there is nothing one could do to the other (users of a sweep, each on its
+//!   own file set, stay independent however they were staggered). In a trace without
+//!   timing, streams that follow each other in the file say nothing about time
+//!   (generators write streams one after another), so none is added.
 //!
 //! Edges implied by others are dropped (a transitive reduction kept by vector clocks:
 //! what each stream is known to follow, snapshot where an edge changes it).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use naslab_trace::{Op, OpKind};
 
@@ -392,6 +396,18 @@ fn derive(
         })
         .collect();
     ends.sort_by_key(|e| std::cmp::Reverse(e.place));
+    // The entries each stream touches, for the sequence edges.
+    let mut touched: Vec<HashSet<u32>> = vec![HashSet::new(); n as usize];
+    if timed {
+        for e in events.iter().filter(|e| e.res != u32::MAX) {
+            touched[index[e.stream as usize] as usize].insert(e.res);
+        }
+    }
+    let shares = |a: u32, b: u32| {
+        let (a, b) = (&touched[a as usize], &touched[b as usize]);
+        let (small, large) = if a.len() <= b.len() { (a, b) } else { (b, a) };
+        small.iter().any(|r| large.contains(r))
+    };
     let mut resources: HashMap<u32, Resource> = HashMap::new();
     let mut clocks = Clocks::new(n as usize);
     for e in &events {
@@ -409,7 +425,10 @@ fn derive(
         match e.role {
             Role::Start => {
                 if timed {
-                    for end in ends.iter().filter(|a| before(a)) {
+                    for end in ends
+                        .iter()
+                        .filter(|a| before(a) && shares(a.stream, me.stream))
+                    {
                         clocks.edge(*end, me.stream, me.seq, EdgeKind::Sequence);
                     }
                 }
