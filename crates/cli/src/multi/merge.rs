@@ -13,9 +13,11 @@ use std::io::BufRead;
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context};
+use naslab_engine::verify::DETAILS_KEPT;
 use naslab_results::{
-    ClientResult, IterationLayout, IterationResult, LatencyHistogram, LatencySummary, MultiClient,
-    OpStats, PrepareResult, RunResult, StartSkew, StreamResult, Warning, WorkloadResult,
+    ClientResult, IterationLayout, IterationResult, LatencyHistogram, LatencySummary, Mismatch,
+    MultiClient, OpStats, PrepareResult, RunResult, StartSkew, StreamResult, VerifySummary,
+    Warning, WorkloadResult,
 };
 
 /// The start skew worth a warning: this share of the measured phase (1 %).
@@ -304,6 +306,19 @@ fn merge_iteration(
                 Some(m) => m.add(g),
                 None => r.realtime = Some(g.clone()),
             }
+        }
+        if let Some(v) = &it.verify {
+            // Every client checked its own files: counts add, and the first mismatches of
+            // each are kept (as many as one client keeps), their files under its directory
+            // as the merged records name them.
+            let m = r.verify.get_or_insert_with(VerifySummary::default);
+            m.add_counts(v);
+            let room = DETAILS_KEPT.saturating_sub(m.mismatches.len());
+            m.mismatches
+                .extend(v.mismatches.iter().take(room).map(|x| Mismatch {
+                    file: format!("client-{}/{}", c.report.rank, x.file),
+                    ..x.clone()
+                }));
         }
         r.prepare.files += it.prepare.files;
         r.prepare.dirs += it.prepare.dirs;
@@ -903,6 +918,52 @@ mod tests {
                 refused: vec!["SCHED_FIFO: EPERM".into()],
             })
         );
+    }
+
+    #[test]
+    fn the_clients_verification_adds_up_and_keeps_each_clients_mismatches_by_its_files() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (spool, out) = (tmp.path().join("spool"), tmp.path().join("out"));
+        std::fs::create_dir_all(&spool).unwrap();
+        std::fs::create_dir_all(&out).unwrap();
+        let ops: [OpLine; 1] = [(0, OpKind::Read, 0, 4096, 10, 100, 4096)];
+        let mut clients = [0, 1, 2].map(|rank| sent(&spool, rank, 0, 1_000, &ops));
+        let mismatch = |offset| Mismatch {
+            file: "W/f0".into(),
+            offset,
+            len: 4096,
+            kind: naslab_results::MismatchKind::LostWrite,
+            expected: "gen 2".into(),
+            found: "gen 1".into(),
+            during: "read-back".into(),
+        };
+        // Client 0 found nothing wrong; client 1 lost one write; client 2 found more
+        // mismatches than are kept with their details.
+        for (c, lost) in clients.iter_mut().zip([0u64, 1, DETAILS_KEPT as u64 + 5]) {
+            let run = c.report.run.as_mut().unwrap();
+            run.workloads[0].iterations[0].verify = Some(VerifySummary {
+                reads_checked: 10,
+                bytes_checked: 40_960,
+                read_back_bytes: 1 << 20,
+                lost_writes: lost,
+                mismatches: (0..lost.min(DETAILS_KEPT as u64))
+                    .map(|i| mismatch(i * 4096))
+                    .collect(),
+                ..VerifySummary::default()
+            });
+        }
+        let job = merge(&clients, &out, false).unwrap();
+        let v = job.workloads[0].iterations[0].verify.as_ref().unwrap();
+        assert_eq!(
+            (v.reads_checked, v.bytes_checked, v.read_back_bytes),
+            (30, 3 * 40_960, 3 << 20)
+        );
+        assert_eq!(v.lost_writes, DETAILS_KEPT as u64 + 6);
+        assert_eq!(v.total(), DETAILS_KEPT as u64 + 6);
+        assert_eq!(v.mismatches.len(), DETAILS_KEPT);
+        assert_eq!(v.mismatches[0].file, "client-1/W/f0");
+        assert_eq!(v.mismatches[1].file, "client-2/W/f0");
+        assert_eq!(v.mismatches[1].offset, 0);
     }
 
     #[test]
