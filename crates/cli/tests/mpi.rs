@@ -464,6 +464,54 @@ fn a_client_that_cannot_write_its_target_stops_the_job() {
 }
 
 /// `args` for a run of WORKLOADS at scale 0.005 against `target`, results in `out`.
+#[test]
+fn a_jobs_verification_is_every_clients_added_up() {
+    let Some((mut job, _one_job)) = mpirun(2) else {
+        return;
+    };
+    let (_tmp, [_, _, t, o]) = single_and_job_dirs();
+    let mut args = run_args(&t.display().to_string(), &o);
+    args.push("--verify".into());
+    common::run_ok(job.args(args));
+    let jobs = run_json_files(&o);
+    assert_eq!(jobs.len(), 1, "{jobs:?}");
+    let run = read_run(&jobs[0]);
+    let clients = &run.multi_client.as_ref().expect("the clients").clients;
+    assert_eq!(clients.len(), 2);
+    for (wi, w) in run.workloads.iter().enumerate() {
+        let merged = w.iterations[0]
+            .verify
+            .as_ref()
+            .unwrap_or_else(|| panic!("{}: the merged iteration's verification", w.name));
+        let own: Vec<_> = clients
+            .iter()
+            .map(|c| {
+                c.workloads[wi].iterations[0]
+                    .verify
+                    .clone()
+                    .expect("each client's own verification")
+            })
+            .collect();
+        assert!(own.iter().all(|v| v.reads_checked > 0), "{own:?}");
+        assert_eq!(
+            (
+                merged.reads_checked,
+                merged.bytes_checked,
+                merged.read_back_bytes,
+                merged.total()
+            ),
+            (
+                own.iter().map(|v| v.reads_checked).sum(),
+                own.iter().map(|v| v.bytes_checked).sum(),
+                own.iter().map(|v| v.read_back_bytes).sum(),
+                0
+            ),
+            "{}",
+            w.name
+        );
+    }
+}
+
 fn run_args(target: &str, out: &Path) -> Vec<String> {
     vec![
         "run".into(),
