@@ -463,7 +463,7 @@ fn a_client_that_cannot_write_its_target_stops_the_job() {
     eprintln!("the job stopped {:.1} s after it began", took.as_secs_f64());
 }
 
-/// `args` for a run of WORKLOADS at scale 0.005 against `target`, results in `out`.
+/// A job run with `--verify`: each merged iteration's verification is its clients' added up.
 #[test]
 fn a_jobs_verification_is_every_clients_added_up() {
     let Some((mut job, _one_job)) = mpirun(2) else {
@@ -512,6 +512,7 @@ fn a_jobs_verification_is_every_clients_added_up() {
     }
 }
 
+/// `args` for a run of WORKLOADS at scale 0.005 against `target`, results in `out`.
 fn run_args(target: &str, out: &Path) -> Vec<String> {
     vec![
         "run".into(),
