@@ -29,6 +29,35 @@ if [ ${#need[@]} -gt 0 ]; then
     exit 1
   fi
 fi
+# The lab's link emulator: Toxiproxy's server, built with Go from the Go module proxy
+# into /usr/local/lib/naslab/bin (where naslab looks for it; docs/network.md). Go 1.23 or
+# newer is needed: /usr/local/go/bin/go or the one on PATH, else Debian's golang-go
+# (whose go fetches a newer toolchain itself when it is 1.21 or newer).
+TOXIPROXY_VERSION=v2.12.0
+TOXIPROXY_DIR=/usr/local/lib/naslab/bin
+if [ ! -x "$TOXIPROXY_DIR/toxiproxy-server" ] ||
+   ! "$TOXIPROXY_DIR/toxiproxy-server" -version 2>/dev/null | grep -q "$TOXIPROXY_VERSION"; then
+  if [ "$(id -u)" -eq 0 ]; then
+    go=/usr/local/go/bin/go
+    [ -x "$go" ] || go="$(command -v go || true)"
+    if [ -z "$go" ]; then
+      export DEBIAN_FRONTEND=noninteractive
+      apt-get update -qq
+      apt-get install -y -qq golang-go >/dev/null
+      go="$(command -v go)"
+    fi
+    echo "installing toxiproxy-server $TOXIPROXY_VERSION into $TOXIPROXY_DIR"
+    gobin="$(mktemp -d)"
+    GOBIN="$gobin" GOTOOLCHAIN=auto "$go" install \
+      -ldflags "-X github.com/Shopify/toxiproxy/v2.Version=$TOXIPROXY_VERSION" \
+      "github.com/Shopify/toxiproxy/v2/cmd/server@$TOXIPROXY_VERSION"
+    mkdir -p "$TOXIPROXY_DIR"
+    install -m 0755 "$gobin/server" "$TOXIPROXY_DIR/toxiproxy-server"
+    rm -rf "$gobin"
+  else
+    echo "note: toxiproxy-server $TOXIPROXY_VERSION is not in $TOXIPROXY_DIR: the lab's link tests report themselves skipped (run as root to install it)" >&2
+  fi
+fi
 # Under CI every test must run: one that needs root or a missing tool then fails.
 if [ "${CI:-}" = "true" ]; then
   export NASLAB_REQUIRE_ROOT=1

@@ -162,6 +162,14 @@ pub struct RunOpts {
     /// naslab works in TARGET/naslab/.
     #[arg(long, short = 't', value_name = "DIR|URL")]
     pub target: Option<PathBuf>,
+    /// The link a lab emulates in front of the target: set by `lab matrix`; `run` finds
+    /// it in the state of the lab under --lab-dir whose URL the target is.
+    #[arg(skip)]
+    pub lab_link: Option<naslab_results::EmulatedLink>,
+    /// The directory holding the labs' state (`naslab lab --lab-dir`): a run against a
+    /// lab's URL records the link that lab emulates.
+    #[arg(long, default_value = "/var/tmp/naslab-lab", value_name = "DIR")]
+    pub lab_dir: PathBuf,
     /// Send what this client would besides the workload's requests: `windows` adds the
     /// SMB redirector's preallocation hints (1-byte writes ahead of appends), reported
     /// apart from the workload's figures.
@@ -681,6 +689,11 @@ pub struct LabUpArgs {
     /// repeat for more.
     #[arg(long = "opt", value_name = "SETTING")]
     pub opts: Vec<String>,
+    /// Put an emulated link (Toxiproxy) between clients and the server: a profile (lan,
+    /// 10gbe, wifi, vpn, wan), settings (rtt=10ms,jitter=1ms,rate=100mbit), or a profile
+    /// with settings changed (wifi,rate=50mbit). The printed URL leads through it.
+    #[arg(long, value_name = "PROFILE|SETTINGS")]
+    pub link: Option<String>,
     /// The lab's name (its directory under --lab-dir).
     #[arg(long, default_value = "default")]
     pub name: String,
@@ -719,14 +732,17 @@ pub struct LabMatrixArgs {
     /// Each lab image's size.
     #[arg(long, default_value = "4G", value_parser = values::size)]
     pub size: u64,
+    /// Links to compare, separated by ';' when settings are given (lan;wifi;rtt=10ms)
+    /// or by ',' for profiles alone (none,lan,wifi,vpn): each configuration runs behind
+    /// each link. `none` is the server's own port. Without it, no link.
+    #[arg(long, value_name = "A,B")]
+    pub links: Option<String>,
     /// Keep the servers' page cache between preparation and the measured phase (by
     /// default naslab drops it, so reads come from the lab's disk).
     #[arg(long)]
     pub keep_server_cache: bool,
     #[command(flatten)]
     pub generate: GenArgs,
-    #[command(flatten)]
-    pub at: LabWhere,
     #[command(flatten)]
     pub opts_run: RunOpts,
 }

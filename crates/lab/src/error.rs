@@ -67,6 +67,12 @@ pub enum LabError {
         #[source]
         source: std::io::Error,
     },
+    #[error("the link emulator is missing: {0}; install Toxiproxy's server with: GOBIN=/usr/local/lib/naslab/bin go install -ldflags '-X github.com/Shopify/toxiproxy/v2.Version=v2.12.0' github.com/Shopify/toxiproxy/v2/cmd/server@v2.12.0 && mv /usr/local/lib/naslab/bin/server /usr/local/lib/naslab/bin/toxiproxy-server (scripts/test.sh does this), or set NASLAB_TOXIPROXY to its path")]
+    EmulatorMissing(String),
+    #[error(
+        "the link emulator (Toxiproxy) refused: {0}; its log is toxiproxy.out in the lab directory"
+    )]
+    Emulator(String),
     #[error("taking the lab down left work undone: {0}")]
     Leftovers(String),
 }

@@ -24,6 +24,8 @@ pub struct LabOptions {
     pub size_bytes: u64,
     /// Server settings, `name = value`, added to the share (Samba) or export (ganesha).
     pub opts: Vec<String>,
+    /// The link to emulate between clients and the server (none: the server's own port).
+    pub link: Option<crate::link::LinkSpec>,
 }
 
 /// A lab that is up.
@@ -84,6 +86,7 @@ pub fn up(opts: &LabOptions) -> Result<Lab, LabError> {
         ports: Vec::new(),
         user: String::new(),
         password: String::new(),
+        link: None,
     };
     state.save(&dir)?;
     match build(&dir, opts, &mut state) {
@@ -135,7 +138,45 @@ fn build(dir: &Path, opts: &LabOptions, state: &mut LabState) -> Result<(), LabE
     state.user = started.user;
     state.password = started.password;
     state.url = started.url;
-    state.save(dir)
+    state.save(dir)?;
+    if let Some(spec) = &opts.link {
+        let names: &[&str] = match opts.server {
+            ServerKind::Samba => &["smb"],
+            ServerKind::Nfs => &["nfs", "mount"],
+        };
+        let ports: Vec<(&str, u16)> = names.iter().copied().zip(state.ports.clone()).collect();
+        let direct_url = state.url.clone();
+        let mut record = |p: &crate::process::Proc| {
+            state.processes.push(p.clone());
+            state.save(dir)
+        };
+        let link = crate::toxiproxy::start(dir, spec, &ports, &direct_url, &mut record)?;
+        state.url = through(&state.url, &link);
+        state.link = Some(link);
+        state.save(dir)?;
+    }
+    Ok(())
+}
+
+/// The server's URL with each proxied port replaced by the proxy's (the server port
+/// follows the host, the MOUNT port is `mountport=`).
+pub fn through(url: &str, link: &crate::link::LabLink) -> String {
+    let mut out = url.to_string();
+    for p in &link.proxies {
+        let (from, to) = if p.name == "mount" {
+            (
+                format!("mountport={}", p.upstream_port),
+                format!("mountport={}", p.listen_port),
+            )
+        } else {
+            (
+                format!("127.0.0.1:{}/", p.upstream_port),
+                format!("127.0.0.1:{}/", p.listen_port),
+            )
+        };
+        out = out.replacen(&from, &to, 1);
+    }
+    out
 }
 
 /// Undoes what `state` records, in reverse: processes, mount, loop device, image.
@@ -265,5 +306,38 @@ impl Drop for LabGuard {
                 );
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::link::{LabLink, LinkProxy};
+
+    #[test]
+    fn the_url_leads_through_the_proxies() {
+        let proxy = |name: &str, listen_port, upstream_port| LinkProxy {
+            name: name.into(),
+            listen_port,
+            upstream_port,
+        };
+        let link = LabLink {
+            link: Default::default(),
+            api_port: 1,
+            proxies: vec![proxy("nfs", 4001, 2049), proxy("mount", 4002, 2050)],
+            direct_url: String::new(),
+        };
+        assert_eq!(
+            through("nfs://127.0.0.1:2049/naslab?mountport=2050", &link),
+            "nfs://127.0.0.1:4001/naslab?mountport=4002"
+        );
+        let link = LabLink {
+            proxies: vec![proxy("smb", 5000, 445)],
+            ..link
+        };
+        assert_eq!(
+            through("smb://naslab-lab@127.0.0.1:445/naslab", &link),
+            "smb://naslab-lab@127.0.0.1:5000/naslab"
+        );
     }
 }

@@ -1,6 +1,9 @@
 //! naslab's test NAS: a file system in a loop image (or a plain directory), served on
 //! 127.0.0.1 by Samba's smbd or by nfs-ganesha, started and stopped by naslab itself.
 //!
+//! A lab may put an emulated link (Toxiproxy) between its clients and the server
+//! (`link`, `toxiproxy`): its URL then leads through the link.
+//!
 //! Servers work as one unprivileged account, which owns the share; the image is mounted
 //! nosuid and nodev.
 //!
@@ -13,13 +16,16 @@ pub mod error;
 pub mod fs;
 pub mod lab;
 pub mod layout;
+pub mod link;
 pub mod portmap;
 pub mod process;
 pub mod server;
 pub mod state;
+pub mod toxiproxy;
 
 pub use error::LabError;
 pub use fs::FsKind;
 pub use lab::{down, status, up, Lab, LabGuard, LabOptions, LabStatus};
+pub use link::{LabLink, LinkSpec};
 pub use server::ServerKind;
 pub use state::{LabState, DEFAULT_BASE};

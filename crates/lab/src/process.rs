@@ -251,6 +251,7 @@ fn leak_name(name: &str) -> &'static str {
         "smbd" => "smbd",
         "ganesha.nfsd" => "ganesha.nfsd",
         "rpcbind" => "rpcbind",
+        "toxiproxy-server" => "toxiproxy-server",
         _ => "the server",
     }
 }

@@ -54,6 +54,10 @@ pub struct LabState {
     /// by root alone).
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub password: String,
+    /// The emulated link between clients and the server, when `up` was given one: the
+    /// URL above leads through it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub link: Option<crate::link::LabLink>,
 }
 
 /// A lab's directory under `base`.
@@ -141,6 +145,7 @@ mod tests {
             ports: vec![1],
             user: "naslab-lab".into(),
             password: "pw".into(),
+            link: None,
         };
         s.save(dir.path()).unwrap();
         assert_eq!(LabState::load(dir.path()).unwrap(), Some(s));

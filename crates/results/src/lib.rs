@@ -2,6 +2,7 @@
 //! (terminal table, JSON, the original toolkit's CSV) reads. See `docs/results.md`.
 
 mod histogram;
+mod link;
 mod model;
 mod settings;
 mod verify;
@@ -11,6 +12,7 @@ pub mod sweep;
 pub mod views;
 
 pub use histogram::{LatencyHistogram, LatencySummary, StreamLatency};
+pub use link::{rate_text, EmulatedLink, LinkSettings, RttProbe};
 pub use model::{duration_text, Device};
 pub use model::{
     CacheMode, Environment, IterationResult, OpStats, OrderingSummary, PrepareResult, RunOptions,

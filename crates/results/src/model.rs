@@ -207,6 +207,10 @@ pub struct RunOptions {
     /// A URL target's protocol client: its options and what the server agreed to.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub protocol: Option<crate::ProtocolSettings>,
+    /// A URL target's network path: the link a lab emulated, and the round trip
+    /// naslab measured before the run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub link: Option<crate::LinkSettings>,
     /// The workload's parameters: scale, seed, suite, a generator's description. In
     /// files of schema version 1 also the settings now typed above.
     #[serde(default)]

@@ -264,6 +264,20 @@ impl RunOptions {
             }
             None => {}
         }
+        if let Some(l) = &self.link {
+            s.push((
+                "link",
+                l.emulated
+                    .as_ref()
+                    .map_or_else(|| "not emulated".into(), |e| e.summary()),
+            ));
+            s.push((
+                "link rtt measured",
+                l.probe
+                    .as_ref()
+                    .map_or_else(|| "not measured".into(), |p| p.summary()),
+            ));
+        }
         let mut out: Vec<Setting> = s
             .into_iter()
             .map(|(name, value)| Setting {

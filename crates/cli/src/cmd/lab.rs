@@ -28,6 +28,10 @@ fn up(a: LabUpArgs) -> anyhow::Result<()> {
         server: a.server,
         size_bytes: a.size,
         opts: a.opts,
+        link: match &a.link {
+            Some(l) => naslab_lab::link::parse(l)?,
+            None => None,
+        },
     };
     let lab = naslab_lab::up(&opts).context("lab up failed")?;
     let s = &lab.state;
@@ -47,6 +51,18 @@ fn up(a: LabUpArgs) -> anyhow::Result<()> {
             .join(", "),
         lab.dir.display()
     );
+    if let Some(l) = &s.link {
+        eprintln!(
+            "link: {} through Toxiproxy pid {} (API on 127.0.0.1:{}); the server's own URL is {}",
+            l.link.summary(),
+            s.processes
+                .iter()
+                .find(|p| p.name == naslab_lab::toxiproxy::SERVER)
+                .map_or(0, |p| p.pid),
+            l.api_port,
+            l.direct_url
+        );
+    }
     if !s.password.is_empty() {
         eprintln!(
             "SMB user '{}', password {} (kept in {}); give it as {}",
@@ -98,6 +114,10 @@ fn status(a: LabWhere) -> anyhow::Result<()> {
                 format!(" ({})", s.opts.join("; "))
             }
         );
+        if let Some(k) = &s.link {
+            let _ = writeln!(o, "  link         {}", k.link.summary());
+            let _ = writeln!(o, "  direct URL   {}", k.direct_url);
+        }
         for (name, pid, alive) in &l.running {
             let _ = writeln!(
                 o,

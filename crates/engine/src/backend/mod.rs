@@ -8,6 +8,7 @@ mod null;
 mod open;
 mod own_links;
 mod posix;
+pub mod probe;
 mod profile;
 pub mod remote;
 #[cfg(feature = "smb")]

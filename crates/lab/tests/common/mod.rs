@@ -35,6 +35,34 @@ macro_rules! needs_root_and_servers {
     };
 }
 
+/// Fails (under NASLAB_REQUIRE_ROOT=1) or skips the test unless Toxiproxy's server,
+/// the lab's link emulator, is installed.
+#[macro_export]
+macro_rules! needs_emulator {
+    () => {
+        if let Err(e) = naslab_lab::toxiproxy::find() {
+            naslab_layout::requirements::cannot_run(&e.to_string());
+            return;
+        }
+    };
+}
+
+/// A lab under `base` behind the emulated `link`, taken down when the guard drops.
+pub fn lab_with_link(base: &Path, fs: FsKind, server: ServerKind, link: &str) -> LabGuard {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(base, std::fs::Permissions::from_mode(0o711)).unwrap();
+    LabGuard::up(&LabOptions {
+        name: "t".into(),
+        base: base.to_path_buf(),
+        fs,
+        server,
+        size_bytes: 512 << 20,
+        opts: vec![],
+        link: naslab_lab::link::parse(link).expect("a link"),
+    })
+    .expect("lab up")
+}
+
 /// A lab under `base`, taken down when the guard drops. `base` is opened for others
 /// to pass through, as the lab's servers work as an unprivileged account.
 pub fn lab(base: &Path, fs: FsKind, server: ServerKind, opts: &[&str]) -> LabGuard {
@@ -47,6 +75,7 @@ pub fn lab(base: &Path, fs: FsKind, server: ServerKind, opts: &[&str]) -> LabGua
         server,
         size_bytes: 512 << 20,
         opts: opts.iter().map(|s| s.to_string()).collect(),
+        link: None,
     })
     .expect("lab up")
 }

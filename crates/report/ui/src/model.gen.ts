@@ -194,6 +194,11 @@ null_backend?: NullSettings | null,
  */
 protocol?: ProtocolSettings | null, 
 /**
+ * A URL target's network path: the link a lab emulated, and the round trip
+ * naslab measured before the run.
+ */
+link?: LinkSettings | null, 
+/**
  * The workload's parameters: scale, seed, suite, a generator's description. In
  * files of schema version 1 also the settings now typed above.
  */
@@ -289,6 +294,52 @@ port: number, mount_port?: number | null,
  * The largest READ and WRITE the server takes (FSINFO's rtmax and wtmax), bytes.
  */
 max_read_bytes: number, max_write_bytes: number, };
+
+export type LinkSettings = { 
+/**
+ * The link a lab emulated (`naslab lab up --link`); absent for a real server or a
+ * lab without one.
+ */
+emulated?: EmulatedLink | null, 
+/**
+ * The round trip naslab measured itself before the run; absent when the probe
+ * failed (the run's warnings say why).
+ */
+probe?: RttProbe | null, };
+
+export type EmulatedLink = { 
+/**
+ * The profile it came from (`lan`, `wifi`, ...), or `custom` for explicit settings.
+ */
+profile: string, 
+/**
+ * The round-trip delay added, ns: half each way (the odd millisecond on the way
+ * to the server).
+ */
+rtt_ns: number, 
+/**
+ * How far the delay toward the client varies either way, ns (uniformly).
+ */
+jitter_ns: number, 
+/**
+ * The rate each direction is held to, bit/s (0: not limited).
+ */
+rate_bit_s: number, 
+/**
+ * The emulator (`toxiproxy`), its version as it reports it, and where it delays:
+ * `stream` (each chunk of data read from a connection) or `packet`.
+ */
+emulator: string, emulator_version: string, delay_level: string, };
+
+export type RttProbe = { 
+/**
+ * What was timed: `SMB2 ECHO` or `NFS NULL` (one request and its reply each).
+ */
+method: string, samples: number, 
+/**
+ * The median, fastest and slowest round trip, ns.
+ */
+median_ns: number, min_ns: number, max_ns: number, };
 
 export type RealtimeGranted = { 
 /**

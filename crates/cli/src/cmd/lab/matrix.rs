@@ -11,7 +11,7 @@ use anyhow::{bail, Context};
 use naslab_engine::backend::HINT_WRITE_OP;
 use naslab_engine::run::extra_op_count;
 use naslab_lab::lab::LabGuard;
-use naslab_lab::{FsKind, LabOptions, ServerKind};
+use naslab_lab::{FsKind, LabOptions, LinkSpec, ServerKind};
 use naslab_results::CacheMode;
 use naslab_trace::Trace;
 use serde::Serialize;
@@ -30,6 +30,10 @@ struct Config {
     server: ServerKind,
     opts_name: String,
     opts: Vec<String>,
+    /// The link clients reach the server through (`--links`), as given, and parsed.
+    link_name: Option<String>,
+    #[serde(skip)]
+    link: Option<LinkSpec>,
 }
 
 /// What one workload showed on one configuration.
@@ -90,6 +94,27 @@ fn parse_opt_sets(specs: &[String]) -> anyhow::Result<Vec<(String, Vec<String>)>
     Ok(out)
 }
 
+/// `--links`: `;`-separated when any link is given as settings (which hold commas),
+/// else `,`-separated profiles. `[None]` without it.
+fn parse_links(spec: Option<&str>) -> anyhow::Result<Vec<(Option<String>, Option<LinkSpec>)>> {
+    let Some(spec) = spec else {
+        return Ok(vec![(None, None)]);
+    };
+    let parts: Vec<&str> = if spec.contains(';') || spec.contains('=') {
+        spec.split(';').collect()
+    } else {
+        spec.split(',').collect()
+    };
+    let mut out = Vec::new();
+    for p in parts.iter().map(|p| p.trim()).filter(|p| !p.is_empty()) {
+        out.push((Some(p.to_string()), naslab_lab::link::parse(p)?));
+    }
+    if out.is_empty() {
+        bail!("--links '{spec}' names no link: give profiles (lan,wifi,vpn) or settings (rtt=10ms;rtt=20ms)");
+    }
+    Ok(out)
+}
+
 fn traces(a: &LabMatrixArgs) -> anyhow::Result<Vec<Trace>> {
     let params = gen_params(&a.generate)?;
     let mut names: Vec<String> = Vec::new();
@@ -115,6 +140,7 @@ pub fn matrix(a: LabMatrixArgs) -> anyhow::Result<()> {
         bail!("lab matrix makes its own targets; leave out --target");
     }
     let sets = parse_opt_sets(&a.opts)?;
+    let links = parse_links(a.links.as_deref())?;
     let size = a.size;
     let traces = traces(&a)?;
     let workloads: Vec<String> = traces.iter().map(|t| t.header.workload.clone()).collect();
@@ -122,13 +148,21 @@ pub fn matrix(a: LabMatrixArgs) -> anyhow::Result<()> {
     for &fs in &a.fs {
         for &server in &a.server {
             for (name, opts) in &sets {
-                configs.push(Config {
-                    label: format!("{fs}-{server}-{name}"),
-                    fs,
-                    server,
-                    opts_name: name.clone(),
-                    opts: opts.clone(),
-                });
+                for (link_name, link) in &links {
+                    let suffix = link_name
+                        .as_ref()
+                        .map(|l| format!("-{}", label_part(l)))
+                        .unwrap_or_default();
+                    configs.push(Config {
+                        label: format!("{fs}-{server}-{name}{suffix}"),
+                        fs,
+                        server,
+                        opts_name: name.clone(),
+                        opts: opts.clone(),
+                        link_name: link_name.clone(),
+                        link: *link,
+                    });
+                }
             }
         }
     }
@@ -188,11 +222,12 @@ fn run_config(
     };
     let opts = LabOptions {
         name: "matrix".into(),
-        base: a.at.lab_dir.clone(),
+        base: a.opts_run.lab_dir.clone(),
         fs: c.fs,
         server: c.server,
         size_bytes: size,
         opts: c.opts.clone(),
+        link: c.link,
     };
     let guard = match LabGuard::up(&opts) {
         Ok(g) => g,
@@ -201,6 +236,7 @@ fn run_config(
     let lab = guard.lab().clone();
     let mut run_opts = a.opts_run.clone();
     run_opts.target = Some(PathBuf::from(&lab.state.url));
+    run_opts.lab_link = lab.state.link.as_ref().map(|l| l.link.clone());
     if !lab.state.password.is_empty() {
         // The lab's generated password, for the run's SMB client to sign in with.
         std::env::set_var(crate::cmd::protocol::PASSWORD_VAR, &lab.state.password);
@@ -267,13 +303,24 @@ fn run_config(
     (row, Some(run_dir))
 }
 
+/// A link as a label may hold it: `rtt=10ms,rate=1gbit` becomes `rtt10ms_rate1gbit`.
+fn label_part(link: &str) -> String {
+    link.chars()
+        .filter_map(|c| match c {
+            c if c.is_ascii_alphanumeric() || c == '-' => Some(c),
+            ',' => Some('_'),
+            _ => None,
+        })
+        .collect()
+}
+
 fn render(c: &Comparison) -> String {
     let mut s = String::new();
     let _ = writeln!(s, "configurations:");
     for cfg in &c.configs {
         let _ = writeln!(
             s,
-            "  {:<28} {} on {}, {}",
+            "  {:<28} {} on {}, {}{}",
             cfg.label,
             cfg.server,
             cfg.fs,
@@ -281,7 +328,11 @@ fn render(c: &Comparison) -> String {
                 "server defaults".to_string()
             } else {
                 cfg.opts.join("; ")
-            }
+            },
+            cfg.link_name
+                .as_ref()
+                .map(|l| format!(", link {l}"))
+                .unwrap_or_default()
         );
     }
     let _ = writeln!(s);
@@ -357,5 +408,20 @@ mod tests {
         assert!(parse_opt_sets(&["x y=a = b".into()]).is_err());
         assert!(parse_opt_sets(&["n=a".into()]).is_err());
         assert_eq!(parse_opt_sets(&[]).unwrap()[0].0, "defaults");
+    }
+
+    #[test]
+    fn links_split_by_commas_or_by_semicolons_when_settings_hold_commas() {
+        let l = parse_links(Some("none,lan,wifi")).unwrap();
+        assert_eq!(l.len(), 3);
+        assert!(l[0].1.is_none());
+        assert_eq!(l[2].1.unwrap().rtt_ms, 3);
+        let l = parse_links(Some("rtt=1ms,rate=1gbit;vpn")).unwrap();
+        assert_eq!(l.len(), 2);
+        assert_eq!(l[0].1.unwrap().rate_bit_s, 1_000_000_000);
+        assert_eq!(l[1].1.unwrap().rtt_ms, 20);
+        assert_eq!(parse_links(None).unwrap(), vec![(None, None)]);
+        assert!(parse_links(Some("lan,loss=1%")).is_err());
+        assert_eq!(label_part("rtt=1ms,rate=1gbit"), "rtt1ms_rate1gbit");
     }
 }

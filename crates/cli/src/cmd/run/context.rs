@@ -54,6 +54,7 @@ pub fn context(
         }
     }
     let opened = open_target(opts, coord.as_ref())?;
+    let link = super::link::link(opts);
     let device = crate::cmd::device::device(&opts.device)?;
     let (run_dir, made_dirs) = make_dirs(opts, coord.as_ref())?;
     crate::interrupt::remove_on_exit(&run_dir, &made_dirs);
@@ -73,6 +74,7 @@ pub fn context(
         client_profile: opts.client_profile.map(|p| p.name().to_string()),
         null_backend: opened.null_settings.clone(),
         protocol: opened.opened.settings.clone(),
+        link,
         extra,
     };
     let opened = opened.opened;

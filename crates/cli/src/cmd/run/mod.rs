@@ -6,6 +6,7 @@
 mod compile;
 mod context;
 mod execute;
+mod link;
 pub(crate) mod run_dir;
 mod target;
 

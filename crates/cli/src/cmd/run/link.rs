@@ -1,0 +1,49 @@
+//! The network path of a URL target, for run.json: the round trip naslab measures
+//! itself before the run, and the link a lab emulates in front of the server (given by
+//! `lab matrix`, or found in the state of the lab under `--lab-dir` whose URL the
+//! target is).
+
+use std::path::Path;
+
+use naslab_engine::backend::probe;
+use naslab_engine::backend::url::{is_remote, RemoteUrl};
+use naslab_results::{EmulatedLink, LinkSettings};
+
+use crate::args::RunOpts;
+
+/// The path to the target, or `None` when the target is no URL.
+pub(super) fn link(opts: &RunOpts) -> Option<LinkSettings> {
+    let target = opts.target.as_ref()?.to_str()?;
+    if !is_remote(target) {
+        return None;
+    }
+    let url: RemoteUrl = target.parse().ok()?;
+    let emulated = opts
+        .lab_link
+        .clone()
+        .or_else(|| lab_link(&opts.lab_dir, target));
+    let probe = match probe::rtt(&url, probe::SAMPLES, opts.io_timeout.as_std()) {
+        Ok(p) => {
+            eprintln!("round trip to {}: {}", url.address(), p.summary());
+            Some(p)
+        }
+        Err(e) => {
+            eprintln!("warning: {e}; run.json records no measured round trip");
+            None
+        }
+    };
+    if let Some(e) = &emulated {
+        eprintln!("emulated link: {}", e.summary());
+    }
+    Some(LinkSettings { emulated, probe })
+}
+
+/// The link of the lab under `base` whose URL is `target`, if one is up.
+fn lab_link(base: &Path, target: &str) -> Option<EmulatedLink> {
+    naslab_lab::status(base)
+        .ok()?
+        .into_iter()
+        .find(|l| l.state.url == target)
+        .and_then(|l| l.state.link)
+        .map(|l| l.link)
+}

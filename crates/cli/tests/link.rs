@@ -1,0 +1,163 @@
+//! `naslab lab up --link` and what a run records of the link: a run against the lab's
+//! URL says in run.json which link it crossed (profile, settings, emulator and version)
+//! and the round trip naslab measured over it; a run against the server's own port
+//! records the measured round trip alone. Needs root, the servers and Toxiproxy's
+//! server; fails under NASLAB_REQUIRE_ROOT=1 without them.
+
+// A test fails on the unwrap of what it did not expect, which is what a test is for.
+#![allow(clippy::unwrap_used)]
+
+use std::path::Path;
+use std::process::Command;
+
+mod common;
+use common::lab::{lab_ready, open_for_lab, Down};
+use common::{cannot_run, run_ok, text};
+
+fn naslab() -> Command {
+    let mut c = common::naslab();
+    c.env_remove("NASLAB_SMB_PASSWORD");
+    c
+}
+
+/// The run.json of the only run under `out`'s label `run`.
+fn run_json(out: &Path) -> serde_json::Value {
+    let dir = std::fs::read_dir(out.join("run"))
+        .unwrap()
+        .flatten()
+        .next()
+        .unwrap()
+        .path();
+    serde_json::from_str(&std::fs::read_to_string(dir.join("run.json")).unwrap()).unwrap()
+}
+
+/// Runs a small workload against `url`, with the labs under `base`; its run.json.
+fn run_against(url: &str, password: &str, base: &Path, out: &Path) -> serde_json::Value {
+    let r = run_ok(
+        naslab()
+            .env("NASLAB_SMB_PASSWORD", password)
+            .args([
+                "run",
+                "--workload",
+                "FileCopyToNAS",
+                "--scale",
+                "0.01",
+                "--target",
+                url,
+                "--lab-dir",
+            ])
+            .arg(base)
+            .arg("--out")
+            .arg(out),
+    );
+    let err = text(&r.stderr);
+    assert!(err.contains("round trip to 127.0.0.1:"), "{err}");
+    run_json(out)
+}
+
+#[test]
+fn a_run_through_the_lab_link_records_it_and_the_round_trip_it_measured() {
+    for server in ["samba", "nfs"] {
+        if !lab_ready(server) {
+            return;
+        }
+        if let Err(e) = naslab_lab::toxiproxy::find() {
+            cannot_run(&e.to_string());
+            return;
+        }
+        let base = tempfile::tempdir().unwrap();
+        open_for_lab(base.path());
+        let name = format!("link-{server}");
+        let up = run_ok(
+            naslab()
+                .args(["lab", "up", "--fs", "dir", "--server", server])
+                .args(["--link", "rtt=10ms,rate=100mbit", "--name", &name])
+                .arg("--lab-dir")
+                .arg(base.path()),
+        );
+        let _down = Down::new(base.path(), &name);
+        let url = text(&up.stdout).trim().to_string();
+        let said = text(&up.stderr);
+        assert!(
+            said.contains("link: custom: rtt 10.00 ms, 100 Mbit/s (toxiproxy v2.12.0"),
+            "{said}"
+        );
+        let state: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(base.path().join(&name).join("state.json")).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(state["url"], url.as_str());
+        let direct = state["link"]["direct_url"].as_str().unwrap().to_string();
+        assert_ne!(direct, url);
+        let password = state["password"].as_str().unwrap_or_default().to_string();
+        let status = text(
+            &run_ok(
+                naslab()
+                    .args(["lab", "status", "--lab-dir"])
+                    .arg(base.path()),
+            )
+            .stdout,
+        );
+        assert!(
+            status.contains("link         custom: rtt 10.00 ms"),
+            "{status}"
+        );
+        assert!(status.contains("toxiproxy-server pid"), "{status}");
+
+        let out = base.path().join("through");
+        let run = run_against(&url, &password, base.path(), &out);
+        let link = &run["options"]["link"];
+        let e = &link["emulated"];
+        assert_eq!(e["profile"], "custom", "{link}");
+        assert_eq!(e["rtt_ns"], 10_000_000);
+        assert_eq!(e["jitter_ns"], 0);
+        assert_eq!(e["rate_bit_s"], 100_000_000);
+        assert_eq!(e["emulator"], "toxiproxy");
+        assert_eq!(e["emulator_version"], "v2.12.0");
+        assert_eq!(e["delay_level"], "stream");
+        let p = &link["probe"];
+        assert_eq!(
+            p["method"],
+            if server == "samba" {
+                "SMB2 ECHO"
+            } else {
+                "NFS NULL"
+            }
+        );
+        assert_eq!(p["samples"], 21);
+        assert!(p["min_ns"].as_u64().unwrap() >= 10_000_000, "{p}");
+
+        // The server's own port: no emulated link, a round trip well under the link's.
+        let out = base.path().join("direct");
+        let run = run_against(&direct, &password, base.path(), &out);
+        let link = &run["options"]["link"];
+        assert!(link.get("emulated").is_none(), "{link}");
+        assert!(
+            link["probe"]["median_ns"].as_u64().unwrap() < 10_000_000,
+            "{link}"
+        );
+
+        let pid = state["processes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["name"] == "toxiproxy-server")
+            .unwrap()["pid"]
+            .as_u64()
+            .unwrap();
+        run_ok(
+            naslab()
+                .args(["lab", "down", "--name", &name, "--lab-dir"])
+                .arg(base.path()),
+        );
+        // Gone, or a zombie its new parent has yet to reap.
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        let running = stat
+            .rfind(')')
+            .is_some_and(|i| !stat[i + 2..].starts_with('Z'));
+        assert!(
+            !running,
+            "toxiproxy-server (pid {pid}) stopped with the lab: {stat}"
+        );
+    }
+}

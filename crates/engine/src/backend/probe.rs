@@ -1,0 +1,254 @@
+//! The round trip to a URL target, measured by naslab itself before a run: one TCP
+//! connection over the run's own path, a protocol request that the server answers at
+//! once and that needs no sign-in, timed `samples` times.
+//!
+//! - SMB: a NEGOTIATE (not timed), then SMB2 ECHO requests (MS-SMB2 2.2.28), which a
+//!   server answers before any session exists.
+//! - NFS: ONC RPC calls of NFSv3's NULL procedure (RFC 1813 3.3.0), with AUTH_NONE.
+//!
+//! A TCP connect would not do: an emulator that relays the stream (Toxiproxy) accepts
+//! the connection itself, before any delay applies.
+
+use std::io::{Read, Write};
+use std::net::{TcpStream, ToSocketAddrs};
+use std::time::{Duration, Instant};
+
+use naslab_results::RttProbe;
+
+use super::url::{Protocol, RemoteUrl};
+
+/// Round trips the probe times by default.
+pub const SAMPLES: u32 = 21;
+
+/// Why the round trip could not be measured.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot measure the round trip to {addr} ({method}): {why}")]
+pub struct ProbeError {
+    pub addr: String,
+    pub method: &'static str,
+    pub why: String,
+}
+
+/// What a probe of `protocol` times.
+pub fn method(protocol: Protocol) -> &'static str {
+    match protocol {
+        Protocol::Smb => "SMB2 ECHO",
+        Protocol::Nfs => "NFS NULL",
+    }
+}
+
+/// Times `samples` round trips to `url`'s server; `timeout` bounds each.
+pub fn rtt(url: &RemoteUrl, samples: u32, timeout: Duration) -> Result<RttProbe, ProbeError> {
+    let addr = url.address();
+    let method = method(url.protocol);
+    let fail = |why: String| ProbeError {
+        addr: addr.clone(),
+        method,
+        why,
+    };
+    let sock = addr
+        .to_socket_addrs()
+        .map_err(|e| fail(e.to_string()))?
+        .next()
+        .ok_or_else(|| fail("the name resolves to no address".into()))?;
+    let mut s = TcpStream::connect_timeout(&sock, timeout).map_err(|e| fail(e.to_string()))?;
+    s.set_nodelay(true).map_err(|e| fail(e.to_string()))?;
+    s.set_read_timeout(Some(timeout))
+        .map_err(|e| fail(e.to_string()))?;
+    let mut times = Vec::with_capacity(samples as usize);
+    match url.protocol {
+        Protocol::Smb => {
+            exchange(&mut s, &smb_negotiate()).map_err(&fail)?;
+            for i in 0..samples {
+                let req = smb_echo(u64::from(i) + 1);
+                let t = Instant::now();
+                let reply = exchange(&mut s, &req).map_err(&fail)?;
+                times.push(t.elapsed().as_nanos() as u64);
+                check_smb_echo(&reply).map_err(&fail)?;
+            }
+        }
+        Protocol::Nfs => {
+            for i in 0..samples {
+                let xid = 0x6e61_0000 + i;
+                let req = nfs_null(xid);
+                let t = Instant::now();
+                let reply = exchange(&mut s, &req).map_err(&fail)?;
+                times.push(t.elapsed().as_nanos() as u64);
+                check_rpc_reply(&reply, xid).map_err(&fail)?;
+            }
+        }
+    }
+    RttProbe::from_samples(method, &times).ok_or_else(|| fail("no round trip was timed".into()))
+}
+
+/// Sends one framed request and reads one framed reply. Both SMB's direct TCP transport
+/// and ONC RPC's record marking put the length in the low bits of a 4-byte big-endian
+/// word (RPC's top bit marks the last fragment; a NULL reply is one fragment).
+fn exchange(s: &mut TcpStream, req: &[u8]) -> Result<Vec<u8>, String> {
+    s.write_all(req).map_err(|e| format!("sending: {e}"))?;
+    let mut head = [0u8; 4];
+    s.read_exact(&mut head)
+        .map_err(|e| format!("reading the reply: {e}"))?;
+    let len = (u32::from_be_bytes(head) & 0x00ff_ffff) as usize;
+    let mut body = vec![0u8; len];
+    s.read_exact(&mut body)
+        .map_err(|e| format!("reading the reply: {e}"))?;
+    Ok(body)
+}
+
+/// An SMB2 header for `command`, message `id`, no session.
+fn smb_header(command: u16, id: u64) -> Vec<u8> {
+    let mut h = Vec::with_capacity(64);
+    h.extend_from_slice(b"\xfeSMB");
+    h.extend_from_slice(&64u16.to_le_bytes()); // StructureSize
+    h.extend_from_slice(&0u16.to_le_bytes()); // CreditCharge (0 counts as 1)
+    h.extend_from_slice(&0u32.to_le_bytes()); // Status
+    h.extend_from_slice(&command.to_le_bytes());
+    h.extend_from_slice(&1u16.to_le_bytes()); // CreditRequest
+    h.extend_from_slice(&0u32.to_le_bytes()); // Flags
+    h.extend_from_slice(&0u32.to_le_bytes()); // NextCommand
+    h.extend_from_slice(&id.to_le_bytes()); // MessageId
+    h.extend_from_slice(&0u32.to_le_bytes()); // Reserved
+    h.extend_from_slice(&0u32.to_le_bytes()); // TreeId
+    h.extend_from_slice(&0u64.to_le_bytes()); // SessionId
+    h.extend_from_slice(&[0u8; 16]); // Signature
+    h
+}
+
+/// The direct TCP transport's frame around an SMB2 message.
+fn framed(msg: Vec<u8>) -> Vec<u8> {
+    let mut out = (msg.len() as u32).to_be_bytes().to_vec();
+    out.extend(msg);
+    out
+}
+
+/// A NEGOTIATE offering SMB 2.0.2 to 3.1.1 (with the pre-authentication integrity
+/// context 3.1.1 requires).
+fn smb_negotiate() -> Vec<u8> {
+    const DIALECTS: [u16; 5] = [0x0202, 0x0210, 0x0300, 0x0302, 0x0311];
+    let mut m = smb_header(0x0000, 0);
+    m.extend_from_slice(&36u16.to_le_bytes()); // StructureSize
+    m.extend_from_slice(&(DIALECTS.len() as u16).to_le_bytes());
+    m.extend_from_slice(&1u16.to_le_bytes()); // SecurityMode: signing enabled
+    m.extend_from_slice(&0u16.to_le_bytes()); // Reserved
+    m.extend_from_slice(&0u32.to_le_bytes()); // Capabilities
+    m.extend_from_slice(b"naslab-rtt-probe"); // ClientGuid
+    let context_at = m.len() + 8 + 2 * DIALECTS.len();
+    let context_at = context_at.div_ceil(8) * 8;
+    m.extend_from_slice(&(context_at as u32).to_le_bytes()); // NegotiateContextOffset
+    m.extend_from_slice(&1u16.to_le_bytes()); // NegotiateContextCount
+    m.extend_from_slice(&0u16.to_le_bytes()); // Reserved2
+    for d in DIALECTS {
+        m.extend_from_slice(&d.to_le_bytes());
+    }
+    m.resize(context_at, 0);
+    // SMB2_PREAUTH_INTEGRITY_CAPABILITIES: SHA-512, a 32-byte salt.
+    let data_len: u16 = 2 + 2 + 2 + 32;
+    m.extend_from_slice(&1u16.to_le_bytes());
+    m.extend_from_slice(&data_len.to_le_bytes());
+    m.extend_from_slice(&0u32.to_le_bytes());
+    m.extend_from_slice(&1u16.to_le_bytes()); // HashAlgorithmCount
+    m.extend_from_slice(&32u16.to_le_bytes()); // SaltLength
+    m.extend_from_slice(&1u16.to_le_bytes()); // SHA-512
+    m.extend_from_slice(&[0x5a; 32]);
+    framed(m)
+}
+
+fn smb_echo(id: u64) -> Vec<u8> {
+    let mut m = smb_header(0x000d, id);
+    m.extend_from_slice(&4u16.to_le_bytes()); // StructureSize
+    m.extend_from_slice(&0u16.to_le_bytes()); // Reserved
+    framed(m)
+}
+
+fn check_smb_echo(reply: &[u8]) -> Result<(), String> {
+    if reply.len() < 64 || &reply[..4] != b"\xfeSMB" {
+        return Err("the reply to ECHO is not an SMB2 message".into());
+    }
+    let status = u32::from_le_bytes([reply[8], reply[9], reply[10], reply[11]]);
+    let command = u16::from_le_bytes([reply[12], reply[13]]);
+    if command != 0x000d || status != 0 {
+        return Err(format!(
+            "ECHO was answered with command {command:#06x}, status {status:#010x}"
+        ));
+    }
+    Ok(())
+}
+
+/// An RPC call of NFSv3's NULL procedure, one record fragment.
+fn nfs_null(xid: u32) -> Vec<u8> {
+    // xid, CALL, RPC version 2, program NFS (100003), version 3, procedure NULL,
+    // credential AUTH_NONE (flavour 0, no body), verifier AUTH_NONE.
+    let words: [u32; 10] = [xid, 0, 2, 100_003, 3, 0, 0, 0, 0, 0];
+    let mut out = (0x8000_0000u32 | (words.len() as u32 * 4))
+        .to_be_bytes()
+        .to_vec();
+    for w in words {
+        out.extend_from_slice(&w.to_be_bytes());
+    }
+    out
+}
+
+fn check_rpc_reply(reply: &[u8], xid: u32) -> Result<(), String> {
+    let word = |i: usize| -> Option<u32> {
+        reply
+            .get(i * 4..i * 4 + 4)
+            .map(|b| u32::from_be_bytes([b[0], b[1], b[2], b[3]]))
+    };
+    // xid, REPLY (1), MSG_ACCEPTED (0), verifier flavour and length, its body, then
+    // accept_stat SUCCESS (0).
+    let (Some(x), Some(kind), Some(stat), Some(vlen)) = (word(0), word(1), word(2), word(4)) else {
+        return Err("the reply to NULL is too short".into());
+    };
+    if x != xid || kind != 1 {
+        return Err(format!("the reply to NULL has xid {x:#x}, type {kind}"));
+    }
+    if stat != 0 {
+        return Err(format!("NULL was denied (reply status {stat})"));
+    }
+    let accept = word(5 + (vlen as usize).div_ceil(4));
+    if accept != Some(0) {
+        return Err(format!("NULL was not accepted: {accept:?}"));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn requests_are_framed_as_the_protocols_say() {
+        let n = smb_negotiate();
+        let len = u32::from_be_bytes([n[0], n[1], n[2], n[3]]) as usize;
+        assert_eq!(len, n.len() - 4);
+        let msg = &n[4..];
+        let offset = u32::from_le_bytes([msg[64 + 28], msg[65 + 28], msg[66 + 28], msg[67 + 28]]);
+        assert_eq!(offset % 8, 0);
+        assert_eq!(
+            u16::from_le_bytes([msg[offset as usize], msg[offset as usize + 1]]),
+            1
+        );
+        let e = smb_echo(3);
+        assert_eq!(e.len(), 4 + 64 + 4);
+        assert_eq!(u16::from_le_bytes([e[4 + 12], e[4 + 13]]), 0x000d);
+        let mut reply = e[4..].to_vec();
+        assert!(check_smb_echo(&reply).is_ok());
+        reply[8] = 0x22; // a failure status
+        assert!(check_smb_echo(&reply).is_err());
+        let c = nfs_null(7);
+        assert_eq!(c.len(), 44);
+        assert_eq!(&c[..4], &[0x80, 0, 0, 40]);
+        let ok: Vec<u8> = [7u32, 1, 0, 0, 0, 0]
+            .iter()
+            .flat_map(|w| w.to_be_bytes())
+            .collect();
+        assert!(check_rpc_reply(&ok, 7).is_ok());
+        assert!(check_rpc_reply(&ok, 8).is_err());
+        let denied: Vec<u8> = [7u32, 1, 1, 0, 0, 0]
+            .iter()
+            .flat_map(|w| w.to_be_bytes())
+            .collect();
+        assert!(check_rpc_reply(&denied, 7).is_err());
+    }
+}

@@ -1,0 +1,226 @@
+//! The lab's emulated link (Toxiproxy) against real servers: the URL leads through it,
+//! naslab's own round-trip probe reads the delay it adds, a workload pays that delay on
+//! every op, and a read is held to its rate. Needs root, the servers and Toxiproxy's
+//! server: skipped with a note otherwise, failed under NASLAB_REQUIRE_ROOT=1.
+//!
+//! Bounds: a delay line cannot answer early, so the lower bounds on time are strict;
+//! the probe's median may lie at most `PROBE_SLACK` above the set round trip (the
+//! proxy's own hop and a busy machine's scheduling), and a rate-limited read may run at
+//! most 10 % above its rate (Toxiproxy's timer error).
+
+// A test fails on the unwrap of what it did not expect, which is what a test is for.
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use std::time::Duration;
+
+use common::*;
+use naslab_engine::backend::probe;
+use naslab_engine::backend::url::RemoteUrl;
+use naslab_lab::{FsKind, ServerKind};
+use naslab_trace::{FileDecl, Op, OpFlags, OpKind, Trace};
+
+/// How far above the set round trip the probe's median may read.
+const PROBE_SLACK: Duration = Duration::from_millis(3);
+
+fn probe_of(url: &str) -> naslab_results::RttProbe {
+    let url: RemoteUrl = url.parse().unwrap();
+    probe::rtt(&url, probe::SAMPLES, Duration::from_secs(10)).unwrap()
+}
+
+/// The probe over `server`'s lab at rtt=10ms reads 10 ms, no less, and at most
+/// PROBE_SLACK more; the same server's own port answers well under 10 ms.
+fn probe_reads_the_emulated_round_trip(server: ServerKind) {
+    let base = tempfile::tempdir().unwrap();
+    let guard = lab_with_link(base.path(), FsKind::Dir, server, "rtt=10ms");
+    let st = guard.lab().state.clone();
+    let link = st.link.clone().expect("the state records the link");
+    assert_eq!(link.link.rtt_ns, 10_000_000);
+    assert_eq!(link.link.emulator, "toxiproxy");
+    assert_eq!(link.link.emulator_version, naslab_lab::toxiproxy::VERSION);
+    assert_ne!(st.url, link.direct_url, "the URL leads through the link");
+    for p in &link.proxies {
+        assert!(st.url.contains(&p.listen_port.to_string()), "{}", st.url);
+        assert!(st.ports.contains(&p.upstream_port));
+        let toxics = naslab_lab::toxiproxy::toxics_now(link.api_port, &p.name).unwrap();
+        let delays: Vec<i64> = toxics
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|t| t["type"] == "latency")
+            .map(|t| t["attributes"]["latency"].as_i64().unwrap())
+            .collect();
+        assert_eq!(delays, [5, 5], "{}: half each way", p.name);
+    }
+    let through = probe_of(&st.url);
+    let direct = probe_of(&link.direct_url);
+    eprintln!(
+        "{server}: through the link {}; direct {}",
+        through.summary(),
+        direct.summary()
+    );
+    assert!(
+        through.min_ns >= 10_000_000,
+        "no round trip beats the delay: {through:?}"
+    );
+    assert!(
+        through.median_ns <= 10_000_000 + PROBE_SLACK.as_nanos() as u64,
+        "{through:?}"
+    );
+    assert!(direct.median_ns < 10_000_000, "{direct:?}");
+    let procs = st.processes.clone();
+    assert!(procs.iter().any(|p| p.name == "toxiproxy-server"));
+    guard.down().unwrap();
+    assert!(procs.iter().all(|p| !p.alive()), "Toxiproxy stopped too");
+}
+
+#[test]
+fn smb_probe_reads_the_emulated_round_trip() {
+    needs_root_and_servers!(ServerKind::Samba);
+    needs_emulator!();
+    probe_reads_the_emulated_round_trip(ServerKind::Samba);
+}
+
+#[test]
+fn nfs_probe_reads_the_emulated_round_trip() {
+    needs_root_and_servers!(ServerKind::Nfs);
+    needs_emulator!();
+    probe_reads_the_emulated_round_trip(ServerKind::Nfs);
+}
+
+/// Round trips an op needs at the least over `server`'s protocol: one request and its
+/// reply, but for NFS's close, which NFSv3 has no request for (naslab's client sends a
+/// COMMIT only when unstable writes are left).
+fn round_trips(server: ServerKind, kind: &str) -> u64 {
+    match (server, kind) {
+        (ServerKind::Nfs, "close") => 0,
+        _ => 1,
+    }
+}
+
+/// One stream issues the small workload's ops one after another, each waiting for the
+/// replies it needs: the measured phase takes at least (round trips) × the round-trip
+/// time, and no op that needs a reply beats that time.
+fn workload_pays_the_round_trip_on_every_op(server: ServerKind) {
+    let base = tempfile::tempdir().unwrap();
+    let guard = lab_with_link(base.path(), FsKind::Dir, server, "rtt=10ms");
+    let st = guard.lab().state.clone();
+    let trace = small_trace("Delayed", false);
+    let r = match server {
+        ServerKind::Samba => run(&trace, &smb(&st), base.path()),
+        ServerKind::Nfs => run(&trace, &nfs(&st.url), base.path()),
+    };
+    check_counts(&r, &trace);
+    assert_eq!(r.ops, trace.ops.len() as u64);
+    let trips: u64 = trace
+        .ops
+        .iter()
+        .map(|o| round_trips(server, o.kind.name()))
+        .sum();
+    eprintln!(
+        "{server}: {} ops, {trips} round trips over rtt=10ms took {:.1} ms (at least {} ms)",
+        r.ops,
+        r.wall_ns as f64 / 1e6,
+        trips * 10
+    );
+    assert!(trips > 60, "the workload is made of ops that need replies");
+    assert!(r.wall_ns >= trips * 10_000_000, "{} ns", r.wall_ns);
+    for (name, s) in &r.op_stats {
+        if round_trips(server, name) > 0 {
+            assert!(
+                s.latency.min_ns >= 10_000_000,
+                "{name}: fastest {} ns beats the round trip",
+                s.latency.min_ns
+            );
+        }
+    }
+    guard.down().unwrap();
+}
+
+#[test]
+fn smb_workload_pays_the_round_trip_on_every_op() {
+    needs_root_and_servers!(ServerKind::Samba);
+    needs_emulator!();
+    workload_pays_the_round_trip_on_every_op(ServerKind::Samba);
+}
+
+#[test]
+fn nfs_workload_pays_the_round_trip_on_every_op() {
+    needs_root_and_servers!(ServerKind::Nfs);
+    needs_emulator!();
+    workload_pays_the_round_trip_on_every_op(ServerKind::Nfs);
+}
+
+/// Bytes the rate test reads, in reads of `READ` bytes.
+const FILE: u64 = 8 << 20;
+const READ: u64 = 1 << 20;
+
+/// A prepared 8 MiB file read from start to end.
+fn sequential_read() -> Trace {
+    let mut t = Trace::new("RateRead");
+    t.files.push(FileDecl::file(1, "big.bin", FILE, true));
+    let mut o = Op::new(0, 0, OpKind::Open, 1);
+    o.flags = OpFlags::READ;
+    t.ops.push(o);
+    for i in 0..FILE / READ {
+        let mut r = Op::new(0, 0, OpKind::Read, 1);
+        r.offset = i * READ;
+        r.len = READ;
+        t.ops.push(r);
+    }
+    t.ops.push(Op::new(0, 0, OpKind::Close, 1));
+    t
+}
+
+/// An 8 MiB read over rate=100mbit runs at no more than 100 Mbit/s + 10 %.
+fn read_is_held_to_the_rate(server: ServerKind) {
+    let base = tempfile::tempdir().unwrap();
+    let guard = lab_with_link(base.path(), FsKind::Dir, server, "rate=100mbit");
+    let st = guard.lab().state.clone();
+    let trace = sequential_read();
+    let plan = naslab_engine::compile(
+        std::path::Path::new("rate.jsonl"),
+        naslab_engine::records_from_trace(&trace),
+        base.path(),
+    )
+    .unwrap();
+    let target: Box<dyn naslab_engine::Target> = match server {
+        ServerKind::Samba => Box::new(smb(&st)),
+        ServerKind::Nfs => Box::new(nfs(&st.url)),
+    };
+    let progress = naslab_engine::Progress::default();
+    let spec = naslab_engine::IterationSpec {
+        plan: &plan,
+        target: target.as_ref(),
+        cache: naslab_results::CacheMode::Drop,
+        replay: naslab_engine::ReplayOptions::default(),
+        spool_dir: base.path(),
+        records_path: None,
+        progress: &progress,
+        drop_all_caches: false,
+        record_sink: None,
+    };
+    let r = naslab_engine::run_iteration(&spec, 1).unwrap();
+    assert_eq!(r.errors, 0, "{:?}", r.op_stats);
+    assert_eq!(r.bytes_read, FILE);
+    let mbit_s = r.bytes_read as f64 * 8.0 / (r.wall_ns as f64 / 1e9) / 1e6;
+    eprintln!("{server}: 8 MiB read over rate=100mbit at {mbit_s:.1} Mbit/s");
+    assert!(mbit_s <= 110.0, "{mbit_s:.1} Mbit/s");
+    drop(target);
+    guard.down().unwrap();
+}
+
+#[test]
+fn smb_read_is_held_to_the_rate() {
+    needs_root_and_servers!(ServerKind::Samba);
+    needs_emulator!();
+    read_is_held_to_the_rate(ServerKind::Samba);
+}
+
+#[test]
+fn nfs_read_is_held_to_the_rate() {
+    needs_root_and_servers!(ServerKind::Nfs);
+    needs_emulator!();
+    read_is_held_to_the_rate(ServerKind::Nfs);
+}
