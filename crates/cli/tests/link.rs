@@ -161,3 +161,76 @@ fn a_run_through_the_lab_link_records_it_and_the_round_trip_it_measured() {
         );
     }
 }
+
+#[test]
+fn a_link_sweep_runs_the_same_ops_at_every_link_and_tables_them_against_rtt() {
+    if !lab_ready("samba") {
+        return;
+    }
+    if let Err(e) = naslab_lab::toxiproxy::find() {
+        cannot_run(&e.to_string());
+        return;
+    }
+    let base = tempfile::tempdir().unwrap();
+    open_for_lab(base.path());
+    let out = base.path().join("results");
+    let run = run_ok(
+        naslab()
+            .args(["lab", "matrix", "--fs", "dir", "--server", "samba"])
+            .args(["--links", "none;rtt=5ms", "--workload", "FileCopyToNAS"])
+            .args(["--scale", "0.01", "--lab-dir"])
+            .arg(base.path())
+            .arg("--out")
+            .arg(&out),
+    );
+    let table = text(&run.stdout);
+    assert!(table.contains("\nlinks:\n"), "{table}");
+    assert!(
+        table.contains("dir-samba-defaults-none") && table.contains("dir-samba-defaults-rtt5ms"),
+        "{table}"
+    );
+    let dir = std::fs::read_dir(out.join("matrix"))
+        .unwrap()
+        .flatten()
+        .next()
+        .unwrap()
+        .path();
+    let cmp: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("comparison.json")).unwrap())
+            .unwrap();
+    let configs = cmp["configs"].as_array().unwrap();
+    assert_eq!(configs[0]["link_name"], "none");
+    assert_eq!(configs[1]["link_name"], "rtt=5ms");
+    let cells: Vec<&serde_json::Value> = cmp["cells"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|row| &row[0])
+        .collect();
+    for c in &cells {
+        assert!(c["error"].is_null(), "{c}");
+        assert!(c["ops"].as_u64().unwrap() > 0, "{c}");
+        assert!(c["rtt_measured_ns"].as_u64().is_some(), "{c}");
+    }
+    assert_eq!(
+        cells[0]["ops"], cells[1]["ops"],
+        "the same ops at every link"
+    );
+    let ops = cells[0]["ops"].as_u64().unwrap();
+    assert!(
+        table.contains(&format!("samba on dir (defaults): {ops} ops at every link")),
+        "{table}"
+    );
+    assert!(cells[1]["rtt_measured_ns"].as_u64().unwrap() >= 5_000_000);
+    // Each point's run says which link it crossed.
+    let runs = cmp["runs"].as_array().unwrap();
+    let link_of = |i: usize| -> serde_json::Value {
+        let run_dir = Path::new(runs[i].as_str().unwrap());
+        let run: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(run_dir.join("run.json")).unwrap())
+                .unwrap();
+        run["options"]["link"].clone()
+    };
+    assert!(link_of(0).get("emulated").is_none());
+    assert_eq!(link_of(1)["emulated"]["rtt_ns"], 5_000_000);
+}

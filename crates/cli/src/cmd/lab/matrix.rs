@@ -51,6 +51,13 @@ struct Cell {
     ideal_extents: u64,
     /// The largest file: its name, size and extents.
     largest: Option<(String, u64, u64)>,
+    /// The median iteration's ops, measured phase (ns) and mean response time over
+    /// its workload ops (ns), for the link table.
+    ops: u64,
+    wall_ns: u64,
+    mean_op_ns: u64,
+    /// The round trip naslab measured before the run (the probe's median), ns.
+    rtt_measured_ns: Option<u64>,
     error: Option<String>,
 }
 
@@ -193,7 +200,10 @@ pub fn matrix(a: LabMatrixArgs) -> anyhow::Result<()> {
         cells,
         runs,
     };
-    let text = render(&cmp);
+    let mut text = render(&cmp);
+    if cmp.configs.iter().any(|c| c.link_name.is_some()) {
+        text.push_str(&render_links(&cmp));
+    }
     // Saved before it is printed: a reader that went away loses nothing.
     std::fs::write(out.join("comparison.txt"), &text)?;
     std::fs::write(
@@ -274,8 +284,16 @@ fn run_config(
             cell.throughput_max_mb_s = r.throughput_max_mb_s;
             if let Some(it) = r.median_iteration() {
                 cell.hint_writes = extra_op_count(it, HINT_WRITE_OP);
+                cell.ops = it.ops;
+                cell.wall_ns = it.wall_ns;
+                cell.mean_op_ns = mean_op_ns(it);
             }
         }
+        cell.rtt_measured_ns = run
+            .as_ref()
+            .and_then(|r| r.options.link.as_ref())
+            .and_then(|l| l.probe.as_ref())
+            .map(|p| p.median_ns);
         match naslab_lab::layout::workload_layout(&lab.state.share_dir, w, 1) {
             Ok(t) => {
                 cell.files = t.totals.files;
@@ -301,6 +319,94 @@ fn run_config(
         eprintln!("warning: {e}");
     }
     (row, Some(run_dir))
+}
+
+/// The mean issue-to-completion time of an iteration's workload ops (not the extra
+/// requests a client profile adds, nor preparation or warm-up).
+fn mean_op_ns(it: &naslab_results::IterationResult) -> u64 {
+    let (mut sum, mut n) = (0u128, 0u128);
+    for (name, s) in &it.op_stats {
+        if name.starts_with("hint_") || name.starts_with("prepare_") || name.starts_with("warmup_")
+        {
+            continue;
+        }
+        sum += u128::from(s.latency.avg_ns) * u128::from(s.latency.count);
+        n += u128::from(s.latency.count);
+    }
+    sum.checked_div(n).map_or(0, |m| m as u64)
+}
+
+/// The link sweep: per workload, each configuration's point behind each link, with
+/// the link's set and measured round trip, the throughput, the ops, the mean response
+/// time and the measured phase; and whether every point of a configuration ran the
+/// same number of ops.
+fn render_links(c: &Comparison) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "\nlinks:\n{:<24} {:<36} {:>9} {:>11} {:>10} {:>8} {:>11} {:>10}",
+        "workload",
+        "configuration",
+        "rtt set",
+        "rtt probed",
+        "MB/s",
+        "ops",
+        "mean op ms",
+        "phase s"
+    );
+    for (wi, w) in c.workloads.iter().enumerate() {
+        // Points of one configuration (file system, server, options) behind each link.
+        let mut groups: BTreeMap<(String, String, String), Vec<u64>> = BTreeMap::new();
+        for (ci, cfg) in c.configs.iter().enumerate() {
+            let Some(cell) = c.cells.get(ci).and_then(|r| r.get(wi)) else {
+                continue;
+            };
+            if cell.throughput_mb_s.is_none() {
+                continue;
+            }
+            groups
+                .entry((
+                    cfg.fs.to_string(),
+                    cfg.server.to_string(),
+                    cfg.opts_name.clone(),
+                ))
+                .or_default()
+                .push(cell.ops);
+            let set = match (&cfg.link_name, &cfg.link) {
+                (None, _) | (Some(_), None) => "none".to_string(),
+                (Some(_), Some(l)) => format!("{} ms", l.rtt_ms),
+            };
+            let probed = cell
+                .rtt_measured_ns
+                .map_or_else(|| "-".into(), |r| format!("{:.3} ms", r as f64 / 1e6));
+            let _ = writeln!(
+                s,
+                "{w:<24} {:<36} {set:>9} {probed:>11} {:>10.1} {:>8} {:>11.3} {:>10.2}",
+                cfg.label,
+                cell.throughput_mb_s.unwrap_or(0.0),
+                cell.ops,
+                cell.mean_op_ns as f64 / 1e6,
+                cell.wall_ns as f64 / 1e9
+            );
+        }
+        for ((fs, server, opts), ops) in groups {
+            let same = ops.windows(2).all(|p| p[0] == p[1]);
+            let _ = writeln!(
+                s,
+                "{w:<24} {server} on {fs} ({opts}): {}",
+                if same {
+                    format!("{} ops at every link", ops.first().copied().unwrap_or(0))
+                } else {
+                    format!("op counts differ between links: {ops:?}")
+                }
+            );
+        }
+    }
+    let _ = writeln!(
+        s,
+        "\nrtt set: the link's emulated round trip (none: the server's own port); rtt probed: the median of the round trips naslab timed before the run (SMB2 ECHO or NFS NULL), the proxy's own hop included; mean op ms: the mean issue-to-completion time of the workload's ops in the median iteration; phase s: that iteration's measured phase."
+    );
+    s
 }
 
 /// A link as a label may hold it: `rtt=10ms,rate=1gbit` becomes `rtt10ms_rate1gbit`.
