@@ -75,6 +75,48 @@ fn a_run_json_of_schema_1_loads_reports_and_compares_with_what_it_recorded() {
 }
 
 #[test]
+fn compare_warns_when_the_emulated_link_differs_but_not_for_the_probed_round_trip() {
+    use naslab_results::{EmulatedLink, LinkSettings, RttProbe};
+    let tmp = tempfile::tempdir().unwrap();
+    let run = |rtt_ms: u64, probed_ns: u64| {
+        let mut r = single_run();
+        r.options.link = Some(LinkSettings {
+            emulated: Some(EmulatedLink {
+                profile: "custom".into(),
+                rtt_ns: rtt_ms * 1_000_000,
+                jitter_ns: 0,
+                rate_bit_s: 0,
+                emulator: "toxiproxy".into(),
+                emulator_version: "v2.12.0".into(),
+                delay_level: "stream".into(),
+            }),
+            probe: RttProbe::from_samples("SMB2 ECHO", &[probed_ns]),
+        });
+        r
+    };
+    let mut runs = Vec::new();
+    for (name, r) in [
+        ("a", run(10, 10_900_000)),
+        ("b", run(10, 11_200_000)),
+        ("c", run(20, 20_900_000)),
+    ] {
+        let d = tmp.path().join(name).join("20260101T000000Z");
+        write_run_json(&d, &r);
+        runs.push(load_run(&d).unwrap());
+    }
+    let same_link = compare(&runs[..2], 0);
+    assert!(
+        same_link.differences.is_empty(),
+        "{:?}",
+        same_link.differences
+    );
+    let c = compare(&runs, 0);
+    let differ: Vec<&str> = c.differences.iter().map(|d| d.setting.as_str()).collect();
+    assert_eq!(differ, ["link"]);
+    assert!(setting(&c, "link").unwrap()[2].starts_with("custom: rtt 20.00 ms"));
+}
+
+#[test]
 fn compare_warns_when_the_protocol_settings_differ() {
     let tmp = tempfile::tempdir().unwrap();
     let smb = |dialect: &str, encrypted: bool, in_flight: u32| {
