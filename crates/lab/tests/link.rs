@@ -224,3 +224,63 @@ fn nfs_read_is_held_to_the_rate() {
     needs_emulator!();
     read_is_held_to_the_rate(ServerKind::Nfs);
 }
+
+/// The wifi profile: 3 ms with 1 ms of jitter on the way back, 100 Mbit/s each way, as
+/// Toxiproxy holds it; its round trip never falls below the lowest draw (2 ms toward
+/// the server, 0 back).
+#[test]
+fn the_wifi_profile_is_what_toxiproxy_holds_and_its_floor_holds() {
+    needs_root_and_servers!(ServerKind::Nfs);
+    needs_emulator!();
+    let base = tempfile::tempdir().unwrap();
+    let guard = lab_with_link(base.path(), FsKind::Dir, ServerKind::Nfs, "wifi");
+    let st = guard.lab().state.clone();
+    let link = st.link.clone().unwrap();
+    assert_eq!(link.link.profile, "wifi");
+    assert_eq!(
+        (link.link.rtt_ns, link.link.jitter_ns, link.link.rate_bit_s),
+        (3_000_000, 1_000_000, 100_000_000)
+    );
+    for p in &link.proxies {
+        let toxics = naslab_lab::toxiproxy::toxics_now(link.api_port, &p.name).unwrap();
+        let mut held: Vec<(String, String, i64, i64)> = toxics
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| {
+                let a = &t["attributes"];
+                let (x, y) = if t["type"] == "latency" {
+                    (
+                        a["latency"].as_i64().unwrap(),
+                        a["jitter"].as_i64().unwrap(),
+                    )
+                } else {
+                    (a["rate"].as_i64().unwrap(), 0)
+                };
+                (
+                    t["type"].as_str().unwrap().to_string(),
+                    t["stream"].as_str().unwrap().to_string(),
+                    x,
+                    y,
+                )
+            })
+            .collect();
+        held.sort();
+        let want = |t: &str, s: &str, x, y| (t.to_string(), s.to_string(), x, y);
+        assert_eq!(
+            held,
+            [
+                want("bandwidth", "downstream", 12_500, 0),
+                want("bandwidth", "upstream", 12_500, 0),
+                want("latency", "downstream", 1, 1),
+                want("latency", "upstream", 2, 0),
+            ],
+            "{}",
+            p.name
+        );
+    }
+    let p = probe_of(&st.url);
+    eprintln!("wifi: {}", p.summary());
+    assert!(p.min_ns >= 2_000_000, "{p:?}");
+    guard.down().unwrap();
+}
