@@ -185,6 +185,11 @@ fn a_link_sweep_runs_the_same_ops_at_every_link_and_tables_them_against_rtt() {
     );
     let table = text(&run.stdout);
     assert!(table.contains("\nlinks:\n"), "{table}");
+    let said = text(&run.stderr);
+    assert!(
+        said.contains("== configuration 2/2: samba on dir (defaults), link rtt=5ms =="),
+        "{said}"
+    );
     assert!(
         table.contains("dir-samba-defaults-none") && table.contains("dir-samba-defaults-rtt5ms"),
         "{table}"

@@ -8,8 +8,9 @@ use naslab_results::EmulatedLink;
 
 use crate::error::LabError;
 
-/// A link to emulate, as asked for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+/// A link to emulate, as asked for (the lab's state keeps its record, an
+/// [`EmulatedLink`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct LinkSpec {
     /// The profile's name, or `custom`.
     pub profile: &'static str,

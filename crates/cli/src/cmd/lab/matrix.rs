@@ -179,7 +179,7 @@ pub fn matrix(a: LabMatrixArgs) -> anyhow::Result<()> {
     let mut runs = Vec::new();
     for (i, c) in configs.iter().enumerate() {
         eprintln!(
-            "== configuration {}/{}: {} on {} ({}) ==",
+            "== configuration {}/{}: {} on {} ({}){} ==",
             i + 1,
             configs.len(),
             c.server,
@@ -188,7 +188,11 @@ pub fn matrix(a: LabMatrixArgs) -> anyhow::Result<()> {
                 "defaults".to_string()
             } else {
                 c.opts.join("; ")
-            }
+            },
+            c.link_name
+                .as_ref()
+                .map(|l| format!(", link {l}"))
+                .unwrap_or_default()
         );
         let (row, run) = run_config(&a, c, size, &out, traces.clone(), &workloads);
         cells.push(row);
