@@ -85,6 +85,8 @@ pub struct StreamPlan {
     pub ops: Spool,
     /// Handle slots the stream uses.
     pub slots: u32,
+    /// Its ops of each kind (in this phase), which size its latency histograms.
+    pub op_counts: [u64; OpKind::ALL.len()],
     /// The stream's largest read and largest write (both phases), which size its buffers.
     pub max_read: u64,
     pub max_write: u64,

@@ -101,20 +101,33 @@ impl LatencyHistogram {
     }
 }
 
-/// The latencies of one stream's ops of one kind while the phase runs: the buckets of a
-/// [`LatencyHistogram`] with 32-bit counts, half its memory (hundreds of streams each
-/// hold one per op kind). No count can overflow: every 2^32 - 1 values, the buckets are
-/// added to a [`LatencyHistogram`] kept beside them (made then) and emptied.
+/// The latencies of one stream's ops of one kind while the phase runs. Hundreds of
+/// streams each hold one per op kind, so it is kept small:
+/// - a stream with few ops of the kind (at most [`StreamLatency::FEW`]) keeps their
+///   values as they are, in room made for all of them up front: 8 bytes a value rather
+///   than the 43 KB of a histogram's buckets;
+/// - beyond that, the buckets of a [`LatencyHistogram`] with 32-bit counts, half its
+///   memory. No count can overflow: every 2^32 - 1 values, the buckets are added to a
+///   [`LatencyHistogram`] kept beside them (made then) and emptied.
+///
 /// [`Self::merge_into`] adds every value, exactly as recording them into the target
 /// would.
 pub struct StreamLatency {
-    counts: Histogram<u32>,
-    /// How many values `counts` takes before it is emptied into `spilled`.
-    limit: u32,
-    spilled: Option<Box<LatencyHistogram>>,
+    store: Store,
     sum_ns: u128,
     min_ns: u64,
     max_ns: u64,
+}
+
+enum Store {
+    /// The values themselves, up to [`StreamLatency::FEW`] of them.
+    Few(Vec<u64>),
+    Many {
+        counts: Box<Histogram<u32>>,
+        /// How many values `counts` takes before it is emptied into `spilled`.
+        limit: u32,
+        spilled: Option<Box<LatencyHistogram>>,
+    },
 }
 
 impl Default for StreamLatency {
@@ -124,52 +137,107 @@ impl Default for StreamLatency {
 }
 
 impl StreamLatency {
-    /// Empty, sized as [`LatencyHistogram::new`] is.
+    /// The most values kept as they are (32 KiB of them) before they go into buckets.
+    pub const FEW: usize = 4096;
+
+    /// Empty, with no room made: it grows as values come (for ops no one planned, such
+    /// as the failed ones).
     pub fn new() -> Self {
-        Self::emptied_every(u32::MAX)
+        Self::with_store(Store::Few(Vec::new()))
     }
 
-    fn emptied_every(limit: u32) -> Self {
+    /// Empty, with room for `n` values made now, so recording up to `n` of them does
+    /// not allocate (more are taken too).
+    pub fn for_values(n: u64) -> Self {
+        match usize::try_from(n) {
+            Ok(n) if n <= Self::FEW => Self::with_store(Store::Few(Vec::with_capacity(n))),
+            _ => Self::with_store(Self::buckets(u32::MAX)),
+        }
+    }
+
+    fn with_store(store: Store) -> Self {
         StreamLatency {
-            counts: sized(),
-            limit,
-            spilled: None,
+            store,
             sum_ns: 0,
             min_ns: u64::MAX,
             max_ns: 0,
         }
     }
 
+    fn buckets(limit: u32) -> Store {
+        Store::Many {
+            counts: Box::new(sized()),
+            limit,
+            spilled: None,
+        }
+    }
+
     /// Records one latency.
     #[inline]
     pub fn record(&mut self, ns: u64) {
-        if self.counts.len() == self.limit as u64 {
-            self.spill();
+        match &mut self.store {
+            Store::Few(values) if values.len() < Self::FEW => values.push(ns),
+            Store::Few(_) => self.move_to_buckets(ns),
+            Store::Many {
+                counts,
+                limit,
+                spilled,
+            } => {
+                if counts.len() == *limit as u64 {
+                    spill(counts, spilled);
+                }
+                // auto-resize makes recording infallible for any u64 the histogram can hold.
+                let _ = counts.record(ns.max(1));
+            }
         }
-        // auto-resize makes recording infallible for any u64 the histogram can hold.
-        let _ = self.counts.record(ns.max(1));
         self.sum_ns += ns as u128;
         self.min_ns = self.min_ns.min(ns);
         self.max_ns = self.max_ns.max(ns);
     }
 
+    /// More than [`Self::FEW`] values: they move into buckets, `ns` with them.
     #[cold]
-    fn spill(&mut self) {
-        let into = self.spilled.get_or_insert_with(Box::default);
-        add_counts(&mut into.inner, &self.counts);
-        self.counts.reset();
+    fn move_to_buckets(&mut self, ns: u64) {
+        let Store::Few(values) = std::mem::replace(&mut self.store, Self::buckets(u32::MAX)) else {
+            return;
+        };
+        if let Store::Many { counts, .. } = &mut self.store {
+            for v in values.into_iter().chain([ns]) {
+                let _ = counts.record(v.max(1));
+            }
+        }
     }
 
     /// Adds every value recorded here to `into`.
     pub fn merge_into(&self, into: &mut LatencyHistogram) {
-        if let Some(spilled) = &self.spilled {
-            let _ = into.inner.add(&spilled.inner);
+        match &self.store {
+            Store::Few(values) => {
+                for &v in values {
+                    // auto-resize makes recording infallible.
+                    let _ = into.inner.record(v.max(1));
+                }
+            }
+            Store::Many {
+                counts, spilled, ..
+            } => {
+                if let Some(spilled) = spilled {
+                    let _ = into.inner.add(&spilled.inner);
+                }
+                add_counts(&mut into.inner, counts);
+            }
         }
-        add_counts(&mut into.inner, &self.counts);
         into.sum_ns += self.sum_ns;
         into.min_ns = into.min_ns.min(self.min_ns);
         into.max_ns = into.max_ns.max(self.max_ns);
     }
+}
+
+/// Empties `counts` into `spilled`, made at the first time.
+#[cold]
+fn spill(counts: &mut Histogram<u32>, spilled: &mut Option<Box<LatencyHistogram>>) {
+    let into = spilled.get_or_insert_with(Box::default);
+    add_counts(&mut into.inner, counts);
+    counts.reset();
 }
 
 /// An empty histogram at 3 significant digits, which keeps every percentile within
@@ -272,11 +340,33 @@ mod tests {
         assert_eq!(b.summary(), s, "merging an empty histogram changes nothing");
     }
 
+    /// Values kept as they are; how many held; buckets ever emptied.
+    type Shape = (bool, u64, bool);
+
+    impl StreamLatency {
+        /// In buckets from the first value, emptied every `limit` values.
+        fn emptied_every(limit: u32) -> Self {
+            Self::with_store(Self::buckets(limit))
+        }
+
+        /// Whether it keeps the values as they are, and how many values its buckets
+        /// hold and whether they were ever emptied.
+        fn shape(&self) -> Shape {
+            match &self.store {
+                Store::Few(v) => (true, v.len() as u64, false),
+                Store::Many {
+                    counts, spilled, ..
+                } => (false, counts.len(), spilled.is_some()),
+            }
+        }
+    }
+
     #[test]
     fn a_stream_latency_merges_as_recording_into_the_target_would() {
         // Values over nine decades, some past the first sizing (1 s), recorded straight
-        // into one histogram and through stream latencies emptied every 3, 97 and 1000
-        // values, or never.
+        // into one histogram and through stream latencies: kept as they are (room made
+        // for all, or for none and moved into buckets past FEW), and in buckets emptied
+        // every 3, 97 and 1000 values, or never.
         let mut x = 0x9e37_79b9_7f4a_7c15u64;
         let values: Vec<u64> = (0..5_000)
             .map(|_| {
@@ -286,33 +376,91 @@ mod tests {
                 x % 10u64.pow(1 + (x % 10) as u32)
             })
             .collect();
-        let mut direct = LatencyHistogram::new();
-        values.iter().for_each(|&v| direct.record(v));
-        for limit in [3, 97, 1000, u32::MAX] {
+        assert!(values.len() > StreamLatency::FEW);
+        let few = &values[..StreamLatency::FEW];
+        let cases: Vec<(&str, StreamLatency, &[u64], Shape)> = vec![
+            (
+                "room for all",
+                StreamLatency::for_values(few.len() as u64),
+                few,
+                (true, few.len() as u64, false),
+            ),
+            (
+                "room for none",
+                StreamLatency::new(),
+                few,
+                (true, few.len() as u64, false),
+            ),
+            (
+                "past FEW",
+                StreamLatency::new(),
+                &values,
+                (false, values.len() as u64, false),
+            ),
+            (
+                "planned past FEW",
+                StreamLatency::for_values(values.len() as u64),
+                &values,
+                (false, values.len() as u64, false),
+            ),
+            (
+                "every 3",
+                StreamLatency::emptied_every(3),
+                &values,
+                (false, 2, true),
+            ),
+            (
+                "every 97",
+                StreamLatency::emptied_every(97),
+                &values,
+                (false, 5_000 % 97, true),
+            ),
+            (
+                "every 1000",
+                StreamLatency::emptied_every(1000),
+                &values,
+                (false, 1000, true),
+            ),
+        ];
+        for (name, mut stream, values, shape) in cases {
+            let mut direct = LatencyHistogram::new();
+            values.iter().for_each(|&v| direct.record(v));
             let mut target = LatencyHistogram::new();
             target.record(3);
             let mut reference = target.clone();
             reference.merge(&direct);
-            let mut stream = StreamLatency::emptied_every(limit);
             values.iter().for_each(|&v| stream.record(v));
-            // It was emptied as often as asked, never holding more than its limit.
-            assert!(stream.counts.len() <= limit as u64);
-            assert_eq!(stream.spilled.is_some(), (limit as usize) < values.len());
+            assert_eq!(stream.shape(), shape, "{name}");
             stream.merge_into(&mut target);
-            assert_eq!(
-                target.summary(),
-                reference.summary(),
-                "emptied every {limit}"
-            );
-            assert_eq!(
-                target.inner, reference.inner,
-                "the same buckets, every {limit}"
-            );
+            assert_eq!(target.summary(), reference.summary(), "{name}");
+            assert_eq!(target.inner, reference.inner, "the same buckets, {name}");
         }
-        // An empty one adds nothing.
-        let mut target = direct.clone();
-        StreamLatency::new().merge_into(&mut target);
-        assert_eq!(target.summary(), direct.summary());
+        // An empty one adds nothing, whatever room it was given.
+        let mut direct = LatencyHistogram::new();
+        values.iter().for_each(|&v| direct.record(v));
+        for empty in [StreamLatency::new(), StreamLatency::for_values(1 << 20)] {
+            let mut target = direct.clone();
+            empty.merge_into(&mut target);
+            assert_eq!(target.summary(), direct.summary());
+        }
+    }
+
+    #[test]
+    fn room_made_for_the_planned_values_is_not_outgrown() {
+        let mut s = StreamLatency::for_values(100);
+        let Store::Few(v) = &s.store else {
+            panic!("100 values are few")
+        };
+        let (room, at) = (v.capacity(), v.as_ptr());
+        (0..100).for_each(|i| s.record(i * 1000));
+        let Store::Few(v) = &s.store else {
+            panic!("still few")
+        };
+        assert_eq!(
+            (v.capacity(), v.as_ptr()),
+            (room, at),
+            "no allocation while recording"
+        );
     }
 
     #[test]

@@ -248,6 +248,9 @@ struct StreamState {
     last_t_us: u64,
     max_read: u64,
     max_write: u64,
+    /// Its ops of each kind, measured and warm-up.
+    measured: [u64; OpKind::ALL.len()],
+    warmup_counts: [u64; OpKind::ALL.len()],
     /// The second of trace time (t_us / 10^6) the last measured op fell in, the
     /// measured ops in it so far, and the most in any one second.
     second: u64,
@@ -269,6 +272,8 @@ impl StreamState {
             last_t_us: 0,
             max_read: 0,
             max_write: 0,
+            measured: [0; OpKind::ALL.len()],
+            warmup_counts: [0; OpKind::ALL.len()],
             second: 0,
             in_second: 0,
             densest_second: 0,
@@ -286,6 +291,11 @@ impl StreamState {
             ));
         }
         self.last_t_us = op.t_us;
+        if op.warmup {
+            self.warmup_counts[op.kind.index()] += 1;
+        } else {
+            self.measured[op.kind.index()] += 1;
+        }
         if !op.warmup {
             let second = op.t_us / 1_000_000;
             if second != self.second {
@@ -396,9 +406,10 @@ impl StreamState {
             ));
         }
         let slots = self.slots.len() as u32;
-        let plan = |ops| StreamPlan {
+        let plan = |ops, op_counts| StreamPlan {
             stream: self.stream,
             ops,
+            op_counts,
             slots,
             max_read: self.max_read,
             max_write: self.max_write,
@@ -406,11 +417,14 @@ impl StreamState {
             order: StreamOrder::default(),
         };
         let warmup = match self.warmup {
-            Some(w) => Some(plan(w.finish().map_err(|e| places.spool(e))?)),
+            Some(w) => Some(plan(
+                w.finish().map_err(|e| places.spool(e))?,
+                self.warmup_counts,
+            )),
             None => None,
         };
         let ops = self.writer.finish().map_err(|e| places.spool(e))?;
-        let measured = (!ops.is_empty()).then(|| plan(ops));
+        let measured = (!ops.is_empty()).then(|| plan(ops, self.measured));
         Ok((warmup, measured))
     }
 }

@@ -217,8 +217,9 @@ pub struct StreamOutcome {
 }
 
 impl StreamOutcome {
-    /// An empty outcome with a histogram for every op kind the plan holds, made before
-    /// the first op so no allocation falls inside the measured phase.
+    /// An empty outcome with a histogram for every op kind the stream issues, sized for
+    /// its ops of that kind (`counts`) and made before the first op, so no allocation
+    /// falls inside the measured phase.
     pub(crate) fn new(counts: &[u64; OpKind::ALL.len()], stream: u32) -> StreamOutcome {
         StreamOutcome {
             stream,
@@ -227,7 +228,7 @@ impl StreamOutcome {
             bytes_written: 0,
             latency: counts
                 .iter()
-                .map(|&n| (n > 0).then(StreamLatency::new))
+                .map(|&n| (n > 0).then(|| StreamLatency::for_values(n)))
                 .collect(),
             failed_latency: (0..OpKind::ALL.len()).map(|_| None).collect(),
             counts: [0; OpKind::ALL.len()],
@@ -329,9 +330,9 @@ pub fn replay_with<C: Clock + Sync>(
 ) -> Result<ReplayOutcome, ReplayError> {
     // Shared by every stream thread.
     let options = &options;
-    let (streams, counts) = match options.phase {
-        Phase::Warmup => (&plan.warmup, &plan.warmup_counts),
-        Phase::Measured => (&plan.streams, &plan.op_counts),
+    let streams = match options.phase {
+        Phase::Warmup => &plan.warmup,
+        Phase::Measured => &plan.streams,
     };
     let n = streams.len();
     // Many streams each get smaller spool buffers, so memory stays modest at 600 streams.
@@ -403,9 +404,9 @@ pub fn replay_with<C: Clock + Sync>(
                 let sizes = StreamBuffers::for_stream(sp.max_read, sp.max_write, depth as u32);
                 let rbuf = AlignedBuf::try_zeroed(sizes.read_slot_len * sizes.slots);
                 let wbuf = AlignedBuf::try_zeroed(sizes.write_slot_len * sizes.slots);
-                let mut out = StreamOutcome::new(counts, sp.stream);
+                let mut out = StreamOutcome::new(&sp.op_counts, sp.stream);
                 if options.pacing != Pacing::Afap {
-                    out.lag = Some(StreamLatency::new());
+                    out.lag = Some(StreamLatency::for_values(sp.op_counts.iter().sum()));
                 }
                 tighten_timer_slack();
                 if let (Some(cpus), false) = (stream_cpus, options.realtime) {
