@@ -92,6 +92,27 @@ pub fn remove_on_exit(run_dir: &std::path::Path, made: &[PathBuf]) {
     }
 }
 
+/// Runs `f` with SIGINT, SIGTERM and SIGHUP held back on this thread, so that a signal
+/// that comes while `f` makes the run directory (and notes it with [`remove_on_exit`])
+/// is handled after, when the directory is known and can be removed again; it is not
+/// lost.
+pub fn held_back<T>(f: impl FnOnce() -> T) -> T {
+    // SAFETY: the sets are initialised by sigemptyset before use, and pthread_sigmask
+    // only changes this thread's mask, restored below.
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        let mut old: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+            libc::sigaddset(&mut set, sig);
+        }
+        libc::pthread_sigmask(libc::SIG_BLOCK, &set, &mut old);
+        let r = f();
+        libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut());
+        r
+    }
+}
+
 /// From here on a signal stops the run, whose results are then written, rather than
 /// ending naslab at once.
 pub fn keep_results() {

@@ -56,8 +56,12 @@ pub fn context(
     let opened = open_target(opts, coord.as_ref())?;
     let link = super::link::link(opts);
     let device = crate::cmd::device::device(&opts.device)?;
-    let (run_dir, made_dirs) = make_dirs(opts, coord.as_ref())?;
-    crate::interrupt::remove_on_exit(&run_dir, &made_dirs);
+    // A signal while the directories are made waits until they are noted for removal.
+    let (run_dir, made_dirs) = crate::interrupt::held_back(|| {
+        let (run_dir, made_dirs) = make_dirs(opts, coord.as_ref())?;
+        crate::interrupt::remove_on_exit(&run_dir, &made_dirs);
+        anyhow::Ok((run_dir, made_dirs))
+    })?;
     let options = RunOptions {
         pacing: pacing.to_string(),
         cache,
