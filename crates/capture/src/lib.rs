@@ -4,6 +4,7 @@
 //! a naslab trace through one [`Builder`].
 
 pub mod builder;
+#[cfg(target_os = "linux")]
 pub mod capture;
 pub mod dbench;
 mod error;
@@ -15,6 +16,7 @@ pub mod strace;
 pub mod tree;
 
 pub use builder::{Builder, Summary};
+#[cfg(target_os = "linux")]
 pub use capture::{capture, CaptureOptions, Captured};
 pub use error::ImportError;
 

@@ -7,7 +7,9 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use naslab_engine::backend::url::{SmbEncrypt, DEFAULT_SMB_IN_FLIGHT, MAX_SMB_IN_FLIGHT};
 use naslab_engine::backend::ClientProfile;
 use naslab_engine::{DataMode, Pacing};
+#[cfg(target_os = "linux")]
 use naslab_lab::ServerKind;
+#[cfg(target_os = "linux")]
 use naslab_layout::{FsKind, Pattern};
 use naslab_workload::synthetic::iozone::Test;
 use naslab_workload::synthetic::openloop::Arrivals;
@@ -70,19 +72,35 @@ pub enum Command {
     /// Files written by many connections at once, then backed up by one reader.
     Backup(BackupArgs),
     /// Show how files lie on disk: extents as filefrag counts them, ideal extents, layout score.
+    #[cfg(target_os = "linux")]
     Frag(FragArgs),
+    /// Not available on Windows (Linux only).
+    #[cfg(not(target_os = "linux"))]
+    Frag(Unavailable),
     /// Time Samba's allocation patterns and count the extents each leaves, in a directory or
     /// (as root, with --matrix) on fresh ext4, ext3, xfs and btrfs loop images.
+    #[cfg(target_os = "linux")]
     Alloc(AllocArgs),
+    /// Not available on Windows (Linux only).
+    #[cfg(not(target_os = "linux"))]
+    Alloc(Unavailable),
     /// A test NAS on this machine (loop-mounted file system served by Samba or
     /// nfs-ganesha on 127.0.0.1): up, status, down, and a matrix of server settings.
+    #[cfg(target_os = "linux")]
     Lab(LabArgs),
+    /// Not available on Windows (Linux only).
+    #[cfg(not(target_os = "linux"))]
+    Lab(Unavailable),
     /// A capacity sweep: load points of more and more users (copies of a workload) or of
     /// a higher offered op rate, each open-loop, until a response-time cap, errors or
     /// saturation stop it; prints the curve, its knee and overall response time.
     Sweep(Box<SweepArgs>),
     /// Run a command and record its file I/O under a directory as a trace (through strace).
+    #[cfg(target_os = "linux")]
     Capture(crate::cmd::capture::CaptureArgs),
+    /// Not available on Windows (Linux only).
+    #[cfg(not(target_os = "linux"))]
+    Capture(Unavailable),
     /// Turn an strace log, a dbench loadfile, a fio iolog or a Process Monitor CSV into a trace.
     Import(crate::cmd::capture::ImportArgs),
     /// Print a shell completion script: bash, zsh or fish.
@@ -92,6 +110,15 @@ pub enum Command {
     /// List the runs under a results directory (their run.json files): when, which
     /// device, label, workloads.
     Results(ResultsArgs),
+}
+
+/// The arguments of a command this system cannot run: taken as they come, so that the
+/// command is refused with the reason rather than as unknown.
+#[cfg(not(target_os = "linux"))]
+#[derive(Args, Debug)]
+pub struct Unavailable {
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true, hide = true)]
+    pub rest: Vec<std::ffi::OsString>,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -326,6 +353,7 @@ pub struct CleanArgs {
     pub target: PathBuf,
 }
 
+#[cfg(target_os = "linux")]
 #[derive(Args, Debug)]
 pub struct FragArgs {
     /// Files and directories to examine (directories are walked, staying on their file system).
@@ -343,6 +371,7 @@ pub struct FragArgs {
     pub no_sync: bool,
 }
 
+#[cfg(target_os = "linux")]
 #[derive(Args, Debug)]
 pub struct AllocArgs {
     /// Where the pattern files go [default: the current directory]; with --matrix, where
@@ -647,12 +676,14 @@ pub struct CompareArgs {
     pub output: Option<PathBuf>,
 }
 
+#[cfg(target_os = "linux")]
 #[derive(Args, Debug)]
 pub struct LabArgs {
     #[command(subcommand)]
     pub command: LabCommand,
 }
 
+#[cfg(target_os = "linux")]
 #[derive(Subcommand, Debug)]
 pub enum LabCommand {
     /// Make and mount a file system, start its server on 127.0.0.1 and print the target URL (root).
@@ -666,6 +697,7 @@ pub enum LabCommand {
     Matrix(Box<LabMatrixArgs>),
 }
 
+#[cfg(target_os = "linux")]
 /// Where labs keep their state.
 #[derive(Args, Debug, Clone)]
 pub struct LabWhere {
@@ -674,6 +706,7 @@ pub struct LabWhere {
     pub lab_dir: PathBuf,
 }
 
+#[cfg(target_os = "linux")]
 #[derive(Args, Debug)]
 pub struct LabUpArgs {
     /// The file system: ext4, ext4-nodelalloc, ext3, xfs, btrfs, or dir (a plain directory).
@@ -701,6 +734,7 @@ pub struct LabUpArgs {
     pub at: LabWhere,
 }
 
+#[cfg(target_os = "linux")]
 #[derive(Args, Debug)]
 pub struct LabDownArgs {
     /// The lab's name.
@@ -710,6 +744,7 @@ pub struct LabDownArgs {
     pub at: LabWhere,
 }
 
+#[cfg(target_os = "linux")]
 #[derive(Args, Debug)]
 pub struct LabMatrixArgs {
     /// File systems to compare (comma-separated).

@@ -7,6 +7,7 @@
 //! finish, results so far are written) and a second exits at once. SIGHUP (the terminal
 //! closed) counts as SIGTERM, unless naslab was started with it ignored (`nohup`).
 
+#[cfg(unix)]
 use std::ffi::CString;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicPtr, Ordering};
@@ -19,13 +20,27 @@ static SIGNAL: AtomicI32 = AtomicI32::new(0);
 static KEEPING: AtomicBool = AtomicBool::new(false);
 /// The run directory, then the directories made for it (deepest first), to remove when
 /// a signal ends naslab before the run keeps anything. Set once, never freed.
+#[cfg(unix)]
 static MADE: AtomicPtr<Vec<CString>> = AtomicPtr::new(std::ptr::null_mut());
+#[cfg(windows)]
+static MADE: AtomicPtr<Vec<PathBuf>> = AtomicPtr::new(std::ptr::null_mut());
 
+// Windows has no signals: its console's Ctrl-C and Ctrl-Break count as SIGINT, and
+// closing the console, logging off or shutting down as SIGTERM.
+#[cfg(windows)]
+const SIGINT: i32 = 2;
+#[cfg(windows)]
+const SIGTERM: i32 = 15;
+#[cfg(unix)]
+use libc::{SIGHUP, SIGTERM};
+
+#[cfg(unix)]
 fn say(msg: &[u8]) {
     // SAFETY: write is async-signal-safe; msg is valid for its length.
     unsafe { libc::write(2, msg.as_ptr().cast(), msg.len()) };
 }
 
+#[cfg(unix)]
 extern "C" fn on_signal(sig: libc::c_int) {
     if !KEEPING.load(Ordering::SeqCst) {
         say(b"\ninterrupted: exiting (nothing was being measured)\n");
@@ -49,7 +64,47 @@ extern "C" fn on_signal(sig: libc::c_int) {
     say(b"\ninterrupted: letting ops in flight finish, then writing the results so far (press Ctrl-C again to exit at once)\n");
 }
 
+/// The console's Ctrl-C, Ctrl-Break and close events, handled as on_signal handles
+/// signals (the handler runs on a thread of its own, so it may do what it needs).
+#[cfg(windows)]
+unsafe extern "system" fn on_console_event(event: u32) -> windows_sys::core::BOOL {
+    use windows_sys::Win32::System::Console::{CTRL_BREAK_EVENT, CTRL_C_EVENT};
+    let sig = if event == CTRL_C_EVENT || event == CTRL_BREAK_EVENT {
+        SIGINT
+    } else {
+        SIGTERM
+    };
+    if !KEEPING.load(Ordering::SeqCst) {
+        eprintln!("\ninterrupted: exiting (nothing was being measured)");
+        let made = MADE.load(Ordering::SeqCst);
+        if !made.is_null() {
+            // SAFETY: MADE is set once from a leaked Vec that is never freed or changed.
+            for dir in unsafe { &*made } {
+                // Removes only an empty directory.
+                let _ = std::fs::remove_dir(dir);
+            }
+        }
+        std::process::exit(130);
+    }
+    if SIGNAL.swap(sig, Ordering::SeqCst) != 0 {
+        eprintln!("\ninterrupted again: exiting now, results of the current workload are lost");
+        std::process::exit(130);
+    }
+    STOP.store(true, Ordering::SeqCst);
+    eprintln!("\ninterrupted: letting ops in flight finish, then writing the results so far (press Ctrl-C again to exit at once)");
+    1
+}
+
+/// Catches the console's Ctrl-C, Ctrl-Break and close events from here on.
+#[cfg(windows)]
+pub fn install() {
+    use windows_sys::Win32::System::Console::SetConsoleCtrlHandler;
+    // SAFETY: the handler is a plain function that lives as long as the process.
+    unsafe { SetConsoleCtrlHandler(Some(on_console_event), 1) };
+}
+
 /// Catches SIGINT, SIGTERM and (unless ignored) SIGHUP from here on: called first thing.
+#[cfg(unix)]
 pub fn install() {
     // SAFETY: on_signal only touches atomics and calls async-signal-safe functions;
     // sigaction with a null new action only reads the current one.
@@ -71,10 +126,18 @@ pub fn install() {
 /// Notes the run directory and the directories made for it (outermost first), which a
 /// signal before [`keep_results`] removes again if they are still empty.
 pub fn remove_on_exit(run_dir: &std::path::Path, made: &[PathBuf]) {
-    use std::os::unix::ffi::OsStrExt;
-    let dirs: Vec<CString> = std::iter::once(run_dir)
+    #[cfg(unix)]
+    let dirs: Vec<CString> = {
+        use std::os::unix::ffi::OsStrExt;
+        std::iter::once(run_dir)
+            .chain(made.iter().rev().map(PathBuf::as_path))
+            .filter_map(|d| CString::new(d.as_os_str().as_bytes()).ok())
+            .collect()
+    };
+    #[cfg(windows)]
+    let dirs: Vec<PathBuf> = std::iter::once(run_dir)
         .chain(made.iter().rev().map(PathBuf::as_path))
-        .filter_map(|d| CString::new(d.as_os_str().as_bytes()).ok())
+        .map(std::path::Path::to_path_buf)
         .collect();
     let leaked = Box::into_raw(Box::new(dirs));
     // Only the first is kept: a process makes one run directory.
@@ -123,8 +186,9 @@ pub fn keep_results() {
 pub fn stopped_by() -> Option<&'static str> {
     match SIGNAL.load(Ordering::SeqCst) {
         0 => None,
-        libc::SIGTERM => Some("SIGTERM"),
-        libc::SIGHUP => Some("SIGHUP"),
+        SIGTERM => Some("SIGTERM"),
+        #[cfg(unix)]
+        SIGHUP => Some("SIGHUP"),
         _ => Some("SIGINT"),
     }
 }

@@ -91,6 +91,7 @@ pub fn io_timeout(text: &str) -> Result<Duration, String> {
 
 /// A file system made with mkfs on an image (the allocation matrix's `--fs`): any
 /// but `dir`.
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 pub fn made_fs(name: &str) -> Result<FsKind, String> {
     let choices = || format!("the choices are {}", FsKind::names(&FsKind::MADE));
     match name.parse::<FsKind>() {

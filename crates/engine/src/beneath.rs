@@ -92,7 +92,7 @@ pub fn open_beneath(
             return Ok(unsafe { OwnedFd::from_raw_fd(fd as RawFd) });
         }
         let e = last_err();
-        if e.raw_os_error() != Some(libc::ENOSYS) {
+        if e.raw_os_error() != Some(crate::errno::ENOSYS) {
             return Err(e);
         }
         MODE.store(2, Ordering::Relaxed);
@@ -107,7 +107,7 @@ pub fn open_beneath(
 }
 
 fn cname(bytes: &[u8]) -> io::Result<std::ffi::CString> {
-    std::ffi::CString::new(bytes).map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))
+    std::ffi::CString::new(bytes).map_err(|_| io::Error::from_raw_os_error(crate::errno::EINVAL))
 }
 
 /// Splits `path` into its directory part and last component.
@@ -121,8 +121,8 @@ fn split_last(path: &[u8]) -> (&[u8], &[u8]) {
 
 fn check_last(last: &[u8]) -> io::Result<()> {
     match last {
-        b"" | b"." => Err(io::Error::from_raw_os_error(libc::EINVAL)),
-        b".." => Err(io::Error::from_raw_os_error(libc::EXDEV)),
+        b"" | b"." => Err(io::Error::from_raw_os_error(crate::errno::EINVAL)),
+        b".." => Err(io::Error::from_raw_os_error(crate::errno::EXDEV)),
         _ => Ok(()),
     }
 }
@@ -131,7 +131,7 @@ fn check_last(last: &[u8]) -> io::Result<()> {
 /// returns it with that component.
 fn walk_parent(dirfd: RawFd, path: &[u8]) -> io::Result<(Option<OwnedFd>, &[u8])> {
     if path.first() == Some(&b'/') {
-        return Err(io::Error::from_raw_os_error(libc::EXDEV));
+        return Err(io::Error::from_raw_os_error(crate::errno::EXDEV));
     }
     let (dir, last) = split_last(path);
     check_last(last)?;
@@ -151,7 +151,7 @@ fn walk_parent(dirfd: RawFd, path: &[u8]) -> io::Result<(Option<OwnedFd>, &[u8])
     for comp in dir.split(|&b| b == b'/') {
         match comp {
             b"" | b"." => continue,
-            b".." => return Err(io::Error::from_raw_os_error(libc::EXDEV)),
+            b".." => return Err(io::Error::from_raw_os_error(crate::errno::EXDEV)),
             _ => {}
         }
         let c = cname(comp)?;
@@ -172,11 +172,11 @@ fn walk_parent(dirfd: RawFd, path: &[u8]) -> io::Result<(Option<OwnedFd>, &[u8])
         let refused = match kind {
             // Another file system mounted there: never crossed, as with openat2.
             Ok(libc::S_IFDIR) if st.st_dev != top.st_dev => {
-                Some(io::Error::from_raw_os_error(libc::EXDEV))
+                Some(io::Error::from_raw_os_error(crate::errno::EXDEV))
             }
             Ok(libc::S_IFDIR) => None,
-            Ok(libc::S_IFLNK) => Some(io::Error::from_raw_os_error(libc::ELOOP)),
-            Ok(_) => Some(io::Error::from_raw_os_error(libc::ENOTDIR)),
+            Ok(libc::S_IFLNK) => Some(io::Error::from_raw_os_error(crate::errno::ELOOP)),
+            Ok(_) => Some(io::Error::from_raw_os_error(crate::errno::ENOTDIR)),
             Err(e) => Some(e),
         };
         if let Some(e) = refused {
@@ -339,7 +339,7 @@ pub fn entry_stat(dirfd: RawFd, name: &CStr) -> io::Result<EntryStat> {
     let r = unsafe { libc::statx(dirfd, name.as_ptr(), flags, mask, &mut sx) };
     if r < 0 {
         let e = last_err();
-        if e.raw_os_error() != Some(libc::ENOSYS) {
+        if e.raw_os_error() != Some(crate::errno::ENOSYS) {
             return Err(e);
         }
         // SAFETY: an all-zero stat is valid for fstatat to overwrite.
@@ -419,7 +419,7 @@ fn open_dir_checked(dirfd: RawFd, name: &CStr, expected: &EntryStat) -> io::Resu
 pub fn remove_tree(parent: RawFd, name: &CStr) -> io::Result<()> {
     let st = match entry_stat(parent, name) {
         Ok(st) => st,
-        Err(e) if e.raw_os_error() == Some(libc::ENOENT) => return Ok(()),
+        Err(e) if e.raw_os_error() == Some(crate::errno::ENOENT) => return Ok(()),
         Err(e) => return Err(e),
     };
     if st.kind != libc::S_IFDIR {
@@ -439,7 +439,7 @@ pub fn remove_tree(parent: RawFd, name: &CStr) -> io::Result<()> {
         if let Some(child) = top.pending.pop() {
             let cst = match entry_stat(cur.as_raw_fd(), &child) {
                 Ok(s) => s,
-                Err(e) if e.raw_os_error() == Some(libc::ENOENT) => continue,
+                Err(e) if e.raw_os_error() == Some(crate::errno::ENOENT) => continue,
                 Err(e) => return Err(e),
             };
             if cst.kind != libc::S_IFDIR {
@@ -509,32 +509,41 @@ mod tests {
             let rw = libc::O_RDWR | libc::O_CREAT;
             assert_eq!(
                 errno(open_beneath(d, &c("sub/victim"), libc::O_RDONLY, 0)),
-                libc::ELOOP,
+                crate::errno::ELOOP,
                 "{}",
                 resolver()
             );
             assert_eq!(
                 errno(open_beneath(d, &c("sub/new"), rw, 0o644)),
-                libc::ELOOP
+                crate::errno::ELOOP
             );
             assert_eq!(
                 errno(open_beneath(d, &c("file"), libc::O_RDONLY, 0)),
-                libc::ELOOP
+                crate::errno::ELOOP
             );
             assert_eq!(
                 errno(open_beneath(d, &c("real/../../x"), rw, 0o644)),
-                libc::EXDEV
+                crate::errno::EXDEV
             );
-            assert_eq!(errno(unlink_beneath(d, &c("sub/victim"), 0)), libc::ELOOP);
-            assert_eq!(errno(mkdir_beneath(d, &c("sub/d"), 0o755)), libc::ELOOP);
-            assert_eq!(errno(stat_beneath(d, &c("sub/victim"))), libc::ELOOP);
+            assert_eq!(
+                errno(unlink_beneath(d, &c("sub/victim"), 0)),
+                crate::errno::ELOOP
+            );
+            assert_eq!(
+                errno(mkdir_beneath(d, &c("sub/d"), 0o755)),
+                crate::errno::ELOOP
+            );
+            assert_eq!(
+                errno(stat_beneath(d, &c("sub/victim"))),
+                crate::errno::ELOOP
+            );
             assert_eq!(
                 errno(rename_beneath(d, &c("sub/victim"), &c("real/v"))),
-                libc::ELOOP
+                crate::errno::ELOOP
             );
             assert_eq!(
                 errno(rename_beneath(d, &c("real"), &c("sub/r"))),
-                libc::ELOOP
+                crate::errno::ELOOP
             );
             // Real paths work, nested ones included.
             let f = open_beneath(d, &c("real/a"), rw, 0o644).unwrap();

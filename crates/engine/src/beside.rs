@@ -13,16 +13,36 @@
 
 use std::sync::OnceLock;
 
-use crate::realtime::{allowed_cpus, cpus_of, pin_thread, pin_to};
+use crate::realtime::{allowed_cpus, cpus_of, pin_thread, pin_to, Tid};
 use crate::replay::ReplayOptions;
 
-fn set_policy(tid: libc::pid_t, policy: libc::c_int) -> bool {
+#[cfg(target_os = "linux")]
+use libc::{SCHED_IDLE, SCHED_OTHER};
+// Scheduling classes are Linux's: elsewhere no thread is ever idle-class.
+#[cfg(not(target_os = "linux"))]
+const SCHED_OTHER: i32 = 0;
+#[cfg(not(target_os = "linux"))]
+const SCHED_IDLE: i32 = 5;
+
+#[cfg(not(target_os = "linux"))]
+fn set_policy(_tid: Tid, _policy: i32) -> bool {
+    false
+}
+
+#[cfg(not(target_os = "linux"))]
+fn policy_of(_tid: Tid) -> i32 {
+    SCHED_OTHER
+}
+
+#[cfg(target_os = "linux")]
+fn set_policy(tid: Tid, policy: libc::c_int) -> bool {
     let param = libc::sched_param { sched_priority: 0 };
     // SAFETY: sched_setscheduler reads a valid sched_param and changes only the policy.
     unsafe { libc::sched_setscheduler(tid, policy, &param) == 0 }
 }
 
-fn policy_of(tid: libc::pid_t) -> libc::c_int {
+#[cfg(target_os = "linux")]
+fn policy_of(tid: Tid) -> libc::c_int {
     // SAFETY: sched_getscheduler only reads the thread's policy.
     unsafe { libc::sched_getscheduler(tid) }
 }
@@ -49,10 +69,10 @@ pub(crate) fn stream_cpus(kept: usize) -> Vec<usize> {
 pub(crate) fn idle_allowed() -> bool {
     static ALLOWED: OnceLock<bool> = OnceLock::new();
     *ALLOWED.get_or_init(|| {
-        policy_of(0) == libc::SCHED_OTHER
+        policy_of(0) == SCHED_OTHER
             && std::thread::Builder::new()
                 .name("idle-probe".into())
-                .spawn(|| set_policy(0, libc::SCHED_IDLE) && set_policy(0, libc::SCHED_OTHER))
+                .spawn(|| set_policy(0, SCHED_IDLE) && set_policy(0, SCHED_OTHER))
                 .ok()
                 .and_then(|h| h.join().ok())
                 .unwrap_or(false)
@@ -64,7 +84,7 @@ pub(crate) fn idle_allowed() -> bool {
 pub(crate) fn enter(cpu: usize) {
     let _ = pin_to(&[cpu]);
     if idle_allowed() {
-        set_policy(0, libc::SCHED_IDLE);
+        set_policy(0, SCHED_IDLE);
     }
 }
 
@@ -83,14 +103,14 @@ pub(crate) fn leave_all(kept: usize) {
         if cpus_of(tid) != [kept] {
             continue;
         }
-        if policy_of(tid) == libc::SCHED_IDLE {
-            set_policy(tid, libc::SCHED_OTHER);
+        if policy_of(tid) == SCHED_IDLE {
+            set_policy(tid, SCHED_OTHER);
         }
         let _ = pin_thread(tid, &allowed);
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, target_os = "linux"))]
 mod tests {
     use super::*;
 

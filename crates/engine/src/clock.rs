@@ -20,6 +20,7 @@ pub struct MonotonicClock {
 }
 
 /// Nanoseconds on CLOCK_MONOTONIC.
+#[cfg(unix)]
 #[inline]
 pub fn monotonic_ns() -> u64 {
     let mut ts = libc::timespec {
@@ -81,7 +82,22 @@ impl Clock for MonotonicClock {
     }
 }
 
+/// Nanoseconds on Windows' performance counter (QueryPerformanceCounter, which
+/// `Instant` reads), from the first reading in this process.
+#[cfg(windows)]
+#[inline]
+pub fn monotonic_ns() -> u64 {
+    static ORIGIN: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+    let origin = *ORIGIN.get_or_init(std::time::Instant::now);
+    origin.elapsed().as_nanos() as u64
+}
+
 /// Asks the kernel to wake this thread's sleeps on time (the default timer slack is 50 µs).
+#[cfg(not(target_os = "linux"))]
+pub fn tighten_timer_slack() {}
+
+/// Asks the kernel to wake this thread's sleeps on time (the default timer slack is 50 µs).
+#[cfg(target_os = "linux")]
 pub fn tighten_timer_slack() {
     // SAFETY: PR_SET_TIMERSLACK takes a plain integer and affects only this thread.
     unsafe {

@@ -2,6 +2,7 @@
 
 use std::path::Path;
 
+#[cfg(target_os = "linux")]
 use naslab_layout::Mounts;
 use naslab_results::Environment;
 
@@ -12,8 +13,26 @@ fn read_trimmed(path: &str) -> String {
 }
 
 /// This machine's host name as the kernel holds it; empty when it cannot be read.
+#[cfg(not(windows))]
 pub fn host_name() -> String {
     read_trimmed("/proc/sys/kernel/hostname")
+}
+
+/// This machine's NetBIOS name, as Windows gives it to every process.
+#[cfg(windows)]
+pub fn host_name() -> String {
+    std::env::var("COMPUTERNAME").unwrap_or_default()
+}
+
+/// Physical memory in bytes: (total, available), from GlobalMemoryStatusEx.
+#[cfg(windows)]
+fn windows_memory() -> Option<(u64, u64)> {
+    use windows_sys::Win32::System::SystemInformation::{GlobalMemoryStatusEx, MEMORYSTATUSEX};
+    // SAFETY: all-zero is a valid MEMORYSTATUSEX; its length is set before the call.
+    let mut m: MEMORYSTATUSEX = unsafe { std::mem::zeroed() };
+    m.dwLength = std::mem::size_of::<MEMORYSTATUSEX>() as u32;
+    // SAFETY: m is ours, with dwLength set as the call requires.
+    (unsafe { GlobalMemoryStatusEx(&mut m) } != 0).then_some((m.ullTotalPhys, m.ullAvailPhys))
 }
 
 /// The kernel's boot id (a UUID that changes at every boot); empty when unreadable.
@@ -42,6 +61,11 @@ pub fn environment() -> Environment {
         })
         .map(|kb| kb * 1024)
         .unwrap_or(0);
+    #[cfg(windows)]
+    let memory_bytes = windows_memory().map_or(memory_bytes, |(total, _)| total);
+    #[cfg(windows)]
+    let os = String::from("Windows");
+    #[cfg(not(windows))]
     let os = std::fs::read_to_string("/etc/os-release")
         .ok()
         .and_then(|s| {
@@ -50,6 +74,8 @@ pub fn environment() -> Environment {
                 .map(|v| v.trim_matches('"').to_string())
         })
         .unwrap_or_default();
+    #[cfg(windows)]
+    let cpu = std::env::var("PROCESSOR_IDENTIFIER").unwrap_or(cpu);
     Environment {
         host: host_name(),
         kernel: read_trimmed("/proc/sys/kernel/osrelease"),
@@ -65,6 +91,15 @@ pub fn environment() -> Environment {
 /// The file-system type and source of the mount that holds `path`, from
 /// /proc/self/mountinfo (the longest mount point that is a prefix of the path); empty
 /// when either cannot be read.
+#[cfg(not(target_os = "linux"))]
+pub fn mount_of(_path: &Path) -> (String, String) {
+    (String::new(), String::new())
+}
+
+/// The file-system type and source of the mount that holds `path`, from
+/// /proc/self/mountinfo (the longest mount point that is a prefix of the path); empty
+/// when either cannot be read.
+#[cfg(target_os = "linux")]
 pub fn mount_of(path: &Path) -> (String, String) {
     let Ok(abs) = std::fs::canonicalize(path) else {
         return (String::new(), String::new());
@@ -86,10 +121,29 @@ pub fn memory_for_buffers() -> Option<(u64, &'static str)> {
             .and_then(|n| n.parse::<u64>().ok())
             .map(|n| n * 1024)
     };
+    #[cfg(not(windows))]
     let available = std::fs::read_to_string("/proc/meminfo")
         .ok()
         .and_then(|t| kib(&t, "MemAvailable:"))
         .map(|b| (b, "of memory is available"));
+    #[cfg(windows)]
+    let available = windows_memory().map(|(_, avail)| (avail, "of memory is available"));
+    let left = address_space_left(&kib);
+    match (available, left) {
+        (Some(a), Some(l)) => Some(if l.0 < a.0 { l } else { a }),
+        (a, l) => a.or(l),
+    }
+}
+
+/// Windows gives a process no address-space limit of its own.
+#[cfg(not(unix))]
+fn address_space_left(_kib: &dyn Fn(&str, &str) -> Option<u64>) -> Option<(u64, &'static str)> {
+    None
+}
+
+/// What the address-space limit leaves, when there is one.
+#[cfg(unix)]
+fn address_space_left(kib: &dyn Fn(&str, &str) -> Option<u64>) -> Option<(u64, &'static str)> {
     let mut limit = libc::rlimit {
         rlim_cur: 0,
         rlim_max: 0,
@@ -97,7 +151,7 @@ pub fn memory_for_buffers() -> Option<(u64, &'static str)> {
     // SAFETY: getrlimit writes only the struct it is given.
     let limited = unsafe { libc::getrlimit(libc::RLIMIT_AS, &mut limit) } == 0
         && limit.rlim_cur != libc::RLIM_INFINITY;
-    let left = if limited {
+    if limited {
         let used = std::fs::read_to_string("/proc/self/status")
             .ok()
             .and_then(|t| kib(&t, "VmSize:"))
@@ -108,14 +162,10 @@ pub fn memory_for_buffers() -> Option<(u64, &'static str)> {
         ))
     } else {
         None
-    };
-    match (available, left) {
-        (Some(a), Some(l)) => Some(if l.0 < a.0 { l } else { a }),
-        (a, l) => a.or(l),
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, target_os = "linux"))]
 mod tests {
     use super::*;
 

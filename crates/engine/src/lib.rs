@@ -2,29 +2,36 @@
 //! streams against a backend with exact timing, and keeps every measurement.
 
 pub mod backend;
+#[cfg(target_os = "linux")]
 pub mod beneath;
 pub mod beside;
 pub mod buffer;
 pub mod clock;
 pub mod data;
 pub mod environment;
+pub mod errno;
+pub mod marker;
 pub mod pacing;
 pub mod plan;
+pub mod positioned;
 pub mod prepare;
 pub mod realtime;
 pub mod records;
 pub mod replay;
 pub mod run;
+#[cfg(target_os = "linux")]
 pub mod sandbox;
 pub mod session;
 pub mod spool;
 pub mod spool_io;
 pub mod summarize;
+mod utc;
 pub mod verify;
 
+#[cfg(target_os = "linux")]
+pub use backend::PosixTarget;
 pub use backend::{
-    Backend, BackendOptions, Caps, Handle, NullTarget, OpError, OpenHow, PosixTarget, Target,
-    TimedNullTarget,
+    Backend, BackendOptions, Caps, Handle, NullTarget, OpError, OpenHow, Target, TimedNullTarget,
 };
 pub use clock::{Clock, MonotonicClock, ScriptedClock};
 pub use data::{DataMode, DataSpec};
@@ -36,6 +43,7 @@ pub use replay::{
     StartGate,
 };
 pub use run::{run_iteration, IterationSpec, RunError, SinkMaker};
+#[cfg(target_os = "linux")]
 pub use sandbox::Sandbox;
 pub use session::{PlanSource, RunHooks, RunOutcome, Session, SessionError};
 pub use verify::Verifier;

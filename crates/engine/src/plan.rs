@@ -65,15 +65,15 @@ pub enum PlanError {
 
 /// What to do about a spool file that cannot be made or written, by its cause.
 pub fn spool_hint(cause: &std::io::Error) -> &'static str {
-    match cause.raw_os_error() {
-        Some(libc::ENOSPC) | Some(libc::EDQUOT) => "; the file system is full: free space there",
-        Some(libc::EMFILE) | Some(libc::ENFILE) => {
+    match crate::errno::of_io(cause) {
+        Some(crate::errno::ENOSPC) | Some(crate::errno::EDQUOT) => "; the file system is full: free space there",
+        Some(crate::errno::EMFILE) | Some(crate::errno::ENFILE) => {
             "; too many open files: every stream keeps a spool file open, so raise the limit (ulimit -n) or use fewer streams"
         }
-        Some(libc::EACCES) | Some(libc::EPERM) => {
+        Some(crate::errno::EACCES) | Some(crate::errno::EPERM) => {
             "; permission denied: give a directory naslab may write in"
         }
-        Some(libc::EROFS) => "; the file system is read-only: give a writable directory",
+        Some(crate::errno::EROFS) => "; the file system is read-only: give a writable directory",
         _ => "",
     }
 }

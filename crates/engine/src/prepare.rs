@@ -47,11 +47,11 @@ impl PrepareError {
 
 fn fail(path: &str, stage: &'static str, error: OpError) -> PrepareError {
     let hint = match error.errno {
-        libc::ENOSPC | libc::EDQUOT => {
+        crate::errno::ENOSPC | crate::errno::EDQUOT => {
             "; the target is full: free space there or run a smaller --scale"
         }
-        libc::EROFS => "; the target is read-only: remount it read-write",
-        libc::EACCES | libc::EPERM => {
+        crate::errno::EROFS => "; the target is read-only: remount it read-write",
+        crate::errno::EACCES | crate::errno::EPERM => {
             "; naslab may not write there: check the target's permissions"
         }
         _ => "",
@@ -110,7 +110,11 @@ pub fn prepare_with(
     for i in order {
         let e = &entries[i as usize];
         if cancelled() {
-            return Err(fail(&e.path, "stopped", OpError::errno(libc::EINTR)));
+            return Err(fail(
+                &e.path,
+                "stopped",
+                OpError::errno(crate::errno::EINTR),
+            ));
         }
         if e.kind == FileKind::Dir {
             backend
@@ -141,7 +145,11 @@ pub fn prepare_with(
         while offset < e.size {
             if cancelled() {
                 let _ = backend.close(h);
-                return Err(fail(&e.path, "stopped", OpError::errno(libc::EINTR)));
+                return Err(fail(
+                    &e.path,
+                    "stopped",
+                    OpError::errno(crate::errno::EINTR),
+                ));
             }
             let n = (e.size - offset).min(step as u64) as usize;
             let buf = &mut chunk.as_mut_slice()[..n];
@@ -153,7 +161,7 @@ pub fn prepare_with(
                 .write(h, offset, buf)
                 .map_err(|err| fail(&e.path, "write", err))?;
             if written == 0 {
-                return Err(fail(&e.path, "write", OpError::errno(libc::ENOSPC)));
+                return Err(fail(&e.path, "write", OpError::errno(crate::errno::ENOSPC)));
             }
             offset += written as u64;
             bytes_done.fetch_add(written as u64, Ordering::Relaxed);

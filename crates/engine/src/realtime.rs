@@ -98,9 +98,48 @@ pub(crate) fn allowed_cpus() -> Vec<usize> {
     cpus_of(0)
 }
 
+/// A thread of this process as the scheduler names it (0: the calling one).
+#[cfg(target_os = "linux")]
+pub(crate) type Tid = libc::pid_t;
+/// A thread of this process as the scheduler names it (0: the calling one).
+#[cfg(not(target_os = "linux"))]
+pub(crate) type Tid = i32;
+
+/// Pinning and scheduling classes are Linux's; elsewhere every CPU is allowed and
+/// nothing is pinned.
+#[cfg(not(target_os = "linux"))]
+pub(crate) fn cpus_of(_tid: Tid) -> Vec<usize> {
+    let n = std::thread::available_parallelism().map_or(1, |n| n.get());
+    (0..n).collect()
+}
+
+#[cfg(not(target_os = "linux"))]
+pub(crate) fn pin_thread(_tid: Tid, cpus: &[usize]) -> Result<(), String> {
+    Err(format!(
+        "pinning to CPU {cpus:?}: not available on this system (naslab pins threads on Linux only)"
+    ))
+}
+
+#[cfg(not(target_os = "linux"))]
+fn set_priority(priority: Priority) -> Result<(), String> {
+    Err(match priority {
+        Priority::Fifo => "SCHED_FIFO: not available on this system (Linux only)".to_string(),
+        Priority::Nice => format!("nice {BUSY_NICE}: not available on this system (Linux only)"),
+    })
+}
+
+#[cfg(not(target_os = "linux"))]
+fn lock_memory() -> Result<(), String> {
+    Err("locking memory: not available on this system (Linux only)".to_string())
+}
+
+#[cfg(not(target_os = "linux"))]
+fn unlock_memory() {}
+
 /// The CPUs thread `tid` of this process (0: the calling one) may run on; empty if it
 /// cannot be read.
-pub(crate) fn cpus_of(tid: libc::pid_t) -> Vec<usize> {
+#[cfg(target_os = "linux")]
+pub(crate) fn cpus_of(tid: Tid) -> Vec<usize> {
     // SAFETY: cpu_set_t is plain data; sched_getaffinity fills it for the thread.
     let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
     // SAFETY: the size matches the set passed.
@@ -208,7 +247,8 @@ pub fn pin_to(cpus: &[usize]) -> Result<(), String> {
 }
 
 /// Pins thread `tid` of this process (0: the calling one) to `cpus`.
-pub(crate) fn pin_thread(tid: libc::pid_t, cpus: &[usize]) -> Result<(), String> {
+#[cfg(target_os = "linux")]
+pub(crate) fn pin_thread(tid: Tid, cpus: &[usize]) -> Result<(), String> {
     // SAFETY: cpu_set_t is plain data.
     let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
     for &cpu in cpus {
@@ -241,6 +281,19 @@ pub fn enter(cpu: Option<usize>, priority: Priority) -> RealtimeGrant {
             Err(why) => grant.refused.push(why),
         }
     }
+    match set_priority(priority) {
+        Ok(()) => match priority {
+            Priority::Fifo => grant.fifo = true,
+            Priority::Nice => grant.nice = true,
+        },
+        Err(why) => grant.refused.push(why),
+    }
+    grant
+}
+
+/// Gives the calling thread `priority`; an error says why the kernel refused.
+#[cfg(target_os = "linux")]
+fn set_priority(priority: Priority) -> Result<(), String> {
     match priority {
         Priority::Fifo => {
             let param = libc::sched_param {
@@ -248,28 +301,47 @@ pub fn enter(cpu: Option<usize>, priority: Priority) -> RealtimeGrant {
             };
             // SAFETY: pid 0 is the calling thread; param is valid.
             if unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &param) } == 0 {
-                grant.fifo = true;
+                Ok(())
             } else {
-                grant.refused.push(format!(
+                Err(format!(
                     "SCHED_FIFO: {} (needs root or CAP_SYS_NICE, and a real-time budget in this cgroup)",
                     std::io::Error::last_os_error()
-                ));
+                ))
             }
         }
         Priority::Nice => {
             // On Linux, PRIO_PROCESS with id 0 sets the calling thread's nice value.
             // SAFETY: setpriority takes plain integers.
             if unsafe { libc::setpriority(libc::PRIO_PROCESS, 0, BUSY_NICE) } == 0 {
-                grant.nice = true;
+                Ok(())
             } else {
-                grant.refused.push(format!(
+                Err(format!(
                     "nice {BUSY_NICE}: {} (needs root or CAP_SYS_NICE)",
                     std::io::Error::last_os_error()
-                ));
+                ))
             }
         }
     }
-    grant
+}
+
+/// Locks the process's memory, present and future.
+#[cfg(target_os = "linux")]
+fn lock_memory() -> Result<(), String> {
+    // SAFETY: mlockall takes flags only.
+    if unsafe { libc::mlockall(libc::MCL_CURRENT | libc::MCL_FUTURE) } == 0 {
+        Ok(())
+    } else {
+        Err(format!(
+            "locking memory: {} (needs root or CAP_IPC_LOCK, or a higher RLIMIT_MEMLOCK)",
+            std::io::Error::last_os_error()
+        ))
+    }
+}
+
+#[cfg(target_os = "linux")]
+fn unlock_memory() {
+    // SAFETY: munlockall has no preconditions.
+    unsafe { libc::munlockall() };
 }
 
 /// What the kernel granted a phase's streams (each stream's [`RealtimeGrant`]) and the
@@ -305,33 +377,24 @@ pub struct MemoryLock {
 impl MemoryLock {
     /// Tries mlockall; `Err` says why it was refused.
     pub fn lock() -> Result<MemoryLock, String> {
-        // SAFETY: mlockall takes flags only.
-        if unsafe { libc::mlockall(libc::MCL_CURRENT | libc::MCL_FUTURE) } == 0 {
-            Ok(MemoryLock { locked: true })
-        } else {
-            Err(format!(
-                "locking memory: {} (needs root or CAP_IPC_LOCK, or a higher RLIMIT_MEMLOCK)",
-                std::io::Error::last_os_error()
-            ))
-        }
+        lock_memory().map(|()| MemoryLock { locked: true })
     }
 }
 
 impl Drop for MemoryLock {
     fn drop(&mut self) {
         if self.locked {
-            // SAFETY: munlockall has no preconditions.
-            unsafe { libc::munlockall() };
+            unlock_memory();
         }
     }
 }
 
 /// Held by the tests that pin threads and read their CPUs back, and by the one that
 /// lets pinned threads go ([`crate::beside::leave_all`]), so that neither sees the other.
-#[cfg(test)]
+#[cfg(all(test, target_os = "linux"))]
 pub(crate) static PINNING: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
-#[cfg(test)]
+#[cfg(all(test, target_os = "linux"))]
 mod tests {
     use super::*;
 

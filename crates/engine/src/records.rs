@@ -4,7 +4,6 @@
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
-use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::{mpsc, Arc};
 
@@ -107,7 +106,11 @@ impl Tail {
             if let (Some(file), true) = (&self.landed.file, self.read < self.landed.records) {
                 let n = (self.landed.records - self.read).min(self.batch);
                 self.chunk.resize(n as usize * MEASURED_SIZE, 0);
-                file.read_exact_at(&mut self.chunk, self.read * MEASURED_SIZE as u64)?;
+                crate::positioned::read_exact_at(
+                    file,
+                    &mut self.chunk,
+                    self.read * MEASURED_SIZE as u64,
+                )?;
                 self.read += n;
                 self.pos = 0;
                 return Ok(true);

@@ -28,7 +28,8 @@ pub enum RunError {
         trace: String,
         line: u64,
     },
-    #[error("the {backend} backend keeps at most {max} ops in flight per stream, and the workload asks for {asked}; lower its queue_depth or use a backend with queued I/O (posix)")]
+    #[cfg_attr(target_os = "linux", error("the {backend} backend keeps at most {max} ops in flight per stream, and the workload asks for {asked}; lower its queue_depth or use a backend with queued I/O (posix)"))]
+    #[cfg_attr(not(target_os = "linux"), error("a queue depth of {asked} is not available on Windows: the {backend} backend keeps at most {max} op in flight per stream (queued I/O is io_uring's, on Linux); run this workload from a Linux client, or lower its queue_depth"))]
     QueueDepth {
         backend: &'static str,
         asked: u32,
@@ -261,7 +262,10 @@ pub fn run_iteration(spec: &IterationSpec, iteration: u32) -> Result<IterationRe
                 // A preparation that stops half-way (a full target, most often) takes
                 // back what it wrote, or says how to.
                 let removed = spec.target.fresh_workload_dir(name).is_ok();
+                #[cfg(target_os = "linux")]
                 let target = spec.target.local_root().and_then(|r| r.root().parent());
+                #[cfg(not(target_os = "linux"))]
+                let target = None;
                 e.note_left(removed, target);
                 e
             };
@@ -484,7 +488,7 @@ fn warm_up(
             match backend.drop_cache(i as u32) {
                 Ok(()) => {}
                 // The warm-up may have removed it, or never made it.
-                Err(err) if err.errno == libc::ENOENT => {}
+                Err(err) if err.errno == crate::errno::ENOENT => {}
                 Err(err) => {
                     return Err(RunError::Prepare(crate::prepare::PrepareError {
                         path: e.path.clone(),
@@ -501,6 +505,16 @@ fn warm_up(
 }
 
 /// Writes dirty pages back, then drops the whole page cache, dentries and inodes.
+#[cfg(not(target_os = "linux"))]
+fn drop_page_cache() -> std::io::Result<()> {
+    Err(std::io::Error::new(
+        std::io::ErrorKind::Unsupported,
+        "dropping the whole page cache is done through Linux's /proc/sys/vm/drop_caches, which this system has not",
+    ))
+}
+
+/// Writes dirty pages back, then drops the whole page cache, dentries and inodes.
+#[cfg(target_os = "linux")]
 fn drop_page_cache() -> std::io::Result<()> {
     // SAFETY: sync has no preconditions.
     unsafe { libc::sync() };

@@ -16,10 +16,8 @@ use std::sync::Arc;
 
 use crate::beneath;
 
-/// The name of naslab's directory under a target.
-pub const ROOT_NAME: &str = "naslab";
-/// The file that marks the directory as naslab's.
-pub const MARKER_NAME: &str = ".naslab-owned";
+pub use crate::marker::{wait_for_holder, JOIN_WAIT, MARKER_NAME, ROOT_NAME};
+pub(crate) use crate::utc::utc_fields;
 const MARKER_TEXT: &str = "This directory belongs to naslab, a file-system benchmark.\nnaslab creates, rewrites and deletes everything in it: keep no other files here.\n";
 /// The marker's line naming the process that holds the target.
 const HOLDER_PREFIX: &str = "in use by naslab pid ";
@@ -79,11 +77,11 @@ fn io<'a>(
     path: &'a Path,
 ) -> impl FnOnce(std::io::Error) -> SandboxError + 'a {
     move |source| match source.raw_os_error() {
-        Some(libc::EROFS) => SandboxError::ReadOnly {
+        Some(crate::errno::EROFS) => SandboxError::ReadOnly {
             path: path.to_path_buf(),
             source,
         },
-        Some(libc::EACCES) | Some(libc::EPERM) => SandboxError::Denied {
+        Some(crate::errno::EACCES) | Some(crate::errno::EPERM) => SandboxError::Denied {
             path: path.to_path_buf(),
             source,
         },
@@ -114,25 +112,6 @@ fn openat_raw(
     Ok(unsafe { OwnedFd::from_raw_fd(fd) })
 }
 
-/// The current UTC time as year, month, day, hour, minute and second.
-pub(crate) fn utc_fields() -> [i32; 6] {
-    // SAFETY: time accepts a null pointer; gmtime_r writes only the tm we pass.
-    let mut tm: libc::tm = unsafe { std::mem::zeroed() };
-    // SAFETY: as above: a null pointer for time, and tm is ours for gmtime_r to fill.
-    unsafe {
-        let t = libc::time(std::ptr::null_mut());
-        libc::gmtime_r(&t, &mut tm);
-    }
-    [
-        tm.tm_year + 1900,
-        tm.tm_mon + 1,
-        tm.tm_mday,
-        tm.tm_hour,
-        tm.tm_min,
-        tm.tm_sec,
-    ]
-}
-
 /// The current UTC time as `YYYY-MM-DDTHH:MM:SSZ`.
 fn utc_now() -> String {
     let [y, mo, d, h, mi, s] = utc_fields();
@@ -160,34 +139,14 @@ fn try_lock(marker: &std::fs::File, hold: Hold) -> bool {
         if unsafe { libc::flock(marker.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0 {
             return true;
         }
-        let busy = std::io::Error::last_os_error().raw_os_error() == Some(libc::EWOULDBLOCK);
+        let busy =
+            std::io::Error::last_os_error().raw_os_error() == Some(crate::errno::EWOULDBLOCK);
         if !busy || attempt + 1 == attempts {
             break;
         }
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
     false
-}
-
-/// How long a multi-client job's other clients wait for its first client to hold the
-/// shared file set's directory (`--shared-files`) before they give up.
-pub const JOIN_WAIT: std::time::Duration = std::time::Duration::from_secs(60);
-
-/// Runs `join` until it stops failing with "not held yet" (`not_held`), for at most
-/// [`JOIN_WAIT`]: the first client may still be opening the target.
-pub fn wait_for_holder<T, E>(
-    mut join: impl FnMut() -> Result<T, E>,
-    not_held: impl Fn(&E) -> bool,
-) -> Result<T, E> {
-    let deadline = std::time::Instant::now() + JOIN_WAIT;
-    loop {
-        match join() {
-            Err(e) if not_held(&e) && std::time::Instant::now() < deadline => {
-                std::thread::sleep(std::time::Duration::from_millis(50));
-            }
-            other => return other,
-        }
-    }
 }
 
 /// Whether opening naslab's directory takes it for this process (locked until the
@@ -309,7 +268,7 @@ impl Sandbox {
                 Err(e) if e.kind() == ErrorKind::NotFound => {
                     return Err(SandboxError::NotOurs(root))
                 }
-                Err(e) if e.raw_os_error() == Some(libc::ELOOP) => {
+                Err(e) if e.raw_os_error() == Some(crate::errno::ELOOP) => {
                     return Err(SandboxError::BadMarker(marker_path))
                 }
                 Err(e) => return Err(io("open", &marker_path)(e)),
@@ -330,7 +289,7 @@ impl Sandbox {
                 return Err(SandboxError::NotHeld(root));
             }
             let e = std::io::Error::last_os_error();
-            if e.raw_os_error() != Some(libc::EWOULDBLOCK) {
+            if e.raw_os_error() != Some(crate::errno::EWOULDBLOCK) {
                 return Err(io("lock", &marker_path)(e));
             }
             return Ok(Sandbox {
@@ -345,7 +304,7 @@ impl Sandbox {
         }
         if !locked {
             let e = std::io::Error::last_os_error();
-            if e.raw_os_error() != Some(libc::EWOULDBLOCK) {
+            if e.raw_os_error() != Some(crate::errno::EWOULDBLOCK) {
                 return Err(io("lock", &marker_path)(e));
             }
             let mut text = String::new();
@@ -395,7 +354,7 @@ impl Sandbox {
 
     /// Opens a workload's directory for I/O beneath it (no link followed).
     pub fn open_workload_dir(&self, name: &str) -> std::io::Result<OwnedFd> {
-        check_name(name).map_err(|_| std::io::Error::from_raw_os_error(libc::EINVAL))?;
+        check_name(name).map_err(|_| std::io::Error::from_raw_os_error(crate::errno::EINVAL))?;
         beneath::open_beneath(
             self.dir_fd(),
             &cpath(name),
@@ -516,8 +475,8 @@ fn open_target(target: &Path) -> Result<OwnedFd, SandboxError> {
     if tfd < 0 {
         let e = std::io::Error::last_os_error();
         return Err(match e.raw_os_error() {
-            Some(libc::ENOENT) => SandboxError::Missing(target.to_path_buf()),
-            Some(libc::ENOTDIR) => SandboxError::NotDir(target.to_path_buf()),
+            Some(crate::errno::ENOENT) => SandboxError::Missing(target.to_path_buf()),
+            Some(crate::errno::ENOTDIR) => SandboxError::NotDir(target.to_path_buf()),
             _ => io("read", target)(e),
         });
     }
@@ -563,13 +522,15 @@ mod error_tests {
     #[test]
     fn permission_denied_is_not_called_read_only() {
         let p = Path::new("/t");
-        let denied = io("create", p)(std::io::Error::from_raw_os_error(libc::EACCES)).to_string();
+        let denied =
+            io("create", p)(std::io::Error::from_raw_os_error(crate::errno::EACCES)).to_string();
         assert!(
             denied.starts_with("target '/t' may not be written by this user"),
             "{denied}"
         );
         assert!(!denied.contains("read-only"), "{denied}");
-        let rofs = io("create", p)(std::io::Error::from_raw_os_error(libc::EROFS)).to_string();
+        let rofs =
+            io("create", p)(std::io::Error::from_raw_os_error(crate::errno::EROFS)).to_string();
         assert!(rofs.starts_with("target '/t' is read-only"), "{rofs}");
     }
 }

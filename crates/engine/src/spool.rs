@@ -3,7 +3,7 @@
 //! the replay loop never parses text, and memory use does not grow with the trace.
 
 use std::fs::File;
-use std::io::{BufReader, BufWriter, Read, Seek, SeekFrom, Write};
+use std::io::{BufReader, BufWriter, Read, Write};
 use std::path::Path;
 
 use naslab_trace::{Measured, OpFlags, OpKind};
@@ -172,18 +172,33 @@ impl Spool {
 
     /// A reader from the first record, buffering `bytes` at a time.
     pub fn reader_with_buffer(&self, bytes: usize) -> std::io::Result<SpoolReader> {
-        let mut file = self.file.try_clone()?;
-        file.seek(SeekFrom::Start(0))?;
+        let file = self.file.try_clone()?;
         Ok(SpoolReader {
-            input: BufReader::with_capacity(bytes, file),
+            input: BufReader::with_capacity(bytes, AtReader { file, pos: 0 }),
             left: self.count,
         })
     }
 }
 
+/// Reads a file from its own position, at offsets: a handle's clone shares the file
+/// position with it, so several readers of one spool (and positioned reads on it, which
+/// move the position on Windows) must not depend on it.
+struct AtReader {
+    file: File,
+    pos: u64,
+}
+
+impl Read for AtReader {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = crate::positioned::read_at(&self.file, buf, self.pos)?;
+        self.pos += n as u64;
+        Ok(n)
+    }
+}
+
 /// Reads a spool's records in order.
 pub struct SpoolReader {
-    input: BufReader<File>,
+    input: BufReader<AtReader>,
     left: u64,
 }
 
@@ -254,5 +269,35 @@ mod tests {
         w.push_measured(&m).unwrap();
         let spool = w.finish().unwrap();
         assert_eq!(spool.reader().unwrap().next_measured().unwrap(), Some(m));
+    }
+
+    #[test]
+    fn readers_of_one_spool_at_once_each_read_every_record() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut w = SpoolWriter::new(dir.path(), 4096).unwrap();
+        let ms: Vec<Measured> = (0..300u64)
+            .map(|i| Measured {
+                sched_ns: i,
+                issued_ns: i * 2,
+                done_ns: i * 3,
+                result: i as i64,
+            })
+            .collect();
+        for m in &ms {
+            w.push_measured(m).unwrap();
+        }
+        let spool = w.finish().unwrap();
+        // Small buffers, so the two readers interleave their reads of the file.
+        let mut a = spool.reader_with_buffer(64).unwrap();
+        let mut b = spool.reader_with_buffer(96).unwrap();
+        let mut probe = [0u8; 32];
+        for m in &ms {
+            assert_eq!(a.next_measured().unwrap().as_ref(), Some(m));
+            // A positioned read in between, as the live records make.
+            crate::positioned::read_exact_at(spool.file(), &mut probe, 0).unwrap();
+            assert_eq!(b.next_measured().unwrap().as_ref(), Some(m));
+        }
+        assert_eq!(a.next_measured().unwrap(), None);
+        assert_eq!(b.next_measured().unwrap(), None);
     }
 }

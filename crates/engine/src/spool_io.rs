@@ -10,7 +10,6 @@
 //! many measurements are on file, so the op records are written during the replay.
 
 use std::fs::File;
-use std::os::unix::fs::FileExt;
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::{Arc, Condvar, Mutex};
 
@@ -118,7 +117,7 @@ impl SpoolIoWorker {
                     reply,
                 } => {
                     buf.resize(len, 0);
-                    let r = file.read_exact_at(&mut buf, offset).map(|()| buf);
+                    let r = crate::positioned::read_exact_at(&file, &mut buf, offset).map(|()| buf);
                     let _ = reply.send(r);
                 }
                 Job::Write {
@@ -129,7 +128,7 @@ impl SpoolIoWorker {
                     landing,
                 } => {
                     let records = (buf.len() / MEASURED_SIZE) as u64;
-                    let r = file.write_all_at(&buf, offset).map(|()| {
+                    let r = crate::positioned::write_all_at(&file, &buf, offset).map(|()| {
                         buf.clear();
                         buf
                     });

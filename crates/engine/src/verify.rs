@@ -517,7 +517,7 @@ impl Verifier {
             let _ = backend.drop_cache(i);
             let actual = match backend.stat(i) {
                 Ok(n) => n,
-                Err(err) if err.errno == libc::ENOENT => {
+                Err(err) if err.errno == crate::errno::ENOENT => {
                     self.record(vec![Mismatch {
                         file: e.path.clone(),
                         offset: 0,

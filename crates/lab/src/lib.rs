@@ -11,6 +11,9 @@
 //! `down` undoes exactly that (processes by PID, the mount, the loop device) even after
 //! the naslab that made it crashed. Nothing is ever stopped by name.
 
+// The lab makes loop devices, mounts and Linux servers: it is built on Linux only.
+#![cfg(target_os = "linux")]
+
 pub mod account;
 pub mod error;
 pub mod fs;

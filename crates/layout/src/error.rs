@@ -56,6 +56,7 @@ pub enum LayoutError {
 }
 
 impl LayoutError {
+    #[cfg(target_os = "linux")]
     pub(crate) fn io(
         what: &'static str,
         path: impl Into<PathBuf>,

@@ -50,7 +50,14 @@ pub fn tool(name: &'static str, package: &'static str) -> Result<PathBuf, Layout
 }
 
 /// Whether this process runs as root.
+#[cfg(unix)]
 pub fn is_root() -> bool {
     // SAFETY: geteuid has no preconditions.
     unsafe { libc::geteuid() == 0 }
+}
+
+/// Windows has no root: nothing that needs it (mounts, loop devices) is built there.
+#[cfg(not(unix))]
+pub fn is_root() -> bool {
+    false
 }

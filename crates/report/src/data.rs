@@ -200,19 +200,33 @@ pub struct IterationSource<'a> {
 
 /// What a file that is not a regular file is, in words.
 fn file_kind(m: &std::fs::Metadata) -> &'static str {
-    use std::os::unix::fs::FileTypeExt;
     let t = m.file_type();
     if t.is_dir() {
         "a directory"
-    } else if t.is_fifo() {
-        "a FIFO"
-    } else if t.is_char_device() || t.is_block_device() {
-        "a device"
-    } else if t.is_socket() {
-        "a socket"
     } else {
-        "not a regular file"
+        special_kind(&t).unwrap_or("not a regular file")
     }
+}
+
+/// A FIFO, device or socket, in words.
+#[cfg(unix)]
+fn special_kind(t: &std::fs::FileType) -> Option<&'static str> {
+    use std::os::unix::fs::FileTypeExt;
+    if t.is_fifo() {
+        Some("a FIFO")
+    } else if t.is_char_device() || t.is_block_device() {
+        Some("a device")
+    } else if t.is_socket() {
+        Some("a socket")
+    } else {
+        None
+    }
+}
+
+/// Windows has no FIFOs, devices or sockets among the entries of a directory.
+#[cfg(not(unix))]
+fn special_kind(_t: &std::fs::FileType) -> Option<&'static str> {
+    None
 }
 
 /// Everything gathered in the pass over the records.

@@ -6,7 +6,10 @@
 
 use std::fs::{File, Metadata, OpenOptions};
 use std::io;
+#[cfg(unix)]
 use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
+#[cfg(windows)]
+use std::os::windows::fs::OpenOptionsExt;
 use std::path::Path;
 
 /// Opens `path` for writing from its start, emptied, under the rule above. The type is
@@ -18,7 +21,16 @@ pub fn create_output(path: &Path) -> io::Result<File> {
         Err(e) if e.kind() == io::ErrorKind::NotFound => {}
         Err(e) => return Err(e),
     }
-    let file = OpenOptions::new()
+    let file = open_no_follow(path)?;
+    check(&file.metadata()?)?;
+    check_one_name(&file)?;
+    file.set_len(0)?;
+    Ok(file)
+}
+
+#[cfg(unix)]
+fn open_no_follow(path: &Path) -> io::Result<File> {
+    OpenOptions::new()
         .write(true)
         .create(true)
         // Not following a link, not waiting for a FIFO's reader, never becoming the
@@ -29,10 +41,53 @@ pub fn create_output(path: &Path) -> io::Result<File> {
             Some(libc::ELOOP) => refused(KIND_LINK),
             Some(libc::ENXIO) => refused("a FIFO"),
             _ => e,
-        })?;
-    check(&file.metadata()?)?;
-    file.set_len(0)?;
-    Ok(file)
+        })
+}
+
+/// On Windows a reparse point (symbolic link, junction, mount point) is opened itself,
+/// never what it names, and then refused by [`check`].
+#[cfg(windows)]
+fn open_no_follow(path: &Path) -> io::Result<File> {
+    OpenOptions::new()
+        .write(true)
+        .create(true)
+        .custom_flags(windows_sys::Win32::Storage::FileSystem::FILE_FLAG_OPEN_REPARSE_POINT)
+        .open(path)
+}
+
+/// The number of names the open file has (its hard links).
+#[cfg(unix)]
+fn names_of(file: &File) -> io::Result<u64> {
+    Ok(file.metadata()?.nlink())
+}
+
+#[cfg(windows)]
+fn names_of(file: &File) -> io::Result<u64> {
+    use std::os::windows::io::AsRawHandle;
+    use windows_sys::Win32::Storage::FileSystem::{
+        GetFileInformationByHandle, BY_HANDLE_FILE_INFORMATION,
+    };
+    // SAFETY: all-zero is a valid BY_HANDLE_FILE_INFORMATION (plain integers).
+    let mut info: BY_HANDLE_FILE_INFORMATION = unsafe { std::mem::zeroed() };
+    // SAFETY: the handle is the open file's own, and info is ours to fill.
+    if unsafe { GetFileInformationByHandle(file.as_raw_handle(), &mut info) } == 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(u64::from(info.nNumberOfLinks))
+}
+
+/// Refuses a file with other names (hard links), which writing would change too.
+fn check_one_name(file: &File) -> io::Result<()> {
+    let names = names_of(file)?;
+    if names > 1 {
+        return Err(io::Error::new(
+            io::ErrorKind::AlreadyExists,
+            format!(
+                "it is a file with {names} names (hard links), which writing it would change too; remove it or give another name"
+            ),
+        ));
+    }
+    Ok(())
 }
 
 const KIND_LINK: &str = "a symbolic link";
@@ -44,26 +99,37 @@ fn check(m: &Metadata) -> io::Result<()> {
         KIND_LINK
     } else if t.is_dir() {
         return Err(io::ErrorKind::IsADirectory.into());
-    } else if t.is_char_device() {
-        "a character device"
-    } else if t.is_block_device() {
-        "a block device"
-    } else if t.is_fifo() {
-        "a FIFO"
-    } else if t.is_socket() {
-        "a socket"
-    } else if m.nlink() > 1 {
-        return Err(io::Error::new(
-            io::ErrorKind::AlreadyExists,
-            format!(
-                "it is a file with {} names (hard links), which writing it would change too; remove it or give another name",
-                m.nlink()
-            ),
-        ));
+    } else if let Some(special) = special_kind(&t) {
+        special
+    } else if !t.is_file() {
+        "not a regular file"
     } else {
         return Ok(());
     };
     Err(refused(kind))
+}
+
+/// A device node, FIFO or socket, by name.
+#[cfg(unix)]
+fn special_kind(t: &std::fs::FileType) -> Option<&'static str> {
+    if t.is_char_device() {
+        Some("a character device")
+    } else if t.is_block_device() {
+        Some("a block device")
+    } else if t.is_fifo() {
+        Some("a FIFO")
+    } else if t.is_socket() {
+        Some("a socket")
+    } else {
+        None
+    }
+}
+
+/// Windows has none of the kinds of entry Unix has beside files, directories and
+/// links (a reparse point shows as a link).
+#[cfg(windows)]
+fn special_kind(_t: &std::fs::FileType) -> Option<&'static str> {
+    None
 }
 
 fn refused(kind: &str) -> io::Error {

@@ -1,12 +1,16 @@
 //! `naslab capture` and `naslab import`: real workloads in, as naslab traces.
 
+#[cfg(target_os = "linux")]
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
 use anyhow::bail;
 use clap::{Args, ValueEnum};
-use naslab_capture::{capture, import, CaptureOptions, Format, ImportOptions};
+#[cfg(target_os = "linux")]
+use naslab_capture::{capture, CaptureOptions};
+use naslab_capture::{import, Format, ImportOptions};
 
+#[cfg(target_os = "linux")]
 #[derive(Args, Debug)]
 pub struct CaptureArgs {
     /// Record operations on files under this directory, with paths relative to it
@@ -94,6 +98,7 @@ fn workload_name(given: Option<String>, output: &Path) -> String {
 }
 
 /// `naslab capture [--root DIR] [-o TRACE] -- CMD ARGS...`
+#[cfg(target_os = "linux")]
 pub fn capture_cmd(args: CaptureArgs) -> anyhow::Result<()> {
     let root = match args.root {
         Some(r) => r,

@@ -10,7 +10,7 @@ use crate::args::CleanArgs;
 pub fn clean(args: CleanArgs) -> anyhow::Result<()> {
     let target = args.target.display().to_string();
     let remote = is_remote(&target);
-    let name = naslab_engine::sandbox::ROOT_NAME;
+    let name = naslab_engine::marker::ROOT_NAME;
     // What is removed, as the user would name it: a path, or the directory on a share
     // (whose URL may end in a query).
     let root = if remote {

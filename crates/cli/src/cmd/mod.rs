@@ -1,5 +1,6 @@
 //! One module per subcommand.
 
+#[cfg(target_os = "linux")]
 mod alloc;
 mod backup;
 mod bigdir;
@@ -10,9 +11,11 @@ mod describe;
 mod device;
 mod docs;
 mod fileserver;
-mod frag;
+#[cfg(target_os = "linux")]
+pub(crate) mod frag;
 mod ingest;
 mod iozone;
+#[cfg(target_os = "linux")]
 mod lab;
 mod list;
 mod metrics;
@@ -51,6 +54,12 @@ pub fn dispatch(cli: Cli, coord: &Arc<dyn Coordinator>) -> anyhow::Result<()> {
     coord.after_command(command(cli, coord))
 }
 
+/// The refusal of a command this system cannot run: what it needs, and what to do.
+#[cfg(not(target_os = "linux"))]
+fn not_here(command: &str, why: &str, instead: &str) -> anyhow::Error {
+    anyhow::anyhow!("`naslab {command}` is not available on Windows: {why}; {instead}")
+}
+
 fn command(cli: Cli, coord: &Arc<dyn Coordinator>) -> anyhow::Result<()> {
     match cli.command {
         Command::Run(a) => run::run(a, coord),
@@ -62,13 +71,25 @@ fn command(cli: Cli, coord: &Arc<dyn Coordinator>) -> anyhow::Result<()> {
         Command::Ingest(a) => ingest::ingest(a, coord),
         Command::Fileserver(a) => fileserver::fileserver(a, coord),
         Command::Backup(a) => backup::backup(a, coord),
+        #[cfg(target_os = "linux")]
         Command::Frag(a) => frag::frag(a),
+        #[cfg(target_os = "linux")]
         Command::Alloc(a) => alloc::alloc(a),
+        #[cfg(target_os = "linux")]
         Command::Lab(a) => lab::lab(a),
+        #[cfg(not(target_os = "linux"))]
+        Command::Frag(_) => Err(not_here("frag", "it reads file extents through Linux's FIEMAP (the NTFS counterpart, FSCTL_GET_RETRIEVAL_POINTERS, is not built yet)", "run `naslab frag` on a Linux machine that mounts the same file system")),
+        #[cfg(not(target_os = "linux"))]
+        Command::Alloc(_) => Err(not_here("alloc", "it times Linux's allocation calls (posix_fallocate) and reads the extents through FIEMAP, and its matrix makes Linux file systems on loop devices", "run it on Linux")),
+        #[cfg(not(target_os = "linux"))]
+        Command::Lab(_) => Err(not_here("lab", "it mounts Linux file systems on loop devices and starts Samba or nfs-ganesha", "start a lab on a Linux machine and give its smb:// URL, or a share mapped from it, as --target here")),
+        #[cfg(not(target_os = "linux"))]
+        Command::Capture(_) => Err(not_here("capture", "it records a program's file I/O through strace, which Windows has not", "record the application with Process Monitor and turn its CSV into a trace with `naslab import procmon` (docs/capture.md)")),
         Command::List(a) => list::list(a),
         Command::Describe(a) => describe::describe_cmd(a),
         Command::ExportTrace(a) => describe::export(a),
         Command::Records(a) => records::records_cmd(a),
+        #[cfg(target_os = "linux")]
         Command::Capture(a) => capture::capture_cmd(a),
         Command::Import(a) => capture::import_cmd(a),
         Command::Completions(a) => docs::completions(a),

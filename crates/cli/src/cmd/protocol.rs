@@ -24,7 +24,35 @@ pub fn smb_password(url: &RemoteUrl) -> Result<String, String> {
     prompt_hidden(&format!("SMB password for {user}@{}: ", url.host)).map_err(|e| format!("{e:#}"))
 }
 
+/// Reads a line from the console with echo off.
+#[cfg(windows)]
+fn prompt_hidden(prompt: &str) -> anyhow::Result<String> {
+    use windows_sys::Win32::System::Console::{
+        GetConsoleMode, GetStdHandle, SetConsoleMode, ENABLE_ECHO_INPUT, STD_INPUT_HANDLE,
+    };
+    eprint!("{prompt}");
+    // SAFETY: GetStdHandle has no preconditions.
+    let input = unsafe { GetStdHandle(STD_INPUT_HANDLE) };
+    let mut old = 0u32;
+    // SAFETY: input is this process's standard input (a console: checked by the caller).
+    let have = unsafe { GetConsoleMode(input, &mut old) } != 0;
+    if have {
+        // SAFETY: as above; only the echo bit changes.
+        unsafe { SetConsoleMode(input, old & !ENABLE_ECHO_INPUT) };
+    }
+    let mut line = String::new();
+    let read = std::io::stdin().lock().read_line(&mut line);
+    if have {
+        // SAFETY: restores the mode read above.
+        unsafe { SetConsoleMode(input, old) };
+    }
+    eprintln!();
+    read.context("cannot read the password from the console")?;
+    Ok(line.trim_end_matches(['\n', '\r']).to_string())
+}
+
 /// Reads a line from the terminal with echo off.
+#[cfg(unix)]
 fn prompt_hidden(prompt: &str) -> anyhow::Result<String> {
     eprint!("{prompt}");
     let fd = libc::STDIN_FILENO;

@@ -125,6 +125,7 @@ pub fn builtin_suite(name: &str) -> &'static str {
 }
 
 /// Resolves a suite's name into its workloads.
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 pub fn resolve_suite(name: &str) -> anyhow::Result<Vec<Source>> {
     pick_from_suite(name, &[])
 }

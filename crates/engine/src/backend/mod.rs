@@ -6,29 +6,40 @@ mod heap;
 mod nfs;
 mod null;
 mod open;
+#[cfg(target_os = "linux")]
 mod own_links;
+#[cfg(target_os = "linux")]
 mod posix;
 pub mod probe;
 mod profile;
 pub mod remote;
 #[cfg(feature = "smb")]
 mod smb;
+#[cfg(target_os = "linux")]
 mod uring;
 pub mod url;
 #[cfg(any(feature = "smb", feature = "nfs"))]
 mod waiter;
+#[cfg(windows)]
+mod windows;
 
 #[cfg(feature = "nfs")]
 pub use nfs::{NfsBackend, NfsError, NfsTarget};
 pub use null::{NullBackend, NullTarget, TimedNullTarget};
 pub use open::{open, OpenError, OpenedTarget, Password, TargetRequest};
+#[cfg(target_os = "linux")]
 pub use posix::{PosixBackend, PosixTarget};
 pub use profile::{
     ClientProfile, ProfiledTarget, HINT_LEAD_BYTES, HINT_STRIDE_BYTES, HINT_WRITE_OP,
 };
 #[cfg(feature = "smb")]
 pub use smb::{SmbBackend, SmbError, SmbTarget};
+#[cfg(target_os = "linux")]
 pub use uring::UringQueue;
+#[cfg(windows)]
+pub(crate) use windows::errno_of as win32_errno;
+#[cfg(windows)]
+pub use windows::{WindowsBackend, WindowsTarget};
 
 use std::sync::Arc;
 
@@ -58,11 +69,10 @@ impl OpError {
 
     /// The current thread's last OS error.
     pub fn last_os() -> Self {
-        OpError::errno(
-            std::io::Error::last_os_error()
-                .raw_os_error()
-                .unwrap_or(libc::EIO),
-        )
+        let code = std::io::Error::last_os_error().raw_os_error();
+        #[cfg(windows)]
+        let code = code.map(windows::errno_of);
+        OpError::errno(code.unwrap_or(crate::errno::EIO))
     }
 
     /// Whether the failure means the target cannot go on (full, read-only, broken, or
@@ -72,15 +82,15 @@ impl OpError {
     pub fn is_fatal(&self) -> bool {
         matches!(
             self.errno,
-            libc::ENOSPC
-                | libc::EDQUOT
-                | libc::EROFS
-                | libc::EIO
-                | libc::ENOTCONN
-                | libc::ELOOP
-                | libc::EMLINK
-                | libc::ENXIO
-                | libc::EXDEV
+            crate::errno::ENOSPC
+                | crate::errno::EDQUOT
+                | crate::errno::EROFS
+                | crate::errno::EIO
+                | crate::errno::ENOTCONN
+                | crate::errno::ELOOP
+                | crate::errno::EMLINK
+                | crate::errno::ENXIO
+                | crate::errno::EXDEV
         )
     }
 }
@@ -91,7 +101,7 @@ impl std::fmt::Display for OpError {
             f,
             "{} ({})",
             errno_name(self.errno),
-            std::io::Error::from_raw_os_error(self.errno)
+            crate::errno::describe(self.errno)
         )?;
         if let Some(d) = &self.detail {
             write!(f, ": {d}")?;
@@ -103,31 +113,31 @@ impl std::fmt::Display for OpError {
 /// The symbolic name of an errno, as results report failures.
 pub fn errno_name(errno: i32) -> String {
     let name = match errno {
-        libc::EPERM => "EPERM",
-        libc::ENOENT => "ENOENT",
-        libc::EIO => "EIO",
-        libc::EBADF => "EBADF",
-        libc::EACCES => "EACCES",
-        libc::EEXIST => "EEXIST",
-        libc::ENOTDIR => "ENOTDIR",
-        libc::EISDIR => "EISDIR",
-        libc::EINVAL => "EINVAL",
-        libc::EMFILE => "EMFILE",
-        libc::EFBIG => "EFBIG",
-        libc::ENOSPC => "ENOSPC",
-        libc::EROFS => "EROFS",
-        libc::ENAMETOOLONG => "ENAMETOOLONG",
-        libc::ENOTEMPTY => "ENOTEMPTY",
-        libc::EOPNOTSUPP => "EOPNOTSUPP",
-        libc::EDQUOT => "EDQUOT",
-        libc::ENOTCONN => "ENOTCONN",
-        libc::ESTALE => "ESTALE",
-        libc::ETIMEDOUT => "ETIMEDOUT",
-        libc::ELOOP => "ELOOP",
-        libc::EXDEV => "EXDEV",
-        libc::EINTR => "EINTR",
-        libc::EMLINK => "EMLINK",
-        libc::ENXIO => "ENXIO",
+        crate::errno::EPERM => "EPERM",
+        crate::errno::ENOENT => "ENOENT",
+        crate::errno::EIO => "EIO",
+        crate::errno::EBADF => "EBADF",
+        crate::errno::EACCES => "EACCES",
+        crate::errno::EEXIST => "EEXIST",
+        crate::errno::ENOTDIR => "ENOTDIR",
+        crate::errno::EISDIR => "EISDIR",
+        crate::errno::EINVAL => "EINVAL",
+        crate::errno::EMFILE => "EMFILE",
+        crate::errno::EFBIG => "EFBIG",
+        crate::errno::ENOSPC => "ENOSPC",
+        crate::errno::EROFS => "EROFS",
+        crate::errno::ENAMETOOLONG => "ENAMETOOLONG",
+        crate::errno::ENOTEMPTY => "ENOTEMPTY",
+        crate::errno::EOPNOTSUPP => "EOPNOTSUPP",
+        crate::errno::EDQUOT => "EDQUOT",
+        crate::errno::ENOTCONN => "ENOTCONN",
+        crate::errno::ESTALE => "ESTALE",
+        crate::errno::ETIMEDOUT => "ETIMEDOUT",
+        crate::errno::ELOOP => "ELOOP",
+        crate::errno::EXDEV => "EXDEV",
+        crate::errno::EINTR => "EINTR",
+        crate::errno::EMLINK => "EMLINK",
+        crate::errno::ENXIO => "ENXIO",
         _ => return format!("errno {errno}"),
     };
     name.to_string()
@@ -197,17 +207,17 @@ pub trait Backend: Send {
     /// `Caps` say it can is asked.
     fn link(&mut self, file: u32, to: u32) -> Result<(), OpError> {
         let _ = (file, to);
-        Err(OpError::errno(libc::EOPNOTSUPP))
+        Err(OpError::errno(crate::errno::EOPNOTSUPP))
     }
     /// Makes `link` a symbolic link naming `target` by its path relative to the link's
     /// directory. Only a backend whose `Caps` say it can is asked.
     fn symlink(&mut self, target: u32, link: u32) -> Result<(), OpError> {
         let _ = (target, link);
-        Err(OpError::errno(libc::EOPNOTSUPP))
+        Err(OpError::errno(crate::errno::EOPNOTSUPP))
     }
     /// Writes back and drops the client's cached pages of a file (not measured).
     fn drop_cache(&mut self, _file: u32) -> Result<(), OpError> {
-        Err(OpError::errno(libc::EOPNOTSUPP))
+        Err(OpError::errno(crate::errno::EOPNOTSUPP))
     }
     /// How many data ops could not bypass the cache although direct I/O was asked for.
     fn unaligned_direct_ops(&self) -> u64 {
@@ -216,7 +226,7 @@ pub trait Backend: Send {
     /// The backend's queue for several reads and writes in flight, made on first use with
     /// room for `depth` ops.
     fn queued(&mut self, _depth: u32) -> Result<&mut dyn QueuedIo, OpError> {
-        Err(OpError::errno(libc::EOPNOTSUPP))
+        Err(OpError::errno(crate::errno::EOPNOTSUPP))
     }
 }
 
@@ -294,7 +304,14 @@ pub trait Target: Send + Sync {
     /// naslab's marked directory on a local file system (a directory or a mounted
     /// share), where the files a run leaves can be examined; `None` for protocol
     /// targets and the null target.
+    #[cfg(target_os = "linux")]
     fn local_root(&self) -> Option<&crate::Sandbox> {
+        None
+    }
+    /// naslab's marked directory on a directory target, by its path (Windows, where
+    /// there is no [`crate::Sandbox`]); `None` for protocol targets and the null target.
+    #[cfg(not(target_os = "linux"))]
+    fn local_dir(&self) -> Option<std::path::PathBuf> {
         None
     }
     /// Removes naslab's marked directory and everything in it (`naslab clean`), and lets

@@ -121,7 +121,7 @@ impl NfsTarget {
         let mut admin = Session::open(&url, timeout)?;
         // The uid the server is told, whoever this process is.
         let as_root = admin.settings.uid == 0;
-        let sandbox = crate::sandbox::wait_for_holder(
+        let sandbox = crate::marker::wait_for_holder(
             || RemoteSandbox::open_in(&mut admin, &url.path, client, join),
             |e| matches!(e, super::remote::RemoteSandboxError::NotHeld(_)),
         )
@@ -157,7 +157,7 @@ fn squash_hint(e: RemoteSandboxError, as_root: bool) -> RemoteSandboxError {
             action,
             path,
             mut error,
-        } if as_root && error.errno == libc::EACCES => {
+        } if as_root && error.errno == crate::errno::EACCES => {
             let said = error
                 .detail
                 .take()
@@ -224,7 +224,7 @@ impl Target for NfsTarget {
         _options: BackendOptions,
     ) -> Result<Box<dyn Backend>, OpError> {
         let mut session = Session::open(&self.url, self.timeout).map_err(|e| OpError {
-            errno: libc::ENOTCONN,
+            errno: crate::errno::ENOTCONN,
             detail: Some(e.to_string()),
         })?;
         session
@@ -289,7 +289,7 @@ impl NfsBackend {
         self.paths
             .get(file as usize)
             .cloned()
-            .ok_or(OpError::errno(libc::EINVAL))
+            .ok_or(OpError::errno(crate::errno::EINVAL))
     }
 
     fn slot(&mut self, h: Handle) -> Result<&mut Open, OpError> {
@@ -303,7 +303,7 @@ impl NfsBackend {
             .checked_sub(1)
             .and_then(|i| handles.get_mut(i))
             .and_then(Option::as_mut)
-            .ok_or(OpError::errno(libc::EBADF))
+            .ok_or(OpError::errno(crate::errno::EBADF))
     }
 
     fn is_dir(&self, file: u32) -> bool {
@@ -326,7 +326,7 @@ impl Backend for NfsBackend {
         } else {
             let (fh, t, size) = self.session.resolve(&path)?;
             if t == ftype3::NF3DIR {
-                return Err(OpError::errno(libc::EISDIR));
+                return Err(OpError::errno(crate::errno::EISDIR));
             }
             if how.truncate && size > 0 {
                 self.session.set_size(&fh, 0)?;
@@ -361,7 +361,7 @@ impl Backend for NfsBackend {
     fn close(&mut self, h: Handle) -> Result<(), OpError> {
         let i = self.slot(h).map(|_| h as usize - 1)?;
         let Some(mut o) = self.handles[i].take() else {
-            return Err(OpError::errno(libc::EBADF));
+            return Err(OpError::errno(crate::errno::EBADF));
         };
         self.free.push(i);
         if o.dirty {
@@ -402,7 +402,7 @@ impl Backend for NfsBackend {
 
     fn fallocate(&mut self, _h: Handle, _offset: u64, _len: u64) -> Result<(), OpError> {
         Err(OpError {
-            errno: libc::EOPNOTSUPP,
+            errno: crate::errno::EOPNOTSUPP,
             detail: Some("NFSv3 cannot reserve space".into()),
         })
     }
@@ -500,10 +500,13 @@ mod tests {
 
     #[test]
     fn statuses_map_to_errnos() {
-        assert_eq!(nfs_errno(nfsstat3::NFS3ERR_NOENT), libc::ENOENT);
-        assert_eq!(nfs_errno(nfsstat3::NFS3ERR_NOSPC), libc::ENOSPC);
-        assert_eq!(nfs_errno(nfsstat3::NFS3ERR_NOTEMPTY), libc::ENOTEMPTY);
-        assert_eq!(nfs_errno(nfsstat3::NFS3ERR_STALE), libc::ESTALE);
+        assert_eq!(nfs_errno(nfsstat3::NFS3ERR_NOENT), crate::errno::ENOENT);
+        assert_eq!(nfs_errno(nfsstat3::NFS3ERR_NOSPC), crate::errno::ENOSPC);
+        assert_eq!(
+            nfs_errno(nfsstat3::NFS3ERR_NOTEMPTY),
+            crate::errno::ENOTEMPTY
+        );
+        assert_eq!(nfs_errno(nfsstat3::NFS3ERR_STALE), crate::errno::ESTALE);
         assert!(rpc_error(RpcError::Io(std::io::ErrorKind::ConnectionReset.into())).is_fatal());
         assert!(!NFS_CAPS.can(OpKind::Fallocate) && NFS_CAPS.can(OpKind::Write));
     }

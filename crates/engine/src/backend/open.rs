@@ -7,8 +7,10 @@ use std::path::Path;
 use naslab_results::{ProtocolSettings, TargetInfo};
 
 use super::url::{is_remote, ClientOptions, Protocol, RemoteUrl, UrlError};
-use super::{ClientProfile, NullTarget, PosixTarget, ProfiledTarget, Target, TimedNullTarget};
+use super::{ClientProfile, NullTarget, ProfiledTarget, Target, TimedNullTarget};
+#[cfg(target_os = "linux")]
 use crate::environment::mount_of;
+#[cfg(target_os = "linux")]
 use crate::sandbox::{Sandbox, SandboxError};
 
 /// Where a run goes, as the command line names it.
@@ -69,8 +71,12 @@ pub enum OpenError {
     NoTarget,
     #[error(transparent)]
     Url(#[from] UrlError),
+    #[cfg(target_os = "linux")]
     #[error(transparent)]
     Sandbox(#[from] SandboxError),
+    /// A local directory on a system whose directories are kept as a share's are.
+    #[error(transparent)]
+    Marked(#[from] super::remote::RemoteSandboxError),
     /// The password could not be had (the caller's own words).
     #[error("{0}")]
     Password(String),
@@ -119,16 +125,39 @@ fn null(target: Option<&Path>, service_ns: u64, stall: Option<(u64, u64)>) -> Op
     }
 }
 
+/// A directory on Windows: local, a mapped drive or a UNC path, through the OS client.
+#[cfg(windows)]
+fn local(dir: &Path, req: &TargetRequest<'_>) -> Result<OpenedTarget, OpenError> {
+    let target = super::WindowsTarget::open(dir, req.client_dir, req.join)?;
+    Ok(OpenedTarget {
+        info: TargetInfo {
+            path: dir.display().to_string(),
+            backend: target.backend_name().into(),
+            fs_type: String::new(),
+            source: String::new(),
+        },
+        target: Box::new(target),
+        protocol: None,
+        settings: None,
+    })
+}
+
+#[cfg(not(any(target_os = "linux", windows)))]
+fn local(_dir: &Path, _req: &TargetRequest<'_>) -> Result<OpenedTarget, OpenError> {
+    Err(OpenError::NotBuilt("local directory"))
+}
+
+#[cfg(target_os = "linux")]
 fn local(dir: &Path, req: &TargetRequest<'_>) -> Result<OpenedTarget, OpenError> {
     let sandbox = match (req.client_dir, req.join) {
-        (_, true) => crate::sandbox::wait_for_holder(
+        (_, true) => crate::marker::wait_for_holder(
             || Sandbox::join(dir),
             |e| matches!(e, crate::sandbox::SandboxError::NotHeld(_)),
         )?,
         (Some(client), false) => Sandbox::open_client(dir, client)?,
         (None, false) => Sandbox::open(dir)?,
     };
-    let target = PosixTarget::new(sandbox);
+    let target = super::PosixTarget::new(sandbox);
     let (fs_type, source) = mount_of(dir);
     Ok(OpenedTarget {
         info: TargetInfo {
@@ -235,6 +264,7 @@ mod tests {
         Err("no password here".into())
     }
 
+    #[cfg(target_os = "linux")]
     #[test]
     fn a_directory_opens_the_posix_backend_with_its_sandbox() {
         let dir = tempfile::tempdir().unwrap();
@@ -253,6 +283,7 @@ mod tests {
         let o = open(&req, &no_password).unwrap();
         assert_eq!(o.info.backend, "null");
         assert!(!o.target.caps().moves_data);
+        #[cfg(target_os = "linux")]
         assert!(o.target.local_root().is_none());
     }
 
@@ -264,6 +295,7 @@ mod tests {
         assert!(matches!(e, OpenError::NoTarget), "{e}");
     }
 
+    #[cfg(target_os = "linux")]
     #[test]
     fn the_profile_wraps_and_keeps_the_root() {
         let dir = tempfile::tempdir().unwrap();

@@ -146,7 +146,7 @@ fn fill_path<'a>(buf: &'a mut Vec<u8>, files: &FileTable, file: u32) -> Result<&
     buf.clear();
     buf.extend_from_slice(files.path(file).as_bytes());
     buf.push(0);
-    CStr::from_bytes_with_nul(buf).map_err(|_| OpError::errno(libc::EINVAL))
+    CStr::from_bytes_with_nul(buf).map_err(|_| OpError::errno(crate::errno::EINVAL))
 }
 
 /// Fills `buf` with the text of a symbolic link at `link` naming `target` (both
@@ -179,7 +179,7 @@ fn fill_relative_target<'a>(
     }
     buf.extend_from_slice(rest.as_bytes());
     buf.push(0);
-    CStr::from_bytes_with_nul(buf).map_err(|_| OpError::errno(libc::EINVAL))
+    CStr::from_bytes_with_nul(buf).map_err(|_| OpError::errno(crate::errno::EINVAL))
 }
 
 /// A failure of the marked directory's own upkeep, in the sandbox's words.
@@ -187,16 +187,16 @@ fn sandbox_err(e: SandboxError) -> OpError {
     OpError {
         errno: match &e {
             SandboxError::Io { source, .. } | SandboxError::ReadOnly { source, .. } => {
-                source.raw_os_error().unwrap_or(libc::EIO)
+                source.raw_os_error().unwrap_or(crate::errno::EIO)
             }
-            _ => libc::EPERM,
+            _ => crate::errno::EPERM,
         },
         detail: Some(e.to_string()),
     }
 }
 
 fn io_err(e: std::io::Error) -> OpError {
-    OpError::errno(e.raw_os_error().unwrap_or(libc::EIO))
+    OpError::errno(e.raw_os_error().unwrap_or(crate::errno::EIO))
 }
 
 /// Opens `path` beneath `dirfd` (the workload directory, `dir`), which must then be
@@ -237,9 +237,9 @@ fn open_raw(
             _ => "not a regular file",
         };
         let errno = if st.kind == libc::S_IFDIR {
-            libc::EISDIR
+            crate::errno::EISDIR
         } else {
-            libc::ENXIO
+            crate::errno::ENXIO
         };
         return Err(refused(
             errno,
@@ -251,14 +251,14 @@ fn open_raw(
     }
     if st.crosses_from(dir) {
         return Err(refused(
-            libc::EXDEV,
+            crate::errno::EXDEV,
             "is on another file system or mount than the workload directory".into(),
         ));
     }
     // 0: removed by another stream since it was opened.
     if !want_dir && !own.allows(&st) {
         return Err(refused(
-            libc::EMLINK,
+            crate::errno::EMLINK,
             format!(
                 "has {} names (hard links), so it is also a file outside the workload",
                 st.nlink
@@ -574,7 +574,9 @@ impl Backend for PosixBackend {
 
 impl PosixBackend {
     fn ring(&mut self) -> Result<&mut UringQueue, OpError> {
-        self.ring.as_mut().ok_or(OpError::errno(libc::EINVAL))
+        self.ring
+            .as_mut()
+            .ok_or(OpError::errno(crate::errno::EINVAL))
     }
 }
 

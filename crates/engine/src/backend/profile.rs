@@ -183,6 +183,12 @@ impl Target for ProfiledTarget {
         self.inner.fresh_workload_dir(name)
     }
 
+    #[cfg(not(target_os = "linux"))]
+    fn local_dir(&self) -> Option<std::path::PathBuf> {
+        self.inner.local_dir()
+    }
+
+    #[cfg(target_os = "linux")]
     fn local_root(&self) -> Option<&crate::Sandbox> {
         self.inner.local_root()
     }
@@ -383,7 +389,7 @@ impl Backend for HintingBackend {
     }
     fn queued(&mut self, _depth: u32) -> Result<&mut dyn QueuedIo, OpError> {
         Err(OpError {
-            errno: libc::EOPNOTSUPP,
+            errno: crate::errno::EOPNOTSUPP,
             detail: Some("the windows client profile issues one request at a time".into()),
         })
     }

@@ -18,7 +18,7 @@
 use std::time::Duration;
 
 use super::OpError;
-use crate::sandbox::{MARKER_NAME, ROOT_NAME};
+use crate::marker::{MARKER_NAME, ROOT_NAME};
 
 /// The directory whose existence holds a share's `naslab/` for one process.
 pub const LOCK_NAME: &str = ".naslab-lock";
@@ -107,9 +107,9 @@ impl RemoteSandboxError {
     pub fn into_op_error(self) -> OpError {
         let errno = match &self {
             RemoteSandboxError::Request { error, .. } => error.errno,
-            RemoteSandboxError::Missing(_) => libc::ENOENT,
-            RemoteSandboxError::NotDir(_) => libc::ENOTDIR,
-            _ => libc::EPERM,
+            RemoteSandboxError::Missing(_) => crate::errno::ENOENT,
+            RemoteSandboxError::NotDir(_) => crate::errno::ENOTDIR,
+            _ => crate::errno::EPERM,
         };
         OpError {
             errno,
@@ -183,7 +183,10 @@ fn mark(fs: &mut dyn RemoteFs, root: &str) -> Result<bool, RemoteSandboxError> {
         Err(e) => e,
     };
     // A share that vetoes a name says it is not found (Samba), invalid or denied.
-    let failed = if matches!(dotted.errno, libc::ENOENT | libc::EINVAL | libc::EACCES) {
+    let failed = if matches!(
+        dotted.errno,
+        crate::errno::ENOENT | crate::errno::EINVAL | crate::errno::EACCES
+    ) {
         match fs.put_file(&join(root, PLAIN_MARKER_NAME), MARKER_TEXT) {
             Ok(()) => return Ok(true),
             Err(plain) => RemoteSandboxError::Unmarkable {
@@ -207,7 +210,7 @@ fn mark(fs: &mut dyn RemoteFs, root: &str) -> Result<bool, RemoteSandboxError> {
 /// (UTC, in a form every share accepts in a file name), and which machine's process
 /// table the pid belongs to, so a later run there can tell whether it is still alive.
 fn holder_entry() -> String {
-    let [y, mo, d, h, mi, s] = crate::sandbox::utc_fields();
+    let [y, mo, d, h, mi, s] = crate::utc::utc_fields();
     Holder::this_process().entry(&format!("{y:04}-{mo:02}-{d:02} {h:02}h{mi:02}m{s:02}s UTC"))
 }
 
@@ -233,9 +236,7 @@ impl Holder {
                 host
             },
             boot: crate::environment::boot_id().chars().take(8).collect(),
-            pid_ns: std::fs::metadata("/proc/self/ns/pid")
-                .map(|m| std::os::unix::fs::MetadataExt::ino(&m))
-                .unwrap_or(0),
+            pid_ns: pid_namespace(),
         }
     }
 
@@ -274,13 +275,40 @@ impl Holder {
         {
             return false;
         }
-        let Ok(pid) = libc::pid_t::try_from(self.pid) else {
-            return false;
-        };
-        // SAFETY: signal 0 sends nothing; it only asks whether the process exists.
-        let rc = unsafe { libc::kill(pid, 0) };
-        rc != 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH)
+        process_is_gone(self.pid)
     }
+}
+
+/// The inode of this process's PID namespace (0 where there is none to read).
+fn pid_namespace() -> u64 {
+    #[cfg(unix)]
+    {
+        std::fs::metadata("/proc/self/ns/pid")
+            .map(|m| std::os::unix::fs::MetadataExt::ino(&m))
+            .unwrap_or(0)
+    }
+    #[cfg(not(unix))]
+    {
+        0
+    }
+}
+
+/// Whether process `pid` of this machine certainly no longer exists.
+#[cfg(unix)]
+fn process_is_gone(pid: u32) -> bool {
+    let Ok(pid) = libc::pid_t::try_from(pid) else {
+        return false;
+    };
+    // SAFETY: signal 0 sends nothing; it only asks whether the process exists.
+    let rc = unsafe { libc::kill(pid, 0) };
+    rc != 0 && std::io::Error::last_os_error().raw_os_error() == Some(crate::errno::ESRCH)
+}
+
+/// Without a PID namespace to compare (see [`pid_namespace`]) a holder is never taken
+/// for gone, so this is not reached; a lock is then only ever let go by its holder.
+#[cfg(not(unix))]
+fn process_is_gone(_pid: u32) -> bool {
+    false
 }
 
 impl RemoteSandbox {
@@ -319,7 +347,7 @@ impl RemoteSandbox {
                 match fs.kind(&dir).map_err(req("look up", &dir))? {
                     None => match fs.make_dir(&dir) {
                         Ok(()) => {}
-                        Err(e) if e.errno == libc::EEXIST => {}
+                        Err(e) if e.errno == crate::errno::EEXIST => {}
                         Err(e) => return Err(req("create", &dir)(e)),
                     },
                     Some(EntryKind::Dir) => {}
@@ -379,7 +407,7 @@ impl RemoteSandbox {
                 let entry = join(&lock, &mine);
                 fs.put_file(&entry, b"").map_err(req("write", &entry))
             }
-            Err(e) if e.errno == libc::EEXIST => {
+            Err(e) if e.errno == crate::errno::EEXIST => {
                 // A holder that has made the directory but not yet its entry is named
                 // as unknown.
                 let holder_of = |fs: &mut dyn RemoteFs| {
@@ -532,7 +560,7 @@ mod tests {
         }
         fn make_dir(&mut self, path: &str) -> Result<(), OpError> {
             if self.0.contains_key(path) {
-                return Err(OpError::errno(libc::EEXIST));
+                return Err(OpError::errno(crate::errno::EEXIST));
             }
             self.0.insert(path.into(), EntryKind::Dir);
             Ok(())
@@ -556,21 +584,24 @@ mod tests {
             self.0
                 .remove(path)
                 .map(|_| ())
-                .ok_or(OpError::errno(libc::ENOENT))
+                .ok_or(OpError::errno(crate::errno::ENOENT))
         }
         fn rename(&mut self, from: &str, to: &str) -> Result<(), OpError> {
-            let kind = self.0.remove(from).ok_or(OpError::errno(libc::ENOENT))?;
+            let kind = self
+                .0
+                .remove(from)
+                .ok_or(OpError::errno(crate::errno::ENOENT))?;
             self.0.insert(to.into(), kind);
             Ok(())
         }
         fn remove_dir(&mut self, path: &str) -> Result<(), OpError> {
             if !self.list(path)?.is_empty() {
-                return Err(OpError::errno(libc::ENOTEMPTY));
+                return Err(OpError::errno(crate::errno::ENOTEMPTY));
             }
             self.0
                 .remove(path)
                 .map(|_| ())
-                .ok_or(OpError::errno(libc::ENOENT))
+                .ok_or(OpError::errno(crate::errno::ENOENT))
         }
     }
 
@@ -584,7 +615,7 @@ mod tests {
     impl VetoFs {
         fn check(&self, path: &str) -> Result<(), OpError> {
             if path.split('/').any(self.vetoed) {
-                return Err(OpError::errno(libc::ENOENT));
+                return Err(OpError::errno(crate::errno::ENOENT));
             }
             Ok(())
         }

@@ -170,7 +170,7 @@ impl SmbTarget {
         join: bool,
     ) -> Result<SmbTarget, SmbError> {
         let mut admin = Session::open(&url, &password, opts)?;
-        let sandbox = crate::sandbox::wait_for_holder(
+        let sandbox = crate::marker::wait_for_holder(
             || RemoteSandbox::open_in(&mut admin, &url.path, client, join),
             |e| matches!(e, super::remote::RemoteSandboxError::NotHeld(_)),
         )?;
@@ -218,7 +218,7 @@ impl Target for SmbTarget {
     ) -> Result<Box<dyn Backend>, OpError> {
         let mut session =
             Session::open(&self.url, &self.password, self.opts).map_err(|e| OpError {
-                errno: libc::ENOTCONN,
+                errno: crate::errno::ENOTCONN,
                 detail: Some(e.to_string()),
             })?;
         session
@@ -262,7 +262,7 @@ impl Target for SmbTarget {
 /// DataRemaining and a reserved field (4 each).
 fn read_data(body: &[u8]) -> Result<&[u8], OpError> {
     let bad = |why: &str| OpError {
-        errno: libc::EIO,
+        errno: crate::errno::EIO,
         detail: Some(format!("SMB: a malformed READ response ({why})")),
     };
     if body.len() < 16 || u16::from_le_bytes([body[0], body[1]]) != 17 {
@@ -435,14 +435,14 @@ impl SmbBackend {
         self.paths
             .get(file as usize)
             .map(String::as_str)
-            .ok_or(OpError::errno(libc::EINVAL))
+            .ok_or(OpError::errno(crate::errno::EINVAL))
     }
 
     fn open_of(&self, h: Handle) -> Result<Open, OpError> {
         (h as usize)
             .checked_sub(1)
             .and_then(|i| self.handles.get(i).copied().flatten())
-            .ok_or(OpError::errno(libc::EBADF))
+            .ok_or(OpError::errno(crate::errno::EBADF))
     }
 
     fn is_dir(&self, file: u32) -> bool {
@@ -667,9 +667,9 @@ mod tests {
                 command: Command::Create,
             })
         };
-        assert_eq!(e(0xC000_0034).errno, libc::ENOENT);
-        assert_eq!(e(0xC000_0035).errno, libc::EEXIST);
-        assert_eq!(e(0xC000_007F).errno, libc::ENOSPC);
+        assert_eq!(e(0xC000_0034).errno, crate::errno::ENOENT);
+        assert_eq!(e(0xC000_0035).errno, crate::errno::EEXIST);
+        assert_eq!(e(0xC000_007F).errno, crate::errno::ENOSPC);
         assert!(e(0xC000_020C).is_fatal());
         assert!(op_error(smb2::Error::Disconnected).is_fatal());
         assert_eq!(credits_for(1), 1);
@@ -795,8 +795,11 @@ mod tests {
         assert_eq!(whole_prefix(pieces).unwrap(), (14, false));
         pieces = std::array::from_fn(|_| Ok(Piece::None));
         pieces[0] = moved(10, 10);
-        pieces[1] = Err(OpError::errno(libc::ENOSPC));
-        assert_eq!(whole_prefix(pieces).unwrap_err().errno, libc::ENOSPC);
+        pieces[1] = Err(OpError::errno(crate::errno::ENOSPC));
+        assert_eq!(
+            whole_prefix(pieces).unwrap_err().errno,
+            crate::errno::ENOSPC
+        );
     }
 
     #[test]

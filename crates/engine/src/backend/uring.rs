@@ -55,16 +55,16 @@ impl UringQueue {
             match b.build(entries) {
                 Ok(ring) => return Ok(UringQueue { ring, setup }),
                 // An older kernel refuses flags it does not know with EINVAL.
-                Err(e) if e.raw_os_error() == Some(libc::EINVAL) => last = Some(e),
+                Err(e) if e.raw_os_error() == Some(crate::errno::EINVAL) => last = Some(e),
                 Err(e) => {
                     last = Some(e);
                     break;
                 }
             }
         }
-        let e = last.unwrap_or_else(|| std::io::Error::from_raw_os_error(libc::EINVAL));
+        let e = last.unwrap_or_else(|| std::io::Error::from_raw_os_error(crate::errno::EINVAL));
         Err(OpError {
-            errno: e.raw_os_error().unwrap_or(libc::EIO),
+            errno: e.raw_os_error().unwrap_or(crate::errno::EIO),
             detail: Some(format!(
                 "io_uring is not available ({e}); queue depths above 1 need it: check /proc/sys/kernel/io_uring_disabled"
             )),
@@ -84,7 +84,7 @@ impl UringQueue {
     fn push(&mut self, sqe: io_uring::squeue::Entry) -> Result<(), OpError> {
         // SAFETY: the caller of queue_read/queue_write promised the buffer outlives the op.
         unsafe { self.ring.submission().push(&sqe) }.map_err(|_| OpError {
-            errno: libc::EBUSY,
+            errno: crate::errno::EBUSY,
             detail: Some("the io_uring submission queue is full".into()),
         })?;
         // A failed submit leaves the entry queued: the next submit_and_reap sends it and
@@ -130,8 +130,12 @@ impl QueuedIo for UringQueue {
         loop {
             match self.ring.submit_and_wait(min) {
                 Ok(_) => break,
-                Err(e) if e.raw_os_error() == Some(libc::EINTR) => continue,
-                Err(e) => return Err(OpError::errno(e.raw_os_error().unwrap_or(libc::EIO))),
+                Err(e) if e.raw_os_error() == Some(crate::errno::EINTR) => continue,
+                Err(e) => {
+                    return Err(OpError::errno(
+                        e.raw_os_error().unwrap_or(crate::errno::EIO),
+                    ))
+                }
             }
         }
         for cqe in self.ring.completion() {

@@ -155,21 +155,21 @@ impl std::fmt::Display for Fatal {
             self.line, self.kind, self.path, self.stream, self.error
         )?;
         match self.error.errno {
-            libc::ENOSPC | libc::EDQUOT => {
+            crate::errno::ENOSPC | crate::errno::EDQUOT => {
                 write!(
                     f,
                     "; the target is full: free space there or run a smaller --scale"
                 )
             }
-            libc::EROFS => write!(
+            crate::errno::EROFS => write!(
                 f,
                 "; the target became read-only: check it and remount it read-write"
             ),
-            libc::ELOOP => write!(
+            crate::errno::ELOOP => write!(
                 f,
                 "; something put a symbolic link in the workload directory, and naslab follows none: keep other programs out of <target>/naslab"
             ),
-            libc::ENOTCONN | libc::EIO => write!(
+            crate::errno::ENOTCONN | crate::errno::EIO => write!(
                 f,
                 "; the target stopped answering: check the server or device"
             ),

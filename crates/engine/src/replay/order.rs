@@ -50,6 +50,32 @@ impl Gate {
     }
 }
 
+#[cfg(windows)]
+fn futex_wait(word: &AtomicU32, expected: u32, timeout_ns: i64) {
+    use windows_sys::Win32::System::Threading::WaitOnAddress;
+    let ms = u32::try_from(timeout_ns / 1_000_000)
+        .unwrap_or(u32::MAX)
+        .max(1);
+    // SAFETY: the word lives as long as the gates, which outlive every stream thread;
+    // WaitOnAddress only reads it and the expected value, both 4 bytes.
+    unsafe {
+        WaitOnAddress(
+            word.as_ptr().cast(),
+            (&expected as *const u32).cast(),
+            std::mem::size_of::<u32>(),
+            ms,
+        );
+    }
+}
+
+#[cfg(windows)]
+fn futex_wake(word: &AtomicU32) {
+    use windows_sys::Win32::System::Threading::WakeByAddressAll;
+    // SAFETY: as in futex_wait.
+    unsafe { WakeByAddressAll(word.as_ptr().cast()) };
+}
+
+#[cfg(target_os = "linux")]
 fn futex_wait(word: &AtomicU32, expected: u32, timeout_ns: i64) {
     let ts = libc::timespec {
         tv_sec: (timeout_ns / 1_000_000_000) as libc::time_t,
@@ -68,6 +94,7 @@ fn futex_wait(word: &AtomicU32, expected: u32, timeout_ns: i64) {
     }
 }
 
+#[cfg(target_os = "linux")]
 fn futex_wake(word: &AtomicU32) {
     // SAFETY: as in futex_wait.
     unsafe {

@@ -287,7 +287,7 @@ impl<C: Clock> StreamRun<'_, C> {
             let mut fatal = error;
             if !fatal.is_fatal() {
                 fatal = OpError {
-                    errno: libc::EIO,
+                    errno: crate::errno::EIO,
                     detail: Some(format!("the I/O queue failed: {fatal}")),
                 };
             }

@@ -375,7 +375,7 @@ impl<C: Clock> StreamRun<'_, C> {
             let h = handles[slot];
             if h == NO_HANDLE {
                 // Its open failed: the op cannot be issued.
-                Err(OpError::errno(libc::EBADF))
+                Err(OpError::errno(crate::errno::EBADF))
             } else {
                 Ok(h)
             }

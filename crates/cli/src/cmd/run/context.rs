@@ -30,6 +30,15 @@ pub fn context(
         bail!("--batch must be at least 1");
     }
     let time_limit_ns = opts.time_limit.as_ref().map(|t| t.ns);
+    #[cfg(not(target_os = "linux"))]
+    {
+        if opts.drop_all_caches {
+            bail!("--drop-all-caches is not available on Windows: it writes Linux's /proc/sys/vm/drop_caches; use --cache drop (each prepared file written back and reopened unbuffered) or --cache direct");
+        }
+        if opts.realtime {
+            bail!("--realtime is not available on Windows: it pins stream threads and asks for SCHED_FIFO through Linux's scheduler; leave it out");
+        }
+    }
     if opts.drop_all_caches {
         if cache != CacheMode::Drop {
             bail!("--drop-all-caches goes with --cache drop, not with --cache keep or direct");

@@ -227,6 +227,13 @@ impl RunHooks for CliHooks<'_> {
         }))
     }
 
+    /// File extents are read through FIEMAP, on Linux only: elsewhere there is no layout.
+    #[cfg(not(target_os = "linux"))]
+    fn layout(&self, _plan: &Plan) -> Option<IterationLayout> {
+        None
+    }
+
+    #[cfg(target_os = "linux")]
     fn layout(&self, plan: &Plan) -> Option<IterationLayout> {
         // One FIEMAP per file (by the preparer alone when the clients share one file
         // set, which it may already be emptying for the next iteration).

@@ -20,9 +20,9 @@ use naslab_results::{CacheMode, Device, RunOptions, TargetInfo};
 
 pub use compile::compile_traces;
 pub use context::context;
-pub use execute::{
-    execute, execute_from, execute_returning, execute_with, OpsFailed, RunSource, View,
-};
+#[cfg(target_os = "linux")]
+pub use execute::execute_returning;
+pub use execute::{execute, execute_from, execute_with, OpsFailed, RunSource, View};
 
 use super::sources::{gen_params, pick_from_suite, resolve, trace_dir, Source};
 use crate::args::RunArgs;

@@ -60,8 +60,13 @@ pub(super) fn open_target(opts: &RunOpts, coord: &dyn Coordinator) -> anyhow::Re
     if opts.shared_files {
         coord.shared_target_taken();
     }
+    #[cfg(target_os = "linux")]
     if let Some(root) = opened.target.local_root() {
         refuse_out_inside(&opts.out, root.root())?;
+    }
+    #[cfg(not(target_os = "linux"))]
+    if let Some(root) = opened.target.local_dir() {
+        refuse_out_inside(&opts.out, &root)?;
     }
     Ok(Opened {
         opened,

@@ -111,16 +111,16 @@ impl Connector for TcpConnector {
 
 pub(super) fn nfs_errno(s: nfsstat3) -> i32 {
     match s {
-        nfsstat3::NFS3ERR_NAMETOOLONG => libc::ENAMETOOLONG,
-        nfsstat3::NFS3ERR_NOTEMPTY => libc::ENOTEMPTY,
-        nfsstat3::NFS3ERR_DQUOT => libc::EDQUOT,
-        nfsstat3::NFS3ERR_STALE | nfsstat3::NFS3ERR_BADHANDLE => libc::ESTALE,
-        nfsstat3::NFS3ERR_NOTSUPP => libc::EOPNOTSUPP,
-        nfsstat3::NFS3ERR_JUKEBOX => libc::EAGAIN,
-        nfsstat3::NFS3ERR_SERVERFAULT => libc::EIO,
-        nfsstat3::NFS3ERR_REMOTE => libc::EREMOTE,
-        nfsstat3::NFS3ERR_TOOSMALL | nfsstat3::NFS3ERR_BAD_COOKIE => libc::EINVAL,
-        nfsstat3::NFS3ERR_NOT_SYNC | nfsstat3::NFS3ERR_BADTYPE => libc::EINVAL,
+        nfsstat3::NFS3ERR_NAMETOOLONG => crate::errno::ENAMETOOLONG,
+        nfsstat3::NFS3ERR_NOTEMPTY => crate::errno::ENOTEMPTY,
+        nfsstat3::NFS3ERR_DQUOT => crate::errno::EDQUOT,
+        nfsstat3::NFS3ERR_STALE | nfsstat3::NFS3ERR_BADHANDLE => crate::errno::ESTALE,
+        nfsstat3::NFS3ERR_NOTSUPP => crate::errno::EOPNOTSUPP,
+        nfsstat3::NFS3ERR_JUKEBOX => crate::errno::EAGAIN,
+        nfsstat3::NFS3ERR_SERVERFAULT => crate::errno::EIO,
+        nfsstat3::NFS3ERR_REMOTE => crate::errno::EREMOTE,
+        nfsstat3::NFS3ERR_TOOSMALL | nfsstat3::NFS3ERR_BAD_COOKIE => crate::errno::EINVAL,
+        nfsstat3::NFS3ERR_NOT_SYNC | nfsstat3::NFS3ERR_BADTYPE => crate::errno::EINVAL,
         // The rest are numbered as their errnos (RFC 1813 took them from Unix).
         other => other as i32,
     }
@@ -144,7 +144,7 @@ pub(super) fn rpc_error(e: RpcError) -> OpError {
         _ => format!("NFS RPC: {e}"),
     };
     OpError {
-        errno: libc::ENOTCONN,
+        errno: crate::errno::ENOTCONN,
         detail: Some(detail),
     }
 }
@@ -315,12 +315,25 @@ pub(super) struct Session {
     pub(super) settings: naslab_results::NfsSettings,
 }
 
+/// The uid and gid AUTH_SYS credentials carry: this process's effective ones.
+#[cfg(unix)]
+fn caller_ids() -> (u32, u32) {
+    // SAFETY: geteuid and getegid have no preconditions.
+    unsafe { (libc::geteuid(), libc::getegid()) }
+}
+
+/// Windows has no uid or gid: the credentials say nobody (65534), as an export's
+/// anonymous user; the export must let that user write.
+#[cfg(not(unix))]
+fn caller_ids() -> (u32, u32) {
+    (65534, 65534)
+}
+
 impl Session {
     pub(super) fn open(url: &RemoteUrl, timeout: Duration) -> Result<Session, NfsError> {
         let export = url.share.clone();
         let host_ip = host_ip(url)?;
-        // SAFETY: geteuid and getegid have no preconditions.
-        let (uid, gid) = unsafe { (libc::geteuid(), libc::getegid()) };
+        let (uid, gid) = caller_ids();
         let cred = opaque_auth::auth_unix(&auth_unix {
             stamp: std::process::id(),
             machinename: Opaque::owned(b"naslab".to_vec()),
@@ -427,7 +440,7 @@ impl Session {
         let (fh, attrs) = self.lookup(&pfh, n)?;
         if let Some((t, _)) = attrs {
             if t != ftype3::NF3DIR {
-                return Err(OpError::errno(libc::ENOTDIR));
+                return Err(OpError::errno(crate::errno::ENOTDIR));
             }
         }
         self.dirs.insert(path.to_string(), fh.clone());
@@ -625,7 +638,7 @@ impl Session {
             }
         }
         Err(OpError {
-            errno: libc::EIO,
+            errno: crate::errno::EIO,
             detail: Some("NFS: READDIR never reached the end".into()),
         })
     }
@@ -637,7 +650,7 @@ impl RemoteFs for Session {
             Ok((_, ftype3::NF3DIR, _)) => Ok(Some(EntryKind::Dir)),
             Ok((_, ftype3::NF3LNK, _)) => Ok(Some(EntryKind::Link)),
             Ok(_) => Ok(Some(EntryKind::File)),
-            Err(e) if e.errno == libc::ENOENT => Ok(None),
+            Err(e) if e.errno == crate::errno::ENOENT => Ok(None),
             Err(e) => Err(e),
         }
     }
@@ -706,7 +719,7 @@ impl RemoteFs for Session {
             }
         }
         Err(OpError {
-            errno: libc::EIO,
+            errno: crate::errno::EIO,
             detail: Some("NFS: READDIRPLUS never reached the end".into()),
         })
     }

@@ -44,37 +44,37 @@ pub(super) const CREDIT_BYTES: usize = 65536;
 pub(super) fn op_error(e: smb2::Error) -> OpError {
     let errno = match &e {
         smb2::Error::Protocol { status, .. } => match status.0 {
-            0xC000_0034 | 0xC000_003A | 0xC000_000F => libc::ENOENT,
-            0xC000_0035 => libc::EEXIST,
-            0xC000_0022 => libc::EACCES,
-            0xC000_0101 => libc::ENOTEMPTY,
-            0xC000_00BA => libc::EISDIR,
-            0xC000_0103 => libc::ENOTDIR,
-            0xC000_007F | 0xC000_0044 => libc::ENOSPC,
-            0xC000_00A2 => libc::EROFS,
-            0xC000_0043 => libc::EBUSY,
-            0xC000_00BB => libc::EOPNOTSUPP,
-            0xC000_000D => libc::EINVAL,
-            0xC000_0033 => libc::ENAMETOOLONG,
-            0xC000_0128 | 0xC000_0008 => libc::EBADF,
-            0xC000_0203 | 0xC000_020C | 0xC000_0184 => libc::ENOTCONN,
-            _ => libc::EIO,
+            0xC000_0034 | 0xC000_003A | 0xC000_000F => crate::errno::ENOENT,
+            0xC000_0035 => crate::errno::EEXIST,
+            0xC000_0022 => crate::errno::EACCES,
+            0xC000_0101 => crate::errno::ENOTEMPTY,
+            0xC000_00BA => crate::errno::EISDIR,
+            0xC000_0103 => crate::errno::ENOTDIR,
+            0xC000_007F | 0xC000_0044 => crate::errno::ENOSPC,
+            0xC000_00A2 => crate::errno::EROFS,
+            0xC000_0043 => crate::errno::EBUSY,
+            0xC000_00BB => crate::errno::EOPNOTSUPP,
+            0xC000_000D => crate::errno::EINVAL,
+            0xC000_0033 => crate::errno::ENAMETOOLONG,
+            0xC000_0128 | 0xC000_0008 => crate::errno::EBADF,
+            0xC000_0203 | 0xC000_020C | 0xC000_0184 => crate::errno::ENOTCONN,
+            _ => crate::errno::EIO,
         },
         _ => match e.kind() {
-            ErrorKind::NotFound => libc::ENOENT,
-            ErrorKind::AlreadyExists => libc::EEXIST,
-            ErrorKind::AccessDenied => libc::EACCES,
-            ErrorKind::SharingViolation => libc::EBUSY,
-            ErrorKind::IsADirectory => libc::EISDIR,
-            ErrorKind::NotADirectory => libc::ENOTDIR,
-            ErrorKind::DiskFull => libc::ENOSPC,
-            ErrorKind::InvalidName => libc::EINVAL,
-            ErrorKind::Unsupported => libc::EOPNOTSUPP,
+            ErrorKind::NotFound => crate::errno::ENOENT,
+            ErrorKind::AlreadyExists => crate::errno::EEXIST,
+            ErrorKind::AccessDenied => crate::errno::EACCES,
+            ErrorKind::SharingViolation => crate::errno::EBUSY,
+            ErrorKind::IsADirectory => crate::errno::EISDIR,
+            ErrorKind::NotADirectory => crate::errno::ENOTDIR,
+            ErrorKind::DiskFull => crate::errno::ENOSPC,
+            ErrorKind::InvalidName => crate::errno::EINVAL,
+            ErrorKind::Unsupported => crate::errno::EOPNOTSUPP,
             // A server that went away or stopped answering: the run cannot go on.
             ErrorKind::ConnectionLost | ErrorKind::TimedOut | ErrorKind::SessionExpired => {
-                libc::ENOTCONN
+                crate::errno::ENOTCONN
             }
-            _ => libc::EIO,
+            _ => crate::errno::EIO,
         },
     };
     OpError {
@@ -101,11 +101,11 @@ impl Wait for Waiter {
         match self.request(fut) {
             Ok(r) => r.map_err(|e| fail(self, e)),
             Err(Silence::Earlier) => Err(OpError {
-                errno: libc::ENOTCONN,
+                errno: crate::errno::ENOTCONN,
                 detail: Some(format!("SMB: {} stopped answering earlier", self.addr())),
             }),
             Err(Silence::Now) => Err(OpError {
-                errno: libc::ENOTCONN,
+                errno: crate::errno::ENOTCONN,
                 detail: Some(self.no_reply()),
             }),
         }
@@ -116,11 +116,11 @@ impl Wait for Waiter {
 fn fail(w: &Waiter, e: smb2::Error) -> OpError {
     let timed_out = e.kind() == ErrorKind::TimedOut;
     let mut err = op_error(e);
-    if err.errno == libc::ENOTCONN {
+    if err.errno == crate::errno::ENOTCONN {
         w.mark_dead();
     }
     if timed_out {
-        err.errno = libc::ENOTCONN;
+        err.errno = crate::errno::ENOTCONN;
         err.detail = Some(w.no_reply());
     }
     err
@@ -515,7 +515,7 @@ impl Session {
                 .and_then(|s| s.try_into().ok())
                 .map(u64::from_le_bytes)
                 .ok_or_else(|| OpError {
-                    errno: libc::EIO,
+                    errno: crate::errno::EIO,
                     detail: Some("SMB: short FileStandardInformation reply".into()),
                 })
         };
@@ -529,7 +529,7 @@ impl Session {
             Ok(info) if info.is_directory => Ok(Some(EntryKind::Dir)),
             Ok(_) => Ok(Some(EntryKind::File)),
             Err(e) => {
-                if e.errno == libc::ENOENT {
+                if e.errno == crate::errno::ENOENT {
                     Ok(None)
                 } else {
                     Err(e)

@@ -1,0 +1,231 @@
+//! The Windows backend and its sandbox on a temporary directory (under Wine in CI).
+
+use std::sync::Arc;
+
+use naslab_trace::{FileKind, Prepare};
+
+use super::*;
+use crate::backend::remote::RemoteSandboxError;
+use crate::plan::FileEntry;
+
+fn entry(path: &str, kind: FileKind) -> FileEntry {
+    FileEntry {
+        id: None,
+        path: path.into(),
+        kind,
+        size: 0,
+        exists: false,
+        prepare: Prepare::default(),
+    }
+}
+
+/// A directory `d` holding the files `d/a.dat` and `d/b.dat`.
+fn files() -> Arc<FileTable> {
+    Arc::new(FileTable {
+        entries: vec![
+            entry("d", FileKind::Dir),
+            entry("d/a.dat", FileKind::File),
+            entry("d/b.dat", FileKind::File),
+        ],
+    })
+}
+
+fn create() -> OpenHow {
+    OpenHow {
+        read: true,
+        write: true,
+        create: true,
+        ..OpenHow::default()
+    }
+}
+
+fn connected(target: &WindowsTarget) -> Box<dyn Backend> {
+    target.fresh_workload_dir("w").unwrap();
+    target
+        .connect("w", files(), BackendOptions::default())
+        .unwrap()
+}
+
+#[test]
+fn makes_marks_and_holds_its_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let first = WindowsTarget::open(dir.path(), None, false).unwrap();
+    assert!(dir.path().join("naslab").join(".naslab-owned").is_file());
+    assert_eq!(first.local_dir(), Some(first.root()));
+    let e = WindowsTarget::open(dir.path(), None, false).err().unwrap();
+    assert!(matches!(e, RemoteSandboxError::InUse { .. }), "{e}");
+    drop(first);
+    WindowsTarget::open(dir.path(), None, false).unwrap();
+}
+
+#[test]
+fn refuses_a_naslab_directory_it_did_not_make() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("naslab")).unwrap();
+    std::fs::write(dir.path().join("naslab").join("keep.txt"), b"mine").unwrap();
+    let e = WindowsTarget::open(dir.path(), None, false).err().unwrap();
+    assert!(matches!(e, RemoteSandboxError::NotOurs(_)), "{e}");
+    assert!(dir.path().join("naslab").join("keep.txt").is_file());
+}
+
+#[test]
+fn a_missing_target_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let e = WindowsTarget::open(&dir.path().join("nope"), None, false)
+        .err()
+        .unwrap();
+    assert!(matches!(e, RemoteSandboxError::Missing(_)), "{e}");
+}
+
+#[test]
+fn every_op_does_what_it_says() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = WindowsTarget::open(dir.path(), None, false).unwrap();
+    let mut b = connected(&target);
+    b.mkdir(0).unwrap();
+    let h = b.open(1, create()).unwrap();
+    assert_eq!(b.write(h, 0, &[7u8; 4096]).unwrap(), 4096);
+    assert_eq!(b.write(h, 4096, b"tail").unwrap(), 4);
+    let mut buf = vec![0u8; 8192];
+    assert_eq!(
+        b.read(h, 4000, &mut buf).unwrap(),
+        100,
+        "short at end of file"
+    );
+    assert_eq!(&buf[96..100], b"tail");
+    b.fsync(h).unwrap();
+    b.truncate(h, 100).unwrap();
+    assert_eq!(b.stat(1).unwrap(), 100);
+    b.fallocate(h, 0, 8192).unwrap();
+    assert_eq!(b.stat(1).unwrap(), 8192, "fallocate grows the file");
+    b.fallocate(h, 0, 10).unwrap();
+    assert_eq!(b.stat(1).unwrap(), 8192, "and never shrinks it");
+    b.close(h).unwrap();
+    assert_eq!(b.close(h).unwrap_err().errno, crate::errno::EBADF);
+    assert_eq!(b.readdir(0).unwrap(), 1);
+    b.rename(1, 2).unwrap();
+    assert_eq!(b.stat(1).unwrap_err().errno, crate::errno::ENOENT);
+    assert_eq!(b.stat(2).unwrap(), 8192);
+    b.drop_cache(2).unwrap();
+    b.unlink(2).unwrap();
+    assert_eq!(b.readdir(0).unwrap(), 0);
+    b.unlink(0).unwrap();
+    let on_disk = dir.path().join("naslab").join("w");
+    assert_eq!(std::fs::read_dir(on_disk).unwrap().count(), 0);
+}
+
+#[test]
+fn an_append_handle_writes_at_the_end_whatever_the_offset() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = WindowsTarget::open(dir.path(), None, false).unwrap();
+    let mut b = connected(&target);
+    b.mkdir(0).unwrap();
+    let h = b.open(1, create()).unwrap();
+    b.write(h, 0, b"head").unwrap();
+    b.close(h).unwrap();
+    let append = OpenHow {
+        append: true,
+        ..create()
+    };
+    let h = b.open(1, append).unwrap();
+    b.write(h, 0, b"more").unwrap();
+    b.close(h).unwrap();
+    let on_disk = dir.path().join("naslab").join("w").join("d").join("a.dat");
+    assert_eq!(std::fs::read(on_disk).unwrap(), b"headmore");
+}
+
+#[test]
+fn a_truncating_open_empties_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = WindowsTarget::open(dir.path(), None, false).unwrap();
+    let mut b = connected(&target);
+    b.mkdir(0).unwrap();
+    let h = b.open(1, create()).unwrap();
+    b.write(h, 0, b"0123456789").unwrap();
+    b.close(h).unwrap();
+    let h = b
+        .open(
+            1,
+            OpenHow {
+                truncate: true,
+                ..create()
+            },
+        )
+        .unwrap();
+    b.close(h).unwrap();
+    assert_eq!(b.stat(1).unwrap(), 0);
+}
+
+#[test]
+fn a_file_with_a_second_name_is_refused_and_left_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = WindowsTarget::open(dir.path(), None, false).unwrap();
+    let mut b = connected(&target);
+    b.mkdir(0).unwrap();
+    let wd = dir.path().join("naslab").join("w").join("d");
+    let outside = dir.path().join("outside.txt");
+    std::fs::write(&outside, b"keep me").unwrap();
+    std::fs::hard_link(&outside, wd.join("a.dat")).unwrap();
+    let how = OpenHow {
+        truncate: true,
+        ..create()
+    };
+    let e = b.open(1, how).unwrap_err();
+    assert_eq!(e.errno, crate::errno::EMLINK, "{e}");
+    assert!(e.is_fatal());
+    assert_eq!(std::fs::read(&outside).unwrap(), b"keep me");
+}
+
+#[test]
+fn a_directory_where_the_workload_has_a_file_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = WindowsTarget::open(dir.path(), None, false).unwrap();
+    let mut b = connected(&target);
+    b.mkdir(0).unwrap();
+    std::fs::create_dir(dir.path().join("naslab").join("w").join("d").join("a.dat")).unwrap();
+    let e = b.open(1, create()).unwrap_err();
+    assert_eq!(e.errno, crate::errno::EISDIR, "{e}");
+}
+
+#[test]
+fn direct_io_counts_the_unaligned_ops_it_sends_through_the_cache() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = WindowsTarget::open(dir.path(), None, false).unwrap();
+    target.fresh_workload_dir("w").unwrap();
+    target.check_direct("w").unwrap();
+    let opts = BackendOptions {
+        direct: true,
+        ..BackendOptions::default()
+    };
+    let mut b = target.connect("w", files(), opts).unwrap();
+    b.mkdir(0).unwrap();
+    let h = b.open(1, create()).unwrap();
+    assert_eq!(b.write(h, 1, b"x").unwrap(), 1);
+    let mut one = [0u8; 1];
+    assert_eq!(b.read(h, 1, &mut one).unwrap(), 1);
+    assert_eq!(&one, b"x");
+    assert_eq!(b.unaligned_direct_ops(), 2);
+    b.close(h).unwrap();
+}
+
+#[test]
+fn win32_errors_are_counted_under_posix_names() {
+    use windows_sys::Win32::Foundation as w;
+    let cases = [
+        (w::ERROR_FILE_NOT_FOUND, "ENOENT"),
+        (w::ERROR_PATH_NOT_FOUND, "ENOENT"),
+        (w::ERROR_ACCESS_DENIED, "EACCES"),
+        (w::ERROR_ALREADY_EXISTS, "EEXIST"),
+        (w::ERROR_DISK_FULL, "ENOSPC"),
+        (w::ERROR_DIR_NOT_EMPTY, "ENOTEMPTY"),
+        (w::ERROR_NETNAME_DELETED, "ENOTCONN"),
+        (w::ERROR_CANT_ACCESS_FILE, "ELOOP"),
+    ];
+    for (code, name) in cases {
+        assert_eq!(
+            crate::backend::errno_name(errno_of(code as i32)),
+            name,
+            "{code}"
+        );
+    }
+}
