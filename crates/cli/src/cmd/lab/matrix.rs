@@ -385,7 +385,7 @@ fn render_links(c: &Comparison) -> String {
                 .map_or_else(|| "-".into(), |r| format!("{:.3} ms", r as f64 / 1e6));
             let _ = writeln!(
                 s,
-                "{w:<24} {:<36} {set:>9} {probed:>11} {:>10.1} {:>8} {:>11.3} {:>10.2}",
+                "{w:<24} {:<36} {set:>9} {probed:>11} {:>10.2} {:>8} {:>11.3} {:>10.2}",
                 cfg.label,
                 cell.throughput_mb_s.unwrap_or(0.0),
                 cell.ops,
