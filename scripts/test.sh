@@ -10,6 +10,12 @@ export PATH="$PATH:/usr/local/sbin:/usr/sbin:/sbin"
 for tool in strace:strace git:git zstd:zstd fio:fio python3:python3 tar:tar dbench:dbench filefrag:e2fsprogs mkfs.xfs:xfsprogs mkfs.btrfs:btrfs-progs losetup:mount smbd:samba smbclient:smbclient ganesha.nfsd:nfs-ganesha rpcbind:rpcbind nfs-cp:libnfs-utils chromium:chromium node:nodejs npm:npm; do
   command -v "${tool%%:*}" >/dev/null 2>&1 || need+=("${tool#*:}")
 done
+# The Windows build (docs/windows.md): MinGW-w64 and NASM to cross-build naslab.exe, Wine
+# to run it.
+for tool in x86_64-w64-mingw32-gcc:gcc-mingw-w64-x86-64 nasm:nasm wine:wine wineboot:wine; do
+  command -v "${tool%%:*}" >/dev/null 2>&1 || need+=("${tool#*:}")
+done
+dpkg -s wine64 >/dev/null 2>&1 || need+=(wine64)
 # Multi-client runs (the `mpi` feature): OpenMPI, its headers, and libclang for bindings.
 command -v mpirun >/dev/null 2>&1 || need+=(openmpi-bin)
 dpkg -s libopenmpi-dev >/dev/null 2>&1 || need+=(libopenmpi-dev)
@@ -135,3 +141,11 @@ for target in trace_compile run_json target_url import_strace import_dbench impo
   rm -f "$log"
 done
 # ---- end of fuzzing smoke test ------------------------------------------------------
+
+# ---- The Windows build ---------------------------------------------------------------
+# naslab.exe cross-built, its unit tests and the NAS suite under Wine, the suite's work
+# checked against the Linux build's (docs/windows.md).
+rustup target list --installed | grep -qx x86_64-pc-windows-gnu || rustup target add x86_64-pc-windows-gnu
+cargo clippy --target x86_64-pc-windows-gnu --workspace --quiet -- -D warnings
+./scripts/test-windows.sh
+# ---- end of the Windows build --------------------------------------------------------

@@ -69,6 +69,7 @@ extern "C" fn on_signal(sig: libc::c_int) {
 #[cfg(windows)]
 unsafe extern "system" fn on_console_event(event: u32) -> windows_sys::core::BOOL {
     use windows_sys::Win32::System::Console::{CTRL_BREAK_EVENT, CTRL_C_EVENT};
+    let _held = HOLD.lock().unwrap_or_else(|e| e.into_inner());
     let sig = if event == CTRL_C_EVENT || event == CTRL_BREAK_EVENT {
         SIGINT
     } else {
@@ -155,10 +156,23 @@ pub fn remove_on_exit(run_dir: &std::path::Path, made: &[PathBuf]) {
     }
 }
 
+/// Held while the run directory is made, and by the console handler before it acts.
+#[cfg(windows)]
+static HOLD: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// Runs `f` with the console's events held back (their handler waits until `f` is
+/// done), as the Unix version holds back signals.
+#[cfg(windows)]
+pub fn held_back<T>(f: impl FnOnce() -> T) -> T {
+    let _held = HOLD.lock().unwrap_or_else(|e| e.into_inner());
+    f()
+}
+
 /// Runs `f` with SIGINT, SIGTERM and SIGHUP held back on this thread, so that a signal
 /// that comes while `f` makes the run directory (and notes it with [`remove_on_exit`])
 /// is handled after, when the directory is known and can be removed again; it is not
 /// lost.
+#[cfg(unix)]
 pub fn held_back<T>(f: impl FnOnce() -> T) -> T {
     // SAFETY: the sets are initialised by sigemptyset before use, and pthread_sigmask
     // only changes this thread's mask, restored below.

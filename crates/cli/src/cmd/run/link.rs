@@ -38,7 +38,14 @@ pub(super) fn link(opts: &RunOpts) -> Option<LinkSettings> {
     Some(LinkSettings { emulated, probe })
 }
 
+/// Labs are Linux's: on other systems none is up.
+#[cfg(not(target_os = "linux"))]
+fn lab_link(_base: &Path, _target: &str) -> Option<EmulatedLink> {
+    None
+}
+
 /// The link of the lab under `base` whose URL is `target`, if one is up.
+#[cfg(target_os = "linux")]
 fn lab_link(base: &Path, target: &str) -> Option<EmulatedLink> {
     naslab_lab::status(base)
         .ok()?

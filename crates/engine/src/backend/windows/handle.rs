@@ -210,7 +210,21 @@ fn check(f: &File, path: &Path, spec: &OpenSpec, dir_final: &str) -> Result<(), 
 /// Opens `path` and checks it (see [`check`]); a truncating open empties the file only
 /// once it passed, so nothing that fails is changed.
 pub fn open_checked(path: &Path, spec: &OpenSpec, dir_final: &str) -> Result<File, OpError> {
-    let f = open(path, spec)?;
+    let f = match open(path, spec) {
+        Ok(f) => f,
+        // Windows refuses to open a directory as a file with "access denied".
+        Err(e) if e.errno == errno::EACCES && !spec.dir => {
+            return Err(match std::fs::symlink_metadata(path) {
+                Ok(m) if m.is_dir() => refused(
+                    path,
+                    errno::EISDIR,
+                    "is a directory, where the workload has a file",
+                ),
+                _ => e,
+            })
+        }
+        Err(e) => return Err(e),
+    };
     check(&f, path, spec, dir_final)?;
     if spec.truncate && spec.write {
         f.set_len(0).map_err(io_err)?;
@@ -263,7 +277,9 @@ pub fn flush(f: &File, path: &Path, spec: &OpenSpec) -> Result<(), OpError> {
 }
 
 /// Makes the file hold `end` bytes, allocated (as fallocate with no flags does: the
-/// size grows to `end`, never shrinks).
+/// size grows to `end`, never shrinks). The allocation is asked for first; a file
+/// system that does not take the request (Wine's does not) still gets the end of file,
+/// which allocates on NTFS.
 pub fn allocate(f: &File, end: u64) -> Result<(), OpError> {
     let len = f.metadata().map_err(io_err)?.len();
     if end <= len {
@@ -273,7 +289,8 @@ pub fn allocate(f: &File, end: u64) -> Result<(), OpError> {
         AllocationSize: i64::try_from(end).map_err(|_| OpError::errno(errno::EFBIG))?,
     };
     // SAFETY: the struct is the one FileAllocationInfo takes, and its size is passed.
-    let ok = unsafe {
+    // Its refusal is not a failure (see above).
+    unsafe {
         SetFileInformationByHandle(
             f.as_raw_handle(),
             FileAllocationInfo,
@@ -281,9 +298,6 @@ pub fn allocate(f: &File, end: u64) -> Result<(), OpError> {
             std::mem::size_of::<FILE_ALLOCATION_INFO>() as u32,
         )
     };
-    if ok == 0 {
-        return Err(io_err(std::io::Error::last_os_error()));
-    }
     f.set_len(end).map_err(io_err)
 }
 

@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# The Windows build under Wine (docs/windows.md): builds naslab.exe, runs the Windows unit
+# tests that apply, then runs the NAS suite with naslab.exe on a directory of Wine's Z:
+# drive and with the Linux build on a Linux directory, same scale and seed, and checks
+# that both did the same work and left the same files (scripts/compare-runs.py).
+# Needs wine64 (scripts/test.sh installs it); every wait on Wine is bounded.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+seed="${NASLAB_WINDOWS_SEED:-7}"
+./scripts/build-windows.sh
+exe="$PWD/target/x86_64-pc-windows-gnu/release/naslab.exe"
+
+work="$(mktemp -d "${TMPDIR:-/tmp}/naslab-windows.XXXXXX")"
+cleanup() {
+  # wineserver belongs to this prefix only; -k ends it and the processes it serves.
+  WINEPREFIX="$work/prefix" timeout 30 wineserver -k 2>/dev/null || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+export WINEPREFIX="$work/prefix" WINEDEBUG=-all
+# Wine's first start makes the prefix (a minute or more on a cold machine).
+timeout 600 wineboot -i >/dev/null 2>&1
+# Wine 8 lacks bcryptprimitives.dll (Rust's std takes random numbers from its
+# ProcessPrng): a stand-in built from scripts/wine/, for the test prefix only.
+x86_64-w64-mingw32-gcc -O2 -shared -o "$WINEPREFIX/drive_c/windows/system32/bcryptprimitives.dll" \
+  scripts/wine/bcryptprimitives.c scripts/wine/bcryptprimitives.def -ladvapi32
+
+# Unit tests of the crates that build for Windows, run by the target's runner (wine).
+timeout 1800 cargo test --quiet --target x86_64-pc-windows-gnu -p naslab-results -p naslab-trace --lib
+timeout 1800 cargo test --quiet --target x86_64-pc-windows-gnu -p naslab-engine --lib -- \
+  positioned:: utc:: backend::windows:: backend::remote:: spool::
+
+# The same suite, scale and seed through both builds: once with the default data (each
+# run's blocks keyed by a seed of its own, so only the work is compared), once with
+# zeroed data, whose files left must then be the same byte for byte.
+cargo build --quiet -p naslab
+both() {
+  local name="$1"
+  shift
+  mkdir -p "$work/$name-linux" "$work/$name-windows"
+  target/debug/naslab run --suite naspt --scale 0.01 --seed "$seed" "$@" \
+    --target "$work/$name-linux" --out "$work/$name-linux-out" >"$work/$name-linux.log" 2>&1 ||
+    { cat "$work/$name-linux.log"; exit 1; }
+  timeout 1800 wine "$exe" run --suite naspt --scale 0.01 --seed "$seed" "$@" \
+    --target "Z:$work/$name-windows" --out "Z:$work/$name-windows-out" >"$work/$name-windows.log" 2>&1 ||
+    { cat "$work/$name-windows.log"; exit 1; }
+}
+both random
+python3 scripts/compare-runs.py "$work/random-linux-out" "$work/random-windows-out"
+both zero --data zero
+python3 scripts/compare-runs.py "$work/zero-linux-out" "$work/zero-windows-out" \
+  "$work/zero-linux" "$work/zero-windows"
+echo "naslab.exe: $(stat -c %s "$exe") bytes"
