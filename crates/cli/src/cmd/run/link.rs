@@ -54,9 +54,3 @@ fn lab_link(base: &Path, target: &str) -> Option<EmulatedLink> {
         .and_then(|l| l.state.link)
         .map(|l| l.link)
 }
-
-/// Labs run on Linux alone: elsewhere no target is a lab's URL.
-#[cfg(not(target_os = "linux"))]
-fn lab_link(_base: &Path, _target: &str) -> Option<EmulatedLink> {
-    None
-}
