@@ -9,7 +9,7 @@ use std::path::Path;
 use std::process::Command;
 
 mod common;
-use common::lab::{lab_ready, open_for_lab, up_on_dir, walk_sizes, Down};
+use common::lab::{lab_ready, matrix_comparison, open_for_lab, up_on_dir, walk_sizes, Down};
 use common::{repo_root, run_err, run_ok, text, usage_err};
 
 /// The binary, without a password from the caller's environment.
@@ -286,15 +286,7 @@ fn lab_matrix_compares_two_samba_settings_with_the_windows_profile() {
         table.contains("ext4-samba-sa_no") && table.contains("ext4-samba-sa_yes"),
         "{table}"
     );
-    let dir = std::fs::read_dir(out.join("matrix"))
-        .unwrap()
-        .flatten()
-        .next()
-        .unwrap()
-        .path();
-    let cmp: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.join("comparison.json")).unwrap())
-            .unwrap();
+    let cmp = matrix_comparison(&out);
     for row in cmp["cells"].as_array().unwrap() {
         let c = &row[0];
         assert!(c["error"].is_null(), "{c}");

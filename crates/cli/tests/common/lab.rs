@@ -95,3 +95,14 @@ pub fn up_on_dir(base: &Path, name: &str, server: &str) -> Lab {
         _down: down,
     }
 }
+
+/// The comparison.json of the one matrix run whose results went to `out`.
+pub fn matrix_comparison(out: &Path) -> serde_json::Value {
+    let dir = std::fs::read_dir(out.join("matrix"))
+        .unwrap()
+        .flatten()
+        .next()
+        .unwrap()
+        .path();
+    serde_json::from_str(&std::fs::read_to_string(dir.join("comparison.json")).unwrap()).unwrap()
+}
