@@ -46,6 +46,13 @@ impl FileTable {
             .map(|e| e.path.as_str())
             .unwrap_or("")
     }
+
+    /// Whether the entry is a directory (false for an index past the table).
+    pub fn is_dir(&self, index: u32) -> bool {
+        self.entries
+            .get(index as usize)
+            .is_some_and(|e| e.kind == FileKind::Dir)
+    }
 }
 
 /// A trace that failed to compile, or could not be read.

@@ -14,7 +14,7 @@ mod session;
 
 use std::sync::{Arc, Mutex};
 
-use naslab_trace::{FileKind, OpKind};
+use naslab_trace::OpKind;
 use nfs3_client::nfs3_types::nfs3::{diropargs3, ftype3, nfs_fh3, stable_how, RENAME3args};
 
 use self::session::{check, name, split, Call as _, Session};
@@ -307,10 +307,7 @@ impl NfsBackend {
     }
 
     fn is_dir(&self, file: u32) -> bool {
-        self.files
-            .entries
-            .get(file as usize)
-            .is_some_and(|e| e.kind == FileKind::Dir)
+        self.files.is_dir(file)
     }
 }
 

@@ -4,7 +4,7 @@ use std::os::fd::{AsRawFd, IntoRawFd};
 use std::path::Path;
 use std::sync::Arc;
 
-use naslab_trace::{FileKind, OpKind};
+use naslab_trace::OpKind;
 
 use super::own_links::OwnLinks;
 use super::{
@@ -488,11 +488,7 @@ impl Backend for PosixBackend {
     }
 
     fn unlink(&mut self, file: u32) -> Result<(), OpError> {
-        let is_dir = self
-            .files
-            .entries
-            .get(file as usize)
-            .is_some_and(|e| e.kind == FileKind::Dir);
+        let is_dir = self.files.is_dir(file);
         let p = fill_path(&mut self.path_a, &self.files, file)?;
         let flags = if is_dir { libc::AT_REMOVEDIR } else { 0 };
         unlink_beneath(self.dirfd, p, flags).map_err(io_err)

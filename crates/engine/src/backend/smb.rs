@@ -12,7 +12,7 @@ mod session;
 
 use std::sync::{Arc, Mutex};
 
-use naslab_trace::{FileKind, OpKind};
+use naslab_trace::OpKind;
 use smb2::msg::create::CreateDisposition;
 use smb2::msg::flush::FlushRequest;
 use smb2::msg::read::ReadRequest;
@@ -446,10 +446,7 @@ impl SmbBackend {
     }
 
     fn is_dir(&self, file: u32) -> bool {
-        self.files
-            .entries
-            .get(file as usize)
-            .is_some_and(|e| e.kind == FileKind::Dir)
+        self.files.is_dir(file)
     }
 }
 

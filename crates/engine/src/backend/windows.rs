@@ -20,7 +20,7 @@ use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use naslab_trace::{FileKind, OpKind};
+use naslab_trace::OpKind;
 
 use super::remote::{RemoteSandbox, RemoteSandboxError};
 use super::{Backend, BackendOptions, Caps, Handle, OpError, OpenHow, Target};
@@ -352,11 +352,7 @@ impl Backend for WindowsBackend {
     }
 
     fn unlink(&mut self, file: u32) -> Result<(), OpError> {
-        let is_dir = self
-            .files
-            .entries
-            .get(file as usize)
-            .is_some_and(|e| e.kind == FileKind::Dir);
+        let is_dir = self.files.is_dir(file);
         handle::remove(&self.path(file), is_dir, &self.dir_final)
     }
 
