@@ -14,8 +14,8 @@ use std::io::{BufWriter, Seek, Write};
 use std::path::{Path, PathBuf};
 
 use naslab_trace::{
-    check_rel_path, create_trace, FileDecl, FileKind, Header, Op, OpFlags, OpKind, Prepare, Sink,
-    TraceWriter,
+    check_rel_path, create_trace, Expected, FileDecl, FileKind, Header, Op, OpFlags, OpKind,
+    Prepare, Sink, TraceWriter,
 };
 
 use crate::path_tree::PathTree;
@@ -65,6 +65,9 @@ struct Entry {
     size_now: u64,
     /// Written, truncated or created: later observations no longer tell the size before.
     modified: bool,
+    /// Seen only by lookups expected to find nothing, which say nothing of its kind: the
+    /// first other use may declare it as the other kind.
+    kind_unknown: bool,
 }
 
 #[derive(Debug, Default)]
@@ -95,6 +98,9 @@ pub struct Summary {
     pub skipped: BTreeMap<String, u64>,
     /// Ops the builder added or changed to keep the trace replayable, by why.
     pub adjusted: BTreeMap<String, u64>,
+    /// Ops kept as the input has them whose replay will not do what the input says, by
+    /// why.
+    pub doubtful: BTreeMap<String, u64>,
     pub warnings: Vec<String>,
 }
 
@@ -141,6 +147,12 @@ impl std::fmt::Display for Summary {
         if !self.adjusted.is_empty() {
             writeln!(f, "added or changed to keep the trace replayable:")?;
             for (why, n) in &self.adjusted {
+                writeln!(f, "  {n:>8}  {why}")?;
+            }
+        }
+        if !self.doubtful.is_empty() {
+            writeln!(f, "kept, but their replay will differ:")?;
+            for (why, n) in &self.doubtful {
                 writeln!(f, "  {n:>8}  {why}")?;
             }
         }
@@ -224,6 +236,11 @@ impl Builder {
         self.summary.skipped(why)
     }
 
+    /// Counts one op kept as the input has it whose replay will differ from it.
+    pub fn warn_count(&mut self, why: &str) {
+        *self.summary.doubtful.entry(why.to_string()).or_insert(0) += 1;
+    }
+
     /// Counts one op added or changed to keep the trace replayable.
     pub fn adjust(&mut self, why: &str) {
         *self.summary.adjusted.entry(why.to_string()).or_default() += 1;
@@ -249,6 +266,7 @@ impl Builder {
             exists_now: exists,
             size_now: if exists { size } else { 0 },
             modified: !exists,
+            kind_unknown: false,
         });
         id
     }
@@ -265,10 +283,18 @@ impl Builder {
     /// sight. `None` when the path is not a valid trace path or was seen as the other kind.
     pub fn file(&mut self, path: &str, kind: FileKind, first: Presence) -> Option<u32> {
         if let Some(&id) = self.by_path.get(path) {
-            if self.entry(id).kind != kind {
+            let e = self.entry(id);
+            if e.kind != kind {
+                if e.kind_unknown && self.tree.rekind(path, kind) {
+                    let e = self.entry_mut(id);
+                    e.kind = kind;
+                    e.kind_unknown = false;
+                    return Some(id);
+                }
                 self.skip("ops on a path seen both as a file and as a directory");
                 return None;
             }
+            self.entry_mut(id).kind_unknown = false;
             return Some(id);
         }
         if check_rel_path(path).is_err() {
@@ -596,6 +622,77 @@ impl Builder {
     /// A stat of a file or directory by path.
     pub fn stat(&mut self, key: u64, t_us: u64, id: u32) -> Result<(), ImportError> {
         self.emit(key, t_us, Op::new(0, t_us, OpKind::Stat, id))
+    }
+
+    /// A query of the file system holding the entry.
+    pub fn statfs(&mut self, key: u64, t_us: u64, id: u32) -> Result<(), ImportError> {
+        self.emit(key, t_us, Op::new(0, t_us, OpKind::Statfs, id))
+    }
+
+    /// Setting the entry's access and modification times.
+    pub fn utime(&mut self, key: u64, t_us: u64, id: u32) -> Result<(), ImportError> {
+        self.emit(key, t_us, Op::new(0, t_us, OpKind::Utime, id))
+    }
+
+    /// Taking (`unlock` false) or releasing a byte-range lock through the stream's
+    /// handle on the file, `shared` or exclusive.
+    pub fn lock(
+        &mut self,
+        key: u64,
+        t_us: u64,
+        id: u32,
+        range: (u64, u64),
+        shared: bool,
+        unlock: bool,
+    ) -> Result<(), ImportError> {
+        self.ensure_open(key, t_us, id, false)?;
+        let kind = if unlock { OpKind::Unlock } else { OpKind::Lock };
+        let mut op = Op::new(0, t_us, kind, id);
+        (op.offset, op.len) = range;
+        if shared {
+            op.flags = OpFlags::READ;
+        }
+        self.emit(key, t_us, op)
+    }
+
+    /// A call by path that the traced program saw fail with `expect`: an `open` (of an
+    /// existing file, for reading and writing), a `stat` or an `unlink`, replayed
+    /// expecting the same failure. It changes nothing the builder tracks; one on an
+    /// entry the workload has at that point is counted, since its replay will succeed.
+    ///
+    /// `entry` is the kind the path is declared as when first seen; a `stat` that finds
+    /// nothing says nothing of the kind, so a later use may declare it as the other.
+    pub fn failing(
+        &mut self,
+        key: u64,
+        t_us: u64,
+        kind: OpKind,
+        path: &str,
+        entry: FileKind,
+        expect: Expected,
+    ) -> Result<(), ImportError> {
+        let unknown = match self.by_path.get(path) {
+            Some(&id) => self.entry(id).kind_unknown,
+            None => true,
+        };
+        // The entry's first sight says it does not exist (yet).
+        let Some(id) = self.file(path, entry, Presence::New) else {
+            return Ok(());
+        };
+        if kind == OpKind::Stat && expect == Expected::NotFound && !self.exists_now(id) {
+            self.entry_mut(id).kind_unknown = unknown;
+        }
+        if expect == Expected::NotFound && self.exists_now(id) {
+            self.warn_count(
+                "calls expected to fail with ENOENT on an entry the workload has then (their replay succeeds and counts as an error)",
+            );
+        }
+        let mut op = Op::new(0, t_us, kind, id);
+        if kind == OpKind::Open {
+            op.flags = OpFlags::READ | OpFlags::WRITE;
+        }
+        op.expect = Some(expect);
+        self.emit(key, t_us, op)
     }
 
     /// A directory listing.

@@ -10,11 +10,11 @@
 //! Every client replays the same loadfile in its own directory (`client1` in paths
 //! becomes `clientN`), each as a stream of its own.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::io::BufRead;
 use std::path::Path;
 
-use naslab_trace::FileKind;
+use naslab_trace::{Expected, FileKind, OpKind};
 
 use crate::builder::{normalize, Builder, Creation, OpenReq, Presence};
 use crate::error::LineErr;
@@ -22,6 +22,32 @@ use crate::ImportError;
 
 /// NTCreateX's create options bit for a directory (FILE_DIRECTORY_FILE).
 const DIRECTORY_FILE: u64 = 0x1;
+
+/// SET_FILE_INFORMATION's information classes (MS-FSCC 2.4).
+const FILE_BASIC_INFORMATION: u64 = 1004;
+const FILE_RENAME_INFORMATION: u64 = 1010;
+const FILE_DISPOSITION_INFORMATION: u64 = 1013;
+const FILE_ALLOCATION_INFORMATION: u64 = 1019;
+const FILE_END_OF_FILE_INFORMATION: u64 = 1020;
+
+/// The characters that make a FIND_FIRST name a pattern (`*`, `?` and DOS's `<`, `>`, `"`).
+const WILDCARDS: &[char] = &['*', '?', '<', '>', '"'];
+
+/// The POSIX error an NT status stands for, for the statuses a loadfile's failing calls
+/// end with.
+fn expected_of(status: &str) -> Option<Expected> {
+    Some(match status {
+        "NT_STATUS_OBJECT_NAME_NOT_FOUND"
+        | "NT_STATUS_OBJECT_PATH_NOT_FOUND"
+        | "NT_STATUS_NO_SUCH_FILE" => Expected::NotFound,
+        "NT_STATUS_OBJECT_NAME_COLLISION" => Expected::Exists,
+        "NT_STATUS_NOT_A_DIRECTORY" => Expected::NotDir,
+        "NT_STATUS_DIRECTORY_NOT_EMPTY" => Expected::NotEmpty,
+        "NT_STATUS_ACCESS_DENIED" => Expected::Denied,
+        "NT_STATUS_LOCK_NOT_GRANTED" | "NT_STATUS_FILE_LOCK_CONFLICT" => Expected::WouldBlock,
+        _ => return None,
+    })
+}
 
 /// Reads a loadfile and replays it as `clients` streams.
 pub fn read(
@@ -34,6 +60,8 @@ pub fn read(
         path: path.to_path_buf(),
     };
     let mut handles: Vec<HashMap<u64, (u32, bool)>> = vec![HashMap::new(); clients as usize];
+    // Handles whose file goes when they are closed (delete-on-close), per client.
+    let mut doomed: Vec<HashSet<u64>> = vec![HashSet::new(); clients as usize];
     let mut lines = crate::lines::Lines::new(path, input);
     let mut timed = false;
     while let Some((n, buf)) = lines.next_text("")? {
@@ -78,23 +106,22 @@ pub fn read(
         }
         let cmd = words[0].clone();
         let args = &words[1..words.len() - 1];
-        if status != "NT_STATUS_OK" {
-            for _ in 0..clients {
-                b.skip(&format!("{cmd} calls the loadfile expects to fail"));
-            }
-            continue;
-        }
         for c in 0..clients {
             let mut ctx = Ctx {
                 b,
                 handles: &mut handles[c as usize],
+                doomed: &mut doomed[c as usize],
                 client: c + 1,
                 key: c as u64,
                 t_us,
                 err: &err,
                 line: n,
             };
-            ctx.command(&cmd, args)?;
+            if status == "NT_STATUS_OK" {
+                ctx.command(&cmd, args)?;
+            } else {
+                ctx.failing(&cmd, args, &status)?;
+            }
         }
     }
     if !timed {
@@ -142,6 +169,7 @@ fn tokens(line: &str) -> Result<Vec<String>, String> {
 struct Ctx<'a> {
     b: &'a mut Builder,
     handles: &'a mut HashMap<u64, (u32, bool)>,
+    doomed: &'a mut HashSet<u64>,
     client: u32,
     key: u64,
     t_us: u64,
@@ -199,12 +227,26 @@ impl Ctx<'_> {
             "NTCreateX" => self.create(args),
             "Close" => {
                 let fnum = self.num(args, 0, cmd, "file handle number")?;
+                let doomed = self.doomed.remove(&fnum);
                 match self.handles.remove(&fnum) {
-                    Some((id, false)) => self.b.close(key, t, id),
-                    Some((_, true)) => {
+                    Some((id, false)) => {
+                        self.b.close(key, t, id)?;
+                        if doomed {
+                            self.b
+                                .adjust("unlinks of files closed with delete-on-close set");
+                            self.b.unlink(key, t, id)?;
+                        }
+                        Ok(())
+                    }
+                    Some((id, true)) => {
                         self.b.skip(
                             "Close of a directory handle (its NTCreateX became a stat or mkdir)",
                         );
+                        if doomed {
+                            self.b
+                                .adjust("unlinks of files closed with delete-on-close set");
+                            self.b.unlink(key, t, id)?;
+                        }
                         Ok(())
                     }
                     None => self.unknown_handle(cmd),
@@ -278,10 +320,63 @@ impl Ctx<'_> {
                 };
                 self.b.readdir(key, t, id)
             }
-            "LockX" | "UnlockX" | "QUERY_FS_INFORMATION" | "SET_FILE_INFORMATION" => {
-                self.b
-                    .skip(&format!("{cmd} (the trace format has no such op)"));
-                Ok(())
+            "LockX" | "UnlockX" => {
+                let offset = self.num(args, 1, cmd, "offset")?;
+                let len = self.num(args, 2, cmd, "length")?;
+                match self.handle(args, cmd)? {
+                    // dbench takes every lock exclusive.
+                    Some((id, false)) => {
+                        self.b
+                            .lock(key, t, id, (offset, len), false, cmd == "UnlockX")
+                    }
+                    Some((_, true)) => {
+                        self.b.skip(&format!("{cmd} on a directory handle"));
+                        Ok(())
+                    }
+                    None => self.unknown_handle(cmd),
+                }
+            }
+            "QUERY_FS_INFORMATION" => {
+                // dbench asks about its client's own directory.
+                let dir = self.path("\\clients\\client1");
+                match dir.and_then(|d| self.b.known(&d)) {
+                    Some(id) if self.b.exists_now(id) => self.b.statfs(key, t, id),
+                    _ => {
+                        self.b.skip("QUERY_FS_INFORMATION while the client's directory (clients/clientN) does not exist");
+                        Ok(())
+                    }
+                }
+            }
+            "SET_FILE_INFORMATION" => {
+                let class = self.num(args, 1, cmd, "information class")?;
+                let Some((id, _)) = self.handle(args, cmd)? else {
+                    return self.unknown_handle(cmd);
+                };
+                match class {
+                    FILE_BASIC_INFORMATION => self.b.utime(key, t, id),
+                    FILE_DISPOSITION_INFORMATION => {
+                        let fnum = self.num(args, 0, cmd, "file handle number")?;
+                        self.doomed.insert(fnum);
+                        Ok(())
+                    }
+                    FILE_ALLOCATION_INFORMATION | FILE_END_OF_FILE_INFORMATION => {
+                        self.b.skip(
+                            "SET_FILE_INFORMATION of a file's size (the loadfile gives no size)",
+                        );
+                        Ok(())
+                    }
+                    FILE_RENAME_INFORMATION => {
+                        self.b
+                            .skip("SET_FILE_INFORMATION renames (the loadfile gives no new name)");
+                        Ok(())
+                    }
+                    other => {
+                        self.b.skip(&format!(
+                            "SET_FILE_INFORMATION of information class {other}"
+                        ));
+                        Ok(())
+                    }
+                }
             }
             other => {
                 self.b
@@ -289,6 +384,73 @@ impl Ctx<'_> {
                 Ok(())
             }
         }
+    }
+
+    /// A line whose status says the call must fail: replayed as the call expected to
+    /// fail that way where a POSIX call does, counted and named where not.
+    fn failing(&mut self, cmd: &str, args: &[String], status: &str) -> Result<(), ImportError> {
+        let Some(expect) = expected_of(status) else {
+            self.b.skip(&format!(
+                "{cmd} lines that must fail with {status} (no POSIX error stands for it)"
+            ));
+            return Ok(());
+        };
+        if !matches!(
+            cmd,
+            "NTCreateX" | "QUERY_PATH_INFORMATION" | "FIND_FIRST" | "Unlink"
+        ) {
+            self.b
+                .skip(&format!("{cmd} lines that must fail ({status})"));
+            return Ok(());
+        }
+        let (key, t) = (self.key, self.t_us);
+        let p = self.arg(args, 0, cmd, "path")?.to_string();
+        let Some(rel) = self.path(&p) else {
+            self.b
+                .skip(&format!("{cmd} of the workload directory itself"));
+            return Ok(());
+        };
+        let (kind, entry) = match cmd {
+            "NTCreateX" => {
+                let options = self.num(args, 1, cmd, "create options")?;
+                let disposition = self.num(args, 2, cmd, "create disposition")?;
+                // Only an open of an existing entry fails on POSIX as it did (no
+                // exclusive create in the trace format).
+                if expect != Expected::NotFound && disposition != 1 {
+                    self.b
+                        .skip(&format!("NTCreateX lines that must fail with {status} (a create that fails so has no op)"));
+                    return Ok(());
+                }
+                if options & DIRECTORY_FILE != 0 {
+                    (OpKind::Stat, FileKind::Dir)
+                } else {
+                    (OpKind::Open, FileKind::File)
+                }
+            }
+            "FIND_FIRST" => {
+                let (dir, name) = rel.rsplit_once('/').unwrap_or(("", rel.as_str()));
+                if name.contains(WILDCARDS) {
+                    // A listing that matches nothing: a POSIX listing cannot fail so.
+                    if dir.is_empty() {
+                        self.b.skip("FIND_FIRST in the workload directory itself");
+                        return Ok(());
+                    }
+                    let dir = dir.to_string();
+                    let Some(id) = self.b.file(&dir, FileKind::Dir, Presence::Existing) else {
+                        return Ok(());
+                    };
+                    self.b.adjust("FIND_FIRST patterns that match nothing, replayed as the listing they are (one that cannot fail)");
+                    return self.b.readdir(key, t, id);
+                }
+                (OpKind::Stat, self.b.kind_of(&rel).unwrap_or(FileKind::File))
+            }
+            "Unlink" => (
+                OpKind::Unlink,
+                self.b.kind_of(&rel).unwrap_or(FileKind::File),
+            ),
+            _ => (OpKind::Stat, self.b.kind_of(&rel).unwrap_or(FileKind::File)),
+        };
+        self.b.failing(key, t, kind, &rel, entry, expect)
     }
 
     fn unknown_handle(&mut self, cmd: &str) -> Result<(), ImportError> {

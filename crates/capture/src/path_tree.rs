@@ -53,6 +53,24 @@ impl PathTree {
         }
     }
 
+    /// Changes the kind of the declared `path` to `kind` when nothing declared below it
+    /// forbids that; whether it did.
+    pub fn rekind(&mut self, path: &str, kind: FileKind) -> bool {
+        let mut node = 0u32;
+        for part in path.split('/') {
+            match self.nodes[node as usize].children.get(part) {
+                Some(&child) => node = child,
+                None => return false,
+            }
+        }
+        let n = &mut self.nodes[node as usize];
+        if kind == FileKind::File && !n.children.is_empty() {
+            return false;
+        }
+        n.kind = Some(kind);
+        true
+    }
+
     /// Declares `path` as `kind` (which the caller checked [`PathTree::fits`]).
     pub fn insert(&mut self, path: &str, kind: FileKind) {
         let mut node = 0u32;
@@ -93,6 +111,10 @@ mod tests {
         t.insert("d/e", Dir);
         assert!(t.fits("d/e/g", File));
         assert!(!t.fits("d/e/f/h", File));
+        assert!(!t.rekind("d/e", File), "a directory with an entry below");
+        assert!(t.rekind("d/e/f", Dir));
+        assert!(t.fits("d/e/f/h", File));
+        assert!(!t.rekind("nowhere", Dir));
     }
 
     #[test]

@@ -56,6 +56,18 @@ fn counts(pairs: &[(&str, u64)]) -> BTreeMap<String, u64> {
     pairs.iter().map(|(k, n)| (k.to_string(), *n)).collect()
 }
 
+/// The ops of a trace, in its order.
+fn ops_of(trace: &Path) -> Vec<naslab_trace::Op> {
+    naslab_trace::read_all(trace, std::fs::File::open(trace).unwrap())
+        .unwrap()
+        .into_iter()
+        .filter_map(|r| match r {
+            Record::Op(op, _) => Some(op),
+            _ => None,
+        })
+        .collect()
+}
+
 /// `naslab import` printed `N  WHY` under "left out".
 fn skipped(said: &str, why: &str) -> u64 {
     said.lines()
@@ -255,14 +267,25 @@ fn a_dbench_loadfile_imports_one_stream_per_client_and_replays() {
         ("readdir", 2),
         ("rename", 2),
         ("unlink", 10),
+        // SET_FILE_INFORMATION's basic information sets the times, LockX and UnlockX
+        // lock and unlock, QUERY_FS_INFORMATION asks the file system, and the
+        // NTCreateX that must fail is an open expected to fail.
+        ("utime", 2),
+        ("lock", 2),
+        ("unlock", 2),
+        ("statfs", 2),
+        ("open", 2),
     ]);
     assert_eq!(replay_null(d.path(), &trace), expected, "{said}");
+    let ops = ops_of(&trace);
+    let failing: Vec<&naslab_trace::Op> = ops.iter().filter(|o| o.expect.is_some()).collect();
+    assert_eq!(failing.len(), 2);
+    assert!(failing
+        .iter()
+        .all(|o| o.kind == OpKind::Open && o.expect == Some(naslab_trace::Expected::NotFound)));
+    let lock = ops.iter().find(|o| o.kind == OpKind::Lock).unwrap();
+    assert_eq!((lock.offset, lock.len, lock.flags.is_empty()), (0, 1, true));
     for (why, n) in [
-        ("LockX (the trace format has no such op)", 2),
-        ("UnlockX (the trace format has no such op)", 2),
-        ("SET_FILE_INFORMATION (the trace format has no such op)", 2),
-        ("QUERY_FS_INFORMATION (the trace format has no such op)", 2),
-        ("NTCreateX calls the loadfile expects to fail", 2),
         ("Close of a directory handle", 2),
         ("Deltree of a tree the loadfile never made", 2),
     ] {
@@ -570,14 +593,21 @@ fn dbenchs_own_loadfile_imports_with_the_counts_its_lines_give() {
     assert_eq!(op("fsync"), ok("Flush"), "{said}");
     assert_eq!(op("rename"), ok("Rename"), "{said}");
     assert_eq!(op("unlink"), ok("Unlink"), "{said}");
-    assert_eq!(op("readdir"), ok("FIND_FIRST"), "{said}");
     // Each successful NTCreateX opens, creates, or (for a directory) stats or makes it;
     // one of a file the stream has open already is folded into the open handle, and so
     // is its Close.
     let folded = skipped(&said, "opens of a file the stream had open already");
     let dir_closes = skipped(&said, "Close of a directory handle");
+    let ops = ops_of(&trace);
+    let expected = |k: OpKind| {
+        ops.iter()
+            .filter(|o| o.kind == k && o.expect == Some(naslab_trace::Expected::NotFound))
+            .count() as u64
+    };
     assert_eq!(
-        op("open") + op("create") + op("stat") + op("mkdir") + folded,
+        op("open") - expected(OpKind::Open) + op("create") + op("stat") - expected(OpKind::Stat)
+            + op("mkdir")
+            + folded,
         ok("NTCreateX") + ok("QUERY_PATH_INFORMATION") + ok("QUERY_FILE_INFORMATION") + ok("Mkdir"),
         "{said}"
     );
@@ -590,32 +620,44 @@ fn dbenchs_own_loadfile_imports_with_the_counts_its_lines_give() {
         ok("Close"),
         "{said}"
     );
-    for (why, n) in [
-        ("LockX (the trace format has no such op)", ok("LockX")),
-        ("UnlockX (the trace format has no such op)", ok("UnlockX")),
-        (
-            "QUERY_FS_INFORMATION (the trace format has no such op)",
-            ok("QUERY_FS_INFORMATION"),
-        ),
-        (
-            "SET_FILE_INFORMATION (the trace format has no such op)",
-            ok("SET_FILE_INFORMATION"),
-        ),
-        (
-            "NTCreateX calls the loadfile expects to fail",
-            failing("NTCreateX"),
-        ),
-        (
-            "FIND_FIRST calls the loadfile expects to fail",
-            failing("FIND_FIRST"),
-        ),
-        (
-            "QUERY_PATH_INFORMATION calls the loadfile expects to fail",
-            failing("QUERY_PATH_INFORMATION"),
-        ),
-    ] {
-        assert_eq!(skipped(&said, why), n, "{why}\n{said}");
-    }
+    // The calls the trace format once had no op for are there, one op each.
+    assert_eq!(op("lock"), ok("LockX"), "{said}");
+    assert_eq!(op("unlock"), ok("UnlockX"), "{said}");
+    assert_eq!(op("statfs"), ok("QUERY_FS_INFORMATION"), "{said}");
+    // dbench's loadfile sets only the basic information (times) of a file.
+    assert_eq!(op("utime"), ok("SET_FILE_INFORMATION"), "{said}");
+    // The calls that must fail are ops expected to fail: NTCreateX opens, stats of
+    // QUERY_PATH_INFORMATION, and FIND_FIRSTs of a pattern that match nothing, which are
+    // the listings they are (a listing cannot fail on POSIX).
+    assert!(failing("NTCreateX") > 0 && failing("QUERY_PATH_INFORMATION") > 0);
+    assert_eq!(expected(OpKind::Open), failing("NTCreateX"), "{said}");
+    assert_eq!(
+        expected(OpKind::Stat),
+        failing("QUERY_PATH_INFORMATION"),
+        "{said}"
+    );
+    let no_match = skipped(&said, "FIND_FIRST patterns that match nothing");
+    assert_eq!(no_match, failing("FIND_FIRST"), "{said}");
+    assert_eq!(
+        op("readdir"),
+        ok("FIND_FIRST") + failing("FIND_FIRST"),
+        "{said}"
+    );
+    // Nothing else is left out: the lines under "left out" are the Closes above and
+    // the Deltree of a tree not made yet.
+    let left_out: u64 = said
+        .split("left out:")
+        .nth(1)
+        .and_then(|rest| rest.split("added or changed").next())
+        .map(|block| {
+            block
+                .lines()
+                .filter_map(|l| l.split_whitespace().next()?.parse::<u64>().ok())
+                .sum()
+        })
+        .unwrap_or(0);
+    let deltree = skipped(&said, "Deltree of a tree the loadfile never made");
+    assert_eq!(left_out, dir_closes + merged_closes + deltree, "{said}");
 }
 
 /// A directory open as recent Process Monitor versions write it (`Options: Directory,
@@ -695,4 +737,165 @@ fn an_empty_log_or_loadfile_is_refused_saying_so() {
         "{err}"
     );
     assert_eq!(std::fs::read_to_string(&out).unwrap(), "an earlier trace");
+}
+
+/// Calls and failures per system call, from the table `strace -c` writes.
+fn strace_counts(table: &str) -> BTreeMap<String, (u64, u64)> {
+    let mut m = BTreeMap::new();
+    for l in table.lines() {
+        let w: Vec<&str> = l.split_whitespace().collect();
+        // % time, seconds, usecs/call, calls, [errors,] syscall
+        let (calls, errors) = match w.len() {
+            5 => (w[3].parse().ok(), Some(0)),
+            6 => (w[3].parse().ok(), w[4].parse().ok()),
+            _ => continue,
+        };
+        if let (Some(c), Some(e), Some(name)) = (calls, errors, w.last()) {
+            if *name != "total" {
+                m.insert(name.to_string(), (c, e));
+            }
+        }
+    }
+    m
+}
+
+/// What a replay under strace made: calls and failures per system call, the byte-range
+/// lock calls among the fcntls, and the run's results.
+struct Traced {
+    calls: BTreeMap<String, (u64, u64)>,
+    locks: u64,
+    iteration: serde_json::Value,
+}
+
+/// Replays `trace` on a fresh directory under `strace -f -C` (each call, then the
+/// table of calls) for the system calls the dbench mapping uses.
+fn replay_under_strace(dir: &Path, trace: &Path, name: &str) -> Traced {
+    let target = dir.join(format!("{name}-target"));
+    std::fs::create_dir(&target).unwrap();
+    let table = dir.join(format!("{name}.strace"));
+    let res = run_ok(
+        std::process::Command::new("strace")
+            .args(["-f", "-qq", "-C", "-o"])
+            .arg(&table)
+            .args([
+                "-e",
+                "trace=statfs,fstatfs,utimensat,fcntl,openat,openat2,newfstatat,statx",
+            ])
+            .arg(env!("CARGO_BIN_EXE_naslab"))
+            .args(["run", "--json", "--no-records", "--cache", "keep", "-t"])
+            .arg(&target)
+            .arg("--out")
+            .arg(dir.join(format!("{name}-results")))
+            .arg(trace),
+    );
+    let run: serde_json::Value = serde_json::from_slice(&res.stdout).unwrap();
+    let log = std::fs::read_to_string(&table).unwrap();
+    // A call cut by another thread's shows its arguments before `<unfinished ...>` and
+    // its result on a `resumed` line: counted by its arguments, once.
+    let locks = log
+        .lines()
+        .filter(|l| l.contains("fcntl(") && l.contains("F_OFD_SETLK"))
+        .count() as u64;
+    Traced {
+        calls: strace_counts(&log),
+        locks,
+        iteration: run["workloads"][0]["iterations"][0].clone(),
+    }
+}
+
+#[test]
+fn a_replayed_dbench_loadfile_makes_the_calls_its_lines_stand_for() {
+    use naslab_layout::requirements::{cannot_run, tool_or_skip};
+    if tool_or_skip("dbench").is_none() || tool_or_skip("strace").is_none() {
+        return;
+    }
+    let Ok(body) = std::fs::read_to_string("/usr/share/dbench/client.txt") else {
+        cannot_run(
+            "dbench's loadfile /usr/share/dbench/client.txt is missing (apt-get install dbench)",
+        );
+        return;
+    };
+    // Its first 6,000 lines hold every kind of line, locks and failures included.
+    let body: String = body.lines().take(6_000).flat_map(|l| [l, "\n"]).collect();
+    let lines = |name: &str, ok: bool| {
+        body.lines()
+            .filter(|l| {
+                let w: Vec<&str> = l.split_whitespace().collect();
+                w.first() == Some(&name) && (w.last() == Some(&"NT_STATUS_OK")) == ok
+            })
+            .count() as u64
+    };
+    let d = tempfile::tempdir().unwrap();
+    let (trace, said) = import(d.path(), "dbench", "client.txt", &body, &[]);
+    assert!(
+        lines("LockX", true) > 0 && lines("NTCreateX", false) > 0,
+        "{said}"
+    );
+
+    // The same trace without the ops the mapping adds: what naslab calls itself.
+    let text = std::fs::read_to_string(&trace).unwrap();
+    let plain: String = text
+        .lines()
+        .filter(|l| {
+            ![
+                "\"statfs\"",
+                "\"utime\"",
+                "\"lock\"",
+                "\"unlock\"",
+                "\"expect\"",
+            ]
+            .iter()
+            .any(|k| l.contains(k))
+        })
+        .flat_map(|l| [l, "\n"])
+        .collect();
+    let plain_trace = d.path().join("plain.jsonl");
+    std::fs::write(&plain_trace, plain).unwrap();
+
+    let whole = replay_under_strace(d.path(), &trace, "whole");
+    let plain = replay_under_strace(d.path(), &plain_trace, "plain");
+    let (with, it) = (&whole.calls, &whole.iteration);
+    let (without, plain_it) = (&plain.calls, &plain.iteration);
+    assert_eq!(it["errors"].as_u64(), Some(0), "{it}");
+    assert_eq!(plain_it["errors"].as_u64(), Some(0), "{plain_it}");
+    let calls = |m: &BTreeMap<String, (u64, u64)>, names: &[&str]| -> (u64, u64) {
+        names.iter().fold((0, 0), |(c, e), n| {
+            let (nc, ne) = m.get(*n).copied().unwrap_or((0, 0));
+            (c + nc, e + ne)
+        })
+    };
+    let added = |names: &[&str]| {
+        let (a, b) = (calls(with, names), calls(without, names));
+        (a.0 - b.0, a.1 - b.1)
+    };
+    let figures = format!("{with:?}\nwithout: {without:?}\n{said}");
+    // One call per line where the mapping is one to one.
+    assert_eq!(
+        added(&["statfs", "fstatfs"]).0,
+        lines("QUERY_FS_INFORMATION", true),
+        "{figures}"
+    );
+    assert_eq!(
+        added(&["utimensat"]).0,
+        lines("SET_FILE_INFORMATION", true),
+        "{figures}"
+    );
+    // naslab uses fcntl for other things too: the locks are told by their command.
+    assert_eq!(plain.locks, 0, "{figures}");
+    assert_eq!(
+        whole.locks,
+        lines("LockX", true) + lines("UnlockX", true),
+        "{figures}"
+    );
+    // Each NTCreateX and QUERY_PATH_INFORMATION that must fail fails once (its open or
+    // its lookup); the FIND_FIRSTs that must fail are listings, which cannot.
+    let failing = lines("NTCreateX", false) + lines("QUERY_PATH_INFORMATION", false);
+    let lookups = ["openat", "openat2", "newfstatat", "statx"];
+    assert_eq!(added(&lookups).1, failing, "{figures}");
+    let expected: u64 = ["open", "stat"]
+        .iter()
+        .map(|k| it["op_stats"][k]["expected_failures"].as_u64().unwrap_or(0))
+        .sum();
+    assert_eq!(expected, failing, "{it}");
+    assert_eq!(it["expected_failures"].as_u64(), Some(failing), "{it}");
 }

@@ -252,6 +252,23 @@ pub fn symlink_beneath(dirfd: RawFd, target: &CStr, link: &CStr) -> io::Result<(
     })
 }
 
+/// Sets the access and modification times of `path` beneath `dirfd` to now (of a link
+/// at the end, not of what it names).
+pub fn utime_beneath(dirfd: RawFd, path: &CStr) -> io::Result<()> {
+    at_parent(dirfd, path, |p, name| {
+        // SAFETY: name is NUL-terminated; p is an open directory; null times mean now.
+        cvt(unsafe {
+            libc::utimensat(
+                p,
+                name.as_ptr(),
+                std::ptr::null(),
+                libc::AT_SYMLINK_NOFOLLOW,
+            )
+        })
+        .map(|_| ())
+    })
+}
+
 /// What naslab checks of `path` beneath `dirfd` (of a link at the end, not of what it
 /// names).
 pub fn entry_stat_beneath(dirfd: RawFd, path: &CStr) -> io::Result<EntryStat> {

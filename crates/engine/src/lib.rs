@@ -31,7 +31,8 @@ pub mod verify;
 #[cfg(target_os = "linux")]
 pub use backend::PosixTarget;
 pub use backend::{
-    Backend, BackendOptions, Caps, Handle, NullTarget, OpError, OpenHow, Target, TimedNullTarget,
+    Backend, BackendOptions, Caps, Handle, LockHow, NullTarget, OpError, OpenHow, Target,
+    TimedNullTarget,
 };
 pub use clock::{Clock, MonotonicClock, ScriptedClock};
 pub use data::{DataMode, DataSpec};

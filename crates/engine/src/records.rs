@@ -380,6 +380,7 @@ fn write_merged(
         flags: op.flags,
         to: (op.to != u32::MAX).then(|| id_of(op.to)),
         warmup: false,
+        expect: op.expect,
     };
     let mut written = 0u64;
     let mut put = |w: &mut TraceWriter<Sink>, op: &Op, m: &Measured| -> Result<(), RecordsError> {

@@ -6,7 +6,7 @@ use std::fs::File;
 use std::io::{BufReader, BufWriter, Read, Write};
 use std::path::Path;
 
-use naslab_trace::{Measured, OpFlags, OpKind};
+use naslab_trace::{Expected, Measured, OpFlags, OpKind};
 
 /// One op, ready to issue: file indices are the run's dense [`crate::plan::FileTable`] ones.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -23,6 +23,8 @@ pub struct CompiledOp {
     pub len: u64,
     /// The op's line in the trace, for error messages and records.
     pub line: u64,
+    /// The error the op must end with, when the traced call failed.
+    pub expect: Option<Expected>,
 }
 
 pub(crate) const OP_SIZE: usize = 48;
@@ -33,6 +35,7 @@ impl CompiledOp {
         let mut b = [0u8; OP_SIZE];
         b[0] = self.kind.index() as u8;
         b[1] = self.flags.0;
+        b[2] = self.expect.map_or(0, Expected::code);
         b[4..8].copy_from_slice(&self.slot.to_le_bytes());
         b[8..12].copy_from_slice(&self.file.to_le_bytes());
         b[12..16].copy_from_slice(&self.to.to_le_bytes());
@@ -61,6 +64,7 @@ impl CompiledOp {
             offset: u64_at(24),
             len: u64_at(32),
             line: u64_at(40),
+            expect: Expected::from_code(b[2]),
         }
     }
 }
@@ -237,7 +241,7 @@ mod tests {
         let mut w = SpoolWriter::new(dir.path(), 4096).unwrap();
         let ops: Vec<CompiledOp> = (0..1000u64)
             .map(|i| CompiledOp {
-                kind: OpKind::ALL[(i % 13) as usize],
+                kind: OpKind::ALL[(i % OpKind::ALL.len() as u64) as usize],
                 flags: OpFlags((i % 64) as u8),
                 slot: i as u32 * 3,
                 file: i as u32,
@@ -246,6 +250,7 @@ mod tests {
                 offset: i << 33,
                 len: i * 4096,
                 line: i + 2,
+                expect: Expected::from_code((i % 8) as u8),
             })
             .collect();
         for op in &ops {

@@ -372,6 +372,7 @@ mod tests {
             offset: i << 20,
             len: 4096,
             line: i + 3,
+            expect: None,
         }
     }
 

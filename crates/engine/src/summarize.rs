@@ -41,6 +41,8 @@ pub fn summarize(
             }
             stats.count += s.counts[i];
             stats.errors += s.errors[i];
+            stats.expected_failures += s.expected_failures[i];
+            stats.missing_failures += s.missing_failures[i];
             match k {
                 OpKind::Read => stats.bytes += s.bytes_read,
                 OpKind::Write => stats.bytes += s.bytes_written,
@@ -66,6 +68,7 @@ pub fn summarize(
         r.bytes_written += s.bytes_written;
         r.ops += s.ops;
         r.errors += s.errors.iter().sum::<u64>();
+        r.expected_failures += s.expected_failures.iter().sum::<u64>();
         r.streams.push(StreamResult {
             stream: s.stream,
             ops: s.ops,

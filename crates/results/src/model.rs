@@ -296,6 +296,10 @@ pub struct IterationResult {
     pub ops_planned: u64,
     /// Ops that failed.
     pub errors: u64,
+    /// Ops that failed as the trace expected (not in `errors`; see
+    /// [`OpStats::expected_failures`]).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub expected_failures: u64,
     /// Per op type: count, bytes, errors and latency.
     pub op_stats: BTreeMap<String, OpStats>,
     /// How late ops were issued against their schedule (zero under `afap`).
@@ -462,12 +466,22 @@ pub struct OpStats {
     /// Bytes moved by reads or writes of this type.
     pub bytes: u64,
     pub errors: u64,
+    /// Ops that failed with the error the trace expected of them (the traced program's
+    /// own failing calls, such as a lookup of a name that does not exist): part of the
+    /// workload, not in `errors`. Their latency is in `failed_latency`.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub expected_failures: u64,
+    /// Ops the trace expected to fail that succeeded: counted in `errors` too, and their
+    /// latency in `latency`.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub missing_failures: u64,
     /// Failures by errno name (ENOENT, ...).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub errors_by_errno: BTreeMap<String, u64>,
     /// Issue to completion of the ops that succeeded.
     pub latency: LatencySummary,
-    /// Issue to completion of the ops that failed (`errors` of them), kept apart from
+    /// Issue to completion of the ops that failed (`errors` of them, less
+    /// `missing_failures`, plus `expected_failures`), kept apart from
     /// `latency`: a failure that never reached the target (EBADF after a failed open)
     /// takes a fraction of a microsecond and would pull the figures down. Absent when
     /// none failed, and in run.json files written before naslab kept them apart, whose
@@ -490,6 +504,8 @@ impl OpStats {
         self.count += other.count;
         self.bytes += other.bytes;
         self.errors += other.errors;
+        self.expected_failures += other.expected_failures;
+        self.missing_failures += other.missing_failures;
         for (errno, n) in &other.errors_by_errno {
             *self.errors_by_errno.entry(errno.clone()).or_insert(0) += n;
         }
@@ -677,6 +693,8 @@ mod tests {
             count,
             bytes,
             errors: n,
+            expected_failures: 0,
+            missing_failures: 0,
             errors_by_errno: BTreeMap::from([(errno.to_string(), n)]),
             latency: LatencySummary {
                 count,

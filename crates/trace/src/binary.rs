@@ -4,7 +4,7 @@
 //! LEB128 numbers, its times written as differences from the op before. See
 //! `docs/trace-format.md`.
 
-use crate::model::{Measured, Op, OpFlags, OpKind};
+use crate::model::{Expected, Measured, Op, OpFlags, OpKind};
 use crate::op_line::OpFields;
 
 /// The first bytes of every binary trace. The leading NUL tells it from JSON text.
@@ -15,8 +15,9 @@ pub(crate) const TAG_JSON: u8 = b'J';
 pub(crate) const TAG_OP: u8 = b'O';
 /// The end mark, the last byte of a complete binary trace.
 pub(crate) const TAG_END: u8 = b'E';
-/// The most bytes an op record can take (tag, kind, presence bits, 12 numbers).
-pub(crate) const MAX_OP_BYTES: usize = 3 + 12 * 10;
+/// The most bytes an op record can take (tag, kind, presence bits, expected error,
+/// 12 numbers).
+pub(crate) const MAX_OP_BYTES: usize = 4 + 12 * 10;
 
 const HAS_MEASURED: u8 = 1;
 const HAS_TO: u8 = 2;
@@ -26,6 +27,9 @@ const HAS_FLAGS: u8 = 16;
 const HAS_OFFSET: u8 = 32;
 const HAS_LEN: u8 = 64;
 const HAS_STREAM: u8 = 128;
+/// Set in an op record's kind byte when an expected-error byte follows the presence bits
+/// (the presence bits are all taken).
+const KIND_EXPECTS: u8 = 128;
 
 /// What op records are written relative to: the times of the op before.
 #[derive(Debug, Default, Clone, Copy)]
@@ -80,7 +84,12 @@ pub(crate) fn encode_op(
     bits |= if op.offset != 0 { HAS_OFFSET } else { 0 };
     bits |= if op.len != 0 { HAS_LEN } else { 0 };
     bits |= if op.stream != 0 { HAS_STREAM } else { 0 };
-    out.extend_from_slice(&[TAG_OP, op.kind.index() as u8, bits]);
+    match op.expect {
+        Some(e) => {
+            out.extend_from_slice(&[TAG_OP, op.kind.index() as u8 | KIND_EXPECTS, bits, e.code()])
+        }
+        None => out.extend_from_slice(&[TAG_OP, op.kind.index() as u8, bits]),
+    }
     if op.stream != 0 {
         put_varint(out, op.stream as u64);
     }
@@ -163,9 +172,18 @@ impl Bytes<'_> {
 pub(crate) fn decode_op(b: &mut Bytes<'_>, d: &mut Deltas) -> Result<OpFields, Undecodable> {
     let code = b.byte()?;
     let kind = *OpKind::ALL
-        .get(code as usize)
+        .get((code & !KIND_EXPECTS) as usize)
         .ok_or_else(|| Undecodable::Bad(format!("unknown op code {code}")))?;
     let bits = b.byte()?;
+    let expect = if code & KIND_EXPECTS != 0 {
+        let e = b.byte()?;
+        Some(
+            Expected::from_code(e)
+                .ok_or_else(|| Undecodable::Bad(format!("unknown expected error code {e}")))?,
+        )
+    } else {
+        None
+    };
     let stream = if bits & HAS_STREAM != 0 {
         b.varint_u32("stream")?
     } else {
@@ -208,6 +226,7 @@ pub(crate) fn decode_op(b: &mut Bytes<'_>, d: &mut Deltas) -> Result<OpFields, U
         flags,
         to,
         warmup: (bits & WARMUP != 0).then_some(true),
+        expect,
         client,
         ..OpFields::default()
     };
@@ -270,6 +289,7 @@ mod tests {
             flags: OpFlags::default(),
             to: None,
             warmup: false,
+            expect: None,
         };
         let m = Measured {
             sched_ns: 10,

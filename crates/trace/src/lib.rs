@@ -21,7 +21,9 @@ mod writer;
 pub use binary::BINARY_MAGIC;
 pub use error::TraceError;
 pub use memory::Trace;
-pub use model::{FileDecl, FileKind, Header, Measured, Op, OpFlags, OpKind, Prepare, Record};
+pub use model::{
+    Expected, FileDecl, FileKind, Header, Measured, Op, OpFlags, OpKind, Prepare, Record,
+};
 pub use out_file::create_output;
 pub use path::{check_rel_path, MAX_PATH_BYTES};
 pub use printable::{printable, printable_lines};
@@ -33,7 +35,11 @@ pub use writer::{create_trace, create_trace_parallel, is_binary_name, Sink, Trac
 
 /// The format name every trace's first line carries.
 pub const FORMAT_NAME: &str = "naslab-trace";
-/// The only format version this build reads and writes.
-pub const FORMAT_VERSION: u32 = 1;
+/// The format version this build writes: version 2 added the `statfs`, `utime`, `lock`
+/// and `unlock` ops and an op's `expect`.
+pub const FORMAT_VERSION: u32 = 2;
+/// The oldest format version this build reads (every later one up to
+/// [`FORMAT_VERSION`] is read too; a newer one is refused by name).
+pub const OLDEST_FORMAT_VERSION: u32 = 1;
 /// The deepest queue a trace may ask for.
 pub const MAX_QUEUE_DEPTH: u32 = 1024;

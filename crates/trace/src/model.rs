@@ -117,11 +117,21 @@ pub enum OpKind {
     Link,
     /// A symbolic link: `to` becomes a link naming `file` by its relative path.
     Symlink,
+    /// A query of the file system holding the entry (its size and free space).
+    Statfs,
+    /// Setting the entry's access and modification times (to the time of the op).
+    Utime,
+    /// Taking a byte-range lock on an open file: `offset`, `len` (0: to the end of the
+    /// file), shared when `flags` holds `read`, exclusive otherwise. It never waits: a
+    /// range held by another stream fails the op.
+    Lock,
+    /// Releasing a byte-range lock taken by `lock` (`offset`, `len`).
+    Unlock,
 }
 
 impl OpKind {
     /// Every op kind, in a stable order (the order of the table in the docs).
-    pub const ALL: [OpKind; 15] = [
+    pub const ALL: [OpKind; 19] = [
         OpKind::Open,
         OpKind::Create,
         OpKind::Close,
@@ -137,6 +147,10 @@ impl OpKind {
         OpKind::Rename,
         OpKind::Link,
         OpKind::Symlink,
+        OpKind::Statfs,
+        OpKind::Utime,
+        OpKind::Lock,
+        OpKind::Unlock,
     ];
 
     /// The name used in trace files and results.
@@ -157,6 +171,10 @@ impl OpKind {
             OpKind::Rename => "rename",
             OpKind::Link => "link",
             OpKind::Symlink => "symlink",
+            OpKind::Statfs => "statfs",
+            OpKind::Utime => "utime",
+            OpKind::Lock => "lock",
+            OpKind::Unlock => "unlock",
         }
     }
 
@@ -180,6 +198,8 @@ impl OpKind {
                 | OpKind::Fsync
                 | OpKind::Truncate
                 | OpKind::Fallocate
+                | OpKind::Lock
+                | OpKind::Unlock
         )
     }
 }
@@ -281,6 +301,77 @@ impl<'de> Deserialize<'de> for OpFlags {
     }
 }
 
+/// The error an op is expected to end with: the traced call failed this way, so the
+/// replay makes the same call and counts that failure as expected, not as an error (and
+/// a success as an error). Written by its POSIX name in traces.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Expected {
+    /// No such file or directory.
+    #[serde(rename = "ENOENT")]
+    NotFound,
+    /// The entry exists already.
+    #[serde(rename = "EEXIST")]
+    Exists,
+    /// A component of the path is not a directory.
+    #[serde(rename = "ENOTDIR")]
+    NotDir,
+    /// The directory is not empty.
+    #[serde(rename = "ENOTEMPTY")]
+    NotEmpty,
+    /// Access denied.
+    #[serde(rename = "EACCES")]
+    Denied,
+    /// The range is locked by another (a lock that would wait).
+    #[serde(rename = "EAGAIN")]
+    WouldBlock,
+}
+
+impl Expected {
+    /// Every expected error, in the order of its code ([`Expected::code`] is its
+    /// position plus one).
+    pub const ALL: [Expected; 6] = [
+        Expected::NotFound,
+        Expected::Exists,
+        Expected::NotDir,
+        Expected::NotEmpty,
+        Expected::Denied,
+        Expected::WouldBlock,
+    ];
+
+    /// Its POSIX name, as traces and results write it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Expected::NotFound => "ENOENT",
+            Expected::Exists => "EEXIST",
+            Expected::NotDir => "ENOTDIR",
+            Expected::NotEmpty => "ENOTEMPTY",
+            Expected::Denied => "EACCES",
+            Expected::WouldBlock => "EAGAIN",
+        }
+    }
+
+    /// The one-byte code binary traces and spools carry (never 0, which means none).
+    pub fn code(self) -> u8 {
+        self as u8 + 1
+    }
+
+    /// The expected error of a code, `None` for 0 or an unknown code.
+    pub fn from_code(code: u8) -> Option<Expected> {
+        Self::ALL.get((code as usize).checked_sub(1)?).copied()
+    }
+
+    /// The expected error named `name` (`ENOENT`, ...).
+    pub fn named(name: &[u8]) -> Option<Expected> {
+        Self::ALL.into_iter().find(|e| e.name().as_bytes() == name)
+    }
+}
+
+impl std::fmt::Display for Expected {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 /// One operation of one stream.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Op {
@@ -301,6 +392,8 @@ pub struct Op {
     pub to: Option<u32>,
     /// A warm-up op: run before the measured phase, as a phase of its own, and not measured.
     pub warmup: bool,
+    /// The error the op must end with, when the traced call failed.
+    pub expect: Option<Expected>,
 }
 
 impl Op {
@@ -316,6 +409,7 @@ impl Op {
             flags: OpFlags::default(),
             to: None,
             warmup: false,
+            expect: None,
         }
     }
 }

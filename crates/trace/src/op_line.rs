@@ -4,7 +4,7 @@
 //! floats, nulls, unknown or repeated keys, out-of-range numbers. The caller then
 //! parses the line with serde_json, which also words any error.
 
-use crate::model::{OpFlags, OpKind};
+use crate::model::{Expected, OpFlags, OpKind};
 
 /// The fields an op line may carry (the measured ones included).
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
@@ -18,6 +18,7 @@ pub(crate) struct OpFields {
     pub flags: Option<OpFlags>,
     pub to: Option<u32>,
     pub warmup: Option<bool>,
+    pub expect: Option<Expected>,
     pub sched_ns: Option<u64>,
     pub issued_ns: Option<u64>,
     pub done_ns: Option<u64>,
@@ -240,6 +241,7 @@ pub(crate) fn parse_op_line(line: &[u8]) -> Option<OpFields> {
             b"flags" => once(&mut f.flags, OpFlags::parse(s.string()?).ok()?)?,
             b"to" => once(&mut f.to, u32::try_from(s.unsigned()?).ok()?)?,
             b"warmup" => once(&mut f.warmup, s.boolean()?)?,
+            b"expect" => once(&mut f.expect, Expected::named(s.bytes()?)?)?,
             b"sched_ns" => once(&mut f.sched_ns, s.unsigned()?)?,
             b"issued_ns" => once(&mut f.issued_ns, s.unsigned()?)?,
             b"done_ns" => once(&mut f.done_ns, s.unsigned()?)?,

@@ -8,9 +8,13 @@ use serde::Deserialize;
 use crate::binary::{
     decode_op, Bytes, Deltas, Undecodable, BINARY_MAGIC, MAX_OP_BYTES, TAG_END, TAG_JSON, TAG_OP,
 };
-use crate::model::{FileDecl, FileKind, Header, Measured, Op, OpFlags, OpKind, Prepare, Record};
+use crate::model::{
+    Expected, FileDecl, FileKind, Header, Measured, Op, OpFlags, OpKind, Prepare, Record,
+};
 use crate::op_line::OpFields;
-use crate::{check_rel_path, TraceError, FORMAT_NAME, FORMAT_VERSION, MAX_QUEUE_DEPTH};
+use crate::{
+    check_rel_path, TraceError, FORMAT_NAME, FORMAT_VERSION, MAX_QUEUE_DEPTH, OLDEST_FORMAT_VERSION,
+};
 
 const ZSTD_MAGIC: [u8; 4] = [0x28, 0xb5, 0x2f, 0xfd];
 
@@ -140,6 +144,7 @@ struct RawLine {
     flags: Option<OpFlags>,
     to: Option<u32>,
     warmup: Option<bool>,
+    expect: Option<Expected>,
     // measured
     sched_ns: Option<u64>,
     issued_ns: Option<u64>,
@@ -161,6 +166,7 @@ fn op_fields(raw: &RawLine) -> OpFields {
         flags: raw.flags,
         to: raw.to,
         warmup: raw.warmup,
+        expect: raw.expect,
         sched_ns: raw.sched_ns,
         issued_ns: raw.issued_ns,
         done_ns: raw.done_ns,
@@ -580,12 +586,12 @@ impl<R: BufRead> TraceReader<R> {
         let version = raw
             .version
             .ok_or_else(|| self.invalid("the header has no 'version'".into()))?;
-        if version != FORMAT_VERSION {
+        if !(OLDEST_FORMAT_VERSION..=FORMAT_VERSION).contains(&version) {
             return Err(TraceError::Unsupported {
                 path: self.path.clone(),
                 line: self.line,
                 message: format!(
-                    "{FORMAT_NAME} version {version} is not supported: this naslab reads version {FORMAT_VERSION}; use a naslab release that reads version {version}, or regenerate the trace"
+                    "{FORMAT_NAME} version {version} is not supported: this naslab reads versions {OLDEST_FORMAT_VERSION} to {FORMAT_VERSION}; use a naslab release that reads version {version}, or regenerate the trace"
                 ),
             });
         }
@@ -806,6 +812,7 @@ fn build_op(
         flags: raw.flags.unwrap_or_default(),
         to: raw.to,
         warmup: raw.warmup.unwrap_or(false),
+        expect: raw.expect,
     };
     if op.offset.checked_add(op.len).is_none() {
         return Err("offset + len overflows");

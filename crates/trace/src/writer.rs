@@ -216,7 +216,12 @@ impl<W: Write> TraceWriter<W> {
         push_u64(l, op.file as u64);
         let sized = matches!(
             op.kind,
-            OpKind::Read | OpKind::Write | OpKind::Fallocate | OpKind::Truncate
+            OpKind::Read
+                | OpKind::Write
+                | OpKind::Fallocate
+                | OpKind::Truncate
+                | OpKind::Lock
+                | OpKind::Unlock
         );
         if sized || op.offset != 0 {
             l.push_str(",\"offset\":");
@@ -236,6 +241,11 @@ impl<W: Write> TraceWriter<W> {
         }
         if op.warmup {
             l.push_str(",\"warmup\":true");
+        }
+        if let Some(e) = op.expect {
+            l.push_str(",\"expect\":\"");
+            l.push_str(e.name());
+            l.push('"');
         }
         if let Some(m) = measured {
             l.push_str(",\"sched_ns\":");

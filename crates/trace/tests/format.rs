@@ -5,8 +5,8 @@ use std::io::Cursor;
 use std::path::Path;
 
 use naslab_trace::{
-    create_trace, open_trace, read_all, FileDecl, FileKind, Measured, Op, OpFlags, OpKind, Prepare,
-    Record, Trace, TraceError, TraceReader, MAX_LINE_BYTES,
+    create_trace, open_trace, read_all, Expected, FileDecl, FileKind, Header, Measured, Op,
+    OpFlags, OpKind, Prepare, Record, Trace, TraceError, TraceReader, MAX_LINE_BYTES,
 };
 
 fn sample() -> Trace {
@@ -53,6 +53,11 @@ fn sample() -> Trace {
             op.to = Some(2);
         }
         op.len = 7;
+        t.ops.push(op);
+    }
+    for e in Expected::ALL {
+        let mut op = Op::new(3, 30, OpKind::Open, 2);
+        op.expect = Some(e);
         t.ops.push(op);
     }
     t
@@ -192,14 +197,54 @@ fn malformed_lines_are_rejected_with_their_line_number() {
 
 #[test]
 fn unknown_version_is_rejected_by_name() {
-    let e = error_of(r#"{"type":"header","format":"naslab-trace","version":2,"workload":"w"}"#);
-    assert!(matches!(e, TraceError::Unsupported { .. }));
-    let msg = e.to_string();
-    assert!(
-        msg.contains("naslab-trace version 2 is not supported"),
-        "{msg}"
+    for v in [0, 3] {
+        let e = error_of(&format!(
+            r#"{{"type":"header","format":"naslab-trace","version":{v},"workload":"w"}}"#
+        ));
+        assert!(matches!(e, TraceError::Unsupported { .. }));
+        let msg = e.to_string();
+        assert!(
+            msg.contains(&format!("naslab-trace version {v} is not supported")),
+            "{msg}"
+        );
+        assert!(msg.contains("reads versions 1 to 2"), "{msg}");
+    }
+}
+
+#[test]
+fn version_1_traces_are_still_read_and_traces_are_written_as_version_2() {
+    let text = format!("{HEAD}\n{FILE}\n{{\"type\":\"op\",\"op\":\"stat\",\"file\":0}}\n");
+    let recs = naslab_trace::read_all(Path::new("v1.jsonl"), text.as_bytes()).unwrap();
+    assert_eq!(recs.len(), 3);
+    let mut out = Vec::new();
+    let mut w = naslab_trace::TraceWriter::new("v2.jsonl".into(), &mut out);
+    w.header(&Header::new("w")).unwrap();
+    w.finish().unwrap();
+    let line = String::from_utf8(out).unwrap();
+    assert!(line.contains("\"version\":2"), "{line}");
+}
+
+#[test]
+fn new_ops_and_expected_errors_read_back_from_their_json_names() {
+    let text = format!(
+        "{HEAD}\n{FILE}\n{{\"type\":\"op\",\"op\":\"lock\",\"file\":0,\"offset\":5,\"len\":1,\"flags\":\"read\"}}\n{{\"type\":\"op\",\"op\":\"open\",\"file\":0,\"expect\":\"ENOENT\"}}\n{{\"type\":\"op\",\"op\":\"open\",\"file\":0,\"expect\":\"EPIPE\"}}\n"
     );
-    assert!(msg.contains("reads version 1"), "{msg}");
+    let e = error_of(&text);
+    assert_eq!(e.line(), Some(5), "{e}");
+    let good: String = text.lines().take(4).map(|l| format!("{l}\n")).collect();
+    let recs = naslab_trace::read_all(Path::new("v.jsonl"), good.as_bytes()).unwrap();
+    let ops: Vec<Op> = recs
+        .into_iter()
+        .filter_map(|r| match r {
+            Record::Op(op, _) => Some(op),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        (ops[0].kind, ops[0].offset, ops[0].len, ops[0].flags),
+        (OpKind::Lock, 5, 1, OpFlags::READ)
+    );
+    assert_eq!(ops[1].expect, Some(Expected::NotFound));
 }
 
 #[test]
@@ -422,7 +467,7 @@ fn write_varied(w: &mut naslab_trace::TraceWriter<impl std::io::Write>) {
         x
     };
     for i in 0..2000u64 {
-        let kind = OpKind::ALL[(next() % 13) as usize];
+        let kind = OpKind::ALL[(next() % OpKind::ALL.len() as u64) as usize];
         let mut op = Op::new((next() % 4) as u32, next() % 1_000_000, kind, 1);
         op.offset = match i % 3 {
             0 => 0,
@@ -436,8 +481,11 @@ fn write_varied(w: &mut naslab_trace::TraceWriter<impl std::io::Write>) {
         };
         op.flags = OpFlags((next() % 128) as u8);
         op.warmup = i % 7 == 0;
-        if kind == OpKind::Rename {
+        if kind.needs_to() {
             op.to = Some(2);
+        }
+        if i % 6 == 1 {
+            op.expect = Some(Expected::ALL[(next() % Expected::ALL.len() as u64) as usize]);
         }
         let issued = if i % 11 == 0 {
             u64::MAX - i

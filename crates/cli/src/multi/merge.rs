@@ -293,6 +293,7 @@ fn merge_iteration(
         r.ops += it.ops;
         r.ops_planned += it.ops_planned;
         r.errors += it.errors;
+        r.expected_failures += it.expected_failures;
         r.time_limited |= it.time_limited;
         if let Some(o) = &it.ordering {
             // Each client keeps its own streams' order; no edge joins two clients.
@@ -379,12 +380,15 @@ fn merge_iteration(
         }
         let ok = from.latency.get(op).map(|h| h.count()).unwrap_or(0);
         let failed = from.failed.get(op).map(|h| h.count()).unwrap_or(0);
-        if ok + failed != stats.count || failed != stats.errors {
+        // A failure the trace expected is no error, and a success it did not expect is
+        // one: the records' failures are the errors less those, plus the expected ones.
+        let failures =
+            (stats.errors + stats.expected_failures).saturating_sub(stats.missing_failures);
+        if ok + failed != stats.count || failed != failures {
             bail!(
-                "the clients' op records hold {} {op} ops ({failed} failed) but their results count {} ({} failed); the records are incomplete",
+                "the clients' op records hold {} {op} ops ({failed} failed) but their results count {} ({failures} failed); the records are incomplete",
                 ok + failed,
                 stats.count,
-                stats.errors
             );
         }
         stats.latency = from

@@ -158,6 +158,17 @@ pub struct OpenHow {
     pub random: bool,
 }
 
+/// What a `lock` op does to its range.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LockHow {
+    /// A shared (read) lock.
+    Shared,
+    /// An exclusive (write) lock.
+    Exclusive,
+    /// Releases the range.
+    Unlock,
+}
+
 /// What a backend can do; an op it cannot do fails before the run starts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Caps {
@@ -213,6 +224,25 @@ pub trait Backend: Send {
     /// directory. Only a backend whose `Caps` say it can is asked.
     fn symlink(&mut self, target: u32, link: u32) -> Result<(), OpError> {
         let _ = (target, link);
+        Err(OpError::errno(crate::errno::EOPNOTSUPP))
+    }
+    /// Asks about the file system holding the entry (its size and free space). Only a
+    /// backend whose `Caps` say it can is asked.
+    fn statfs(&mut self, file: u32) -> Result<(), OpError> {
+        let _ = file;
+        Err(OpError::errno(crate::errno::EOPNOTSUPP))
+    }
+    /// Sets the entry's access and modification times to now. Only a backend whose
+    /// `Caps` say it can is asked.
+    fn utime(&mut self, file: u32) -> Result<(), OpError> {
+        let _ = file;
+        Err(OpError::errno(crate::errno::EOPNOTSUPP))
+    }
+    /// Takes (`lock`) or releases a byte-range lock on an open file, `shared` or
+    /// exclusive, without waiting: a range held by another fails with EAGAIN. `len` 0
+    /// reaches to the end of the file. Only a backend whose `Caps` say it can is asked.
+    fn lock(&mut self, h: Handle, offset: u64, len: u64, how: LockHow) -> Result<(), OpError> {
+        let _ = (h, offset, len, how);
         Err(OpError::errno(crate::errno::EOPNOTSUPP))
     }
     /// Writes back and drops the client's cached pages of a file (not measured).

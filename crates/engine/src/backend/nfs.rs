@@ -30,6 +30,12 @@ const NFS_CAPS: Caps = {
     // naslab's NFS client makes neither hard nor symbolic links.
     ops[OpKind::Link as usize] = false;
     ops[OpKind::Symlink as usize] = false;
+    // Nor, yet, file system queries, time setting or byte-range locks (see
+    // docs/trace-format.md).
+    ops[OpKind::Statfs as usize] = false;
+    ops[OpKind::Utime as usize] = false;
+    ops[OpKind::Lock as usize] = false;
+    ops[OpKind::Unlock as usize] = false;
     Caps {
         ops,
         // naslab's client keeps no cache: every data op already reaches the server.

@@ -2,7 +2,7 @@ use std::sync::Arc;
 
 use naslab_trace::OpKind;
 
-use super::{Backend, BackendOptions, Caps, Handle, OpError, OpenHow, QueuedIo, Target};
+use super::{Backend, BackendOptions, Caps, Handle, LockHow, OpError, OpenHow, QueuedIo, Target};
 use crate::plan::FileTable;
 
 /// A target that does no I/O: every op succeeds at once and moves the bytes the trace
@@ -225,6 +225,18 @@ impl Backend for NullBackend {
         Ok(())
     }
     fn symlink(&mut self, _target: u32, _link: u32) -> Result<(), OpError> {
+        Ok(())
+    }
+    fn statfs(&mut self, _file: u32) -> Result<(), OpError> {
+        self.serve();
+        Ok(())
+    }
+    fn utime(&mut self, _file: u32) -> Result<(), OpError> {
+        self.serve();
+        Ok(())
+    }
+    fn lock(&mut self, _h: Handle, _offset: u64, _len: u64, _how: LockHow) -> Result<(), OpError> {
+        self.serve();
         Ok(())
     }
     fn drop_cache(&mut self, _file: u32) -> Result<(), OpError> {

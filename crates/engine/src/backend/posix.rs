@@ -8,11 +8,11 @@ use naslab_trace::OpKind;
 
 use super::own_links::OwnLinks;
 use super::{
-    Backend, BackendOptions, Caps, Handle, OpError, OpenHow, QueuedIo, Target, UringQueue,
+    Backend, BackendOptions, Caps, Handle, LockHow, OpError, OpenHow, QueuedIo, Target, UringQueue,
 };
 use crate::beneath::{
     entry_stat, entry_stat_beneath, link_beneath, mkdir_beneath, open_beneath, rename_beneath,
-    stat_beneath, symlink_beneath, unlink_beneath, EntryStat,
+    stat_beneath, symlink_beneath, unlink_beneath, utime_beneath, EntryStat,
 };
 use crate::plan::FileTable;
 use crate::sandbox::{Sandbox, SandboxError};
@@ -530,6 +530,42 @@ impl Backend for PosixBackend {
         )?;
         let l = fill_path(&mut self.path_a, &self.files, link)?;
         symlink_beneath(self.dirfd, text, l).map_err(io_err)
+    }
+
+    fn statfs(&mut self, file: u32) -> Result<(), OpError> {
+        // Every entry sits on the workload directory's file system (an open refuses one
+        // on another device), so the directory answers for all of them without a lookup
+        // that could follow a planted link.
+        fill_path(&mut self.path_a, &self.files, file)?;
+        // SAFETY: an all-zero statfs is a valid value for fstatfs to overwrite.
+        let mut st: libc::statfs = unsafe { std::mem::zeroed() };
+        // SAFETY: dirfd is open for the backend's life; st is a valid out-pointer.
+        check(unsafe { libc::fstatfs(self.dirfd, &mut st) })
+    }
+
+    fn utime(&mut self, file: u32) -> Result<(), OpError> {
+        let p = fill_path(&mut self.path_a, &self.files, file)?;
+        utime_beneath(self.dirfd, p).map_err(io_err)
+    }
+
+    fn lock(&mut self, h: Handle, offset: u64, len: u64, how: LockHow) -> Result<(), OpError> {
+        let start = libc::off_t::try_from(offset).map_err(|_| OpError::errno(libc::EINVAL))?;
+        let len = libc::off_t::try_from(len).map_err(|_| OpError::errno(libc::EINVAL))?;
+        // SAFETY: an all-zero flock is valid; the fields that matter are set below.
+        let mut fl: libc::flock = unsafe { std::mem::zeroed() };
+        fl.l_type = match how {
+            LockHow::Shared => libc::F_RDLCK,
+            LockHow::Exclusive => libc::F_WRLCK,
+            LockHow::Unlock => libc::F_UNLCK,
+        } as libc::c_short;
+        fl.l_whence = libc::SEEK_SET as libc::c_short;
+        fl.l_start = start;
+        fl.l_len = len;
+        // Locks of the open file description: streams are threads of one process, and
+        // only these conflict between two descriptors of one process, as two clients'
+        // locks do. F_OFD_SETLK never waits: a range held elsewhere fails with EAGAIN.
+        // SAFETY: h is a descriptor this backend opened; fl is a valid flock.
+        check(unsafe { libc::fcntl(h as libc::c_int, libc::F_OFD_SETLK, &fl) })
     }
 
     fn drop_cache(&mut self, file: u32) -> Result<(), OpError> {

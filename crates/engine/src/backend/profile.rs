@@ -19,7 +19,7 @@ use std::sync::{Arc, Mutex};
 
 use naslab_results::{LatencyHistogram, OpStats};
 
-use super::{Backend, BackendOptions, Caps, Handle, OpError, OpenHow, QueuedIo, Target};
+use super::{Backend, BackendOptions, Caps, Handle, LockHow, OpError, OpenHow, QueuedIo, Target};
 use crate::clock::monotonic_ns;
 use crate::plan::FileTable;
 
@@ -380,6 +380,15 @@ impl Backend for HintingBackend {
     }
     fn symlink(&mut self, target: u32, link: u32) -> Result<(), OpError> {
         self.inner.symlink(target, link)
+    }
+    fn statfs(&mut self, file: u32) -> Result<(), OpError> {
+        self.inner.statfs(file)
+    }
+    fn utime(&mut self, file: u32) -> Result<(), OpError> {
+        self.inner.utime(file)
+    }
+    fn lock(&mut self, h: Handle, offset: u64, len: u64, how: LockHow) -> Result<(), OpError> {
+        self.inner.lock(h, offset, len, how)
     }
     fn drop_cache(&mut self, file: u32) -> Result<(), OpError> {
         self.inner.drop_cache(file)

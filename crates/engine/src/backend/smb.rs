@@ -39,6 +39,12 @@ const SMB_CAPS: Caps = Caps {
         let mut ops = [true; OpKind::ALL.len()];
         ops[OpKind::Link as usize] = false;
         ops[OpKind::Symlink as usize] = false;
+        // Nor, yet, file system queries, time setting or byte-range locks (see
+        // docs/trace-format.md).
+        ops[OpKind::Statfs as usize] = false;
+        ops[OpKind::Utime as usize] = false;
+        ops[OpKind::Lock as usize] = false;
+        ops[OpKind::Unlock as usize] = false;
         ops
     },
     // naslab's client keeps no cache: every data op already reaches the server.

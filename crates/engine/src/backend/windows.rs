@@ -35,6 +35,12 @@ const WINDOWS_CAPS: Caps = {
     let mut ops = [true; OpKind::ALL.len()];
     ops[OpKind::Link as usize] = false;
     ops[OpKind::Symlink as usize] = false;
+    // Nor, yet, file system queries, time setting or byte-range locks (see
+    // docs/trace-format.md).
+    ops[OpKind::Statfs as usize] = false;
+    ops[OpKind::Utime as usize] = false;
+    ops[OpKind::Lock as usize] = false;
+    ops[OpKind::Unlock as usize] = false;
     Caps {
         ops,
         direct_io: true,

@@ -348,6 +348,8 @@ impl StreamState {
         }
         let is_open = self.open[slot as usize];
         match op.kind {
+            // An open that must fail leaves no handle.
+            OpKind::Open | OpKind::Create if op.expect.is_some() => {}
             OpKind::Open | OpKind::Create => {
                 if is_open {
                     return Err(format!(
@@ -556,6 +558,7 @@ impl<'a> Compiler<'a> {
                     offset: op.offset,
                     len: op.len,
                     line,
+                    expect: op.expect,
                 })
             })
             .map_err(|e| self.places.spool(e))
@@ -612,7 +615,12 @@ fn check_kind_fits(kind: OpKind, entry: &FileEntry) -> Result<(), String> {
     // A hard link names a file (directories have none); a symbolic link may name either.
     let any = matches!(
         kind,
-        OpKind::Stat | OpKind::Unlink | OpKind::Rename | OpKind::Symlink
+        OpKind::Stat
+            | OpKind::Unlink
+            | OpKind::Rename
+            | OpKind::Symlink
+            | OpKind::Statfs
+            | OpKind::Utime
     );
     let is_dir = entry.kind == FileKind::Dir;
     if any || wants_dir == is_dir {

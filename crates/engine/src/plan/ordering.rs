@@ -212,7 +212,9 @@ impl Collector {
                 name(to, Role::Change);
             }
             OpKind::Symlink => name(to, Role::Change),
-            OpKind::Open | OpKind::Stat | OpKind::Readdir => name(file, Role::Use),
+            OpKind::Open | OpKind::Stat | OpKind::Readdir | OpKind::Statfs | OpKind::Utime => {
+                name(file, Role::Use)
+            }
             OpKind::Fsync => {
                 if let Some(n) = self.fsyncs.get_mut(file as usize) {
                     *n += 1;
@@ -228,7 +230,12 @@ impl Collector {
                     events.push(event(file, Role::Read));
                 }
             }
-            OpKind::Close | OpKind::Write | OpKind::Truncate | OpKind::Fallocate => {}
+            OpKind::Close
+            | OpKind::Write
+            | OpKind::Truncate
+            | OpKind::Fallocate
+            | OpKind::Lock
+            | OpKind::Unlock => {}
         }
     }
 

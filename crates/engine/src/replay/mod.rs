@@ -193,6 +193,10 @@ pub struct StreamOutcome {
     pub failed_latency: Vec<Option<StreamLatency>>,
     pub counts: [u64; OpKind::ALL.len()],
     pub errors: [u64; OpKind::ALL.len()],
+    /// Ops that failed with the error the trace expected of them (not in `errors`).
+    pub expected_failures: [u64; OpKind::ALL.len()],
+    /// Ops the trace expected to fail that succeeded (in `errors` too).
+    pub missing_failures: [u64; OpKind::ALL.len()],
     /// Failures by (op kind index, errno).
     pub errnos: HashMap<(usize, i32), u64>,
     /// Issue time minus scheduled time, for paced runs (`None` under `afap`).
@@ -233,6 +237,8 @@ impl StreamOutcome {
             failed_latency: (0..OpKind::ALL.len()).map(|_| None).collect(),
             counts: [0; OpKind::ALL.len()],
             errors: [0; OpKind::ALL.len()],
+            expected_failures: [0; OpKind::ALL.len()],
+            missing_failures: [0; OpKind::ALL.len()],
             errnos: HashMap::new(),
             lag: None,
             first_issued_ns: u64::MAX,
@@ -456,6 +462,9 @@ pub fn replay_with<C: Clock + Sync>(
                     clock,
                     pacing: options.pacing,
                     stop_on_error: options.stop_on_error,
+                    // A backend that moves no data fails nothing either: it does every
+                    // op as the trace says, an expected failure too.
+                    pretends: !backend.caps().moves_data,
                     time_limit_ns: options.time_limit_ns,
                     limit_from_zero: options.start_gate.is_some(),
                     stop,

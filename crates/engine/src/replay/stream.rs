@@ -3,11 +3,11 @@
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use naslab_trace::{Measured, OpFlags, OpKind};
+use naslab_trace::{Expected, Measured, OpFlags, OpKind};
 
 use super::order::Order;
 use super::{Fatal, Phase, Progress, ReplayError, StreamOutcome};
-use crate::backend::{Backend, Handle, OpError, OpenHow};
+use crate::backend::{Backend, Handle, LockHow, OpError, OpenHow};
 use crate::buffer::{AlignedBuf, StreamBuffers};
 use crate::clock::Clock;
 use crate::data::{self, DataSpec, BLOCK};
@@ -41,6 +41,9 @@ pub(super) struct StreamRun<'a, C> {
     pub clock: C,
     pub pacing: Pacing,
     pub stop_on_error: bool,
+    /// Whether the backend only pretends (null): an op expected to fail that it does
+    /// counts as the expected failure.
+    pub pretends: bool,
     pub time_limit_ns: Option<u64>,
     /// The time limit counts from the phase's zero, not the stream's first issue: in a
     /// multi-client job, whose clients share that zero, every client then stops at the
@@ -274,6 +277,11 @@ impl<C: Clock> StreamRun<'_, C> {
     ) -> (Measured, bool) {
         let k = op.kind.index();
         let sched = due.unwrap_or(issued);
+        // An op the trace expects to fail: that failure is no error, but a success is.
+        let expected_failure = match (op.expect, result) {
+            (Some(want), Err(e)) => e.errno == expected_errno(want),
+            _ => false,
+        };
         if result.is_ok() {
             if let Some(h) = out.latency[k].as_mut() {
                 h.record(done - issued);
@@ -297,7 +305,19 @@ impl<C: Clock> StreamRun<'_, C> {
                     OpKind::Write => out.bytes_written += v as u64,
                     _ => {}
                 }
+                match op.expect {
+                    Some(_) if self.pretends => out.expected_failures[k] += 1,
+                    Some(_) => {
+                        out.errors[k] += 1;
+                        out.missing_failures[k] += 1;
+                    }
+                    None => {}
+                }
                 v
+            }
+            Err(ref error) if expected_failure => {
+                out.expected_failures[k] += 1;
+                -(error.errno as i64)
             }
             Err(ref error) => {
                 out.errors[k] += 1;
@@ -426,6 +446,16 @@ impl<C: Clock> StreamRun<'_, C> {
             OpKind::Rename => backend.rename(op.file, op.to).map(|_| 0),
             OpKind::Link => backend.link(op.file, op.to).map(|_| 0),
             OpKind::Symlink => backend.symlink(op.file, op.to).map(|_| 0),
+            OpKind::Statfs => backend.statfs(op.file).map(|_| 0),
+            OpKind::Utime => backend.utime(op.file).map(|_| 0),
+            OpKind::Lock | OpKind::Unlock => {
+                let how = match op.kind {
+                    OpKind::Unlock => LockHow::Unlock,
+                    _ if op.flags.contains(OpFlags::READ) => LockHow::Shared,
+                    _ => LockHow::Exclusive,
+                };
+                backend.lock(handle()?, op.offset, op.len, how).map(|_| 0)
+            }
         }
     }
 
@@ -537,5 +567,18 @@ impl<C: Clock> StreamRun<'_, C> {
             (OpKind::Rename, Ok(_)) => v.renamed(op.file, op.to),
             _ => {}
         }
+    }
+}
+
+/// The errno an expected error stands for.
+fn expected_errno(e: Expected) -> i32 {
+    use crate::errno;
+    match e {
+        Expected::NotFound => errno::ENOENT,
+        Expected::Exists => errno::EEXIST,
+        Expected::NotDir => errno::ENOTDIR,
+        Expected::NotEmpty => errno::ENOTEMPTY,
+        Expected::Denied => errno::EACCES,
+        Expected::WouldBlock => errno::EAGAIN,
     }
 }

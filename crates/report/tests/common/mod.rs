@@ -30,6 +30,8 @@ fn op(count: u64, bytes: u64, base_ns: u64) -> OpStats {
         count,
         bytes,
         errors: 0,
+        expected_failures: 0,
+        missing_failures: 0,
         errors_by_errno: BTreeMap::new(),
         latency: latency(count, base_ns),
         failed_latency: None,

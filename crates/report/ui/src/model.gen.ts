@@ -403,6 +403,11 @@ ops_planned?: number,
  */
 errors: number, 
 /**
+ * Ops that failed as the trace expected (not in `errors`; see
+ * [`OpStats::expected_failures`]).
+ */
+expected_failures?: number, 
+/**
  * Per op type: count, bytes, errors and latency.
  */
 op_stats: { [key in string]: OpStats }, 
@@ -506,6 +511,17 @@ export type OpStats = { count: number,
  */
 bytes: number, errors: number, 
 /**
+ * Ops that failed with the error the trace expected of them (the traced program's
+ * own failing calls, such as a lookup of a name that does not exist): part of the
+ * workload, not in `errors`. Their latency is in `failed_latency`.
+ */
+expected_failures?: number, 
+/**
+ * Ops the trace expected to fail that succeeded: counted in `errors` too, and their
+ * latency in `latency`.
+ */
+missing_failures?: number, 
+/**
  * Failures by errno name (ENOENT, ...).
  */
 errors_by_errno?: { [key in string]: number }, 
@@ -514,7 +530,8 @@ errors_by_errno?: { [key in string]: number },
  */
 latency: LatencySummary, 
 /**
- * Issue to completion of the ops that failed (`errors` of them), kept apart from
+ * Issue to completion of the ops that failed (`errors` of them, less
+ * `missing_failures`, plus `expected_failures`), kept apart from
  * `latency`: a failure that never reached the target (EBADF after a failed open)
  * takes a fraction of a microsecond and would pull the figures down. Absent when
  * none failed, and in run.json files written before naslab kept them apart, whose

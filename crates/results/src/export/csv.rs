@@ -53,7 +53,8 @@ impl Exporter for Csv {
                     // succeeded; then the failed ones' own row, `op:failed`.
                     let mut rows = vec![(op.clone(), s.count, s.bytes, &s.latency)];
                     if let Some(f) = &s.failed_latency {
-                        rows.push((format!("{op}:failed"), s.errors, 0, f));
+                        // Expected failures are in this row too, not in `errors`.
+                        rows.push((format!("{op}:failed"), f.count, 0, f));
                     }
                     for (name, count, bytes, l) in rows {
                         let _ = writeln!(

@@ -113,7 +113,7 @@ impl Exporter for Markdown {
                 // their own.
                 let mut rows = vec![(cell(name), s.count, s.bytes, &s.latency)];
                 if let Some(f) = &s.failed_latency {
-                    rows.push((format!("{} (failed)", cell(name)), s.errors, 0, f));
+                    rows.push((format!("{} (failed)", cell(name)), f.count, 0, f));
                 }
                 for (label, count, bytes, l) in rows {
                     let _ = writeln!(

@@ -27,13 +27,16 @@ fn avg_us(it: &IterationResult, ops: &[&str]) -> String {
     }
 }
 
-/// An op type's failures by errno: "ENOENT 3, EBADF 1".
+/// An op type's failures by errno: "ENOENT 3, EBADF 1", then those the trace expected.
 fn errnos(s: &OpStats) -> String {
-    let by: Vec<String> = s
+    let mut by: Vec<String> = s
         .errors_by_errno
         .iter()
         .map(|(errno, n)| format!("{errno} {n}"))
         .collect();
+    if s.expected_failures > 0 {
+        by.push(format!("{} as expected", s.expected_failures));
+    }
     by.join(", ")
 }
 
@@ -153,11 +156,21 @@ impl Exporter for Table {
             };
             let _ = writeln!(o, "{}", printable(&w.name));
             for (name, s) in &it.op_stats {
-                let errors = if s.errors > 0 {
+                let mut errors = if s.errors > 0 {
                     format!("  {} errors", s.errors)
                 } else {
                     String::new()
                 };
+                if s.missing_failures > 0 {
+                    let _ = write!(
+                        errors,
+                        " ({} succeeded where the trace expected a failure)",
+                        s.missing_failures
+                    );
+                }
+                if s.expected_failures > 0 {
+                    let _ = write!(errors, "  {} failed as expected", s.expected_failures);
+                }
                 let _ = writeln!(
                     o,
                     "    {:<10} {:>9} ops   avg {:>10}   p99 {:>10}   max {:>10}{}{}",

@@ -62,6 +62,7 @@ impl Multi {
             flags,
             to: None,
             warmup,
+            expect: None,
         });
     }
 
