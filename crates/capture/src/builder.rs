@@ -645,7 +645,22 @@ impl Builder {
         shared: bool,
         unlock: bool,
     ) -> Result<(), ImportError> {
-        self.ensure_open(key, t_us, id, false)?;
+        let exclusive = !shared && !unlock;
+        match self.handle(key, id) {
+            // A whole-file lock (flock) may be exclusive on a read-only descriptor; a
+            // byte-range one, as the replay takes it, may not.
+            Some((n, false)) if exclusive => {
+                self.adjust(
+                    "read-only handles reopened read-write for an exclusive lock (a byte-range lock needs a writable handle)",
+                );
+                self.emit(key, t_us, Op::new(0, t_us, OpKind::Close, id))?;
+                let mut op = Op::new(0, t_us, OpKind::Open, id);
+                op.flags = OpFlags::READ | OpFlags::WRITE;
+                self.emit(key, t_us, op)?;
+                self.set_handle(key, id, (n, true));
+            }
+            _ => self.ensure_open(key, t_us, id, exclusive)?,
+        }
         let kind = if unlock { OpKind::Unlock } else { OpKind::Lock };
         let mut op = Op::new(0, t_us, kind, id);
         (op.offset, op.len) = range;

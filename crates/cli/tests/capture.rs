@@ -682,3 +682,39 @@ fn a_captured_git_commit_replays_its_hard_links() {
     assert_eq!(link_failures(&it), Vec::<String>::new(), "{it}");
     assert_eq!(it["errors"], 0, "{it}");
 }
+
+#[test]
+fn times_file_system_queries_and_locks_are_captured_and_replayed() {
+    let d = tempfile::tempdir().unwrap();
+    let root = d.path().join("root");
+    std::fs::create_dir_all(&root).unwrap();
+    std::fs::write(root.join("g"), vec![1u8; 100]).unwrap();
+    let trace = d.path().join("Attrs.jsonl");
+    // touch sets the times of a file it makes (by descriptor) and of one that exists
+    // (by path); stat -f asks about the file system; flock takes a whole-file lock;
+    // python takes and releases a byte-range lock.
+    let script = "touch -d 2020-01-01 f; touch -d 2020-01-01 g; stat -f f > /dev/null; \
+                  flock g true; python3 -c \"import fcntl, os; fd = os.open('g', os.O_RDWR); \
+                  fcntl.lockf(fd, fcntl.LOCK_EX, 20, 10); fcntl.lockf(fd, fcntl.LOCK_UN, 20, 10)\"";
+    capture(&root, &trace, &["sh", "-c", script], &root);
+    let t = read_trace(&trace);
+    let ops: Vec<_> = t.streams.values().flatten().cloned().collect();
+    let count = |k: OpKind, p: &str| ops.iter().filter(|o| o.0 == k && o.1 == p).count();
+    assert_eq!(count(OpKind::Utime, "f"), 1, "{ops:#?}");
+    assert_eq!(count(OpKind::Utime, "g"), 1, "{ops:#?}");
+    assert_eq!(count(OpKind::Statfs, "f"), 1, "{ops:#?}");
+    // flock's whole file (released by its close), then lockf's 20 bytes at 10 (its length comes first).
+    for want in [
+        op(OpKind::Lock, "g", 0, 0),
+        op(OpKind::Lock, "g", 10, 20),
+        op(OpKind::Unlock, "g", 10, 20),
+    ] {
+        assert!(ops.contains(&want), "{want:?} in {ops:#?}");
+    }
+    let it = replay_iteration(&trace, d.path(), "afap");
+    assert_eq!(it["errors"], 0, "{it}");
+    assert_eq!(it["op_stats"]["utime"]["count"], 2, "{it}");
+    assert_eq!(it["op_stats"]["statfs"]["count"], 1, "{it}");
+    assert_eq!(it["op_stats"]["lock"]["count"], 2, "{it}");
+    assert_eq!(it["op_stats"]["unlock"]["count"], 1, "{it}");
+}

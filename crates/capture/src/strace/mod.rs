@@ -74,6 +74,14 @@ pub const TRACED_CALLS: &[&str] = &[
     "fcntl",
     "chdir",
     "fchdir",
+    "statfs",
+    "fstatfs",
+    "utimensat",
+    "utimes",
+    "utime",
+    "futimesat",
+    "flock",
+    "splice",
 ];
 
 /// Why an op on a path is left out.
@@ -349,10 +357,17 @@ impl StraceImporter {
         match name {
             "open" | "creat" | "openat" | "openat2" => self.open(&c, t, b),
             "close" => self.close(&c, t, b),
+            "fcntl" if c.args.get(1).is_some_and(|a| a.contains("SETLK")) => {
+                self.fcntl_lock(&c, t, b)
+            }
             "dup" | "dup2" | "dup3" | "fcntl" => self.dup(&c, t, b),
+            "flock" => self.flock(&c, t, b),
+            "statfs" | "fstatfs" | "utimensat" | "utimes" | "utime" | "futimesat" => {
+                self.attr(&c, t, b)
+            }
             "read" | "write" | "pread64" | "pwrite64" | "readv" | "writev" | "preadv"
             | "pwritev" | "preadv2" | "pwritev2" => self.data(&c, t, b),
-            "sendfile" | "copy_file_range" => self.copy(&c, t, b),
+            "sendfile" | "copy_file_range" | "splice" => self.copy(&c, t, b),
             "lseek" => {
                 if let (Some(pos), Some((fd, _))) =
                     (c.ret.ok(), c.args.first().and_then(|a| fd_arg(a)))
@@ -866,6 +881,81 @@ impl StraceImporter {
             return Ok(());
         };
         b.symlink(c.tid as u64, t, target, link)
+    }
+
+    /// A file system query or a setting of times, by path or by descriptor.
+    fn attr(&mut self, c: &Call, t: u64, b: &mut Builder) -> Result<(), ImportError> {
+        let place = match c.name.as_str() {
+            "fstatfs" => self.fd_place(c.args.first()).map(|(_, p)| p),
+            "statfs" | "utimes" | "utime" => self.path_at(c, None, 0),
+            // A NULL path (futimens) names the descriptor itself.
+            _ if c.args.get(1).is_some_and(|a| a == "NULL") => {
+                self.fd_place(c.args.first()).map(|(_, p)| p)
+            }
+            _ => self.stat_at(c),
+        };
+        let Some(rel) = place.and_then(|p| p.under(b)) else {
+            return Ok(());
+        };
+        if self.failed(c, b, true) {
+            return Ok(());
+        }
+        let kind = b.kind_of(&rel).unwrap_or(FileKind::File);
+        let Some(id) = b.file(&rel, kind, Presence::Existing) else {
+            return Ok(());
+        };
+        if c.name.contains("statfs") {
+            b.statfs(c.tid as u64, t, id)
+        } else {
+            b.utime(c.tid as u64, t, id)
+        }
+    }
+
+    /// A byte-range lock set through fcntl (`F_SETLK`, `F_SETLKW`, `F_OFD_SETLK`, ...).
+    fn fcntl_lock(&mut self, c: &Call, t: u64, b: &mut Builder) -> Result<(), ImportError> {
+        let Some((fd, id)) = self.fd_file(c.args.first(), b, c) else {
+            return Ok(());
+        };
+        let lock = c.args.get(2).map(|s| s.as_str()).unwrap_or("");
+        let num = |name: &str| field(lock, name).and_then(parse_int).unwrap_or(0);
+        let start = match field(lock, "l_whence") {
+            Some("SEEK_CUR") => self.desc(c.tid, fd).borrow().pos as i64 + num("l_start"),
+            Some("SEEK_SET") | None => num("l_start"),
+            Some(_) => {
+                b.skip("fcntl locks placed from the end of the file");
+                return Ok(());
+            }
+        };
+        // A negative length reaches back from the start.
+        let (start, len) = match num("l_len") {
+            l if l < 0 => (start + l, -l),
+            l => (start, l),
+        };
+        let kind = field(lock, "l_type").unwrap_or("");
+        b.lock(
+            c.tid as u64,
+            t,
+            id,
+            (start.max(0) as u64, len as u64),
+            kind == "F_RDLCK",
+            kind == "F_UNLCK",
+        )
+    }
+
+    /// A whole-file lock (flock): a lock of the whole range.
+    fn flock(&mut self, c: &Call, t: u64, b: &mut Builder) -> Result<(), ImportError> {
+        let Some((_, id)) = self.fd_file(c.args.first(), b, c) else {
+            return Ok(());
+        };
+        let how = c.args.get(1).map(|s| s.as_str()).unwrap_or("");
+        b.lock(
+            c.tid as u64,
+            t,
+            id,
+            (0, 0),
+            how.contains("LOCK_SH"),
+            how.contains("LOCK_UN"),
+        )
     }
 
     fn stat(&mut self, c: &Call, t: u64, b: &mut Builder) -> Result<(), ImportError> {
