@@ -21,12 +21,14 @@ use crate::verify::Verifier;
 /// these: it ends the iteration early and is reported in its results).
 #[derive(Debug, thiserror::Error)]
 pub enum RunError {
-    #[error("{trace}:{line}: the {backend} backend cannot do '{op}'; run this trace on a backend that can (e.g. posix)")]
+    #[error("{trace}:{line}: the {backend} backend cannot do '{op}'{why}; run this trace on a backend that can (e.g. posix)")]
     Unsupported {
         backend: &'static str,
         op: OpKind,
         trace: String,
         line: u64,
+        /// Why not, when there is more to say (starts with "; " or is empty).
+        why: &'static str,
     },
     #[cfg_attr(target_os = "linux", error("the {backend} backend keeps at most {max} ops in flight per stream, and the workload asks for {asked}; lower its queue_depth or use a backend with queued I/O (posix)"))]
     #[cfg_attr(not(target_os = "linux"), error("a queue depth of {asked} is not available on Windows: the {backend} backend keeps at most {max} op in flight per stream (queued I/O is io_uring's, on Linux); run this workload from a Linux client, or lower its queue_depth"))]
@@ -137,10 +139,24 @@ pub fn check_caps(plan: &Plan, target: &dyn Target) -> Result<(), RunError> {
                 op: k,
                 trace: plan.source.clone(),
                 line: plan.first_line[k.index()],
+                why: unsupported_why(target.backend_name(), k),
             });
         }
     }
     Ok(())
+}
+
+/// What more there is to say of an op a backend cannot do.
+fn unsupported_why(backend: &str, op: OpKind) -> &'static str {
+    match (backend, op) {
+        ("nfs", OpKind::Lock | OpKind::Unlock) => {
+            ": NFSv3 has no byte-range locks of its own (they need the separate NLM protocol, which naslab does not speak)"
+        }
+        ("nfs" | "smb" | "windows", OpKind::Statfs | OpKind::Utime | OpKind::Lock | OpKind::Unlock) => {
+            ": this backend does not do it yet (see docs/trace-format.md)"
+        }
+        _ => "",
+    }
 }
 
 fn mib(bytes: u64) -> f64 {
@@ -525,6 +541,13 @@ fn drop_page_cache() -> std::io::Result<()> {
 mod tests {
     use super::*;
     use naslab_results::OpStats;
+
+    #[test]
+    fn ops_a_protocol_cannot_do_say_why() {
+        assert!(unsupported_why("nfs", OpKind::Lock).contains("NLM"));
+        assert!(unsupported_why("smb", OpKind::Statfs).contains("not do it yet"));
+        assert_eq!(unsupported_why("posix", OpKind::Lock), "");
+    }
 
     #[test]
     fn extra_ops_are_counted_over_every_phase_and_only_by_their_name() {

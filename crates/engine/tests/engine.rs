@@ -1657,3 +1657,63 @@ fn a_queued_stream_on_a_disk_is_refilled_as_completions_come_not_when_all_have()
         per_reap.len()
     );
 }
+
+#[test]
+fn statfs_utime_locks_and_expected_failures_run_on_a_local_directory() {
+    use naslab_trace::Expected;
+    let mut t = Trace::new("attrs");
+    t.files.push(file(1, "a", 100, true, Prepare::Copy));
+    t.files.push(file(2, "gone", 0, false, Prepare::Copy));
+    t.files.push(file(3, "here", 10, true, Prepare::Copy));
+    t.ops.push(op(0, 0, OpKind::Statfs, 1, 0, 0));
+    t.ops.push(op(0, 1, OpKind::Utime, 1, 0, 0));
+    let mut o = op(0, 2, OpKind::Open, 1, 0, 0);
+    o.flags = OpFlags::READ | OpFlags::WRITE;
+    t.ops.push(o);
+    t.ops.push(op(0, 3, OpKind::Lock, 1, 10, 20));
+    // Stream 1 opens the file too: the range stream 0 holds is not its to take.
+    let mut o1 = op(1, 4, OpKind::Open, 1, 0, 0);
+    o1.flags = OpFlags::READ | OpFlags::WRITE;
+    t.ops.push(o1);
+    let mut busy = op(1, 5, OpKind::Lock, 1, 15, 1);
+    busy.expect = Some(Expected::WouldBlock);
+    t.ops.push(busy);
+    t.ops.push(op(1, 6, OpKind::Close, 1, 0, 0));
+    t.ops.push(op(0, 7, OpKind::Unlock, 1, 10, 20));
+    t.ops.push(op(0, 8, OpKind::Close, 1, 0, 0));
+    // Lookups expected to fail: an open and a stat of a name that does not exist (the
+    // open leaves no handle to close), and one of a name that does, whose success is
+    // the error.
+    for (kind, f) in [(OpKind::Open, 2), (OpKind::Stat, 2), (OpKind::Stat, 3)] {
+        let mut e = op(0, 9, kind, f, 0, 0);
+        e.expect = Some(Expected::NotFound);
+        t.ops.push(e);
+    }
+    let target_dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let sandbox = Sandbox::open(target_dir.path()).unwrap();
+    let spool = tempfile::tempdir().unwrap();
+    let plan = plan_of(&t, spool.path());
+    let target = PosixTarget::new(sandbox.clone());
+    let before = std::time::SystemTime::now() - std::time::Duration::from_secs(2);
+    let r = run_once(&plan, &target, CacheMode::Keep, spool.path(), None).unwrap();
+    for (kind, count) in [("statfs", 1), ("utime", 1), ("lock", 2), ("unlock", 1)] {
+        assert_eq!(r.op(kind).map(|s| s.count), Some(count), "{:?}", r.op_stats);
+    }
+    let lock = r.op("lock").unwrap();
+    assert_eq!((lock.errors, lock.expected_failures), (0, 1), "{lock:?}");
+    let open = r.op("open").unwrap();
+    assert_eq!((open.errors, open.expected_failures), (0, 1), "{open:?}");
+    let stat = r.op("stat").unwrap();
+    assert_eq!(
+        (stat.errors, stat.expected_failures, stat.missing_failures),
+        (1, 1, 1),
+        "{stat:?}"
+    );
+    assert_eq!((r.errors, r.expected_failures), (1, 3));
+    // utime set the file's times to the run's.
+    let mtime = std::fs::metadata(target_dir.path().join("naslab/attrs/a"))
+        .unwrap()
+        .modified()
+        .unwrap();
+    assert!(mtime >= before, "{mtime:?}");
+}

@@ -512,6 +512,9 @@ mod tests {
         assert_eq!(nfs_errno(nfsstat3::NFS3ERR_STALE), crate::errno::ESTALE);
         assert!(rpc_error(RpcError::Io(std::io::ErrorKind::ConnectionReset.into())).is_fatal());
         assert!(!NFS_CAPS.can(OpKind::Fallocate) && NFS_CAPS.can(OpKind::Write));
+        for k in [OpKind::Statfs, OpKind::Utime, OpKind::Lock, OpKind::Unlock] {
+            assert!(!NFS_CAPS.can(k), "{k}");
+        }
     }
 
     #[test]

@@ -230,12 +230,10 @@ impl Collector {
                     events.push(event(file, Role::Read));
                 }
             }
-            OpKind::Close
-            | OpKind::Write
-            | OpKind::Truncate
-            | OpKind::Fallocate
-            | OpKind::Lock
-            | OpKind::Unlock => {}
+            // A byte-range lock is a resource handed over between streams: a lock or
+            // unlock waits for what other streams did to the file before it.
+            OpKind::Lock | OpKind::Unlock => name(file, Role::Change),
+            OpKind::Close | OpKind::Write | OpKind::Truncate | OpKind::Fallocate => {}
         }
     }
 
