@@ -1717,3 +1717,31 @@ fn statfs_utime_locks_and_expected_failures_run_on_a_local_directory() {
         .unwrap();
     assert!(mtime >= before, "{mtime:?}");
 }
+
+#[test]
+fn the_null_backend_does_an_expected_failure_as_the_trace_says() {
+    use naslab_trace::Expected;
+    let mut t = Trace::new("nullfail");
+    t.files.push(file(1, "gone", 0, false, Prepare::Copy));
+    let mut e = op(0, 0, OpKind::Stat, 1, 0, 0);
+    e.expect = Some(Expected::NotFound);
+    t.ops.push(e);
+    let spool = tempfile::tempdir().unwrap();
+    let plan = plan_of(&t, spool.path());
+    let records = spool.path().join("n.ops.jsonl");
+    let r = run_once(
+        &plan,
+        &NullTarget,
+        CacheMode::Keep,
+        spool.path(),
+        Some(records.clone()),
+    )
+    .unwrap();
+    let stat = r.op("stat").unwrap();
+    assert_eq!((stat.errors, stat.expected_failures), (0, 1), "{stat:?}");
+    // Recorded as the failure it stands for, with the failed ops' latency, so records
+    // and figures agree (as merging a multi-client run checks).
+    assert_eq!(stat.failed_latency.as_ref().map(|l| l.count), Some(1));
+    let recs = records_of(&records);
+    assert_eq!(recs[0].1.result, -(libc::ENOENT as i64));
+}
