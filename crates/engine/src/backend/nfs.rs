@@ -18,7 +18,9 @@ use naslab_trace::OpKind;
 use nfs3_client::nfs3_types::nfs3::{diropargs3, ftype3, nfs_fh3, stable_how, RENAME3args};
 
 use self::session::{check, name, split, Call as _, Session};
-use super::remote::{release_target, RemoteFs, RemoteSandbox, RemoteSandboxError, RELEASE_WAIT};
+use super::remote::{
+    release_target, RemoteFs, RemoteSandbox, RemoteSandboxError, SharePaths, RELEASE_WAIT,
+};
 use super::url::{ClientOptions, RemoteUrl};
 use super::{Backend, BackendOptions, Caps, Handle, OpError, OpenHow, Target};
 use crate::plan::FileTable;
@@ -237,14 +239,9 @@ impl Target for NfsTarget {
             .w
             .share_silence_with(&self.admin.lock().unwrap_or_else(|e| e.into_inner()).w);
         let dir = format!("{}/{workload_dir}", self.sandbox.root());
-        let paths = files
-            .entries
-            .iter()
-            .map(|e| format!("{dir}/{}", e.path))
-            .collect();
+        let paths = SharePaths::new(dir, files);
         Ok(Box::new(NfsBackend {
             session,
-            files,
             paths,
             handles: Vec::new(),
             free: Vec::new(),
@@ -284,18 +281,15 @@ struct Open {
 /// One stream's NFS connection.
 pub struct NfsBackend {
     session: Session,
-    files: Arc<FileTable>,
-    paths: Vec<String>,
+    /// Each file's path on the share, made when asked for.
+    paths: SharePaths,
     handles: Vec<Option<Open>>,
     free: Vec<usize>,
 }
 
 impl NfsBackend {
     fn path(&self, file: u32) -> Result<String, OpError> {
-        self.paths
-            .get(file as usize)
-            .cloned()
-            .ok_or(OpError::errno(crate::errno::EINVAL))
+        self.paths.path(file)
     }
 
     fn slot(&mut self, h: Handle) -> Result<&mut Open, OpError> {
@@ -313,7 +307,7 @@ impl NfsBackend {
     }
 
     fn is_dir(&self, file: u32) -> bool {
-        self.files.is_dir(file)
+        self.paths.is_dir(file)
     }
 }
 

@@ -28,7 +28,9 @@ use self::session::{
     FILE_END_OF_FILE_INFORMATION, FILE_NON_DIRECTORY_FILE, FILE_NO_INTERMEDIATE_BUFFERING,
     FILE_RANDOM_ACCESS, FILE_WRITE_THROUGH, STATUS_END_OF_FILE,
 };
-use super::remote::{release_target, RemoteFs, RemoteSandbox, RemoteSandboxError, RELEASE_WAIT};
+use super::remote::{
+    release_target, RemoteFs, RemoteSandbox, RemoteSandboxError, SharePaths, RELEASE_WAIT,
+};
 use super::url::{ClientOptions, RemoteUrl, MAX_SMB_IN_FLIGHT};
 use super::{Backend, BackendOptions, Caps, Handle, OpError, OpenHow, Target};
 use crate::plan::FileTable;
@@ -231,14 +233,9 @@ impl Target for SmbTarget {
             .w
             .share_silence_with(&self.admin.lock().unwrap_or_else(|e| e.into_inner()).w);
         let dir = format!("{}/{workload_dir}", self.sandbox.root());
-        let paths = files
-            .entries
-            .iter()
-            .map(|e| format!("{dir}/{}", e.path))
-            .collect();
+        let paths = SharePaths::new(dir, files);
         Ok(Box::new(SmbBackend {
             session,
-            files,
             paths,
             handles: Vec::new(),
             free: Vec::new(),
@@ -429,19 +426,15 @@ struct Open {
 /// One stream's SMB connection.
 pub struct SmbBackend {
     session: Session,
-    files: Arc<FileTable>,
-    /// Each file's path relative to the share.
-    paths: Vec<String>,
+    /// Each file's path on the share, made when asked for.
+    paths: SharePaths,
     handles: Vec<Option<Open>>,
     free: Vec<usize>,
 }
 
 impl SmbBackend {
-    fn path(&self, file: u32) -> Result<&str, OpError> {
-        self.paths
-            .get(file as usize)
-            .map(String::as_str)
-            .ok_or(OpError::errno(crate::errno::EINVAL))
+    fn path(&self, file: u32) -> Result<String, OpError> {
+        self.paths.path(file)
     }
 
     fn open_of(&self, h: Handle) -> Result<Open, OpError> {
@@ -452,7 +445,7 @@ impl SmbBackend {
     }
 
     fn is_dir(&self, file: u32) -> bool {
-        self.files.is_dir(file)
+        self.paths.is_dir(file)
     }
 }
 
@@ -497,7 +490,7 @@ impl Backend for SmbBackend {
         if how.random {
             options |= FILE_RANDOM_ACCESS;
         }
-        let path = self.path(file)?.to_string();
+        let path = self.path(file)?;
         let r = self.session.create(&path, access, disposition, options)?;
         let open = Open {
             file_id: r.file_id,
@@ -600,7 +593,7 @@ impl Backend for SmbBackend {
     }
 
     fn stat(&mut self, file: u32) -> Result<u64, OpError> {
-        let path = self.path(file)?.to_string();
+        let path = self.path(file)?;
         let conn = self.session.client.connection_mut();
         self.session
             .w
@@ -609,17 +602,17 @@ impl Backend for SmbBackend {
     }
 
     fn mkdir(&mut self, file: u32) -> Result<(), OpError> {
-        let path = self.path(file)?.to_string();
+        let path = self.path(file)?;
         self.session.make_dir(&path)
     }
 
     fn readdir(&mut self, file: u32) -> Result<u64, OpError> {
-        let path = self.path(file)?.to_string();
+        let path = self.path(file)?;
         self.session.list(&path).map(|v| v.len() as u64)
     }
 
     fn unlink(&mut self, file: u32) -> Result<(), OpError> {
-        let path = self.path(file)?.to_string();
+        let path = self.path(file)?;
         if self.is_dir(file) {
             self.session.remove_dir(&path)
         } else {
@@ -628,8 +621,8 @@ impl Backend for SmbBackend {
     }
 
     fn rename(&mut self, from: u32, to: u32) -> Result<(), OpError> {
-        let a = self.path(from)?.to_string();
-        let b = self.path(to)?.to_string();
+        let a = self.path(from)?;
+        let b = self.path(to)?;
         let conn = self.session.client.connection_mut();
         self.session.w.wait(self.session.tree.rename_with(
             conn,
@@ -642,7 +635,7 @@ impl Backend for SmbBackend {
     fn drop_cache(&mut self, file: u32) -> Result<(), OpError> {
         // No client cache to drop; ask the server to write the file back, as posix's
         // fsync before dropping pages does.
-        let path = self.path(file)?.to_string();
+        let path = self.path(file)?;
         let r = self.session.create(
             &path,
             FileAccessMask::FILE_WRITE_DATA,
