@@ -6,8 +6,13 @@
 # round weighs on both sides alike. Before every run of either tool the test file is
 # prepared the same way: rewritten with fresh data through the page cache, synced and
 # dropped from the cache (naslab's own preparation with --cache drop; for fio, the same
-# done by prepare_file below). Writes carry fresh data on both sides: naslab generates
-# every block afresh, and fio's jobs have --refill_buffers.
+# done by prepare_file below). Both tools leave the making of write data off the time
+# between ops: naslab makes every block afresh, one write at a time, in a thread of its
+# own ahead of the stream (docs/data.md, "Write data made ahead"; at queue depth 32 while
+# the queue is full), and fio writes its buffer again with a few bytes changed each time
+# (its default scramble_buffers). fio's --refill_buffers would put a fresh fill of the
+# buffer between its writes, which naslab no longer does (FIO_EXTRA=--refill_buffers=1
+# shows what that costs fio).
 #
 # Prints every round's IOPS and mean latency, then per cell the ratios (naslab over fio)
 # of IOPS and of mean latency, min, median and max over the rounds, and fio's own spread
@@ -57,6 +62,10 @@ it = run["workloads"][0]["iterations"][0]
 s = it["op_stats"][sys.argv[2]]
 if s["errors"]:
     sys.exit("naslab: %d of the %s ops failed" % (s["errors"], sys.argv[2]))
+ahead = it.get("write_data_ahead")
+if ahead and ahead["made_by_stream"] > 0.05 * (ahead["ready"] + ahead["made_by_stream"]):
+    print("note: the stream made %d of its writes' data itself (the maker was behind)"
+          % ahead["made_by_stream"], file=sys.stderr)
 # Transfers over the measured phase (its open and close are in it too).
 print("%.1f %.1f" % (s["count"] / (it["wall_ns"] / 1e9), s["latency"]["avg_ns"] / 1e3))
 EOF
@@ -130,7 +139,7 @@ for cell in $cells; do
     size=$(stat -c %s "$file")
     prepare_file "$file" "$size"
     "${rt[@]}" fio --name=cell --filename="$file" --size="$size" --rw="$rw" --bs="$bs" \
-      --direct=1 --refill_buffers=1 "${engine[@]}" "${bound[@]}" "${fio_extra[@]}" \
+      --direct=1 "${engine[@]}" "${bound[@]}" "${fio_extra[@]}" \
       --output-format=json 2>/dev/null | fio_figures "$op"
   }
   # The first run only makes the test file (and its directory) for fio's first run.

@@ -397,6 +397,7 @@ pub fn run_iteration(spec: &IterationSpec, iteration: u32) -> Result<IterationRe
                 !replay_options.unordered,
             ));
         }
+        result.write_data_ahead = crate::summarize::write_data_ahead(&outcome);
         if let Some(v) = verifier {
             // Not measured: every file that should exist is read back and checked.
             let mut backend = spec

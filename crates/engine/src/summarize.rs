@@ -2,6 +2,7 @@
 
 use naslab_results::{
     IterationResult, LatencyHistogram, OpStats, OrderingSummary, PrepareResult, StreamResult,
+    WriteDataAhead,
 };
 use naslab_trace::OpKind;
 
@@ -111,4 +112,20 @@ pub fn ordering(edges: &EdgeCounts, outcome: &ReplayOutcome, enforced: bool) -> 
         o.wait_longest_ns = o.wait_longest_ns.max(w.longest_ns);
     }
     o
+}
+
+/// How the streams' writes got their data, when it was made ahead (see `replay::ahead`).
+pub fn write_data_ahead(outcome: &ReplayOutcome) -> Option<WriteDataAhead> {
+    outcome
+        .streams
+        .iter()
+        .filter_map(|s| s.ahead)
+        .map(|a| WriteDataAhead {
+            ready: a.found_ready,
+            made_by_stream: a.filled_by_stream,
+        })
+        .reduce(|mut a, b| {
+            a.add(&b);
+            a
+        })
 }

@@ -26,6 +26,17 @@ struct Ran {
 /// Runs `trace` on a fresh local directory; `during` gets the workload's directory
 /// while the iteration runs (to damage files behind naslab's back).
 fn run(trace: &Trace, data: DataSpec, pacing: Pacing, during: impl FnOnce(PathBuf) + Send) -> Ran {
+    run_ahead(trace, data, pacing, None, during)
+}
+
+/// [`run`], with the write data made ahead or not as `write_ahead` says.
+fn run_ahead(
+    trace: &Trace,
+    data: DataSpec,
+    pacing: Pacing,
+    write_ahead: Option<bool>,
+    during: impl FnOnce(PathBuf) + Send,
+) -> Ran {
     let target = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
     let spool = tempfile::tempdir().unwrap();
     let plan = plan_of(trace, spool.path());
@@ -35,6 +46,7 @@ fn run(trace: &Trace, data: DataSpec, pacing: Pacing, during: impl FnOnce(PathBu
     let replay = ReplayOptions {
         pacing,
         data,
+        write_ahead,
         ..ReplayOptions::default()
     };
     let result = std::thread::scope(|s| {
@@ -138,6 +150,75 @@ fn every_block_written_is_unique_and_random_data_does_not_compress() {
         all.len() / BLOCK,
         "no block repeats across files"
     );
+}
+
+/// Writes of odd lengths at odd offsets over two files, some written over, with reads
+/// between: every kind of piece the generator makes.
+fn uneven_writes_trace() -> Trace {
+    let mut t = Trace::new("Uneven");
+    t.files.push(file(0, "a.bin", 0, false, Prepare::Copy));
+    t.files.push(file(1, "b.bin", 300_000, true, Prepare::Copy));
+    t.ops.push(op(0, OpKind::Create, 0, 0, 0));
+    let mut o = op(0, OpKind::Open, 1, 0, 0);
+    o.flags = OpFlags::READ | OpFlags::WRITE;
+    t.ops.push(o);
+    let mut at = 0u64;
+    for i in 0..400u64 {
+        let len = 1 + (i * 7919) % 70_000;
+        let file = (i % 3 == 0) as u32;
+        let offset = if file == 0 {
+            at
+        } else {
+            (i * 104_729) % 200_000
+        };
+        t.ops.push(op(0, OpKind::Write, file, offset, len));
+        if i % 5 == 0 {
+            t.ops.push(op(0, OpKind::Read, 1, (i * 31) % 100_000, 4096));
+        }
+        if file == 0 {
+            at = if i % 7 == 0 { at / 2 } else { at + len };
+        }
+    }
+    t.ops.push(op(0, OpKind::Close, 0, 0, 0));
+    t.ops.push(op(0, OpKind::Close, 1, 0, 0));
+    t
+}
+
+#[test]
+fn data_made_ahead_is_byte_for_byte_what_the_stream_makes_itself() {
+    let trace = uneven_writes_trace();
+    let writes = trace.ops.iter().filter(|o| o.kind == OpKind::Write).count() as u64;
+    for mode in [
+        DataMode::Random,
+        DataMode::Compress(50),
+        DataMode::Dedupe(30),
+    ] {
+        let itself = run_ahead(&trace, spec(mode, false), Pacing::Afap, Some(false), |_| {});
+        let ahead = run_ahead(&trace, spec(mode, false), Pacing::Afap, Some(true), |_| {});
+        assert_eq!(itself.result.write_data_ahead, None, "{mode}");
+        let counts = ahead.result.write_data_ahead.expect("made ahead");
+        assert_eq!(
+            counts.ready + counts.made_by_stream,
+            writes,
+            "{mode}: {counts:?}"
+        );
+        for name in ["a.bin", "b.bin"] {
+            let want = std::fs::read(itself.dir.join(name)).unwrap();
+            let got = std::fs::read(ahead.dir.join(name)).unwrap();
+            assert_eq!(got.len(), want.len(), "{mode} {name}");
+            assert!(got == want, "{mode} {name}: the bytes differ");
+        }
+        assert_eq!(ahead.result.bytes_written, itself.result.bytes_written);
+    }
+}
+
+#[test]
+fn data_is_not_made_ahead_with_verify_or_zeros() {
+    let trace = uneven_writes_trace();
+    for data in [spec(DataMode::Random, true), spec(DataMode::Zero, false)] {
+        let ran = run_ahead(&trace, data, Pacing::Afap, Some(true), |_| {});
+        assert_eq!(ran.result.write_data_ahead, None, "{data:?}");
+    }
 }
 
 #[test]

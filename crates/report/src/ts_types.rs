@@ -70,6 +70,7 @@ fn declarations() -> Vec<Decl> {
         decl::<r::IterationLayout>(c),
         decl::<r::LayoutSummary>(c),
         decl::<r::OrderingSummary>(c),
+        decl::<r::WriteDataAhead>(c),
         decl::<r::OpStats>(c),
         decl::<r::StreamResult>(c),
         decl::<r::Warning>(c),

@@ -329,9 +329,31 @@ pub struct IterationResult {
     /// workload of one stream).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ordering: Option<OrderingSummary>,
+    /// Whether the writes' data was made ahead of the streams by threads of their own,
+    /// and how often it was ready (absent when each stream made its writes' data itself,
+    /// between its ops).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub write_data_ahead: Option<WriteDataAhead>,
     /// Under `--realtime`: what the kernel granted the measured phase's streams.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub realtime: Option<crate::RealtimeGranted>,
+}
+
+/// Writes whose data a thread made ahead of the stream, off the time between its ops
+/// (docs/replay.md, "Write data"), and writes whose data the stream made itself because
+/// that thread was behind.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, TS)]
+pub struct WriteDataAhead {
+    pub ready: u64,
+    pub made_by_stream: u64,
+}
+
+impl WriteDataAhead {
+    /// Adds another client's counts.
+    pub fn add(&mut self, other: &WriteDataAhead) {
+        self.ready += other.ready;
+        self.made_by_stream += other.made_by_stream;
+    }
 }
 
 /// The happens-before edges a replay kept between its streams (see docs/capture.md),

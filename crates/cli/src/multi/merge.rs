@@ -302,6 +302,12 @@ fn merge_iteration(
                 None => r.ordering = Some(*o),
             }
         }
+        if let Some(w) = &it.write_data_ahead {
+            match &mut r.write_data_ahead {
+                Some(m) => m.add(w),
+                None => r.write_data_ahead = Some(*w),
+            }
+        }
         if let Some(g) = &it.realtime {
             match &mut r.realtime {
                 Some(m) => m.add(g),

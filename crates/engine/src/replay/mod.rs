@@ -20,10 +20,13 @@ use crate::spool::Spool;
 use crate::spool_io::{spool_io, BackgroundWriter, Landing, PrefetchReader};
 use crate::verify::Verifier;
 
+mod ahead;
 mod order;
 mod queued;
 mod stream;
 
+use ahead::Ahead;
+pub use ahead::AheadCounts;
 pub use order::OrderWaits;
 use order::{Gate, Order};
 use stream::StreamRun;
@@ -67,6 +70,10 @@ pub struct ReplayOptions {
     /// Run the streams without the happens-before edges the plan holds between them
     /// (`--no-ordering`): each as fast as its pacing allows, whatever the others do.
     pub unordered: bool,
+    /// Whether a thread makes each writing stream's write data ahead of it (see
+    /// [`ahead`]): `None` leaves it to [`writes_made_ahead`]'s rule, `Some(false)` never,
+    /// `Some(true)` wherever it can be (whatever the CPUs).
+    pub write_ahead: Option<bool>,
 }
 
 /// How a multi-client run's clients start and stop their measured phases together: the
@@ -218,6 +225,8 @@ pub struct StreamOutcome {
     pub order_waits: OrderWaits,
     /// Under `--realtime`: what the stream's thread asked for and was granted.
     pub realtime: Option<realtime::RealtimeGrant>,
+    /// When its writes' data was made ahead by a thread of its own: how often it was.
+    pub ahead: Option<AheadCounts>,
 }
 
 impl StreamOutcome {
@@ -250,6 +259,7 @@ impl StreamOutcome {
             unaligned_direct_ops: 0,
             order_waits: OrderWaits::default(),
             realtime: None,
+            ahead: None,
         }
     }
 }
@@ -291,6 +301,29 @@ impl ReplayOutcome {
     pub fn fatal(&self) -> Option<&Fatal> {
         self.streams.iter().find_map(|s| s.fatal.as_ref())
     }
+}
+
+/// Whether the streams' writes can get their data made ahead (see [`ahead`]), and if so
+/// whether they should. They can for streams that issue one op at a time (a queue
+/// overlaps the making with the ops in flight by itself), when the data is not all zeros
+/// and without `--verify` (whose appends learn their offset only when issued). They
+/// should when there is a CPU for each maker beside each stream that writes: else the
+/// making only moves between the threads of a full machine.
+fn writes_made_ahead(
+    streams: &[crate::plan::StreamPlan],
+    depth: usize,
+    data: &DataSpec,
+    verify: bool,
+) -> Option<bool> {
+    let writing = streams
+        .iter()
+        .filter(|s| s.op_counts[OpKind::Write.index()] > 0)
+        .count();
+    if depth > 1 || data.only_zeros() || verify || writing == 0 {
+        return None;
+    }
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    Some(2 * writing <= cpus)
 }
 
 /// Replays `plan` against `target`, in `workload_dir`. `make_clock` is called once all
@@ -370,6 +403,8 @@ pub fn replay_with<C: Clock + Sync>(
     let stream_cpus = stream_cpus.as_deref();
     let gates: Vec<Gate> = (0..n).map(|_| Gate::default()).collect();
     let gates = &gates[..];
+    let make_ahead = writes_made_ahead(streams, depth, &options.data, verifier.is_some())
+        .is_some_and(|cpus_spare| options.write_ahead.unwrap_or(cpus_spare));
     let outcomes = std::thread::scope(|scope| {
         let io_thread = std::thread::Builder::new()
             .name("spool-io".into())
@@ -404,6 +439,15 @@ pub fn replay_with<C: Clock + Sync>(
                     None
                 };
                 let reader = PrefetchReader::new(&io, &sp.ops, buffer);
+                // The ring of its next writes' data and the maker's own reader of its ops.
+                let ahead = if make_ahead && sp.op_counts[OpKind::Write.index()] > 0 {
+                    let sizes = StreamBuffers::for_stream(sp.max_read, sp.max_write, 1);
+                    Ahead::new(sizes.write_slot_len)
+                        .map(Arc::new)
+                        .zip(PrefetchReader::new(&io, &sp.ops, buffer).ok())
+                } else {
+                    None
+                };
                 drop(io);
                 // A read and a write buffer slot per data op that can be in flight (as many
                 // as the stream's budget allows, see StreamBuffers).
@@ -485,8 +529,33 @@ pub fn replay_with<C: Clock + Sync>(
                     recheck: None,
                     records_lost: None,
                     order: Order::new(gates, index, &sp.order, !options.unordered),
+                    ahead: None,
+                    held: None,
                 };
-                run.run(backend.as_mut(), reader, out)
+                let Some((ring, ops)) = ahead else {
+                    return run.run(backend.as_mut(), reader, out);
+                };
+                run.ahead = Some(Arc::clone(&ring));
+                let (data, phase) = (options.data, options.phase as u64);
+                std::thread::scope(|inner| {
+                    let maker = std::thread::Builder::new()
+                        .name(format!("data-{}", sp.stream))
+                        .stack_size(64 << 10)
+                        .spawn_scoped(inner, {
+                            let ring = Arc::clone(&ring);
+                            move || ring.make(ops, data, phase, sp.stream)
+                        });
+                    if maker.is_err() {
+                        // Without its maker the stream fills each slot itself.
+                        ring.finish();
+                    }
+                    let outcome = run.run(backend.as_mut(), reader, out);
+                    ring.finish();
+                    outcome.map(|mut out| {
+                        out.ahead = Some(ring.counts());
+                        out
+                    })
+                })
             });
             match spawned {
                 Ok(h) => handles.push(h),

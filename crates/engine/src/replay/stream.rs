@@ -5,6 +5,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use naslab_trace::{Expected, Measured, OpFlags, OpKind};
 
+use super::ahead::{generation, Ahead};
 use super::order::Order;
 use super::{Fatal, Phase, Progress, ReplayError, StreamOutcome};
 use crate::backend::{Backend, Handle, LockHow, OpError, OpenHow};
@@ -83,6 +84,11 @@ pub(super) struct StreamRun<'a, C> {
     pub records_lost: Option<std::io::Error>,
     /// The waits for other streams' ops, and the publishing of this one's.
     pub order: Order<'a>,
+    /// The ring its writes' data is made ahead in, when the stream issues one op at a
+    /// time and a thread makes it (see [`super::ahead`]).
+    pub ahead: Option<std::sync::Arc<Ahead>>,
+    /// The write whose ring slot the stream holds, from its take to its completion.
+    pub held: Option<u64>,
 }
 
 impl<C: Clock> StreamRun<'_, C> {
@@ -139,7 +145,11 @@ impl<C: Clock> StreamRun<'_, C> {
             }
             let due = self.pacing.due(op.t_us, t0_us, prev_done);
             let written = (op.kind == OpKind::Write).then(|| self.fill_write(&op, 0));
-            let Some((m, stop, result)) = self.issue_alone(backend, &op, due, handles, out) else {
+            let issued = self.issue_alone(backend, &op, due, handles, out);
+            if let (Some(ring), Some(index)) = (self.ahead.as_deref(), self.held.take()) {
+                ring.release(index);
+            }
+            let Some((m, stop, result)) = issued else {
                 break;
             };
             prev_done = Some(m.done_ns);
@@ -415,7 +425,10 @@ impl<C: Clock> StreamRun<'_, C> {
             OpKind::Write => {
                 let h = handle()?;
                 // Filled by `fill_write` before the op was issued.
-                let buf = &self.wbuf.as_slice()[..op.len as usize];
+                let buf = match (self.ahead.as_deref(), self.held) {
+                    (Some(ring), Some(index)) => ring.held(index, op.len as usize),
+                    _ => &self.wbuf.as_slice()[..op.len as usize],
+                };
                 backend.write(h, op.offset, buf).map(|n| n as i64)
             }
             OpKind::Open | OpKind::Create => {
@@ -478,9 +491,9 @@ impl<C: Clock> StreamRun<'_, C> {
     /// so unique in the run). Runs before the op is issued, outside its timing.
     #[inline]
     pub(super) fn fill_write(&mut self, op: &CompiledOp, buf: usize) -> Written {
+        let index = self.writes;
         self.writes += 1;
-        let gen_base = ((self.phase as u64 + 1) << 56) | ((self.sp.stream as u64 + 1) << 32);
-        let gen = gen_base + self.writes;
+        let gen = generation(self.phase as u64, self.sp.stream, self.writes);
         let mut offset = op.offset;
         if let Some(v) = self.verifier {
             if self.append.get(op.slot as usize).copied().unwrap_or(false) {
@@ -490,6 +503,13 @@ impl<C: Clock> StreamRun<'_, C> {
         let written = Written { offset, gen };
         if self.data.only_zeros() {
             // The buffers started zeroed and nothing else is ever put in them.
+            return written;
+        }
+        if let Some(ring) = self.ahead.as_deref() {
+            // Made ahead for the op's own offset (a ring is not used with --verify,
+            // whose appends learn their offset only now).
+            ring.take(index, op, &self.data, gen, &mut self.scratch[..BLOCK]);
+            self.held = Some(index);
             return written;
         }
         let len = op.len as usize;

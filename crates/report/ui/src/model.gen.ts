@@ -450,6 +450,12 @@ verify?: VerifySummary | null,
  */
 ordering?: OrderingSummary | null, 
 /**
+ * Whether the writes' data was made ahead of the streams by threads of their own,
+ * and how often it was ready (absent when each stream made its writes' data itself,
+ * between its ops).
+ */
+write_data_ahead?: WriteDataAhead | null, 
+/**
  * Under `--realtime`: what the kernel granted the measured phase's streams.
  */
 realtime?: RealtimeGranted | null, };
@@ -504,6 +510,8 @@ wait_total_ns: number,
  * The longest one.
  */
 wait_longest_ns: number, };
+
+export type WriteDataAhead = { ready: number, made_by_stream: number, };
 
 export type OpStats = { count: number, 
 /**
