@@ -695,7 +695,8 @@ fn times_file_system_queries_and_locks_are_captured_and_replayed() {
     // python takes and releases a byte-range lock.
     let script = "touch -d 2020-01-01 f; touch -d 2020-01-01 g; stat -f f > /dev/null; \
                   flock g true; python3 -c \"import fcntl, os; fd = os.open('g', os.O_RDWR); \
-                  fcntl.lockf(fd, fcntl.LOCK_EX, 20, 10); fcntl.lockf(fd, fcntl.LOCK_UN, 20, 10)\"";
+                  fcntl.lockf(fd, fcntl.LOCK_EX, 20, 10); fcntl.lockf(fd, fcntl.LOCK_UN, 20, 10); \
+                  r, w = os.pipe(); os.splice(fd, w, 50, offset_src=30)\"";
     capture(&root, &trace, &["sh", "-c", script], &root);
     let t = read_trace(&trace);
     let ops: Vec<_> = t.streams.values().flatten().cloned().collect();
@@ -703,6 +704,8 @@ fn times_file_system_queries_and_locks_are_captured_and_replayed() {
     assert_eq!(count(OpKind::Utime, "f"), 1, "{ops:#?}");
     assert_eq!(count(OpKind::Utime, "g"), 1, "{ops:#?}");
     assert_eq!(count(OpKind::Statfs, "f"), 1, "{ops:#?}");
+    // splice from the file into a pipe reads the range it moved.
+    assert!(ops.contains(&op(OpKind::Read, "g", 30, 50)), "{ops:#?}");
     // flock's whole file (released by its close), then lockf's 20 bytes at 10 (its length comes first).
     for want in [
         op(OpKind::Lock, "g", 0, 0),
