@@ -5,12 +5,16 @@
 #      run.json's multi_client.start_skew says), and each client's clock offset and its
 #      uncertainty (from run.json), for 2 and 4 clients, ROUNDS times each;
 #   2. the file server over 4 clients: `fileserver -c 600 -f 1`, each client's wall time
-#      and peak RSS (GNU time), and the job's table.
+#      and peak RSS (GNU time), and the job's table;
+#   3. sweeps by 3 clients (OfficeProductivity at 3, 6 and 12 users; a rate sweep on the
+#      null backend): each point's ops against the sum of the clients' ops, and the
+#      spread of the clients' wakes for the point's start (sweep.points[].clients).
 # The figures depend on the machine's load and on clients per CPU: this is a benchmark,
 # not a test. Goal for the skew: under 1 ms with a CPU per client.
 #
 # usage (root, as mpirun wants --allow-run-as-root): bench/mpi-clients.sh [WORKDIR]
-# ROUNDS (default 3); BIN=path to use an already built naslab (with the mpi feature).
+# ROUNDS (default 3); BIN=path to use an already built naslab (with the mpi feature);
+# ONLY=sweep runs the third part alone.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 work=${1:-/var/tmp/naslab-bench-mpi}
@@ -57,6 +61,8 @@ for c in run["multi_client"]["clients"]:
 EOF
 }
 
+only=${ONLY:-}
+if [ -z "$only" ]; then
 echo "== start skew (PhotoAlbum, FileCopyToNAS at scale 0.005)"
 for n in 2 4; do
   for r in $(seq "$rounds"); do
@@ -76,3 +82,36 @@ mkdir -p "$work/fs"
   >"$work/fileserver.txt" 2>"$work/fileserver.err"
 grep "peak RSS" "$work/fileserver.err"
 sed -n '/^File server/,$p' "$work/fileserver.txt"
+fi
+
+echo "== sweeps by 3 clients: each point's total against its clients', and its start skew"
+sweep_points() {
+  python3 - "$1" <<'EOF'
+import json, sys, os
+run = json.load(open(os.path.join(sys.argv[1], "run.json")))
+clients = run["multi_client"]["clients"]
+for p in run["sweep"]["points"]:
+    c = p["clients"]
+    own = [next(w for w in cl["workloads"] if w["name"] == p["workload"])["iterations"][0]["ops"]
+           for cl in clients]
+    merged = next(w for w in run["workloads"] if w["name"] == p["workload"])["iterations"][0]["ops"]
+    print(f"    {p['workload']}: window ops {p['all']['count']} = sum {sum(c['ops'])} of {c['ops']}; "
+          f"all ops {merged} = sum {sum(own)} of {own}; start skew {c['start_skew_ns'] / 1e3:.1f} us "
+          f"(clocks within {c['clock_uncertainty_ns'] / 1e3:.1f} us)")
+print(f"    stopped: {run['sweep'].get('stopped', '-')}")
+EOF
+}
+for r in $(seq "$rounds"); do
+  mkdir -p "$work/sweep-users-$r"
+  "${mpi[@]}" -n 3 "$bin" sweep --workload OfficeProductivity --scale 0.005 --users 3,6,12 \
+    --stagger 200ms --target "$work/sweep-users-$r" --out "$work/out" --label "sweep-users-$r" \
+    >/dev/null 2>"$work/sweep-users-$r.err"
+  echo "  users sweep, round $r:"
+  sweep_points "$(ls -d "$work/out/sweep-users-$r"/*/ | tail -n 1)"
+  mkdir -p "$work/sweep-rate-$r"
+  "${mpi[@]}" -n 3 "$bin" sweep --rate 3000,30000 --connections 4 --point-time 2s \
+    --backend null --target "$work/sweep-rate-$r" --out "$work/out" --label "sweep-rate-$r" \
+    >/dev/null 2>"$work/sweep-rate-$r.err"
+  echo "  rate sweep (null backend), round $r:"
+  sweep_points "$(ls -d "$work/out/sweep-rate-$r"/*/ | tail -n 1)"
+done

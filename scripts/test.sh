@@ -95,6 +95,7 @@ NASLAB_REQUIRE_UI=1 cargo test --workspace
 # --- Multi-client runs: naslab built with the `mpi` feature, its tests under mpirun. ---
 cargo clippy -p naslab --features mpi --all-targets --quiet -- -D warnings
 cargo test -p naslab --features mpi --test mpi
+cargo test -p naslab --features mpi --test mpi_sweep
 # --- end of multi-client runs ---
 
 # Browser tests: generated reports opened in headless Chromium (screenshots are left in

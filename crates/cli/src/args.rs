@@ -546,7 +546,7 @@ pub struct SweepArgs {
     #[arg(long, value_name = "MIX")]
     pub mix: Option<String>,
     /// Rate sweep: connections (streams) the rate is spread over, each its own arrival
-    /// process; an op waits for its connection's previous one.
+    /// process; an op waits for its connection's previous one. Under mpirun, per client.
     #[arg(long, default_value_t = 8, value_name = "N")]
     pub connections: u32,
     /// Rate sweep: how arrivals are spaced, poisson or uniform.

@@ -143,6 +143,7 @@ fn load(ops_per_s: f64, arrivals: Arrivals, secs: u64) -> Trace {
             file_bytes: 1 << 20,
         },
         seed: 11,
+        phase: 0.5,
     })
 }
 

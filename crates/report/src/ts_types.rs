@@ -84,6 +84,7 @@ fn declarations() -> Vec<Decl> {
         decl::<r::sweep::LoadPoint>(c),
         decl::<r::sweep::PointOps>(c),
         decl::<r::sweep::UserSpread>(c),
+        decl::<r::sweep::PointClients>(c),
         decl::<ReportPage>(c),
         decl::<WorkloadPage>(c),
         decl::<IterationPage>(c),

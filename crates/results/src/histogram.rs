@@ -101,6 +101,53 @@ impl LatencyHistogram {
     }
 }
 
+/// A [`LatencyHistogram`] as it travels between processes (a sweep's clients send their
+/// points' histograms to rank 0): each bucket that holds values, by a value in it and
+/// its count, and the exact sum and extremes. Read back, it is the same histogram.
+#[derive(Serialize, Deserialize)]
+struct HistogramWire {
+    buckets: Vec<(u64, u64)>,
+    /// The sum as text: JSON numbers do not carry 128 bits everywhere.
+    sum_ns: String,
+    min_ns: u64,
+    max_ns: u64,
+}
+
+impl Serialize for LatencyHistogram {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        HistogramWire {
+            buckets: self
+                .inner
+                .iter_recorded()
+                .map(|v| (v.value_iterated_to(), v.count_at_value()))
+                .collect(),
+            sum_ns: self.sum_ns.to_string(),
+            min_ns: self.min_ns,
+            max_ns: self.max_ns,
+        }
+        .serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for LatencyHistogram {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let w = HistogramWire::deserialize(d)?;
+        let mut h = LatencyHistogram::new();
+        for (value, count) in w.buckets {
+            h.inner.record_n(value.max(1), count).map_err(|e| {
+                serde::de::Error::custom(format!("histogram bucket {value}: {e:?}"))
+            })?;
+        }
+        h.sum_ns = w
+            .sum_ns
+            .parse()
+            .map_err(|e| serde::de::Error::custom(format!("histogram sum '{}': {e}", w.sum_ns)))?;
+        h.min_ns = w.min_ns;
+        h.max_ns = w.max_ns;
+        Ok(h)
+    }
+}
+
 /// The latencies of one stream's ops of one kind while the phase runs. Hundreds of
 /// streams each hold one per op kind, so it is kept small:
 /// - a stream with few ops of the kind (at most [`StreamLatency::FEW`]) keeps their
@@ -295,6 +342,32 @@ mod tests {
         }
         a.merge(&b);
         assert_eq!(a.summary(), all.summary());
+    }
+
+    #[test]
+    fn a_histogram_sent_as_json_comes_back_the_same() {
+        let mut h = LatencyHistogram::new();
+        for i in 1..=20_000u64 {
+            h.record(i * i % 7_000_003 + 1_000);
+        }
+        h.record(0);
+        h.record(90_000_000_000);
+        let back: LatencyHistogram =
+            serde_json::from_str(&serde_json::to_string(&h).unwrap()).unwrap();
+        assert_eq!(back.summary(), h.summary());
+        assert_eq!(back.sum_ns(), h.sum_ns());
+        for b in [1_000, 50_000, 1_000_000, 7_000_000] {
+            assert_eq!(back.count_at_most(b), h.count_at_most(b), "{b}");
+        }
+        // Merged after the trip, as rank 0 merges what the clients sent.
+        let mut twice = back.clone();
+        twice.merge(&h);
+        assert_eq!(twice.count(), 2 * h.count());
+        assert_eq!(twice.quantile(0.99), h.quantile(0.99));
+        let empty: LatencyHistogram =
+            serde_json::from_str(&serde_json::to_string(&LatencyHistogram::new()).unwrap())
+                .unwrap();
+        assert_eq!(empty.summary(), LatencySummary::default());
     }
 
     #[test]

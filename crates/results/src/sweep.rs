@@ -196,6 +196,23 @@ pub struct LoadPoint {
     pub cap_ns: Option<u64>,
     /// Whether achieved fell short of offered by more than the saturation margin.
     pub saturated: bool,
+    /// For a multi-client job's point: how its clients shared it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clients: Option<PointClients>,
+}
+
+/// How a multi-client job's clients shared one load point (its figures above are the
+/// merge of theirs).
+#[derive(Debug, Clone, Default, Serialize, Deserialize, TS)]
+pub struct PointClients {
+    /// Each client's ops of the measured window, by rank.
+    pub ops: Vec<u64>,
+    /// The spread of the clients' starts of the point on the common time base: the
+    /// latest client's wake past the agreed start moment minus the earliest's, ns.
+    pub start_skew_ns: u64,
+    /// The worst uncertainty of a client's clock against rank 0's at that start, ns
+    /// (the skew is known within it).
+    pub clock_uncertainty_ns: u64,
 }
 
 /// A whole sweep: its points and the curve's figures.
@@ -297,7 +314,9 @@ pub fn overall_response_ns(points: &[LoadPoint]) -> u64 {
     (area / peak).round() as u64
 }
 
-/// Folds a point's op records into its figures.
+/// Folds a point's op records into its figures. Several clients' builders of one point
+/// merge into the point of all their ops (sent between processes as JSON).
+#[derive(Serialize, Deserialize)]
 pub struct PointBuilder {
     warmup_ns: u64,
     /// Streams per user, for users points.
@@ -441,6 +460,39 @@ impl PointBuilder {
         self.last_sched_ns = self.last_sched_ns.max(sched_ns);
     }
 
+    /// The ops of the measured window given so far.
+    pub fn ops(&self) -> u64 {
+        self.all_response.count()
+    }
+
+    /// Adds every op `other` holds, as if they had been given to this builder: the
+    /// histograms merged bucket by bucket, the counts added, the window's ends widened.
+    /// `other`'s users are numbered after this one's (each client's users are its own).
+    pub fn merge(&mut self, other: PointBuilder) {
+        for (k, h) in &other.response {
+            self.response.entry(*k).or_default().merge(h);
+        }
+        for (k, h) in &other.service {
+            self.service.entry(*k).or_default().merge(h);
+        }
+        for (k, n) in other.errors {
+            *self.errors.entry(k).or_default() += n;
+        }
+        self.all_response.merge(&other.all_response);
+        self.all_service.merge(&other.all_service);
+        self.lag.merge(&other.lag);
+        let first = self.per_user.keys().next_back().map_or(0, |u| u + 1);
+        for (i, (_, u)) in other.per_user.into_iter().enumerate() {
+            self.per_user.insert(first + i as u32, u);
+        }
+        self.warmup_ops += other.warmup_ops;
+        self.first_sched_ns = self.first_sched_ns.min(other.first_sched_ns);
+        self.last_sched_ns = self.last_sched_ns.max(other.last_sched_ns);
+        self.last_done_ns = self.last_done_ns.max(other.last_done_ns);
+        self.completed += other.completed;
+        self.bytes += other.bytes;
+    }
+
     /// Reads a point's op records file and adds every op in it.
     pub fn read_records(&mut self, records: &Path) -> Result<(), TraceError> {
         for r in open_trace(records)? {
@@ -521,6 +573,7 @@ impl PointBuilder {
             met_cap: None,
             cap_ns: None,
             saturated: false,
+            clients: None,
         }
     }
 }
@@ -549,6 +602,50 @@ fn percentiles(h: &LatencyHistogram) -> Vec<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn clients_builders_sent_as_json_and_merged_make_the_point_of_all_their_ops() {
+        // Three clients, 2 streams per user, 2 users each; one builder given every op.
+        let mut all = PointBuilder::new(1_000_000, Some(2));
+        let mut parts: Vec<PointBuilder> = (0..3)
+            .map(|_| PointBuilder::new(1_000_000, Some(2)))
+            .collect();
+        for (c, part) in parts.iter_mut().enumerate() {
+            for i in 0..400u64 {
+                let stream = (i % 4) as u32;
+                let sched = i * 25_000 + c as u64 * 3_000;
+                let issued = sched + 500 + i % 7 * 100;
+                let done = issued + 40_000 + (i * 7_919 + c as u64 * 1_000) % 900_000;
+                let kind = if i % 3 == 0 {
+                    OpKind::Write
+                } else {
+                    OpKind::Read
+                };
+                let result = if i % 97 == 0 { -5 } else { 4096 };
+                part.op(kind, stream, sched, issued, done, result);
+                // The one builder sees each client's users as users of their own.
+                all.op(kind, stream + 4 * c as u32, sched, issued, done, result);
+            }
+        }
+        let mut merged: Option<PointBuilder> = None;
+        for part in parts {
+            let sent: PointBuilder =
+                serde_json::from_slice(&serde_json::to_vec(&part).unwrap()).unwrap();
+            match &mut merged {
+                Some(m) => m.merge(sent),
+                None => merged = Some(sent),
+            }
+        }
+        let got = merged.unwrap().finish("p".into(), 6.0, Some(11_000_000));
+        let want = all.finish("p".into(), 6.0, Some(11_000_000));
+        assert_eq!(
+            serde_json::to_value(&got).unwrap(),
+            serde_json::to_value(&want).unwrap()
+        );
+        assert_eq!(got.all.count + got.warmup_ops, 1_200);
+        assert_eq!(got.users.as_ref().map(|u| u.users), Some(6));
+        assert!(got.all.errors > 0);
+    }
 
     fn point(load: f64, achieved: f64, avg_ms: u64) -> LoadPoint {
         let mut p = LoadPoint {

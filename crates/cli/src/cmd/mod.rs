@@ -43,13 +43,14 @@ pub fn dispatch(cli: Cli, coord: &Arc<dyn Coordinator>) -> anyhow::Result<()> {
         Command::Iozone(a) => Some(&a.opts),
         Command::Ingest(a) => Some(&a.opts),
         Command::Bigdir(a) => Some(&a.opts),
+        Command::Sweep(a) => Some(&a.opts),
         _ => None,
     };
     // Known before anything can fail, so a client that fails early still casts the
     // votes the others wait for.
     coord.share_files(run_opts.is_some_and(|o| o.shared_files));
     if coord.is_job() && run_opts.is_none() {
-        anyhow::bail!("only the workload commands (run, fileserver, backup, iozone, ingest, bigdir) run as a multi-client job under mpirun; start other commands without mpirun");
+        anyhow::bail!("only the workload commands (run, fileserver, backup, iozone, ingest, bigdir, sweep) run as a multi-client job under mpirun; start other commands without mpirun");
     }
     coord.after_command(command(cli, coord))
 }

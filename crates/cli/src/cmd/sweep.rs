@@ -7,20 +7,21 @@
 
 use std::sync::Arc;
 
-use crate::multi::Coordinator;
+use crate::multi::{Coordinator, PointPart};
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context};
 use naslab_engine::{compile, records_from_trace, Pacing, Plan, PlanSource};
-use naslab_results::sweep::{Cap, LoadPoint, LoadUnit, PointBuilder, Sweep};
+use naslab_results::sweep::{Cap, LoadPoint, LoadUnit, PointBuilder, PointClients, Sweep};
 use naslab_results::{CacheMode, RunResult};
 use naslab_trace::{open_trace, Record, Trace};
 use naslab_workload::synthetic::fileserver::FileServer;
 use naslab_workload::synthetic::ingest::Ingest;
 use naslab_workload::synthetic::openloop::{self, Arrivals, Mix, RateLoad};
 use naslab_workload::GenParams;
+use serde::{Deserialize, Serialize};
 
 use super::metrics::SweepMetrics;
 use super::run::{context, execute_from, RunSource, View};
@@ -102,8 +103,15 @@ struct SweepSource {
     sweep: Sweep,
     /// The point running or just run: its plan, load, schedule end and streams per user.
     current: Option<Current>,
-    /// Where the figures are served while the sweep runs (`--metrics`).
+    /// Where the figures are served while the sweep runs (`--metrics`; rank 0's alone
+    /// in a job).
     metrics: Option<SweepMetrics>,
+    /// Who decides between points: the run itself, or a job's rank 0 from every
+    /// client's part of the point.
+    coord: Arc<dyn Coordinator>,
+    /// This client's rank and the job's clients (0 and 1 for a lone run).
+    rank: u32,
+    clients: u32,
 }
 
 struct Current {
@@ -111,6 +119,32 @@ struct Current {
     load: f64,
     window_end_ns: Option<u64>,
     streams_per_user: Option<u32>,
+    /// Whether the point's figures were made (and the verdict on it given).
+    concluded: bool,
+}
+
+/// What a client gives rank 0 of the point that ended: its ops folded into a builder,
+/// or why it has none.
+#[derive(Serialize, Deserialize)]
+enum PointMessage {
+    Figures(Box<PointBuilder>),
+    Missing(String),
+}
+
+/// Rank 0's verdict on a point, which every client follows: why the sweep stops after
+/// it, if it does.
+#[derive(Serialize, Deserialize)]
+struct Verdict {
+    stop: Option<String>,
+}
+
+/// The users of `users` that client `rank` of `clients` runs: as even a share as can
+/// be, the remainder one each to the lowest ranks.
+pub fn users_share(users: u32, rank: u32, clients: u32) -> std::ops::Range<u32> {
+    let clients = clients.max(1);
+    let (each, extra) = (users / clients, users % clients);
+    let first = rank * each + rank.min(extra);
+    first..first + each + u32::from(rank < extra)
 }
 
 impl SweepSource {
@@ -124,7 +158,8 @@ impl SweepSource {
             } => {
                 let n = load as u32;
                 let name = format!("{}@{n}users", base.header.workload);
-                openloop::users(base, &name, n, *stagger_us, *seed)
+                let share = users_share(n, self.rank, self.clients);
+                openloop::users_of(base, &name, share, *stagger_us, *seed)
             }
             Load::Rate {
                 mix,
@@ -133,46 +168,129 @@ impl SweepSource {
                 duration_us,
                 seed,
             } => openloop::rate(&RateLoad {
+                // The point's name is the whole job's; each client offers its share.
                 name: format!("rate@{}", load_text(load)),
-                ops_per_s: load,
+                ops_per_s: load / f64::from(self.clients),
                 connections: *connections,
                 arrivals: *arrivals,
                 duration_us: *duration_us,
                 mix: *mix,
-                seed: *seed,
+                // Each client's Poisson arrivals are its own draws; its uniform ones fall
+                // between the other clients'.
+                seed: seed.wrapping_add(u64::from(self.rank)),
+                phase: (f64::from(self.rank) + 0.5) / f64::from(self.clients),
             }),
         }
     }
 
-    /// Folds the point that just ran into the sweep, if it ran; prints its line. Returns
-    /// why the sweep must stop after it, if it must.
-    fn conclude_point(&mut self, run: &RunResult) -> Option<String> {
-        let cur = self.current.as_ref()?;
-        let name = &cur.plan.header.workload;
-        if self.sweep.points.iter().any(|p| &p.workload == name) {
-            return None;
-        }
-        let Some(w) = run.workloads.iter().find(|w| &w.name == name) else {
-            return Some(format!("{name} did not run"));
+    /// This client's part of the point that just ran: its ops from its records.
+    fn own_part(&self, run: &RunResult, name: &str) -> PointMessage {
+        let Some(cur) = &self.current else {
+            return PointMessage::Missing(format!("{name} did not run"));
+        };
+        let Some(w) = run.workloads.iter().find(|w| w.name == name) else {
+            return PointMessage::Missing(format!("{name} did not run"));
         };
         let Some(it) = w.iterations.last() else {
-            return Some(format!("{name} did not run"));
+            return PointMessage::Missing(format!("{name} did not run"));
         };
         let Some(records) = &it.records else {
-            return Some(format!("{name} kept no op records"));
+            return PointMessage::Missing(format!("{name} kept no op records"));
         };
         let mut builder = PointBuilder::new(self.sweep.warmup_ns, cur.streams_per_user);
-        if let Err(e) = builder.read_records(&self.run_dir.join(records)) {
-            return Some(format!("cannot read {name}'s op records: {e}"));
+        match builder.read_records(&self.run_dir.join(records)) {
+            Ok(()) => PointMessage::Figures(Box::new(builder)),
+            Err(e) => PointMessage::Missing(format!("cannot read {name}'s op records: {e}")),
         }
+    }
+
+    /// Folds the point that just ran into the sweep, once, from every client's part of
+    /// it (a lone run's own); prints its line. Returns why the sweep must stop after it,
+    /// if it must: decided once, by rank 0 in a job, and followed by every client.
+    fn conclude_point(&mut self, run: &RunResult) -> Option<String> {
+        let cur = self.current.as_mut()?;
+        if std::mem::replace(&mut cur.concluded, true) {
+            return None;
+        }
+        let name = cur.plan.header.workload.clone();
+        let aborted = run
+            .workloads
+            .iter()
+            .find(|w| w.name == name)
+            .and_then(|w| w.iterations.last())
+            .and_then(|it| it.aborted.clone());
+        let mine = serde_json::to_vec(&self.own_part(run, &name))
+            .unwrap_or_else(|e| format!("{e}").into_bytes());
+        let coord = self.coord.clone();
+        let verdict = coord.between_points(mine, &mut |parts| {
+            let verdict = Verdict {
+                stop: self.decide(&name, parts, aborted.as_deref()),
+            };
+            serde_json::to_vec(&verdict).unwrap_or_default()
+        });
+        match serde_json::from_slice::<Verdict>(&verdict) {
+            Ok(v) => v.stop,
+            Err(e) => Some(format!("the verdict on {name} could not be read: {e}")),
+        }
+    }
+
+    /// On rank 0 (or a lone run): the point of every client's part merged (histograms
+    /// merged, never averaged), judged, printed and kept; why the sweep stops after it.
+    fn decide(
+        &mut self,
+        name: &str,
+        parts: Vec<PointPart>,
+        aborted: Option<&str>,
+    ) -> Option<String> {
+        let job = self.coord.is_job();
+        let (cur_load, window_end_ns) = match &self.current {
+            Some(c) => (c.load, c.window_end_ns),
+            None => return Some(format!("{name} did not run")),
+        };
+        let mut merged: Option<PointBuilder> = None;
+        let mut ops = Vec::new();
+        let mut lates = Vec::new();
+        let mut uncertainty_ns = 0;
+        for p in parts {
+            let who = |why: String| {
+                if job {
+                    format!("client {}: {why}", p.rank)
+                } else {
+                    why
+                }
+            };
+            match serde_json::from_slice::<PointMessage>(&p.part) {
+                Ok(PointMessage::Figures(b)) => {
+                    ops.push(b.ops());
+                    match &mut merged {
+                        Some(m) => m.merge(*b),
+                        None => merged = Some(*b),
+                    }
+                }
+                Ok(PointMessage::Missing(why)) => return Some(who(why)),
+                Err(e) => return Some(who(format!("its figures of {name} cannot be read: {e}"))),
+            }
+            lates.extend(p.start_late_ns);
+            uncertainty_ns = uncertainty_ns.max(p.clock_uncertainty_ns);
+        }
+        let builder = merged?;
         let buckets = self.metrics.as_ref().map(|_| builder.buckets());
-        let mut point = builder.finish(name.clone(), cur.load, cur.window_end_ns);
+        let mut point = builder.finish(name.to_string(), cur_load, window_end_ns);
         self.sweep.judge(&mut point);
+        if job {
+            let lo = lates.iter().copied().min().unwrap_or(0);
+            let hi = lates.iter().copied().max().unwrap_or(0);
+            point.clients = Some(PointClients {
+                ops,
+                start_skew_ns: hi - lo,
+                clock_uncertainty_ns: uncertainty_ns,
+            });
+        }
         if let Some(m) = &self.metrics {
             m.point_done(&point, buckets.as_deref().unwrap_or_default());
         }
         eprintln!("{}", point_line(&point, self.unit, self.sweep.cap.as_ref()));
-        let why = stop_reason(&point, self.sweep.cap.as_ref(), it.aborted.as_deref());
+        let why = stop_reason(&point, self.sweep.cap.as_ref(), aborted);
         self.sweep.points.push(point);
         why
     }
@@ -210,13 +328,18 @@ impl PlanSource for SweepSource {
         self.current = None;
         let plan = match compile(Path::new(&label), records_from_trace(&trace), &self.run_dir) {
             Ok(p) => p,
-            Err(e) => return Some(Err(format!("{e}"))),
+            Err(e) => {
+                // The other clients are on their way to the point's start: they stop there.
+                self.coord.failed_before_point();
+                return Some(Err(format!("{e}")));
+            }
         };
         let cur = self.current.insert(Current {
             plan,
             load,
             window_end_ns,
             streams_per_user,
+            concluded: false,
         });
         Some(Ok(&cur.plan))
     }
@@ -225,9 +348,14 @@ impl PlanSource for SweepSource {
 impl RunSource for SweepSource {
     fn complete(&mut self, run: &mut RunResult) {
         // A run stopped by a signal or a failure ends without asking for the next plan:
-        // its last point is folded in here, as far as it ran.
-        if let Some(why) = self.conclude_point(run) {
-            self.sweep.stopped.get_or_insert(why);
+        // its last point is folded in here, as far as it ran. Not in a job: a client
+        // that failed may have left the job before this, so there is no one to merge
+        // the point with; the cut point stays off the curve (its workload, merged from
+        // every client's records, is in the results).
+        if !self.coord.is_job() {
+            if let Some(why) = self.conclude_point(run) {
+                self.sweep.stopped.get_or_insert(why);
+            }
         }
         if let Some(why) = &run.aborted {
             self.sweep.stopped.get_or_insert(why.clone());
@@ -442,7 +570,7 @@ fn parse_step(text: &str) -> anyhow::Result<Step> {
 }
 
 /// The loads the arguments name, checked for the unit.
-fn loads(args: &SweepArgs, unit: LoadUnit) -> anyhow::Result<Loads> {
+fn loads(args: &SweepArgs, unit: LoadUnit, clients: u32) -> anyhow::Result<Loads> {
     let list: Vec<f64> = match unit {
         LoadUnit::Users => args.users.iter().map(|&u| f64::from(u)).collect(),
         LoadUnit::OpsPerS => args.rate.clone(),
@@ -452,6 +580,11 @@ fn loads(args: &SweepArgs, unit: LoadUnit) -> anyhow::Result<Loads> {
         bail!("give the loads as a list or as --start/--step/--until, not both");
     }
     let check = |l: f64| -> anyhow::Result<()> {
+        if unit == LoadUnit::Users && l.is_finite() && l >= 1.0 && l < f64::from(clients) {
+            bail!(
+                "a point of {l} users cannot be shared by the job's {clients} clients: each runs at least one user; start the sweep at {clients} users or more, or run fewer clients"
+            );
+        }
         if !(l.is_finite() && l > 0.0) || (unit == LoadUnit::Users && l.fract() != 0.0) {
             bail!(
                 "a load of {l} {} is not possible; loads are positive{}",
@@ -558,11 +691,12 @@ fn preset(args: &mut SweepArgs, params: &GenParams) -> Option<Trace> {
 
 /// `naslab sweep`.
 pub fn sweep(args: SweepArgs, coord: &Arc<dyn Coordinator>) -> anyhow::Result<()> {
-    if coord.is_job() {
-        bail!("naslab sweep does not run as a multi-client job yet; start it without mpirun");
-    }
+    let (rank, clients) = coord.rank_and_size().unwrap_or((0, 1));
     if args.opts.batch != 1 {
         bail!("--batch: a sweep runs each load point once");
+    }
+    if args.opts.shared_files {
+        bail!("--shared-files: a sweep's clients each run their own share of every point on their own file sets; leave it out");
     }
     if args.opts.no_records {
         bail!("a sweep computes each point's response and service times from its op records; leave out --no-records");
@@ -648,7 +782,7 @@ pub fn sweep(args: SweepArgs, coord: &Arc<dyn Coordinator>) -> anyhow::Result<()
             }
         }
     };
-    let loads = loads(&args, unit)?;
+    let loads = loads(&args, unit, clients)?;
     let cap = args
         .cap
         .as_deref()
@@ -675,7 +809,11 @@ pub fn sweep(args: SweepArgs, coord: &Arc<dyn Coordinator>) -> anyhow::Result<()
             }
         },
     );
-    let metrics = args.metrics.map(super::metrics::serve).transpose()?;
+    // One endpoint for the job, rank 0's, which holds the merged points.
+    let metrics = match rank {
+        0 => args.metrics.map(super::metrics::serve).transpose()?,
+        _ => None,
+    };
     let ctx = context(&opts, coord, CacheMode::Drop, extra)?;
     let mut source = SweepSource {
         unit,
@@ -700,6 +838,9 @@ pub fn sweep(args: SweepArgs, coord: &Arc<dyn Coordinator>) -> anyhow::Result<()
         loads,
         current: None,
         metrics,
+        coord: coord.clone(),
+        rank,
+        clients,
     };
     let view = View {
         file_name: "sweep.txt",
@@ -729,6 +870,26 @@ mod tests {
             made: 0,
         };
         assert_eq!(std::iter::from_fn(|| l.next()).count(), MAX_POINTS);
+    }
+
+    #[test]
+    fn users_are_shared_as_evenly_as_can_be_the_remainder_to_the_lowest_ranks() {
+        let shares = |n: u32, clients: u32| -> Vec<std::ops::Range<u32>> {
+            (0..clients).map(|r| users_share(n, r, clients)).collect()
+        };
+        assert_eq!(shares(7, 3), [0..3, 3..5, 5..7]);
+        assert_eq!(shares(6, 3), [0..2, 2..4, 4..6]);
+        assert_eq!(shares(3, 3), [0..1, 1..2, 2..3]);
+        assert_eq!(users_share(5, 0, 1), 0..5);
+        // Every user once, in order, for any split.
+        for n in 1..40 {
+            for c in 1..=n.min(9) {
+                let all: Vec<u32> = shares(n, c).into_iter().flatten().collect();
+                assert_eq!(all, (0..n).collect::<Vec<_>>(), "{n} over {c}");
+                let sizes: Vec<usize> = shares(n, c).iter().map(|r| r.len()).collect();
+                assert!(sizes.iter().max().unwrap() - sizes.iter().min().unwrap() <= 1);
+            }
+        }
     }
 
     #[test]

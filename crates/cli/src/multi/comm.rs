@@ -24,6 +24,9 @@ static NOTICE: u8 = 1;
 /// The tag of the notice a client that failed before the start gate sends every other
 /// client at once, so they stop preparing (below every other tag but the target word's).
 const EARLY_TAG: Tag = 31_000;
+/// The tag of a sweep's messages between points (each client's part of the point that
+/// ended, and rank 0's verdict): apart from every other tag.
+const SWEEP_TAG: Tag = 31_500;
 /// The tag of the first client's word on the shared target (`--shared-files`): above
 /// every failure notice's tag.
 const TARGET_TAG: Tag = 32_000;
@@ -312,6 +315,52 @@ impl Job {
         let world = SimpleCommunicator::world();
         let peer = world.process_at_rank(from as i32);
         super::transfer::receive_file(&mut || peer.receive_vec_with_tag::<u8>(DATA_TAG).0, out)
+    }
+
+    /// Between a sweep's points: every client sends rank 0 how late it woke for the
+    /// point's start and its part of the point (`mine`); on rank 0, returns every
+    /// client's (lateness, part) in rank order, its own first; `None` elsewhere. Every
+    /// client calls it at the same point (after the same vote), so no message waits.
+    pub fn gather_point(&self, mine: Vec<u8>) -> Option<Vec<(u64, Vec<u8>)>> {
+        let (rank, size, late) = self.with(|c| (c.rank, c.size, c.start_late_ns));
+        let world = world();
+        if rank != 0 {
+            let root = world.process_at_rank(0);
+            root.send_with_tag(&late, SWEEP_TAG);
+            root.send_with_tag(&mine[..], SWEEP_TAG);
+            return None;
+        }
+        let mut parts = vec![(late, mine)];
+        for r in 1..size {
+            let peer = world.process_at_rank(r as i32);
+            let (late, _) = peer.receive_with_tag::<u64>(SWEEP_TAG);
+            let (part, _) = peer.receive_vec_with_tag::<u8>(SWEEP_TAG);
+            parts.push((late, part));
+        }
+        Some(parts)
+    }
+
+    /// After [`Job::gather_point`]: rank 0 sends its `verdict` to every client; each
+    /// returns the verdict (rank 0 its own).
+    pub fn share_verdict(&self, verdict: Option<Vec<u8>>) -> Vec<u8> {
+        let (rank, size) = self.with(|c| (c.rank, c.size));
+        let world = world();
+        match verdict {
+            Some(v) if rank == 0 => {
+                for r in 1..size {
+                    world
+                        .process_at_rank(r as i32)
+                        .send_with_tag(&v[..], SWEEP_TAG);
+                }
+                v
+            }
+            _ => {
+                world
+                    .process_at_rank(0)
+                    .receive_vec_with_tag::<u8>(SWEEP_TAG)
+                    .0
+            }
+        }
     }
 
     /// On client 0 with `--shared-files`: tells every other client, once, whether it holds

@@ -12,7 +12,7 @@ use naslab_results::{IterationResult, RunResult};
 
 use super::comm::Job;
 use super::merge::{failure_of, merge, others_failures, ClientReport, Gathered};
-use super::{Concluded, Coordinator};
+use super::{Concluded, Coordinator, PointPart};
 use crate::args::RunOpts;
 
 /// One client of an MPI job.
@@ -158,6 +158,34 @@ impl Coordinator for MpiJob {
         let mut run = run.clone();
         run.aborted = failure.clone();
         self.send_and_merge(Some(run), failure, Some(new_run_dir))
+    }
+
+    fn between_points(
+        &self,
+        mine: Vec<u8>,
+        decide: &mut dyn FnMut(Vec<PointPart>) -> Vec<u8>,
+    ) -> Vec<u8> {
+        let verdict = self.job.gather_point(mine).map(|parts| {
+            let clocks = self.job.with(|c| c.clocks.clone());
+            decide(
+                parts
+                    .into_iter()
+                    .enumerate()
+                    .map(|(r, (late, part))| PointPart {
+                        rank: r as u32,
+                        part,
+                        start_late_ns: Some(late),
+                        clock_uncertainty_ns: clocks.get(r).map_or(0, |c| c.1),
+                    })
+                    .collect(),
+            )
+        });
+        self.job.share_verdict(verdict)
+    }
+
+    fn failed_before_point(&self) {
+        self.job.with(|c| c.caused = true);
+        self.job.end_of_iteration(true);
     }
 
     fn after_command(&self, result: anyhow::Result<()>) -> anyhow::Result<()> {

@@ -49,6 +49,18 @@ impl Concluded {
     }
 }
 
+/// One client's part of a sweep's load point, as rank 0 gets it between points.
+pub struct PointPart {
+    pub rank: u32,
+    /// The client's own figures of the point, in the sweep's encoding.
+    pub part: Vec<u8>,
+    /// How late the client woke for the point's start, past the agreed moment, ns;
+    /// `None` for a lone run (no moment was agreed).
+    pub start_late_ns: Option<u64>,
+    /// How far the client's clock may be off rank 0's at that start, ns.
+    pub clock_uncertainty_ns: u64,
+}
+
 /// Everything that differs between a lone run and one client of a multi-client job.
 /// Passed in each run's context; a lone run's answers leave the run as it is.
 pub trait Coordinator: Send + Sync {
@@ -129,6 +141,28 @@ pub trait Coordinator: Send + Sync {
     ) -> anyhow::Result<Option<Concluded>> {
         Ok(Some(Concluded::own(failure)))
     }
+
+    /// Between two points of a sweep (every client calls it at the same point): each
+    /// client gives its part of the point that ended (`mine`), rank 0 gets them all in
+    /// rank order and `decide` makes the verdict from them there, and every client gets
+    /// that verdict back. A lone run decides on its own part.
+    fn between_points(
+        &self,
+        mine: Vec<u8>,
+        decide: &mut dyn FnMut(Vec<PointPart>) -> Vec<u8>,
+    ) -> Vec<u8> {
+        decide(vec![PointPart {
+            rank: 0,
+            part: mine,
+            start_late_ns: None,
+            clock_uncertainty_ns: 0,
+        }])
+    }
+
+    /// In a job, a client that fails on its own between a sweep's points, before the next
+    /// point's start gate: casts the votes the others wait for there, so they stop at
+    /// the gate instead of waiting, and its error is the one the job reports first.
+    fn failed_before_point(&self) {}
 
     /// Ends a command: in a job, a client that failed before its results were sent still
     /// votes and reports, so the others stop instead of waiting for it.

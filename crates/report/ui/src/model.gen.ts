@@ -701,7 +701,11 @@ cap_ns?: number | null,
 /**
  * Whether achieved fell short of offered by more than the saturation margin.
  */
-saturated: boolean, };
+saturated: boolean, 
+/**
+ * For a multi-client job's point: how its clients shared it.
+ */
+clients?: PointClients | null, };
 
 export type PointOps = { 
 /**
@@ -723,6 +727,22 @@ service: LatencySummary,
 response_percentiles_ns?: Array<number>, };
 
 export type UserSpread = { users: number, min_avg_response_ns: number, median_avg_response_ns: number, max_avg_response_ns: number, };
+
+export type PointClients = { 
+/**
+ * Each client's ops of the measured window, by rank.
+ */
+ops: Array<number>, 
+/**
+ * The spread of the clients' starts of the point on the common time base: the
+ * latest client's wake past the agreed start moment minus the earliest's, ns.
+ */
+start_skew_ns: number, 
+/**
+ * The worst uncertainty of a client's clock against rank 0's at that start, ns
+ * (the skew is known within it).
+ */
+clock_uncertainty_ns: number, };
 
 export type ReportPage = { kind: "report", title: string, generated_by: string, run_dir: string, kinds: Array<string>, run: RunResult, 
 /**

@@ -75,6 +75,11 @@ pub struct RateLoad {
     pub mix: Mix,
     /// Where the arrival times and offsets come from.
     pub seed: u64,
+    /// Where a connection's first uniform arrival falls within its slot, a fraction from
+    /// 0 to 1 (0.5: half a gap in). A job's clients each offer a share of the rate, client
+    /// r of S at (r + 0.5) / S, so that together their arrivals fall where one client's
+    /// would.
+    pub phase: f64,
 }
 
 /// The name of the file a rate point works on.
@@ -119,9 +124,12 @@ pub fn rate(load: &RateLoad) -> Trace {
         };
         trace.ops.push(open);
         // The connections' uniform schedules are interleaved, so the sum is uniform too;
-        // the first comes half a gap after the open.
+        // the first comes `phase` of a slot after the open.
         let mut t_ns = match load.arrivals {
-            Arrivals::Uniform => gap_ns * (f64::from(c) + 0.5) / f64::from(load.connections.max(1)),
+            Arrivals::Uniform => {
+                gap_ns * (f64::from(c) + load.phase.clamp(0.0, 1.0))
+                    / f64::from(load.connections.max(1))
+            }
             Arrivals::Poisson => exponential(&mut rng, gap_ns),
         };
         while t_ns < end_ns {
@@ -196,27 +204,53 @@ pub fn user_dir(u: u32) -> String {
 /// moved by its start offset: a draw in `[0, stagger_us)`, user 0 at 0, so the users do
 /// not move in lockstep. The offsets come from `seed`; the same seed gives the same ones.
 pub fn users(base: &Trace, name: &str, users: u32, stagger_us: u64, seed: u64) -> Trace {
+    users_of(base, name, 0..users, stagger_us, seed)
+}
+
+/// Users `range` of a users point ([`users`]): each keeps the directory and start offset
+/// it has among all the point's users, so the slices a multi-client job's clients run
+/// add up to the whole point; streams and files are numbered from 0 within the slice.
+pub fn users_of(
+    base: &Trace,
+    name: &str,
+    range: std::ops::Range<u32>,
+    stagger_us: u64,
+    seed: u64,
+) -> Trace {
     let mut trace = Trace::new(name);
+    let (first, users) = (range.start, range.len() as u32);
     trace.header.description = Some(format!(
         "{users} users of {}, each on its own file set, started within {} ms of each other",
         base.header.workload,
         stagger_us / 1000
     ));
-    trace.header.generator = Some(format!(
-        "naslab-workload sweep/users base={} users={users} stagger_us={stagger_us} seed={seed}",
-        base.header.workload
-    ));
+    trace.header.generator = Some(if first == 0 {
+        format!(
+            "naslab-workload sweep/users base={} users={users} stagger_us={stagger_us} seed={seed}",
+            base.header.workload
+        )
+    } else {
+        format!(
+            "naslab-workload sweep/users base={} users={users} first={first} stagger_us={stagger_us} seed={seed}",
+            base.header.workload
+        )
+    });
     trace.header.queue_depth = base.header.queue_depth;
     let files = base.files.len() as u32;
     let streams = base.ops.iter().map(|o| o.stream + 1).max().unwrap_or(1);
     let mut rng = Rng8::seed_from_u64(seed ^ 0x7573_6572_7300);
-    for u in 0..users {
-        let offset = if u == 0 || stagger_us == 0 {
+    for g in 0..range.end {
+        // Every user's offset is drawn, in order, so user g's is the same in any slice.
+        let offset = if g == 0 || stagger_us == 0 {
             0
         } else {
             rng.random_range(0..stagger_us)
         };
-        let dir = user_dir(u);
+        if g < first {
+            continue;
+        }
+        let u = g - first;
+        let dir = user_dir(g);
         for f in &base.files {
             trace.files.push(FileDecl {
                 id: u * files + f.id,
@@ -335,6 +369,30 @@ mod tests {
                 file_bytes: 1 << 20,
             },
             seed: 7,
+            phase: 0.5,
+        }
+    }
+
+    #[test]
+    fn clients_at_their_phases_interleave_into_one_uniform_schedule() {
+        // 600 ops/s over 2 connections, and the same offered by 3 clients at 200 ops/s
+        // each, at phases 1/6, 3/6 and 5/6: the same arrival instants.
+        let whole = rate(&load(Arrivals::Uniform, 600.0, 2));
+        let mut want: Vec<u64> = arrivals_of(&whole).iter().map(|o| o.t_us).collect();
+        let mut got = Vec::new();
+        for r in 0..3 {
+            let part = rate(&RateLoad {
+                phase: (f64::from(r) + 0.5) / 3.0,
+                ..load(Arrivals::Uniform, 200.0, 2)
+            });
+            got.extend(arrivals_of(&part).iter().map(|o| o.t_us));
+        }
+        want.sort_unstable();
+        got.sort_unstable();
+        assert_eq!(got.len(), want.len());
+        // Each instant within a microsecond (the trace's unit) of the single client's.
+        for (g, w) in got.iter().zip(&want) {
+            assert!(g.abs_diff(*w) <= 1, "{g} vs {w}");
         }
     }
 
@@ -475,5 +533,42 @@ mod tests {
         assert!(starts[1..].iter().all(|&s| s < 1_000_000));
         assert_ne!(starts[1], starts[2]);
         assert_eq!(users(&base, "w@3u", 3, 1_000_000, 1).ops, t.ops);
+    }
+
+    #[test]
+    fn slices_of_the_users_add_up_to_the_whole_point() {
+        let mut base = Trace::new("w");
+        base.files.push(FileDecl {
+            id: 0,
+            path: "f".into(),
+            kind: FileKind::File,
+            size: 10,
+            exists: true,
+            prepare: Prepare::Copy,
+        });
+        base.ops.push(Op::new(0, 5, OpKind::Open, 0));
+        base.ops.push(Op::new(1, 8, OpKind::Read, 0));
+        let whole = users(&base, "w@7u", 7, 1_000_000, 3);
+        // 7 users over 3 clients: 3, 2, 2.
+        let slices = [0..3, 3..5, 5..7].map(|r| users_of(&base, "w@7u", r, 1_000_000, 3));
+        let mut paths = Vec::new();
+        let mut times = Vec::new();
+        for s in &slices {
+            // Numbered from 0 within the slice.
+            assert_eq!(s.files[0].id, 0);
+            assert_eq!(s.ops[0].stream, 0);
+            paths.extend(s.files.iter().map(|f| f.path.clone()));
+            times.extend(s.ops.iter().map(|o| o.t_us));
+        }
+        assert_eq!(
+            paths,
+            whole
+                .files
+                .iter()
+                .map(|f| f.path.clone())
+                .collect::<Vec<_>>()
+        );
+        assert_eq!(times, whole.ops.iter().map(|o| o.t_us).collect::<Vec<_>>());
+        assert_eq!(slices[1].files[0].path, "user-003/f");
     }
 }

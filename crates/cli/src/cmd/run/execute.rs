@@ -107,8 +107,9 @@ pub trait RunSource: PlanSource {
     fn complete(&mut self, run: &mut RunResult);
 }
 
-/// Like [`execute_returning`], with the workloads made one at a time by `source`. Not
-/// for multi-client jobs (the sweep refuses them).
+/// Like [`execute_returning`], with the workloads made one at a time by `source`. In a
+/// multi-client job, `source` completes each client's results before they are sent to
+/// rank 0, whose completion (a sweep's merged points) the merged results keep.
 pub fn execute_from(
     ctx: RunContext,
     source: &mut dyn RunSource,
@@ -117,14 +118,30 @@ pub fn execute_from(
     let (outcome, streamed) = run_session(&ctx, source);
     let RunOutcome { mut run, failure } = outcome;
     let failure = failure.map(|f| f.to_string());
-    if run.workloads.is_empty() && stopped().is_none() {
-        if let Some(why) = failure {
+    source.complete(&mut run);
+    let new_run_dir = || make_run_dir(&ctx.results_base);
+    let concluded = match ctx.coord.conclude(&run, failure, &new_run_dir) {
+        Ok(c) => c,
+        Err(e) => return (Some(run), Err(e)),
+    };
+    // In a job, every client but rank 0 is done: rank 0 writes the job's results.
+    let Some(mut concluded) = concluded else {
+        return (Some(run), Ok(()));
+    };
+    if concluded.merged.is_none() && run.workloads.is_empty() && stopped().is_none() {
+        if let Some(why) = concluded.failure {
             ctx.discard();
             return (None, Err(anyhow::anyhow!(why)));
         }
     }
-    source.complete(&mut run);
-    let finished = finish(&ctx, &run, Concluded::own(failure), view, streamed);
+    // A job that stopped early says why in its own words (naming the client that failed
+    // first); the sweep's reason is that one.
+    if let Some((merged, _)) = &mut concluded.merged {
+        if let (Some(sweep), Some(why)) = (&mut merged.sweep, &merged.aborted) {
+            sweep.stopped = Some(why.clone());
+        }
+    }
+    let finished = finish(&ctx, &run, concluded, view, streamed);
     (Some(run), finished)
 }
 
