@@ -536,25 +536,25 @@ pub fn replay_with<C: Clock + Sync>(
                     return run.run(backend.as_mut(), reader, out);
                 };
                 run.ahead = Some(Arc::clone(&ring));
-                let (data, phase) = (options.data, options.phase as u64);
-                std::thread::scope(|inner| {
-                    let maker = std::thread::Builder::new()
-                        .name(format!("data-{}", sp.stream))
-                        .stack_size(64 << 10)
-                        .spawn_scoped(inner, {
-                            let ring = Arc::clone(&ring);
-                            move || ring.make(ops, data, phase, sp.stream)
-                        });
-                    if maker.is_err() {
-                        // Without its maker the stream fills each slot itself.
-                        ring.finish();
-                    }
-                    let outcome = run.run(backend.as_mut(), reader, out);
+                // The maker runs in the replay's scope (joined with the streams), not a
+                // scope of the stream's own, whose frames would deepen the stream's stack.
+                let (data, phase, stream) = (options.data, options.phase as u64, sp.stream);
+                let maker = std::thread::Builder::new()
+                    .name(format!("data-{stream}"))
+                    .stack_size(64 << 10)
+                    .spawn_scoped(scope, {
+                        let ring = Arc::clone(&ring);
+                        move || ring.make(ops, data, phase, stream)
+                    });
+                if maker.is_err() {
+                    // Without its maker the stream fills each slot itself.
                     ring.finish();
-                    outcome.map(|mut out| {
-                        out.ahead = Some(ring.counts());
-                        out
-                    })
+                }
+                let outcome = run.run(backend.as_mut(), reader, out);
+                ring.finish();
+                outcome.map(|mut out| {
+                    out.ahead = Some(ring.counts());
+                    out
                 })
             });
             match spawned {
