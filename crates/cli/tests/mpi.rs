@@ -9,10 +9,10 @@
 mod common;
 
 use common::lab::{lab_ready, up_on_dir};
+use common::mpi::{mpirun, mpirun_command, mpirun_turn};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::{Mutex, MutexGuard};
 use std::time::Instant;
 
 use common::{naslab, text};
@@ -20,40 +20,6 @@ use naslab_results::{IterationResult, LatencyHistogram, RunResult, WorkloadResul
 use naslab_trace::{open_trace, Record};
 
 const WORKLOADS: &str = "PhotoAlbum,FileCopyToNAS";
-
-/// `mpirun` with what this machine needs (root, more ranks than cores), or `None` (then
-/// the test fails when NASLAB_REQUIRE_ROOT=1, as CI sets), with this test's turn to
-/// run jobs: one job at a time, as the jobs' clients would otherwise take each other's
-/// CPUs, and the start-skew figures would measure that.
-fn mpirun(ranks: u32) -> Option<(Command, MutexGuard<'static, ()>)> {
-    let command = mpirun_command(ranks)?;
-    Some((command, mpirun_turn()))
-}
-
-/// This test's turn to run jobs (see [`mpirun`]), for a test that builds its own
-/// command line.
-fn mpirun_turn() -> MutexGuard<'static, ()> {
-    static ONE_JOB: Mutex<()> = Mutex::new(());
-    ONE_JOB.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-/// The `mpirun` command line of [`mpirun`], for a test that already has its turn. A job
-/// that hangs is ended after 10 minutes (the test then fails) rather than holding the
-/// suite.
-fn mpirun_command(ranks: u32) -> Option<Command> {
-    let mpirun = common::tool_or_skip("mpirun")?;
-    let mut c = Command::new(mpirun);
-    c.args([
-        "--allow-run-as-root",
-        "--oversubscribe",
-        "--timeout",
-        "600",
-        "-n",
-    ])
-    .arg(ranks.to_string())
-    .arg(env!("CARGO_BIN_EXE_naslab"));
-    Some(c)
-}
 
 /// A temporary directory holding a target and a results directory for a single run
 /// (`t1`, `o1`) and for a job (`t4`, `o4`), the targets made; kept while the first is.

@@ -12,33 +12,13 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-use std::sync::{Mutex, MutexGuard};
+use std::process::Output;
 
 use common::lab::{lab_ready, up_on_dir};
+use common::mpi::mpirun;
 use common::{json, naslab, only_run_dir, run_ok, text};
 use naslab_results::sweep::PointBuilder;
 use serde_json::Value;
-
-/// `mpirun -n RANKS naslab` with what this machine needs (root, more ranks than cores),
-/// and this test's turn (one job at a time); `None` when mpirun is missing (then the
-/// test fails under NASLAB_REQUIRE_ROOT=1, as CI sets).
-fn mpirun(ranks: u32) -> Option<(Command, MutexGuard<'static, ()>)> {
-    static ONE_JOB: Mutex<()> = Mutex::new(());
-    let mpirun = common::tool_or_skip("mpirun")?;
-    let turn = ONE_JOB.lock().unwrap_or_else(|e| e.into_inner());
-    let mut c = Command::new(mpirun);
-    c.args([
-        "--allow-run-as-root",
-        "--oversubscribe",
-        "--timeout",
-        "600",
-        "-n",
-    ])
-    .arg(ranks.to_string())
-    .arg(env!("CARGO_BIN_EXE_naslab"));
-    Some((c, turn))
-}
 
 fn points(j: &Value) -> &Vec<Value> {
     j["sweep"]["points"].as_array().unwrap()

@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 pub mod lab;
+pub mod mpi;
 
 /// The binary under test.
 pub fn naslab() -> Command {
