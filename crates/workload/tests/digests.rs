@@ -29,155 +29,155 @@ const PARAMS: GenParams = GenParams {
 const PINNED: &[(&str, &str)] = &[
     (
         "HDVideo_1Play",
-        "61f1f23a9ac08fe2dbf7100dbaf49eb2211339d99d5830c4ce127a34cb58b54d",
+        "21554ebd9b80c4c40f13251fb6561e9d04602fc2624e88f1d7e01d3bcd03bef0",
     ),
     (
         "HDVideo_2Play",
-        "950273c7255cab47fbc6861fea33c285c055af97e9e4e886e05c7adf6be3ee25",
+        "b1272c6f3d49494867c1c552608d442a150b0754d39bad7b6e7fc27a527c9d9a",
     ),
     (
         "HDVideo_4Play",
-        "a5eb27d525c371dd0f03e612de3dcc1588419f39df6a1c83791b8ef6b6352f19",
+        "837a8a742c0728a2ca35813e45a1c7ed1c671e0499ee0f573d35a82e5d9f2e69",
     ),
     (
         "HDVideo_1Record",
-        "fdac165a6dd9c83eb2b507ad96e0935e8dd2dd7b663a6b81a401b72e1b21c01f",
+        "0898dcc6f541ba12693917c7ad7bc4258cbde041a7af7b21d729ebc86bcecf57",
     ),
     (
         "HDVideo_1Play_1Record",
-        "853f85e3b14fb79650e574fd4b931320134c7ba3197b370efab4ee016e0386f9",
+        "d63a37109fcfcd24e50e844579b9e8a117f3fc1138a70d89b3d29bd06321fdd4",
     ),
     (
         "ContentCreation",
-        "2e0c83397259dffc86d3bafbf59a9c06336aacfcc10b3f2cc77d64b1b4377b9b",
+        "8965ab34446d1711b19c6bf27453b50f1808030ed76dd8a25ff337be316b6652",
     ),
     (
         "OfficeProductivity",
-        "b8952fe60ce5ba747e34266a62d3023d61d7c54c6c041c6af9a6cbb4efe4ceb8",
+        "6bb049a86be2fce0563308e7ec3844bc9ec506fb56a33a171b05f7365271ef1e",
     ),
     (
         "FileCopyToNAS",
-        "46e701a6a2f4a6b8cd11dcdb7cf18add13defa10a0352b912a542f81c89027a9",
+        "7e725e9684b9a55b1722b299d1fbe5f80d8c74faa9a480d31d6f08e4a15269c0",
     ),
     (
         "FileCopyFromNAS",
-        "89f80b9c322cdb5fd6fce7c808bc0812fac38a44369f9e3077a87d0c91ef8abc",
+        "3cdb012a06f9220f2d1402d31ae7e097c81dd26e43203aaab1c51e670414aaef",
     ),
     (
         "DirectoryCopyToNAS",
-        "f913a9c7285c288d5cd23c62647805a445b6290f5c2788e3a3711dbc064b36c9",
+        "5afbb229d2b13d2bdae2a58b1c3ad1bb31076daadb226b3d5f6e314e84fc9c7d",
     ),
     (
         "DirectoryCopyFromNAS",
-        "cb55ad2e5245407a843a9cf1731a9d82c694627f2bc5168edfc71bce9399993f",
+        "a2779c9105b9d3f2e5ea012aae3f5810e89fbb4356a2fbf342545d815320dd49",
     ),
     (
         "PhotoAlbum",
-        "1ce8415afd942efb24db8f1efdec56d48a686089532ccbc2095cb88952eca913",
+        "61092bcb2cfd5216f518d70a58a793f91fa81d6e02f39fa13297ff7fab079493",
     ),
     (
         "HDVideo_RecordThenPlay",
-        "bf1b5ccbdb49992dae95cc50bdcd66e5b966772bc2e2a47e0863d731b0837a98",
+        "0354b59e61e4082fe8f52fb54ceebc0f602ab667a8707fd3ac85bf8c87a9858a",
     ),
     (
         "IOMeter_4K_RandRead_QD1",
-        "57aafbe7f9285bf5460165e9c2bb75a8e3ef6436a160c8cc4cf912df1eea8ab1",
+        "460ed82f027814d3663062bc22fa252353fc4527b460e9fddbfc8a48aa2944ee",
     ),
     (
         "IOMeter_4K_RandRead_QD32",
-        "9baa3197065edd3befa92a58496354a9edbb5c3b8c28fefbf7a1ab7f0b0601dd",
+        "c741e6dd8719d781fee487a8fc508ccab87d78e2d67d2daefcbd3e37ef7d3e77",
     ),
     (
         "IOMeter_4K_RandWrite_QD1",
-        "4c664bb055084f7352d3ecd16d927997884075897a217f8065cb2a34bfbd74af",
+        "4960a7157fb853eef0b4b84d109edaeee0125d41171ace537ad900f3ef8067c5",
     ),
     (
         "IOMeter_4K_RandWrite_QD32",
-        "4e85cb67edeb117c12a539656d2e776b0f03455ec2d4af05b6ffe103c248f12d",
+        "d3a9f2d3ad06891d856408729d1ea1910f72b9ade8b709548184734e1f29a72b",
     ),
     (
         "IOMeter_128K_SeqRead_QD1",
-        "7fa63537d2b73d7995cd2f632f5d41205b5d6ef33e90c58a46c8b35ba46005ec",
+        "9791be28d139aa59b2323a97bb49545d15e848cb8ef42e436018b78d46d02080",
     ),
     (
         "IOMeter_128K_SeqRead_QD32",
-        "b124f6d8d321c3e35b139750264d0e3d4c9c3620390e16be181b3f11ab590eb3",
+        "c5745b74860e4e0be01a29c71e3446bcfc5f5433f164778666bca42da00b9aa6",
     ),
     (
         "IOMeter_128K_SeqWrite_QD1",
-        "c0c86552083b93a65bf0410a683cb30a58a07bc5a0b462cc95288e619728812e",
+        "fa75ec6fdd7e69b00145a0acfa40093f2677b418da8983cee7269e9b724bfa30",
     ),
     (
         "IOMeter_128K_SeqWrite_QD32",
-        "f376ea2cde01c1dd70c5e4cb4273c9bd7958f21809222b0dea613b18a74344d9",
+        "ebd1408d018db12f23864fb87adfe7c03225fa077fc8c6e64d34dc8e8acba224",
     ),
     (
         "iozone_write_256k_16k",
-        "e60b7e9b9fb1f17d85fe08fcdd3922a1ab1be70f9e33c06177d147bb7f0e3393",
+        "bce80b682efc6c408def263500364c3c09c4a0f6710d39a99b73cf585f157297",
     ),
     (
         "iozone_rewrite_256k_16k",
-        "25535a769e9f80f90a0f59279211a601f83f5a8085acaa633040a473eb32e39a",
+        "c42e982a8b8474df6c56295333a380b72aced46dbe352d4584cb8b7e0c0ea81c",
     ),
     (
         "iozone_read_256k_16k",
-        "b0af0aa02c992dbc559cb572cb4eb3042f868d40311fa3b9428dd3dc05c73ca4",
+        "cae899327c6a2cb2f293464c0d3938ae876ce4354919293942e2b4f18881bb7e",
     ),
     (
         "iozone_reread_256k_16k",
-        "2add2d7548ddf75d7b459a5b88090c0a1f10959f2759d69d29234bba01efdaa9",
+        "67042ceab8640ef9ccd7d71562de3b0a5bb63f56ee523458b6a15b77fc742b45",
     ),
     (
         "iozone_randread_256k_16k",
-        "96de3c6f9bf2a73a6b4891f818f4c8284976ae72bf8016ae2cb5b508e29a36c5",
+        "a25601bebb12d0d9bfe5c7f50c6febc71208af6bd58f934fd727b3eacc95fce0",
     ),
     (
         "iozone_randwrite_256k_16k",
-        "929464cfd7cbd027a7a676b2e71b9cc6577c2822f2357bd4feababdee2315164",
+        "da69eea27be67ae39bf4264a0f4656de7a403776f6b38b0e3863c5c3029b7c34",
     ),
     (
         "iozone_bkwdread_256k_16k",
-        "8a5124807c2db3b529d1755461d4a474e3f5690efc245e4eda7568561b553646",
+        "194c83eda9ee4a2439ab63df02ce37254d2026ea0532a98e791e199d1d1fa544",
     ),
     (
         "iozone_recrewrite_256k_16k",
-        "c82991a73a85d81d418968bdc2ef35f686fdec1597363559408a1d0f8b0bfb11",
+        "8136be14073c4870061e967b37e1717dcf5a5988713cbc6a08c3d4fea406c3de",
     ),
     (
         "iozone_strideread_256k_16k",
-        "1394f6093a752e405a612f3504e2b4c9c9010f3c2edbd1b99f5f0bf1bd25c948",
+        "35d58ed8debd798377ce3b8201c701470ec6e7a97dde3cfdfaed156aa3602351",
     ),
     (
         "iozone_mixed_256k_16k",
-        "008ae48e6b642037e31bdf53c607b0b164ab62cf8201966bb6a29bcff32a54fd",
+        "967c8580c8c782baf349f33a6e7785bac4afdcc931aa5f46a70666fc5d808bda",
     ),
     (
         "iozone_throughput_mixed",
-        "8ae02d7bbf52ce915e7e04386e37833e0d38631aa93a5621a1ed2571693b6dc1",
+        "0c54bde563f1f788a441a36b45e8ff07302b895fda274d908f9a279eda7f2ab7",
     ),
     (
         "Backup",
-        "518294c65ee43210d06d2975e9abf18c5ee31c1ef2438d4b3782697ee9306e82",
+        "c927cb6b04478a1f27ced98a7daeddf4702d47c86354c83661ceee609ca14c88",
     ),
     (
         "BigDir_Dirs",
-        "b296624b30238ee28307cd836dff6622ca6da39e8ed464ab019c8952c3b7161c",
+        "e925d898768779136c5e352e0138f119fe1602c1cee462ba397d5b4844751e4f",
     ),
     (
         "BigDir_Files",
-        "c78313c29ab68b7c3492712b0a70480033f8ece087dc69e844689b5ffbe39438",
+        "9df8c78cc8636398981039c4e44768a6d9a415ee5963514556cf7aa84551a79e",
     ),
     (
         "FileServer_write",
-        "7d034013b88e867695436f509e68f9f9fb30f9163011169cfad6780bbe9576eb",
+        "6383eeaf0f8bf7ee5edc76aa141e922d29c77be67fc8ba376ca0a5fc33486cfd",
     ),
     (
         "FileServer_read",
-        "952e359b982afbac16f503c7372c24ed324e6384dd4cd4b5fb049d8f3521c921",
+        "393a83edab17c5b780b4fcd771ebd71af0e3b983b28255a3bb744d6881597b8e",
     ),
     (
         "Ingest_10PerDir",
-        "1e01396b03c5284192cdb67febbe1ef4de7c51be55e27b9e1d200154b0a627d5",
+        "15b94f754d66e6ec81f6549c3379d588ca61b349cad1387b7c4c5d2d9c3bfd08",
     ),
 ];
 
