@@ -537,6 +537,20 @@ impl Builder {
         Ok(())
     }
 
+    /// Closes every handle the stream still holds, as the kernel does when the last
+    /// thread sharing them ends: one close per file, in the order of the files' ids.
+    pub fn close_all(&mut self, key: u64, t_us: u64) -> Result<(), ImportError> {
+        let Some(st) = self.streams.get_mut(&key) else {
+            return Ok(());
+        };
+        let mut open: Vec<u32> = st.handles.drain().map(|(id, _)| id).collect();
+        open.sort_unstable();
+        for id in open {
+            self.emit(key, t_us, Op::new(0, t_us, OpKind::Close, id))?;
+        }
+        Ok(())
+    }
+
     /// A read of `len` bytes at `offset`; `got` is what it returned when known.
     pub fn read(
         &mut self,

@@ -33,7 +33,8 @@ pub struct Captured {
 }
 
 /// The strace options capture uses: every thread and child (`-f`), start times in µs
-/// (`-ttt`), durations (`-T`), descriptors decoded to paths (`-yy`), paths whole
+/// (`-ttt`), durations (`-T`), descriptors decoded to paths (`-yy`), threads' ends
+/// (`-q` keeps the exit notices `-qq` would drop), paths whole
 /// (`-s 4096`), and only the calls that matter, filtered in the kernel.
 pub fn strace_args(log: &Path) -> Vec<OsString> {
     let calls: Vec<String> = TRACED_CALLS.iter().map(|c| format!("?{c}")).collect();
@@ -42,7 +43,7 @@ pub fn strace_args(log: &Path) -> Vec<OsString> {
         "-ttt",
         "-T",
         "-yy",
-        "-qq",
+        "-q",
         "-s",
         "4096",
         "--seccomp-bpf",

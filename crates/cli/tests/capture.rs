@@ -714,6 +714,14 @@ fn times_file_system_queries_and_locks_are_captured_and_replayed() {
     ] {
         assert!(ops.contains(&want), "{want:?} in {ops:#?}");
     }
+    // Every process ended with its files closed: flock's lock goes with its close when
+    // flock exits, which python's lock then waits for.
+    let handles = |k: OpKind| ops.iter().filter(|o| o.0 == k).count();
+    assert_eq!(
+        handles(OpKind::Open) + handles(OpKind::Create),
+        handles(OpKind::Close),
+        "{ops:#?}"
+    );
     let it = replay_iteration(&trace, d.path(), "afap");
     assert_eq!(it["errors"], 0, "{it}");
     assert_eq!(it["op_stats"]["utime"]["count"], 2, "{it}");

@@ -191,6 +191,77 @@ fn an_strace_log_imports_with_every_op_and_replays() {
     );
 }
 
+/// A process that ends holding a locked file, and a thread of it that ended first, and
+/// a second process that locks the file after them.
+const EXIT_LOG: &str = r#"200 1700000000.000000 clone(child_stack=0x7f0000001000, flags=CLONE_VM|CLONE_FS|CLONE_FILES|CLONE_SIGHAND|CLONE_THREAD|CLONE_SYSVSEM) = 201 <0.000010>
+200 1700000000.000100 openat(AT_FDCWD</work/app>, "a", O_RDWR) = 3</work/app/a> <0.000010>
+201 1700000000.000200 pread64(3</work/app/a>, "x"..., 10, 0) = 10 <0.000010>
+201 1700000000.000300 +++ exited with 0 +++
+200 1700000000.000400 flock(3</work/app/a>, LOCK_EX) = 0 <0.000010>
+200 1700000000.000500 +++ killed by SIGTERM +++
+300 1700000000.000600 openat(AT_FDCWD</work/app>, "a", O_RDWR) = 3</work/app/a> <0.000010>
+300 1700000000.000700 flock(3</work/app/a>, LOCK_EX) = 0 <0.000010>
+"#;
+
+#[test]
+fn files_a_process_left_open_close_when_its_last_thread_ends() {
+    let d = tempfile::tempdir().unwrap();
+    let (trace, said) = import(
+        d.path(),
+        "strace",
+        "exit.log",
+        EXIT_LOG,
+        &["--root", "/work/app"],
+    );
+    let ops: Vec<(u32, u64, &str)> = ops_of(&trace)
+        .iter()
+        .map(|o| (o.stream, o.t_us, o.kind.name()))
+        .collect();
+    // The thread's end closes nothing (its process still holds the file); the process's
+    // end closes the file for both, releasing the lock before the next process takes
+    // it. The last process is still running when the log ends: its file stays open.
+    assert_eq!(
+        ops,
+        vec![
+            (0, 100, "open"),
+            (1, 200, "open"),
+            (1, 200, "read"),
+            (0, 400, "lock"),
+            (0, 500, "close"),
+            (1, 500, "close"),
+            (2, 600, "open"),
+            (2, 700, "lock"),
+        ],
+        "{said}"
+    );
+    // Replayed on a directory as fast as it goes, the second process waits for the
+    // first one's close, so its lock is granted: a held lock would fail it (EAGAIN).
+    let target = d.path().join("target");
+    std::fs::create_dir(&target).unwrap();
+    let res = run_ok(
+        naslab()
+            .args([
+                "run",
+                "--json",
+                "--tolerate-errors",
+                "--pace",
+                "afap",
+                "--target",
+            ])
+            .arg(&target)
+            .arg("--out")
+            .arg(d.path().join("results"))
+            .arg(&trace),
+    );
+    let run: serde_json::Value = serde_json::from_slice(&res.stdout).unwrap();
+    let it = &run["workloads"][0]["iterations"][0];
+    assert_eq!(it["op_stats"]["lock"]["count"], 2, "{it}");
+    assert_eq!(it["op_stats"]["close"]["count"], 2, "{it}");
+    assert_eq!(it["errors"], 0, "{it}");
+    // It follows both streams of the first process, which ended at the same time.
+    assert_eq!(it["ordering"]["sequence_edges"], 2, "{it}");
+}
+
 #[test]
 fn a_bad_strace_line_is_named_by_its_number() {
     let d = tempfile::tempdir().unwrap();

@@ -44,7 +44,13 @@ pub enum Parsed {
     Call(Call),
     /// The first half of a call; the rest comes on a later line.
     Pending,
-    /// A signal, an exit notice or another line that is no call.
+    /// A thread that exited or was killed: its descriptors close if no thread left
+    /// shares them.
+    Exit {
+        tid: u32,
+        t_us: u64,
+    },
+    /// A signal or another line that is no call.
     Other,
 }
 
@@ -74,6 +80,9 @@ impl Joiner {
         let t_us = parse_time(ts).ok_or_else(|| {
             format!("'{ts}' is not a -ttt time stamp (seconds.micros); make the log with strace -f -ttt -T -yy")
         })?;
+        if rest.starts_with("+++ exited") || rest.starts_with("+++ killed") {
+            return Ok(Parsed::Exit { tid, t_us });
+        }
         if rest.starts_with("+++") || rest.starts_with("---") || rest.starts_with("???") {
             return Ok(Parsed::Other);
         }

@@ -132,6 +132,8 @@ pub struct StraceImporter {
     root: String,
     /// Each thread's descriptor table (threads share one).
     tables: HashMap<u32, Rc<RefCell<FdTable>>>,
+    /// Threads that ended while another thread still shared their table.
+    exited: HashSet<u32>,
     cwd: HashMap<u32, String>,
     executables: HashSet<String>,
     libraries: HashSet<String>,
@@ -151,6 +153,7 @@ impl StraceImporter {
             default_cwd: root.clone(),
             root,
             tables: HashMap::new(),
+            exited: HashSet::new(),
             cwd: HashMap::new(),
             executables: HashSet::new(),
             libraries: HashSet::new(),
@@ -186,6 +189,7 @@ impl StraceImporter {
     pub fn line(&mut self, text: &str, b: &mut Builder) -> Result<(), LineFault> {
         match self.joiner.line(text).map_err(LineFault::Text)? {
             Parsed::Call(c) => self.call(c, b).map_err(LineFault::Import),
+            Parsed::Exit { tid, t_us } => self.exit(tid, t_us, b).map_err(LineFault::Import),
             Parsed::Pending | Parsed::Other => Ok(()),
         }
     }
@@ -399,6 +403,37 @@ impl StraceImporter {
             }
             _ => Ok(()),
         }
+    }
+
+    /// A thread ended. When no thread left shares its descriptor table, every file the
+    /// table's threads still had open closes then, as the kernel closes them (releasing
+    /// their locks): the trace says so, so a program that runs next waits for it.
+    fn exit(&mut self, tid: u32, t_us: u64, b: &mut Builder) -> Result<(), ImportError> {
+        let t = self.rel_t(t_us);
+        let Some(table) = self.tables.get(&tid).cloned() else {
+            return b.close_all(tid as u64, t);
+        };
+        let sharing: Vec<u32> = self
+            .tables
+            .iter()
+            .filter(|(_, other)| Rc::ptr_eq(other, &table))
+            .map(|(&member, _)| member)
+            .collect();
+        if sharing
+            .iter()
+            .any(|m| *m != tid && !self.exited.contains(m))
+        {
+            self.exited.insert(tid);
+            return Ok(());
+        }
+        let mut sharing = sharing;
+        sharing.sort_unstable();
+        for member in sharing {
+            self.exited.remove(&member);
+            self.tables.remove(&member);
+            b.close_all(member as u64, t)?;
+        }
+        Ok(())
     }
 
     fn spawn(&mut self, parent: u32, child: u32, shares: bool) {
