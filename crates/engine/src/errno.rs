@@ -5,8 +5,8 @@
 #[cfg(target_os = "linux")]
 pub use libc::{
     EACCES, EAGAIN, EBADF, EBUSY, EDQUOT, EEXIST, EFBIG, EINTR, EINVAL, EIO, EISDIR, ELOOP, EMFILE,
-    EMLINK, ENAMETOOLONG, ENFILE, ENOENT, ENOSPC, ENOSYS, ENOTCONN, ENOTDIR, ENOTEMPTY, ENXIO,
-    EOPNOTSUPP, EPERM, EREMOTE, EROFS, ESRCH, ESTALE, ETIMEDOUT, EWOULDBLOCK, EXDEV,
+    EMLINK, ENAMETOOLONG, ENFILE, ENOENT, ENOLCK, ENOSPC, ENOSYS, ENOTCONN, ENOTDIR, ENOTEMPTY,
+    ENXIO, EOPNOTSUPP, EPERM, EREMOTE, EROFS, ESRCH, ESTALE, ETIMEDOUT, EWOULDBLOCK, EXDEV,
 };
 
 #[cfg(not(target_os = "linux"))]
@@ -34,6 +34,7 @@ mod linux_values {
     pub const EROFS: i32 = 30;
     pub const EMLINK: i32 = 31;
     pub const ENAMETOOLONG: i32 = 36;
+    pub const ENOLCK: i32 = 37;
     pub const ENOSYS: i32 = 38;
     pub const ENOTEMPTY: i32 = 39;
     pub const ELOOP: i32 = 40;
@@ -87,6 +88,8 @@ pub fn describe(errno: i32) -> String {
             EROFS => "read-only volume",
             EMLINK => "too many links",
             ENAMETOOLONG => "name too long",
+            ENOLCK => "no lock held on that range",
+            EAGAIN => "held by another",
             ENOTEMPTY => "directory not empty",
             ELOOP => "a symbolic link or reparse point, not followed",
             EOPNOTSUPP => "not supported",

@@ -127,6 +127,103 @@ fn nfs_backend_runs_every_op_and_the_server_holds_the_bytes() {
     assert!(procs.iter().all(|p| !p.alive()), "ganesha stopped");
 }
 
+/// The file's modification time on the server set back to 2000, then `utime` through
+/// the backend: the server's file then has a time within a minute of now.
+fn utime_reaches_the_server(b: &mut dyn naslab_engine::Backend, on_server: &std::path::Path) {
+    let y2000 = std::time::UNIX_EPOCH + Duration::from_secs(946_684_800);
+    std::fs::File::options()
+        .write(true)
+        .open(on_server)
+        .unwrap()
+        .set_modified(y2000)
+        .unwrap();
+    b.utime(0).unwrap();
+    let mtime = std::fs::metadata(on_server).unwrap().modified().unwrap();
+    let off = match std::time::SystemTime::now().duration_since(mtime) {
+        Ok(d) => d,
+        Err(e) => e.duration(),
+    };
+    assert!(off < Duration::from_secs(60), "{mtime:?} is not now");
+}
+
+/// Byte-range locks over SMB as the server keeps them between two connections: a range
+/// one holds is refused to the other at once (EAGAIN), a disjoint one is granted, an
+/// unlock hands it over, an unlock of nothing held is refused (ENOLCK), and a range of
+/// length 0 reaches to the end of the file. The volume query and the time setting reach
+/// the server too.
+#[test]
+fn smb_locks_times_and_volume_queries_act_on_the_server() {
+    use naslab_engine::backend::LockHow::{Exclusive, Shared, Unlock};
+    needs_root_and_servers!(ServerKind::Samba);
+    let base = tempfile::tempdir().unwrap();
+    let guard = lab(base.path(), FsKind::Dir, ServerKind::Samba, &[]);
+    let st = guard.lab().state.clone();
+    let target = smb(&st);
+    let (mut a, ha) = one_open_file(&target, "Locks");
+    let mut b = connect_to_data_bin(&target, "Locks");
+    let hb = b
+        .open(
+            0,
+            OpenHow {
+                read: true,
+                write: true,
+                ..OpenHow::default()
+            },
+        )
+        .unwrap();
+    let errno = |r: Result<(), naslab_engine::OpError>| r.err().map(|e| e.errno);
+    assert_eq!(errno(a.lock(ha, 0, 100, Exclusive)), None);
+    assert_eq!(errno(b.lock(hb, 50, 10, Exclusive)), Some(libc::EAGAIN));
+    assert_eq!(errno(b.lock(hb, 50, 10, Shared)), Some(libc::EAGAIN));
+    assert_eq!(errno(b.lock(hb, 100, 50, Exclusive)), None);
+    assert_eq!(errno(a.lock(ha, 0, 100, Unlock)), None);
+    assert_eq!(errno(b.lock(hb, 50, 10, Exclusive)), None);
+    assert_eq!(errno(a.lock(ha, 0, 100, Unlock)), Some(libc::ENOLCK));
+    // Shared ranges overlap; an exclusive one inside a shared range to the end is refused.
+    assert_eq!(errno(a.lock(ha, 1000, 0, Shared)), None);
+    assert_eq!(errno(b.lock(hb, 2000, 10, Shared)), None);
+    assert_eq!(
+        errno(b.lock(hb, 1 << 40, 10, Exclusive)),
+        Some(libc::EAGAIN)
+    );
+    // Closing a handle lets its locks go.
+    a.close(ha).unwrap();
+    assert_eq!(errno(b.lock(hb, 1 << 40, 10, Exclusive)), None);
+    utime_reaches_the_server(&mut *b, &st.share_dir.join("naslab/Locks/data.bin"));
+    b.statfs(0).unwrap();
+    b.close(hb).unwrap();
+}
+
+#[test]
+fn nfs_times_and_volume_queries_act_on_the_server_and_locks_are_refused_before_the_run() {
+    needs_root_and_servers!(ServerKind::Nfs);
+    let base = tempfile::tempdir().unwrap();
+    let guard = lab(base.path(), FsKind::Dir, ServerKind::Nfs, &[]);
+    let st = guard.lab().state.clone();
+    let target = nfs(&st.url);
+    let (mut a, h) = one_open_file(&target, "Times");
+    utime_reaches_the_server(&mut *a, &st.share_dir.join("naslab/Times/data.bin"));
+    a.statfs(0).unwrap();
+    a.close(h).unwrap();
+    let mut trace = small_trace("NfsLock", false);
+    let mut lock = naslab_trace::Op::new(0, 0, naslab_trace::OpKind::Lock, 1);
+    lock.len = 10;
+    trace.ops.insert(1, lock);
+    let plan = naslab_engine::compile(
+        std::path::Path::new("t.jsonl"),
+        naslab_engine::records_from_trace(&trace),
+        base.path(),
+    )
+    .unwrap();
+    let e = naslab_engine::run::check_caps(&plan, &target)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("nfs backend cannot do 'lock'") && e.contains("NLM"),
+        "{e}"
+    );
+}
+
 /// Two NFS labs share the one rpcbind: the first to go leaves it to the other, whose
 /// export keeps answering; once both are down, no lab is counted as using it, and the
 /// rpcbind naslab started is stopped unless another lab (of a test running beside this

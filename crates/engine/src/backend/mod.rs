@@ -138,6 +138,8 @@ pub fn errno_name(errno: i32) -> String {
         crate::errno::EINTR => "EINTR",
         crate::errno::EMLINK => "EMLINK",
         crate::errno::ENXIO => "ENXIO",
+        crate::errno::EAGAIN => "EAGAIN",
+        crate::errno::ENOLCK => "ENOLCK",
         _ => return format!("errno {errno}"),
     };
     name.to_string()

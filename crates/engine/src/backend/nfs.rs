@@ -2,9 +2,11 @@
 //! kernel mount and no admin rights on the client. Each trace op becomes the requests a
 //! cacheless NFSv3 client sends for it: LOOKUP (or CREATE) to open, READ, WRITE
 //! (UNSTABLE, or FILE_SYNC on a `sync` open), COMMIT for fsync and at close after
-//! unstable writes (close-to-open, as the Linux client does), SETATTR for truncate,
-//! GETATTR/LOOKUP for stat, MKDIR, READDIR, REMOVE/RMDIR and RENAME. NFSv3 has no way to
-//! reserve space, so `fallocate` is not offered.
+//! unstable writes (close-to-open, as the Linux client does), SETATTR for truncate and
+//! for times (to the server's clock), GETATTR/LOOKUP for stat, FSSTAT for statfs, MKDIR,
+//! READDIR, REMOVE/RMDIR and RENAME. NFSv3 has no way to reserve space, so `fallocate`
+//! is not offered, and its locks are another protocol's (NLM), so neither are `lock` and
+//! `unlock`.
 //!
 //! The crate's I/O traits are async: each connection runs its requests on a
 //! single-thread tokio runtime of its own, one at a time and each at most the I/O
@@ -32,10 +34,9 @@ const NFS_CAPS: Caps = {
     // naslab's NFS client makes neither hard nor symbolic links.
     ops[OpKind::Link as usize] = false;
     ops[OpKind::Symlink as usize] = false;
-    // Nor, yet, file system queries, time setting or byte-range locks (see
-    // docs/trace-format.md).
-    ops[OpKind::Statfs as usize] = false;
-    ops[OpKind::Utime as usize] = false;
+    // NFSv3 has no byte-range locks of its own: they belong to a separate protocol
+    // (NLM, with its status monitor and a callback service on the client), which
+    // naslab's client does not speak.
     ops[OpKind::Lock as usize] = false;
     ops[OpKind::Unlock as usize] = false;
     Caps {
@@ -409,6 +410,18 @@ impl Backend for NfsBackend {
         self.session.resolve(&path).map(|(_, _, size)| size)
     }
 
+    fn statfs(&mut self, file: u32) -> Result<(), OpError> {
+        let path = self.path(file)?;
+        let (fh, _, _) = self.session.resolve(&path)?;
+        self.session.fs_stat(&fh)
+    }
+
+    fn utime(&mut self, file: u32) -> Result<(), OpError> {
+        let path = self.path(file)?;
+        let (fh, _, _) = self.session.resolve(&path)?;
+        self.session.touch(&fh)
+    }
+
     fn mkdir(&mut self, file: u32) -> Result<(), OpError> {
         let path = self.path(file)?;
         self.session.make_dir(&path)
@@ -506,7 +519,8 @@ mod tests {
         assert_eq!(nfs_errno(nfsstat3::NFS3ERR_STALE), crate::errno::ESTALE);
         assert!(rpc_error(RpcError::Io(std::io::ErrorKind::ConnectionReset.into())).is_fatal());
         assert!(!NFS_CAPS.can(OpKind::Fallocate) && NFS_CAPS.can(OpKind::Write));
-        for k in [OpKind::Statfs, OpKind::Utime, OpKind::Lock, OpKind::Unlock] {
+        assert!(NFS_CAPS.can(OpKind::Statfs) && NFS_CAPS.can(OpKind::Utime));
+        for k in [OpKind::Lock, OpKind::Unlock] {
             assert!(!NFS_CAPS.can(k), "{k}");
         }
     }

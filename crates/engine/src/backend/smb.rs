@@ -1,7 +1,8 @@
 //! SMB 2 and 3 spoken by naslab itself (the `smb2` crate's wire layer): no kernel
 //! mount, no admin rights on the client, and each trace op sent as the requests a
-//! Windows client would send for it: CREATE, READ, WRITE, FLUSH, SET_INFO (end of file
-//! or allocation size), CLOSE, directory queries, delete and rename. naslab keeps no
+//! Windows client would send for it: CREATE, READ, WRITE, FLUSH, SET_INFO (end of file,
+//! allocation size, times), QUERY_INFO of the volume's size, LOCK, CLOSE, directory
+//! queries, delete and rename. naslab keeps no
 //! client cache, so every data op reaches the server.
 //!
 //! The crate is async; each connection drives it from its own single-threaded tokio
@@ -24,15 +25,16 @@ use smb2::RenameOptions;
 
 use self::session::Wait as _;
 use self::session::{
-    credits_for, op_error, Session, WriteFrom, CREDIT_BYTES, FILE_ALLOCATION_INFORMATION,
-    FILE_END_OF_FILE_INFORMATION, FILE_NON_DIRECTORY_FILE, FILE_NO_INTERMEDIATE_BUFFERING,
+    basic_info_times, credits_for, filetime_now, op_error, Session, WriteFrom, CREDIT_BYTES,
+    FILE_ALLOCATION_INFORMATION, FILE_BASIC_INFORMATION, FILE_END_OF_FILE_INFORMATION,
+    FILE_FS_FULL_SIZE_INFORMATION, FILE_NON_DIRECTORY_FILE, FILE_NO_INTERMEDIATE_BUFFERING,
     FILE_RANDOM_ACCESS, FILE_WRITE_THROUGH, STATUS_END_OF_FILE,
 };
 use super::remote::{
     release_target, RemoteFs, RemoteSandbox, RemoteSandboxError, SharePaths, RELEASE_WAIT,
 };
 use super::url::{ClientOptions, RemoteUrl, MAX_SMB_IN_FLIGHT};
-use super::{Backend, BackendOptions, Caps, Handle, OpError, OpenHow, Target};
+use super::{Backend, BackendOptions, Caps, Handle, LockHow, OpError, OpenHow, Target};
 use crate::plan::FileTable;
 
 const SMB_CAPS: Caps = Caps {
@@ -41,12 +43,6 @@ const SMB_CAPS: Caps = Caps {
         let mut ops = [true; OpKind::ALL.len()];
         ops[OpKind::Link as usize] = false;
         ops[OpKind::Symlink as usize] = false;
-        // Nor, yet, file system queries, time setting or byte-range locks (see
-        // docs/trace-format.md).
-        ops[OpKind::Statfs as usize] = false;
-        ops[OpKind::Utime as usize] = false;
-        ops[OpKind::Lock as usize] = false;
-        ops[OpKind::Unlock as usize] = false;
         ops
     },
     // naslab's client keeps no cache: every data op already reaches the server.
@@ -632,6 +628,57 @@ impl Backend for SmbBackend {
         ))
     }
 
+    fn statfs(&mut self, file: u32) -> Result<(), OpError> {
+        // As Windows asks for a volume's free space: open the entry (file or
+        // directory), query the volume's full size information, close.
+        let path = self.path(file)?;
+        let r = self.session.create(
+            &path,
+            FileAccessMask::FILE_READ_ATTRIBUTES,
+            CreateDisposition::FileOpen,
+            0,
+        )?;
+        let asked = self
+            .session
+            .volume_info(r.file_id, FILE_FS_FULL_SIZE_INFORMATION)
+            .and_then(|b| {
+                // TotalAllocationUnits, two counts of free units, sectors per unit and
+                // bytes per sector: 32 bytes.
+                if b.len() < 32 {
+                    return Err(OpError {
+                        errno: crate::errno::EIO,
+                        detail: Some("SMB: short FileFsFullSizeInformation reply".into()),
+                    });
+                }
+                Ok(())
+            });
+        let closed = self.session.close(r.file_id);
+        asked.and(closed)
+    }
+
+    fn utime(&mut self, file: u32) -> Result<(), OpError> {
+        // Open for its attributes, set the access and write times to now, close.
+        let path = self.path(file)?;
+        let r = self.session.create(
+            &path,
+            FileAccessMask::FILE_WRITE_ATTRIBUTES,
+            CreateDisposition::FileOpen,
+            0,
+        )?;
+        let set = self.session.set_info_buffer(
+            r.file_id,
+            FILE_BASIC_INFORMATION,
+            basic_info_times(filetime_now()),
+        );
+        let closed = self.session.close(r.file_id);
+        set.and(closed)
+    }
+
+    fn lock(&mut self, h: Handle, offset: u64, len: u64, how: LockHow) -> Result<(), OpError> {
+        let o = self.open_of(h)?;
+        self.session.lock(o.file_id, offset, len, how)
+    }
+
     fn drop_cache(&mut self, file: u32) -> Result<(), OpError> {
         // No client cache to drop; ask the server to write the file back, as posix's
         // fsync before dropping pages does.
@@ -691,6 +738,25 @@ mod tests {
         }
         let per = t0.elapsed().as_nanos() as f64 / n as f64;
         println!("block_on on a current-thread runtime: {per:.0} ns per request");
+    }
+
+    #[test]
+    fn a_posix_range_to_the_end_and_times_to_set_take_smbs_shape() {
+        use session::{basic_info_times, lock_length};
+        assert_eq!(lock_length(10, 20), 20);
+        // POSIX's length 0 is every byte on, where SMB's would be none.
+        assert_eq!(lock_length(0, 0), u64::MAX);
+        assert_eq!(lock_length(1000, 0), u64::MAX - 1000);
+        // FILE_BASIC_INFORMATION: creation, access, write and change times, attributes,
+        // reserved; 0 leaves a field as it is.
+        let b = basic_info_times(0x0102_0304_0506_0708);
+        assert_eq!(b.len(), 40);
+        assert_eq!(&b[0..8], &[0; 8]);
+        assert_eq!(&b[8..16], &0x0102_0304_0506_0708u64.to_le_bytes());
+        assert_eq!(&b[16..24], &0x0102_0304_0506_0708u64.to_le_bytes());
+        assert_eq!(&b[24..40], &[0; 16]);
+        // 2020-01-01 UTC is 132,223,104,000,000,000 in FILETIME; now is later.
+        assert!(session::filetime_now() > 132_223_104_000_000_000);
     }
 
     #[test]

@@ -137,14 +137,9 @@ pub fn smb_with(st: &LabState, opts: ClientOptions) -> Result<SmbTarget, String>
 
 /// A connection of `target` with one file open for reading and writing,
 /// `<workload>/data.bin`, made empty by the test in a fresh workload directory.
-pub fn one_open_file(
-    target: &dyn Target,
-    workload: &str,
-) -> (
-    Box<dyn naslab_engine::Backend>,
-    naslab_engine::backend::Handle,
-) {
-    target.fresh_workload_dir(workload).unwrap();
+/// A connection to `target` whose file set is the one file `data.bin` (index 0) of
+/// `workload`'s directory.
+pub fn connect_to_data_bin(target: &dyn Target, workload: &str) -> Box<dyn naslab_engine::Backend> {
     let files = std::sync::Arc::new(naslab_engine::FileTable {
         entries: vec![naslab_engine::plan::FileEntry {
             id: Some(0),
@@ -155,9 +150,20 @@ pub fn one_open_file(
             prepare: naslab_trace::Prepare::Copy,
         }],
     });
-    let mut b = target
+    target
         .connect(workload, files, naslab_engine::BackendOptions::default())
-        .unwrap();
+        .unwrap()
+}
+
+pub fn one_open_file(
+    target: &dyn Target,
+    workload: &str,
+) -> (
+    Box<dyn naslab_engine::Backend>,
+    naslab_engine::backend::Handle,
+) {
+    target.fresh_workload_dir(workload).unwrap();
+    let mut b = connect_to_data_bin(target, workload);
     let how = naslab_engine::OpenHow {
         read: true,
         write: true,

@@ -10,10 +10,10 @@ use std::time::Duration;
 use nfs3_client::io::{AsyncRead, AsyncWrite};
 use nfs3_client::net::Connector;
 use nfs3_client::nfs3_types::nfs3::{
-    createhow3, diropargs3, filename3, ftype3, nfs_fh3, nfsstat3, sattr3, stable_how, COMMIT3args,
-    CREATE3args, FSINFO3args, GETATTR3args, LOOKUP3args, MKDIR3args, Nfs3Option, Nfs3Result,
-    READ3args, READDIR3args, READDIRPLUS3args, REMOVE3args, RENAME3args, RMDIR3args, SETATTR3args,
-    WRITE3args,
+    createhow3, diropargs3, filename3, ftype3, nfs_fh3, nfsstat3, sattr3, set_atime, set_mtime,
+    stable_how, COMMIT3args, CREATE3args, FSINFO3args, FSSTAT3args, GETATTR3args, LOOKUP3args,
+    MKDIR3args, Nfs3Option, Nfs3Result, READ3args, READDIR3args, READDIRPLUS3args, REMOVE3args,
+    RENAME3args, RMDIR3args, SETATTR3args, WRITE3args,
 };
 use nfs3_client::nfs3_types::rpc::{auth_unix, opaque_auth};
 use nfs3_client::nfs3_types::xdr_codec::Opaque;
@@ -525,6 +525,27 @@ impl Session {
             guard: Nfs3Option::None,
         };
         check(self.w.call(self.client.setattr(&args))).map(|_| ())
+    }
+
+    /// SETATTR of the access and modification times to the server's clock, as the Linux
+    /// client sends for `utimensat(..., NULL)`.
+    pub(super) fn touch(&mut self, fh: &nfs_fh3) -> Result<(), OpError> {
+        let args = SETATTR3args {
+            object: fh.clone(),
+            new_attributes: sattr3 {
+                atime: set_atime::SET_TO_SERVER_TIME,
+                mtime: set_mtime::SET_TO_SERVER_TIME,
+                ..sattr3::default()
+            },
+            guard: Nfs3Option::None,
+        };
+        check(self.w.call(self.client.setattr(&args))).map(|_| ())
+    }
+
+    /// FSSTAT of the file system holding `fh`: its size and free space and files.
+    pub(super) fn fs_stat(&mut self, fh: &nfs_fh3) -> Result<(), OpError> {
+        let args = FSSTAT3args { fsroot: fh.clone() };
+        check(self.w.call(self.client.fsstat(&args))).map(|_| ())
     }
 
     /// COMMIT of the whole file. The handle is lent to the request and given back (no

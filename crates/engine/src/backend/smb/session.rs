@@ -12,6 +12,10 @@ use smb2::msg::close::CloseRequest;
 use smb2::msg::create::{
     CreateDisposition, CreateRequest, CreateResponse, ImpersonationLevel, ShareAccess,
 };
+use smb2::msg::lock::{
+    LockElement, LockRequest, SMB2_LOCKFLAG_EXCLUSIVE_LOCK, SMB2_LOCKFLAG_FAIL_IMMEDIATELY,
+    SMB2_LOCKFLAG_SHARED_LOCK, SMB2_LOCKFLAG_UNLOCK,
+};
 use smb2::msg::query_info::{InfoType, QueryInfoRequest, QueryInfoResponse};
 use smb2::msg::set_info::SetInfoRequest;
 use smb2::msg::write::WriteRequest;
@@ -25,7 +29,7 @@ use crate::backend::remote::{EntryKind, RemoteFs};
 use crate::backend::url::MAX_SMB_IN_FLIGHT;
 use crate::backend::url::{ClientOptions, RemoteUrl, SmbEncrypt};
 use crate::backend::waiter::{Silence, Waiter};
-use crate::backend::OpError;
+use crate::backend::{LockHow, OpError};
 
 pub(super) const FILE_WRITE_THROUGH: u32 = 0x0000_0002;
 pub(super) const FILE_NON_DIRECTORY_FILE: u32 = 0x0000_0040;
@@ -36,6 +40,10 @@ pub(super) const FILE_RANDOM_ACCESS: u32 = 0x0000_0800;
 pub(super) const FILE_ALLOCATION_INFORMATION: u8 = 19;
 pub(super) const FILE_END_OF_FILE_INFORMATION: u8 = 20;
 pub(super) const FILE_STANDARD_INFORMATION: u8 = 5;
+pub(super) const FILE_BASIC_INFORMATION: u8 = 4;
+/// FileFsFullSizeInformation (MS-FSCC 2.5.4): the volume's size and free space, what
+/// Windows asks for `GetDiskFreeSpaceEx`.
+pub(super) const FILE_FS_FULL_SIZE_INFORMATION: u8 = 7;
 pub(super) const STATUS_END_OF_FILE: u32 = 0xC000_0011;
 /// One credit pays for up to 64 KiB of a READ or WRITE (MS-SMB2 3.1.5.2).
 pub(super) const CREDIT_BYTES: usize = 65536;
@@ -58,6 +66,12 @@ pub(super) fn op_error(e: smb2::Error) -> OpError {
             0xC000_0033 => crate::errno::ENAMETOOLONG,
             0xC000_0128 | 0xC000_0008 => crate::errno::EBADF,
             0xC000_0203 | 0xC000_020C | 0xC000_0184 => crate::errno::ENOTCONN,
+            // STATUS_FILE_LOCK_CONFLICT, STATUS_LOCK_NOT_GRANTED: another holds the range.
+            0xC000_0054 | 0xC000_0055 => crate::errno::EAGAIN,
+            // STATUS_RANGE_NOT_LOCKED: an unlock of a range this handle does not hold.
+            0xC000_007E => crate::errno::ENOLCK,
+            // STATUS_INVALID_LOCK_RANGE.
+            0xC000_01A1 => crate::errno::EINVAL,
             _ => crate::errno::EIO,
         },
         _ => match e.kind() {
@@ -495,6 +509,66 @@ impl Session {
         self.call(Command::SetInfo, &req, 1).map(|_| ())
     }
 
+    /// SET_INFO of a file information class with the whole buffer given.
+    pub(super) fn set_info_buffer(
+        &self,
+        file_id: FileId,
+        class: u8,
+        buffer: Vec<u8>,
+    ) -> Result<(), OpError> {
+        let req = SetInfoRequest {
+            info_type: InfoType::File,
+            file_info_class: class,
+            additional_information: 0,
+            file_id,
+            buffer,
+        };
+        self.call(Command::SetInfo, &req, 1).map(|_| ())
+    }
+
+    /// QUERY_INFO of a volume information class on an open file; the reply's buffer.
+    pub(super) fn volume_info(&self, file_id: FileId, class: u8) -> Result<Vec<u8>, OpError> {
+        let req = QueryInfoRequest {
+            info_type: InfoType::Filesystem,
+            file_info_class: class,
+            output_buffer_length: 256,
+            additional_information: 0,
+            flags: 0,
+            file_id,
+            input_buffer: vec![],
+        };
+        let frame = self.call(Command::QueryInfo, &req, 1)?;
+        let resp =
+            QueryInfoResponse::unpack(&mut ReadCursor::new(&frame.body)).map_err(op_error)?;
+        Ok(resp.output_buffer)
+    }
+
+    /// LOCK of one range, failing at once where another holds it (as `F_SETLK` does);
+    /// `len` 0 reaches to the end of what a file can hold, as in POSIX.
+    pub(super) fn lock(
+        &self,
+        file_id: FileId,
+        offset: u64,
+        len: u64,
+        how: LockHow,
+    ) -> Result<(), OpError> {
+        let flags = match how {
+            LockHow::Shared => SMB2_LOCKFLAG_SHARED_LOCK | SMB2_LOCKFLAG_FAIL_IMMEDIATELY,
+            LockHow::Exclusive => SMB2_LOCKFLAG_EXCLUSIVE_LOCK | SMB2_LOCKFLAG_FAIL_IMMEDIATELY,
+            LockHow::Unlock => SMB2_LOCKFLAG_UNLOCK,
+        };
+        let req = LockRequest {
+            lock_sequence: 0,
+            file_id,
+            locks: vec![LockElement {
+                offset,
+                length: lock_length(offset, len),
+                flags,
+            }],
+        };
+        self.call(Command::Lock, &req, 1).map(|_| ())
+    }
+
     /// The allocation size and end of file of an open file.
     pub(super) fn standard_info(&self, file_id: FileId) -> Result<(u64, u64), OpError> {
         let req = QueryInfoRequest {
@@ -713,6 +787,34 @@ impl Pack for WriteFrom<'_> {
             cursor.write_bytes(self.data);
         }
     }
+}
+
+/// The LOCK length of a POSIX range: `len` 0 (to the end of the file, however far it
+/// grows) is every byte from `offset` on; SMB's own length 0 would lock no byte.
+pub(super) fn lock_length(offset: u64, len: u64) -> u64 {
+    if len == 0 {
+        u64::MAX - offset
+    } else {
+        len
+    }
+}
+
+/// A FILE_BASIC_INFORMATION buffer (MS-FSCC 2.4.7) that sets the last access and last
+/// write times to `filetime` (100 ns since 1601) and leaves the rest as it is (0).
+pub(super) fn basic_info_times(filetime: u64) -> Vec<u8> {
+    let mut b = vec![0u8; 40];
+    b[8..16].copy_from_slice(&filetime.to_le_bytes());
+    b[16..24].copy_from_slice(&filetime.to_le_bytes());
+    b
+}
+
+/// This machine's clock as a Windows FILETIME.
+pub(super) fn filetime_now() -> u64 {
+    const UNIX_EPOCH_AS_FILETIME: u64 = 116_444_736_000_000_000;
+    let since = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    UNIX_EPOCH_AS_FILETIME + (since.as_nanos() / 100) as u64
 }
 
 pub(super) fn credits_for(len: usize) -> u16 {
