@@ -48,6 +48,8 @@ pub enum Command {
     Run(RunArgs),
     /// List the built-in suites and workloads and the traces in the trace directory.
     List(ListArgs),
+    /// List the backends this build has, how a run picks each, and the ops each can do.
+    Backends(BackendsArgs),
     /// Print a workload's characteristics, computed from its trace (Table 1 of the NASPT paper).
     Describe(DescribeArgs),
     /// Write a built-in workload's trace to a file, for inspection or replay elsewhere.
@@ -301,6 +303,13 @@ pub struct RunOpts {
     pub json: bool,
     #[command(flatten)]
     pub device: DeviceArgs,
+}
+
+#[derive(Args, Debug)]
+pub struct BackendsArgs {
+    /// Print the list as JSON.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Args, Debug)]

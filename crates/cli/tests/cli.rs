@@ -974,3 +974,43 @@ fn a_binary_without_mpi_says_so_and_refuses_to_run_under_mpirun() {
             .arg(d.path().join("o")),
     );
 }
+
+/// `naslab backends` lists every backend with how a run picks it and what this build
+/// can do with it (the same capabilities a run checks a trace against).
+#[test]
+fn backends_lists_how_each_is_chosen_and_what_it_can_do() {
+    let out = run_ok(naslab().args(["backends", "--json"]));
+    let rows: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let row = |name: &str| {
+        rows.as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["name"] == name)
+            .cloned()
+            .unwrap_or_else(|| panic!("{name} not listed: {rows}"))
+    };
+    let posix = row("posix");
+    assert_eq!(posix["built"], true);
+    assert_eq!(posix["lacks"], serde_json::json!([]));
+    assert_eq!(posix["chosen_by"], "--target DIR");
+    let nfs = row("nfs");
+    assert_eq!(nfs["chosen_by"], "--target nfs://...");
+    let lacks: Vec<&str> = nfs["lacks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    assert_eq!(lacks, ["fallocate", "link", "symlink", "lock", "unlock"]);
+    assert_eq!(row("smb")["lacks"], serde_json::json!(["link", "symlink"]));
+    assert_eq!(row("null")["moves_data"], false);
+    let windows = row("windows");
+    assert_eq!(windows["built"], false);
+    assert!(windows["missing"].as_str().unwrap().contains("naslab.exe"));
+    // The table says the same in words.
+    let table = text(&run_ok(naslab().arg("backends")).stdout);
+    assert!(
+        table.contains("cannot do fallocate, link, symlink, lock, unlock"),
+        "{table}"
+    );
+}

@@ -2,6 +2,7 @@
 
 #[cfg(target_os = "linux")]
 mod alloc;
+mod backends;
 mod backup;
 mod bigdir;
 pub mod capture;
@@ -87,6 +88,7 @@ fn command(cli: Cli, coord: &Arc<dyn Coordinator>) -> anyhow::Result<()> {
         #[cfg(not(target_os = "linux"))]
         Command::Capture(_) => Err(not_here("capture", "it records a program's file I/O through strace, which Windows has not", "record the application with Process Monitor and turn its CSV into a trace with `naslab import procmon` (docs/capture.md)")),
         Command::List(a) => list::list(a),
+        Command::Backends(a) => backends::backends(a),
         Command::Describe(a) => describe::describe_cmd(a),
         Command::ExportTrace(a) => describe::export(a),
         Command::Records(a) => records::records_cmd(a),

@@ -12,6 +12,7 @@ mod own_links;
 mod posix;
 pub mod probe;
 mod profile;
+pub mod registry;
 pub mod remote;
 #[cfg(feature = "smb")]
 mod smb;

@@ -27,7 +27,7 @@ use super::url::{ClientOptions, RemoteUrl};
 use super::{Backend, BackendOptions, Caps, Handle, OpError, OpenHow, Target};
 use crate::plan::FileTable;
 
-const NFS_CAPS: Caps = {
+pub(super) const NFS_CAPS: Caps = {
     let mut ops = [true; OpKind::ALL.len()];
     // OpKind's discriminants are its indices.
     ops[OpKind::Fallocate as usize] = false;

@@ -108,7 +108,7 @@ impl NullBackend {
     }
 }
 
-const NULL_CAPS: Caps = Caps {
+pub(super) const NULL_CAPS: Caps = Caps {
     ops: [true; OpKind::ALL.len()],
     direct_io: true,
     drop_cache: true,

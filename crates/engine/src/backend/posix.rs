@@ -43,7 +43,7 @@ impl PosixTarget {
     }
 }
 
-const POSIX_CAPS: Caps = Caps {
+pub(super) const POSIX_CAPS: Caps = Caps {
     ops: [true; OpKind::ALL.len()],
     direct_io: true,
     drop_cache: true,

@@ -37,7 +37,7 @@ use super::url::{ClientOptions, RemoteUrl, MAX_SMB_IN_FLIGHT};
 use super::{Backend, BackendOptions, Caps, Handle, LockHow, OpError, OpenHow, Target};
 use crate::plan::FileTable;
 
-const SMB_CAPS: Caps = Caps {
+pub(super) const SMB_CAPS: Caps = Caps {
     // Every op but the links: naslab's SMB client makes neither hard nor symbolic links.
     ops: {
         let mut ops = [true; OpKind::ALL.len()];

@@ -164,7 +164,7 @@ pub fn no_reply(addr: &str, timeout: std::time::Duration) -> String {
 
 /// Whether a `--target` value is a protocol URL rather than a local directory.
 pub fn is_remote(target: &str) -> bool {
-    target.starts_with("smb://") || target.starts_with("nfs://")
+    super::registry::by_url(target).is_some()
 }
 
 fn decode(url: &str, s: &str) -> Result<String, UrlError> {

@@ -31,7 +31,7 @@ use handle::{OpenSpec, Opened};
 
 /// What the Windows backend can do: no hard or symbolic links (creating a symbolic link
 /// needs a privilege most users lack), and one op in flight per stream.
-const WINDOWS_CAPS: Caps = {
+pub(super) const WINDOWS_CAPS: Caps = {
     let mut ops = [true; OpKind::ALL.len()];
     ops[OpKind::Link as usize] = false;
     ops[OpKind::Symlink as usize] = false;

@@ -1,0 +1,165 @@
+//! Every backend naslab knows: its name, how a run chooses it, whether this build has
+//! it, and what it can do. The URL schemes a target may start with come from here, and
+//! `naslab backends` prints this table.
+
+use naslab_trace::OpKind;
+
+use super::Caps;
+
+/// How a run chooses a backend.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Choice {
+    /// `--target DIR`: a local directory or a mounted share, through the system's files.
+    Directory,
+    /// `--target SCHEME://...`: naslab's own client for the protocol.
+    Url(&'static str),
+    /// `--backend NAME`.
+    Flag(&'static str),
+}
+
+impl std::fmt::Display for Choice {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Choice::Directory => f.write_str("--target DIR"),
+            Choice::Url(scheme) => write!(f, "--target {scheme}://..."),
+            Choice::Flag(name) => write!(f, "--backend {name}"),
+        }
+    }
+}
+
+/// One backend as this build knows it.
+#[derive(Debug, Clone, Copy)]
+pub struct Descriptor {
+    pub name: &'static str,
+    pub choice: Choice,
+    /// What it speaks to, in a few words.
+    pub summary: &'static str,
+    /// What it can do; `None` when this build does not have it.
+    pub caps: Option<Caps>,
+    /// For a backend this build lacks: how to get one that has it.
+    pub missing: &'static str,
+}
+
+impl Descriptor {
+    /// The ops it cannot do (none when it is not built: nothing is known then).
+    pub fn lacks(&self) -> Vec<OpKind> {
+        match self.caps {
+            Some(c) => OpKind::ALL.into_iter().filter(|k| !c.can(*k)).collect(),
+            None => Vec::new(),
+        }
+    }
+}
+
+#[cfg(target_os = "linux")]
+const POSIX: Option<Caps> = Some(super::posix::POSIX_CAPS);
+#[cfg(not(target_os = "linux"))]
+const POSIX: Option<Caps> = None;
+#[cfg(feature = "smb")]
+const SMB: Option<Caps> = Some(super::smb::SMB_CAPS);
+#[cfg(not(feature = "smb"))]
+const SMB: Option<Caps> = None;
+#[cfg(feature = "nfs")]
+const NFS: Option<Caps> = Some(super::nfs::NFS_CAPS);
+#[cfg(not(feature = "nfs"))]
+const NFS: Option<Caps> = None;
+#[cfg(windows)]
+const WINDOWS: Option<Caps> = Some(super::windows::WINDOWS_CAPS);
+#[cfg(not(windows))]
+const WINDOWS: Option<Caps> = None;
+
+/// Every backend, in the order `naslab backends` lists them.
+pub static BACKENDS: [Descriptor; 5] = [
+    Descriptor {
+        name: "posix",
+        choice: Choice::Directory,
+        summary: "a Linux directory or mounted share (io_uring for queue depths above 1)",
+        caps: POSIX,
+        missing: "Linux builds only",
+    },
+    Descriptor {
+        name: "windows",
+        choice: Choice::Directory,
+        summary: "a Windows directory, mapped drive or UNC path (Win32 file API)",
+        caps: WINDOWS,
+        missing: "naslab.exe only (scripts/build-windows.sh)",
+    },
+    Descriptor {
+        name: "smb",
+        choice: Choice::Url("smb"),
+        summary: "an SMB 2/3 share through naslab's own client (no mount)",
+        caps: SMB,
+        missing: "rebuild with --features smb",
+    },
+    Descriptor {
+        name: "nfs",
+        choice: Choice::Url("nfs"),
+        summary: "an NFSv3 export through naslab's own client (no mount)",
+        caps: NFS,
+        missing: "rebuild with --features nfs",
+    },
+    Descriptor {
+        name: "null",
+        choice: Choice::Flag("null"),
+        summary: "no I/O at all: measures naslab itself, or a server of fixed service time",
+        caps: Some(super::null::NULL_CAPS),
+        missing: "",
+    },
+];
+
+/// The backend a `--target` URL names by its scheme, built or not; `None` for a path.
+pub fn by_url(target: &str) -> Option<&'static Descriptor> {
+    let (scheme, _) = target.split_once("://")?;
+    BACKENDS
+        .iter()
+        .find(|d| matches!(d.choice, Choice::Url(s) if s == scheme))
+}
+
+/// The backend `--backend NAME` names.
+pub fn by_flag(name: &str) -> Option<&'static Descriptor> {
+    BACKENDS.iter().find(|d| {
+        matches!(d.choice, Choice::Flag(f) if f == name) || (d.name == name && d.caps.is_some())
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls_and_flags_find_their_backend_and_paths_none() {
+        assert_eq!(by_url("smb://host/share").map(|d| d.name), Some("smb"));
+        assert_eq!(by_url("nfs://host/export").map(|d| d.name), Some("nfs"));
+        assert!(by_url("/mnt/nas").is_none());
+        assert!(by_url("ftp://host/x").is_none());
+        assert_eq!(by_flag("null").map(|d| d.name), Some("null"));
+        assert!(by_flag("nonesuch").is_none());
+        let names: Vec<_> = BACKENDS.iter().map(|d| d.name).collect();
+        let mut unique = names.clone();
+        unique.dedup();
+        assert_eq!(names, unique);
+    }
+
+    #[cfg(all(target_os = "linux", feature = "nfs", feature = "smb"))]
+    #[test]
+    fn each_descriptor_has_its_backends_own_capabilities() {
+        let posix = by_flag("posix").unwrap();
+        assert!(posix.lacks().is_empty());
+        let nfs = by_url("nfs://h/e").unwrap();
+        assert_eq!(
+            nfs.lacks(),
+            vec![
+                OpKind::Fallocate,
+                OpKind::Link,
+                OpKind::Symlink,
+                OpKind::Lock,
+                OpKind::Unlock
+            ]
+        );
+        assert_eq!(
+            by_url("smb://h/s").unwrap().lacks(),
+            vec![OpKind::Link, OpKind::Symlink]
+        );
+        assert!(by_flag("windows").is_none(), "not in a Linux build");
+        assert!(BACKENDS[1].caps.is_none());
+    }
+}
