@@ -1,19 +1,20 @@
 //! A local directory, a mapped drive (`Z:\bench`) or a UNC path (`\\nas\share\bench`)
-//! on Windows, through the Win32 file API and so through the Windows SMB redirector
-//! for a share: `CreateFileW`, `ReadFile`/`WriteFile` at an offset, `FlushFileBuffers`,
-//! `SetFileInformationByHandle` (end of file, allocation) and directory
-//! listings, several of them through the standard library's Windows calls.
+//! on Windows, through the Windows file API and so through the Windows SMB redirector
+//! for a share: `NtCreateFile` relative to the workload directory's handle,
+//! `ReadFile`/`WriteFile` at an offset, `FlushFileBuffers`, `SetFileInformationByHandle`
+//! (end of file, allocation), and delete, rename and listings on handles.
 //!
 //! The sandbox keeps the rules of every target: naslab's marked `naslab/` directory,
 //! made, checked, held and emptied by [`RemoteSandbox`] (the lock is its lock directory,
 //! as on a share). No reparse point (symbolic link, junction, mount point) is followed:
-//! every open names the entry itself (`FILE_FLAG_OPEN_REPARSE_POINT`) and is refused when
-//! what was opened is a reparse point, and the final path of what was opened must lie in
-//! the workload directory, so a junction put in place of a directory on the way is
-//! refused too.
+//! every entry is opened relative to the workload directory's handle, refusing reparse
+//! points on the way (`OBJ_DONT_REPARSE`; under Wine, which ignores it, a walk checking
+//! each directory), the entry itself opened (`FILE_OPEN_REPARSE_POINT`) and refused when
+//! it is a reparse point or not really at its name (see `handle::Root`).
 
 mod fs;
 mod handle;
+mod nt;
 
 use std::collections::HashMap;
 use std::fs::File;
@@ -27,7 +28,7 @@ use super::{Backend, BackendOptions, Caps, Handle, OpError, OpenHow, Target};
 use crate::plan::FileTable;
 pub use fs::errno_of;
 use fs::{io_err, LocalFs};
-use handle::{OpenSpec, Opened};
+use handle::{Names, OpenSpec, Opened, Root};
 
 /// What the Windows backend can do: no hard or symbolic links (creating a symbolic link
 /// needs a privilege most users lack), and one op in flight per stream.
@@ -115,10 +116,6 @@ impl WindowsTarget {
         let held = self.held.lock().unwrap_or_else(|e| e.into_inner());
         fs::join(&self.base, held.0.root())
     }
-
-    fn workload_path(&self, workload_dir: &str) -> PathBuf {
-        self.root().join(workload_dir)
-    }
 }
 
 impl Drop for WindowsTarget {
@@ -154,33 +151,12 @@ impl Target for WindowsTarget {
         files: Arc<FileTable>,
         options: BackendOptions,
     ) -> Result<Box<dyn Backend>, OpError> {
-        let dir = self.workload_path(workload_dir);
-        let dir_final = handle::final_path_of_dir(&dir)?;
-        Ok(Box::new(WindowsBackend {
-            dir,
-            dir_final,
-            files,
-            direct: options.direct,
-            open: HashMap::new(),
-            next: 1,
-            unaligned: 0,
-        }))
+        let root = Root::of(&self.root(), workload_dir)?;
+        Ok(Box::new(WindowsBackend::new(root, files, options.direct)))
     }
 
     fn check_direct(&self, workload_dir: &str) -> Result<(), OpError> {
-        let probe = self
-            .workload_path(workload_dir)
-            .join(".naslab-direct-probe");
-        let spec = OpenSpec {
-            write: true,
-            create: true,
-            direct: true,
-            ..OpenSpec::default()
-        };
-        let r = handle::open(&probe, &spec).map(drop);
-        // The probe file is ours and removed at once.
-        let _ = std::fs::remove_file(&probe);
-        r
+        Root::of(&self.root(), workload_dir)?.probe_direct()
     }
 
     fn local_dir(&self) -> Option<PathBuf> {
@@ -205,12 +181,14 @@ impl Target for WindowsTarget {
 
 /// One stream's connection to a Windows directory.
 pub struct WindowsBackend {
-    /// The workload directory (absolute, extended-length).
-    dir: PathBuf,
-    /// Its final path as Windows reports it for an open handle: what everything opened
-    /// must lie under.
-    dir_final: String,
+    /// The workload directory, held open: every entry is opened relative to it.
+    root: Root,
     files: Arc<FileTable>,
+    /// The NT names of the entries an op names, built without an allocation per op.
+    names: Names,
+    to_names: Names,
+    /// The buffer directory listings are read into.
+    listing: Vec<u64>,
     direct: bool,
     /// The open handles by the number the replay knows them by.
     open: HashMap<Handle, Opened>,
@@ -219,8 +197,18 @@ pub struct WindowsBackend {
 }
 
 impl WindowsBackend {
-    fn path(&self, file: u32) -> PathBuf {
-        fs::join(&self.dir, self.files.path(file))
+    fn new(root: Root, files: Arc<FileTable>, direct: bool) -> WindowsBackend {
+        WindowsBackend {
+            root,
+            files,
+            names: Names::default(),
+            to_names: Names::default(),
+            listing: Vec::new(),
+            direct,
+            open: HashMap::new(),
+            next: 1,
+            unaligned: 0,
+        }
     }
 
     fn opened(&mut self, h: Handle) -> Result<&mut Opened, OpError> {
@@ -239,7 +227,6 @@ impl WindowsBackend {
             return Ok(&self.opened(h)?.file);
         }
         self.unaligned += 1;
-        let dir_final = self.dir_final.clone();
         let o = self.opened(h)?;
         if o.buffered.is_none() {
             let spec = OpenSpec {
@@ -247,10 +234,13 @@ impl WindowsBackend {
                 write: o.spec.write,
                 ..OpenSpec::default()
             };
-            let f = handle::open_checked(&o.path, &spec, &dir_final)?;
-            o.buffered = Some(f);
+            let entry = o.entry;
+            let name = self.names.of(self.files.path(entry))?;
+            let f = self.root.open(name, &spec)?;
+            self.opened(h)?.buffered = Some(f);
         }
-        o.buffered
+        self.opened(h)?
+            .buffered
             .as_ref()
             .ok_or(OpError::errno(crate::errno::EBADF))
     }
@@ -262,7 +252,6 @@ impl Backend for WindowsBackend {
     }
 
     fn open(&mut self, file: u32, how: OpenHow) -> Result<Handle, OpError> {
-        let path = self.path(file);
         let spec = OpenSpec {
             read: how.read || !how.write,
             write: how.write,
@@ -273,7 +262,8 @@ impl Backend for WindowsBackend {
             random: how.random,
             dir: false,
         };
-        let f = handle::open_checked(&path, &spec, &self.dir_final)?;
+        let name = self.names.of(self.files.path(file))?;
+        let f = self.root.open(name, &spec)?;
         let h = self.next;
         self.next += 1;
         self.open.insert(
@@ -283,7 +273,7 @@ impl Backend for WindowsBackend {
                 buffered: None,
                 direct: spec.direct,
                 append: how.append,
-                path,
+                entry: file,
                 spec,
             },
         );
@@ -317,8 +307,14 @@ impl Backend for WindowsBackend {
     }
 
     fn fsync(&mut self, h: Handle) -> Result<(), OpError> {
-        let o = self.opened(h)?;
-        handle::flush(&o.file, &o.path, &o.spec)
+        let o = self
+            .open
+            .get(&h)
+            .ok_or(OpError::errno(crate::errno::EBADF))?;
+        let (names, root, files) = (&mut self.names, &self.root, &self.files);
+        handle::flush(&o.file, &o.spec, |spec| {
+            root.open(names.of(files.path(o.entry))?, spec)
+        })
     }
 
     fn truncate(&mut self, h: Handle, len: u64) -> Result<(), OpError> {
@@ -330,45 +326,35 @@ impl Backend for WindowsBackend {
     }
 
     fn stat(&mut self, file: u32) -> Result<u64, OpError> {
-        handle::size_of_entry(&self.path(file), &self.dir_final)
+        self.root.size_of(self.names.of(self.files.path(file))?)
     }
 
     fn mkdir(&mut self, file: u32) -> Result<(), OpError> {
-        let path = self.path(file);
-        handle::check_parent(&path, &self.dir_final)?;
-        std::fs::create_dir(&path).map_err(io_err)
+        self.root.make_dir(self.names.of(self.files.path(file))?)
     }
 
     fn readdir(&mut self, file: u32) -> Result<u64, OpError> {
-        let path = self.path(file);
-        // The directory itself is opened and checked first: the listing never goes
-        // through a reparse point.
-        let spec = OpenSpec {
-            read: true,
-            dir: true,
-            ..OpenSpec::default()
-        };
-        let _dir = handle::open_checked(&path, &spec, &self.dir_final)?;
-        let mut entries = 0u64;
-        for e in std::fs::read_dir(&path).map_err(io_err)? {
-            e.map_err(io_err)?;
-            entries += 1;
-        }
-        Ok(entries)
+        // The directory is opened and checked, then listed through its handle: the
+        // listing never goes through a reparse point.
+        let name = self.names.of(self.files.path(file))?;
+        self.root.count_entries(name, &mut self.listing)
     }
 
     fn unlink(&mut self, file: u32) -> Result<(), OpError> {
         let is_dir = self.files.is_dir(file);
-        handle::remove(&self.path(file), is_dir, &self.dir_final)
+        self.root
+            .remove(self.names.of(self.files.path(file))?, is_dir)
     }
 
     fn rename(&mut self, from: u32, to: u32) -> Result<(), OpError> {
-        let (a, b) = (self.path(from), self.path(to));
-        handle::rename(&a, &b, &self.dir_final)
+        let a = self.names.of(self.files.path(from))?;
+        let b = self.to_names.of(self.files.path(to))?;
+        self.root.rename(a, b)
     }
 
     fn drop_cache(&mut self, file: u32) -> Result<(), OpError> {
-        handle::write_back_and_purge(&self.path(file), &self.dir_final)
+        self.root
+            .write_back_and_purge(self.names.of(self.files.path(file))?)
     }
 
     fn unaligned_direct_ops(&self) -> u64 {

@@ -1,16 +1,16 @@
 //! Paths, Win32 errors as errnos, and the requests naslab's marked directory is kept
 //! with on a Windows directory ([`RemoteFs`], as on a share).
 
+use std::fs::OpenOptions;
 use std::io::Write;
-use std::os::windows::fs::MetadataExt;
+use std::os::windows::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
 use windows_sys::Win32::Foundation as w;
 use windows_sys::Win32::Storage::FileSystem::{
-    FILE_ATTRIBUTE_DIRECTORY, FILE_ATTRIBUTE_REPARSE_POINT,
+    FILE_ATTRIBUTE_DIRECTORY, FILE_ATTRIBUTE_REPARSE_POINT, FILE_FLAG_OPEN_REPARSE_POINT,
 };
 
-use super::handle::{self, OpenSpec};
 use crate::backend::remote::{EntryKind, RemoteFs};
 use crate::backend::OpError;
 use crate::errno;
@@ -39,7 +39,8 @@ pub fn errno_of(code: i32) -> i32 {
         w::ERROR_NOT_SAME_DEVICE => errno::EXDEV,
         w::ERROR_CANT_ACCESS_FILE
         | w::ERROR_CANT_RESOLVE_FILENAME
-        | w::ERROR_STOPPED_ON_SYMLINK => errno::ELOOP,
+        | w::ERROR_STOPPED_ON_SYMLINK
+        | w::ERROR_REPARSE_POINT_ENCOUNTERED => errno::ELOOP,
         w::ERROR_NETNAME_DELETED
         | w::ERROR_UNEXP_NET_ERR
         | w::ERROR_BAD_NETPATH
@@ -121,12 +122,14 @@ impl RemoteFs for LocalFs {
     }
 
     fn put_file(&mut self, path: &str, data: &[u8]) -> Result<(), OpError> {
-        let spec = OpenSpec {
-            write: true,
-            create: true,
-            ..OpenSpec::default()
-        };
-        let mut f = handle::open(&self.at(path), &spec)?;
+        // The entry itself is opened, never what a reparse point names.
+        let mut f = OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .custom_flags(FILE_FLAG_OPEN_REPARSE_POINT)
+            .open(self.at(path))
+            .map_err(io_err)?;
         let m = f.metadata().map_err(io_err)?;
         if kind_of(m.file_attributes()) != EntryKind::File {
             return Err(OpError {

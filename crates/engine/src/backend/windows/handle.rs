@@ -1,21 +1,30 @@
-//! Opening one entry of the workload directory on Windows and checking what was opened,
-//! and the data and metadata requests on an open handle.
+//! The workload directory held open, every entry of it opened relative to its handle
+//! and checked, and the data and metadata requests on an open handle.
 
 use std::fs::{File, OpenOptions};
 use std::os::windows::fs::{FileExt, OpenOptionsExt};
 use std::os::windows::io::AsRawHandle;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use windows_sys::Win32::Foundation::ERROR_ACCESS_DENIED;
+use windows_sys::Wdk::Storage::FileSystem::{
+    FILE_CREATE, FILE_DELETE_ON_CLOSE, FILE_DIRECTORY_FILE, FILE_NON_DIRECTORY_FILE,
+    FILE_NO_INTERMEDIATE_BUFFERING, FILE_OPEN, FILE_OPEN_IF, FILE_OPEN_REPARSE_POINT,
+    FILE_RANDOM_ACCESS, FILE_WRITE_THROUGH,
+};
+use windows_sys::Win32::Foundation::{
+    ERROR_ACCESS_DENIED, NTSTATUS, STATUS_NO_SUCH_FILE, STATUS_OBJECT_NAME_COLLISION,
+    STATUS_OBJECT_NAME_NOT_FOUND, STATUS_REPARSE_POINT_ENCOUNTERED,
+};
 use windows_sys::Win32::Storage::FileSystem::{
     FileAllocationInfo, GetFileInformationByHandle, GetFinalPathNameByHandleW,
-    SetFileInformationByHandle, BY_HANDLE_FILE_INFORMATION, FILE_ALLOCATION_INFO,
+    SetFileInformationByHandle, BY_HANDLE_FILE_INFORMATION, DELETE, FILE_ALLOCATION_INFO,
     FILE_ATTRIBUTE_DIRECTORY, FILE_ATTRIBUTE_REPARSE_POINT, FILE_FLAG_BACKUP_SEMANTICS,
-    FILE_FLAG_NO_BUFFERING, FILE_FLAG_OPEN_REPARSE_POINT, FILE_FLAG_RANDOM_ACCESS,
-    FILE_FLAG_WRITE_THROUGH, FILE_NAME_NORMALIZED, FILE_READ_ATTRIBUTES, VOLUME_NAME_DOS,
+    FILE_FLAG_OPEN_REPARSE_POINT, FILE_GENERIC_READ, FILE_GENERIC_WRITE, FILE_LIST_DIRECTORY,
+    FILE_NAME_NORMALIZED, FILE_READ_ATTRIBUTES, FILE_TRAVERSE, VOLUME_NAME_DOS,
 };
 
 use super::fs::io_err;
+use super::nt::{self, Create};
 use crate::backend::OpError;
 use crate::errno;
 
@@ -31,33 +40,59 @@ pub struct OpenSpec {
     pub create: bool,
     /// Emptied once the open handle has been checked.
     pub truncate: bool,
-    /// Every write goes through to the disk or server (`FILE_FLAG_WRITE_THROUGH`).
+    /// Every write goes through to the disk or server (`FILE_WRITE_THROUGH`).
     pub sync: bool,
-    /// No cache at all (`FILE_FLAG_NO_BUFFERING | FILE_FLAG_WRITE_THROUGH`).
+    /// No cache at all (`FILE_NO_INTERMEDIATE_BUFFERING | FILE_WRITE_THROUGH`, what
+    /// `FILE_FLAG_NO_BUFFERING | FILE_FLAG_WRITE_THROUGH` ask of `CreateFileW`).
     pub direct: bool,
-    /// No read-ahead (`FILE_FLAG_RANDOM_ACCESS`).
+    /// No read-ahead (`FILE_RANDOM_ACCESS`).
     pub random: bool,
-    /// A directory is wanted (`FILE_FLAG_BACKUP_SEMANTICS`).
+    /// A directory is wanted (`FILE_DIRECTORY_FILE`; else `FILE_NON_DIRECTORY_FILE`).
     pub dir: bool,
 }
 
 impl OpenSpec {
-    /// The CreateFileW flags this open passes besides the access and disposition.
-    pub fn flags(&self) -> u32 {
-        let mut flags = FILE_FLAG_OPEN_REPARSE_POINT;
-        if self.direct {
-            flags |= FILE_FLAG_NO_BUFFERING | FILE_FLAG_WRITE_THROUGH;
+    /// The `NtCreateFile` request: access, disposition and create options.
+    pub fn create(&self) -> Create {
+        let mut access = FILE_READ_ATTRIBUTES;
+        if self.read {
+            access |= FILE_GENERIC_READ;
         }
-        if self.sync {
-            flags |= FILE_FLAG_WRITE_THROUGH;
-        }
-        if self.random {
-            flags |= FILE_FLAG_RANDOM_ACCESS;
+        if self.write {
+            access |= FILE_GENERIC_WRITE;
         }
         if self.dir {
-            flags |= FILE_FLAG_BACKUP_SEMANTICS;
+            access |= FILE_LIST_DIRECTORY | FILE_TRAVERSE;
         }
-        flags
+        Create {
+            access,
+            disposition: if self.create && self.write {
+                FILE_OPEN_IF
+            } else {
+                FILE_OPEN
+            },
+            options: self.options(),
+        }
+    }
+
+    /// The create options: the entry itself, never what a reparse point names.
+    pub fn options(&self) -> u32 {
+        let mut options = FILE_OPEN_REPARSE_POINT;
+        if self.direct {
+            options |= FILE_NO_INTERMEDIATE_BUFFERING | FILE_WRITE_THROUGH;
+        }
+        if self.sync {
+            options |= FILE_WRITE_THROUGH;
+        }
+        if self.random {
+            options |= FILE_RANDOM_ACCESS;
+        }
+        options |= if self.dir {
+            FILE_DIRECTORY_FILE
+        } else {
+            FILE_NON_DIRECTORY_FILE
+        };
+        options
     }
 }
 
@@ -70,22 +105,37 @@ pub struct Opened {
     pub direct: bool,
     /// Every write lands at the end of the file.
     pub append: bool,
-    pub path: PathBuf,
+    /// The file table's entry it is, to open it again.
+    pub entry: u32,
     pub spec: OpenSpec,
 }
 
-/// Opens `path` as `spec` says, never following a reparse point at its last component.
-pub fn open(path: &Path, spec: &OpenSpec) -> Result<File, OpError> {
-    let mut o = OpenOptions::new();
-    if spec.read || spec.write {
-        o.read(spec.read).write(spec.write);
-    } else {
-        o.access_mode(FILE_READ_ATTRIBUTES);
+/// A `/`-separated relative path as the relative NT name opens take (`\`-separated),
+/// built in a buffer kept from one op to the next.
+#[derive(Debug, Default)]
+pub struct Names {
+    buf: Vec<u16>,
+}
+
+impl Names {
+    /// `rel` as an NT name; `.` and `..` (which the trace reader never lets through)
+    /// are refused.
+    pub fn of(&mut self, rel: &str) -> Result<&[u16], OpError> {
+        self.buf.clear();
+        for part in rel.split('/').filter(|p| !p.is_empty()) {
+            if part == "." || part == ".." {
+                return Err(OpError {
+                    errno: errno::EINVAL,
+                    detail: Some(format!("'{rel}' climbs out of its directory")),
+                });
+            }
+            if !self.buf.is_empty() {
+                self.buf.push(u16::from(b'\\'));
+            }
+            self.buf.extend(part.encode_utf16());
+        }
+        Ok(&self.buf)
     }
-    o.create(spec.create && spec.write)
-        .custom_flags(spec.flags())
-        .open(path)
-        .map_err(io_err)
 }
 
 fn info(f: &File) -> Result<BY_HANDLE_FILE_INFORMATION, OpError> {
@@ -122,65 +172,45 @@ pub fn final_path(f: &File) -> Result<String, OpError> {
     }
 }
 
-/// The final path of the directory at `dir`, checked to be a directory of its own.
-pub fn final_path_of_dir(dir: &Path) -> Result<String, OpError> {
-    let spec = OpenSpec {
-        read: true,
-        dir: true,
-        ..OpenSpec::default()
-    };
-    let f = open(dir, &spec)?;
-    let i = info(&f)?;
-    if i.dwFileAttributes & FILE_ATTRIBUTE_REPARSE_POINT != 0 {
-        return Err(refused(
-            dir,
-            errno::ELOOP,
-            "is a reparse point (a symbolic link, junction or mount point)",
-        ));
-    }
-    final_path(&f)
-}
-
-fn refused(path: &Path, errno: i32, why: &str) -> OpError {
+fn refused(name: &str, errno: i32, why: &str) -> OpError {
     OpError {
         errno,
         detail: Some(format!(
-            "'{}' {why}; naslab does not write or read through it and stops (was it put there during the run?)",
-            path.display()
+            "'{name}' {why}; naslab does not write or read through it and stops (was it put there during the run?)"
         )),
     }
 }
 
-/// Whether `inner` is `dir` or lies under it.
-fn lies_in(inner: &str, dir: &str) -> bool {
-    inner
-        .strip_prefix(dir)
-        .is_some_and(|rest| rest.is_empty() || rest.starts_with('\\'))
+const REPARSE: &str = "is a reparse point (a symbolic link, junction or mount point)";
+
+/// Whether two names are the same to Windows (which compares them ignoring case).
+fn same_name(a: &str, b: &str) -> bool {
+    a == b
+        || a.chars()
+            .flat_map(char::to_uppercase)
+            .eq(b.chars().flat_map(char::to_uppercase))
 }
 
-/// Checks what `f` (opened at `path`) is: no reparse point, a directory exactly when one
-/// is wanted, a file with no other name (a hard link would share it with a file
-/// outside), and, wherever it really is, under the workload directory `dir_final`.
-fn check(f: &File, path: &Path, spec: &OpenSpec, dir_final: &str) -> Result<(), OpError> {
+/// Checks what `f` (opened at `name`) is: no reparse point, a directory exactly when
+/// one is wanted, and a file with no other name (a hard link would share it with a file
+/// outside).
+fn check(f: &File, name: &[u16], spec: &OpenSpec) -> Result<BY_HANDLE_FILE_INFORMATION, OpError> {
     let i = info(f)?;
+    let shown = || String::from_utf16_lossy(name);
     if i.dwFileAttributes & FILE_ATTRIBUTE_REPARSE_POINT != 0 {
-        return Err(refused(
-            path,
-            errno::ELOOP,
-            "is a reparse point (a symbolic link, junction or mount point)",
-        ));
+        return Err(refused(&shown(), errno::ELOOP, REPARSE));
     }
     let is_dir = i.dwFileAttributes & FILE_ATTRIBUTE_DIRECTORY != 0;
     if is_dir != spec.dir {
         return Err(if is_dir {
             refused(
-                path,
+                &shown(),
                 errno::EISDIR,
                 "is a directory, where the workload has a file",
             )
         } else {
             refused(
-                path,
+                &shown(),
                 errno::ENOTDIR,
                 "is a file, where the workload has a directory",
             )
@@ -188,7 +218,7 @@ fn check(f: &File, path: &Path, spec: &OpenSpec, dir_final: &str) -> Result<(), 
     }
     if !is_dir && i.nNumberOfLinks > 1 {
         return Err(refused(
-            path,
+            &shown(),
             errno::EMLINK,
             &format!(
                 "has {} names (hard links), so it is also a file outside the workload",
@@ -196,54 +226,344 @@ fn check(f: &File, path: &Path, spec: &OpenSpec, dir_final: &str) -> Result<(), 
             ),
         ));
     }
-    let real = final_path(f)?;
-    if !lies_in(&real, dir_final) {
-        return Err(refused(
-            path,
-            errno::EXDEV,
-            &format!("is really '{real}', outside the workload directory (a junction or link on the way)"),
-        ));
-    }
-    Ok(())
+    Ok(i)
 }
 
-/// Opens `path` and checks it (see [`check`]); a truncating open empties the file only
-/// once it passed, so nothing that fails is changed.
-pub fn open_checked(path: &Path, spec: &OpenSpec, dir_final: &str) -> Result<File, OpError> {
-    let f = match open(path, spec) {
-        Ok(f) => f,
-        // Windows refuses to open a directory as a file with "access denied".
-        Err(e) if e.errno == errno::EACCES && !spec.dir => {
-            return Err(match std::fs::symlink_metadata(path) {
-                Ok(m) if m.is_dir() => refused(
-                    path,
-                    errno::EISDIR,
-                    "is a directory, where the workload has a file",
-                ),
-                _ => e,
-            })
-        }
-        Err(e) => return Err(e),
-    };
-    check(&f, path, spec, dir_final)?;
-    if spec.truncate && spec.write {
-        f.set_len(0).map_err(io_err)?;
+/// A directory the workload's entries are opened relative to (the workload directory,
+/// or one on the way to an entry).
+fn open_dir_by_path(path: &Path) -> Result<File, OpError> {
+    let f = OpenOptions::new()
+        .access_mode(FILE_LIST_DIRECTORY | FILE_TRAVERSE | FILE_READ_ATTRIBUTES)
+        .custom_flags(FILE_FLAG_BACKUP_SEMANTICS | FILE_FLAG_OPEN_REPARSE_POINT)
+        .open(path)
+        .map_err(io_err)?;
+    let shown = path.display().to_string();
+    let i = info(&f)?;
+    if i.dwFileAttributes & FILE_ATTRIBUTE_REPARSE_POINT != 0 {
+        return Err(refused(&shown, errno::ELOOP, REPARSE));
+    }
+    if i.dwFileAttributes & FILE_ATTRIBUTE_DIRECTORY == 0 {
+        return Err(refused(&shown, errno::ENOTDIR, "is not a directory"));
     }
     Ok(f)
 }
 
-/// Checks that the directory `path` is in is under the workload directory, reached
-/// through no reparse point.
-pub fn check_parent(path: &Path, dir_final: &str) -> Result<(), OpError> {
-    let Some(parent) = path.parent() else {
-        return Err(OpError::errno(errno::EINVAL));
+/// The workload directory, held open for the stream: every entry of the workload is
+/// opened relative to its handle (`NtCreateFile` with `RootDirectory`), never through a
+/// reparse point.
+///
+/// On Windows one `NtCreateFile` names the whole relative path with `OBJ_DONT_REPARSE`
+/// (Windows refuses any reparse point met on the way) and `FILE_OPEN_REPARSE_POINT`
+/// (the entry itself is opened, and refused when it is a reparse point); what was
+/// opened must also really be at its name (its final path). Under Wine,
+/// which follows Unix symbolic links below the Windows API and ignores both, the path
+/// is walked one directory at a time instead, each directory opened relative to the one
+/// before and refused unless it really is where its name says (its final path), before
+/// anything is made in it; a file is created only where no name is (`FILE_CREATE`), so
+/// a link at its name is never followed.
+#[derive(Debug)]
+pub struct Root {
+    dir: File,
+    /// Where the directory really is (`\\?\C:\...`): every entry opened must be found
+    /// under it, at its name.
+    real: String,
+    /// Walk the path a directory at a time (under Wine).
+    walk: bool,
+}
+
+impl Root {
+    /// Opens `<naslab>\<workload>` (the workload directory as a relative path), the
+    /// workload directory opened relative to naslab's and checked like every entry.
+    pub fn of(naslab: &Path, workload: &str) -> Result<Root, OpError> {
+        let base_dir = open_dir_by_path(naslab)?;
+        let base = Root {
+            real: final_path(&base_dir)?,
+            dir: base_dir,
+            walk: nt::under_wine(),
+        };
+        let mut names = Names::default();
+        let name = names.of(workload)?;
+        let spec = OpenSpec {
+            dir: true,
+            ..OpenSpec::default()
+        };
+        let dir = base.open(name, &spec)?;
+        Ok(Root {
+            real: final_path(&dir)?,
+            dir,
+            walk: base.walk,
+        })
+    }
+
+    /// The same directory, its entries opened by walking the path a directory at a
+    /// time or by one open each.
+    #[cfg(test)]
+    pub fn walking(self, walk: bool) -> Root {
+        Root { walk, ..self }
+    }
+
+    /// The error an `NtCreateFile` of `name` failed with.
+    fn failed(name: &[u16], status: NTSTATUS) -> OpError {
+        let e = nt::errno_of_status(status);
+        match e {
+            errno::ELOOP => refused(&String::from_utf16_lossy(name), e, REPARSE),
+            errno::EISDIR => refused(
+                &String::from_utf16_lossy(name),
+                e,
+                "is a directory, where the workload has a file",
+            ),
+            _ => OpError::errno(e),
+        }
+    }
+
+    /// Refuses `f` unless it really is `<workload>\<name>` (else a link on the way, or
+    /// at its name, was followed: under Wine, which follows Unix symbolic links below
+    /// the Windows API, or on a Windows that would not honour `OBJ_DONT_REPARSE`).
+    fn check_real(&self, f: &File, name: &[u16]) -> Result<(), OpError> {
+        let real = final_path(f)?;
+        let wanted = format!("{}\\{}", self.real, String::from_utf16_lossy(name));
+        if !same_name(&real, &wanted) {
+            return Err(refused(
+                &String::from_utf16_lossy(name),
+                errno::ELOOP,
+                &format!("is a link to '{real}'"),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The directory `name`'s last component is to be opened in, and that component:
+    /// the workload directory and the whole name on Windows; under Wine, the last
+    /// directory on the way, walked to and checked one directory at a time.
+    fn locate<'n>(&self, name: &'n [u16]) -> Result<(Option<File>, &'n [u16]), OpError> {
+        let sep = u16::from(b'\\');
+        if !self.walk {
+            return Ok((None, name));
+        }
+        let Some(last) = name.iter().rposition(|&c| c == sep) else {
+            return Ok((None, name));
+        };
+        let mut at: Option<File> = None;
+        let mut start = 0;
+        while start < last {
+            let end = start
+                + name[start..]
+                    .iter()
+                    .position(|&c| c == sep)
+                    .unwrap_or(last - start);
+            let dir = nt::create_at(
+                at.as_ref().unwrap_or(&self.dir),
+                &name[start..end],
+                Create {
+                    access: FILE_TRAVERSE | FILE_READ_ATTRIBUTES,
+                    disposition: FILE_OPEN,
+                    options: FILE_DIRECTORY_FILE | FILE_OPEN_REPARSE_POINT,
+                },
+            )
+            .map_err(|s| Root::failed(&name[..end], s))?;
+            let i = info(&dir)?;
+            if i.dwFileAttributes & FILE_ATTRIBUTE_REPARSE_POINT != 0 {
+                return Err(refused(
+                    &String::from_utf16_lossy(&name[..end]),
+                    errno::ELOOP,
+                    REPARSE,
+                ));
+            }
+            self.check_real(&dir, &name[..end])?;
+            at = Some(dir);
+            start = end + 1;
+        }
+        Ok((at, &name[last + 1..]))
+    }
+
+    /// Opens (or creates) `name` as `how` says, relative to the workload directory,
+    /// through no reparse point; under Wine checked to be where its name says.
+    pub fn at(&self, name: &[u16], how: Create) -> Result<File, OpError> {
+        let (parent, leaf) = self.locate(name)?;
+        let dir = parent.as_ref().unwrap_or(&self.dir);
+        let f = if self.walk && how.disposition == FILE_OPEN_IF {
+            open_or_create(dir, leaf, how)
+        } else {
+            nt::create_at(dir, leaf, how)
+        }
+        .map_err(|s| Root::failed(name, s))?;
+        self.check_real(&f, name)?;
+        Ok(f)
+    }
+
+    /// Opens `name` as `spec` says and checks it (see [`check`]); a truncating open
+    /// empties the file only once it passed, so nothing that fails is changed.
+    pub fn open(&self, name: &[u16], spec: &OpenSpec) -> Result<File, OpError> {
+        let f = self.at(name, spec.create())?;
+        check(&f, name, spec)?;
+        if spec.truncate && spec.write {
+            f.set_len(0).map_err(io_err)?;
+        }
+        Ok(f)
+    }
+
+    /// The size of the entry `name` (a file or a directory), opened for its attributes
+    /// only.
+    pub fn size_of(&self, name: &[u16]) -> Result<u64, OpError> {
+        let f = self.at(
+            name,
+            Create {
+                access: FILE_READ_ATTRIBUTES,
+                disposition: FILE_OPEN,
+                options: FILE_OPEN_REPARSE_POINT,
+            },
+        )?;
+        let i = info(&f)?;
+        if i.dwFileAttributes & FILE_ATTRIBUTE_REPARSE_POINT != 0 {
+            return Err(refused(
+                &String::from_utf16_lossy(name),
+                errno::ELOOP,
+                REPARSE,
+            ));
+        }
+        Ok((u64::from(i.nFileSizeHigh) << 32) | u64::from(i.nFileSizeLow))
+    }
+
+    /// Makes the directory `name`.
+    pub fn make_dir(&self, name: &[u16]) -> Result<(), OpError> {
+        self.at(
+            name,
+            Create {
+                access: FILE_READ_ATTRIBUTES,
+                disposition: FILE_CREATE,
+                options: FILE_DIRECTORY_FILE | FILE_OPEN_REPARSE_POINT,
+            },
+        )
+        .map(drop)
+    }
+
+    /// The number of entries in the directory `name`, listed through `buf`.
+    pub fn count_entries(&self, name: &[u16], buf: &mut Vec<u64>) -> Result<u64, OpError> {
+        let spec = OpenSpec {
+            dir: true,
+            ..OpenSpec::default()
+        };
+        let d = self.open(name, &spec)?;
+        nt::count_entries(&d, buf)
+    }
+
+    /// Opens `name` to remove or rename it (`DELETE` access), refused when it is a
+    /// reparse point. `dir`: only a directory (`Some(true)`), only a file
+    /// (`Some(false)`), or either.
+    fn for_delete(&self, name: &[u16], dir: Option<bool>) -> Result<File, OpError> {
+        let kind = match dir {
+            Some(true) => FILE_DIRECTORY_FILE,
+            Some(false) => FILE_NON_DIRECTORY_FILE,
+            None => 0,
+        };
+        let f = self.at(
+            name,
+            Create {
+                access: DELETE | FILE_READ_ATTRIBUTES,
+                disposition: FILE_OPEN,
+                options: kind | FILE_OPEN_REPARSE_POINT,
+            },
+        )?;
+        if info(&f)?.dwFileAttributes & FILE_ATTRIBUTE_REPARSE_POINT != 0 {
+            return Err(refused(
+                &String::from_utf16_lossy(name),
+                errno::ELOOP,
+                REPARSE,
+            ));
+        }
+        Ok(f)
+    }
+
+    /// Removes the file or empty directory `name`.
+    pub fn remove(&self, name: &[u16], is_dir: bool) -> Result<(), OpError> {
+        nt::delete(&self.for_delete(name, Some(is_dir))?)
+    }
+
+    /// Renames `from` to `to`, replacing a file there: `from` opened, then renamed into
+    /// `to`'s directory, opened and checked, by the last component's name.
+    pub fn rename(&self, from: &[u16], to: &[u16]) -> Result<(), OpError> {
+        let f = self.for_delete(from, None)?;
+        let sep = u16::from(b'\\');
+        match to.iter().rposition(|&c| c == sep) {
+            None => nt::rename(&f, &self.dir, to),
+            Some(last) => {
+                let spec = OpenSpec {
+                    dir: true,
+                    ..OpenSpec::default()
+                };
+                let dir = self.open(&to[..last], &spec)?;
+                nt::rename(&f, &dir, &to[last + 1..])
+            }
+        }
+    }
+
+    /// Writes the file's cached data back, then opens it once without buffering,
+    /// which makes the cache manager write back and purge the pages it holds of the
+    /// file (when no other handle keeps them cached or mapped).
+    pub fn write_back_and_purge(&self, name: &[u16]) -> Result<(), OpError> {
+        let w = OpenSpec {
+            read: true,
+            write: true,
+            ..OpenSpec::default()
+        };
+        self.open(name, &w)?.sync_all().map_err(io_err)?;
+        let unbuffered = OpenSpec {
+            read: true,
+            direct: true,
+            ..OpenSpec::default()
+        };
+        self.open(name, &unbuffered).map(drop)
+    }
+
+    /// Whether unbuffered opens work here: a probe file made with
+    /// `FILE_NO_INTERMEDIATE_BUFFERING` and gone when closed.
+    pub fn probe_direct(&self) -> Result<(), OpError> {
+        let name: Vec<u16> = ".naslab-direct-probe".encode_utf16().collect();
+        nt::create_at(
+            &self.dir,
+            &name,
+            Create {
+                access: FILE_GENERIC_WRITE | DELETE,
+                disposition: FILE_CREATE,
+                options: FILE_NO_INTERMEDIATE_BUFFERING
+                    | FILE_WRITE_THROUGH
+                    | FILE_DELETE_ON_CLOSE
+                    | FILE_NON_DIRECTORY_FILE
+                    | FILE_OPEN_REPARSE_POINT,
+            },
+        )
+        .map(drop)
+        .map_err(nt::status_err)
+    }
+}
+
+/// Under Wine: opens `leaf` in `dir`, or creates it when no name is there
+/// (`FILE_CREATE`, which Wine makes an exclusive create: a link at the name is not
+/// followed to make its target). `FILE_OPEN_IF` would make the file a dangling link
+/// names, wherever that is.
+fn open_or_create(dir: &File, leaf: &[u16], how: Create) -> Result<File, NTSTATUS> {
+    let open = Create {
+        disposition: FILE_OPEN,
+        ..how
     };
-    let spec = OpenSpec {
-        read: true,
-        dir: true,
-        ..OpenSpec::default()
+    let create = Create {
+        disposition: FILE_CREATE,
+        ..how
     };
-    open_checked(parent, &spec, dir_final).map(drop)
+    let missing = |s| s == STATUS_OBJECT_NAME_NOT_FOUND || s == STATUS_NO_SUCH_FILE;
+    match nt::create_at(dir, leaf, open) {
+        Err(s) if missing(s) => match nt::create_at(dir, leaf, create) {
+            // Made by another stream in between (opened, then checked), or a link that
+            // names nothing (Wine says "no such file" for it, and "collision" when
+            // asked to make it): refused as the link it is.
+            Err(STATUS_OBJECT_NAME_COLLISION) => match nt::create_at(dir, leaf, open) {
+                Err(s) if missing(s) => Err(STATUS_REPARSE_POINT_ENCOUNTERED),
+                r => r,
+            },
+            r => r,
+        },
+        r => r,
+    }
 }
 
 /// Reads at `offset` (ReadFile with the offset in its OVERLAPPED); 0 at end of file.
@@ -261,8 +581,12 @@ pub fn write_at(f: &File, buf: &[u8], offset: u64) -> Result<usize, OpError> {
 
 /// FlushFileBuffers. Windows flushes only through a handle that may write; fsync on a
 /// read-only descriptor writes the file back on Linux, so a read-only handle's file is
-/// flushed through a writable handle opened for the purpose.
-pub fn flush(f: &File, path: &Path, spec: &OpenSpec) -> Result<(), OpError> {
+/// flushed through a writable handle, opened by `reopen`, for the purpose.
+pub fn flush(
+    f: &File,
+    spec: &OpenSpec,
+    reopen: impl FnOnce(&OpenSpec) -> Result<File, OpError>,
+) -> Result<(), OpError> {
     match f.sync_all() {
         Ok(()) => Ok(()),
         Err(e) if !spec.write && e.raw_os_error() == Some(ERROR_ACCESS_DENIED as i32) => {
@@ -270,7 +594,7 @@ pub fn flush(f: &File, path: &Path, spec: &OpenSpec) -> Result<(), OpError> {
                 write: true,
                 ..OpenSpec::default()
             };
-            open(path, &w)?.sync_all().map_err(io_err)
+            reopen(&w)?.sync_all().map_err(io_err)
         }
         Err(e) => Err(io_err(e)),
     }
@@ -301,82 +625,29 @@ pub fn allocate(f: &File, end: u64) -> Result<(), OpError> {
     f.set_len(end).map_err(io_err)
 }
 
-/// The size of the entry at `path`, opened for its attributes only and checked.
-pub fn size_of_entry(path: &Path, dir_final: &str) -> Result<u64, OpError> {
-    let f = open(
-        path,
-        &OpenSpec {
-            dir: true,
-            ..OpenSpec::default()
-        },
-    )?;
-    let i = info(&f)?;
-    if i.dwFileAttributes & FILE_ATTRIBUTE_REPARSE_POINT != 0 {
-        return Err(refused(
-            path,
-            errno::ELOOP,
-            "is a reparse point (a symbolic link, junction or mount point)",
-        ));
-    }
-    let real = final_path(&f)?;
-    if !lies_in(&real, dir_final) {
-        return Err(refused(
-            path,
-            errno::EXDEV,
-            "lies outside the workload directory",
-        ));
-    }
-    Ok((u64::from(i.nFileSizeHigh) << 32) | u64::from(i.nFileSizeLow))
-}
-
-/// Removes the file or empty directory at `path` (a reparse point there is removed
-/// itself, never what it names).
-pub fn remove(path: &Path, is_dir: bool, dir_final: &str) -> Result<(), OpError> {
-    check_parent(path, dir_final)?;
-    if is_dir {
-        std::fs::remove_dir(path).map_err(io_err)
-    } else {
-        std::fs::remove_file(path).map_err(io_err)
-    }
-}
-
-/// Renames `from` to `to`, replacing a file there.
-pub fn rename(from: &Path, to: &Path, dir_final: &str) -> Result<(), OpError> {
-    check_parent(from, dir_final)?;
-    check_parent(to, dir_final)?;
-    std::fs::rename(from, to).map_err(io_err)
-}
-
-/// Writes the file's cached data back, then opens it once without buffering, which
-/// makes the cache manager write back and purge the pages it holds of the file (when no
-/// other handle keeps them cached or mapped).
-pub fn write_back_and_purge(path: &Path, dir_final: &str) -> Result<(), OpError> {
-    let w = OpenSpec {
-        read: true,
-        write: true,
-        ..OpenSpec::default()
-    };
-    open_checked(path, &w, dir_final)?
-        .sync_all()
-        .map_err(io_err)?;
-    let unbuffered = OpenSpec {
-        read: true,
-        direct: true,
-        ..OpenSpec::default()
-    };
-    open_checked(path, &unbuffered, dir_final).map(drop)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn a_path_lies_in_a_directory_only_below_a_separator() {
-        assert!(lies_in(r"\\?\C:\t\naslab\w", r"\\?\C:\t\naslab\w"));
-        assert!(lies_in(r"\\?\C:\t\naslab\w\a.dat", r"\\?\C:\t\naslab\w"));
-        assert!(!lies_in(r"\\?\C:\t\naslab\wx\a.dat", r"\\?\C:\t\naslab\w"));
-        assert!(!lies_in(r"\\?\C:\elsewhere", r"\\?\C:\t\naslab\w"));
+    fn names_compare_as_windows_compares_them() {
+        assert!(same_name(
+            r"\\?\C:\t\naslab\w\a.dat",
+            r"\\?\C:\T\naslab\W\A.DAT"
+        ));
+        assert!(!same_name(
+            r"\\?\C:\t\naslab\w\a.dat",
+            r"\\?\C:\elsewhere\a.dat"
+        ));
+        assert!(!same_name(r"\\?\C:\t\naslab\w", r"\\?\C:\t\naslab\wx"));
+    }
+
+    #[test]
+    fn a_relative_name_is_backslashed_and_never_climbs_out() {
+        let mut names = Names::default();
+        let want: Vec<u16> = r"d\e\a.dat".encode_utf16().collect();
+        assert_eq!(names.of("d//e/a.dat").unwrap(), &want[..]);
+        assert_eq!(names.of("d/../a.dat").unwrap_err().errno, errno::EINVAL);
     }
 
     #[test]
@@ -385,14 +656,20 @@ mod tests {
             direct: true,
             ..OpenSpec::default()
         };
-        let f = d.flags();
-        assert_eq!(f & FILE_FLAG_NO_BUFFERING, FILE_FLAG_NO_BUFFERING);
-        assert_eq!(f & FILE_FLAG_WRITE_THROUGH, FILE_FLAG_WRITE_THROUGH);
+        let o = d.options();
         assert_eq!(
-            f & FILE_FLAG_OPEN_REPARSE_POINT,
-            FILE_FLAG_OPEN_REPARSE_POINT
+            o & FILE_NO_INTERMEDIATE_BUFFERING,
+            FILE_NO_INTERMEDIATE_BUFFERING
         );
-        let plain = OpenSpec::default().flags();
-        assert_eq!(plain, FILE_FLAG_OPEN_REPARSE_POINT);
+        assert_eq!(o & FILE_WRITE_THROUGH, FILE_WRITE_THROUGH);
+        assert_eq!(o & FILE_OPEN_REPARSE_POINT, FILE_OPEN_REPARSE_POINT);
+        let plain = OpenSpec::default().options();
+        assert_eq!(plain, FILE_OPEN_REPARSE_POINT | FILE_NON_DIRECTORY_FILE);
+        let create = OpenSpec {
+            write: true,
+            create: true,
+            ..OpenSpec::default()
+        };
+        assert_eq!(create.create().disposition, FILE_OPEN_IF);
     }
 }

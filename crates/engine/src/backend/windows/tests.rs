@@ -1,5 +1,6 @@
 //! The Windows backend and its sandbox on a temporary directory (under Wine in CI).
 
+use std::path::Path;
 use std::sync::Arc;
 
 use naslab_trace::{FileKind, Prepare};
@@ -82,6 +83,22 @@ fn every_op_does_what_it_says() {
     let dir = tempfile::tempdir().unwrap();
     let target = WindowsTarget::open(dir.path(), None, false).unwrap();
     let mut b = connected(&target);
+    every_op(&mut *b, dir.path());
+}
+
+/// The same ops through one relative open per entry (`OBJ_DONT_REPARSE` naming the
+/// whole path), as on Windows, where the kernel refuses the reparse points on the way.
+#[test]
+fn every_op_does_what_it_says_through_one_open_per_entry() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = WindowsTarget::open(dir.path(), None, false).unwrap();
+    target.fresh_workload_dir("w").unwrap();
+    let root = Root::of(&target.root(), "w").unwrap().walking(false);
+    let mut b = WindowsBackend::new(root, files(), false);
+    every_op(&mut b, dir.path());
+}
+
+fn every_op(b: &mut dyn Backend, dir: &Path) {
     b.mkdir(0).unwrap();
     let h = b.open(1, create()).unwrap();
     assert_eq!(b.write(h, 0, &[7u8; 4096]).unwrap(), 4096);
@@ -110,7 +127,7 @@ fn every_op_does_what_it_says() {
     b.unlink(2).unwrap();
     assert_eq!(b.readdir(0).unwrap(), 0);
     b.unlink(0).unwrap();
-    let on_disk = dir.path().join("naslab").join("w");
+    let on_disk = dir.join("naslab").join("w");
     assert_eq!(std::fs::read_dir(on_disk).unwrap().count(), 0);
 }
 
@@ -228,4 +245,173 @@ fn win32_errors_are_counted_under_posix_names() {
             "{code}"
         );
     }
+}
+
+/// Puts a link to `to` at `at`: under Wine a Unix symbolic link (Wine follows those
+/// itself, below the Windows API), made by the Unix `ln`; on Windows a junction for a
+/// directory, a symbolic link for a file (which needs the privilege, or developer
+/// mode). Waits (bounded) until the link is there, as Wine starts a Unix program
+/// without a process handle to wait on.
+fn link(to: &Path, at: &Path, dir: bool) {
+    if super::nt::under_wine() {
+        // Wine starts the Unix program but reports no handle for it, and does not list
+        // a link that names nothing: the shell leaves a mark next to the link's
+        // directory once the link is made, and that is waited for.
+        let mark = at.parent().unwrap().with_extension("linked");
+        let (to, at_unix, mark_unix) = (unix_name(to), unix_name(at), unix_name(&mark));
+        let _ = std::process::Command::new("/bin/sh")
+            .args(["-c", r#"ln -s "$1" "$2" && : > "$3""#, "sh"])
+            .args([&to, &at_unix, &mark_unix])
+            .status();
+        for _ in 0..600 {
+            if std::fs::remove_file(&mark).is_ok() {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        panic!("the link {} was not made", at.display());
+    } else if dir {
+        let status = std::process::Command::new("cmd")
+            .args(["/C", "mklink", "/J"])
+            .arg(at)
+            .arg(to)
+            .status()
+            .unwrap();
+        assert!(status.success(), "mklink /J failed");
+    } else {
+        std::os::windows::fs::symlink_file(to, at).unwrap();
+    }
+}
+
+/// The Unix path Wine gives a Windows path (its `Z:` drive is `/`).
+fn unix_name(p: &Path) -> String {
+    let p = std::fs::canonicalize(p.parent().unwrap())
+        .unwrap()
+        .join(p.file_name().unwrap());
+    let s = p.to_string_lossy().replace('\\', "/");
+    let s = s.strip_prefix("//?/").unwrap_or(&s);
+    let rest = s
+        .strip_prefix("Z:")
+        .or_else(|| s.strip_prefix("z:"))
+        .unwrap_or_else(|| panic!("{s} is not on Wine's Z: drive"));
+    rest.to_string()
+}
+
+/// A temporary directory links can be made in: under Wine on its Z: drive (the Unix
+/// file system), where `ln` can put them.
+fn linkable_tempdir() -> tempfile::TempDir {
+    if super::nt::under_wine() {
+        tempfile::tempdir_in("Z:\\tmp").unwrap()
+    } else {
+        tempfile::tempdir().unwrap()
+    }
+}
+
+/// A directory of the workload swapped for a link to a directory outside it, after the
+/// workload made it and before a create in it: nothing is made outside, and the run
+/// stops.
+#[test]
+fn a_directory_swapped_for_a_link_mid_run_is_not_followed() {
+    let tmp = linkable_tempdir();
+    let outside = tmp.path().join("outside");
+    std::fs::create_dir(&outside).unwrap();
+    let base = tmp.path().join("target");
+    std::fs::create_dir(&base).unwrap();
+    let target = WindowsTarget::open(&base, None, false).unwrap();
+    let mut b = connected(&target);
+    b.mkdir(0).unwrap();
+    let d = base.join("naslab").join("w").join("d");
+    std::fs::remove_dir(&d).unwrap();
+    link(&outside, &d, true);
+    let e = b.open(1, create()).unwrap_err();
+    let made: Vec<_> = std::fs::read_dir(&outside)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert!(made.is_empty(), "made outside the workload: {made:?}");
+    assert!(
+        [crate::errno::ELOOP, crate::errno::EXDEV].contains(&e.errno),
+        "{e}"
+    );
+    assert!(e.is_fatal());
+    // A directory made in it, a stat and a listing do not go through it either.
+    assert!(b.mkdir(0).is_err());
+    assert_eq!(b.readdir(0).unwrap_err().errno, crate::errno::ELOOP);
+    assert_eq!(b.stat(1).unwrap_err().errno, crate::errno::ELOOP);
+    assert!(std::fs::read_dir(&outside).unwrap().next().is_none());
+}
+
+/// A link put at a file's name: a create does not make the file it names (even one
+/// that does not exist yet), an open does not empty it, and an unlink or a rename
+/// leaves it and what it names alone.
+#[test]
+fn a_link_at_a_files_name_is_not_followed() {
+    let tmp = linkable_tempdir();
+    let outside = tmp.path().join("outside");
+    std::fs::create_dir(&outside).unwrap();
+    let kept = outside.join("kept.txt");
+    std::fs::write(&kept, b"keep me").unwrap();
+    let base = tmp.path().join("target");
+    std::fs::create_dir(&base).unwrap();
+    let target = WindowsTarget::open(&base, None, false).unwrap();
+    let mut b = connected(&target);
+    b.mkdir(0).unwrap();
+    let d = base.join("naslab").join("w").join("d");
+    // A link to a file not made yet: the create must not make it.
+    link(&outside.join("new.txt"), &d.join("a.dat"), false);
+    let e = b.open(1, create()).unwrap_err();
+    assert_eq!(e.errno, crate::errno::ELOOP, "{e}");
+    assert!(!outside.join("new.txt").exists(), "made through the link");
+    // A link to a file that is there: not emptied, not removed, not renamed over.
+    link(&kept, &d.join("b.dat"), false);
+    let truncating = OpenHow {
+        truncate: true,
+        ..create()
+    };
+    assert_eq!(
+        b.open(2, truncating).unwrap_err().errno,
+        crate::errno::ELOOP
+    );
+    assert_eq!(b.stat(2).unwrap_err().errno, crate::errno::ELOOP);
+    assert_eq!(b.unlink(2).unwrap_err().errno, crate::errno::ELOOP);
+    assert_eq!(b.rename(2, 1).unwrap_err().errno, crate::errno::ELOOP);
+    assert_eq!(std::fs::read(&kept).unwrap(), b"keep me");
+    let left: Vec<_> = std::fs::read_dir(&outside)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(left, ["kept.txt"]);
+}
+
+/// A file renamed into a directory swapped for a link: refused, the file stays.
+#[test]
+fn a_rename_into_a_directory_swapped_for_a_link_is_refused() {
+    let tmp = linkable_tempdir();
+    let outside = tmp.path().join("outside");
+    std::fs::create_dir(&outside).unwrap();
+    let base = tmp.path().join("target");
+    std::fs::create_dir(&base).unwrap();
+    let target = WindowsTarget::open(&base, None, false).unwrap();
+    // `a.dat` at the top, to be renamed to `d/b.dat`.
+    let files = Arc::new(FileTable {
+        entries: vec![
+            entry("d", FileKind::Dir),
+            entry("a.dat", FileKind::File),
+            entry("d/b.dat", FileKind::File),
+        ],
+    });
+    target.fresh_workload_dir("w").unwrap();
+    let mut b = target
+        .connect("w", files, BackendOptions::default())
+        .unwrap();
+    b.mkdir(0).unwrap();
+    let h = b.open(1, create()).unwrap();
+    b.close(h).unwrap();
+    let d = base.join("naslab").join("w").join("d");
+    std::fs::remove_dir(&d).unwrap();
+    link(&outside, &d, true);
+    let e = b.rename(1, 2).unwrap_err();
+    assert_eq!(e.errno, crate::errno::ELOOP, "{e}");
+    assert!(std::fs::read_dir(&outside).unwrap().next().is_none());
+    assert_eq!(b.stat(1).unwrap(), 0, "the file stays where it was");
 }
