@@ -77,8 +77,7 @@ impl WindowsTarget {
             path: dir.display().to_string(),
             error: io_err(e),
         })?;
-        let mut fs = LocalFs::new(base.clone());
-        match fs.kind_of_base() {
+        match fs::kind_of_path(&base) {
             Ok(super::remote::EntryKind::Dir) => {}
             Ok(super::remote::EntryKind::Link) => {
                 return Err(RemoteSandboxError::Link(dir.display().to_string()))
@@ -97,6 +96,11 @@ impl WindowsTarget {
                 })
             }
         }
+        let mut fs = LocalFs::open(&base).map_err(|error| RemoteSandboxError::Request {
+            action: "open",
+            path: dir.display().to_string(),
+            error,
+        })?;
         let sandbox = if join {
             crate::marker::wait_for_holder(
                 || RemoteSandbox::open_in(&mut fs, "", client, true),
@@ -115,6 +119,13 @@ impl WindowsTarget {
     pub fn root(&self) -> PathBuf {
         let held = self.held.lock().unwrap_or_else(|e| e.into_inner());
         fs::join(&self.base, held.0.root())
+    }
+
+    /// The workload directory `workload_dir`, opened relative to the target's handle
+    /// for a stream of its own.
+    fn workload_root(&self, workload_dir: &str) -> Result<Root, OpError> {
+        let held = self.held.lock().unwrap_or_else(|e| e.into_inner());
+        held.1.dir(&format!("{}/{workload_dir}", held.0.root()))
     }
 }
 
@@ -151,12 +162,12 @@ impl Target for WindowsTarget {
         files: Arc<FileTable>,
         options: BackendOptions,
     ) -> Result<Box<dyn Backend>, OpError> {
-        let root = Root::of(&self.root(), workload_dir)?;
+        let root = self.workload_root(workload_dir)?;
         Ok(Box::new(WindowsBackend::new(root, files, options.direct)))
     }
 
     fn check_direct(&self, workload_dir: &str) -> Result<(), OpError> {
-        Root::of(&self.root(), workload_dir)?.probe_direct()
+        self.workload_root(workload_dir)?.probe_direct()
     }
 
     fn local_dir(&self) -> Option<PathBuf> {

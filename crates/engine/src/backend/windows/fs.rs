@@ -1,16 +1,16 @@
 //! Paths, Win32 errors as errnos, and the requests naslab's marked directory is kept
 //! with on a Windows directory ([`RemoteFs`], as on a share).
 
-use std::fs::OpenOptions;
 use std::io::Write;
-use std::os::windows::fs::{MetadataExt, OpenOptionsExt};
+use std::os::windows::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 use windows_sys::Win32::Foundation as w;
 use windows_sys::Win32::Storage::FileSystem::{
-    FILE_ATTRIBUTE_DIRECTORY, FILE_ATTRIBUTE_REPARSE_POINT, FILE_FLAG_OPEN_REPARSE_POINT,
+    FILE_ATTRIBUTE_DIRECTORY, FILE_ATTRIBUTE_REPARSE_POINT,
 };
 
+use super::handle::{Names, OpenSpec, Root};
 use crate::backend::remote::{EntryKind, RemoteFs};
 use crate::backend::OpError;
 use crate::errno;
@@ -84,97 +84,84 @@ fn kind_of(attributes: u32) -> EntryKind {
     }
 }
 
-/// The target directory, seen as [`RemoteFs`] sees a share: paths relative to it.
+/// What the directory at `path` (the target the user named) is.
+pub fn kind_of_path(path: &Path) -> Result<EntryKind, OpError> {
+    let m = std::fs::symlink_metadata(path).map_err(io_err)?;
+    Ok(kind_of(m.file_attributes()))
+}
+
+/// The target directory, seen as [`RemoteFs`] sees a share: paths relative to it, each
+/// opened relative to its handle and checked as the workload's entries are (see
+/// [`Root`]), so emptying a workload directory never goes through a link.
 #[derive(Debug)]
 pub struct LocalFs {
-    base: PathBuf,
+    root: Root,
+    names: Names,
+    to: Names,
 }
 
 impl LocalFs {
-    /// The file system under `base` (absolute).
-    pub fn new(base: PathBuf) -> LocalFs {
-        LocalFs { base }
+    /// The file system under the directory at `base`, held open.
+    pub fn open(base: &Path) -> Result<LocalFs, OpError> {
+        Ok(LocalFs {
+            root: Root::at_path(base)?,
+            names: Names::default(),
+            to: Names::default(),
+        })
     }
 
-    /// What the target directory itself is.
-    pub fn kind_of_base(&mut self) -> Result<EntryKind, OpError> {
-        let m = std::fs::symlink_metadata(&self.base).map_err(io_err)?;
-        Ok(kind_of(m.file_attributes()))
-    }
-
-    fn at(&self, rel: &str) -> PathBuf {
-        join(&self.base, rel)
+    /// The directory `rel` below the target, opened for a stream of its own.
+    pub fn dir(&self, rel: &str) -> Result<Root, OpError> {
+        self.root.below(rel)
     }
 }
 
 impl RemoteFs for LocalFs {
     fn kind(&mut self, path: &str) -> Result<Option<EntryKind>, OpError> {
-        // symlink_metadata opens the entry itself, never what a reparse point names.
-        match std::fs::symlink_metadata(self.at(path)) {
-            Ok(m) => Ok(Some(kind_of(m.file_attributes()))),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-            Err(e) => Err(io_err(e)),
-        }
+        self.root.kind(self.names.of(path)?)
     }
 
     fn make_dir(&mut self, path: &str) -> Result<(), OpError> {
-        std::fs::create_dir(self.at(path)).map_err(io_err)
+        self.root.make_dir(self.names.of(path)?)
     }
 
     fn put_file(&mut self, path: &str, data: &[u8]) -> Result<(), OpError> {
-        // The entry itself is opened, never what a reparse point names.
-        let mut f = OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .custom_flags(FILE_FLAG_OPEN_REPARSE_POINT)
-            .open(self.at(path))
-            .map_err(io_err)?;
-        let m = f.metadata().map_err(io_err)?;
-        if kind_of(m.file_attributes()) != EntryKind::File {
-            return Err(OpError {
-                errno: errno::ELOOP,
-                detail: Some(format!("'{path}' is not a regular file of its own")),
-            });
-        }
-        f.set_len(0).map_err(io_err)?;
+        let spec = OpenSpec {
+            write: true,
+            create: true,
+            truncate: true,
+            ..OpenSpec::default()
+        };
+        let mut f = self.root.open(self.names.of(path)?, &spec)?;
         f.write_all(data).map_err(io_err)
     }
 
     fn list(&mut self, path: &str) -> Result<Vec<(String, EntryKind)>, OpError> {
-        let mut out = Vec::new();
-        for e in std::fs::read_dir(self.at(path)).map_err(io_err)? {
-            let e = e.map_err(io_err)?;
-            // On Windows an entry's metadata comes from the listing itself.
-            let m = e.metadata().map_err(io_err)?;
-            out.push((
-                e.file_name().to_string_lossy().into_owned(),
-                kind_of(m.file_attributes()),
-            ));
+        let names = self.root.names_in(self.names.of(path)?)?;
+        let mut out = Vec::with_capacity(names.len());
+        for name in names {
+            let p = format!("{}/{name}", path.trim_end_matches('/'));
+            let p = p.trim_start_matches('/');
+            // Listed but not to be opened (a link that names nothing): a link.
+            let kind = self
+                .root
+                .kind(self.names.of(p)?)?
+                .unwrap_or(EntryKind::Link);
+            out.push((name, kind));
         }
         Ok(out)
     }
 
     fn remove_file(&mut self, path: &str) -> Result<(), OpError> {
-        let p = self.at(path);
-        match std::fs::remove_file(&p) {
-            Ok(()) => Ok(()),
-            // A junction or a directory symbolic link is removed as a directory (the
-            // link itself, never what it names).
-            Err(e) => match std::fs::symlink_metadata(&p) {
-                Ok(m) if m.file_attributes() & FILE_ATTRIBUTE_DIRECTORY != 0 => {
-                    std::fs::remove_dir(&p).map_err(io_err)
-                }
-                _ => Err(io_err(e)),
-            },
-        }
+        self.root.remove_itself(self.names.of(path)?, false)
     }
 
     fn remove_dir(&mut self, path: &str) -> Result<(), OpError> {
-        std::fs::remove_dir(self.at(path)).map_err(io_err)
+        self.root.remove_itself(self.names.of(path)?, true)
     }
 
     fn rename(&mut self, from: &str, to: &str) -> Result<(), OpError> {
-        std::fs::rename(self.at(from), self.at(to)).map_err(io_err)
+        let to = self.to.of(to)?;
+        self.root.rename(self.names.of(from)?, to)
     }
 }

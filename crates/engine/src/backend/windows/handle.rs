@@ -25,6 +25,7 @@ use windows_sys::Win32::Storage::FileSystem::{
 
 use super::fs::io_err;
 use super::nt::{self, Create};
+use crate::backend::remote::EntryKind;
 use crate::backend::OpError;
 use crate::errno;
 
@@ -148,27 +149,39 @@ fn info(f: &File) -> Result<BY_HANDLE_FILE_INFORMATION, OpError> {
     Ok(info)
 }
 
+/// Reads the final path of `f` (see [`final_path`]) into `buf` and returns its length
+/// in UTF-16 units; a length above `buf`'s says the path did not fit.
+fn final_path_into(f: &File, buf: &mut [u16]) -> Result<usize, OpError> {
+    // SAFETY: buf is ours and its length is passed; the handle is open.
+    let n = unsafe {
+        GetFinalPathNameByHandleW(
+            f.as_raw_handle(),
+            buf.as_mut_ptr(),
+            buf.len() as u32,
+            FILE_NAME_NORMALIZED | VOLUME_NAME_DOS,
+        )
+    } as usize;
+    if n == 0 {
+        return Err(io_err(std::io::Error::last_os_error()));
+    }
+    // A path that did not fit is given as the length it needs, with its NUL.
+    Ok(if n < buf.len() {
+        n
+    } else {
+        n.max(buf.len() + 1)
+    })
+}
+
 /// The path Windows reports for what `f` is (`\\?\C:\...` or `\\?\UNC\...`), reparse
 /// points on the way resolved: where the handle really is.
 pub fn final_path(f: &File) -> Result<String, OpError> {
     let mut buf = vec![0u16; 512];
     loop {
-        // SAFETY: buf is ours and its length is passed; the handle is open.
-        let n = unsafe {
-            GetFinalPathNameByHandleW(
-                f.as_raw_handle(),
-                buf.as_mut_ptr(),
-                buf.len() as u32,
-                FILE_NAME_NORMALIZED | VOLUME_NAME_DOS,
-            )
-        } as usize;
-        if n == 0 {
-            return Err(io_err(std::io::Error::last_os_error()));
-        }
-        if n < buf.len() {
+        let n = final_path_into(f, &mut buf)?;
+        if n <= buf.len() {
             return Ok(String::from_utf16_lossy(&buf[..n]));
         }
-        buf.resize(n + 1, 0);
+        buf.resize(n, 0);
     }
 }
 
@@ -264,34 +277,38 @@ fn open_dir_by_path(path: &Path) -> Result<File, OpError> {
 #[derive(Debug)]
 pub struct Root {
     dir: File,
-    /// Where the directory really is (`\\?\C:\...`): every entry opened must be found
-    /// under it, at its name.
-    real: String,
+    /// Where the directory really is (`\\?\C:\...`, UTF-16): every entry opened must
+    /// be found under it, at its name.
+    real: Vec<u16>,
     /// Walk the path a directory at a time (under Wine).
     walk: bool,
 }
 
 impl Root {
-    /// Opens `<naslab>\<workload>` (the workload directory as a relative path), the
-    /// workload directory opened relative to naslab's and checked like every entry.
-    pub fn of(naslab: &Path, workload: &str) -> Result<Root, OpError> {
-        let base_dir = open_dir_by_path(naslab)?;
-        let base = Root {
-            real: final_path(&base_dir)?,
-            dir: base_dir,
+    /// Opens the directory at `path` (the target directory, the one the user named),
+    /// refused when it is a reparse point or not a directory.
+    pub fn at_path(path: &Path) -> Result<Root, OpError> {
+        let dir = open_dir_by_path(path)?;
+        Ok(Root {
+            real: final_path(&dir)?.encode_utf16().collect(),
+            dir,
             walk: nt::under_wine(),
-        };
+        })
+    }
+
+    /// Opens the directory `rel` (`/`-separated) below this one, checked like every
+    /// entry, as a directory of its own.
+    pub fn below(&self, rel: &str) -> Result<Root, OpError> {
         let mut names = Names::default();
-        let name = names.of(workload)?;
         let spec = OpenSpec {
             dir: true,
             ..OpenSpec::default()
         };
-        let dir = base.open(name, &spec)?;
+        let dir = self.open(names.of(rel)?, &spec)?;
         Ok(Root {
-            real: final_path(&dir)?,
+            real: final_path(&dir)?.encode_utf16().collect(),
             dir,
-            walk: base.walk,
+            walk: self.walk,
         })
     }
 
@@ -320,16 +337,38 @@ impl Root {
     /// at its name, was followed: under Wine, which follows Unix symbolic links below
     /// the Windows API, or on a Windows that would not honour `OBJ_DONT_REPARSE`).
     fn check_real(&self, f: &File, name: &[u16]) -> Result<(), OpError> {
-        let real = final_path(f)?;
-        let wanted = format!("{}\\{}", self.real, String::from_utf16_lossy(name));
-        if !same_name(&real, &wanted) {
-            return Err(refused(
+        match self.real_path_if_elsewhere(f, name)? {
+            None => Ok(()),
+            Some(real) => Err(refused(
                 &String::from_utf16_lossy(name),
                 errno::ELOOP,
                 &format!("is a link to '{real}'"),
-            ));
+            )),
         }
-        Ok(())
+    }
+
+    /// Where `f` really is when that is not `<this directory>\<name>`.
+    fn real_path_if_elsewhere(&self, f: &File, name: &[u16]) -> Result<Option<String>, OpError> {
+        // Most final paths fit this; a longer one is read into a buffer of its size.
+        let mut buf = [0u16; 1024];
+        let n = final_path_into(f, &mut buf)?;
+        let exact = n <= buf.len() && {
+            let real = &buf[..n];
+            let (dir, rest) = real.split_at(self.real.len().min(n));
+            dir == self.real && rest.first() == Some(&u16::from(b'\\')) && &rest[1..] == name
+        };
+        if exact {
+            return Ok(None);
+        }
+        // Not the same to the letter: the same names in another case pass, as Windows
+        // compares them.
+        let real = final_path(f)?;
+        let wanted = format!(
+            "{}\\{}",
+            String::from_utf16_lossy(&self.real),
+            String::from_utf16_lossy(name)
+        );
+        Ok((!same_name(&real, &wanted)).then_some(real))
     }
 
     /// The directory `name`'s last component is to be opened in, and that component:
@@ -379,16 +418,88 @@ impl Root {
     /// Opens (or creates) `name` as `how` says, relative to the workload directory,
     /// through no reparse point; under Wine checked to be where its name says.
     pub fn at(&self, name: &[u16], how: Create) -> Result<File, OpError> {
+        let f = self.entry(name, how)?.map_err(|s| Root::failed(name, s))?;
+        self.check_real(&f, name)?;
+        Ok(f)
+    }
+
+    /// Opens (or creates) `name` as `how` says, through directories checked on the way,
+    /// what was opened not checked yet; the inner error is the open's own status.
+    fn entry(&self, name: &[u16], how: Create) -> Result<Result<File, NTSTATUS>, OpError> {
         let (parent, leaf) = self.locate(name)?;
         let dir = parent.as_ref().unwrap_or(&self.dir);
-        let f = if self.walk && how.disposition == FILE_OPEN_IF {
+        Ok(if self.walk && how.disposition == FILE_OPEN_IF {
             open_or_create(dir, leaf, how)
         } else {
             nt::create_at(dir, leaf, how)
+        })
+    }
+
+    /// What `name` is, or `None` when nothing of that name can be opened: a link (a
+    /// reparse point, or under Wine an entry that is really elsewhere), a directory or
+    /// a file. A directory on the way that is a link is an error.
+    pub fn kind(&self, name: &[u16]) -> Result<Option<EntryKind>, OpError> {
+        let how = Create {
+            access: FILE_READ_ATTRIBUTES,
+            disposition: FILE_OPEN,
+            options: FILE_OPEN_REPARSE_POINT,
+        };
+        let f = match self.entry(name, how)? {
+            Ok(f) => f,
+            Err(STATUS_OBJECT_NAME_NOT_FOUND | STATUS_NO_SUCH_FILE) => return Ok(None),
+            Err(s) => return Err(Root::failed(name, s)),
+        };
+        let a = info(&f)?.dwFileAttributes;
+        Ok(Some(
+            if a & FILE_ATTRIBUTE_REPARSE_POINT != 0
+                || self.real_path_if_elsewhere(&f, name)?.is_some()
+            {
+                EntryKind::Link
+            } else if a & FILE_ATTRIBUTE_DIRECTORY != 0 {
+                EntryKind::Dir
+            } else {
+                EntryKind::File
+            },
+        ))
+    }
+
+    /// The names in the directory `name`, `.` and `..` left out.
+    pub fn names_in(&self, name: &[u16]) -> Result<Vec<String>, OpError> {
+        let spec = OpenSpec {
+            dir: true,
+            ..OpenSpec::default()
+        };
+        let d = self.open(name, &spec)?;
+        let mut names = Vec::new();
+        nt::list(&d, &mut Vec::new(), |n| {
+            names.push(String::from_utf16_lossy(n))
+        })?;
+        Ok(names)
+    }
+
+    /// Removes the entry `name` itself: a file, an empty directory (`dir`), or a
+    /// reparse point (opened itself, so what it names stays). Under Wine, where a link
+    /// cannot be opened itself (and removing what was opened would remove its target),
+    /// a link is refused, to be removed by hand.
+    pub fn remove_itself(&self, name: &[u16], dir: bool) -> Result<(), OpError> {
+        let f = self
+            .entry(
+                name,
+                Create {
+                    access: DELETE | FILE_READ_ATTRIBUTES,
+                    disposition: FILE_OPEN,
+                    options: FILE_OPEN_REPARSE_POINT | if dir { FILE_DIRECTORY_FILE } else { 0 },
+                },
+            )?
+            .map_err(|s| Root::failed(name, s))?;
+        if let Some(real) = self.real_path_if_elsewhere(&f, name)? {
+            return Err(refused(
+                &String::from_utf16_lossy(name),
+                errno::ELOOP,
+                &format!("is a link to '{real}', which naslab cannot remove here without removing what it names: remove the link by hand"),
+            ));
         }
-        .map_err(|s| Root::failed(name, s))?;
-        self.check_real(&f, name)?;
-        Ok(f)
+        nt::delete(&f)
     }
 
     /// Opens `name` as `spec` says and checks it (see [`check`]); a truncating open
@@ -444,7 +555,9 @@ impl Root {
             ..OpenSpec::default()
         };
         let d = self.open(name, &spec)?;
-        nt::count_entries(&d, buf)
+        let mut entries = 0u64;
+        nt::list(&d, buf, |_| entries += 1)?;
+        Ok(entries)
     }
 
     /// Opens `name` to remove or rename it (`DELETE` access), refused when it is a

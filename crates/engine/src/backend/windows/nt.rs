@@ -225,13 +225,12 @@ pub fn rename(f: &File, dir: &File, name: &[u16]) -> Result<(), OpError> {
     Ok(())
 }
 
-/// The number of entries in the directory `dir` (opened with `FILE_LIST_DIRECTORY`),
-/// `.` and `..` left out, listed through `buf` (`NtQueryDirectoryFile`, names only).
-pub fn count_entries(dir: &File, buf: &mut Vec<u64>) -> Result<u64, OpError> {
+/// Lists the directory `dir` (opened with `FILE_LIST_DIRECTORY`) through `buf`
+/// (`NtQueryDirectoryFile`, names only), giving `each` every name but `.` and `..`.
+pub fn list(dir: &File, buf: &mut Vec<u64>, mut each: impl FnMut(&[u16])) -> Result<(), OpError> {
     if buf.is_empty() {
         buf.resize(8192, 0);
     }
-    let mut entries = 0u64;
     let mut restart = true;
     loop {
         let mut io = IO_STATUS_BLOCK::default();
@@ -253,7 +252,7 @@ pub fn count_entries(dir: &File, buf: &mut Vec<u64>) -> Result<u64, OpError> {
         };
         restart = false;
         if status == STATUS_NO_MORE_FILES || status == STATUS_NO_SUCH_FILE {
-            return Ok(entries);
+            return Ok(());
         }
         if status < 0 {
             return Err(status_err(status));
@@ -276,7 +275,7 @@ pub fn count_entries(dir: &File, buf: &mut Vec<u64>) -> Result<u64, OpError> {
             };
             let dot = u16::from(b'.');
             if name != [dot] && name != [dot, dot] {
-                entries += 1;
+                each(name);
             }
             if next == 0 {
                 break;

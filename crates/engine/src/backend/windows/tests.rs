@@ -93,7 +93,7 @@ fn every_op_does_what_it_says_through_one_open_per_entry() {
     let dir = tempfile::tempdir().unwrap();
     let target = WindowsTarget::open(dir.path(), None, false).unwrap();
     target.fresh_workload_dir("w").unwrap();
-    let root = Root::of(&target.root(), "w").unwrap().walking(false);
+    let root = target.workload_root("w").unwrap().walking(false);
     let mut b = WindowsBackend::new(root, files(), false);
     every_op(&mut b, dir.path());
 }
@@ -254,22 +254,7 @@ fn win32_errors_are_counted_under_posix_names() {
 /// without a process handle to wait on.
 fn link(to: &Path, at: &Path, dir: bool) {
     if super::nt::under_wine() {
-        // Wine starts the Unix program but reports no handle for it, and does not list
-        // a link that names nothing: the shell leaves a mark next to the link's
-        // directory once the link is made, and that is waited for.
-        let mark = at.parent().unwrap().with_extension("linked");
-        let (to, at_unix, mark_unix) = (unix_name(to), unix_name(at), unix_name(&mark));
-        let _ = std::process::Command::new("/bin/sh")
-            .args(["-c", r#"ln -s "$1" "$2" && : > "$3""#, "sh"])
-            .args([&to, &at_unix, &mark_unix])
-            .status();
-        for _ in 0..600 {
-            if std::fs::remove_file(&mark).is_ok() {
-                return;
-            }
-            std::thread::sleep(std::time::Duration::from_millis(50));
-        }
-        panic!("the link {} was not made", at.display());
+        unix(r#"ln -s "$1" "$2""#, &[&unix_name(to), &unix_name(at)], at);
     } else if dir {
         let status = std::process::Command::new("cmd")
             .args(["/C", "mklink", "/J"])
@@ -280,6 +265,33 @@ fn link(to: &Path, at: &Path, dir: bool) {
         assert!(status.success(), "mklink /J failed");
     } else {
         std::os::windows::fs::symlink_file(to, at).unwrap();
+    }
+}
+
+/// Runs `script` with `args` in the Unix shell from under Wine and waits (bounded)
+/// until it is done: Wine starts a Unix program but reports no handle to wait on, so the
+/// shell leaves a mark next to `near` when done, and that is waited for.
+fn unix(script: &str, args: &[&str], near: &Path) {
+    let mark = near.with_extension("done");
+    let script = format!(r#"{script} && : > "$0""#);
+    let _ = std::process::Command::new("/bin/sh")
+        .args(["-c", &script, &unix_name(&mark)])
+        .args(args)
+        .status();
+    for _ in 0..600 {
+        if std::fs::remove_file(&mark).is_ok() {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    panic!("'{script}' did not finish");
+}
+
+/// Removes the links the test put under `dir`, so the temporary directory can go (under
+/// Wine only: removing it through a Unix symbolic link would not remove the link).
+fn remove_links(dir: &Path) {
+    if super::nt::under_wine() {
+        unix(r#"find "$1" -type l -delete"#, &[&unix_name(dir)], dir);
     }
 }
 
@@ -339,6 +351,7 @@ fn a_directory_swapped_for_a_link_mid_run_is_not_followed() {
     assert_eq!(b.readdir(0).unwrap_err().errno, crate::errno::ELOOP);
     assert_eq!(b.stat(1).unwrap_err().errno, crate::errno::ELOOP);
     assert!(std::fs::read_dir(&outside).unwrap().next().is_none());
+    remove_links(tmp.path());
 }
 
 /// A link put at a file's name: a create does not make the file it names (even one
@@ -381,6 +394,7 @@ fn a_link_at_a_files_name_is_not_followed() {
         .map(|e| e.unwrap().file_name())
         .collect();
     assert_eq!(left, ["kept.txt"]);
+    remove_links(tmp.path());
 }
 
 /// A file renamed into a directory swapped for a link: refused, the file stays.
@@ -414,4 +428,34 @@ fn a_rename_into_a_directory_swapped_for_a_link_is_refused() {
     assert_eq!(e.errno, crate::errno::ELOOP, "{e}");
     assert!(std::fs::read_dir(&outside).unwrap().next().is_none());
     assert_eq!(b.stat(1).unwrap(), 0, "the file stays where it was");
+    remove_links(tmp.path());
+}
+
+/// Links left in the workload directory: emptying it for the next iteration removes the
+/// links on Windows, and refuses under Wine; never what they name.
+#[test]
+fn emptying_the_workload_directory_never_goes_through_a_link() {
+    let tmp = linkable_tempdir();
+    let outside = tmp.path().join("outside");
+    std::fs::create_dir(&outside).unwrap();
+    std::fs::write(outside.join("kept.txt"), b"keep me").unwrap();
+    let base = tmp.path().join("target");
+    std::fs::create_dir(&base).unwrap();
+    let target = WindowsTarget::open(&base, None, false).unwrap();
+    target.fresh_workload_dir("w").unwrap();
+    let w = base.join("naslab").join("w");
+    link(&outside, &w.join("d"), true);
+    link(&outside.join("kept.txt"), &w.join("a.dat"), false);
+    let emptied = target.fresh_workload_dir("w");
+    assert_eq!(std::fs::read(outside.join("kept.txt")).unwrap(), b"keep me");
+    if super::nt::under_wine() {
+        // Wine cannot remove a Unix symbolic link itself through the Windows API (it
+        // would remove what the link names): the run is refused, naming the link.
+        let e = emptied.unwrap_err();
+        assert!(e.to_string().contains("remove the link by hand"), "{e}");
+        remove_links(tmp.path());
+    } else {
+        emptied.unwrap();
+        assert!(std::fs::read_dir(&w).unwrap().next().is_none());
+    }
 }
