@@ -144,7 +144,7 @@ fn an_strace_log_imports_with_every_op_and_replays() {
         ("write", 2),
         ("fsync", 1),
         ("truncate", 1),
-        ("stat", 2),
+        ("stat", 3),
         ("mkdir", 1),
         ("readdir", 1),
         ("unlink", 2),
@@ -152,9 +152,20 @@ fn an_strace_log_imports_with_every_op_and_replays() {
     ]);
     assert_eq!(replay_null(d.path(), &trace), expected, "{said}");
     assert_eq!(skipped(&said, "ops on files outside the root"), 1, "{said}");
+    // The stat that found nothing is kept as a stat expected to find nothing.
     assert_eq!(
         skipped(&said, "failed calls (newfstatat ENOENT)"),
-        1,
+        0,
+        "{said}"
+    );
+    let stats: Vec<_> = ops_of(&trace)
+        .into_iter()
+        .filter(|o| o.kind == OpKind::Stat)
+        .map(|o| o.expect)
+        .collect();
+    assert_eq!(
+        stats,
+        [None, None, Some(naslab_trace::Expected::NotFound)],
         "{said}"
     );
     assert_eq!(skipped(&said, "mmap of a file under the root"), 1, "{said}");
@@ -184,6 +195,7 @@ fn an_strace_log_imports_with_every_op_and_replays() {
             (1, 1400),
             (1, 1500),
             (1, 1600),
+            (1, 1700),
             (1, 1900),
             (1, 2200),
             (1, 2300),

@@ -9,7 +9,7 @@ use std::io::BufRead;
 use std::path::Path;
 use std::rc::Rc;
 
-use naslab_trace::FileKind;
+use naslab_trace::{Expected, FileKind, OpKind};
 
 use crate::builder::{normalize, Builder, Creation, OpenReq, Presence};
 use crate::error::LineErr;
@@ -469,6 +469,37 @@ impl StraceImporter {
         false
     }
 
+    /// A failed lookup by path kept as the op expected to fail as it did: an open
+    /// without `O_CREAT` (of a directory: a stat) or a stat that found nothing (or met a
+    /// file where a directory should be), an unlink or rmdir of nothing, an rmdir of a directory still holding
+    /// something. A program's failed lookups are requests the server answers too. Any
+    /// other failure is skipped and counted. `true` when the call failed.
+    fn failed_as_expected(
+        &self,
+        c: &Call,
+        t: u64,
+        b: &mut Builder,
+        kind: OpKind,
+        rel: &str,
+        entry: FileKind,
+    ) -> Result<bool, ImportError> {
+        let Ret::Error(e) = &c.ret else {
+            return Ok(false);
+        };
+        let expect = match (kind, Expected::named(e.as_bytes())) {
+            (OpKind::Open, Some(x @ Expected::NotFound)) => x,
+            (OpKind::Stat, Some(x @ (Expected::NotFound | Expected::NotDir))) => x,
+            (OpKind::Unlink, Some(x @ Expected::NotFound)) => x,
+            (OpKind::Unlink, Some(x @ Expected::NotEmpty)) if entry == FileKind::Dir => x,
+            _ => {
+                b.skip(&format!("{FAILED} ({} {e})", c.name));
+                return Ok(true);
+            }
+        };
+        b.failing(c.tid as u64, t, kind, rel, entry, expect)?;
+        Ok(true)
+    }
+
     fn open(&mut self, c: &Call, t: u64, b: &mut Builder) -> Result<(), ImportError> {
         let (dirfd, path_arg, flags_arg) = match c.name.as_str() {
             "open" => (None, c.args.first(), c.args.get(1).cloned()),
@@ -517,6 +548,17 @@ impl StraceImporter {
                 return Ok(());
             }
         };
+        if !flags.contains("O_CREAT") && !flags.contains("O_PATH") {
+            // A directory opened to be listed is looked up, as a stat does.
+            let (kind, entry) = if flags.contains("O_DIRECTORY") {
+                (OpKind::Stat, FileKind::Dir)
+            } else {
+                (OpKind::Open, FileKind::File)
+            };
+            if self.failed_as_expected(c, t, b, kind, &rel, entry)? {
+                return Ok(());
+            }
+        }
         if self.failed(c, b, true) {
             return Ok(());
         }
@@ -792,10 +834,15 @@ impl StraceImporter {
         let Some(rel) = place.and_then(|p| p.under(b)) else {
             return Ok(());
         };
+        let kind = if dir { FileKind::Dir } else { FileKind::File };
+        if !c.name.starts_with("mkdir")
+            && self.failed_as_expected(c, t, b, OpKind::Unlink, &rel, kind)?
+        {
+            return Ok(());
+        }
         if self.failed(c, b, true) {
             return Ok(());
         }
-        let kind = if dir { FileKind::Dir } else { FileKind::File };
         let key = c.tid as u64;
         if c.name.starts_with("mkdir") {
             let Some(id) = b.file(&rel, kind, Presence::New) else {
@@ -1003,6 +1050,11 @@ impl StraceImporter {
         let Some(rel) = place.and_then(|p| p.under(b)) else {
             return Ok(());
         };
+        if c.name != "fstat"
+            && self.failed_as_expected(c, t, b, OpKind::Stat, &rel, FileKind::File)?
+        {
+            return Ok(());
+        }
         if self.failed(c, b, true) {
             return Ok(());
         }
