@@ -209,15 +209,7 @@ fn nfs_times_and_volume_queries_act_on_the_server_and_locks_are_refused_before_t
     let mut lock = naslab_trace::Op::new(0, 0, naslab_trace::OpKind::Lock, 1);
     lock.len = 10;
     trace.ops.insert(1, lock);
-    let plan = naslab_engine::compile(
-        std::path::Path::new("t.jsonl"),
-        naslab_engine::records_from_trace(&trace),
-        base.path(),
-    )
-    .unwrap();
-    let e = naslab_engine::run::check_caps(&plan, &target)
-        .unwrap_err()
-        .to_string();
+    let e = refusal(&trace, &target, base.path());
     assert!(
         e.contains("nfs backend cannot do 'lock'") && e.contains("NLM"),
         "{e}"
@@ -273,22 +265,26 @@ fn nfs_labs_share_one_rpcbind_and_the_last_to_go_stops_it() {
     }
 }
 
+/// Why `target` refuses `trace` before the run (a trace it can run fails the test).
+fn refusal(trace: &naslab_trace::Trace, target: &dyn Target, spool: &std::path::Path) -> String {
+    let plan = naslab_engine::compile(
+        std::path::Path::new("t.jsonl"),
+        naslab_engine::records_from_trace(trace),
+        spool,
+    )
+    .unwrap();
+    naslab_engine::run::check_caps(&plan, target)
+        .unwrap_err()
+        .to_string()
+}
+
 #[test]
 fn an_op_the_backend_lacks_fails_before_the_run_naming_backend_and_op() {
     needs_root_and_servers!(ServerKind::Nfs);
     let base = tempfile::tempdir().unwrap();
     let guard = lab(base.path(), FsKind::Dir, ServerKind::Nfs, &[]);
     let target = nfs(&guard.lab().state.url);
-    let trace = small_trace("NfsFallocate", true);
-    let plan = naslab_engine::compile(
-        std::path::Path::new("t.jsonl"),
-        naslab_engine::records_from_trace(&trace),
-        base.path(),
-    )
-    .unwrap();
-    let e = naslab_engine::run::check_caps(&plan, &target)
-        .unwrap_err()
-        .to_string();
+    let e = refusal(&small_trace("NfsFallocate", true), &target, base.path());
     assert!(e.contains("nfs backend cannot do 'fallocate'"), "{e}");
 }
 

@@ -640,7 +640,12 @@ impl Backend for SmbBackend {
         )?;
         let asked = self
             .session
-            .volume_info(r.file_id, FILE_FS_FULL_SIZE_INFORMATION)
+            .query_info(
+                r.file_id,
+                smb2::msg::query_info::InfoType::Filesystem,
+                FILE_FS_FULL_SIZE_INFORMATION,
+                256,
+            )
             .and_then(|b| {
                 // TotalAllocationUnits, two counts of free units, sectors per unit and
                 // bytes per sector: 32 bytes.

@@ -526,12 +526,18 @@ impl Session {
         self.call(Command::SetInfo, &req, 1).map(|_| ())
     }
 
-    /// QUERY_INFO of a volume information class on an open file; the reply's buffer.
-    pub(super) fn volume_info(&self, file_id: FileId, class: u8) -> Result<Vec<u8>, OpError> {
+    /// QUERY_INFO of an information class on an open file; the reply's buffer.
+    pub(super) fn query_info(
+        &self,
+        file_id: FileId,
+        info_type: InfoType,
+        class: u8,
+        output_buffer_length: u32,
+    ) -> Result<Vec<u8>, OpError> {
         let req = QueryInfoRequest {
-            info_type: InfoType::Filesystem,
+            info_type,
             file_info_class: class,
-            output_buffer_length: 256,
+            output_buffer_length,
             additional_information: 0,
             flags: 0,
             file_id,
@@ -571,19 +577,7 @@ impl Session {
 
     /// The allocation size and end of file of an open file.
     pub(super) fn standard_info(&self, file_id: FileId) -> Result<(u64, u64), OpError> {
-        let req = QueryInfoRequest {
-            info_type: InfoType::File,
-            file_info_class: FILE_STANDARD_INFORMATION,
-            output_buffer_length: 64,
-            additional_information: 0,
-            flags: 0,
-            file_id,
-            input_buffer: vec![],
-        };
-        let frame = self.call(Command::QueryInfo, &req, 1)?;
-        let resp =
-            QueryInfoResponse::unpack(&mut ReadCursor::new(&frame.body)).map_err(op_error)?;
-        let b = &resp.output_buffer;
+        let b = self.query_info(file_id, InfoType::File, FILE_STANDARD_INFORMATION, 64)?;
         let word = |at: usize| -> Result<u64, OpError> {
             b.get(at..at + 8)
                 .and_then(|s| s.try_into().ok())
