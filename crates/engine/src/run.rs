@@ -152,9 +152,6 @@ fn unsupported_why(backend: &str, op: OpKind) -> &'static str {
         ("nfs", OpKind::Lock | OpKind::Unlock) => {
             ": NFSv3 has no byte-range locks of its own (they need the separate NLM protocol, which naslab does not speak)"
         }
-        ("windows", OpKind::Statfs | OpKind::Utime | OpKind::Lock | OpKind::Unlock) => {
-            ": this backend does not do it yet (see docs/trace-format.md)"
-        }
         _ => "",
     }
 }
@@ -546,7 +543,8 @@ mod tests {
     #[test]
     fn ops_a_protocol_cannot_do_say_why() {
         assert!(unsupported_why("nfs", OpKind::Lock).contains("NLM"));
-        assert!(unsupported_why("windows", OpKind::Statfs).contains("not do it yet"));
+        assert_eq!(unsupported_why("windows", OpKind::Statfs), "");
+        assert_eq!(unsupported_why("windows", OpKind::Lock), "");
         assert_eq!(unsupported_why("smb", OpKind::Lock), "");
         assert_eq!(unsupported_why("posix", OpKind::Lock), "");
     }

@@ -2,7 +2,8 @@
 //! on Windows, through the Windows file API and so through the Windows SMB redirector
 //! for a share: `NtCreateFile` relative to the workload directory's handle,
 //! `ReadFile`/`WriteFile` at an offset, `FlushFileBuffers`, `SetFileInformationByHandle`
-//! (end of file, allocation), and delete, rename and listings on handles.
+//! (end of file, allocation), delete, rename and listings on handles, volume queries,
+//! `SetFileTime` and byte-range locks (`LockFileEx`).
 //!
 //! The sandbox keeps the rules of every target: naslab's marked `naslab/` directory,
 //! made, checked, held and emptied by [`RemoteSandbox`] (the lock is its lock directory,
@@ -24,7 +25,7 @@ use std::sync::{Arc, Mutex};
 use naslab_trace::OpKind;
 
 use super::remote::{RemoteSandbox, RemoteSandboxError};
-use super::{Backend, BackendOptions, Caps, Handle, OpError, OpenHow, Target};
+use super::{Backend, BackendOptions, Caps, Handle, LockHow, OpError, OpenHow, Target};
 use crate::plan::FileTable;
 pub use fs::errno_of;
 use fs::{io_err, LocalFs};
@@ -36,12 +37,6 @@ pub(super) const WINDOWS_CAPS: Caps = {
     let mut ops = [true; OpKind::ALL.len()];
     ops[OpKind::Link as usize] = false;
     ops[OpKind::Symlink as usize] = false;
-    // Nor, yet, file system queries, time setting or byte-range locks (see
-    // docs/trace-format.md).
-    ops[OpKind::Statfs as usize] = false;
-    ops[OpKind::Utime as usize] = false;
-    ops[OpKind::Lock as usize] = false;
-    ops[OpKind::Unlock as usize] = false;
     Caps {
         ops,
         direct_io: true,
@@ -361,6 +356,20 @@ impl Backend for WindowsBackend {
         let a = self.names.of(self.files.path(from))?;
         let b = self.to_names.of(self.files.path(to))?;
         self.root.rename(a, b)
+    }
+
+    fn statfs(&mut self, file: u32) -> Result<(), OpError> {
+        self.root.volume_of(self.names.of(self.files.path(file))?)
+    }
+
+    fn utime(&mut self, file: u32) -> Result<(), OpError> {
+        self.root.touch(self.names.of(self.files.path(file))?)
+    }
+
+    fn lock(&mut self, h: Handle, offset: u64, len: u64, how: LockHow) -> Result<(), OpError> {
+        // On the op's own handle: Windows' locks belong to the handle, and conflict
+        // between two handles of one process as between two clients.
+        handle::lock(&self.opened(h)?.file, offset, len, how)
     }
 
     fn drop_cache(&mut self, file: u32) -> Result<(), OpError> {

@@ -29,7 +29,12 @@ pub fn errno_of(code: i32) -> i32 {
         w::ERROR_DISK_QUOTA_EXCEEDED => errno::EDQUOT,
         w::ERROR_DIR_NOT_EMPTY => errno::ENOTEMPTY,
         w::ERROR_WRITE_PROTECT => errno::EROFS,
-        w::ERROR_SHARING_VIOLATION | w::ERROR_LOCK_VIOLATION | w::ERROR_BUSY => errno::EBUSY,
+        w::ERROR_SHARING_VIOLATION | w::ERROR_BUSY => errno::EBUSY,
+        // A range another handle holds, for a lock or a read or write in it: EAGAIN, as
+        // SMB's STATUS_FILE_LOCK_CONFLICT is counted (and as a mandatory lock fails a
+        // read or write on Linux).
+        w::ERROR_LOCK_VIOLATION => errno::EAGAIN,
+        w::ERROR_NOT_LOCKED => errno::ENOLCK,
         w::ERROR_INVALID_NAME | w::ERROR_INVALID_PARAMETER => errno::EINVAL,
         w::ERROR_FILENAME_EXCED_RANGE => errno::ENAMETOOLONG,
         w::ERROR_DIRECTORY => errno::ENOTDIR,

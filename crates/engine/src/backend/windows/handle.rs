@@ -12,21 +12,25 @@ use windows_sys::Wdk::Storage::FileSystem::{
     FILE_RANDOM_ACCESS, FILE_WRITE_THROUGH,
 };
 use windows_sys::Win32::Foundation::{
-    ERROR_ACCESS_DENIED, NTSTATUS, STATUS_NO_SUCH_FILE, STATUS_OBJECT_NAME_COLLISION,
-    STATUS_OBJECT_NAME_NOT_FOUND, STATUS_REPARSE_POINT_ENCOUNTERED,
+    ERROR_ACCESS_DENIED, ERROR_LOCK_VIOLATION, FILETIME, NTSTATUS, STATUS_NO_SUCH_FILE,
+    STATUS_OBJECT_NAME_COLLISION, STATUS_OBJECT_NAME_NOT_FOUND, STATUS_REPARSE_POINT_ENCOUNTERED,
 };
 use windows_sys::Win32::Storage::FileSystem::{
-    FileAllocationInfo, GetFileInformationByHandle, GetFinalPathNameByHandleW,
-    SetFileInformationByHandle, BY_HANDLE_FILE_INFORMATION, DELETE, FILE_ALLOCATION_INFO,
-    FILE_ATTRIBUTE_DIRECTORY, FILE_ATTRIBUTE_REPARSE_POINT, FILE_FLAG_BACKUP_SEMANTICS,
-    FILE_FLAG_OPEN_REPARSE_POINT, FILE_GENERIC_READ, FILE_GENERIC_WRITE, FILE_LIST_DIRECTORY,
-    FILE_NAME_NORMALIZED, FILE_READ_ATTRIBUTES, FILE_TRAVERSE, VOLUME_NAME_DOS,
+    FileAllocationInfo, GetFileInformationByHandle, GetFinalPathNameByHandleW, LockFileEx,
+    SetFileInformationByHandle, SetFileTime, UnlockFileEx, BY_HANDLE_FILE_INFORMATION, DELETE,
+    FILE_ALLOCATION_INFO, FILE_ATTRIBUTE_DIRECTORY, FILE_ATTRIBUTE_REPARSE_POINT,
+    FILE_FLAG_BACKUP_SEMANTICS, FILE_FLAG_OPEN_REPARSE_POINT, FILE_GENERIC_READ,
+    FILE_GENERIC_WRITE, FILE_LIST_DIRECTORY, FILE_NAME_NORMALIZED, FILE_READ_ATTRIBUTES,
+    FILE_TRAVERSE, FILE_WRITE_ATTRIBUTES, LOCKFILE_EXCLUSIVE_LOCK, LOCKFILE_FAIL_IMMEDIATELY,
+    VOLUME_NAME_DOS,
 };
+use windows_sys::Win32::System::SystemInformation::GetSystemTimeAsFileTime;
+use windows_sys::Win32::System::IO::OVERLAPPED;
 
 use super::fs::io_err;
 use super::nt::{self, Create};
 use crate::backend::remote::EntryKind;
-use crate::backend::OpError;
+use crate::backend::{LockHow, OpError};
 use crate::errno;
 
 /// The offset that makes a write land at the end of the file (both halves of the
@@ -513,13 +517,17 @@ impl Root {
         Ok(f)
     }
 
-    /// The size of the entry `name` (a file or a directory), opened for its attributes
-    /// only.
-    pub fn size_of(&self, name: &[u16]) -> Result<u64, OpError> {
+    /// The entry `name` (a file or a directory) opened with `access` on its attributes
+    /// only, refused when it is a reparse point, and what it is.
+    fn for_attributes(
+        &self,
+        name: &[u16],
+        access: u32,
+    ) -> Result<(File, BY_HANDLE_FILE_INFORMATION), OpError> {
         let f = self.at(
             name,
             Create {
-                access: FILE_READ_ATTRIBUTES,
+                access: FILE_READ_ATTRIBUTES | access,
                 disposition: FILE_OPEN,
                 options: FILE_OPEN_REPARSE_POINT,
             },
@@ -532,7 +540,51 @@ impl Root {
                 REPARSE,
             ));
         }
+        Ok((f, i))
+    }
+
+    /// The size of the entry `name` (a file or a directory), opened for its attributes
+    /// only.
+    pub fn size_of(&self, name: &[u16]) -> Result<u64, OpError> {
+        let (_, i) = self.for_attributes(name, 0)?;
         Ok((u64::from(i.nFileSizeHigh) << 32) | u64::from(i.nFileSizeLow))
+    }
+
+    /// Asks for the size and free space of the volume holding the entry `name`, as
+    /// `GetDiskFreeSpaceExW` does (`FileFsFullSizeInformation`), on the entry's own
+    /// handle, opened for its attributes and checked.
+    pub fn volume_of(&self, name: &[u16]) -> Result<(), OpError> {
+        let (f, _) = self.for_attributes(name, 0)?;
+        nt::volume_full_size(&f).map(drop)
+    }
+
+    /// Sets the access and last write times of the entry `name` to now (`SetFileTime`
+    /// on a handle opened for `FILE_WRITE_ATTRIBUTES` and checked; a file with another
+    /// name is refused, as its times are those of a file outside too).
+    pub fn touch(&self, name: &[u16]) -> Result<(), OpError> {
+        let (f, i) = self.for_attributes(name, FILE_WRITE_ATTRIBUTES)?;
+        if i.dwFileAttributes & FILE_ATTRIBUTE_DIRECTORY == 0 && i.nNumberOfLinks > 1 {
+            return Err(refused(
+                &String::from_utf16_lossy(name),
+                errno::EMLINK,
+                &format!(
+                    "has {} names (hard links), so it is also a file outside the workload",
+                    i.nNumberOfLinks
+                ),
+            ));
+        }
+        let mut now = FILETIME {
+            dwLowDateTime: 0,
+            dwHighDateTime: 0,
+        };
+        // SAFETY: now is ours to fill.
+        unsafe { GetSystemTimeAsFileTime(&mut now) };
+        // SAFETY: the handle is open with FILE_WRITE_ATTRIBUTES; a null creation time
+        // leaves it as it is.
+        if unsafe { SetFileTime(f.as_raw_handle(), std::ptr::null(), &now, &now) } == 0 {
+            return Err(io_err(std::io::Error::last_os_error()));
+        }
+        Ok(())
     }
 
     /// Makes the directory `name`.
@@ -738,9 +790,68 @@ pub fn allocate(f: &File, end: u64) -> Result<(), OpError> {
     f.set_len(end).map_err(io_err)
 }
 
+/// The `LockFileEx` length of a POSIX range: `len` 0 (to the end of the file, however
+/// far it grows) is every byte from `offset` on; Windows' own length 0 locks no byte.
+pub fn lock_length(offset: u64, len: u64) -> u64 {
+    if len == 0 {
+        u64::MAX - offset
+    } else {
+        len
+    }
+}
+
+/// Takes a byte-range lock of the open file `f` (`LockFileEx` with
+/// `LOCKFILE_FAIL_IMMEDIATELY`, plus `LOCKFILE_EXCLUSIVE_LOCK` unless shared) or
+/// releases one (`UnlockFileEx`, the range as it was locked). A range another handle
+/// holds fails at once with `EAGAIN` (`ERROR_LOCK_VIOLATION`); an unlock of a range
+/// this handle does not hold with `ENOLCK`.
+pub fn lock(f: &File, offset: u64, len: u64, how: LockHow) -> Result<(), OpError> {
+    let len = lock_length(offset, len);
+    // SAFETY: all-zero is a valid OVERLAPPED (no event); the offset is set below.
+    let mut at: OVERLAPPED = unsafe { std::mem::zeroed() };
+    at.Anonymous.Anonymous.Offset = offset as u32;
+    at.Anonymous.Anonymous.OffsetHigh = (offset >> 32) as u32;
+    let (low, high) = (len as u32, (len >> 32) as u32);
+    let h = f.as_raw_handle();
+    // SAFETY: the handle is open (for synchronous I/O, so the call completes before it
+    // returns) and `at` outlives the call.
+    let done = unsafe {
+        match how {
+            LockHow::Unlock => UnlockFileEx(h, 0, low, high, &mut at),
+            LockHow::Shared => LockFileEx(h, LOCKFILE_FAIL_IMMEDIATELY, 0, low, high, &mut at),
+            LockHow::Exclusive => LockFileEx(
+                h,
+                LOCKFILE_FAIL_IMMEDIATELY | LOCKFILE_EXCLUSIVE_LOCK,
+                0,
+                low,
+                high,
+                &mut at,
+            ),
+        }
+    };
+    if done != 0 {
+        return Ok(());
+    }
+    let e = std::io::Error::last_os_error();
+    // An unlock never waits on another's lock: whatever it fails with, no lock of this
+    // handle matched the range (Wine says "lock violation" for it, Windows "not
+    // locked").
+    if how == LockHow::Unlock && e.raw_os_error() == Some(ERROR_LOCK_VIOLATION as i32) {
+        return Err(OpError::errno(errno::ENOLCK));
+    }
+    Err(io_err(e))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_lock_to_the_end_of_the_file_reaches_every_byte_from_its_offset() {
+        assert_eq!(lock_length(4096, 10), 10);
+        assert_eq!(lock_length(0, 0), u64::MAX);
+        assert_eq!(lock_length(4096, 0), u64::MAX - 4096);
+    }
 
     #[test]
     fn names_compare_as_windows_compares_them() {

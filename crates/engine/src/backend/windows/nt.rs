@@ -7,12 +7,13 @@ use std::os::windows::io::{AsRawHandle, FromRawHandle};
 
 use windows_sys::Wdk::Foundation::OBJECT_ATTRIBUTES;
 use windows_sys::Wdk::Storage::FileSystem::{
-    FileDispositionInformation, FileDispositionInformationEx, FileNamesInformation,
-    FileRenameInformation, FileRenameInformationEx, NtCreateFile, NtQueryDirectoryFile,
-    NtSetInformationFile, FILE_DISPOSITION_DELETE, FILE_DISPOSITION_INFORMATION,
-    FILE_DISPOSITION_INFORMATION_EX, FILE_DISPOSITION_POSIX_SEMANTICS, FILE_INFORMATION_CLASS,
-    FILE_NAMES_INFORMATION, FILE_RENAME_INFORMATION, FILE_RENAME_POSIX_SEMANTICS,
-    FILE_RENAME_REPLACE_IF_EXISTS, FILE_SYNCHRONOUS_IO_NONALERT,
+    FileDispositionInformation, FileDispositionInformationEx, FileFsFullSizeInformation,
+    FileNamesInformation, FileRenameInformation, FileRenameInformationEx, NtCreateFile,
+    NtQueryDirectoryFile, NtQueryVolumeInformationFile, NtSetInformationFile,
+    FILE_DISPOSITION_DELETE, FILE_DISPOSITION_INFORMATION, FILE_DISPOSITION_INFORMATION_EX,
+    FILE_DISPOSITION_POSIX_SEMANTICS, FILE_INFORMATION_CLASS, FILE_NAMES_INFORMATION,
+    FILE_RENAME_INFORMATION, FILE_RENAME_POSIX_SEMANTICS, FILE_RENAME_REPLACE_IF_EXISTS,
+    FILE_SYNCHRONOUS_IO_NONALERT,
 };
 use windows_sys::Win32::Foundation::{
     RtlNtStatusToDosError, HANDLE, NTSTATUS, OBJ_CASE_INSENSITIVE, OBJ_DONT_REPARSE,
@@ -223,6 +224,48 @@ pub fn rename(f: &File, dir: &File, name: &[u16]) -> Result<(), OpError> {
         return Err(status_err(status));
     }
     Ok(())
+}
+
+/// The size of a volume and its free space (`FILE_FS_FULL_SIZE_INFORMATION`).
+#[repr(C)]
+#[derive(Debug, Default, Clone, Copy)]
+pub struct VolumeSize {
+    pub total_units: i64,
+    pub caller_free_units: i64,
+    pub free_units: i64,
+    pub sectors_per_unit: u32,
+    pub bytes_per_sector: u32,
+}
+
+/// The size and free space of the volume holding what `f` is
+/// (`NtQueryVolumeInformationFile(FileFsFullSizeInformation)`, as `GetDiskFreeSpaceExW`
+/// asks it of a volume's root).
+pub fn volume_full_size(f: &File) -> Result<VolumeSize, OpError> {
+    let mut v = VolumeSize::default();
+    let mut io = IO_STATUS_BLOCK::default();
+    // SAFETY: v is the structure the class fills, its size passed; the handle is open.
+    let status = unsafe {
+        NtQueryVolumeInformationFile(
+            f.as_raw_handle() as HANDLE,
+            &mut io,
+            (&mut v as *mut VolumeSize).cast(),
+            std::mem::size_of::<VolumeSize>() as u32,
+            FileFsFullSizeInformation,
+        )
+    };
+    if status < 0 {
+        return Err(status_err(status));
+    }
+    if io.Information < std::mem::size_of::<VolumeSize>() || v.bytes_per_sector == 0 {
+        return Err(OpError {
+            errno: errno::EIO,
+            detail: Some(format!(
+                "the volume's size came back short ({} bytes, {} bytes per sector)",
+                io.Information, v.bytes_per_sector
+            )),
+        });
+    }
+    Ok(v)
 }
 
 /// Lists the directory `dir` (opened with `FILE_LIST_DIRECTORY`) through `buf`

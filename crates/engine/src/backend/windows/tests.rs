@@ -1,5 +1,6 @@
 //! The Windows backend and its sandbox on a temporary directory (under Wine in CI).
 
+use std::os::windows::ffi::OsStrExt;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -191,6 +192,9 @@ fn a_file_with_a_second_name_is_refused_and_left_alone() {
     assert_eq!(e.errno, crate::errno::EMLINK, "{e}");
     assert!(e.is_fatal());
     assert_eq!(std::fs::read(&outside).unwrap(), b"keep me");
+    // Nor are its times set: they are the outside file's too.
+    let e = b.utime(1).unwrap_err();
+    assert_eq!(e.errno, crate::errno::EMLINK, "{e}");
 }
 
 #[test]
@@ -237,6 +241,8 @@ fn win32_errors_are_counted_under_posix_names() {
         (w::ERROR_DIR_NOT_EMPTY, "ENOTEMPTY"),
         (w::ERROR_NETNAME_DELETED, "ENOTCONN"),
         (w::ERROR_CANT_ACCESS_FILE, "ELOOP"),
+        (w::ERROR_LOCK_VIOLATION, "EAGAIN"),
+        (w::ERROR_NOT_LOCKED, "ENOLCK"),
     ];
     for (code, name) in cases {
         assert_eq!(
@@ -376,6 +382,7 @@ fn a_link_at_a_files_name_is_not_followed() {
     assert_eq!(e.errno, crate::errno::ELOOP, "{e}");
     assert!(!outside.join("new.txt").exists(), "made through the link");
     // A link to a file that is there: not emptied, not removed, not renamed over.
+    set_mtime_to_2000(&kept);
     link(&kept, &d.join("b.dat"), false);
     let truncating = OpenHow {
         truncate: true,
@@ -386,9 +393,16 @@ fn a_link_at_a_files_name_is_not_followed() {
         crate::errno::ELOOP
     );
     assert_eq!(b.stat(2).unwrap_err().errno, crate::errno::ELOOP);
+    assert_eq!(b.utime(2).unwrap_err().errno, crate::errno::ELOOP);
+    assert_eq!(b.statfs(2).unwrap_err().errno, crate::errno::ELOOP);
     assert_eq!(b.unlink(2).unwrap_err().errno, crate::errno::ELOOP);
     assert_eq!(b.rename(2, 1).unwrap_err().errno, crate::errno::ELOOP);
     assert_eq!(std::fs::read(&kept).unwrap(), b"keep me");
+    assert_eq!(
+        std::fs::metadata(&kept).unwrap().modified().unwrap(),
+        y2000(),
+        "times set through the link"
+    );
     let left: Vec<_> = std::fs::read_dir(&outside)
         .unwrap()
         .map(|e| e.unwrap().file_name())
@@ -458,4 +472,191 @@ fn emptying_the_workload_directory_never_goes_through_a_link() {
         emptied.unwrap();
         assert!(std::fs::read_dir(&w).unwrap().next().is_none());
     }
+}
+
+/// The ops of trace format 2 are offered; only links are not.
+#[test]
+fn the_backend_offers_every_op_but_links() {
+    let lacks: Vec<OpKind> = OpKind::ALL
+        .into_iter()
+        .filter(|k| !WINDOWS_CAPS.can(*k))
+        .collect();
+    assert_eq!(lacks, [OpKind::Link, OpKind::Symlink]);
+}
+
+/// Two handles of one file, as two streams (two clients) hold them: locks conflict
+/// between them, never wait, and go with the handle.
+#[test]
+fn byte_range_locks_conflict_between_handles_and_never_wait() {
+    use crate::errno::{EAGAIN, ENOLCK};
+    use LockHow::{Exclusive, Shared, Unlock};
+    let dir = tempfile::tempdir().unwrap();
+    let target = WindowsTarget::open(dir.path(), None, false).unwrap();
+    let mut b = connected(&target);
+    b.mkdir(0).unwrap();
+    let one = b.open(1, create()).unwrap();
+    assert_eq!(b.write(one, 0, &[1u8; 8192]).unwrap(), 8192);
+    let two = b.open(1, create()).unwrap();
+    let failed = |r: Result<(), OpError>| r.unwrap_err().errno;
+
+    // An exclusive range: the other handle's overlapping locks fail at once, a
+    // disjoint one is granted.
+    b.lock(one, 0, 4096, Exclusive).unwrap();
+    assert_eq!(failed(b.lock(two, 100, 10, Exclusive)), EAGAIN);
+    assert_eq!(failed(b.lock(two, 4000, 200, Shared)), EAGAIN);
+    b.lock(two, 4096, 4096, Exclusive).unwrap();
+    // Unlocked, the range goes to the other handle.
+    b.lock(one, 0, 4096, Unlock).unwrap();
+    b.lock(two, 0, 4096, Exclusive).unwrap();
+    // An unlock of a range this handle does not hold.
+    assert_eq!(failed(b.lock(one, 0, 4096, Unlock)), ENOLCK);
+    b.lock(two, 0, 4096, Unlock).unwrap();
+    b.lock(two, 4096, 4096, Unlock).unwrap();
+
+    // Shared ranges overlap; an exclusive one over them does not.
+    b.lock(one, 0, 100, Shared).unwrap();
+    b.lock(two, 50, 100, Shared).unwrap();
+    assert_eq!(failed(b.lock(two, 0, 10, Exclusive)), EAGAIN);
+    b.lock(one, 0, 100, Unlock).unwrap();
+    b.lock(two, 50, 100, Unlock).unwrap();
+
+    // Length 0: from the offset to the end of the file, however far it grows.
+    b.lock(one, 8192, 0, Exclusive).unwrap();
+    assert_eq!(failed(b.lock(two, 1 << 40, 1, Exclusive)), EAGAIN);
+    assert_eq!(failed(b.lock(two, 8192, 1, Shared)), EAGAIN);
+    b.lock(two, 0, 8192, Exclusive).unwrap();
+    b.lock(two, 0, 8192, Unlock).unwrap();
+
+    // Closing a handle lets go of its locks.
+    b.close(one).unwrap();
+    b.lock(two, 1 << 40, 1, Exclusive).unwrap();
+    // Unlike POSIX locks, a handle's own ranges conflict too (and are not merged).
+    assert_eq!(failed(b.lock(two, 8192, 0, Exclusive)), EAGAIN);
+    b.lock(two, 1 << 40, 1, Unlock).unwrap();
+    b.lock(two, 8192, 0, Exclusive).unwrap();
+    b.close(two).unwrap();
+    assert_eq!(failed(b.lock(two, 0, 1, Exclusive)), crate::errno::EBADF);
+}
+
+/// A read through another handle into a locked range: refused on Windows (its locks
+/// are mandatory) and counted as the lock's own conflict is; Wine's locks are advisory,
+/// as Linux's are, so the read goes through there.
+#[test]
+fn a_read_into_a_range_another_handle_locked_fails_with_eagain_on_windows() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = WindowsTarget::open(dir.path(), None, false).unwrap();
+    let mut b = connected(&target);
+    b.mkdir(0).unwrap();
+    let one = b.open(1, create()).unwrap();
+    b.write(one, 0, &[1u8; 8192]).unwrap();
+    let two = b.open(1, create()).unwrap();
+    b.lock(one, 0, 4096, LockHow::Exclusive).unwrap();
+    let mut buf = [0u8; 16];
+    let locked = b.read(two, 0, &mut buf);
+    if super::nt::under_wine() {
+        assert_eq!(locked.unwrap(), 16);
+    } else {
+        assert_eq!(locked.unwrap_err().errno, crate::errno::EAGAIN);
+    }
+    assert_eq!(b.read(two, 4096, &mut buf).unwrap(), 16);
+}
+
+/// 1 January 2000, 00:00 UTC.
+fn y2000() -> std::time::SystemTime {
+    std::time::UNIX_EPOCH + std::time::Duration::from_secs(946_684_800)
+}
+
+/// Sets a file's or directory's modification time to 1 January 2000.
+fn set_mtime_to_2000(path: &Path) {
+    use std::os::windows::fs::OpenOptionsExt;
+    use windows_sys::Win32::Storage::FileSystem::{
+        FILE_FLAG_BACKUP_SEMANTICS, FILE_WRITE_ATTRIBUTES,
+    };
+    std::fs::OpenOptions::new()
+        .access_mode(FILE_WRITE_ATTRIBUTES)
+        .custom_flags(FILE_FLAG_BACKUP_SEMANTICS)
+        .open(path)
+        .unwrap()
+        .set_modified(y2000())
+        .unwrap();
+    assert_eq!(
+        std::fs::metadata(path).unwrap().modified().unwrap(),
+        y2000(),
+        "{}",
+        path.display()
+    );
+}
+
+/// Whether `path`'s modification time is within a minute of now.
+fn modified_about_now(path: &Path) -> bool {
+    let m = std::fs::metadata(path).unwrap().modified().unwrap();
+    let now = std::time::SystemTime::now();
+    let off = now.duration_since(m).unwrap_or_else(|e| e.duration());
+    off < std::time::Duration::from_secs(60)
+}
+
+#[test]
+fn utime_sets_a_file_and_a_directory_to_now() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = WindowsTarget::open(dir.path(), None, false).unwrap();
+    let mut b = connected(&target);
+    b.mkdir(0).unwrap();
+    let h = b.open(1, create()).unwrap();
+    b.close(h).unwrap();
+    let d = dir.path().join("naslab").join("w").join("d");
+    let file = d.join("a.dat");
+    set_mtime_to_2000(&file);
+    set_mtime_to_2000(&d);
+    b.utime(1).unwrap();
+    assert!(modified_about_now(&file));
+    b.utime(0).unwrap();
+    assert!(modified_about_now(&d));
+    assert_eq!(b.utime(2).unwrap_err().errno, crate::errno::ENOENT);
+}
+
+#[test]
+fn statfs_asks_the_volume_of_a_file_and_of_a_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = WindowsTarget::open(dir.path(), None, false).unwrap();
+    let mut b = connected(&target);
+    b.mkdir(0).unwrap();
+    let h = b.open(1, create()).unwrap();
+    b.close(h).unwrap();
+    b.statfs(1).unwrap();
+    b.statfs(0).unwrap();
+    assert_eq!(b.statfs(2).unwrap_err().errno, crate::errno::ENOENT);
+}
+
+/// The volume's size the query gives is the one `GetDiskFreeSpaceExW` gives of the
+/// same directory.
+#[test]
+fn the_volume_query_gives_the_size_windows_reports() {
+    use std::os::windows::fs::OpenOptionsExt;
+    use windows_sys::Win32::Storage::FileSystem::{
+        GetDiskFreeSpaceExW, FILE_FLAG_BACKUP_SEMANTICS, FILE_READ_ATTRIBUTES,
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let f = std::fs::OpenOptions::new()
+        .access_mode(FILE_READ_ATTRIBUTES)
+        .custom_flags(FILE_FLAG_BACKUP_SEMANTICS)
+        .open(dir.path())
+        .unwrap();
+    let v = super::nt::volume_full_size(&f).unwrap();
+    assert!(v.total_units > 0 && v.sectors_per_unit > 0, "{v:?}");
+    assert!(v.free_units <= v.total_units, "{v:?}");
+    let mut path: Vec<u16> = dir.path().as_os_str().encode_wide().collect();
+    path.push(0);
+    let mut total = 0u64;
+    // SAFETY: path is NUL-terminated; total is ours; the other counts are not asked.
+    let ok = unsafe {
+        GetDiskFreeSpaceExW(
+            path.as_ptr(),
+            std::ptr::null_mut(),
+            &mut total,
+            std::ptr::null_mut(),
+        )
+    };
+    assert_ne!(ok, 0, "{}", std::io::Error::last_os_error());
+    let unit = u64::from(v.sectors_per_unit) * u64::from(v.bytes_per_sector);
+    assert_eq!(v.total_units as u64 * unit, total, "{v:?}");
 }
