@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Checks that two naslab runs of the same workloads did the same work: every
-workload's op counts, bytes and errors per op kind and per iteration, what preparation
+workload's op counts, bytes, errors and expected failures per op kind and per
+iteration, what preparation
 made, and (given the two targets) the files each run left under its naslab/ directory:
 names, sizes and SHA-256 digests. Used to hold naslab.exe (under Wine) to the Linux
 build: run both with the same suite, scale and seed, then
@@ -39,7 +40,7 @@ def work(run):
         for it in w["iterations"]:
             key = (w["name"], it["iteration"])
             ops = {
-                kind: (s["count"], s["bytes"], s["errors"])
+                kind: (s["count"], s["bytes"], s["errors"], s.get("expected_failures", 0))
                 for kind, s in sorted(it["op_stats"].items())
             }
             prep = it["prepare"]
@@ -47,6 +48,7 @@ def work(run):
                 "ops": it["ops"],
                 "ops_planned": it["ops_planned"],
                 "errors": it["errors"],
+                "expected_failures": it.get("expected_failures", 0),
                 "bytes_read": it["bytes_read"],
                 "bytes_written": it["bytes_written"],
                 "prepared": (prep["files"], prep["dirs"], prep["bytes"]),
@@ -100,6 +102,7 @@ def main():
         print(
             f"same {key[0]:<28} iteration {key[1]}: {w['ops']} ops, "
             f"{w['bytes_read']} bytes read, {w['bytes_written']} written, {w['errors']} errors, "
+            f"{w['expected_failures']} expected failures, "
             f"{len(w['op_stats'])} op kinds"
         )
     print(f"{len(wa)} workload iterations, {total_ops} ops: the same in both runs")

@@ -2,7 +2,8 @@
 # The Windows build under Wine (docs/windows.md): builds naslab.exe, runs the Windows unit
 # tests that apply, then runs the NAS suite with naslab.exe on a directory of Wine's Z:
 # drive and with the Linux build on a Linux directory, same scale and seed, and checks
-# that both did the same work and left the same files (scripts/compare-runs.py).
+# that both did the same work and left the same files (scripts/compare-runs.py); then the
+# start of dbench's loadfile through both, checked the same way, with no error.
 # Needs wine64 (scripts/test.sh installs it); every wait on Wine is bounded.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -51,4 +52,33 @@ python3 scripts/compare-runs.py "$work/random-linux-out" "$work/random-windows-o
 both zero --data zero
 python3 scripts/compare-runs.py "$work/zero-linux-out" "$work/zero-windows-out" \
   "$work/zero-linux" "$work/zero-windows"
+
+# A trace with the ops of format 2: the first 10,000 ops of dbench's loadfile (statfs,
+# utime, byte-range locks, and opens and stats that are to fail), replayed by both
+# builds: the same work, every expected failure met, and no error at all.
+target/debug/naslab import dbench /usr/share/dbench/client.txt -o "$work/dbench-all.jsonl" \
+  >"$work/dbench-import.log" 2>&1 || { cat "$work/dbench-import.log"; exit 1; }
+awk '!/"type":"op"/ || n++ < 10000' "$work/dbench-all.jsonl" >"$work/dbench.jsonl"
+mkdir -p "$work/dbench-linux" "$work/dbench-windows"
+target/debug/naslab run "$work/dbench.jsonl" --target "$work/dbench-linux" \
+  --out "$work/dbench-linux-out" >"$work/dbench-linux.log" 2>&1 ||
+  { cat "$work/dbench-linux.log"; exit 1; }
+timeout 600 wine "$exe" run "Z:$work/dbench.jsonl" --target "Z:$work/dbench-windows" \
+  --out "Z:$work/dbench-windows-out" >"$work/dbench-windows.log" 2>&1 ||
+  { cat "$work/dbench-windows.log"; exit 1; }
+python3 scripts/compare-runs.py "$work/dbench-linux-out" "$work/dbench-windows-out"
+python3 - "$work/dbench-windows-out" <<'EOF'
+import glob, json, sys
+(path,) = glob.glob(f"{sys.argv[1]}/**/run.json", recursive=True)
+with open(path, encoding="utf-8") as f:
+    it = json.load(f)["workloads"][0]["iterations"][0]
+done = {k: s["count"] for k, s in it["op_stats"].items()}
+lacking = [k for k in ("statfs", "utime", "lock", "unlock") if done.get(k, 0) == 0]
+if it["errors"] or it["expected_failures"] == 0 or lacking:
+    sys.exit(f"dbench under Wine: {it['errors']} errors, {it['expected_failures']} expected "
+             f"failures, none of {lacking} done")
+print(f"dbench under Wine: {it['ops']} ops, 0 errors, {it['expected_failures']} expected "
+      f"failures met, statfs {done['statfs']}, utime {done['utime']}, lock {done['lock']}, "
+      f"unlock {done['unlock']}")
+EOF
 echo "naslab.exe: $(stat -c %s "$exe") bytes"
