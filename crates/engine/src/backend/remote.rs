@@ -881,7 +881,9 @@ mod tests {
         ));
     }
 
-    /// A lock directory held by `entry`, as a killed run would leave it.
+    /// A lock directory held by `entry`, as a killed run would leave it (for the tests
+    /// of holders gone, which need a PID namespace).
+    #[cfg(unix)]
     fn left_behind(entry: &str) -> MemFs {
         let mut fs = MemFs::default();
         for (path, kind) in [
