@@ -76,22 +76,23 @@ impl UringQueue {
         self.setup
     }
 
-    /// Queues one op and submits it at once. Submitting each op as it comes, not the
-    /// whole queue in one call, keeps the device's queue full as ops complete one by
-    /// one: a batch of 32 submitted together tends to complete together too, and the
-    /// device then idles while the next batch is made (4 KiB random reads at depth 32
-    /// ran at about 80 k IOPS that way, against 110 to 124 k submitted one by one).
+    /// Queues one op. It goes to the kernel with the others queued since the last wait,
+    /// in the call that then waits for the first completion ([`QueuedIo::submit_and_reap`]):
+    /// the ops that refill the slots of one batch of completions go together.
+    ///
+    /// Submitting each op in a call of its own as it came left the queue short: on a
+    /// virtio disk at depth 32, a batch of about 11 completions was refilled one
+    /// `io_uring_enter` at a time, about 8 µs each, and by Little's law 26 to 29 ops
+    /// were in flight where fio keeps 31.9. Refilled together, 31.0 to 31.5 are
+    /// (docs/benchmarks.md). A whole queue of 32 submitted together on a ring without
+    /// deferred completions drained it instead, since the wait then ended with all 32
+    /// completed (see [`UringQueue::new`]).
     fn push(&mut self, sqe: io_uring::squeue::Entry) -> Result<(), OpError> {
         // SAFETY: the caller of queue_read/queue_write promised the buffer outlives the op.
         unsafe { self.ring.submission().push(&sqe) }.map_err(|_| OpError {
             errno: crate::errno::EBUSY,
             detail: Some("the io_uring submission queue is full".into()),
-        })?;
-        // A failed submit leaves the entry queued: the next submit_and_reap sends it and
-        // reports a lasting failure. (Returning an error here would free the op's buffer
-        // while the kernel may still get the entry.)
-        let _ = self.ring.submit();
-        Ok(())
+        })
     }
 }
 

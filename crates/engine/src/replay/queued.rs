@@ -1,7 +1,8 @@
 //! One stream's replay loop with several reads and writes in flight (queue depth above 1).
 //!
-//! Reads and writes are queued in trace order until the queue is full, each submitted
-//! as it is queued, and reaped as they complete; every other op waits until the queue has
+//! Reads and writes are queued in trace order until the queue is full, go to the kernel
+//! together in the call that waits for the first completion, and are reaped as they
+//! complete; every other op waits until the queue has
 //! drained and then runs alone, so a trace's opens and closes still bracket its I/O.
 //! Measurements are written in trace order whatever order ops complete in.
 
@@ -165,7 +166,8 @@ impl<C: Clock> StreamRun<'_, C> {
                 let h = handles[op.slot as usize];
                 let len = op.len as usize;
                 let written = (op.kind == OpKind::Write).then(|| self.fill_write(&op, b));
-                // The op is submitted as it is queued: its issue time is read just before.
+                // Its issue time is read as it is queued: the time until the kernel takes
+                // it (with the others queued, in the next wait) is part of its latency.
                 let issued = self.clock.now_ns();
                 let queue = backend.queued(depth as u32);
                 // SAFETY: buffer slot `b` belongs to this op alone until it is reaped (it
