@@ -21,8 +21,9 @@
 #
 # usage: bench/iometer-vs-fio.sh [WORKDIR]    (default /var/tmp/naslab-iometer-bench)
 #   ROUNDS=3       ABBA rounds per cell
-#   SECONDS_RUN=10 random cells run this long on both sides (--time-limit, fio --runtime)
-#   SCALE=1        test file size relative to 1 GiB (sequential cells make one pass)
+#   SCALE=1        test file size relative to 1 GiB; every cell moves one file's worth:
+#                  the sequential cells one pass, the random ones as many transfers at
+#                  random offsets (fio --number_ios), so both tools measure the same work
 #   CELLS="..."    a subset of the eight, by name
 #   FIO_EXTRA="..." more fio options for every job (e.g. --fadvise_hint=0)
 #   NASLAB=PATH    run this naslab binary instead of building one
@@ -31,7 +32,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 work=${1:-/var/tmp/naslab-iometer-bench}
 rounds=${ROUNDS:-3}
-secs=${SECONDS_RUN:-10}
 scale=${SCALE:-1}
 cells=${CELLS:-"IOMeter_4K_RandRead_QD1 IOMeter_4K_RandRead_QD32 IOMeter_4K_RandWrite_QD1 IOMeter_4K_RandWrite_QD32 IOMeter_128K_SeqRead_QD1 IOMeter_128K_SeqRead_QD32 IOMeter_128K_SeqWrite_QD1 IOMeter_128K_SeqWrite_QD32"}
 read -r -a fio_extra <<<"${FIO_EXTRA:-}"
@@ -103,8 +103,8 @@ EOF
 
 for cell in $cells; do
   case $cell in
-    *_4K_*) bs=4k ;;
-    *) bs=128k ;;
+    *_4K_*) bs=4k; bs_bytes=4096 ;;
+    *) bs=128k; bs_bytes=131072 ;;
   esac
   case $cell in
     *RandRead*) rw=randread; op=read ;;
@@ -116,21 +116,13 @@ for cell in $cells; do
     *QD32) engine=(--ioengine=io_uring --iodepth=32) ;;
     *) engine=(--ioengine=psync --iodepth=1) ;;
   esac
-  limit=()
-  bound=()
-  case $rw in
-    rand*)
-      limit=(--time-limit "${secs}s")
-      bound=(--runtime="$secs" --time_based --norandommap --randrepeat=0)
-      ;;
-  esac
   file="$work/target/naslab/$cell/iobw.tst"
   run_naslab() {
     # A label of its own per run, so its run directory is the only one under it (two
     # runs started in the same second would otherwise share a parent).
     label="$cell-$$-$(date +%s%N)"
     "${rt[@]}" "$bin" run --workload "$cell" --scale "$scale" --target "$work/target" \
-      --out "$work/results" --label "$label" "${limit[@]}" >/dev/null 2>&1
+      --out "$work/results" --label "$label" >/dev/null 2>&1
     dirs=("$work/results/$label"/*/)
     [ "${#dirs[@]}" -eq 1 ] || { echo "expected one run directory under $work/results/$label" >&2; exit 1; }
     naslab_figures "${dirs[0]}run.json" "$op"
@@ -138,6 +130,12 @@ for cell in $cells; do
   run_fio() {
     size=$(stat -c %s "$file")
     prepare_file "$file" "$size"
+    # naslab's random trace is one file's worth of transfers at random offsets, drawn
+    # with repeats: fio does as many, the same way.
+    bound=()
+    case $rw in
+      rand*) bound=(--number_ios=$((size / bs_bytes)) --norandommap --randrepeat=0) ;;
+    esac
     "${rt[@]}" fio --name=cell --filename="$file" --size="$size" --rw="$rw" --bs="$bs" \
       --direct=1 "${engine[@]}" "${bound[@]}" "${fio_extra[@]}" \
       --output-format=json 2>/dev/null | fio_figures "$op"
