@@ -56,8 +56,8 @@ python3 scripts/compare-runs.py "$work/zero-linux-out" "$work/zero-windows-out" 
 # A trace with the ops of format 2: the first 10,000 ops of dbench's loadfile (statfs,
 # utime, byte-range locks, and opens and stats that are to fail), replayed by both
 # builds: the same work, every expected failure met, and no error at all.
-target/debug/naslab import dbench /usr/share/dbench/client.txt -o "$work/dbench-all.jsonl" \
-  >"$work/dbench-import.log" 2>&1 || { cat "$work/dbench-import.log"; exit 1; }
+target/debug/naslab import dbench /usr/share/dbench/client.txt --workload dbench \
+  -o "$work/dbench-all.jsonl" >"$work/dbench-import.log" 2>&1 || { cat "$work/dbench-import.log"; exit 1; }
 awk '!/"type":"op"/ || n++ < 10000' "$work/dbench-all.jsonl" >"$work/dbench.jsonl"
 mkdir -p "$work/dbench-linux" "$work/dbench-windows"
 target/debug/naslab run "$work/dbench.jsonl" --target "$work/dbench-linux" \
