@@ -276,3 +276,114 @@ fn the_wifi_profile_is_what_toxiproxy_holds_and_its_floor_holds() {
     assert!(p.min_ns >= 2_000_000, "{p:?}");
     guard.down().unwrap();
 }
+
+/// One 4 MiB file: 256 reads of 4 KiB at random places, then 64 writes of 64 KiB, each
+/// in its own place in a shuffled order, `depth` of them in flight.
+fn queued(depth: u32) -> Trace {
+    let mut t = Trace::new("Queued");
+    t.header.queue_depth = (depth > 1).then_some(depth);
+    t.files.push(FileDecl::file(1, "q.bin", 4 << 20, true));
+    let mut open = Op::new(0, 0, OpKind::Open, 1);
+    open.flags = OpFlags::READ | OpFlags::WRITE;
+    t.ops.push(open);
+    for i in 0..256u64 {
+        let mut r = Op::new(0, 0, OpKind::Read, 1);
+        r.offset = (i * 379 % 1024) * 4096;
+        r.len = 4096;
+        t.ops.push(r);
+    }
+    for i in 0..64u64 {
+        let mut w = Op::new(0, 0, OpKind::Write, 1);
+        w.offset = (i * 37 % 64) * (64 << 10);
+        w.len = 64 << 10;
+        t.ops.push(w);
+    }
+    t.ops.push(Op::new(0, 0, OpKind::Close, 1));
+    t
+}
+
+/// Runs `queued(depth)` over `target` with its data checked as it is read
+/// (`--verify`); the result and the server's file after it.
+fn run_queued(
+    target: &dyn naslab_engine::Target,
+    share_dir: &std::path::Path,
+    spool: &std::path::Path,
+    depth: u32,
+) -> (naslab_results::IterationResult, Vec<u8>) {
+    let plan = naslab_engine::compile(
+        std::path::Path::new("queued.jsonl"),
+        naslab_engine::records_from_trace(&queued(depth)),
+        spool,
+    )
+    .unwrap();
+    let progress = naslab_engine::Progress::default();
+    let spec = naslab_engine::IterationSpec {
+        plan: &plan,
+        target,
+        cache: naslab_results::CacheMode::Drop,
+        replay: naslab_engine::ReplayOptions {
+            data: naslab_engine::DataSpec {
+                mode: naslab_engine::DataMode::Random,
+                seed: 5,
+                verify: true,
+            },
+            ..naslab_engine::ReplayOptions::default()
+        },
+        spool_dir: spool,
+        records_path: None,
+        progress: &progress,
+        drop_all_caches: false,
+        record_sink: None,
+    };
+    let r = naslab_engine::run_iteration(&spec, 1).unwrap();
+    let file = naslab_lab::layout::workload_dir(share_dir, "Queued").join("q.bin");
+    (r, std::fs::read(file).unwrap())
+}
+
+/// At queue depth 32 over SMB the requests are in flight together: behind a 10 ms link,
+/// where each one takes at least 10 ms, the run ends in far less than its requests'
+/// round trips one after another, which depth 1 cannot beat; and it reads what the
+/// server holds and leaves on the server the same bytes as depth 1.
+#[test]
+fn smb_queue_depth_keeps_its_requests_in_flight_together() {
+    needs_root_and_servers!(ServerKind::Samba);
+    needs_emulator!();
+    let base = tempfile::tempdir().unwrap();
+    let guard = lab_with_link(base.path(), FsKind::Dir, ServerKind::Samba, "rtt=10ms");
+    let st = guard.lab().state.clone();
+    let target = smb(&st);
+    assert!(naslab_engine::Target::caps(&target).max_queue_depth >= 32);
+    let (one, bytes_one) = run_queued(&target, &st.share_dir, base.path(), 1);
+    let (deep, bytes_deep) = run_queued(&target, &st.share_dir, base.path(), 32);
+    for r in [&one, &deep] {
+        assert_eq!(r.errors, 0, "{:?}", r.op_stats);
+        assert_eq!(r.bytes_read, 256 * 4096);
+        assert_eq!(r.bytes_written, 4 << 20);
+        let v = r.verify.clone().expect("verified");
+        assert!(v.mismatches.is_empty(), "{:?}", v.mismatches);
+    }
+    assert!(
+        bytes_one == bytes_deep,
+        "depth 32 left other bytes than depth 1"
+    );
+    // A delay line cannot answer early: one request at a time, the 320 reads and writes
+    // take at least 3.2 s.
+    let serial_ns = 320 * 10_000_000;
+    let mean = |r: &naslab_results::IterationResult, k: &str| r.op(k).unwrap().latency.avg_ns;
+    assert!(mean(&one, "read") >= 10_000_000, "{:?}", one.op_stats);
+    assert!(one.wall_ns >= serial_ns, "{} ns", one.wall_ns);
+    eprintln!(
+        "rtt=10ms: depth 1 {:.2} s, depth 32 {:.2} s (reads {:.1} ms and {:.1} ms on average)",
+        one.wall_ns as f64 / 1e9,
+        deep.wall_ns as f64 / 1e9,
+        mean(&one, "read") as f64 / 1e6,
+        mean(&deep, "read") as f64 / 1e6
+    );
+    assert!(
+        deep.wall_ns * 4 < serial_ns,
+        "depth 32 took {} ns: its requests did not overlap",
+        deep.wall_ns
+    );
+    drop(target);
+    guard.down().unwrap();
+}

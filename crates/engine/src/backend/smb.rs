@@ -9,6 +9,7 @@
 //! runtime (`backend::waiter`, shared with NFS), so the [`Backend`] trait stays
 //! synchronous and streams stay independent.
 
+mod queue;
 mod session;
 
 use std::sync::{Arc, Mutex};
@@ -34,7 +35,7 @@ use super::remote::{
     release_target, RemoteFs, RemoteSandbox, RemoteSandboxError, SharePaths, RELEASE_WAIT,
 };
 use super::url::{ClientOptions, RemoteUrl, MAX_SMB_IN_FLIGHT};
-use super::{Backend, BackendOptions, Caps, Handle, LockHow, OpError, OpenHow, Target};
+use super::{Backend, BackendOptions, Caps, Handle, LockHow, OpError, OpenHow, QueuedIo, Target};
 use crate::plan::FileTable;
 
 pub(super) const SMB_CAPS: Caps = Caps {
@@ -49,8 +50,15 @@ pub(super) const SMB_CAPS: Caps = Caps {
     direct_io: true,
     drop_cache: true,
     moves_data: true,
-    max_queue_depth: 1,
+    // Each op in flight is a request awaiting its reply (`smb/queue.rs`); beyond the
+    // credits the server grants, a request waits for credits before it is sent.
+    max_queue_depth: MAX_SMB_QUEUE_DEPTH,
 };
+
+/// The most reads and writes a stream keeps in flight over SMB (a trace's `queue_depth`).
+/// Samba grants up to 8192 credits by default (`smb2 max credits`), Windows servers
+/// fewer; 256 ops of up to 64 KiB fit well within that.
+const MAX_SMB_QUEUE_DEPTH: u32 = 256;
 
 /// Why naslab could not start working on an SMB target.
 #[derive(Debug, thiserror::Error)]
@@ -231,6 +239,7 @@ impl Target for SmbTarget {
         let dir = format!("{}/{workload_dir}", self.sandbox.root());
         let paths = SharePaths::new(dir, files);
         Ok(Box::new(SmbBackend {
+            queue: queue::SmbQueue::default(),
             session,
             paths,
             handles: Vec::new(),
@@ -421,6 +430,9 @@ struct Open {
 
 /// One stream's SMB connection.
 pub struct SmbBackend {
+    /// Reads and writes in flight at a queue depth above 1. Declared before the session,
+    /// so that its requests (which borrow the session) are dropped first.
+    queue: queue::SmbQueue,
     session: Session,
     /// Each file's path on the share, made when asked for.
     paths: SharePaths,
@@ -684,6 +696,10 @@ impl Backend for SmbBackend {
         self.session.lock(o.file_id, offset, len, how)
     }
 
+    fn queued(&mut self, _depth: u32) -> Result<&mut dyn QueuedIo, OpError> {
+        Ok(self)
+    }
+
     fn drop_cache(&mut self, file: u32) -> Result<(), OpError> {
         // No client cache to drop; ask the server to write the file back, as posix's
         // fsync before dropping pages does.
@@ -700,6 +716,53 @@ impl Backend for SmbBackend {
             .map(|_| ());
         let closed = self.session.close(r.file_id);
         flushed.and(closed)
+    }
+}
+
+impl QueuedIo for SmbBackend {
+    unsafe fn queue_read(
+        &mut self,
+        h: Handle,
+        offset: u64,
+        buf: *mut u8,
+        len: usize,
+        tag: u64,
+    ) -> Result<(), OpError> {
+        let o = self.open_of(h)?;
+        let session: *const Session = &self.session;
+        // SAFETY: the session lives as long as the queue (declared after it, so dropped
+        // after it), and the caller promised the buffer until the op is reaped.
+        unsafe { self.queue.read(session, o.file_id, offset, buf, len, tag) };
+        Ok(())
+    }
+
+    unsafe fn queue_write(
+        &mut self,
+        h: Handle,
+        offset: u64,
+        buf: *const u8,
+        len: usize,
+        tag: u64,
+    ) -> Result<(), OpError> {
+        let o = self.open_of(h)?;
+        // An append handle writes at its end, which moves as each write is queued.
+        let at = o.append_at.unwrap_or(offset);
+        if let Some(end) = o.append_at {
+            if let Some(Some(open)) = self.handles.get_mut(h as usize - 1) {
+                open.append_at = Some(end + len as u64);
+            }
+        }
+        let session: *const Session = &self.session;
+        // SAFETY: as for queue_read.
+        unsafe { self.queue.write(session, o.file_id, at, buf, len, tag) };
+        Ok(())
+    }
+
+    fn submit_and_reap(&mut self, min: usize, done: &mut Vec<(u64, i64)>) -> Result<(), OpError> {
+        if self.queue.is_empty() {
+            return Ok(());
+        }
+        self.queue.reap(&self.session, min, done)
     }
 }
 
