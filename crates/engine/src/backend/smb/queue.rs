@@ -39,14 +39,39 @@ fn as_result(r: Result<usize, OpError>) -> i64 {
     }
 }
 
+/// One op of `len` bytes as requests of at most `max` bytes one after another, each
+/// made by `piece(from, to)` for its part of the op, until a short one (the end of the
+/// file, a full disk) or a failure: the op's tag and its result.
+async fn whole<F, R>(tag: u64, len: usize, max: usize, mut piece: F) -> (u64, i64)
+where
+    F: FnMut(usize, usize) -> R,
+    R: Future<Output = Result<Piece, OpError>>,
+{
+    let max = max.max(1);
+    let mut done = 0usize;
+    while done < len {
+        match piece(done, (done + max).min(len)).await {
+            Ok(Piece::Moved { moved, asked }) => {
+                done += moved;
+                if moved < asked {
+                    break;
+                }
+            }
+            Ok(Piece::None) => break,
+            Err(e) => return (tag, as_result(Err(e))),
+        }
+    }
+    (tag, as_result(Ok(done)))
+}
+
 impl SmbQueue {
     /// Whether an op is still in flight.
     pub(super) fn is_empty(&self) -> bool {
         self.in_flight.is_empty()
     }
 
-    /// Queues a read of `len` bytes at `offset` into `buf`, in requests of at most
-    /// `max` bytes, one after another.
+    /// Queues a read of `len` bytes at `offset` into `buf`, in requests of at most the
+    /// server's largest read, one after another.
     ///
     /// # Safety
     /// `session` must outlive the op, and `buf` must stay valid and unused by anything
@@ -60,30 +85,19 @@ impl SmbQueue {
         len: usize,
         tag: u64,
     ) {
-        let fut = async move {
-            // SAFETY: the caller promised the session outlives the op.
-            let s = unsafe { &*session };
-            // SAFETY: the caller promised `len` bytes at `buf`, for this op alone, until
-            // it is reaped.
-            let buf = unsafe { std::slice::from_raw_parts_mut(buf, len) };
-            let max = s.max_read.max(1);
-            let mut done = 0usize;
-            while done < len {
-                let end = (done + max).min(len);
-                let at = offset + done as u64;
-                match read_piece(s, file_id, at, Some(&mut buf[done..end])).await {
-                    Ok(Piece::Moved { moved, asked }) => {
-                        done += moved;
-                        if moved < asked {
-                            break;
-                        }
-                    }
-                    Ok(Piece::None) => break,
-                    Err(e) => return (tag, as_result(Err(e))),
-                }
-            }
-            (tag, as_result(Ok(done)))
-        };
+        // SAFETY: the caller promised the session outlives the op.
+        let max = unsafe { &*session }.max_read;
+        let fut = whole(tag, len, max, move |from, to| {
+            // SAFETY: the caller promised the session outlives the op, and `len` bytes
+            // at `buf` for this op alone until it is reaped; `from..to` lies within them.
+            let (s, part) = unsafe {
+                (
+                    &*session,
+                    std::slice::from_raw_parts_mut(buf.add(from), to - from),
+                )
+            };
+            read_piece(s, file_id, offset + from as u64, Some(part))
+        });
         self.in_flight.push(Box::pin(fut));
     }
 
@@ -100,29 +114,18 @@ impl SmbQueue {
         len: usize,
         tag: u64,
     ) {
-        let fut = async move {
-            // SAFETY: the caller promised the session outlives the op.
-            let s = unsafe { &*session };
-            // SAFETY: the caller promised `len` bytes at `buf` until the op is reaped.
-            let data = unsafe { std::slice::from_raw_parts(buf, len) };
-            let max = s.max_write.max(1);
-            let mut done = 0usize;
-            while done < len {
-                let end = (done + max).min(len);
-                let at = offset + done as u64;
-                match write_piece(s, file_id, at, Some(&data[done..end])).await {
-                    Ok(Piece::Moved { moved, asked }) => {
-                        done += moved;
-                        if moved < asked {
-                            break;
-                        }
-                    }
-                    Ok(Piece::None) => break,
-                    Err(e) => return (tag, as_result(Err(e))),
-                }
-            }
-            (tag, as_result(Ok(done)))
-        };
+        // SAFETY: the caller promised the session outlives the op.
+        let max = unsafe { &*session }.max_write;
+        let fut = whole(tag, len, max, move |from, to| {
+            // SAFETY: as for `read`: the session and the op's `len` bytes outlive it.
+            let (s, part) = unsafe {
+                (
+                    &*session,
+                    std::slice::from_raw_parts(buf.add(from), to - from),
+                )
+            };
+            write_piece(s, file_id, offset + from as u64, Some(part))
+        });
         self.in_flight.push(Box::pin(fut));
     }
 
