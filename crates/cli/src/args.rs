@@ -123,7 +123,7 @@ pub struct Unavailable {
     pub rest: Vec<std::ffi::OsString>,
 }
 
-#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum BackendName {
     /// The kernel's file API on a local directory or mounted share.
     Posix,
@@ -221,8 +221,10 @@ pub struct RunOpts {
     #[arg(long, default_value_t = DEFAULT_SMB_IN_FLIGHT, value_name = "N",
           value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=MAX_SMB_IN_FLIGHT as u64))]
     pub smb_in_flight: usize,
-    /// Which backend speaks to the target.
-    #[arg(long, value_enum, default_value = "posix")]
+    /// Which backend speaks to the target: posix (the system's files; on Windows the
+    /// windows backend) or null (no I/O). smb and nfs are chosen by their URLs
+    /// (`naslab backends` lists them all).
+    #[arg(long, value_name = "NAME", default_value = "posix", value_parser = values::backend_name)]
     pub backend: BackendName,
     /// With --backend null: every op takes this long (e.g. 100us), a server of known
     /// speed against which pacing and queueing figures can be checked (docs/capacity.md).

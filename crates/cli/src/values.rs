@@ -147,6 +147,36 @@ pub fn utc_date(text: &str) -> Result<String, String> {
     Ok(t.to_string())
 }
 
+/// `--backend NAME`: the backends a run picks by name, found through the engine's
+/// registry: `null`, and the system's own files (`posix`, the default, which on Windows
+/// is the `windows` backend, also accepted there by its name). One picked otherwise (by
+/// a URL, or only in another build) is refused saying how to get it.
+pub fn backend_name(text: &str) -> Result<crate::args::BackendName, String> {
+    use crate::args::BackendName;
+    use naslab_engine::backend::registry::{Choice, BACKENDS};
+    let Some(d) = BACKENDS.iter().find(|d| d.name == text) else {
+        let names: Vec<&str> = BACKENDS.iter().map(|d| d.name).collect();
+        return Err(format!(
+            "'{text}' is no backend naslab knows (it knows {}; `naslab backends` lists them)",
+            names.join(", ")
+        ));
+    };
+    match d.choice {
+        Choice::Flag(_) => Ok(BackendName::Null),
+        // The system's files, whichever backend this build has for them.
+        Choice::Directory if d.name == "posix" || d.caps.is_some() => Ok(BackendName::Posix),
+        _ if d.caps.is_none() => Err(format!(
+            "the {} backend is not in this build ({})",
+            d.name, d.missing
+        )),
+        Choice::Url(scheme) => Err(format!(
+            "the {} backend is chosen by its URL, not by --backend: give --target {scheme}://HOST/...",
+            d.name
+        )),
+        Choice::Directory => Ok(BackendName::Posix),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

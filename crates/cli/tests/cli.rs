@@ -1014,3 +1014,33 @@ fn backends_lists_how_each_is_chosen_and_what_it_can_do() {
         "{table}"
     );
 }
+
+/// `--backend` takes the backends a run picks by name, from the same registry, and says
+/// how to get any other.
+#[test]
+fn backend_names_are_resolved_through_the_registry() {
+    let refused = |name: &str| {
+        usage_err(
+            naslab().args(["run", "--backend", name, "--workload", "PhotoAlbum"]),
+            "--backend",
+        )
+    };
+    assert!(refused("smb").contains("give --target smb://HOST/"));
+    assert!(refused("nfs").contains("give --target nfs://HOST/"));
+    assert!(refused("windows").contains("not in this build (naslab.exe only"));
+    let e = refused("ramdisk");
+    assert!(e.contains("posix, windows, smb, nfs, null"), "{e}");
+    // null needs no target.
+    let out = run_ok(naslab().args([
+        "run",
+        "--backend",
+        "null",
+        "--workload",
+        "PhotoAlbum",
+        "--scale",
+        "0.001",
+        "--json",
+    ]));
+    let run: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(run["workloads"][0]["iterations"][0]["errors"], 0);
+}
