@@ -172,6 +172,18 @@ pub enum LockHow {
     Unlock,
 }
 
+/// The length to lock for a POSIX range on a system whose lengths are exact (SMB's LOCK,
+/// Windows' `LockFileEx`): POSIX's `len` 0, to the end of the file however far it grows,
+/// is every byte from `offset` on, where their own length 0 would lock no byte.
+#[cfg(any(feature = "smb", windows))]
+pub(crate) fn lock_length(offset: u64, len: u64) -> u64 {
+    if len == 0 {
+        u64::MAX - offset
+    } else {
+        len
+    }
+}
+
 /// What a backend can do; an op it cannot do fails before the run starts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Caps {

@@ -810,7 +810,8 @@ mod tests {
 
     #[test]
     fn a_posix_range_to_the_end_and_times_to_set_take_smbs_shape() {
-        use session::{basic_info_times, lock_length};
+        use crate::backend::lock_length;
+        use session::basic_info_times;
         assert_eq!(lock_length(10, 20), 20);
         // POSIX's length 0 is every byte on, where SMB's would be none.
         assert_eq!(lock_length(0, 0), u64::MAX);

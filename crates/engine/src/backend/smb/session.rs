@@ -29,7 +29,7 @@ use crate::backend::remote::{EntryKind, RemoteFs};
 use crate::backend::url::MAX_SMB_IN_FLIGHT;
 use crate::backend::url::{ClientOptions, RemoteUrl, SmbEncrypt};
 use crate::backend::waiter::{Silence, Waiter};
-use crate::backend::{LockHow, OpError};
+use crate::backend::{lock_length, LockHow, OpError};
 
 pub(super) const FILE_WRITE_THROUGH: u32 = 0x0000_0002;
 pub(super) const FILE_NON_DIRECTORY_FILE: u32 = 0x0000_0040;
@@ -780,16 +780,6 @@ impl Pack for WriteFrom<'_> {
         } else {
             cursor.write_bytes(self.data);
         }
-    }
-}
-
-/// The LOCK length of a POSIX range: `len` 0 (to the end of the file, however far it
-/// grows) is every byte from `offset` on; SMB's own length 0 would lock no byte.
-pub(super) fn lock_length(offset: u64, len: u64) -> u64 {
-    if len == 0 {
-        u64::MAX - offset
-    } else {
-        len
     }
 }
 

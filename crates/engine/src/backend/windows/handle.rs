@@ -30,7 +30,7 @@ use windows_sys::Win32::System::IO::OVERLAPPED;
 use super::fs::io_err;
 use super::nt::{self, Create};
 use crate::backend::remote::EntryKind;
-use crate::backend::{LockHow, OpError};
+use crate::backend::{lock_length, LockHow, OpError};
 use crate::errno;
 
 /// The offset that makes a write land at the end of the file (both halves of the
@@ -788,16 +788,6 @@ pub fn allocate(f: &File, end: u64) -> Result<(), OpError> {
         )
     };
     f.set_len(end).map_err(io_err)
-}
-
-/// The `LockFileEx` length of a POSIX range: `len` 0 (to the end of the file, however
-/// far it grows) is every byte from `offset` on; Windows' own length 0 locks no byte.
-pub fn lock_length(offset: u64, len: u64) -> u64 {
-    if len == 0 {
-        u64::MAX - offset
-    } else {
-        len
-    }
 }
 
 /// Takes a byte-range lock of the open file `f` (`LockFileEx` with
