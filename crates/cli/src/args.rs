@@ -706,6 +706,31 @@ pub enum LabCommand {
     /// Run the same workloads against each configuration in turn (up, run, layout, down)
     /// and compare throughput and the server-side file layout (root).
     Matrix(Box<LabMatrixArgs>),
+    /// Break the path to a lab's server while a run goes on, and mend it: cut the link
+    /// for a while, reset its connections, or restart the server (root). Returns once
+    /// the path is whole again, saying what it did and when.
+    Fault(LabFaultArgs),
+}
+
+#[cfg(target_os = "linux")]
+#[derive(Args, Debug)]
+#[command(group(clap::ArgGroup::new("fault").required(true).args(["cut", "reset", "restart_server"])))]
+pub struct LabFaultArgs {
+    /// Cut the link for this long (e.g. 3s): every connection through it is closed and
+    /// new ones are refused until it is back. The lab needs a link (`lab up --link`).
+    #[arg(long, value_name = "DURATION", value_parser = values::positive_duration)]
+    pub cut: Option<Duration>,
+    /// Close every connection through the link at once; new ones are accepted.
+    #[arg(long)]
+    pub reset: bool,
+    /// Stop the server by its PID and start it again on the same ports and share.
+    #[arg(long)]
+    pub restart_server: bool,
+    /// The lab's name.
+    #[arg(long, default_value = "default")]
+    pub name: String,
+    #[command(flatten)]
+    pub at: LabWhere,
 }
 
 #[cfg(target_os = "linux")]

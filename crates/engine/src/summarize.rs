@@ -1,8 +1,8 @@
 //! Turns what the streams measured into an iteration's results, merging histograms.
 
 use naslab_results::{
-    IterationResult, LatencyHistogram, OpStats, OrderingSummary, PrepareResult, StreamResult,
-    WriteDataAhead,
+    FailedOp, FailoverSummary, IterationResult, LatencyHistogram, OpStats, OrderingSummary,
+    PrepareResult, StreamResult, WriteDataAhead,
 };
 use naslab_trace::OpKind;
 
@@ -93,6 +93,59 @@ pub fn summarize(
     r.aborted = outcome.fatal().map(|f| f.to_string());
     r.time_limited = outcome.streams.iter().any(|s| s.time_limited);
     r
+}
+
+/// What the iteration's ops waited through when the path to the server broke; `None`
+/// when no stream's connection broke.
+pub fn failover(
+    outcome: &ReplayOutcome,
+    files: &crate::plan::FileTable,
+) -> Option<FailoverSummary> {
+    let streams = &outcome.streams;
+    let reconnects: u64 = streams.iter().map(|s| s.failover.seen.reconnects).sum();
+    if reconnects == 0 && streams.iter().all(|s| s.failover.stalled_ops == 0) {
+        return None;
+    }
+    let mut f = FailoverSummary {
+        reconnects,
+        retries: streams.iter().map(|s| s.failover.seen.retries).sum(),
+        unconfirmed_writes: streams
+            .iter()
+            .map(|s| s.failover.seen.unconfirmed_writes)
+            .sum(),
+        ..FailoverSummary::default()
+    };
+    let first = streams
+        .iter()
+        .filter_map(|s| s.failover.first_stall_ns)
+        .min();
+    for s in streams {
+        let sf = &s.failover;
+        f.stalled_ops += sf.stalled_ops;
+        f.stall_total_ns += sf.stall_total_ns;
+        if sf.longest_stall_ns > f.longest_stall_ns {
+            f.longest_stall_ns = sf.longest_stall_ns;
+            f.longest_stall_op = sf
+                .longest_stall_kind
+                .map(|k| k.name().to_string())
+                .unwrap_or_default();
+        }
+        f.failed_ops += sf.failed_ops;
+        for (kind, file, e) in &sf.failed {
+            f.failed.push(FailedOp {
+                op: kind.name().to_string(),
+                path: files.path(*file).to_string(),
+                error: e.to_string(),
+            });
+        }
+    }
+    if let Some(first) = first {
+        f.first_stall_ns = first.saturating_sub(outcome.start_ns);
+        // The first op of any stream to succeed from the first stall on.
+        let back = streams.iter().filter_map(|s| s.failover.back_ns).min();
+        f.gap_ns = back.map(|b| b.saturating_sub(first));
+    }
+    Some(f)
 }
 
 /// The order kept between the streams of a replay with `edges`, and their waits.

@@ -16,6 +16,7 @@
 
 pub mod account;
 pub mod error;
+pub mod fault;
 pub mod fs;
 pub mod lab;
 pub mod layout;

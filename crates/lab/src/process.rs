@@ -156,10 +156,23 @@ impl Proc {
     /// Waits until its log holds `line` (a server's own word that it has started), or
     /// fails if it exits first or takes longer than `timeout`.
     pub fn wait_logged(&self, line: &'static str, timeout: Duration) -> Result<(), LabError> {
+        self.wait_logged_after(line, 0, timeout)
+    }
+
+    /// [`Proc::wait_logged`], looking only past the log's first `from` bytes: a server
+    /// started again appends to the log of its earlier run, which already holds the line.
+    pub fn wait_logged_after(
+        &self,
+        line: &'static str,
+        from: u64,
+        timeout: Duration,
+    ) -> Result<(), LabError> {
         let start = Instant::now();
         loop {
-            let logged =
-                std::fs::read(&self.log).is_ok_and(|b| String::from_utf8_lossy(&b).contains(line));
+            let logged = std::fs::read(&self.log).is_ok_and(|b| {
+                let from = (from as usize).min(b.len());
+                String::from_utf8_lossy(&b[from..]).contains(line)
+            });
             if logged {
                 return Ok(());
             }

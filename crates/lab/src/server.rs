@@ -257,17 +257,7 @@ pub fn start_samba(
         .map_err(LabError::io("write", &conf))?;
     let password = new_password()?;
     add_samba_user(&conf, &password)?;
-    let p = spawn(
-        "smbd",
-        &smbd,
-        &[
-            "--foreground".as_ref(),
-            "--no-process-group".as_ref(),
-            "--configfile".as_ref(),
-            conf.as_os_str(),
-        ],
-        &dir.join("smbd.out"),
-    )?;
+    let p = spawn_smbd(dir, &smbd)?;
     record(&p)?;
     p.wait_listening(port, START_TIMEOUT)?;
     Ok(Started {
@@ -277,6 +267,75 @@ pub fn start_samba(
         user: LAB_USER.into(),
         password,
     })
+}
+
+/// smbd in the foreground on the lab's smb.conf.
+fn spawn_smbd(dir: &Path, smbd: &Path) -> Result<Proc, LabError> {
+    let conf = dir.join("smb.conf");
+    spawn(
+        "smbd",
+        smbd,
+        &[
+            "--foreground".as_ref(),
+            "--no-process-group".as_ref(),
+            "--configfile".as_ref(),
+            conf.as_os_str(),
+        ],
+        &dir.join("smbd.out"),
+    )
+}
+
+/// ganesha.nfsd in the foreground on the lab's ganesha.conf, its log in ganesha.out.
+fn spawn_ganesha(dir: &Path, ganesha: &Path) -> Result<Proc, LabError> {
+    let conf = dir.join("ganesha.conf");
+    // ganesha's own log goes to the same file as its output: one place to look.
+    let log = dir.join("ganesha.out");
+    let pidfile = dir.join("ganesha.pid");
+    spawn(
+        "ganesha.nfsd",
+        ganesha,
+        &[
+            "-F".as_ref(),
+            "-L".as_ref(),
+            log.as_os_str(),
+            "-f".as_ref(),
+            conf.as_os_str(),
+            "-p".as_ref(),
+            pidfile.as_os_str(),
+        ],
+        &log,
+    )
+}
+
+/// Starts the lab's server again after `old` (its process) was stopped: the same
+/// configuration, ports, share and accounts, so clients find it where it was. Returns
+/// the new process once it serves; the caller records it in place of `old`.
+pub fn start_again(
+    dir: &Path,
+    kind: ServerKind,
+    ports: &[u16],
+    old: &Proc,
+) -> Result<Proc, LabError> {
+    let from = std::fs::metadata(&old.log).map(|m| m.len()).unwrap_or(0);
+    match kind {
+        ServerKind::Samba => {
+            let p = spawn_smbd(dir, &tool("smbd", "samba")?)?;
+            for &port in ports {
+                p.wait_listening(port, START_TIMEOUT)?;
+            }
+            Ok(p)
+        }
+        ServerKind::Nfs => {
+            let starting = crate::portmap::acquire(dir, START_TIMEOUT)?;
+            let p = spawn_ganesha(dir, &tool("ganesha.nfsd", "nfs-ganesha")?)?;
+            for &port in ports {
+                p.wait_listening(port, START_TIMEOUT)?;
+            }
+            p.wait_logged_after("NFS SERVER INITIALIZED", from, START_TIMEOUT)?;
+            drop(starting);
+            Ok(p)
+        }
+    }
 }
 
 /// Adds the lab account to the lab's own Samba password database (in its private
@@ -348,23 +407,7 @@ pub fn start_nfs(
         ganesha_config(share_dir, nfs_port, mnt_port, opts, anon),
     )
     .map_err(LabError::io("write", &conf))?;
-    // ganesha's own log goes to the same file as its output: one place to look.
-    let log = dir.join("ganesha.out");
-    let pidfile = dir.join("ganesha.pid");
-    let p = spawn(
-        "ganesha.nfsd",
-        &ganesha,
-        &[
-            "-F".as_ref(),
-            "-L".as_ref(),
-            log.as_os_str(),
-            "-f".as_ref(),
-            conf.as_os_str(),
-            "-p".as_ref(),
-            pidfile.as_os_str(),
-        ],
-        &log,
-    )?;
+    let p = spawn_ganesha(dir, &ganesha)?;
     record(&p)?;
     p.wait_listening(nfs_port, START_TIMEOUT)?;
     p.wait_listening(mnt_port, START_TIMEOUT)?;

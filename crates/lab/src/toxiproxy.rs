@@ -203,6 +203,19 @@ pub fn start(
     })
 }
 
+/// Enables or disables proxy `name`. Disabled, it closes every connection it relays
+/// and stops listening, so new connections are refused; enabled again, it listens on
+/// the same port.
+pub fn set_enabled(api_port: u16, name: &str, enabled: bool) -> Result<(), LabError> {
+    request(
+        api_port,
+        "POST",
+        &format!("/proxies/{name}"),
+        Some(&json!({ "enabled": enabled })),
+    )
+    .map(|_| ())
+}
+
 /// The toxics Toxiproxy holds on proxy `name` now, as its API lists them.
 pub fn toxics_now(api_port: u16, name: &str) -> Result<Value, LabError> {
     request(api_port, "GET", &format!("/proxies/{name}/toxics"), None)

@@ -71,6 +71,8 @@ fn declarations() -> Vec<Decl> {
         decl::<r::LayoutSummary>(c),
         decl::<r::OrderingSummary>(c),
         decl::<r::WriteDataAhead>(c),
+        decl::<r::FailoverSummary>(c),
+        decl::<r::FailedOp>(c),
         decl::<r::OpStats>(c),
         decl::<r::StreamResult>(c),
         decl::<r::Warning>(c),

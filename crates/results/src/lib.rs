@@ -1,6 +1,7 @@
 //! naslab's result model: what a run measured, in one serde model that every exporter
 //! (terminal table, JSON, the original toolkit's CSV) reads. See `docs/results.md`.
 
+mod failover;
 mod histogram;
 mod link;
 mod model;
@@ -11,6 +12,7 @@ pub mod export;
 pub mod sweep;
 pub mod views;
 
+pub use failover::{FailedOp, FailoverSummary};
 pub use histogram::{LatencyHistogram, LatencySummary, StreamLatency};
 pub use link::{rate_text, EmulatedLink, LinkSettings, RttProbe};
 pub use model::{duration_text, Device};

@@ -337,6 +337,10 @@ pub struct IterationResult {
     /// Under `--realtime`: what the kernel granted the measured phase's streams.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub realtime: Option<crate::RealtimeGranted>,
+    /// What the ops waited through when the path to the server broke (absent when no
+    /// connection broke).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failover: Option<crate::FailoverSummary>,
 }
 
 /// Writes whose data a thread made ahead of the stream, off the time between its ops
@@ -393,7 +397,7 @@ impl OrderingSummary {
     }
 }
 
-fn is_zero(n: &u64) -> bool {
+pub(crate) fn is_zero(n: &u64) -> bool {
     *n == 0
 }
 

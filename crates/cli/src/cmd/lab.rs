@@ -8,7 +8,7 @@ use std::fmt::Write;
 use anyhow::Context;
 use naslab_lab::LabOptions;
 
-use crate::args::{LabArgs, LabCommand, LabDownArgs, LabUpArgs, LabWhere};
+use crate::args::{LabArgs, LabCommand, LabDownArgs, LabFaultArgs, LabUpArgs, LabWhere};
 
 /// Runs a `naslab lab` subcommand.
 pub fn lab(args: LabArgs) -> anyhow::Result<()> {
@@ -17,6 +17,7 @@ pub fn lab(args: LabArgs) -> anyhow::Result<()> {
         LabCommand::Status(a) => status(a),
         LabCommand::Down(a) => down(a),
         LabCommand::Matrix(a) => matrix::matrix(*a),
+        LabCommand::Fault(a) => fault(a),
     }
 }
 
@@ -147,4 +148,28 @@ fn down(a: LabDownArgs) -> anyhow::Result<()> {
         a.at.lab_dir.join(&s.name).display()
     );
     Ok(())
+}
+
+fn fault(a: LabFaultArgs) -> anyhow::Result<()> {
+    use naslab_lab::fault::{self, Fault};
+    let f = if let Some(d) = &a.cut {
+        Fault::Cut(d.as_std())
+    } else if a.reset {
+        Fault::Reset
+    } else {
+        Fault::RestartServer
+    };
+    let r = fault::inject(&a.at.lab_dir, &a.name, f)
+        .with_context(|| format!("the fault on lab '{}' failed", a.name))?;
+    let mut o = String::new();
+    for s in &r.steps {
+        let _ = writeln!(o, "{}  {}", fault::utc_text(s.at_unix_ns), s.what);
+    }
+    let _ = writeln!(
+        o,
+        "the path to lab '{}' was broken for {:.3} s",
+        a.name,
+        r.broken_ns as f64 / 1e9
+    );
+    crate::stdout::print(&o)
 }

@@ -308,6 +308,12 @@ fn merge_iteration(
                 None => r.write_data_ahead = Some(*w),
             }
         }
+        if let Some(f) = &it.failover {
+            match &mut r.failover {
+                Some(m) => m.add(f),
+                None => r.failover = Some(f.clone()),
+            }
+        }
         if let Some(g) = &it.realtime {
             match &mut r.realtime {
                 Some(m) => m.add(g),

@@ -184,6 +184,29 @@ pub(crate) fn lock_length(offset: u64, len: u64) -> u64 {
     }
 }
 
+/// What a protocol connection did to get over a broken path to its server (a path
+/// cut, connections reset, the server restarted), counted from its start.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Recovery {
+    /// New connections made after one broke.
+    pub reconnects: u64,
+    /// Requests sent again on a new connection.
+    pub retries: u64,
+    /// Files whose unstable (NFS UNSTABLE) writes the server may have lost: its write
+    /// verifier changed between the writes and their COMMIT, so it restarted in between,
+    /// and naslab keeps no copy of the data to send again as a caching client would.
+    pub unconfirmed_writes: u64,
+}
+
+impl Recovery {
+    /// Whether the connection got over a broken one since `before` was read: a new
+    /// connection made, or a request sent again.
+    #[inline]
+    pub fn recovered_since(&self, before: &Recovery) -> bool {
+        self.reconnects != before.reconnects || self.retries != before.retries
+    }
+}
+
 /// What a backend can do; an op it cannot do fails before the run starts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Caps {
@@ -267,6 +290,12 @@ pub trait Backend: Send {
     /// How many data ops could not bypass the cache although direct I/O was asked for.
     fn unaligned_direct_ops(&self) -> u64 {
         0
+    }
+    /// What the connection did so far to get over a broken path to its server (none
+    /// for local targets). Read after each op: an op during which it grew waited
+    /// through the recovery.
+    fn recovery(&self) -> Recovery {
+        Recovery::default()
     }
     /// The backend's queue for several reads and writes in flight, made on first use with
     /// room for `depth` ops.

@@ -17,14 +17,14 @@ mod session;
 use std::sync::{Arc, Mutex};
 
 use naslab_trace::OpKind;
-use nfs3_client::nfs3_types::nfs3::{diropargs3, ftype3, nfs_fh3, stable_how, RENAME3args};
+use nfs3_client::nfs3_types::nfs3::{ftype3, nfs_fh3, stable_how, writeverf3};
 
-use self::session::{check, name, split, Call as _, Session};
+use self::session::Session;
 use super::remote::{
     release_target, RemoteFs, RemoteSandbox, RemoteSandboxError, SharePaths, RELEASE_WAIT,
 };
 use super::url::{ClientOptions, RemoteUrl};
-use super::{Backend, BackendOptions, Caps, Handle, OpError, OpenHow, Target};
+use super::{Backend, BackendOptions, Caps, Handle, OpError, OpenHow, Recovery, Target};
 use crate::plan::FileTable;
 
 pub(super) const NFS_CAPS: Caps = {
@@ -277,6 +277,30 @@ struct Open {
     dirty: bool,
     /// For append opens: where the next write goes.
     append_at: Option<u64>,
+    /// The write verifier the first unstable write since the last COMMIT got.
+    verf: Option<writeverf3>,
+    /// Whether a later unstable write got another verifier.
+    verf_changed: bool,
+}
+
+impl Open {
+    /// Books an unstable write's verifier.
+    fn wrote(&mut self, verf: Option<writeverf3>, mixed: bool) {
+        self.verf_changed |= mixed;
+        if let Some(v) = verf {
+            self.verf_changed |= self.verf.is_some_and(|had| had != v);
+            self.verf.get_or_insert(v);
+        }
+    }
+
+    /// After a COMMIT that answered `committed`: whether the writes it covered may be
+    /// lost (the server's verifier changed since the first of them). Starts afresh.
+    fn committed(&mut self, committed: writeverf3) -> bool {
+        let lost = self.verf_changed || self.verf.is_some_and(|v| v != committed);
+        self.verf = None;
+        self.verf_changed = false;
+        lost
+    }
 }
 
 /// One stream's NFS connection.
@@ -318,6 +342,7 @@ impl Backend for NfsBackend {
     }
 
     fn open(&mut self, file: u32, how: OpenHow) -> Result<Handle, OpError> {
+        self.session.begin_op();
         let path = self.path(file)?;
         let (fh, size) = if how.create {
             self.session.create(&path, how.truncate)?
@@ -342,6 +367,8 @@ impl Backend for NfsBackend {
             },
             dirty: false,
             append_at: how.append.then_some(size),
+            verf: None,
+            verf_changed: false,
         };
         let slot = match self.free.pop() {
             Some(i) => {
@@ -357,29 +384,36 @@ impl Backend for NfsBackend {
     }
 
     fn close(&mut self, h: Handle) -> Result<(), OpError> {
+        self.session.begin_op();
         let i = self.slot(h).map(|_| h as usize - 1)?;
         let Some(mut o) = self.handles[i].take() else {
             return Err(OpError::errno(crate::errno::EBADF));
         };
         self.free.push(i);
         if o.dirty {
-            self.session.commit(&mut o.fh)?;
+            let v = self.session.commit(&mut o.fh)?;
+            if o.committed(v) {
+                self.session.recovery.unconfirmed_writes += 1;
+            }
         }
         Ok(())
     }
 
     fn read(&mut self, h: Handle, offset: u64, buf: &mut [u8]) -> Result<usize, OpError> {
+        self.session.begin_op();
         let o = Self::open_in(&mut self.handles, h)?;
         self.session.read_into(&mut o.fh, offset, buf)
     }
 
     fn write(&mut self, h: Handle, offset: u64, buf: &[u8]) -> Result<usize, OpError> {
+        self.session.begin_op();
         let o = Self::open_in(&mut self.handles, h)?;
         let stable = o.stable;
         let at = o.append_at.unwrap_or(offset);
-        let n = self.session.write_at(&mut o.fh, at, buf, stable)?;
+        let (n, verf, mixed) = self.session.write_at(&mut o.fh, at, buf, stable)?;
         if stable == stable_how::UNSTABLE {
             o.dirty = true;
+            o.wrote(verf, mixed);
         }
         if let Some(a) = o.append_at.as_mut() {
             *a += n as u64;
@@ -388,12 +422,18 @@ impl Backend for NfsBackend {
     }
 
     fn fsync(&mut self, h: Handle) -> Result<(), OpError> {
+        self.session.begin_op();
         let o = Self::open_in(&mut self.handles, h)?;
         o.dirty = false;
-        self.session.commit(&mut o.fh)
+        let v = self.session.commit(&mut o.fh)?;
+        if o.committed(v) {
+            self.session.recovery.unconfirmed_writes += 1;
+        }
+        Ok(())
     }
 
     fn truncate(&mut self, h: Handle, len: u64) -> Result<(), OpError> {
+        self.session.begin_op();
         let fh = self.slot(h)?.fh.clone();
         self.session.set_size(&fh, len)
     }
@@ -406,34 +446,40 @@ impl Backend for NfsBackend {
     }
 
     fn stat(&mut self, file: u32) -> Result<u64, OpError> {
+        self.session.begin_op();
         let path = self.path(file)?;
         self.session.resolve(&path).map(|(_, _, size)| size)
     }
 
     fn statfs(&mut self, file: u32) -> Result<(), OpError> {
+        self.session.begin_op();
         let path = self.path(file)?;
         let (fh, _, _) = self.session.resolve(&path)?;
         self.session.fs_stat(&fh)
     }
 
     fn utime(&mut self, file: u32) -> Result<(), OpError> {
+        self.session.begin_op();
         let path = self.path(file)?;
         let (fh, _, _) = self.session.resolve(&path)?;
         self.session.touch(&fh)
     }
 
     fn mkdir(&mut self, file: u32) -> Result<(), OpError> {
+        self.session.begin_op();
         let path = self.path(file)?;
         self.session.make_dir(&path)
     }
 
     fn readdir(&mut self, file: u32) -> Result<u64, OpError> {
+        self.session.begin_op();
         let path = self.path(file)?;
         let fh = self.session.dir(&path)?;
         self.session.count_entries(&fh)
     }
 
     fn unlink(&mut self, file: u32) -> Result<(), OpError> {
+        self.session.begin_op();
         let path = self.path(file)?;
         if self.is_dir(file) {
             self.session.remove_dir(&path)
@@ -445,31 +491,21 @@ impl Backend for NfsBackend {
     fn rename(&mut self, from: u32, to: u32) -> Result<(), OpError> {
         let a = self.path(from)?;
         let b = self.path(to)?;
-        let (pa, na) = split(&a);
-        let (pb, nb) = split(&b);
-        let fa = self.session.dir(pa)?;
-        let fb = self.session.dir(pb)?;
-        let args = RENAME3args {
-            from: diropargs3 {
-                dir: fa,
-                name: name(na),
-            },
-            to: diropargs3 {
-                dir: fb,
-                name: name(nb),
-            },
-        };
-        self.session.forget(&a);
-        self.session.forget(&b);
-        check(self.session.w.call(self.session.client.rename(&args))).map(|_| ())
+        self.session.begin_op();
+        self.session.rename(&a, &b)
     }
 
     fn drop_cache(&mut self, file: u32) -> Result<(), OpError> {
+        self.session.begin_op();
         // No client cache to drop; commit the server's copy, as posix's fsync before
         // dropping pages does.
         let path = self.path(file)?;
         let (mut fh, _, _) = self.session.resolve(&path)?;
-        self.session.commit(&mut fh)
+        self.session.commit(&mut fh).map(|_| ())
+    }
+
+    fn recovery(&self) -> Recovery {
+        self.session.recovery
     }
 }
 
@@ -523,6 +559,49 @@ mod tests {
         for k in [OpKind::Lock, OpKind::Unlock] {
             assert!(!NFS_CAPS.can(k), "{k}");
         }
+    }
+
+    #[test]
+    fn a_change_sent_again_that_finds_itself_done_counts_as_done() {
+        use super::session::done_before;
+        let enoent = || Err(OpError::errno(crate::errno::ENOENT));
+        // The first answer stands as the server gave it.
+        assert_eq!(done_before(enoent(), false, crate::errno::ENOENT), enoent());
+        // Sent again after a lost reply: the name already gone is the REMOVE done.
+        assert_eq!(done_before(enoent(), true, crate::errno::ENOENT), Ok(()));
+        // Another error is still one.
+        let eacces = || Err(OpError::errno(crate::errno::EACCES));
+        assert_eq!(done_before(eacces(), true, crate::errno::ENOENT), eacces());
+    }
+
+    #[test]
+    fn writes_a_restarted_server_may_have_lost_are_told_at_their_commit() {
+        let v = |b: u8| writeverf3([b; 8]);
+        let mut o = Open {
+            fh: nfs_fh3::default(),
+            stable: stable_how::UNSTABLE,
+            dirty: true,
+            append_at: None,
+            verf: None,
+            verf_changed: false,
+        };
+        o.wrote(Some(v(1)), false);
+        o.wrote(Some(v(1)), false);
+        assert!(
+            !o.committed(v(1)),
+            "one verifier throughout: the writes are safe"
+        );
+        o.wrote(Some(v(1)), false);
+        assert!(o.committed(v(2)), "the server restarted before the COMMIT");
+        o.wrote(Some(v(2)), false);
+        o.wrote(Some(v(3)), false);
+        assert!(o.committed(v(3)), "it restarted between the writes");
+        o.wrote(Some(v(3)), true);
+        assert!(
+            o.committed(v(3)),
+            "it restarted between one write's requests"
+        );
+        assert!(!o.committed(v(4)), "nothing written since the last COMMIT");
     }
 
     #[test]

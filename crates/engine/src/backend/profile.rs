@@ -396,6 +396,9 @@ impl Backend for HintingBackend {
     fn unaligned_direct_ops(&self) -> u64 {
         self.inner.unaligned_direct_ops()
     }
+    fn recovery(&self) -> super::Recovery {
+        self.inner.recovery()
+    }
     fn queued(&mut self, _depth: u32) -> Result<&mut dyn QueuedIo, OpError> {
         Err(OpError {
             errno: crate::errno::EOPNOTSUPP,

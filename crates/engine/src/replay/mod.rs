@@ -227,7 +227,34 @@ pub struct StreamOutcome {
     pub realtime: Option<realtime::RealtimeGrant>,
     /// When its writes' data was made ahead by a thread of its own: how often it was.
     pub ahead: Option<AheadCounts>,
+    /// What its ops waited through when the path to the server broke.
+    pub failover: StreamFailover,
 }
+
+/// What one stream's ops waited through when the path to the server broke: the ops
+/// during which the backend got over a broken connection ([`crate::backend::Recovery`]
+/// grew), each one's latency being its stall.
+#[derive(Debug, Clone, Default)]
+pub struct StreamFailover {
+    /// The backend's recovery counters as last read (after the last op).
+    pub seen: crate::backend::Recovery,
+    /// Ops whose latency includes a recovery.
+    pub stalled_ops: u64,
+    pub stall_total_ns: u64,
+    pub longest_stall_ns: u64,
+    pub longest_stall_kind: Option<OpKind>,
+    /// When the first stalled op was issued (replay clock).
+    pub first_stall_ns: Option<u64>,
+    /// When the first op to succeed from then on completed (the stalled op itself,
+    /// when it succeeded).
+    pub back_ns: Option<u64>,
+    /// Stalled ops that failed: kind, file and error (the first [`FAILED_NAMED`]).
+    pub failed: Vec<(OpKind, u32, crate::backend::OpError)>,
+    pub failed_ops: u64,
+}
+
+/// How many failed ops a stream names; the rest are counted.
+pub const FAILED_NAMED: usize = 100;
 
 impl StreamOutcome {
     /// An empty outcome with a histogram for every op kind the stream issues, sized for
@@ -260,6 +287,7 @@ impl StreamOutcome {
             order_waits: OrderWaits::default(),
             realtime: None,
             ahead: None,
+            failover: StreamFailover::default(),
         }
     }
 }

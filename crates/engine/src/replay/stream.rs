@@ -35,6 +35,40 @@ pub(super) struct Written {
     gen: u64,
 }
 
+/// Books an op during which the backend got over a broken connection (its recovery
+/// counters went from `out.failover.seen` to `recovery`): its latency is its stall.
+#[cold]
+fn stalled(
+    out: &mut StreamOutcome,
+    op: &CompiledOp,
+    issued: u64,
+    done: u64,
+    result: &Result<i64, OpError>,
+    recovery: crate::backend::Recovery,
+) {
+    let f = &mut out.failover;
+    f.seen = recovery;
+    let stall = done.saturating_sub(issued);
+    f.stalled_ops += 1;
+    f.stall_total_ns += stall;
+    if stall >= f.longest_stall_ns {
+        f.longest_stall_ns = stall;
+        f.longest_stall_kind = Some(op.kind);
+    }
+    f.first_stall_ns.get_or_insert(issued);
+    match result {
+        Ok(_) => {
+            f.back_ns.get_or_insert(done);
+        }
+        Err(e) => {
+            f.failed_ops += 1;
+            if f.failed.len() < super::FAILED_NAMED {
+                f.failed.push((op.kind, op.file, e.clone()));
+            }
+        }
+    }
+}
+
 /// Everything one stream needs while it replays.
 pub(super) struct StreamRun<'a, C> {
     pub plan: &'a Plan,
@@ -114,6 +148,8 @@ impl<C: Clock> StreamRun<'_, C> {
         };
         self.publish(&out);
         out.done_ns = prev_done.unwrap_or(0);
+        // Recoveries in queued ops are counted here, not op by op.
+        out.failover.seen = backend.recovery();
         // Handles the trace left open are closed outside the measured phase.
         for h in handles.into_iter().filter(|&h| h != NO_HANDLE) {
             let _ = backend.close(h);
@@ -190,6 +226,15 @@ impl<C: Clock> StreamRun<'_, C> {
         };
         let result = self.execute(backend, op, handles);
         let done = self.clock.now_ns();
+        let recovery = backend.recovery();
+        if recovery.recovered_since(&out.failover.seen) {
+            stalled(out, op, issued, done, &result, recovery);
+        } else if out.failover.first_stall_ns.is_some()
+            && out.failover.back_ns.is_none()
+            && result.is_ok()
+        {
+            out.failover.back_ns = Some(done);
+        }
         let (m, stop) = self.account(out, op, due, issued, done, &result);
         Some((m, stop, result))
     }

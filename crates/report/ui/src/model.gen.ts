@@ -458,7 +458,12 @@ write_data_ahead?: WriteDataAhead | null,
 /**
  * Under `--realtime`: what the kernel granted the measured phase's streams.
  */
-realtime?: RealtimeGranted | null, };
+realtime?: RealtimeGranted | null, 
+/**
+ * What the ops waited through when the path to the server broke (absent when no
+ * connection broke).
+ */
+failover?: FailoverSummary | null, };
 
 export type IterationLayout = { prepared: LayoutSummary, written: LayoutSummary, };
 
@@ -512,6 +517,52 @@ wait_total_ns: number,
 wait_longest_ns: number, };
 
 export type WriteDataAhead = { ready: number, made_by_stream: number, };
+
+export type FailoverSummary = { 
+/**
+ * Ops whose latency includes getting over a broken connection (a new connection,
+ * requests sent again): each one's latency is the stall it saw.
+ */
+stalled_ops: number, 
+/**
+ * Their latencies together, ns.
+ */
+stall_total_ns: number, 
+/**
+ * The longest of them, ns, and its op kind.
+ */
+longest_stall_ns: number, longest_stall_op: string, 
+/**
+ * Stalled ops that failed, and the first of them named.
+ */
+failed_ops: number, failed: Array<FailedOp>, 
+/**
+ * When the first stalled op was issued, ns into the measured phase.
+ */
+first_stall_ns: number, 
+/**
+ * The failover gap, ns: from the issue of the first op that stalled to the
+ * completion of the first op (of any stream) that succeeded from then on. Absent
+ * when no op succeeded after it.
+ */
+gap_ns?: number | null, 
+/**
+ * New connections made after one broke, and requests sent again on them.
+ */
+reconnects: number, retries: number, 
+/**
+ * NFS: files whose unstable writes the server may have lost (its write verifier
+ * changed before their COMMIT: it restarted in between, and naslab keeps no copy of
+ * the data to send again).
+ */
+unconfirmed_writes?: number, };
+
+export type FailedOp = { 
+/**
+ * Its kind (`write`, `open`...), its file (relative to the workload directory) and
+ * why it failed.
+ */
+op: string, path: string, error: string, };
 
 export type OpStats = { count: number, 
 /**

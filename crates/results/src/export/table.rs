@@ -214,6 +214,9 @@ impl Exporter for Table {
             if let Some(v) = &it.verify {
                 let _ = writeln!(o, "    verify     {}", verify_line(v));
             }
+            if let Some(f) = &it.failover {
+                let _ = writeln!(o, "    failover   {}", f.line());
+            }
             if let Some(line) = it.ordering.as_ref().and_then(ordering_line) {
                 let _ = writeln!(o, "    ordering   {line}");
             }

@@ -5,15 +5,15 @@
 use std::collections::HashMap;
 use std::future::Future;
 use std::net::{SocketAddr, ToSocketAddrs};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use nfs3_client::io::{AsyncRead, AsyncWrite};
 use nfs3_client::net::Connector;
 use nfs3_client::nfs3_types::nfs3::{
     createhow3, diropargs3, filename3, ftype3, nfs_fh3, nfsstat3, sattr3, set_atime, set_mtime,
-    stable_how, COMMIT3args, CREATE3args, FSINFO3args, FSSTAT3args, GETATTR3args, LOOKUP3args,
-    MKDIR3args, Nfs3Option, Nfs3Result, READ3args, READDIR3args, READDIRPLUS3args, REMOVE3args,
-    RENAME3args, RMDIR3args, SETATTR3args, WRITE3args,
+    stable_how, writeverf3, COMMIT3args, CREATE3args, FSINFO3args, FSSTAT3args, GETATTR3args,
+    LOOKUP3args, MKDIR3args, Nfs3Option, Nfs3Result, READ3args, READDIR3args, READDIRPLUS3args,
+    REMOVE3args, RENAME3args, RMDIR3args, SETATTR3args, WRITE3args,
 };
 use nfs3_client::nfs3_types::rpc::{auth_unix, opaque_auth};
 use nfs3_client::nfs3_types::xdr_codec::Opaque;
@@ -25,7 +25,7 @@ use super::NfsError;
 use crate::backend::remote::{EntryKind, RemoteFs};
 use crate::backend::url::{no_reply, RemoteUrl};
 use crate::backend::waiter::Waiter;
-use crate::backend::OpError;
+use crate::backend::{OpError, Recovery};
 
 /// The most naslab asks for in one READ or WRITE: the server's `rtmax`/`wtmax` when
 /// smaller, else 1 MiB, the most Linux's NFS client moves in one request. nfs-ganesha
@@ -33,6 +33,53 @@ use crate::backend::OpError;
 /// in one request each ran at 0.6 to 0.9 times the rate of the same ops in 1 MiB
 /// requests, and requests of 2 or 4 MiB ran within a few percent of 1 MiB ones.
 pub(super) const MAX_XFER: u32 = 1 << 20;
+
+/// One RPC on a session's connection: `rpc!(session, method(args...))`. When the
+/// connection broke under it (reset, closed, refused: see [`broken`]), the session makes
+/// a new one and sends the request again ([`Session::recover`]), within what is left of
+/// the op's I/O timeout. Gives the result and whether the request was sent more than
+/// once (a request that changes the namespace reads its answer in that light).
+macro_rules! rpc {
+    ($s:expr, $method:ident ( $($arg:expr),* )) => {{
+        let mut redone = false;
+        loop {
+            let r = $s.w.call($s.client.$method($($arg),*));
+            match r {
+                Err(e) if $crate::backend::nfs::session::broken(&e) => {
+                    if let Err(e) = $s.recover(e) {
+                        $s.end_recovery(redone);
+                        break (Err(e), redone);
+                    }
+                    redone = true;
+                }
+                r => {
+                    $s.end_recovery(redone);
+                    break (r, redone);
+                }
+            }
+        }
+    }};
+}
+
+/// Whether an RPC failed because its connection broke (closed, reset, or refused when
+/// made again), not because the server said no or stayed silent: a new connection may
+/// carry it. A silent server (no reply within the I/O timeout) is not retried: the op's
+/// time is up.
+pub(crate) fn broken(e: &RpcError) -> bool {
+    use std::io::ErrorKind as K;
+    matches!(e, RpcError::Io(io) if matches!(
+        io.kind(),
+        K::UnexpectedEof
+            | K::ConnectionReset
+            | K::ConnectionAborted
+            | K::BrokenPipe
+            | K::NotConnected
+            | K::ConnectionRefused
+    ))
+}
+
+/// The longest pause between two attempts to connect again.
+const RECONNECT_PAUSE_MAX: Duration = Duration::from_millis(100);
 
 /// A connection's RPCs, each on its runtime and at most the I/O timeout.
 pub(super) trait Call {
@@ -190,6 +237,20 @@ fn mount_detail(e: &nfs3_client::ConnectError, addr: &str) -> String {
     }
 }
 
+/// A request that changes the namespace (MKDIR, REMOVE, RMDIR, RENAME), sent again after
+/// its connection broke, may have been carried out the first time with its reply lost:
+/// the server then answers the second one with the error the change itself brings
+/// (`done`: EEXIST for MKDIR, ENOENT for the others), which counts as the op done. Only
+/// a request that was sent again is read so; the first answer stands as the server gave
+/// it. (A change made by somebody else in between cannot be told apart: naslab's
+/// directory is its own.)
+pub(super) fn done_before(r: Result<(), OpError>, redone: bool, done: i32) -> Result<(), OpError> {
+    match r {
+        Err(e) if redone && e.errno == done => Ok(()),
+        r => r,
+    }
+}
+
 pub(super) fn check<T, E>(r: Result<Nfs3Result<T, E>, RpcError>) -> Result<T, OpError> {
     match r.map_err(rpc_error)? {
         Nfs3Result::Ok(v) => Ok(v),
@@ -313,6 +374,17 @@ pub(super) struct Session {
     /// The client's version, credential and timeout, and the server's transfer sizes,
     /// for the results.
     pub(super) settings: naslab_results::NfsSettings,
+    /// The NFS service's address, for connecting again.
+    addr: SocketAddr,
+    /// The credential every call carries.
+    cred: opaque_auth<'static>,
+    /// The I/O timeout: what one op may take, recovery included.
+    timeout: Duration,
+    /// When the op under way started ([`Session::begin_op`]); a request outside an op
+    /// counts its bound from the moment its connection broke.
+    op_started: Option<Instant>,
+    /// What the session did to get over broken connections.
+    pub(super) recovery: Recovery,
 }
 
 /// The uid and gid AUTH_SYS credentials carry: this process's effective ones.
@@ -342,9 +414,15 @@ impl Session {
             gids: vec![],
         });
         let mount_addr = format!("{host_ip}:{}", url.mount_port.unwrap_or(111));
+        let addr: SocketAddr = format!("{host_ip}:{}", url.port.unwrap_or(2049))
+            .parse()
+            .map_err(|_| NfsError::Resolve {
+                host: url.host.clone(),
+                source: std::io::ErrorKind::InvalidInput.into(),
+            })?;
         let mut b = Nfs3ConnectionBuilder::new(TcpConnector { timeout }, host_ip.clone(), &export)
             .connect_from_privileged_port(false)
-            .credential(cred)
+            .credential(cred.clone())
             .nfs3_port(url.port.unwrap_or(2049));
         if let Some(m) = url.mount_port {
             b = b.mount_port(m);
@@ -405,7 +483,69 @@ impl Session {
             rtmax: pick(info.rtmax),
             wtmax: pick(info.wtmax),
             settings,
+            addr,
+            cred,
+            timeout,
+            op_started: None,
+            recovery: Recovery::default(),
         })
+    }
+
+    /// Marks the start of an op: the requests it sends, and any recovery between them,
+    /// end within the I/O timeout from now.
+    pub(super) fn begin_op(&mut self) {
+        self.op_started = Some(Instant::now());
+    }
+
+    /// The connection broke under a request (`e`): makes a new one, trying until the op's
+    /// I/O timeout is spent (a path cut, or a server restarting, refuses connections for
+    /// a while), and leaves the request to be sent again waiting at most what is left of
+    /// it. NFSv3 keeps no state on a connection: the file handles stay good on the new
+    /// one (over a server restart too, where the server makes handles that outlive it,
+    /// as ganesha's VFS and the kernel's server do).
+    pub(super) fn recover(&mut self, e: RpcError) -> Result<(), RpcError> {
+        let deadline = self.op_started.unwrap_or_else(Instant::now) + self.timeout;
+        let mut pause = Duration::from_millis(10);
+        let mut last = e.to_string();
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                self.w.set_timeout(self.timeout);
+                return Err(RpcError::Io(std::io::Error::new(
+                    std::io::ErrorKind::NotConnected,
+                    format!(
+                        "the connection to {} broke and no new one carried the request within the I/O timeout ({} s; the last failure: {last}); check the path to the server, or give --io-timeout more",
+                        self.addr,
+                        self.timeout.as_secs_f64()
+                    ),
+                )));
+            }
+            let connector = TcpConnector { timeout: left };
+            match self.w.run_for(left, connector.connect(self.addr)) {
+                Some(Ok(io)) => {
+                    self.client =
+                        Nfs3Client::new_with_auth(io, self.cred.clone(), opaque_auth::default());
+                    self.recovery.reconnects += 1;
+                    self.recovery.retries += 1;
+                    // The request sent again waits at most what is left of the op's time.
+                    let left = deadline.saturating_duration_since(Instant::now());
+                    self.w.set_timeout(left.max(Duration::from_millis(1)));
+                    return Ok(());
+                }
+                Some(Err(err)) => last = err.to_string(),
+                None => last = format!("no connection within {} s", left.as_secs_f64()),
+            }
+            std::thread::sleep(pause.min(left));
+            pause = (pause * 2).min(RECONNECT_PAUSE_MAX);
+        }
+    }
+
+    /// After a request: the requests that follow wait the whole timeout again.
+    #[inline]
+    pub(super) fn end_recovery(&mut self, redone: bool) {
+        if redone {
+            self.w.set_timeout(self.timeout);
+        }
     }
 
     pub(super) fn lookup(
@@ -419,7 +559,7 @@ impl Session {
                 name: name(n),
             },
         };
-        let ok = check(self.w.call(self.client.lookup(&args)))?;
+        let ok = check(rpc!(self, lookup(&args)).0)?;
         let attrs = match ok.obj_attributes {
             Nfs3Option::Some(a) => Some((a.type_, a.size)),
             Nfs3Option::None => None,
@@ -455,10 +595,7 @@ impl Session {
     }
 
     pub(super) fn attrs(&mut self, fh: &nfs_fh3) -> Result<(ftype3, u64), OpError> {
-        let ok = check(
-            self.w
-                .call(self.client.getattr(&GETATTR3args { object: fh.clone() })),
-        )?;
+        let ok = check(rpc!(self, getattr(&GETATTR3args { object: fh.clone() })).0)?;
         Ok((ok.obj_attributes.type_, ok.obj_attributes.size))
     }
 
@@ -498,7 +635,7 @@ impl Session {
             },
             how: createhow3::UNCHECKED(attributes),
         };
-        let ok = check(self.w.call(self.client.create(&args)))?;
+        let ok = check(rpc!(self, create(&args)).0)?;
         let size = match ok.obj_attributes {
             Nfs3Option::Some(a) => Some(a.size),
             Nfs3Option::None => None,
@@ -524,7 +661,7 @@ impl Session {
             },
             guard: Nfs3Option::None,
         };
-        check(self.w.call(self.client.setattr(&args))).map(|_| ())
+        check(rpc!(self, setattr(&args)).0).map(|_| ())
     }
 
     /// SETATTR of the access and modification times to the server's clock, as the Linux
@@ -539,24 +676,24 @@ impl Session {
             },
             guard: Nfs3Option::None,
         };
-        check(self.w.call(self.client.setattr(&args))).map(|_| ())
+        check(rpc!(self, setattr(&args)).0).map(|_| ())
     }
 
     /// FSSTAT of the file system holding `fh`: its size and free space and files.
     pub(super) fn fs_stat(&mut self, fh: &nfs_fh3) -> Result<(), OpError> {
         let args = FSSTAT3args { fsroot: fh.clone() };
-        check(self.w.call(self.client.fsstat(&args))).map(|_| ())
+        check(rpc!(self, fsstat(&args)).0).map(|_| ())
     }
 
     /// COMMIT of the whole file. The handle is lent to the request and given back (no
     /// copy of it per request), as in [`Session::read_into`] and [`Session::write_at`].
-    pub(super) fn commit(&mut self, fh: &mut nfs_fh3) -> Result<(), OpError> {
+    pub(super) fn commit(&mut self, fh: &mut nfs_fh3) -> Result<writeverf3, OpError> {
         let args = COMMIT3args {
             file: std::mem::take(fh),
             offset: 0,
             count: 0,
         };
-        let r = check(self.w.call(self.client.commit(&args))).map(|_| ());
+        let r = check(rpc!(self, commit(&args)).0).map(|ok| ok.verf);
         *fh = args.file;
         r
     }
@@ -583,7 +720,7 @@ impl Session {
                 args.count = n as u32;
                 // The data goes from the reply straight into the op's buffer.
                 let into = &mut buf[done..done + n];
-                let ok = check(self.w.call(self.client.read_into(&args, into)))?;
+                let ok = check(rpc!(self, read_into(&args, into)).0)?;
                 done += ok.copied;
                 if ok.copied < n || ok.eof {
                     break;
@@ -596,13 +733,16 @@ impl Session {
         r
     }
 
+    /// WRITEs `data` at `offset`, at most `wtmax` a request. Gives the bytes written, the
+    /// server's write verifier (the first reply's; none when nothing was sent), and
+    /// whether the replies carried different ones (the server restarted between them).
     pub(super) fn write_at(
         &mut self,
         fh: &mut nfs_fh3,
         offset: u64,
         data: &[u8],
         stable: stable_how,
-    ) -> Result<usize, OpError> {
+    ) -> Result<(usize, Option<writeverf3>, bool), OpError> {
         let mut args = WRITE3args {
             file: std::mem::take(fh),
             offset,
@@ -613,19 +753,23 @@ impl Session {
         let wtmax = self.wtmax as usize;
         let mut write = || {
             let mut done = 0usize;
+            let mut verf: Option<writeverf3> = None;
+            let mut mixed = false;
             while done < data.len() {
                 let n = (data.len() - done).min(wtmax);
                 args.offset = offset + done as u64;
                 args.count = n as u32;
                 args.data = Opaque::borrowed(&data[done..done + n]);
-                let ok = check(self.w.call(self.client.write(&args)))?;
+                let ok = check(rpc!(self, write(&args)).0)?;
+                mixed |= verf.is_some_and(|v| v != ok.verf);
+                verf.get_or_insert(ok.verf);
                 let wrote = (ok.count as usize).min(n);
                 done += wrote;
                 if wrote == 0 {
                     break;
                 }
             }
-            Ok(done)
+            Ok((done, verf, mixed))
         };
         let r = write();
         *fh = args.file;
@@ -644,7 +788,7 @@ impl Session {
                 cookieverf,
                 count: 65536,
             };
-            let ok = check(self.w.call(self.client.readdir(&args)))?;
+            let ok = check(rpc!(self, readdir(&args)).0)?;
             cookieverf = ok.cookieverf;
             let entries = ok.reply.entries.into_inner();
             for e in &entries {
@@ -689,7 +833,8 @@ impl RemoteFs for Session {
                 ..sattr3::default()
             },
         };
-        check(self.w.call(self.client.mkdir(&args))).map(|_| ())
+        let (r, redone) = rpc!(self, mkdir(&args));
+        done_before(check(r).map(|_| ()), redone, crate::errno::EEXIST)
     }
 
     fn put_file(&mut self, path: &str, data: &[u8]) -> Result<(), OpError> {
@@ -711,7 +856,7 @@ impl RemoteFs for Session {
                 dircount: 65536,
                 maxcount: 262144,
             };
-            let ok = check(self.w.call(self.client.readdirplus(&args)))?;
+            let ok = check(rpc!(self, readdirplus(&args)).0)?;
             cookieverf = ok.cookieverf;
             let entries = ok.reply.entries.into_inner();
             for e in &entries {
@@ -754,7 +899,8 @@ impl RemoteFs for Session {
                 name: name(n),
             },
         };
-        check(self.w.call(self.client.remove(&args))).map(|_| ())
+        let (r, redone) = rpc!(self, remove(&args));
+        done_before(check(r).map(|_| ()), redone, crate::errno::ENOENT)
     }
 
     fn remove_dir(&mut self, path: &str) -> Result<(), OpError> {
@@ -767,7 +913,8 @@ impl RemoteFs for Session {
             },
         };
         self.forget(path);
-        check(self.w.call(self.client.rmdir(&args))).map(|_| ())
+        let (r, redone) = rpc!(self, rmdir(&args));
+        done_before(check(r).map(|_| ()), redone, crate::errno::ENOENT)
     }
 
     fn rename(&mut self, from: &str, to: &str) -> Result<(), OpError> {
@@ -784,6 +931,7 @@ impl RemoteFs for Session {
         };
         self.forget(from);
         self.forget(to);
-        check(self.w.call(self.client.rename(&args))).map(|_| ())
+        let (r, redone) = rpc!(self, rename(&args));
+        done_before(check(r).map(|_| ()), redone, crate::errno::ENOENT)
     }
 }

@@ -1,0 +1,261 @@
+//! Failover: the path to a lab's server broken mid-run with `naslab lab fault` (the
+//! link cut for 3 s, the server restarted), and what the run says about it: it
+//! completes, no op fails, the file on the server's disk is exact (read from the share
+//! directory, block by block, not through naslab), and run.json's `failover` holds the
+//! stalls and the gap. Needs root, the servers and Toxiproxy's server; fails under
+//! NASLAB_REQUIRE_ROOT=1 without them.
+
+// A test fails on the unwrap of what it did not expect, which is what a test is for.
+#![allow(clippy::unwrap_used)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+mod common;
+use common::lab::{lab_ready, open_for_lab, Down};
+use common::{cannot_run, json, only_run_dir, run_ok, text};
+
+/// FileCopyToNAS at this scale writes one file of 70 MB in 64 KiB writes.
+const SCALE: &str = "0.05";
+const FILE_BYTES: u64 = 70_000_000;
+/// The link's rate: the copy takes about 7 s, so a fault lands mid-run.
+const LINK: &str = "rate=80mbit";
+
+fn naslab() -> Command {
+    let mut c = common::naslab();
+    c.env_remove("NASLAB_SMB_PASSWORD");
+    c
+}
+
+/// A lab of `server` on a directory behind [`LINK`]: its URL, its share directory and
+/// the guard that takes it down.
+fn lab(server: &str, base: &Path, name: &str, opts: &[&str]) -> (String, PathBuf, String, Down) {
+    open_for_lab(base);
+    let mut cmd = naslab();
+    cmd.args(["lab", "up", "--fs", "dir", "--server", server])
+        .args(["--link", LINK, "--name", name, "--lab-dir"])
+        .arg(base);
+    for o in opts {
+        cmd.args(["--opt", o]);
+    }
+    let up = run_ok(&mut cmd);
+    let down = Down::new(base, name);
+    let state = json(&base.join(name).join("state.json"));
+    let share = PathBuf::from(state["share_dir"].as_str().unwrap());
+    let password = state["password"].as_str().unwrap_or_default().to_string();
+    (text(&up.stdout).trim().to_string(), share, password, down)
+}
+
+/// The file FileCopyToNAS writes, under the share.
+fn copied_file(share: &Path) -> PathBuf {
+    share.join("naslab/FileCopyToNAS/Backup.bkf")
+}
+
+/// Runs FileCopyToNAS against `url` and, once it has written a tenth of its file to the
+/// share, injects `fault` into the lab; waits for both. The fault's output, how long the
+/// fault command took, and the run's exit status, output and run.json.
+fn run_with_fault(
+    url: &str,
+    password: &str,
+    share: &Path,
+    base: &Path,
+    name: &str,
+    fault: &[&str],
+) -> (String, Duration, bool, String, serde_json::Value) {
+    let out = base.join(format!("out-{}", fault.join("")));
+    let mut run = naslab()
+        .env("NASLAB_SMB_PASSWORD", password)
+        .args(["run", "--workload", "FileCopyToNAS", "--scale", SCALE])
+        .args(["--verify", "--target", url, "--lab-dir"])
+        .arg(base)
+        .arg("--out")
+        .arg(&out)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let file = copied_file(share);
+    let start = Instant::now();
+    while std::fs::metadata(&file).map_or(0, |m| m.len()) < FILE_BYTES / 10 {
+        assert!(
+            start.elapsed() < Duration::from_secs(120),
+            "the run wrote nothing to {} within 120 s",
+            file.display()
+        );
+        if let Some(status) = run.try_wait().unwrap() {
+            let o = run.wait_with_output().unwrap();
+            panic!(
+                "the run ended ({status}) before the fault: {}",
+                text(&o.stderr)
+            );
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let began = Instant::now();
+    let f = run_ok(
+        naslab()
+            .args(["lab", "fault", "--name", name, "--lab-dir"])
+            .arg(base)
+            .args(fault),
+    );
+    let took = began.elapsed();
+    let done = run.wait_with_output().unwrap();
+    // What it printed: the table (stdout), then the rest (stderr).
+    let err = text(&done.stdout) + &text(&done.stderr);
+    let ok = done.status.success();
+    let run_json = if ok {
+        json(&only_run_dir(&out).join("run.json"))
+    } else {
+        serde_json::Value::Null
+    };
+    (text(&f.stdout), took, ok, err, run_json)
+}
+
+/// Checks the copied file on the server's disk, read from the share directory: its size
+/// is the trace's, and every 4 KiB block is the self-describing block `--verify` wrote
+/// there (its header names this file's block at this offset, both checksums hold), so
+/// no write was lost, doubled or misplaced across the fault.
+fn check_file_on_disk(share: &Path) {
+    use naslab_engine::data::{read_header, BLOCK};
+    let path = copied_file(share);
+    let bytes = std::fs::read(&path).unwrap();
+    assert_eq!(bytes.len() as u64, FILE_BYTES, "{}", path.display());
+    let mut seed_file = None;
+    for (i, blk) in bytes.chunks(BLOCK).enumerate() {
+        let h = read_header(blk)
+            .unwrap_or_else(|| panic!("block {i} of {} is not naslab's", path.display()));
+        assert!(h.head_ok, "block {i}: its header does not check");
+        // A short last block cannot carry the body's checksum.
+        assert!(
+            h.body_ok || blk.len() < BLOCK,
+            "block {i}: its body does not check"
+        );
+        assert_eq!(
+            h.header.block, i as u64,
+            "block {i} holds another block's data"
+        );
+        let sf = (h.header.seed, h.header.file);
+        assert_eq!(
+            *seed_file.get_or_insert(sf),
+            sf,
+            "block {i} is another file's"
+        );
+    }
+}
+
+/// A figure of the fault command's output: "was broken for N s".
+fn broken_s(fault_out: &str) -> f64 {
+    fault_out
+        .split("was broken for ")
+        .nth(1)
+        .and_then(|r| r.split_whitespace().next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("{fault_out}"))
+}
+
+/// The iteration's failover, having checked the run had no failed op.
+fn failover(run: &serde_json::Value) -> serde_json::Value {
+    let it = &run["workloads"][0]["iterations"][0];
+    assert_eq!(it["errors"], 0, "{it}");
+    assert!(it.get("aborted").is_none(), "{it}");
+    assert_eq!(it["bytes_written"], FILE_BYTES, "{it}");
+    let f = it["failover"].clone();
+    assert!(f.is_object(), "no failover recorded: {it}");
+    assert_eq!(f["failed_ops"], 0, "{f}");
+    assert!(f["stalled_ops"].as_u64().unwrap() >= 1, "{f}");
+    assert!(f["reconnects"].as_u64().unwrap() >= 1, "{f}");
+    assert!(f["retries"].as_u64().unwrap() >= 1, "{f}");
+    f
+}
+
+fn ready(server: &str) -> bool {
+    if !lab_ready(server) {
+        return false;
+    }
+    if let Err(e) = naslab_lab::toxiproxy::find() {
+        cannot_run(&e.to_string());
+        return false;
+    }
+    true
+}
+
+/// The link cut for 3 s mid-copy over NFS: the client connects again and sends the
+/// request in flight again. The gap is the cut, measured: from the issue of the op in
+/// flight when the link went (at most one 64 KiB write, 6.6 ms at 80 Mbit/s, before the
+/// cut) to its completion once a new connection carried it. Its tolerance: -0.2 s (the
+/// cut begins inside the API call that disables the proxies, a few ms before the time
+/// stamped, and ends before the call enabling them returns) and +1.5 s (the client's
+/// attempts to connect again are at most 100 ms apart, then the write goes through the
+/// rate-limited link again; the rest is room for a busy machine, since this is a wall
+/// clock around a sleep).
+#[test]
+fn nfs_rides_out_a_3_s_cut_and_the_gap_is_the_cut() {
+    if !ready("nfs") {
+        return;
+    }
+    let base = tempfile::tempdir().unwrap();
+    let (url, share, password, _down) = lab("nfs", base.path(), "cut-nfs", &[]);
+    let (said, _, ok, err, run) = run_with_fault(
+        &url,
+        &password,
+        &share,
+        base.path(),
+        "cut-nfs",
+        &["--cut", "3s"],
+    );
+    assert!(ok, "the run failed: {err}");
+    assert!(
+        said.contains("link cut: proxies nfs, mount disabled"),
+        "{said}"
+    );
+    assert!(said.contains("link restored"), "{said}");
+    let broken = broken_s(&said);
+    assert!((3.0..3.5).contains(&broken), "{said}");
+    let f = failover(&run);
+    let gap = f["gap_ns"].as_u64().unwrap() as f64 / 1e9;
+    assert!(
+        (3.0 - 0.2..=3.0 + 1.5).contains(&gap),
+        "gap {gap} s for a 3 s cut: {f}"
+    );
+    assert!(
+        f["longest_stall_ns"].as_u64().unwrap() as f64 / 1e9 >= 3.0 - 0.2,
+        "{f}"
+    );
+    assert!(err.contains("failover   "), "{err}");
+    check_file_on_disk(&share);
+}
+
+/// ganesha stopped and started again mid-copy: NFSv3 keeps no state on a connection and
+/// ganesha's file handles outlive it, so the client connects again and goes on. The
+/// gap is no longer than the fault command took plus the same +1.5 s; ganesha's write
+/// verifier changes with its restart, so the file's unstable writes before it are
+/// reported unconfirmed (one file), though the kernel under ganesha kept them: the file
+/// on disk is exact.
+#[test]
+fn nfs_rides_out_a_ganesha_restart() {
+    if !ready("nfs") {
+        return;
+    }
+    let base = tempfile::tempdir().unwrap();
+    let (url, share, password, _down) = lab("nfs", base.path(), "restart-nfs", &[]);
+    let (said, took, ok, err, run) = run_with_fault(
+        &url,
+        &password,
+        &share,
+        base.path(),
+        "restart-nfs",
+        &["--restart-server"],
+    );
+    assert!(ok, "the run failed: {err}");
+    assert!(said.contains("stopping ganesha.nfsd"), "{said}");
+    assert!(said.contains("ganesha.nfsd started again"), "{said}");
+    let f = failover(&run);
+    let gap = f["gap_ns"].as_u64().unwrap() as f64 / 1e9;
+    assert!(
+        gap > 0.0 && gap <= took.as_secs_f64() + 1.5,
+        "gap {gap} s for a restart that took {took:?}: {f}"
+    );
+    assert_eq!(f["unconfirmed_writes"], 1, "{f}");
+    check_file_on_disk(&share);
+}
