@@ -62,12 +62,14 @@ fn run_with_fault(
     base: &Path,
     name: &str,
     fault: &[&str],
+    run_args: &[&str],
 ) -> (String, Duration, bool, String, serde_json::Value) {
     let out = base.join(format!("out-{}", fault.join("")));
     let mut run = naslab()
         .env("NASLAB_SMB_PASSWORD", password)
         .args(["run", "--workload", "FileCopyToNAS", "--scale", SCALE])
-        .args(["--verify", "--target", url, "--lab-dir"])
+        .args(run_args)
+        .args(["--target", url, "--lab-dir"])
         .arg(base)
         .arg("--out")
         .arg(&out)
@@ -203,6 +205,7 @@ fn nfs_rides_out_a_3_s_cut_and_the_gap_is_the_cut() {
         base.path(),
         "cut-nfs",
         &["--cut", "3s"],
+        &["--verify"],
     );
     assert!(ok, "the run failed: {err}");
     assert!(
@@ -246,6 +249,7 @@ fn nfs_rides_out_a_ganesha_restart() {
         base.path(),
         "restart-nfs",
         &["--restart-server"],
+        &["--verify"],
     );
     assert!(ok, "the run failed: {err}");
     assert!(said.contains("stopping ganesha.nfsd"), "{said}");
@@ -258,4 +262,56 @@ fn nfs_rides_out_a_ganesha_restart() {
     );
     assert_eq!(f["unconfirmed_writes"], 1, "{f}");
     check_file_on_disk(&share);
+}
+
+/// The link cut for 3 s mid-copy over SMB, whose client asks for no durable handles:
+/// it signs in again on a new connection, but the file's handle was lost with the old
+/// session, so the write in flight and every later op on that handle fail (ESTALE,
+/// which does not stop the run) and are counted and named; no op succeeded after the
+/// cut, so there is no gap. The file on the server's disk holds what was written before
+/// the cut: the bytes the run counts as written, or one write more when the server
+/// wrote the one in flight before the connection went.
+#[test]
+fn smb_without_durable_handles_counts_and_names_the_ops_the_cut_lost() {
+    if !ready("samba") {
+        return;
+    }
+    let base = tempfile::tempdir().unwrap();
+    let (url, share, password, _down) = lab("samba", base.path(), "cut-smb", &[]);
+    let (said, _, ok, err, run) = run_with_fault(
+        &url,
+        &password,
+        &share,
+        base.path(),
+        "cut-smb",
+        &["--cut", "3s"],
+        &["--tolerate-errors"],
+    );
+    assert!(ok, "the run failed: {err}");
+    assert!(said.contains("link cut: proxies smb disabled"), "{said}");
+    let it = &run["workloads"][0]["iterations"][0];
+    let f = &it["failover"];
+    assert!(f.is_object(), "no failover recorded: {it}");
+    assert!(f["reconnects"].as_u64().unwrap() >= 1, "{f}");
+    assert!(f["stalled_ops"].as_u64().unwrap() >= 1, "{f}");
+    let failed = f["failed_ops"].as_u64().unwrap();
+    assert!(failed >= 1, "{f}");
+    // Every failure of the iteration is one of the failover's, and the other way round.
+    assert_eq!(it["errors"].as_u64().unwrap(), failed, "{it}");
+    let named = f["failed"].as_array().unwrap();
+    assert_eq!(named.len() as u64, failed.min(100), "{f}");
+    for n in named {
+        assert!(n["path"] == "Backup.bkf", "{n}");
+        assert!(n["error"].as_str().unwrap().starts_with("ESTALE"), "{n}");
+    }
+    assert_eq!(named[0]["op"], "write", "{f}");
+    assert!(f.get("gap_ns").is_none(), "{f}");
+    assert!(err.contains("failover   "), "{err}");
+    let written = it["bytes_written"].as_u64().unwrap();
+    assert!(written > 0 && written < FILE_BYTES, "{it}");
+    let on_disk = std::fs::metadata(copied_file(&share)).unwrap().len();
+    assert!(
+        on_disk == written || on_disk == written + 65536,
+        "{on_disk} bytes on disk, {written} written"
+    );
 }

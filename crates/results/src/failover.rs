@@ -19,7 +19,8 @@ pub struct FailoverSummary {
     /// The longest of them, ns, and its op kind.
     pub longest_stall_ns: u64,
     pub longest_stall_op: String,
-    /// Stalled ops that failed, and the first of them named.
+    /// Ops that failed from the first stall on (a stalled op that could not be carried,
+    /// an op on a handle lost with its session), and the first of them named.
     pub failed_ops: u64,
     pub failed: Vec<FailedOp>,
     /// When the first stalled op was issued, ns into the measured phase.
@@ -39,7 +40,7 @@ pub struct FailoverSummary {
     pub unconfirmed_writes: u64,
 }
 
-/// A stalled op that failed.
+/// An op that failed from the first stall on.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, TS)]
 pub struct FailedOp {
     /// Its kind (`write`, `open`...), its file (relative to the workload directory) and
@@ -97,20 +98,31 @@ impl FailoverSummary {
                 .unwrap_or_else(|| "open (no op succeeded after the first stall)".into())
         );
         if self.failed_ops > 0 {
-            let named: Vec<String> = self
-                .failed
+            // Alike failures once each, with their count, in the order first seen.
+            let mut alike: Vec<(&FailedOp, u64)> = Vec::new();
+            for f in &self.failed {
+                match alike.iter_mut().find(|(g, _)| *g == f) {
+                    Some((_, n)) => *n += 1,
+                    None => alike.push((f, 1)),
+                }
+            }
+            let named: Vec<String> = alike
                 .iter()
                 .take(5)
-                .map(|f| format!("{} {} ({})", f.op, f.path, f.error))
+                .map(|(f, n)| format!("{n} × {} {} ({})", f.op, f.path, f.error))
                 .collect();
+            let shown: u64 = alike.iter().take(5).map(|(_, n)| n).sum();
             line.push_str(&format!(
                 "; {} failed: {}{}",
                 self.failed_ops,
                 named.join(", "),
-                if self.failed_ops as usize > named.len() {
-                    ", ..."
+                if self.failed_ops > shown {
+                    format!(
+                        ", {} more (run.json names up to 100 a stream)",
+                        self.failed_ops - shown
+                    )
                 } else {
-                    ""
+                    String::new()
                 }
             ));
         } else {
@@ -171,7 +183,7 @@ mod tests {
         assert_eq!((a.reconnects, a.retries, a.failed_ops), (3, 4, 1));
         let line = a.line();
         assert!(
-            line.contains("3 ops stalled") && line.contains("1 failed: close f1 (ENOTCONN)"),
+            line.contains("3 ops stalled") && line.contains("1 failed: 1 × close f1 (ENOTCONN)"),
             "{line}"
         );
         let mut none = FailoverSummary::default();

@@ -24,18 +24,20 @@ use smb2::types::flags::FileAccessMask;
 use smb2::types::{Command, FileId};
 use smb2::RenameOptions;
 
-use self::session::Wait as _;
 use self::session::{
     basic_info_times, credits_for, filetime_now, op_error, Session, WriteFrom, CREDIT_BYTES,
     FILE_ALLOCATION_INFORMATION, FILE_BASIC_INFORMATION, FILE_END_OF_FILE_INFORMATION,
     FILE_FS_FULL_SIZE_INFORMATION, FILE_NON_DIRECTORY_FILE, FILE_NO_INTERMEDIATE_BUFFERING,
     FILE_RANDOM_ACCESS, FILE_WRITE_THROUGH, STATUS_END_OF_FILE,
 };
+use self::session::{Redo, Wait as _};
 use super::remote::{
     release_target, RemoteFs, RemoteSandbox, RemoteSandboxError, SharePaths, RELEASE_WAIT,
 };
 use super::url::{ClientOptions, RemoteUrl, MAX_SMB_IN_FLIGHT};
-use super::{Backend, BackendOptions, Caps, Handle, LockHow, OpError, OpenHow, QueuedIo, Target};
+use super::{
+    Backend, BackendOptions, Caps, Handle, LockHow, OpError, OpenHow, QueuedIo, Recovery, Target,
+};
 use crate::plan::FileTable;
 
 pub(super) const SMB_CAPS: Caps = Caps {
@@ -244,6 +246,7 @@ impl Target for SmbTarget {
             paths,
             handles: Vec::new(),
             free: Vec::new(),
+            recovery: Recovery::default(),
         }))
     }
 
@@ -424,6 +427,9 @@ async fn write_piece(
 #[derive(Debug, Clone, Copy)]
 struct Open {
     file_id: FileId,
+    /// The session it was opened in ([`Session::generation`]): a handle of an earlier
+    /// one was lost with it.
+    generation: u64,
     /// For append opens: where the next write goes.
     append_at: Option<u64>,
 }
@@ -438,18 +444,52 @@ pub struct SmbBackend {
     paths: SharePaths,
     handles: Vec<Option<Open>>,
     free: Vec<usize>,
+    /// What the connection did to get over broken ones.
+    recovery: Recovery,
 }
 
 impl SmbBackend {
+    /// Runs `op`; when the connection broke under it (lost, not silent), signs in again
+    /// on a new connection and runs it again, within the I/O timeout from its start.
+    /// Handles of the lost session are gone with it (no durable handles are asked
+    /// for): an op on one fails with ESTALE, which does not stop the run.
+    fn again<T: Default>(
+        &mut self,
+        redo: Redo,
+        mut op: impl FnMut(&mut Self) -> Result<T, OpError>,
+    ) -> Result<T, OpError> {
+        let started = std::time::Instant::now();
+        let mut redone = false;
+        loop {
+            match op(self) {
+                Err(e) if self.session.lost(&e) => {
+                    self.session.reconnect(started, e)?;
+                    self.recovery.reconnects += 1;
+                    self.recovery.retries += 1;
+                    redone = true;
+                }
+                Err(e) if redone && redo.done(&e) => return Ok(T::default()),
+                r => return r,
+            }
+        }
+    }
+
     fn path(&self, file: u32) -> Result<String, OpError> {
         self.paths.path(file)
     }
 
     fn open_of(&self, h: Handle) -> Result<Open, OpError> {
-        (h as usize)
+        let o = (h as usize)
             .checked_sub(1)
             .and_then(|i| self.handles.get(i).copied().flatten())
-            .ok_or(OpError::errno(crate::errno::EBADF))
+            .ok_or(OpError::errno(crate::errno::EBADF))?;
+        if o.generation != self.session.generation {
+            return Err(OpError {
+                errno: crate::errno::ESTALE,
+                detail: Some("SMB: the handle was lost with its session when the connection broke (naslab asks for no durable handles)".into()),
+            });
+        }
+        Ok(o)
     }
 
     fn is_dir(&self, file: u32) -> bool {
@@ -460,17 +500,17 @@ impl SmbBackend {
 impl Drop for SmbBackend {
     fn drop(&mut self) {
         for o in self.handles.iter().flatten() {
-            let _ = self.session.close(o.file_id);
+            if o.generation == self.session.generation {
+                let _ = self.session.close(o.file_id);
+            }
         }
     }
 }
 
-impl Backend for SmbBackend {
-    fn caps(&self) -> Caps {
-        SMB_CAPS
-    }
-
-    fn open(&mut self, file: u32, how: OpenHow) -> Result<Handle, OpError> {
+/// Each op once, on the session as it is; [`SmbBackend::again`] gets over a broken
+/// connection around them.
+impl SmbBackend {
+    fn open_once(&mut self, file: u32, how: OpenHow) -> Result<Handle, OpError> {
         let mut access = FileAccessMask::FILE_READ_ATTRIBUTES;
         if how.read || !how.write {
             access |= FileAccessMask::FILE_READ_DATA;
@@ -502,6 +542,7 @@ impl Backend for SmbBackend {
         let r = self.session.create(&path, access, disposition, options)?;
         let open = Open {
             file_id: r.file_id,
+            generation: self.session.generation,
             append_at: how.append.then_some(r.end_of_file),
         };
         let slot = match self.free.pop() {
@@ -517,15 +558,22 @@ impl Backend for SmbBackend {
         Ok(slot as Handle + 1)
     }
 
-    fn close(&mut self, h: Handle) -> Result<(), OpError> {
-        let o = self.open_of(h)?;
-        let i = h as usize - 1;
-        self.handles[i] = None;
-        self.free.push(i);
-        self.session.close(o.file_id)
+    fn close_once(&mut self, h: Handle) -> Result<(), OpError> {
+        let i = (h as usize)
+            .checked_sub(1)
+            .filter(|&i| matches!(self.handles.get(i), Some(Some(_))))
+            .ok_or(OpError::errno(crate::errno::EBADF))?;
+        let r = self.open_of(h).and_then(|o| self.session.close(o.file_id));
+        // A CLOSE whose connection broke is sent again; the handle goes otherwise (a
+        // lost handle's close fails, and the handle is gone all the same).
+        if !r.as_ref().is_err_and(|e| self.session.lost(e)) {
+            self.handles[i] = None;
+            self.free.push(i);
+        }
+        r
     }
 
-    fn read(&mut self, h: Handle, offset: u64, buf: &mut [u8]) -> Result<usize, OpError> {
+    fn read_once(&mut self, h: Handle, offset: u64, buf: &mut [u8]) -> Result<usize, OpError> {
         let o = self.open_of(h)?;
         let s = &self.session;
         let piece = piece_len(buf.len(), s.max_read, s.in_flight, SPLIT_READS_ABOVE);
@@ -547,7 +595,7 @@ impl Backend for SmbBackend {
         Ok(done)
     }
 
-    fn write(&mut self, h: Handle, offset: u64, buf: &[u8]) -> Result<usize, OpError> {
+    fn write_once(&mut self, h: Handle, offset: u64, buf: &[u8]) -> Result<usize, OpError> {
         let o = self.open_of(h)?;
         let s = &self.session;
         let base = o.append_at.unwrap_or(offset);
@@ -575,19 +623,19 @@ impl Backend for SmbBackend {
         Ok(done)
     }
 
-    fn fsync(&mut self, h: Handle) -> Result<(), OpError> {
+    fn fsync_once(&mut self, h: Handle) -> Result<(), OpError> {
         let o = self.open_of(h)?;
         let req = FlushRequest { file_id: o.file_id };
         self.session.call(Command::Flush, &req, 1).map(|_| ())
     }
 
-    fn truncate(&mut self, h: Handle, len: u64) -> Result<(), OpError> {
+    fn truncate_once(&mut self, h: Handle, len: u64) -> Result<(), OpError> {
         let o = self.open_of(h)?;
         self.session
             .set_info(o.file_id, FILE_END_OF_FILE_INFORMATION, len)
     }
 
-    fn fallocate(&mut self, h: Handle, offset: u64, len: u64) -> Result<(), OpError> {
+    fn fallocate_once(&mut self, h: Handle, offset: u64, len: u64) -> Result<(), OpError> {
         // SMB reserves space by allocation size: never lower it (that would cut the
         // file), only raise it to cover the range.
         let o = self.open_of(h)?;
@@ -600,7 +648,7 @@ impl Backend for SmbBackend {
         Ok(())
     }
 
-    fn stat(&mut self, file: u32) -> Result<u64, OpError> {
+    fn stat_once(&mut self, file: u32) -> Result<u64, OpError> {
         let path = self.path(file)?;
         let conn = self.session.client.connection_mut();
         self.session
@@ -609,17 +657,17 @@ impl Backend for SmbBackend {
             .map(|i| i.size)
     }
 
-    fn mkdir(&mut self, file: u32) -> Result<(), OpError> {
+    fn mkdir_once(&mut self, file: u32) -> Result<(), OpError> {
         let path = self.path(file)?;
         self.session.make_dir(&path)
     }
 
-    fn readdir(&mut self, file: u32) -> Result<u64, OpError> {
+    fn readdir_once(&mut self, file: u32) -> Result<u64, OpError> {
         let path = self.path(file)?;
         self.session.list(&path).map(|v| v.len() as u64)
     }
 
-    fn unlink(&mut self, file: u32) -> Result<(), OpError> {
+    fn unlink_once(&mut self, file: u32) -> Result<(), OpError> {
         let path = self.path(file)?;
         if self.is_dir(file) {
             self.session.remove_dir(&path)
@@ -628,7 +676,7 @@ impl Backend for SmbBackend {
         }
     }
 
-    fn rename(&mut self, from: u32, to: u32) -> Result<(), OpError> {
+    fn rename_once(&mut self, from: u32, to: u32) -> Result<(), OpError> {
         let a = self.path(from)?;
         let b = self.path(to)?;
         let conn = self.session.client.connection_mut();
@@ -640,7 +688,7 @@ impl Backend for SmbBackend {
         ))
     }
 
-    fn statfs(&mut self, file: u32) -> Result<(), OpError> {
+    fn statfs_once(&mut self, file: u32) -> Result<(), OpError> {
         // As Windows asks for a volume's free space: open the entry (file or
         // directory), query the volume's full size information, close.
         let path = self.path(file)?;
@@ -673,7 +721,7 @@ impl Backend for SmbBackend {
         asked.and(closed)
     }
 
-    fn utime(&mut self, file: u32) -> Result<(), OpError> {
+    fn utime_once(&mut self, file: u32) -> Result<(), OpError> {
         // Open for its attributes, set the access and write times to now, close.
         let path = self.path(file)?;
         let r = self.session.create(
@@ -691,16 +739,12 @@ impl Backend for SmbBackend {
         set.and(closed)
     }
 
-    fn lock(&mut self, h: Handle, offset: u64, len: u64, how: LockHow) -> Result<(), OpError> {
+    fn lock_once(&mut self, h: Handle, offset: u64, len: u64, how: LockHow) -> Result<(), OpError> {
         let o = self.open_of(h)?;
         self.session.lock(o.file_id, offset, len, how)
     }
 
-    fn queued(&mut self, _depth: u32) -> Result<&mut dyn QueuedIo, OpError> {
-        Ok(self)
-    }
-
-    fn drop_cache(&mut self, file: u32) -> Result<(), OpError> {
+    fn drop_cache_once(&mut self, file: u32) -> Result<(), OpError> {
         // No client cache to drop; ask the server to write the file back, as posix's
         // fsync before dropping pages does.
         let path = self.path(file)?;
@@ -716,6 +760,84 @@ impl Backend for SmbBackend {
             .map(|_| ());
         let closed = self.session.close(r.file_id);
         flushed.and(closed)
+    }
+}
+
+impl Backend for SmbBackend {
+    fn caps(&self) -> Caps {
+        SMB_CAPS
+    }
+
+    fn open(&mut self, file: u32, how: OpenHow) -> Result<Handle, OpError> {
+        self.again(Redo::Same, |b| b.open_once(file, how))
+    }
+
+    fn close(&mut self, h: Handle) -> Result<(), OpError> {
+        self.again(Redo::Same, |b| b.close_once(h))
+    }
+
+    fn read(&mut self, h: Handle, offset: u64, buf: &mut [u8]) -> Result<usize, OpError> {
+        self.again(Redo::Same, |b| b.read_once(h, offset, buf))
+    }
+
+    fn write(&mut self, h: Handle, offset: u64, buf: &[u8]) -> Result<usize, OpError> {
+        self.again(Redo::Same, |b| b.write_once(h, offset, buf))
+    }
+
+    fn fsync(&mut self, h: Handle) -> Result<(), OpError> {
+        self.again(Redo::Same, |b| b.fsync_once(h))
+    }
+
+    fn truncate(&mut self, h: Handle, len: u64) -> Result<(), OpError> {
+        self.again(Redo::Same, |b| b.truncate_once(h, len))
+    }
+
+    fn fallocate(&mut self, h: Handle, offset: u64, len: u64) -> Result<(), OpError> {
+        self.again(Redo::Same, |b| b.fallocate_once(h, offset, len))
+    }
+
+    fn stat(&mut self, file: u32) -> Result<u64, OpError> {
+        self.again(Redo::Same, |b| b.stat_once(file))
+    }
+
+    fn mkdir(&mut self, file: u32) -> Result<(), OpError> {
+        self.again(Redo::Exists, |b| b.mkdir_once(file))
+    }
+
+    fn readdir(&mut self, file: u32) -> Result<u64, OpError> {
+        self.again(Redo::Same, |b| b.readdir_once(file))
+    }
+
+    fn unlink(&mut self, file: u32) -> Result<(), OpError> {
+        self.again(Redo::Gone, |b| b.unlink_once(file))
+    }
+
+    fn rename(&mut self, from: u32, to: u32) -> Result<(), OpError> {
+        self.again(Redo::Gone, |b| b.rename_once(from, to))
+    }
+
+    fn statfs(&mut self, file: u32) -> Result<(), OpError> {
+        self.again(Redo::Same, |b| b.statfs_once(file))
+    }
+
+    fn utime(&mut self, file: u32) -> Result<(), OpError> {
+        self.again(Redo::Same, |b| b.utime_once(file))
+    }
+
+    fn lock(&mut self, h: Handle, offset: u64, len: u64, how: LockHow) -> Result<(), OpError> {
+        self.again(Redo::Same, |b| b.lock_once(h, offset, len, how))
+    }
+
+    fn drop_cache(&mut self, file: u32) -> Result<(), OpError> {
+        self.again(Redo::Same, |b| b.drop_cache_once(file))
+    }
+
+    fn queued(&mut self, _depth: u32) -> Result<&mut dyn QueuedIo, OpError> {
+        Ok(self)
+    }
+
+    fn recovery(&self) -> Recovery {
+        self.recovery
     }
 }
 

@@ -74,6 +74,28 @@ impl Waiter {
         self.dead.get()
     }
 
+    /// The I/O timeout.
+    #[cfg_attr(not(feature = "smb"), allow(dead_code))]
+    pub(crate) fn timeout(&self) -> Duration {
+        self.timeout
+    }
+
+    /// Whether a connection to the server waited in vain for a reply (this one or
+    /// another of its target).
+    #[cfg_attr(not(feature = "smb"), allow(dead_code))]
+    pub(crate) fn is_silent(&self) -> bool {
+        self.silent.load(Ordering::Relaxed)
+    }
+
+    /// A connection made again after its old one broke: requests go out again, unless
+    /// the server was found silent.
+    #[cfg_attr(not(feature = "smb"), allow(dead_code))]
+    pub(crate) fn revive(&self) {
+        if !self.is_silent() {
+            self.dead.set(false);
+        }
+    }
+
     /// Marks the connection dead: later requests fail without being sent.
     pub(crate) fn mark_dead(&self) {
         self.dead.set(true);

@@ -248,7 +248,8 @@ pub struct StreamFailover {
     /// When the first op to succeed from then on completed (the stalled op itself,
     /// when it succeeded).
     pub back_ns: Option<u64>,
-    /// Stalled ops that failed: kind, file and error (the first [`FAILED_NAMED`]).
+    /// Ops that failed from the first stall on: kind, file and error (the first
+    /// [`FAILED_NAMED`]).
     pub failed: Vec<(OpKind, u32, crate::backend::OpError)>,
     pub failed_ops: u64,
 }

@@ -533,7 +533,8 @@ stall_total_ns: number,
  */
 longest_stall_ns: number, longest_stall_op: string, 
 /**
- * Stalled ops that failed, and the first of them named.
+ * Ops that failed from the first stall on (a stalled op that could not be carried,
+ * an op on a handle lost with its session), and the first of them named.
  */
 failed_ops: number, failed: Array<FailedOp>, 
 /**

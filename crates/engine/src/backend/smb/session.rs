@@ -140,6 +140,32 @@ fn fail(w: &Waiter, e: smb2::Error) -> OpError {
     err
 }
 
+/// How an op reads the answer to a request sent again after its connection broke: the
+/// server may have made the change the first time, its reply lost.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Redo {
+    /// As the first answer would be.
+    Same,
+    /// A make (CREATE of a directory): "already there" counts as done.
+    Exists,
+    /// A removal or a rename: "not there" counts as done.
+    Gone,
+}
+
+impl Redo {
+    /// Whether `e`, the answer to a request sent again, means the change was made.
+    pub(super) fn done(self, e: &OpError) -> bool {
+        match self {
+            Redo::Same => false,
+            Redo::Exists => e.errno == crate::errno::EEXIST,
+            Redo::Gone => e.errno == crate::errno::ENOENT,
+        }
+    }
+}
+
+/// How long to wait between attempts to connect again, at most.
+const RECONNECT_PAUSE_MAX: Duration = Duration::from_millis(100);
+
 /// How many sign-ins (TCP connect, NEGOTIATE, SESSION_SETUP) may be under way at once
 /// in this process. A server takes connections from a short accept queue (Samba's
 /// holds 50) and forks a process for each; hundreds of connections opened at once
@@ -182,6 +208,13 @@ pub(super) struct Session {
     pub(super) in_flight: usize,
     /// What was asked for and agreed on, for the results.
     pub(super) settings: SmbSettings,
+    /// The share, to connect to again after a reconnect.
+    share: String,
+    /// Whether every message must be encrypted (`--smb-encrypt required`).
+    encrypt_required: bool,
+    /// How many times the session was made again after its connection broke: handles
+    /// of an earlier one are gone.
+    pub(super) generation: u64,
 }
 
 /// The dialect and whether the session is encrypted, for people: e.g. "SMB 3.1.1,
@@ -390,7 +423,106 @@ impl Session {
             max_write: max_write.max(4096),
             in_flight: opts.smb_in_flight.clamp(1, MAX_SMB_IN_FLIGHT),
             settings,
+            share: url.share.clone(),
+            encrypt_required: opts.smb_encrypt == SmbEncrypt::Required,
+            generation: 0,
         })
+    }
+
+    /// The I/O timeout.
+    pub(super) fn timeout(&self) -> Duration {
+        self.w.timeout()
+    }
+
+    /// Whether `e` says the connection was lost (closed, reset), not that the server
+    /// stayed silent: a new connection may carry the request.
+    pub(super) fn lost(&self, e: &OpError) -> bool {
+        e.errno == crate::errno::ENOTCONN && !self.w.is_silent()
+    }
+
+    /// Makes a new connection and session on the share, trying until the I/O timeout
+    /// from `started` is spent; `e` is what broke the old one.
+    pub(super) fn reconnect(
+        &mut self,
+        started: std::time::Instant,
+        e: OpError,
+    ) -> Result<(), OpError> {
+        let deadline = started + self.timeout();
+        let mut pause = Duration::from_millis(10);
+        let mut last = e.to_string();
+        loop {
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            if left.is_zero() {
+                return Err(OpError {
+                    errno: crate::errno::ENOTCONN,
+                    detail: Some(format!(
+                        "SMB: the connection to {} broke and no new session carried the request within the I/O timeout ({} s; the last failure: {last}); check the path to the server, or give --io-timeout more",
+                        self.w.addr(),
+                        self.timeout().as_secs_f64()
+                    )),
+                });
+            }
+            match self.sign_in_again(left) {
+                Ok(()) => return Ok(()),
+                Err(e) => last = e.to_string(),
+            }
+            std::thread::sleep(pause.min(left));
+            pause = (pause * 2).min(RECONNECT_PAUSE_MAX);
+        }
+    }
+
+    /// A path-based request of the remote sandbox, made again on a new session when
+    /// its connection broke (read as `redo` says).
+    fn redo<T: Default>(
+        &mut self,
+        redo: Redo,
+        mut op: impl FnMut(&mut Session) -> Result<T, OpError>,
+    ) -> Result<T, OpError> {
+        let started = std::time::Instant::now();
+        let mut redone = false;
+        loop {
+            match op(self) {
+                Err(e) if self.lost(&e) => {
+                    self.reconnect(started, e)?;
+                    redone = true;
+                }
+                Err(e) if redone && redo.done(&e) => return Ok(T::default()),
+                r => return r,
+            }
+        }
+    }
+
+    /// Signs in again on a new connection (NEGOTIATE, SESSION_SETUP with the same
+    /// credentials) and connects to the share, within `left`. The old session's
+    /// handles are gone: [`Session::generation`] counts it.
+    pub(super) fn sign_in_again(&mut self, left: Duration) -> Result<(), OpError> {
+        let started = std::time::Instant::now();
+        let no_time = || OpError {
+            errno: crate::errno::ENOTCONN,
+            detail: Some(format!(
+                "SMB: no new session within {} s",
+                left.as_secs_f64()
+            )),
+        };
+        let client = &mut self.client;
+        self.w
+            .run_for(left, client.reconnect())
+            .ok_or_else(no_time)?
+            .map_err(op_error)?;
+        if self.encrypt_required {
+            encrypt_from_now(&mut self.client);
+        }
+        let rest = left.saturating_sub(started.elapsed());
+        let client = &mut self.client;
+        let tree = self
+            .w
+            .run_for(rest, client.connect_share(&self.share))
+            .ok_or_else(no_time)?
+            .map_err(op_error)?;
+        self.tree = tree;
+        self.generation += 1;
+        self.w.revive();
+        Ok(())
     }
 
     pub(super) fn conn(&self) -> &Connection {
@@ -622,15 +754,16 @@ impl Drop for Session {
 /// How long the TREE_DISCONNECT at the end may take.
 const DISCONNECT_WAIT: Duration = Duration::from_millis(500);
 
-impl RemoteFs for Session {
-    fn kind(&mut self, path: &str) -> Result<Option<EntryKind>, OpError> {
+/// The remote sandbox's requests, once each.
+impl Session {
+    fn kind_once(&mut self, path: &str) -> Result<Option<EntryKind>, OpError> {
         self.path_kind(path)
     }
-    fn make_dir(&mut self, path: &str) -> Result<(), OpError> {
+    fn make_dir_once(&mut self, path: &str) -> Result<(), OpError> {
         let conn = self.client.connection_mut();
         self.w.wait(self.tree.create_directory(conn, path))
     }
-    fn put_file(&mut self, path: &str, data: &[u8]) -> Result<(), OpError> {
+    fn put_file_once(&mut self, path: &str, data: &[u8]) -> Result<(), OpError> {
         let r = self.create(
             path,
             FileAccessMask::FILE_WRITE_DATA,
@@ -646,7 +779,7 @@ impl RemoteFs for Session {
         let closed = self.close(r.file_id);
         written.and(closed)
     }
-    fn list(&mut self, path: &str) -> Result<Vec<(String, EntryKind)>, OpError> {
+    fn list_once(&mut self, path: &str) -> Result<Vec<(String, EntryKind)>, OpError> {
         let conn = self.client.connection_mut();
         let entries = self.w.wait(self.tree.list_directory(conn, path))?;
         Ok(entries
@@ -664,18 +797,42 @@ impl RemoteFs for Session {
             })
             .collect())
     }
-    fn remove_file(&mut self, path: &str) -> Result<(), OpError> {
+    fn remove_file_once(&mut self, path: &str) -> Result<(), OpError> {
         let conn = self.client.connection_mut();
         self.w.wait(self.tree.delete_file(conn, path))
     }
-    fn remove_dir(&mut self, path: &str) -> Result<(), OpError> {
+    fn remove_dir_once(&mut self, path: &str) -> Result<(), OpError> {
         let conn = self.client.connection_mut();
         self.w.wait(self.tree.delete_directory(conn, path))
     }
-    fn rename(&mut self, from: &str, to: &str) -> Result<(), OpError> {
+    fn rename_once(&mut self, from: &str, to: &str) -> Result<(), OpError> {
         let conn = self.client.connection_mut();
         let options = smb2::RenameOptions::new().replace_if_exists(false);
         self.w.wait(self.tree.rename_with(conn, from, to, options))
+    }
+}
+
+impl RemoteFs for Session {
+    fn kind(&mut self, path: &str) -> Result<Option<EntryKind>, OpError> {
+        self.redo(Redo::Same, |s| s.kind_once(path))
+    }
+    fn make_dir(&mut self, path: &str) -> Result<(), OpError> {
+        self.redo(Redo::Exists, |s| s.make_dir_once(path))
+    }
+    fn put_file(&mut self, path: &str, data: &[u8]) -> Result<(), OpError> {
+        self.redo(Redo::Same, |s| s.put_file_once(path, data))
+    }
+    fn list(&mut self, path: &str) -> Result<Vec<(String, EntryKind)>, OpError> {
+        self.redo(Redo::Same, |s| s.list_once(path))
+    }
+    fn remove_file(&mut self, path: &str) -> Result<(), OpError> {
+        self.redo(Redo::Gone, |s| s.remove_file_once(path))
+    }
+    fn remove_dir(&mut self, path: &str) -> Result<(), OpError> {
+        self.redo(Redo::Gone, |s| s.remove_dir_once(path))
+    }
+    fn rename(&mut self, from: &str, to: &str) -> Result<(), OpError> {
+        self.redo(Redo::Gone, |s| s.rename_once(from, to))
     }
 }
 
