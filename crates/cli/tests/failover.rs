@@ -13,8 +13,8 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 mod common;
-use common::lab::{lab_ready, open_for_lab, Down};
-use common::{cannot_run, json, only_run_dir, run_ok, text};
+use common::lab::{lab_ready, open_for_lab, up_on_dir, Down};
+use common::{cannot_run, json, only_run_dir, run_err, run_ok, text};
 
 /// FileCopyToNAS at this scale writes one file of 70 MB in 64 KiB writes.
 const SCALE: &str = "0.05";
@@ -262,6 +262,83 @@ fn nfs_rides_out_a_ganesha_restart() {
     );
     assert_eq!(f["unconfirmed_writes"], 1, "{f}");
     check_file_on_disk(&share);
+
+    // The lab knows its new ganesha: the old one is gone, the new one runs and is the
+    // one `down` will stop.
+    let ganesha = |said: &str, word: &str| -> u32 {
+        said.split(word)
+            .nth(1)
+            .and_then(|r| {
+                r.split(|c: char| !c.is_ascii_digit())
+                    .find(|t| !t.is_empty())
+            })
+            .and_then(|p| p.parse().ok())
+            .unwrap_or_else(|| panic!("{said}"))
+    };
+    let (old, new) = (
+        ganesha(&said, "stopping ganesha.nfsd (pid "),
+        ganesha(&said, "started again (pid "),
+    );
+    assert_ne!(old, new);
+    assert!(!Path::new(&format!("/proc/{old}")).exists(), "{said}");
+    let state = json(&base.path().join("restart-nfs/state.json"));
+    let pids: Vec<u64> = state["processes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["pid"].as_u64().unwrap())
+        .collect();
+    assert!(
+        pids.contains(&u64::from(new)) && !pids.contains(&u64::from(old)),
+        "{state}"
+    );
+
+    // A reset closes every connection and mends the link at once.
+    let reset = text(
+        &run_ok(
+            naslab()
+                .args([
+                    "lab",
+                    "fault",
+                    "--name",
+                    "restart-nfs",
+                    "--reset",
+                    "--lab-dir",
+                ])
+                .arg(base.path()),
+        )
+        .stdout,
+    );
+    assert!(
+        reset.contains("link cut") && reset.contains("link restored"),
+        "{reset}"
+    );
+    assert!(broken_s(&reset) < 1.0, "{reset}");
+}
+
+/// A lab without a link has nothing to cut: the fault is refused, saying what to do.
+#[test]
+fn a_cut_needs_a_link() {
+    if !lab_ready("nfs") {
+        return;
+    }
+    let base = tempfile::tempdir().unwrap();
+    let _lab = up_on_dir(base.path(), "nolink", "nfs");
+    let err = run_err(
+        naslab()
+            .args([
+                "lab",
+                "fault",
+                "--name",
+                "nolink",
+                "--cut",
+                "1s",
+                "--lab-dir",
+            ])
+            .arg(base.path()),
+    );
+    assert!(err.contains("the lab has no link to cut"), "{err}");
+    assert!(err.contains("--link rtt=0"), "{err}");
 }
 
 /// The link cut for 3 s mid-copy over SMB, whose client asks for no durable handles:
