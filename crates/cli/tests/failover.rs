@@ -392,3 +392,34 @@ fn smb_without_durable_handles_counts_and_names_the_ops_the_cut_lost() {
         "{on_disk} bytes on disk, {written} written"
     );
 }
+
+/// `--io-timeout` bounds an op's recovery too: with a 1 s timeout, a 4 s cut is more
+/// than an op may wait, so the op in flight fails with ENOTCONN saying that no new
+/// connection carried it within the I/O timeout, and the run stops there with what it
+/// measured.
+#[test]
+fn nfs_gives_up_on_a_cut_longer_than_the_io_timeout() {
+    if !ready("nfs") {
+        return;
+    }
+    let base = tempfile::tempdir().unwrap();
+    let (url, share, password, _down) = lab("nfs", base.path(), "timeout-nfs", &[]);
+    let (_, _, ok, err, _) = run_with_fault(
+        &url,
+        &password,
+        &share,
+        base.path(),
+        "timeout-nfs",
+        &["--cut", "4s"],
+        &["--io-timeout", "1s"],
+    );
+    assert!(
+        !ok,
+        "the run went on through a cut longer than its I/O timeout: {err}"
+    );
+    assert!(
+        err.contains("broke and no new one carried the request within the I/O timeout (1 s"),
+        "{err}"
+    );
+    assert!(err.contains("ENOTCONN"), "{err}");
+}
