@@ -2,8 +2,9 @@
 # The Windows build under Wine (docs/windows.md): builds naslab.exe, runs the Windows unit
 # tests that apply, then runs the NAS suite with naslab.exe on a directory of Wine's Z:
 # drive and with the Linux build on a Linux directory, same scale and seed, and checks
-# that both did the same work and left the same files (scripts/compare-runs.py); then the
-# start of dbench's loadfile through both, checked the same way, with no error.
+# that both did the same work and left the same files (scripts/compare-runs.py), and the
+# same for two IOMeter cells at queue depth 32; then the start of dbench's loadfile
+# through both, checked the same way, with no error.
 # Needs wine64 (scripts/test.sh installs it); every wait on Wine is bounded.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -40,18 +41,25 @@ both() {
   local name="$1"
   shift
   mkdir -p "$work/$name-linux" "$work/$name-windows"
-  target/debug/naslab run --suite naspt --scale 0.01 --seed "$seed" "$@" \
+  target/debug/naslab run --seed "$seed" "$@" \
     --target "$work/$name-linux" --out "$work/$name-linux-out" >"$work/$name-linux.log" 2>&1 ||
     { cat "$work/$name-linux.log"; exit 1; }
-  timeout 1800 wine "$exe" run --suite naspt --scale 0.01 --seed "$seed" "$@" \
+  timeout 1800 wine "$exe" run --seed "$seed" "$@" \
     --target "Z:$work/$name-windows" --out "Z:$work/$name-windows-out" >"$work/$name-windows.log" 2>&1 ||
     { cat "$work/$name-windows.log"; exit 1; }
 }
-both random
+both random --suite naspt --scale 0.01
 python3 scripts/compare-runs.py "$work/random-linux-out" "$work/random-windows-out"
-both zero --data zero
+both zero --suite naspt --scale 0.01 --data zero
 python3 scripts/compare-runs.py "$work/zero-linux-out" "$work/zero-windows-out" \
   "$work/zero-linux" "$work/zero-windows"
+
+# The IOMeter cells with 32 ops in flight: io_uring on Linux, overlapped I/O on a
+# completion port in naslab.exe; the same ops, bytes and files left (zeroed data).
+both queued --workload IOMeter_4K_RandRead_QD32,IOMeter_4K_RandWrite_QD32 \
+  --scale 0.01 --data zero
+python3 scripts/compare-runs.py "$work/queued-linux-out" "$work/queued-windows-out" \
+  "$work/queued-linux" "$work/queued-windows"
 
 # A trace with the ops of format 2: the first 10,000 ops of dbench's loadfile (statfs,
 # utime, byte-range locks, and opens and stats that are to fail), replayed by both

@@ -31,7 +31,7 @@ pub enum RunError {
         why: &'static str,
     },
     #[cfg_attr(target_os = "linux", error("the {backend} backend keeps at most {max} ops in flight per stream, and the workload asks for {asked}; lower its queue_depth or use a backend with queued I/O (posix, smb)"))]
-    #[cfg_attr(not(target_os = "linux"), error("a queue depth of {asked} is not available on Windows: the {backend} backend keeps at most {max} op in flight per stream (queued I/O is io_uring's, on Linux); run this workload from a Linux client, or lower its queue_depth"))]
+    #[cfg_attr(not(target_os = "linux"), error("the {backend} backend keeps at most {max} ops in flight per stream, and the workload asks for {asked}; lower its queue_depth or use a backend with queued I/O (windows, smb)"))]
     QueueDepth {
         backend: &'static str,
         asked: u32,

@@ -79,7 +79,7 @@ pub static BACKENDS: [Descriptor; 5] = [
     Descriptor {
         name: "windows",
         choice: Choice::Directory,
-        summary: "a Windows directory, mapped drive or UNC path (Win32 file API)",
+        summary: "a Windows directory, mapped drive or UNC path (Win32 file API; overlapped I/O on a completion port for queue depths above 1)",
         caps: WINDOWS,
         missing: "naslab.exe only (scripts/build-windows.sh)",
     },

@@ -16,23 +16,27 @@
 mod fs;
 mod handle;
 mod nt;
+mod port;
 
 use std::collections::HashMap;
 use std::fs::File;
+use std::os::windows::io::AsRawHandle;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use naslab_trace::OpKind;
 
 use super::remote::{RemoteSandbox, RemoteSandboxError};
-use super::{Backend, BackendOptions, Caps, Handle, LockHow, OpError, OpenHow, Target};
+use super::{Backend, BackendOptions, Caps, Handle, LockHow, OpError, OpenHow, QueuedIo, Target};
 use crate::plan::FileTable;
 pub use fs::errno_of;
 use fs::{io_err, LocalFs};
 use handle::{Names, OpenSpec, Opened, Root};
+use port::Port;
 
 /// What the Windows backend can do: no hard or symbolic links (creating a symbolic link
-/// needs a privilege most users lack), and one op in flight per stream.
+/// needs a privilege most users lack); reads and writes in flight together up to the
+/// io_uring backend's limit, overlapped on an I/O completion port.
 pub(super) const WINDOWS_CAPS: Caps = {
     let mut ops = [true; OpKind::ALL.len()];
     ops[OpKind::Link as usize] = false;
@@ -42,9 +46,12 @@ pub(super) const WINDOWS_CAPS: Caps = {
         direct_io: true,
         drop_cache: true,
         moves_data: true,
-        max_queue_depth: 1,
+        max_queue_depth: MAX_QUEUE_DEPTH,
     }
 };
+
+/// The most reads and writes one stream keeps in flight (as on Linux and over SMB).
+const MAX_QUEUE_DEPTH: u32 = 256;
 
 /// Unbuffered data ops must be aligned to this (the sector size of nearly every disk;
 /// a larger one makes such ops fall back to a buffered handle).
@@ -196,6 +203,10 @@ pub struct WindowsBackend {
     /// The buffer directory listings are read into.
     listing: Vec<u64>,
     direct: bool,
+    /// The completion port of a trace with a queue depth above 1, made before any file
+    /// is opened: every file is then opened overlapped and watched by it. Dropped before
+    /// the handles, so ops still in flight are cancelled and reaped while they are open.
+    port: Option<Port>,
     /// The open handles by the number the replay knows them by.
     open: HashMap<Handle, Opened>,
     next: Handle,
@@ -211,6 +222,7 @@ impl WindowsBackend {
             to_names: Names::default(),
             listing: Vec::new(),
             direct,
+            port: None,
             open: HashMap::new(),
             next: 1,
             unaligned: 0,
@@ -238,11 +250,15 @@ impl WindowsBackend {
             let spec = OpenSpec {
                 read: o.spec.read,
                 write: o.spec.write,
+                overlapped: o.spec.overlapped,
                 ..OpenSpec::default()
             };
             let entry = o.entry;
             let name = self.names.of(self.files.path(entry))?;
             let f = self.root.open(name, &spec)?;
+            if let Some(port) = &self.port {
+                port.watch(&f)?;
+            }
             self.opened(h)?.buffered = Some(f);
         }
         self.opened(h)?
@@ -267,9 +283,13 @@ impl Backend for WindowsBackend {
             direct: self.direct || how.direct,
             random: how.random,
             dir: false,
+            overlapped: self.port.is_some(),
         };
         let name = self.names.of(self.files.path(file))?;
         let f = self.root.open(name, &spec)?;
+        if let Some(port) = &self.port {
+            port.watch(&f)?;
+        }
         let h = self.next;
         self.next += 1;
         self.open.insert(
@@ -379,6 +399,91 @@ impl Backend for WindowsBackend {
 
     fn unaligned_direct_ops(&self) -> u64 {
         self.unaligned
+    }
+
+    fn queued(&mut self, depth: u32) -> Result<&mut dyn QueuedIo, OpError> {
+        if self.port.is_none() {
+            if !self.open.is_empty() {
+                // Their handles do synchronous I/O, which no port can queue.
+                return Err(OpError {
+                    errno: crate::errno::EINVAL,
+                    detail: Some("the I/O queue was asked for after files were opened".into()),
+                });
+            }
+            self.port = Some(Port::new(depth)?);
+        }
+        Ok(self)
+    }
+}
+
+impl WindowsBackend {
+    /// Issues a queued read or write on the handle its shape needs (see
+    /// [`WindowsBackend::data_file`]); an append handle's write lands at the end.
+    ///
+    /// # Safety
+    /// As [`Port::issue`].
+    unsafe fn issue(
+        &mut self,
+        h: Handle,
+        write: bool,
+        offset: u64,
+        buf: *mut u8,
+        len: usize,
+        tag: u64,
+    ) -> Result<(), OpError> {
+        let at = if write && self.opened(h)?.append {
+            handle::APPEND
+        } else {
+            offset
+        };
+        if !self.opened(h)?.spec.overlapped {
+            return Err(OpError {
+                errno: crate::errno::EINVAL,
+                detail: Some("a queued op on a file opened for synchronous I/O".into()),
+            });
+        }
+        let raw = self.data_file(h, offset, len)?.as_raw_handle();
+        let port = self
+            .port
+            .as_mut()
+            .ok_or(OpError::errno(crate::errno::EINVAL))?;
+        // SAFETY: the handle stays open until closed by a close op, which the replay
+        // runs only once every op in flight was reaped (and the port is dropped before
+        // the handles); the buffer is our caller's promise.
+        unsafe { port.issue(raw, write, at, buf, len, tag) }
+    }
+}
+
+impl QueuedIo for WindowsBackend {
+    unsafe fn queue_read(
+        &mut self,
+        h: Handle,
+        offset: u64,
+        buf: *mut u8,
+        len: usize,
+        tag: u64,
+    ) -> Result<(), OpError> {
+        // SAFETY: forwarded from our caller's promise.
+        unsafe { self.issue(h, false, offset, buf, len, tag) }
+    }
+
+    unsafe fn queue_write(
+        &mut self,
+        h: Handle,
+        offset: u64,
+        buf: *const u8,
+        len: usize,
+        tag: u64,
+    ) -> Result<(), OpError> {
+        // SAFETY: forwarded from our caller's promise; a write only reads the buffer.
+        unsafe { self.issue(h, true, offset, buf.cast_mut(), len, tag) }
+    }
+
+    fn submit_and_reap(&mut self, min: usize, done: &mut Vec<(u64, i64)>) -> Result<(), OpError> {
+        self.port
+            .as_mut()
+            .ok_or(OpError::errno(crate::errno::EINVAL))?
+            .reap(min, done)
     }
 }
 

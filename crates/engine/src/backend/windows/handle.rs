@@ -54,6 +54,9 @@ pub struct OpenSpec {
     pub random: bool,
     /// A directory is wanted (`FILE_DIRECTORY_FILE`; else `FILE_NON_DIRECTORY_FILE`).
     pub dir: bool,
+    /// The handle's reads and writes may be in flight together, completing on an I/O
+    /// completion port (`CreateFileW`'s `FILE_FLAG_OVERLAPPED`; see [`Create`]).
+    pub overlapped: bool,
 }
 
 impl OpenSpec {
@@ -77,6 +80,7 @@ impl OpenSpec {
                 FILE_OPEN
             },
             options: self.options(),
+            overlapped: self.overlapped,
         }
     }
 
@@ -401,6 +405,7 @@ impl Root {
                     access: FILE_TRAVERSE | FILE_READ_ATTRIBUTES,
                     disposition: FILE_OPEN,
                     options: FILE_DIRECTORY_FILE | FILE_OPEN_REPARSE_POINT,
+                    overlapped: false,
                 },
             )
             .map_err(|s| Root::failed(&name[..end], s))?;
@@ -447,6 +452,7 @@ impl Root {
             access: FILE_READ_ATTRIBUTES,
             disposition: FILE_OPEN,
             options: FILE_OPEN_REPARSE_POINT,
+            overlapped: false,
         };
         let f = match self.entry(name, how)? {
             Ok(f) => f,
@@ -493,6 +499,7 @@ impl Root {
                     access: DELETE | FILE_READ_ATTRIBUTES,
                     disposition: FILE_OPEN,
                     options: FILE_OPEN_REPARSE_POINT | if dir { FILE_DIRECTORY_FILE } else { 0 },
+                    overlapped: false,
                 },
             )?
             .map_err(|s| Root::failed(name, s))?;
@@ -530,6 +537,7 @@ impl Root {
                 access: FILE_READ_ATTRIBUTES | access,
                 disposition: FILE_OPEN,
                 options: FILE_OPEN_REPARSE_POINT,
+                overlapped: false,
             },
         )?;
         let i = info(&f)?;
@@ -595,6 +603,7 @@ impl Root {
                 access: FILE_READ_ATTRIBUTES,
                 disposition: FILE_CREATE,
                 options: FILE_DIRECTORY_FILE | FILE_OPEN_REPARSE_POINT,
+                overlapped: false,
             },
         )
         .map(drop)
@@ -627,6 +636,7 @@ impl Root {
                 access: DELETE | FILE_READ_ATTRIBUTES,
                 disposition: FILE_OPEN,
                 options: kind | FILE_OPEN_REPARSE_POINT,
+                overlapped: false,
             },
         )?;
         if info(&f)?.dwFileAttributes & FILE_ATTRIBUTE_REPARSE_POINT != 0 {
@@ -695,6 +705,7 @@ impl Root {
                     | FILE_DELETE_ON_CLOSE
                     | FILE_NON_DIRECTORY_FILE
                     | FILE_OPEN_REPARSE_POINT,
+                overlapped: false,
             },
         )
         .map(drop)

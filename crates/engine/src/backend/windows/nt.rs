@@ -76,9 +76,14 @@ pub struct Create {
     pub access: u32,
     /// `FILE_OPEN`, `FILE_CREATE`, `FILE_OPEN_IF`, ...
     pub disposition: u32,
-    /// The create options (`FILE_SYNCHRONOUS_IO_NONALERT` is added: the handle does
-    /// synchronous I/O, as one from `CreateFileW` without `FILE_FLAG_OVERLAPPED`).
+    /// The create options (`FILE_SYNCHRONOUS_IO_NONALERT` is added unless
+    /// `overlapped`: the handle does synchronous I/O, as one from `CreateFileW` without
+    /// `FILE_FLAG_OVERLAPPED`).
     pub options: u32,
+    /// An asynchronous handle, as `CreateFileW` makes with `FILE_FLAG_OVERLAPPED`: no
+    /// `FILE_SYNCHRONOUS_IO_NONALERT`, so a read or write given an OVERLAPPED may still
+    /// be in flight when the call returns.
+    pub overlapped: bool,
 }
 
 /// Opens or creates `name` relative to the directory `root` (`RootDirectory`; `name` a
@@ -114,7 +119,11 @@ pub fn create_at(root: &File, name: &[u16], how: Create) -> Result<File, NTSTATU
             FILE_ATTRIBUTE_NORMAL,
             FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE,
             how.disposition,
-            how.options | FILE_SYNCHRONOUS_IO_NONALERT,
+            if how.overlapped {
+                how.options
+            } else {
+                how.options | FILE_SYNCHRONOUS_IO_NONALERT
+            },
             std::ptr::null(),
             0,
         )

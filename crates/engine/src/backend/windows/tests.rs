@@ -660,3 +660,198 @@ fn the_volume_query_gives_the_size_windows_reports() {
     let unit = u64::from(v.sectors_per_unit) * u64::from(v.bytes_per_sector);
     assert_eq!(v.total_units as u64 * unit, total, "{v:?}");
 }
+
+/// A stream's backend with its completion port for `depth` ops, made before any file is
+/// opened, as the replay asks for it.
+fn queued(target: &WindowsTarget, depth: u32) -> WindowsBackend {
+    target.fresh_workload_dir("w").unwrap();
+    let root = target.workload_root("w").unwrap();
+    let mut b = WindowsBackend::new(root, files(), false);
+    assert!(b.queued(depth).is_ok());
+    b
+}
+
+/// Reaps until `n` completions came back; the tags in the order they came, each with
+/// its result.
+fn reap_all(b: &mut WindowsBackend, n: usize) -> Vec<(u64, i64)> {
+    let mut done = Vec::new();
+    while done.len() < n {
+        let before = done.len();
+        b.submit_and_reap(1, &mut done).unwrap();
+        assert!(done.len() > before, "a reap of at least 1 gave none");
+    }
+    done
+}
+
+/// 8 KiB blocks, block `i` all bytes `i + 1`.
+const BLOCK: usize = 8192;
+
+#[test]
+fn queued_writes_are_all_in_flight_before_the_first_is_reaped() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = WindowsTarget::open(dir.path(), None, false).unwrap();
+    let mut b = queued(&target, 8);
+    b.mkdir(0).unwrap();
+    let h = b.open(1, create()).unwrap();
+    let bufs: Vec<Vec<u8>> = (0..8).map(|i| vec![i as u8 + 1; BLOCK]).collect();
+    // Issued last block first, so the file's end is written before its start.
+    for i in (0..8).rev() {
+        // SAFETY: the buffers outlive the reaps below.
+        unsafe {
+            b.queue_write(h, (i * BLOCK) as u64, bufs[i].as_ptr(), BLOCK, i as u64)
+                .unwrap()
+        };
+    }
+    let port = b.port.as_ref().unwrap();
+    assert_eq!(
+        port.in_flight(),
+        8,
+        "all 8 issued, none reaped, before the first reap"
+    );
+    let mut first = Vec::new();
+    b.submit_and_reap(1, &mut first).unwrap();
+    let reaped_first = first.len();
+    assert!(reaped_first >= 1);
+    first.extend(reap_all(&mut b, 8 - reaped_first));
+    first.sort_unstable();
+    let want: Vec<(u64, i64)> = (0..8).map(|i| (i, BLOCK as i64)).collect();
+    assert_eq!(first, want, "each write completed once, whole");
+    assert_eq!(b.port.as_ref().unwrap().in_flight(), 0);
+    assert_eq!(b.port.as_ref().unwrap().most_in_flight(), 8);
+    eprintln!(
+        "8 writes in flight, {} still in progress when their call returned; the first reap took {reaped_first} completions",
+        b.port.as_ref().unwrap().went_pending()
+    );
+    b.close(h).unwrap();
+    let on_disk = dir.path().join("naslab").join("w").join("d").join("a.dat");
+    let got = std::fs::read(on_disk).unwrap();
+    assert_eq!(got.len(), 8 * BLOCK);
+    for (i, block) in got.chunks(BLOCK).enumerate() {
+        assert!(block.iter().all(|&x| x == i as u8 + 1), "block {i}");
+    }
+}
+
+#[test]
+fn queued_reads_come_back_with_their_own_blocks() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = WindowsTarget::open(dir.path(), None, false).unwrap();
+    let mut b = queued(&target, 8);
+    b.mkdir(0).unwrap();
+    let on_disk = dir.path().join("naslab").join("w").join("d").join("a.dat");
+    let content: Vec<u8> = (0..8).flat_map(|i| vec![i as u8 + 1; BLOCK]).collect();
+    std::fs::write(&on_disk, &content).unwrap();
+    let h = b
+        .open(
+            1,
+            OpenHow {
+                read: true,
+                ..OpenHow::default()
+            },
+        )
+        .unwrap();
+    let mut bufs: Vec<Vec<u8>> = (0..8).map(|_| vec![0u8; BLOCK]).collect();
+    let order = [5usize, 0, 7, 2, 6, 1, 4, 3];
+    for (tag, &i) in order.iter().enumerate() {
+        // SAFETY: each buffer is this op's alone and outlives the reaps below.
+        unsafe {
+            b.queue_read(
+                h,
+                (i * BLOCK) as u64,
+                bufs[tag].as_mut_ptr(),
+                BLOCK,
+                tag as u64,
+            )
+            .unwrap()
+        };
+    }
+    assert_eq!(b.port.as_ref().unwrap().in_flight(), 8);
+    let mut done = reap_all(&mut b, 8);
+    done.sort_unstable();
+    let want: Vec<(u64, i64)> = (0..8).map(|t| (t, BLOCK as i64)).collect();
+    assert_eq!(done, want);
+    for (tag, &i) in order.iter().enumerate() {
+        assert!(
+            bufs[tag].iter().all(|&x| x == i as u8 + 1),
+            "read {tag} holds block {i}"
+        );
+    }
+    // Past the end of the file: 0 bytes, as a read at the end of a file on Linux; a
+    // short read at the end: the bytes there were. Then the slots serve other reads,
+    // and no completion is taken for another op's.
+    let mut tail = vec![0u8; BLOCK];
+    let mut past = vec![0u8; BLOCK];
+    // SAFETY: as above.
+    unsafe {
+        b.queue_read(h, (8 * BLOCK) as u64, past.as_mut_ptr(), BLOCK, 20)
+            .unwrap();
+        b.queue_read(h, (8 * BLOCK - 100) as u64, tail.as_mut_ptr(), BLOCK, 21)
+            .unwrap();
+    }
+    let mut done = reap_all(&mut b, 2);
+    for (tag, buf) in bufs.iter_mut().enumerate() {
+        // SAFETY: as above.
+        unsafe {
+            b.queue_read(h, 0, buf.as_mut_ptr(), BLOCK, 30 + tag as u64)
+                .unwrap()
+        };
+    }
+    done.extend(reap_all(&mut b, 8));
+    done.sort_unstable();
+    let mut want = vec![(20, 0), (21, 100)];
+    want.extend((30..38).map(|t| (t, BLOCK as i64)));
+    assert_eq!(done, want);
+    assert_eq!(b.port.as_ref().unwrap().in_flight(), 0);
+    assert!(tail[..100].iter().all(|&x| x == 8));
+    assert!(bufs.iter().all(|buf| buf.iter().all(|&x| x == 1)));
+}
+
+#[test]
+fn a_queued_op_that_fails_at_once_comes_back_as_its_errno() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = WindowsTarget::open(dir.path(), None, false).unwrap();
+    let mut b = queued(&target, 4);
+    b.mkdir(0).unwrap();
+    let h = b.open(1, create()).unwrap();
+    b.write(h, 0, &[3u8; 4096]).unwrap();
+    b.close(h).unwrap();
+    let read_only = b
+        .open(
+            1,
+            OpenHow {
+                read: true,
+                ..OpenHow::default()
+            },
+        )
+        .unwrap();
+    let buf = vec![1u8; 4096];
+    // SAFETY: the buffer outlives the reap.
+    unsafe { b.queue_write(read_only, 0, buf.as_ptr(), 4096, 9).unwrap() };
+    let done = reap_all(&mut b, 1);
+    assert_eq!(done, [(9, -i64::from(crate::errno::EACCES))]);
+    assert_eq!(b.port.as_ref().unwrap().in_flight(), 0);
+}
+
+/// With a port, files are opened overlapped: every op that is not queued still does
+/// what it says on them (the standard library waits for what the handle does).
+#[test]
+fn every_op_does_what_it_says_on_overlapped_handles() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = WindowsTarget::open(dir.path(), None, false).unwrap();
+    let mut b = queued(&target, 8);
+    every_op(&mut b, dir.path());
+}
+
+#[test]
+fn the_queue_is_refused_once_files_are_open() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = WindowsTarget::open(dir.path(), None, false).unwrap();
+    let mut b = connected(&target);
+    b.mkdir(0).unwrap();
+    b.open(1, create()).unwrap();
+    assert_eq!(b.queued(8).err().unwrap().errno, crate::errno::EINVAL);
+}
+
+#[test]
+fn the_backend_keeps_as_many_ops_in_flight_as_the_linux_one() {
+    assert_eq!(WINDOWS_CAPS.max_queue_depth, 256);
+}
