@@ -808,6 +808,10 @@ pub struct LabMatrixArgs {
     /// each link. `none` is the server's own port. Without it, no link.
     #[arg(long, value_name = "A,B")]
     pub links: Option<String>,
+    /// The NFS versions to compare on each NFS configuration (comma-separated: 3, 4.1,
+    /// 4.2): one configuration per version, the same server for each.
+    #[arg(long, value_delimiter = ',', default_value = "3", value_parser = values::nfs_version)]
+    pub nfs_versions: Vec<String>,
     /// Keep the servers' page cache between preparation and the measured phase (by
     /// default naslab drops it, so reads come from the lab's disk).
     #[arg(long)]

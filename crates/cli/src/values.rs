@@ -177,6 +177,17 @@ pub fn backend_name(text: &str) -> Result<crate::args::BackendName, String> {
     }
 }
 
+/// An NFS version as `lab matrix --nfs-versions` takes it: 3, 4.1 or 4.2.
+#[cfg(target_os = "linux")]
+pub fn nfs_version(s: &str) -> Result<String, String> {
+    match s {
+        "3" | "4.1" | "4.2" => Ok(s.to_string()),
+        _ => Err(format!(
+            "NFS version '{s}' is not offered; the choices are 3, 4.1 and 4.2"
+        )),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -13,7 +13,7 @@ use std::time::Duration;
 use common::*;
 use naslab_engine::backend::url::{ClientOptions, RemoteUrl};
 use naslab_engine::backend::{
-    ClientProfile, NfsTarget, ProfiledTarget, SmbTarget, HINT_STRIDE_BYTES,
+    ClientProfile, Nfs4Target, NfsTarget, ProfiledTarget, SmbTarget, HINT_STRIDE_BYTES,
 };
 use naslab_engine::{BackendOptions, OpenHow, Target};
 use naslab_lab::{FsKind, ServerKind};
@@ -538,6 +538,55 @@ fn root_refused_by_a_root_squashing_export_is_told_of_the_squash() {
     ]);
     assert!(
         e.contains("NFS3ERR_ACCES") && e.contains("squashes root") && e.contains("no_root_squash"),
+        "{e}"
+    );
+}
+
+/// NFSv4.1 through ganesha's pseudo-file system: an export three components deep and a
+/// directory inside it, reached by looking each component up from the pseudo-root; a
+/// small trace's ops and bytes on the server's disk; then root refused by an export that
+/// squashes it, told why.
+#[test]
+fn nfs_4_1_finds_a_deep_export_and_names_root_squash() {
+    needs_root_and_servers!(ServerKind::Nfs);
+    let base = tempfile::tempdir().unwrap();
+    let guard = lab(
+        base.path(),
+        FsKind::Dir,
+        ServerKind::Nfs,
+        &["Pseudo = /volume1/shares/naslab"],
+    );
+    let st = guard.lab().state.clone();
+    let sub = st.share_dir.join("sub");
+    std::fs::create_dir(&sub).unwrap();
+    let uid = std::os::unix::fs::MetadataExt::uid(&std::fs::metadata(&st.share_dir).unwrap());
+    std::os::unix::fs::chown(&sub, Some(uid), None).unwrap();
+    let url = naslab_lab::server::nfs4_url(&st.url, "4.1").replace("/naslab?", "/naslab/sub?");
+    let target = Nfs4Target::connect(url.parse().unwrap()).expect("NFSv4.1 mounts");
+    assert_eq!(target.settings().minor_version, Some(1));
+    let trace = small_trace("Deep4", false);
+    let r = run(&trace, &target, base.path());
+    check_counts(&r, &trace);
+    check_server_files(&sub, "Deep4");
+    drop(target);
+    drop(guard);
+    let lab = TempLab::up(
+        FsKind::Dir,
+        ServerKind::Nfs,
+        &[
+            "Squash = Root_Squash",
+            "Anonymous_Uid = 65534",
+            "Anonymous_Gid = 65534",
+        ],
+    );
+    let st = lab.state();
+    let url = naslab_lab::server::nfs4_url(&st.url, "4.1");
+    let e = Nfs4Target::connect(url.parse().unwrap())
+        .unwrap_err()
+        .to_string();
+    assert!(!st.share_dir.join("naslab").exists(), "{e}");
+    assert!(
+        e.contains("squashes root") && e.contains("no_root_squash"),
         "{e}"
     );
 }

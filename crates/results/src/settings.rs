@@ -71,8 +71,12 @@ pub struct SmbSettings {
 /// the transfer sizes the server announced.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, TS)]
 pub struct NfsSettings {
-    /// The NFS version spoken (3).
+    /// The NFS version spoken: 3 or 4.
     pub version: u32,
+    /// Version 4's minor version (1 or 2), as the server accepted it in the session's
+    /// compounds; absent for version 3.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub minor_version: Option<u32>,
     /// `--io-timeout`: how long a request waits for its reply, ns.
     pub io_timeout_ns: u64,
     /// The RPC credential flavour (`AUTH_UNIX`) and the ids it carries.
@@ -248,17 +252,25 @@ impl RunOptions {
             }
             Some(ProtocolSettings::Nfs(p)) => {
                 s.push(("io timeout", duration_text(p.io_timeout_ns)));
-                s.push(("nfs version", p.version.to_string()));
+                s.push((
+                    "nfs version",
+                    match p.minor_version {
+                        Some(m) => format!("{}.{m}", p.version),
+                        None => p.version.to_string(),
+                    },
+                ));
                 s.push((
                     "nfs credential",
                     format!("{} uid {} gid {}", p.auth, p.uid, p.gid),
                 ));
                 s.push(("nfs port", p.port.to_string()));
-                s.push((
-                    "nfs mount port",
-                    p.mount_port
-                        .map_or_else(|| "from the portmapper".into(), |m| m.to_string()),
-                ));
+                if p.version == 3 {
+                    s.push((
+                        "nfs mount port",
+                        p.mount_port
+                            .map_or_else(|| "from the portmapper".into(), |m| m.to_string()),
+                    ));
+                }
                 s.push(("nfs max read", format!("{} B", p.max_read_bytes)));
                 s.push(("nfs max write", format!("{} B", p.max_write_bytes)));
             }

@@ -73,6 +73,12 @@ fn up(a: LabUpArgs) -> anyhow::Result<()> {
             crate::cmd::protocol::PASSWORD_VAR
         );
     }
+    if s.server == naslab_lab::ServerKind::Nfs && s.url.contains("mountport=") {
+        eprintln!(
+            "NFSv4.1 (or 4.2: vers=4.2) at {}",
+            naslab_lab::server::nfs4_url(&s.url, "4.1")
+        );
+    }
     eprintln!("take it down with: naslab lab down --name {}", s.name);
     crate::stdout::print(&format!("{}\n", s.url))
 }

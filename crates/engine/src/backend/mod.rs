@@ -4,6 +4,8 @@
 mod heap;
 #[cfg(feature = "nfs")]
 mod nfs;
+#[cfg(all(feature = "nfs", unix))]
+mod nfs4;
 mod null;
 mod open;
 #[cfg(target_os = "linux")]
@@ -26,6 +28,8 @@ mod windows;
 
 #[cfg(feature = "nfs")]
 pub use nfs::{NfsBackend, NfsError, NfsTarget};
+#[cfg(all(feature = "nfs", unix))]
+pub use nfs4::{Nfs4Backend, Nfs4Error, Nfs4Target};
 pub use null::{NullBackend, NullTarget, TimedNullTarget};
 pub use open::{open, OpenError, OpenedTarget, Password, TargetRequest};
 #[cfg(target_os = "linux")]
@@ -346,6 +350,10 @@ pub struct BackendOptions {
     pub client_profile: ClientProfile,
 }
 
+/// The stack of a stream's thread, unless its target needs more: small, since a run may
+/// have hundreds of streams.
+pub const STREAM_STACK_BYTES: usize = 256 << 10;
+
 /// A place workloads run against; makes one backend per stream.
 pub trait Target: Send + Sync {
     /// The backend's name (posix, null, ...).
@@ -359,6 +367,10 @@ pub trait Target: Send + Sync {
         files: Arc<FileTable>,
         options: BackendOptions,
     ) -> Result<Box<dyn Backend>, OpError>;
+    /// The stack each stream's thread needs for this target's backend.
+    fn stream_stack_bytes(&self) -> usize {
+        STREAM_STACK_BYTES
+    }
     /// Checks that direct I/O works in `workload_dir` (some file systems refuse it).
     fn check_direct(&self, _workload_dir: &str) -> Result<(), OpError> {
         Ok(())

@@ -160,7 +160,7 @@ impl NfsTarget {
 
 /// A refusal to root, which AUTH_SYS names as uid 0, says what squashing root does:
 /// the export treats it as its anonymous user, who may not write where root could.
-fn squash_hint(e: RemoteSandboxError, as_root: bool) -> RemoteSandboxError {
+pub(super) fn squash_hint(e: RemoteSandboxError, as_root: bool) -> RemoteSandboxError {
     match e {
         RemoteSandboxError::Request {
             action,

@@ -90,6 +90,9 @@ pub enum OpenError {
     },
     #[error("--client-profile windows models the Windows SMB redirector; use it with smb:// targets or local directories, not nfs://")]
     ProfileNotForNfs,
+    #[cfg_attr(unix, allow(dead_code))]
+    #[error("naslab's NFSv4.1 and 4.2 client is in its Linux build only; on this system use vers=3, or run naslab from a Linux client")]
+    Nfs4NotHere,
 }
 
 /// Gives the password for an SMB URL, or says why there is none.
@@ -231,6 +234,9 @@ fn smb(
 
 #[cfg(feature = "nfs")]
 fn nfs(url: RemoteUrl, req: &TargetRequest<'_>) -> Result<Connected, OpenError> {
+    if url.nfs_version != super::url::NfsVersion::V3 {
+        return nfs4(url, req);
+    }
     let shown = url.to_string();
     let t =
         super::NfsTarget::connect_in(url, req.client, req.client_dir, req.join).map_err(|e| {
@@ -241,6 +247,25 @@ fn nfs(url: RemoteUrl, req: &TargetRequest<'_>) -> Result<Connected, OpenError> 
         })?;
     let settings = ProtocolSettings::Nfs(t.settings());
     Ok((Box::new(t), settings))
+}
+
+#[cfg(all(feature = "nfs", unix))]
+fn nfs4(url: RemoteUrl, req: &TargetRequest<'_>) -> Result<Connected, OpenError> {
+    let shown = url.to_string();
+    let t =
+        super::Nfs4Target::connect_in(url, req.client, req.client_dir, req.join).map_err(|e| {
+            OpenError::Connect {
+                url: shown,
+                source: Box::new(e),
+            }
+        })?;
+    let settings = ProtocolSettings::Nfs(t.settings());
+    Ok((Box::new(t), settings))
+}
+
+#[cfg(all(feature = "nfs", not(unix)))]
+fn nfs4(_url: RemoteUrl, _req: &TargetRequest<'_>) -> Result<Connected, OpenError> {
+    Err(OpenError::Nfs4NotHere)
 }
 
 #[cfg(not(feature = "nfs"))]

@@ -4,7 +4,8 @@
 //!
 //! - SMB: a NEGOTIATE (not timed), then SMB2 ECHO requests (MS-SMB2 2.2.28), which a
 //!   server answers before any session exists.
-//! - NFS: ONC RPC calls of NFSv3's NULL procedure (RFC 1813 3.3.0), with AUTH_NONE.
+//! - NFS: ONC RPC calls of the NULL procedure of the version the URL asks for (NFSv3's,
+//!   RFC 1813 3.3.0, or NFSv4's, RFC 8881 16.1), with AUTH_NONE.
 //!
 //! A TCP connect would not do: an emulator that relays the stream (Toxiproxy) accepts
 //! the connection itself, before any delay applies.
@@ -70,7 +71,7 @@ pub fn rtt(url: &RemoteUrl, samples: u32, timeout: Duration) -> Result<RttProbe,
         Protocol::Nfs => {
             for i in 0..samples {
                 let xid = 0x6e61_0000 + i;
-                let req = nfs_null(xid);
+                let req = nfs_null(xid, url.nfs_version.numbers().0);
                 let t = Instant::now();
                 let reply = exchange(&mut s, &req).map_err(&fail)?;
                 times.push(t.elapsed().as_nanos() as u64);
@@ -175,11 +176,11 @@ fn check_smb_echo(reply: &[u8]) -> Result<(), String> {
     Ok(())
 }
 
-/// An RPC call of NFSv3's NULL procedure, one record fragment.
-fn nfs_null(xid: u32) -> Vec<u8> {
-    // xid, CALL, RPC version 2, program NFS (100003), version 3, procedure NULL,
+/// An RPC call of the NULL procedure of NFS version `version`, one record fragment.
+fn nfs_null(xid: u32, version: u32) -> Vec<u8> {
+    // xid, CALL, RPC version 2, program NFS (100003), the version, procedure NULL,
     // credential AUTH_NONE (flavour 0, no body), verifier AUTH_NONE.
-    let words: [u32; 10] = [xid, 0, 2, 100_003, 3, 0, 0, 0, 0, 0];
+    let words: [u32; 10] = [xid, 0, 2, 100_003, version, 0, 0, 0, 0, 0];
     let mut out = (0x8000_0000u32 | (words.len() as u32 * 4))
         .to_be_bytes()
         .to_vec();
@@ -236,7 +237,7 @@ mod tests {
         assert!(check_smb_echo(&reply).is_ok());
         reply[8] = 0x22; // a failure status
         assert!(check_smb_echo(&reply).is_err());
-        let c = nfs_null(7);
+        let c = nfs_null(7, 3);
         assert_eq!(c.len(), 44);
         assert_eq!(&c[..4], &[0x80, 0, 0, 40]);
         let ok: Vec<u8> = [7u32, 1, 0, 0, 0, 0]

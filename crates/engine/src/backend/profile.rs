@@ -171,6 +171,10 @@ impl Target for ProfiledTarget {
         }))
     }
 
+    fn stream_stack_bytes(&self) -> usize {
+        self.inner.stream_stack_bytes()
+    }
+
     fn check_direct(&self, workload_dir: &str) -> Result<(), OpError> {
         self.inner.check_direct(workload_dir)
     }

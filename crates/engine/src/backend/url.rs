@@ -1,5 +1,5 @@
 //! Targets named by URL: `smb://[user@]host[:port]/share[/path]` and
-//! `nfs://host[:port]/export[/path][?mountport=N]`. Parsed here whatever backends were
+//! `nfs://host[:port]/export[/path][?mountport=N][?vers=4.1]`. Parsed here whatever backends were
 //! built, so a URL is checked (and a missing backend named) before anything connects.
 
 use std::fmt;
@@ -10,8 +10,52 @@ use std::str::FromStr;
 pub enum Protocol {
     /// SMB 2 and 3 (Samba, Windows, most NAS devices).
     Smb,
-    /// NFS version 3.
+    /// NFS: version 3, or 4.1 and 4.2 (`?vers=`).
     Nfs,
+}
+
+/// The NFS version an `nfs://` URL asks for: `?vers=` as mount(8) spells it, or
+/// `?version=` as libnfs does; version 3 when the URL says nothing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum NfsVersion {
+    #[default]
+    V3,
+    /// NFSv4.1: sessions, a pseudo-root, compounds, open state.
+    V4_1,
+    /// NFSv4.2: 4.1's operations over minor version 2.
+    V4_2,
+}
+
+impl NfsVersion {
+    /// The version as the URL and the results write it: `3`, `4.1`, `4.2`.
+    pub fn name(self) -> &'static str {
+        match self {
+            NfsVersion::V3 => "3",
+            NfsVersion::V4_1 => "4.1",
+            NfsVersion::V4_2 => "4.2",
+        }
+    }
+
+    /// The major and minor version numbers.
+    pub fn numbers(self) -> (u32, Option<u32>) {
+        match self {
+            NfsVersion::V3 => (3, None),
+            NfsVersion::V4_1 => (4, Some(1)),
+            NfsVersion::V4_2 => (4, Some(2)),
+        }
+    }
+
+    fn parse(url: &str, v: &str) -> Result<NfsVersion, UrlError> {
+        match v {
+            "3" => Ok(NfsVersion::V3),
+            "4.1" => Ok(NfsVersion::V4_1),
+            "4.2" => Ok(NfsVersion::V4_2),
+            _ => Err(UrlError::NfsVersion {
+                url: url.to_string(),
+                version: v.to_string(),
+            }),
+        }
+    }
 }
 
 impl Protocol {
@@ -49,8 +93,10 @@ pub struct RemoteUrl {
     /// leading or trailing `/`; empty for the share's root.
     pub path: String,
     /// NFS only: the MOUNT service's port (`?mountport=N`); without it the portmapper
-    /// on port 111 is asked.
+    /// on port 111 is asked. NFSv3's alone: version 4 has no MOUNT protocol.
     pub mount_port: Option<u16>,
+    /// NFS only: the version to speak (`?vers=`).
+    pub nfs_version: NfsVersion,
 }
 
 /// Why a target URL was refused.
@@ -72,8 +118,12 @@ pub enum UrlError {
     },
     #[error("'{url}': the path may not contain '.', '..' or empty components, nor a backslash or an encoded '/' (%2F)")]
     Path { url: String },
-    #[error("'{url}': unknown query '{query}'; nfs:// URLs take only ?mountport=N")]
+    #[error("'{url}': unknown query '{query}'; nfs:// URLs take only ?mountport=N and ?vers=3|4.1|4.2, smb:// URLs none")]
     Query { url: String, query: String },
+    #[error("'{url}': NFS version '{version}' is not offered; write vers=3, vers=4.1 or vers=4.2 (NFSv4.0, and a bare 4, are not offered: 4.1 is what current clients and NAS products speak)")]
+    NfsVersion { url: String, version: String },
+    #[error("'{url}': ?mountport is NFSv3's (version 4 has no MOUNT protocol); leave it out of a vers=4.x URL, whose port is the NFS server's own")]
+    MountPortV4 { url: String },
     #[error("'{url}': '{what}' is not valid percent-encoding")]
     Escape { url: String, what: String },
 }
@@ -267,11 +317,15 @@ impl FromStr for RemoteUrl {
             parts.push(c);
         }
         let mut mount_port = None;
+        let mut nfs_version = NfsVersion::V3;
         if let Some(q) = query.filter(|q| !q.is_empty()) {
             for kv in q.split('&') {
                 match (protocol, kv.split_once('=')) {
                     (Protocol::Nfs, Some(("mountport", v))) => {
                         mount_port = Some(parse_port(url, v)?)
+                    }
+                    (Protocol::Nfs, Some(("vers" | "version" | "nfsvers", v))) => {
+                        nfs_version = NfsVersion::parse(url, v)?
                     }
                     _ => {
                         return Err(UrlError::Query {
@@ -281,6 +335,11 @@ impl FromStr for RemoteUrl {
                     }
                 }
             }
+        }
+        if mount_port.is_some() && nfs_version != NfsVersion::V3 {
+            return Err(UrlError::MountPortV4 {
+                url: url.to_string(),
+            });
         }
         if parts.is_empty() {
             return Err(UrlError::NoShare {
@@ -307,6 +366,7 @@ impl FromStr for RemoteUrl {
             share,
             path,
             mount_port,
+            nfs_version,
         })
     }
 }
@@ -354,6 +414,9 @@ impl fmt::Display for RemoteUrl {
         }
         if let Some(m) = self.mount_port {
             write!(f, "?mountport={m}")?;
+        }
+        if self.nfs_version != NfsVersion::V3 {
+            write!(f, "?vers={}", self.nfs_version.name())?;
         }
         Ok(())
     }
@@ -420,6 +483,35 @@ mod tests {
             deep.to_string(),
             "the same URL either way"
         );
+    }
+
+    #[test]
+    fn nfs_urls_choose_their_version_as_mount_and_libnfs_spell_it() {
+        for (url, v) in [
+            ("nfs://nas/export", NfsVersion::V3),
+            ("nfs://nas/export?vers=3", NfsVersion::V3),
+            ("nfs://nas/export?vers=4.1", NfsVersion::V4_1),
+            ("nfs://nas/export?version=4.2", NfsVersion::V4_2),
+            ("nfs://nas/export?nfsvers=4.1", NfsVersion::V4_1),
+        ] {
+            assert_eq!(url.parse::<RemoteUrl>().unwrap().nfs_version, v, "{url}");
+        }
+        let u: RemoteUrl = "nfs://127.0.0.1:2049/naslab?vers=4.1".parse().unwrap();
+        assert_eq!(u.to_string(), "nfs://127.0.0.1:2049/naslab?vers=4.1");
+        assert_eq!(u.to_string().parse::<RemoteUrl>().unwrap(), u);
+        for (bad, says) in [
+            ("nfs://nas/export?vers=4", "not offered"),
+            ("nfs://nas/export?vers=4.0", "not offered"),
+            ("nfs://nas/export?vers=2", "vers=4.1"),
+            (
+                "nfs://nas/export?vers=4.1&mountport=20048",
+                "no MOUNT protocol",
+            ),
+            ("smb://nas/share?vers=4.1", "unknown query"),
+        ] {
+            let e = bad.parse::<RemoteUrl>().unwrap_err().to_string();
+            assert!(e.contains(says), "{bad}: {e}");
+        }
     }
 
     #[test]

@@ -457,7 +457,7 @@ pub fn replay_with<C: Clock + Sync>(
             let files = Arc::clone(&plan.files);
             let builder = std::thread::Builder::new()
                 .name(format!("stream-{}", sp.stream))
-                .stack_size(256 << 10);
+                .stack_size(target.stream_stack_bytes());
             let spawned = builder.spawn_scoped(scope, move || {
                 // Everything that allocates or opens happens before the start.
                 let backend = target.connect(workload_dir, files, options.backend);

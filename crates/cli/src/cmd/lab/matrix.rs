@@ -34,6 +34,19 @@ struct Config {
     link_name: Option<String>,
     #[serde(skip)]
     link: Option<LinkSpec>,
+    /// The NFS version its client speaks (NFS servers only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    nfs_version: Option<String>,
+}
+
+impl Config {
+    /// The server as the tables name it: `nfs4.1` when NFS is spoken in version 4.
+    fn server_text(&self) -> String {
+        match self.nfs_version.as_deref() {
+            Some(v) if v != "3" => format!("{}{v}", self.server),
+            _ => self.server.to_string(),
+        }
+    }
 }
 
 /// What one workload showed on one configuration.
@@ -154,21 +167,31 @@ pub fn matrix(a: LabMatrixArgs) -> anyhow::Result<()> {
     let mut configs = Vec::new();
     for &fs in &a.fs {
         for &server in &a.server {
+            let versions: Vec<Option<String>> = if server == ServerKind::Nfs {
+                a.nfs_versions.iter().cloned().map(Some).collect()
+            } else {
+                vec![None]
+            };
             for (name, opts) in &sets {
-                for (link_name, link) in &links {
-                    let suffix = link_name
-                        .as_ref()
-                        .map(|l| format!("-{}", label_part(l)))
-                        .unwrap_or_default();
-                    configs.push(Config {
-                        label: format!("{fs}-{server}-{name}{suffix}"),
-                        fs,
-                        server,
-                        opts_name: name.clone(),
-                        opts: opts.clone(),
-                        link_name: link_name.clone(),
-                        link: *link,
-                    });
+                for version in &versions {
+                    for (link_name, link) in &links {
+                        let suffix = link_name
+                            .as_ref()
+                            .map(|l| format!("-{}", label_part(l)))
+                            .unwrap_or_default();
+                        let mut c = Config {
+                            label: String::new(),
+                            fs,
+                            server,
+                            opts_name: name.clone(),
+                            opts: opts.clone(),
+                            link_name: link_name.clone(),
+                            link: *link,
+                            nfs_version: version.clone(),
+                        };
+                        c.label = format!("{fs}-{}-{name}{suffix}", c.server_text());
+                        configs.push(c);
+                    }
                 }
             }
         }
@@ -182,7 +205,7 @@ pub fn matrix(a: LabMatrixArgs) -> anyhow::Result<()> {
             "== configuration {}/{}: {} on {} ({}){} ==",
             i + 1,
             configs.len(),
-            c.server,
+            c.server_text(),
             c.fs,
             if c.opts.is_empty() {
                 "defaults".to_string()
@@ -249,7 +272,10 @@ fn run_config(
     };
     let lab = guard.lab().clone();
     let mut run_opts = a.opts_run.clone();
-    run_opts.target = Some(PathBuf::from(&lab.state.url));
+    run_opts.target = Some(PathBuf::from(match c.nfs_version.as_deref() {
+        Some(v) if v != "3" => naslab_lab::server::nfs4_url(&lab.state.url, v),
+        _ => lab.state.url.clone(),
+    }));
     run_opts.lab_link = lab.state.link.as_ref().map(|l| l.link.clone());
     if !lab.state.password.is_empty() {
         // The lab's generated password, for the run's SMB client to sign in with.
@@ -259,7 +285,10 @@ fn run_config(
     run_opts.label = c.label.clone();
     run_opts.drop_all_caches = !a.keep_server_cache;
     let mut extra = BTreeMap::new();
-    extra.insert("lab".to_string(), format!("{} on {}", c.server, c.fs));
+    extra.insert(
+        "lab".to_string(),
+        format!("{} on {}", c.server_text(), c.fs),
+    );
     extra.insert("scale".to_string(), a.generate.scale.to_string());
     extra.insert("seed".to_string(), a.generate.seed.to_string());
     if !c.opts.is_empty() {
@@ -369,11 +398,7 @@ fn render_links(c: &Comparison) -> String {
                 continue;
             }
             groups
-                .entry((
-                    cfg.fs.to_string(),
-                    cfg.server.to_string(),
-                    cfg.opts_name.clone(),
-                ))
+                .entry((cfg.fs.to_string(), cfg.server_text(), cfg.opts_name.clone()))
                 .or_default()
                 .push(cell.ops);
             let set = match (&cfg.link_name, &cfg.link) {
@@ -432,7 +457,7 @@ fn render(c: &Comparison) -> String {
             s,
             "  {:<28} {} on {}, {}{}",
             cfg.label,
-            cfg.server,
+            cfg.server_text(),
             cfg.fs,
             if cfg.opts.is_empty() {
                 "server defaults".to_string()

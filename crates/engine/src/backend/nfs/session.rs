@@ -466,6 +466,7 @@ impl Session {
         let pick = |v: u32| if v == 0 { MAX_XFER } else { v.min(MAX_XFER) };
         let settings = naslab_results::NfsSettings {
             version: 3,
+            minor_version: None,
             io_timeout_ns: timeout.as_nanos().try_into().unwrap_or(u64::MAX),
             auth: "AUTH_UNIX".to_string(),
             uid,
