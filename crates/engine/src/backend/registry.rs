@@ -93,7 +93,7 @@ pub static BACKENDS: [Descriptor; 5] = [
     Descriptor {
         name: "nfs",
         choice: Choice::Url("nfs"),
-        summary: "an NFSv3 export through naslab's own client (no mount)",
+        summary: "an NFSv3 or NFSv4.1 (?vers=4.1) export through naslab's own client (no mount)",
         caps: NFS,
         missing: "rebuild with --features nfs",
     },

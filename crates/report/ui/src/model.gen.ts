@@ -274,9 +274,14 @@ max_read_bytes: number, max_write_bytes: number, };
 
 export type NfsSettings = { 
 /**
- * The NFS version spoken (3).
+ * The NFS version spoken: 3 or 4.
  */
 version: number, 
+/**
+ * Version 4's minor version (1 or 2), as the server accepted it in the session's
+ * compounds; absent for version 3.
+ */
+minor_version?: number | null, 
 /**
  * `--io-timeout`: how long a request waits for its reply, ns.
  */
