@@ -26,10 +26,12 @@
 # the lab's Samba neither requires nor desires encryption. "samba-encrypted" is the same
 # with `server smb encrypt = required` (as NAS products that encrypt ship it) and
 # smbclient --client-protection=encrypt: both sessions AES-128-GCM. The run stops if
-# naslab's session reads otherwise.
+# naslab's session reads otherwise. "nfs4" is naslab over NFSv4.1 against nfs-cp over
+# NFSv4.0 (`version=4`: libnfs speaks no 4.1) and against naslab's own NFSv3, on one
+# ganesha (the lines "v4.1/v3" are naslab's v3 seconds over its v4.1 seconds).
 #
 # usage (root): bench/protocols-vs-tools.sh [WORKDIR]   (default /dev/shm/naslab-bench-proto)
-# SIZE=bytes (default 1 GiB); ROUNDS=N (default 3); SERVERS="samba nfs samba-encrypted"
+# SIZE=bytes (default 1 GiB); ROUNDS=N (default 3); SERVERS="samba nfs nfs4 samba-encrypted"
 # (the default; any of them, in any order); BIN=path to use an already built naslab
 # instead of the release build. Needs smbd, ganesha, smbclient, nfs-cp (libnfs-utils), and memory (when
 # WORKDIR is on tmpfs) for eight files of SIZE: naslab's six in the share of the lab that
@@ -39,7 +41,7 @@ cd "$(dirname "$0")/.."
 work=${1:-/dev/shm/naslab-bench-proto}
 size=${SIZE:-$((1 << 30))}
 rounds=${ROUNDS:-3}
-servers=${SERVERS:-samba nfs samba-encrypted}
+servers=${SERVERS:-samba nfs nfs4 samba-encrypted}
 for t in smbclient nfs-cp python3; do
   command -v "$t" >/dev/null || { echo "$t is not installed (scripts/test.sh installs it)" >&2; exit 1; }
 done
@@ -150,15 +152,19 @@ for server in $servers; do
   lab_opts=()
   protection=sign
   want_session=", not encrypted"
+  v4=""
   case $server in
   samba | nfs) kind=$server ;;
+  # naslab over NFSv4.1 against nfs-cp over NFSv4.0 (libnfs speaks no 4.1) and against
+  # naslab's own NFSv3, on one ganesha.
+  nfs4) kind=nfs; v4=1 ;;
   samba-encrypted)
     kind=samba
     lab_opts=(--opt "global: server smb encrypt = required")
     protection=encrypt
     want_session=", encrypted (AES-128-GCM)"
     ;;
-  *) echo "unknown server $server (samba, nfs or samba-encrypted)" >&2; exit 2 ;;
+  *) echo "unknown server $server (samba, nfs, nfs4 or samba-encrypted)" >&2; exit 2 ;;
   esac
   url=$("$bin" lab up --fs dir --server "$kind" --name "$name" --lab-dir "$work/labs" "${lab_opts[@]}" 2>/dev/null)
   lab=$name
@@ -167,6 +173,13 @@ for server in $servers; do
   share=$(python3 -c "import json; print(json.load(open('$state'))['share_dir'])")
   port=$(sed -E 's#.*127\.0\.0\.1:([0-9]+)/.*#\1#' <<<"$url")
   mport=$(sed -E 's#.*mountport=([0-9]+).*#\1#' <<<"$url")
+  # nfs-cp's way to the server: the MOUNT port for v3, version=4 (4.0) otherwise.
+  tool_q="nfsport=$port&mountport=$mport"
+  if [ -n "$v4" ]; then
+    url3=$url
+    url="${url%%\?*}?vers=4.1"
+    tool_q="nfsport=$port&version=4"
+  fi
   # One run prepares the file over the protocol; every later one reads it.
   naslab_secs read 1 "$url" "$server" >/dev/null
   file=naslab/SeqRead1M/big.bin
@@ -182,12 +195,20 @@ for server in $servers; do
       tool=nfs-cp
       # nfs-cp cannot write to /dev/null; memory (tmpfs) is the nearest thing.
       copy=/dev/shm/naslab-bench-nfs-cp.$$
-      s=$(timed nfs-cp "nfs://127.0.0.1/naslab/$file?nfsport=$port&mountport=$mport" "$copy")
+      s=$(timed nfs-cp "nfs://127.0.0.1/naslab/$file?$tool_q" "$copy")
       [ "$(stat -c %s "$copy")" = "$size" ] || { echo "nfs-cp copied a short file" >&2; exit 1; }
       rm -f "$copy"
     fi
     echo "round $round read:  $(ratios "$tool" "$s" "${r[@]}")"
     keep "$server read" "$s" "${r[@]}"
+    if [ -n "$v4" ]; then
+      r3=()
+      for mib in "${sizes_mib[@]}"; do r3+=("$(naslab_secs read "$mib" "$url3" "$server-v3")"); done
+      for i in "${!sizes_mib[@]}"; do
+        echo "round $round read:  ${sizes_mib[$i]} MiB naslab v3 $(mbs "${r3[$i]}") MB/s, v4.1/v3 $(python3 -c "print('%.2f' % (${r3[$i]} / ${r[$i]}))")"
+        echo "$server read v4.1/v3|${sizes_mib[$i]}|$(python3 -c "print(${r3[$i]} / ${r[$i]})")" >>"$medians"
+      done
+    fi
 
     # Writes: naslab's each make a new file (the workload's directory is emptied
     # before each run); the tool's a new name each round, removed after it.
@@ -197,12 +218,20 @@ for server in $servers; do
     if [ "$kind" = samba ]; then
       s=$(smbclient_secs "$port" "put $src $put")
     else
-      s=$(timed nfs-cp "$src" "nfs://127.0.0.1/naslab/$put?nfsport=$port&mountport=$mport")
+      s=$(timed nfs-cp "$src" "nfs://127.0.0.1/naslab/$put?$tool_q")
     fi
     [ "$(stat -c %s "$share/$put")" = "$size" ] || { echo "$tool wrote a short file" >&2; exit 1; }
     rm -f "$share/$put"
     echo "round $round write: $(ratios "$tool" "$s" "${w[@]}")"
     keep "$server write" "$s" "${w[@]}"
+    if [ -n "$v4" ]; then
+      w3=()
+      for mib in "${sizes_mib[@]}"; do w3+=("$(naslab_secs write "$mib" "$url3" "$server-v3")"); done
+      for i in "${!sizes_mib[@]}"; do
+        echo "round $round write: ${sizes_mib[$i]} MiB naslab v3 $(mbs "${w3[$i]}") MB/s, v4.1/v3 $(python3 -c "print('%.2f' % (${w3[$i]} / ${w[$i]}))")"
+        echo "$server write v4.1/v3|${sizes_mib[$i]}|$(python3 -c "print(${w3[$i]} / ${w[$i]})")" >>"$medians"
+      done
+    fi
   done
   down
 done

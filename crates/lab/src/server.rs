@@ -225,7 +225,7 @@ NFS_CORE_PARAM {{
   Enable_UDP = false;
   Mount_Path_Pseudo = true;
 {core_opts}}}
-NFSV4 {{ Graceless = true; Minor_Versions = 1, 2; PNFS_MDS = false; PNFS_DS = false; }}
+NFSV4 {{ Graceless = true; Minor_Versions = 0, 1, 2; PNFS_MDS = false; PNFS_DS = false; }}
 EXPORT {{
   Export_Id = 1;
   Path = {};
@@ -515,7 +515,7 @@ mod tests {
         let anon = Account { uid: 5, gid: 6 };
         let g = ganesha_config(Path::new("/s"), 1, 2, &[], anon);
         assert_eq!(g.matches("Protocols = 3, 4;").count(), 2, "{g}");
-        assert!(g.contains("Minor_Versions = 1, 2;"), "{g}");
+        assert!(g.contains("Minor_Versions = 0, 1, 2;"), "{g}");
         assert!(g.contains("PNFS_MDS = false;"), "{g}");
         let only4 = ["global: Protocols = 4".to_string(), "Protocols = 4".into()];
         let g = ganesha_config(Path::new("/s"), 1, 2, &only4, anon);
