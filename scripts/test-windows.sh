@@ -29,7 +29,7 @@ x86_64-w64-mingw32-gcc -O2 -shared -o "$WINEPREFIX/drive_c/windows/system32/bcry
   scripts/wine/bcryptprimitives.c scripts/wine/bcryptprimitives.def -ladvapi32
 
 # Unit tests of the crates that build for Windows, run by the target's runner (wine).
-timeout 1800 cargo test --quiet --target x86_64-pc-windows-gnu -p naslab-results -p naslab-trace --lib
+timeout 1800 cargo test --quiet --target x86_64-pc-windows-gnu -p naslab-results -p naslab-trace -p naslab-layout --lib
 timeout 1800 cargo test --quiet --target x86_64-pc-windows-gnu -p naslab-engine --lib -- \
   positioned:: utc:: backend::windows:: backend::remote:: spool::
 

@@ -74,11 +74,7 @@ pub enum Command {
     /// Files written by many connections at once, then backed up by one reader.
     Backup(BackupArgs),
     /// Show how files lie on disk: extents as filefrag counts them, ideal extents, layout score.
-    #[cfg(target_os = "linux")]
     Frag(FragArgs),
-    /// Not available on Windows (Linux only).
-    #[cfg(not(target_os = "linux"))]
-    Frag(Unavailable),
     /// Time Samba's allocation patterns and count the extents each leaves, in a directory or
     /// (as root, with --matrix) on fresh ext4, ext3, xfs and btrfs loop images.
     #[cfg(target_os = "linux")]
@@ -364,10 +360,10 @@ pub struct CleanArgs {
     pub target: PathBuf,
 }
 
-#[cfg(target_os = "linux")]
 #[derive(Args, Debug)]
 pub struct FragArgs {
-    /// Files and directories to examine (directories are walked, staying on their file system).
+    /// Files and directories to examine (directories are walked, staying on their file
+    /// system; on Windows, entering no reparse point).
     #[arg(value_name = "PATH", required = true)]
     pub paths: Vec<PathBuf>,
     /// Print JSON instead of the table.

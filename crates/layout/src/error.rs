@@ -14,13 +14,22 @@ pub enum LayoutError {
         source: std::io::Error,
     },
     /// The file system does not implement FIEMAP (NFS, SMB, tmpfs before 6.x, most FUSE).
-    #[error("the {fs} file system holding '{path}' does not report file extents (FIEMAP); layouts can be read only on local file systems such as ext4, xfs or btrfs")]
+    #[cfg_attr(not(windows), error("the {fs} file system holding '{path}' does not report file extents (FIEMAP); layouts can be read only on local file systems such as ext4, xfs or btrfs"))]
+    #[cfg_attr(windows, error("the {fs} file system holding '{path}' does not report file extents (FSCTL_GET_RETRIEVAL_POINTERS); layouts can be read on a local volume of Windows itself (NTFS, ReFS), not under Wine nor on most network shares"))]
     Unsupported { path: PathBuf, fs: String },
     /// A path that is neither a regular file nor a directory.
     #[error("'{0}' is neither a regular file nor a directory; give files or directories")]
     NotFileOrDir(PathBuf),
-    /// The FIEMAP ioctl failed for another reason.
-    #[error("cannot read the extents of '{path}' (FIEMAP): {source}")]
+    /// The FIEMAP ioctl (on Windows `FSCTL_GET_RETRIEVAL_POINTERS`) failed for another
+    /// reason.
+    #[cfg_attr(
+        not(windows),
+        error("cannot read the extents of '{path}' (FIEMAP): {source}")
+    )]
+    #[cfg_attr(
+        windows,
+        error("cannot read the extents of '{path}' (FSCTL_GET_RETRIEVAL_POINTERS): {source}")
+    )]
     Fiemap {
         path: PathBuf,
         #[source]

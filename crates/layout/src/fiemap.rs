@@ -5,6 +5,11 @@ use std::fs::File;
 use std::io;
 use std::os::fd::AsRawFd;
 
+pub use crate::extent::{
+    Extent, EXTENT_DATA_INLINE, EXTENT_DATA_TAIL, EXTENT_DELALLOC, EXTENT_ENCODED, EXTENT_LAST,
+    EXTENT_MERGED, EXTENT_NOT_ALIGNED, EXTENT_SHARED, EXTENT_UNKNOWN, EXTENT_UNWRITTEN,
+};
+
 /// `FS_IOC_FIEMAP`, `_IOWR('f', 11, struct fiemap)` with the 32-byte `struct fiemap`.
 const FS_IOC_FIEMAP: libc::c_ulong = 0xC020_660B;
 /// Asks the file system to write the file's dirty pages back before mapping it, so
@@ -12,27 +17,6 @@ const FS_IOC_FIEMAP: libc::c_ulong = 0xC020_660B;
 const FIEMAP_FLAG_SYNC: u32 = 0x1;
 /// Extents per ioctl: the same batch as filefrag (a 16 KiB buffer).
 const BATCH: usize = 292;
-
-/// The last extent of the file.
-pub const EXTENT_LAST: u32 = 0x1;
-/// The data's location is not known yet (set with `EXTENT_DELALLOC`).
-pub const EXTENT_UNKNOWN: u32 = 0x2;
-/// Delayed allocation: the data has no blocks yet.
-pub const EXTENT_DELALLOC: u32 = 0x4;
-/// The data is encoded (compressed on btrfs).
-pub const EXTENT_ENCODED: u32 = 0x8;
-/// The extent's offsets may not be block aligned.
-pub const EXTENT_NOT_ALIGNED: u32 = 0x100;
-/// The data lives inside the inode or with metadata.
-pub const EXTENT_DATA_INLINE: u32 = 0x200;
-/// Several files share the block (tail packing).
-pub const EXTENT_DATA_TAIL: u32 = 0x400;
-/// Space allocated but never written: reads return zeros.
-pub const EXTENT_UNWRITTEN: u32 = 0x800;
-/// The file system merged block mappings into this extent (indirect-mapped files).
-pub const EXTENT_MERGED: u32 = 0x1000;
-/// The blocks are shared with other files (reflinks, snapshots).
-pub const EXTENT_SHARED: u32 = 0x2000;
 
 #[repr(C)]
 #[derive(Clone, Copy, Default)]
@@ -54,30 +38,6 @@ struct Request {
     extent_count: u32,
     reserved: u32,
     extents: [RawExtent; BATCH],
-}
-
-/// One extent as FIEMAP reports it, in bytes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct Extent {
-    /// Offset in the file.
-    pub logical: u64,
-    /// Offset on the device; meaningless when `EXTENT_UNKNOWN` is set.
-    pub physical: u64,
-    pub length: u64,
-    /// `EXTENT_*` flags.
-    pub flags: u32,
-}
-
-impl Extent {
-    /// Whether a flag (`EXTENT_*`) is set.
-    pub fn has(&self, flag: u32) -> bool {
-        self.flags & flag != 0
-    }
-
-    /// Whether the extent's physical offset means something.
-    pub fn location_known(&self) -> bool {
-        !self.has(EXTENT_UNKNOWN | EXTENT_DELALLOC | EXTENT_DATA_INLINE)
-    }
 }
 
 /// Why FIEMAP could not map a file.

@@ -72,14 +72,7 @@ pub struct FsInfo {
     pub xfs_ag_blocks: Option<u64>,
 }
 
-/// The longest extents a file can have: what ideal extents are counted from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ExtentLimit {
-    /// For plain data.
-    pub bytes: u64,
-    /// For compressed (encoded) data, where it differs.
-    pub encoded_bytes: Option<u64>,
-}
+pub use crate::file_layout::ExtentLimit;
 
 /// Reads the file system's family, name and block size for an open file (reading the
 /// mount table for the name; to look at many files, read it once with [`Mounts::read`]

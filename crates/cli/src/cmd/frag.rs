@@ -4,10 +4,12 @@ use std::fmt::Write;
 use std::path::Path;
 
 use anyhow::bail;
-use naslab_engine::{Plan, Sandbox};
-use naslab_layout::{
-    analyze_file_in, analyze_tree_in, walk_dir, FileLayout, LayoutError, Mounts, Totals, TreeLayout,
-};
+use naslab_engine::Plan;
+#[cfg(target_os = "linux")]
+use naslab_engine::Sandbox;
+#[cfg(target_os = "linux")]
+use naslab_layout::{analyze_file_in, analyze_tree_in, walk_dir, Mounts};
+use naslab_layout::{FileLayout, LayoutError, Totals, TreeLayout};
 use naslab_results::{IterationLayout, LayoutSummary};
 use naslab_trace::FileKind;
 use serde::Serialize;
@@ -64,17 +66,29 @@ pub fn frag(args: FragArgs) -> anyhow::Result<()> {
         bail!("give at least one file or directory");
     }
     // One read of the mount table for every path.
+    #[cfg(target_os = "linux")]
     let mounts = Mounts::read();
+    #[cfg(target_os = "linux")]
+    let (tree_of, file_of) = (
+        |p: &Path| analyze_tree_in(p, args.top, !args.no_sync, &mounts),
+        |p: &Path| analyze_file_in(p, !args.no_sync, &mounts),
+    );
+    // On Windows: retrieval pointers, no mount table.
+    #[cfg(windows)]
+    let (tree_of, file_of) = (
+        |p: &Path| naslab_layout::analyze_tree(p, args.top, !args.no_sync),
+        |p: &Path| naslab_layout::analyze_file(p, !args.no_sync),
+    );
     let mut files = Vec::new();
     let mut trees = Vec::new();
     let mut failed = Vec::new();
     for path in &args.paths {
         let done = match std::fs::metadata(path) {
             Err(e) => Err(format!("cannot examine it: {e}")),
-            Ok(meta) if meta.is_dir() => analyze_tree_in(path, args.top, !args.no_sync, &mounts)
+            Ok(meta) if meta.is_dir() => tree_of(path)
                 .map(|t| trees.push(t))
                 .map_err(|e| e.to_string()),
-            Ok(_) => analyze_file_in(path, !args.no_sync, &mounts)
+            Ok(_) => file_of(path)
                 .map(|f| files.push(f))
                 .map_err(|e| e.to_string()),
         };
@@ -227,10 +241,42 @@ fn summary(t: &Totals) -> LayoutSummary {
 /// directory and everything in it are opened beneath the sandbox, never through a
 /// symbolic link. `None` when the file system does not report extents or the directory
 /// cannot be read.
+#[cfg(target_os = "linux")]
 pub fn iteration_layout(sandbox: &Sandbox, plan: &Plan) -> Option<IterationLayout> {
     let name = plan.header.workload.as_str();
     let fd = sandbox.open_workload_dir(name).ok()?;
     let dir = sandbox.root().join(name);
+    split_layout(plan, &dir, |on_file| walk_dir(fd, &dir, true, on_file))
+}
+
+/// [`iteration_layout`] on Windows, in naslab's directory `root`: the workload's
+/// directory is not entered when it is a reparse point, nor any reparse point below it
+/// (see `naslab_layout::walk`).
+#[cfg(windows)]
+pub fn iteration_layout_in(root: &Path, plan: &Plan) -> Option<IterationLayout> {
+    use std::os::windows::fs::MetadataExt;
+    /// `FILE_ATTRIBUTE_REPARSE_POINT`.
+    const REPARSE: u32 = 0x400;
+    let dir = root.join(plan.header.workload.as_str());
+    let m = std::fs::symlink_metadata(&dir).ok()?;
+    if !m.is_dir() || m.file_attributes() & REPARSE != 0 {
+        return None;
+    }
+    split_layout(plan, &dir, |on_file| {
+        naslab_layout::walk(&dir, true, on_file)
+    })
+}
+
+/// The layouts `walk` gives of the files under `dir`, added up apart for the files
+/// preparation made and the others; `None` when the file system does not report
+/// extents or the directory cannot be read.
+fn split_layout(
+    plan: &Plan,
+    dir: &Path,
+    walk: impl FnOnce(
+        &mut dyn FnMut(&Path, Result<FileLayout, LayoutError>),
+    ) -> Result<Vec<naslab_layout::Skipped>, LayoutError>,
+) -> Option<IterationLayout> {
     let prepared: std::collections::HashSet<&Path> = plan
         .files
         .entries
@@ -240,9 +286,9 @@ pub fn iteration_layout(sandbox: &Sandbox, plan: &Plan) -> Option<IterationLayou
         .collect();
     let (mut pre, mut written) = (Totals::default(), Totals::default());
     let mut unsupported = false;
-    let walked = walk_dir(fd, &dir, true, |path, r| match r {
+    let walked = walk(&mut |path, r| match r {
         Ok(f) => {
-            let rel = path.strip_prefix(&dir).unwrap_or(path);
+            let rel = path.strip_prefix(dir).unwrap_or(path);
             if prepared.contains(rel) {
                 pre.add(&f);
             } else {
@@ -263,6 +309,7 @@ pub fn iteration_layout(sandbox: &Sandbox, plan: &Plan) -> Option<IterationLayou
 }
 
 #[cfg(test)]
+#[cfg(target_os = "linux")]
 mod tests {
     use super::*;
     use std::os::unix::fs::symlink;

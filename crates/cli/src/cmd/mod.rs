@@ -12,7 +12,6 @@ mod describe;
 mod device;
 mod docs;
 mod fileserver;
-#[cfg(target_os = "linux")]
 pub(crate) mod frag;
 mod ingest;
 mod iozone;
@@ -73,14 +72,11 @@ fn command(cli: Cli, coord: &Arc<dyn Coordinator>) -> anyhow::Result<()> {
         Command::Ingest(a) => ingest::ingest(a, coord),
         Command::Fileserver(a) => fileserver::fileserver(a, coord),
         Command::Backup(a) => backup::backup(a, coord),
-        #[cfg(target_os = "linux")]
         Command::Frag(a) => frag::frag(a),
         #[cfg(target_os = "linux")]
         Command::Alloc(a) => alloc::alloc(a),
         #[cfg(target_os = "linux")]
         Command::Lab(a) => lab::lab(a),
-        #[cfg(not(target_os = "linux"))]
-        Command::Frag(_) => Err(not_here("frag", "it reads file extents through Linux's FIEMAP (the NTFS counterpart, FSCTL_GET_RETRIEVAL_POINTERS, is not built yet)", "run `naslab frag` on a Linux machine that mounts the same file system")),
         #[cfg(not(target_os = "linux"))]
         Command::Alloc(_) => Err(not_here("alloc", "it times Linux's allocation calls (posix_fallocate) and reads the extents through FIEMAP, and its matrix makes Linux file systems on loop devices", "run it on Linux")),
         #[cfg(not(target_os = "linux"))]

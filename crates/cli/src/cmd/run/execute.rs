@@ -244,10 +244,25 @@ impl RunHooks for CliHooks<'_> {
         }))
     }
 
-    /// File extents are read through FIEMAP, on Linux only: elsewhere there is no layout.
-    #[cfg(not(target_os = "linux"))]
+    /// Extents are read through FIEMAP on Linux and `FSCTL_GET_RETRIEVAL_POINTERS` on
+    /// Windows: elsewhere there is no layout.
+    #[cfg(not(any(target_os = "linux", windows)))]
     fn layout(&self, _plan: &Plan) -> Option<IterationLayout> {
         None
+    }
+
+    #[cfg(windows)]
+    fn layout(&self, plan: &Plan) -> Option<IterationLayout> {
+        // By the preparer alone when the clients share one file set, as on Linux.
+        let joined = self
+            .ctx
+            .replay
+            .start_gate
+            .as_ref()
+            .and_then(|g| g.shared())
+            .is_some_and(|s| !s.preparer);
+        let root = self.ctx.target.local_dir().filter(|_| !joined)?;
+        crate::cmd::frag::iteration_layout_in(&root, plan)
     }
 
     #[cfg(target_os = "linux")]
