@@ -224,6 +224,14 @@ impl Target for SmbTarget {
         SMB_CAPS
     }
 
+    /// Every request's future can sign in again from inside the op when it finds its
+    /// connection broken (NTLM, key derivation, TREE_CONNECT), so it holds room for
+    /// that: more than the 256 KiB a stream has by default, in a debug build (a stack
+    /// overflow in `smb_backend_runs_every_op_and_the_server_holds_the_bytes`).
+    fn stream_stack_bytes(&self) -> usize {
+        1 << 20
+    }
+
     fn connect(
         &self,
         workload_dir: &str,
