@@ -773,3 +773,52 @@ fn nfs_4_1_runs_the_nas_workloads_with_every_byte_on_the_server() {
     );
     assert!(e.contains("cannot mount"), "{e}");
 }
+
+/// `lab matrix --nfs-versions 3,4.1`: one configuration per version on the same kind of
+/// server, labelled by version, each run's run.json saying the version its client spoke.
+#[test]
+fn lab_matrix_runs_each_nfs_configuration_in_each_version_asked() {
+    if !lab_ready("nfs") {
+        return;
+    }
+    let base = tempfile::tempdir().unwrap();
+    open_for_lab(base.path());
+    let out = base.path().join("results");
+    let run = run_ok(
+        naslab()
+            .args(["lab", "matrix", "--fs", "dir", "--server", "nfs"])
+            .args(["--nfs-versions", "3,4.1", "--workload", "FileCopyToNAS"])
+            .args(["--scale", "0.002", "--lab-dir"])
+            .arg(base.path())
+            .arg("--out")
+            .arg(&out),
+    );
+    let table = text(&run.stdout);
+    assert!(
+        table.contains("dir-nfs-defaults") && table.contains("dir-nfs4.1-defaults"),
+        "{table}"
+    );
+    let cmp = matrix_comparison(&out);
+    let versions: Vec<_> = cmp["configs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["nfs_version"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(versions, ["3", "4.1"]);
+    for (i, (major, minor)) in [(3, None), (4, Some(1))].into_iter().enumerate() {
+        let c = &cmp["cells"][i][0];
+        assert!(c["error"].is_null(), "{c}");
+        assert!(c["throughput_mb_s"].as_f64().unwrap() > 0.0, "{c}");
+        let dir = Path::new(cmp["runs"][i].as_str().unwrap());
+        let r: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.join("run.json")).unwrap()).unwrap();
+        let p = &r["options"]["protocol"];
+        assert_eq!(p["version"], major, "{p}");
+        assert_eq!(
+            p.get("minor_version").and_then(|m| m.as_u64()),
+            minor,
+            "{p}"
+        );
+    }
+}
