@@ -14,14 +14,14 @@
 
 mod session;
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use naslab_trace::OpKind;
 use nfs3_client::nfs3_types::nfs3::{ftype3, nfs_fh3, stable_how, writeverf3};
 
 use self::session::Session;
 use super::remote::{
-    release_target, RemoteFs, RemoteSandbox, RemoteSandboxError, SharePaths, RELEASE_WAIT,
+    HandleTable, RemoteFs, RemoteSandbox, RemoteSandboxError, RemoteShare, SharePaths,
 };
 use super::url::{ClientOptions, RemoteUrl};
 use super::{Backend, BackendOptions, Caps, Handle, OpError, OpenHow, Recovery, Target};
@@ -86,16 +86,7 @@ pub enum NfsError {
 pub struct NfsTarget {
     url: RemoteUrl,
     timeout: std::time::Duration,
-    sandbox: RemoteSandbox,
-    admin: Mutex<Session>,
-}
-
-impl Drop for NfsTarget {
-    fn drop(&mut self) {
-        let admin = self.admin.get_mut().unwrap_or_else(|e| e.into_inner());
-        admin.w.set_timeout(RELEASE_WAIT);
-        release_target(&self.sandbox, admin, &self.url.to_string());
-    }
+    share: RemoteShare<Session>,
 }
 
 impl std::fmt::Debug for NfsTarget {
@@ -136,10 +127,9 @@ impl NfsTarget {
         )
         .map_err(|e| squash_hint(e, as_root))?;
         Ok(NfsTarget {
+            share: RemoteShare::new(url.to_string(), sandbox, admin),
             url,
             timeout,
-            sandbox,
-            admin: Mutex::new(admin),
         })
     }
 
@@ -150,11 +140,7 @@ impl NfsTarget {
 
     /// The client's options and the server's transfer sizes, as the results record them.
     pub fn settings(&self) -> naslab_results::NfsSettings {
-        self.admin
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .settings
-            .clone()
+        self.share.admin().settings.clone()
     }
 }
 
@@ -236,36 +222,22 @@ impl Target for NfsTarget {
             errno: crate::errno::ENOTCONN,
             detail: Some(e.to_string()),
         })?;
-        session
-            .w
-            .share_silence_with(&self.admin.lock().unwrap_or_else(|e| e.into_inner()).w);
-        let dir = format!("{}/{workload_dir}", self.sandbox.root());
+        session.w.share_silence_with(&self.share.admin().w);
+        let dir = format!("{}/{workload_dir}", self.share.sandbox().root());
         let paths = SharePaths::new(dir, files);
         Ok(Box::new(NfsBackend {
             session,
             paths,
-            handles: Vec::new(),
-            free: Vec::new(),
+            handles: HandleTable::default(),
         }))
     }
 
     fn fresh_workload_dir(&self, name: &str) -> Result<(), OpError> {
-        let mut admin = self.admin.lock().unwrap_or_else(|e| e.into_inner());
-        // Another connection may have removed directories this one remembers.
-        admin.dirs.clear();
-        self.sandbox
-            .fresh_workload_dir(&mut *admin, name)
-            .map(|_| ())
-            .map_err(RemoteSandboxError::into_op_error)
+        self.share.fresh_workload_dir(name)
     }
 
     fn remove_all(mut self: Box<Self>) -> Result<bool, OpError> {
-        let this = &mut *self;
-        let admin = this.admin.get_mut().unwrap_or_else(|e| e.into_inner());
-        admin.dirs.clear();
-        this.sandbox
-            .remove_all(admin)
-            .map_err(RemoteSandboxError::into_op_error)
+        self.share.remove_all()
     }
 }
 
@@ -308,27 +280,12 @@ pub struct NfsBackend {
     session: Session,
     /// Each file's path on the share, made when asked for.
     paths: SharePaths,
-    handles: Vec<Option<Open>>,
-    free: Vec<usize>,
+    handles: HandleTable<Open>,
 }
 
 impl NfsBackend {
     fn path(&self, file: u32) -> Result<String, OpError> {
         self.paths.path(file)
-    }
-
-    fn slot(&mut self, h: Handle) -> Result<&mut Open, OpError> {
-        Self::open_in(&mut self.handles, h)
-    }
-
-    /// The open behind `h`, borrowed from the handle table alone, so the session can be
-    /// used alongside it.
-    fn open_in(handles: &mut [Option<Open>], h: Handle) -> Result<&mut Open, OpError> {
-        (h as usize)
-            .checked_sub(1)
-            .and_then(|i| handles.get_mut(i))
-            .and_then(Option::as_mut)
-            .ok_or(OpError::errno(crate::errno::EBADF))
     }
 
     fn is_dir(&self, file: u32) -> bool {
@@ -370,26 +327,12 @@ impl Backend for NfsBackend {
             verf: None,
             verf_changed: false,
         };
-        let slot = match self.free.pop() {
-            Some(i) => {
-                self.handles[i] = Some(open);
-                i
-            }
-            None => {
-                self.handles.push(Some(open));
-                self.handles.len() - 1
-            }
-        };
-        Ok(slot as Handle + 1)
+        Ok(self.handles.insert(open))
     }
 
     fn close(&mut self, h: Handle) -> Result<(), OpError> {
         self.session.begin_op();
-        let i = self.slot(h).map(|_| h as usize - 1)?;
-        let Some(mut o) = self.handles[i].take() else {
-            return Err(OpError::errno(crate::errno::EBADF));
-        };
-        self.free.push(i);
+        let mut o = self.handles.take(h)?;
         if o.dirty {
             let v = self.session.commit(&mut o.fh)?;
             if o.committed(v) {
@@ -401,13 +344,13 @@ impl Backend for NfsBackend {
 
     fn read(&mut self, h: Handle, offset: u64, buf: &mut [u8]) -> Result<usize, OpError> {
         self.session.begin_op();
-        let o = Self::open_in(&mut self.handles, h)?;
+        let o = self.handles.get_mut(h)?;
         self.session.read_into(&mut o.fh, offset, buf)
     }
 
     fn write(&mut self, h: Handle, offset: u64, buf: &[u8]) -> Result<usize, OpError> {
         self.session.begin_op();
-        let o = Self::open_in(&mut self.handles, h)?;
+        let o = self.handles.get_mut(h)?;
         let stable = o.stable;
         let at = o.append_at.unwrap_or(offset);
         let (n, verf, mixed) = self.session.write_at(&mut o.fh, at, buf, stable)?;
@@ -423,7 +366,7 @@ impl Backend for NfsBackend {
 
     fn fsync(&mut self, h: Handle) -> Result<(), OpError> {
         self.session.begin_op();
-        let o = Self::open_in(&mut self.handles, h)?;
+        let o = self.handles.get_mut(h)?;
         o.dirty = false;
         let v = self.session.commit(&mut o.fh)?;
         if o.committed(v) {
@@ -434,7 +377,7 @@ impl Backend for NfsBackend {
 
     fn truncate(&mut self, h: Handle, len: u64) -> Result<(), OpError> {
         self.session.begin_op();
-        let fh = self.slot(h)?.fh.clone();
+        let fh = self.handles.get_mut(h)?.fh.clone();
         self.session.set_size(&fh, len)
     }
 

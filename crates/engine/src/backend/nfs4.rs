@@ -15,13 +15,13 @@
 
 mod session;
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use bytes::Bytes;
 use naslab_trace::OpKind;
 
 use self::session::Session;
-use super::remote::{release_target, RemoteSandbox, RemoteSandboxError, SharePaths, RELEASE_WAIT};
+use super::remote::{HandleTable, RemoteSandbox, RemoteSandboxError, RemoteShare, SharePaths};
 use super::url::{ClientOptions, RemoteUrl};
 use super::{Backend, BackendOptions, Caps, Handle, OpError, OpenHow, Target};
 use crate::plan::FileTable;
@@ -66,16 +66,7 @@ pub enum Nfs4Error {
 pub struct Nfs4Target {
     url: RemoteUrl,
     timeout: std::time::Duration,
-    sandbox: RemoteSandbox,
-    admin: Mutex<Session>,
-}
-
-impl Drop for Nfs4Target {
-    fn drop(&mut self) {
-        let admin = self.admin.get_mut().unwrap_or_else(|e| e.into_inner());
-        admin.w.set_timeout(RELEASE_WAIT);
-        release_target(&self.sandbox, admin, &self.url.to_string());
-    }
+    share: RemoteShare<Session>,
 }
 
 impl std::fmt::Debug for Nfs4Target {
@@ -112,10 +103,9 @@ impl Nfs4Target {
         )
         .map_err(|e| super::nfs::squash_hint(e, as_root))?;
         Ok(Nfs4Target {
+            share: RemoteShare::new(url.to_string(), sandbox, admin),
             url,
             timeout,
-            sandbox,
-            admin: Mutex::new(admin),
         })
     }
 
@@ -127,11 +117,7 @@ impl Nfs4Target {
     /// The client's options, the version spoken and the session's transfer sizes, as
     /// the results record them.
     pub fn settings(&self) -> naslab_results::NfsSettings {
-        self.admin
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .settings
-            .clone()
+        self.share.admin().settings.clone()
     }
 }
 
@@ -160,35 +146,21 @@ impl Target for Nfs4Target {
             errno: crate::errno::ENOTCONN,
             detail: Some(e.to_string()),
         })?;
-        session
-            .w
-            .share_silence_with(&self.admin.lock().unwrap_or_else(|e| e.into_inner()).w);
-        let dir = format!("{}/{workload_dir}", self.sandbox.root());
+        session.w.share_silence_with(&self.share.admin().w);
+        let dir = format!("{}/{workload_dir}", self.share.sandbox().root());
         Ok(Box::new(Nfs4Backend {
             session,
             paths: SharePaths::new(dir, files),
-            handles: Vec::new(),
-            free: Vec::new(),
+            handles: HandleTable::default(),
         }))
     }
 
     fn fresh_workload_dir(&self, name: &str) -> Result<(), OpError> {
-        let mut admin = self.admin.lock().unwrap_or_else(|e| e.into_inner());
-        // Another connection may have removed directories this one remembers.
-        admin.dirs.clear();
-        self.sandbox
-            .fresh_workload_dir(&mut *admin, name)
-            .map(|_| ())
-            .map_err(RemoteSandboxError::into_op_error)
+        self.share.fresh_workload_dir(name)
     }
 
     fn remove_all(mut self: Box<Self>) -> Result<bool, OpError> {
-        let this = &mut *self;
-        let admin = this.admin.get_mut().unwrap_or_else(|e| e.into_inner());
-        admin.dirs.clear();
-        this.sandbox
-            .remove_all(admin)
-            .map_err(RemoteSandboxError::into_op_error)
+        self.share.remove_all()
     }
 }
 
@@ -209,18 +181,7 @@ pub struct Nfs4Backend {
     session: Session,
     /// Each file's path on the server, made when asked for.
     paths: SharePaths,
-    handles: Vec<Option<Open>>,
-    free: Vec<usize>,
-}
-
-impl Nfs4Backend {
-    fn open_in(handles: &mut [Option<Open>], h: Handle) -> Result<&mut Open, OpError> {
-        (h as usize)
-            .checked_sub(1)
-            .and_then(|i| handles.get_mut(i))
-            .and_then(Option::as_mut)
-            .ok_or(OpError::errno(crate::errno::EBADF))
-    }
+    handles: HandleTable<Open>,
 }
 
 impl Backend for Nfs4Backend {
@@ -244,26 +205,11 @@ impl Backend for Nfs4Backend {
             dirty: false,
             append_at: how.append.then_some(size),
         };
-        let slot = match self.free.pop() {
-            Some(i) => {
-                self.handles[i] = Some(open);
-                i
-            }
-            None => {
-                self.handles.push(Some(open));
-                self.handles.len() - 1
-            }
-        };
-        Ok(slot as Handle + 1)
+        Ok(self.handles.insert(open))
     }
 
     fn close(&mut self, h: Handle) -> Result<(), OpError> {
-        Self::open_in(&mut self.handles, h)?;
-        let i = h as usize - 1;
-        let Some(o) = self.handles[i].take() else {
-            return Err(OpError::errno(crate::errno::EBADF));
-        };
-        self.free.push(i);
+        let o = self.handles.take(h)?;
         let committed = if o.dirty {
             self.session.commit(&o.fh)
         } else {
@@ -274,19 +220,19 @@ impl Backend for Nfs4Backend {
     }
 
     fn read(&mut self, h: Handle, offset: u64, buf: &mut [u8]) -> Result<usize, OpError> {
-        let fh = Self::open_in(&mut self.handles, h)?.fh.clone();
+        let fh = self.handles.get_mut(h)?.fh.clone();
         self.session.read_into(&fh, offset, buf)
     }
 
     fn write(&mut self, h: Handle, offset: u64, buf: &[u8]) -> Result<usize, OpError> {
-        let o = Self::open_in(&mut self.handles, h)?;
+        let o = self.handles.get_mut(h)?;
         let (fh, sync) = (o.fh.clone(), o.sync);
         let at = o.append_at.unwrap_or(offset);
         let (n, stable) = self.session.write_at(&fh, at, buf)?;
         if sync && !stable {
             self.session.commit(&fh)?;
         }
-        let o = Self::open_in(&mut self.handles, h)?;
+        let o = self.handles.get_mut(h)?;
         o.dirty |= !sync && !stable;
         if let Some(a) = o.append_at.as_mut() {
             *a += n as u64;
@@ -295,14 +241,14 @@ impl Backend for Nfs4Backend {
     }
 
     fn fsync(&mut self, h: Handle) -> Result<(), OpError> {
-        let o = Self::open_in(&mut self.handles, h)?;
+        let o = self.handles.get_mut(h)?;
         o.dirty = false;
         let fh = o.fh.clone();
         self.session.commit(&fh)
     }
 
     fn truncate(&mut self, h: Handle, len: u64) -> Result<(), OpError> {
-        let fh = Self::open_in(&mut self.handles, h)?.fh.clone();
+        let fh = self.handles.get_mut(h)?.fh.clone();
         self.session.set_size(&fh, len)
     }
 

@@ -532,6 +532,128 @@ pub fn release_target(sandbox: &RemoteSandbox, fs: &mut dyn RemoteFs, target: &s
     }
 }
 
+/// A protocol target's admin connection: the file calls the sandbox needs, and what a
+/// [`RemoteShare`] asks of it besides.
+pub trait AdminSession: RemoteFs {
+    /// Forgets the directory handles it looked up (another connection may have removed
+    /// or replaced those directories).
+    fn forget_lookups(&mut self) {}
+    /// Waits at most `wait` for each of its requests from now on.
+    fn set_request_timeout(&mut self, wait: Duration);
+}
+
+/// naslab's directory on a protocol target and the connection that holds it: what every
+/// protocol's `Target` shares. Dropped, it lets go of the directory (its lock), waiting
+/// at most [`RELEASE_WAIT`] for each request.
+pub struct RemoteShare<S: AdminSession> {
+    /// The target's URL, for messages.
+    shown: String,
+    sandbox: RemoteSandbox,
+    admin: std::sync::Mutex<S>,
+}
+
+impl<S: AdminSession> RemoteShare<S> {
+    pub fn new(shown: String, sandbox: RemoteSandbox, admin: S) -> RemoteShare<S> {
+        RemoteShare {
+            shown,
+            sandbox,
+            admin: std::sync::Mutex::new(admin),
+        }
+    }
+
+    /// naslab's directory on the share.
+    pub fn sandbox(&self) -> &RemoteSandbox {
+        &self.sandbox
+    }
+
+    /// The admin connection (for one call at a time from any stream).
+    pub fn admin(&self) -> std::sync::MutexGuard<'_, S> {
+        self.admin.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Empties (or makes) a workload's directory before an iteration.
+    pub fn fresh_workload_dir(&self, name: &str) -> Result<(), OpError> {
+        let mut admin = self.admin();
+        admin.forget_lookups();
+        self.sandbox
+            .fresh_workload_dir(&mut *admin, name)
+            .map(|_| ())
+            .map_err(RemoteSandboxError::into_op_error)
+    }
+
+    /// Removes naslab's directory and everything in it (`naslab clean`); whether it was
+    /// there before.
+    pub fn remove_all(&mut self) -> Result<bool, OpError> {
+        let admin = self.admin.get_mut().unwrap_or_else(|e| e.into_inner());
+        admin.forget_lookups();
+        self.sandbox
+            .remove_all(admin)
+            .map_err(RemoteSandboxError::into_op_error)
+    }
+}
+
+impl<S: AdminSession> Drop for RemoteShare<S> {
+    fn drop(&mut self) {
+        let admin = self.admin.get_mut().unwrap_or_else(|e| e.into_inner());
+        admin.set_request_timeout(RELEASE_WAIT);
+        release_target(&self.sandbox, admin, &self.shown);
+    }
+}
+
+/// A connection's open files by handle (1, 2, ...), a closed one's number given to the
+/// next open.
+#[derive(Debug)]
+pub struct HandleTable<T> {
+    slots: Vec<Option<T>>,
+    free: Vec<usize>,
+}
+
+impl<T> Default for HandleTable<T> {
+    fn default() -> Self {
+        HandleTable {
+            slots: Vec::new(),
+            free: Vec::new(),
+        }
+    }
+}
+
+impl<T> HandleTable<T> {
+    /// Keeps `v` under a new handle.
+    pub fn insert(&mut self, v: T) -> super::Handle {
+        let i = match self.free.pop() {
+            Some(i) => {
+                self.slots[i] = Some(v);
+                i
+            }
+            None => {
+                self.slots.push(Some(v));
+                self.slots.len() - 1
+            }
+        };
+        i as super::Handle + 1
+    }
+
+    /// What `h` holds; EBADF when it holds nothing.
+    pub fn get_mut(&mut self, h: super::Handle) -> Result<&mut T, OpError> {
+        (h as usize)
+            .checked_sub(1)
+            .and_then(|i| self.slots.get_mut(i))
+            .and_then(Option::as_mut)
+            .ok_or(OpError::errno(crate::errno::EBADF))
+    }
+
+    /// Takes what `h` holds, freeing the handle; EBADF when it holds nothing.
+    pub fn take(&mut self, h: super::Handle) -> Result<T, OpError> {
+        let i = (h as usize).checked_sub(1);
+        let v = i
+            .and_then(|i| self.slots.get_mut(i))
+            .and_then(Option::take)
+            .ok_or(OpError::errno(crate::errno::EBADF))?;
+        self.free.extend(i);
+        Ok(v)
+    }
+}
+
 /// Where a connection's files lie on the share: the workload's directory and the run's
 /// file table, each file's path made when an op asks for it. A connection keeps nothing
 /// per file: a table of every path for each connection grew as connections times files
@@ -582,6 +704,23 @@ fn remove_tree(fs: &mut dyn RemoteFs, dir: &str, depth: usize) -> Result<(), Rem
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn handles_are_numbered_from_one_and_reused_once_closed() {
+        let mut t = super::HandleTable::default();
+        let (a, b) = (t.insert("a"), t.insert("b"));
+        assert_eq!((a, b), (1, 2));
+        assert_eq!(*t.get_mut(b).unwrap(), "b");
+        assert_eq!(t.take(a).unwrap(), "a");
+        assert_eq!(t.take(a).unwrap_err().errno, crate::errno::EBADF);
+        assert_eq!(t.get_mut(0).unwrap_err().errno, crate::errno::EBADF);
+        assert_eq!(t.get_mut(9).unwrap_err().errno, crate::errno::EBADF);
+        assert_eq!(
+            t.insert("c"),
+            1,
+            "the closed handle's number is given again"
+        );
+    }
+
     use super::*;
     use std::collections::BTreeMap;
 

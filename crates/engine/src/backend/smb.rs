@@ -12,7 +12,7 @@
 mod queue;
 mod session;
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use naslab_trace::OpKind;
 use smb2::msg::create::CreateDisposition;
@@ -31,9 +31,7 @@ use self::session::{
     FILE_RANDOM_ACCESS, FILE_WRITE_THROUGH, STATUS_END_OF_FILE,
 };
 use self::session::{Redo, Wait as _};
-use super::remote::{
-    release_target, RemoteFs, RemoteSandbox, RemoteSandboxError, SharePaths, RELEASE_WAIT,
-};
+use super::remote::{RemoteFs, RemoteSandbox, RemoteSandboxError, RemoteShare, SharePaths};
 use super::url::{ClientOptions, RemoteUrl, MAX_SMB_IN_FLIGHT};
 use super::{
     Backend, BackendOptions, Caps, Handle, LockHow, OpError, OpenHow, QueuedIo, Recovery, Target,
@@ -137,17 +135,9 @@ pub struct SmbTarget {
     password: String,
     opts: ClientOptions,
     settings: naslab_results::SmbSettings,
-    sandbox: RemoteSandbox,
-    /// The session that checks and empties naslab's directory between iterations.
-    admin: Mutex<Session>,
-}
-
-impl Drop for SmbTarget {
-    fn drop(&mut self) {
-        let admin = self.admin.get_mut().unwrap_or_else(|e| e.into_inner());
-        admin.w.set_timeout(RELEASE_WAIT);
-        release_target(&self.sandbox, admin, &self.url.to_string());
-    }
+    /// naslab's directory, and the session that checks and empties it between
+    /// iterations.
+    share: RemoteShare<Session>,
 }
 
 impl std::fmt::Debug for SmbTarget {
@@ -189,12 +179,11 @@ impl SmbTarget {
             |e| matches!(e, super::remote::RemoteSandboxError::NotHeld(_)),
         )?;
         Ok(SmbTarget {
+            settings: admin.settings.clone(),
+            share: RemoteShare::new(url.to_string(), sandbox, admin),
             url,
             password,
             opts,
-            settings: admin.settings.clone(),
-            sandbox,
-            admin: Mutex::new(admin),
         })
     }
 
@@ -243,10 +232,8 @@ impl Target for SmbTarget {
                 errno: crate::errno::ENOTCONN,
                 detail: Some(e.to_string()),
             })?;
-        session
-            .w
-            .share_silence_with(&self.admin.lock().unwrap_or_else(|e| e.into_inner()).w);
-        let dir = format!("{}/{workload_dir}", self.sandbox.root());
+        session.w.share_silence_with(&self.share.admin().w);
+        let dir = format!("{}/{workload_dir}", self.share.sandbox().root());
         let paths = SharePaths::new(dir, files);
         Ok(Box::new(SmbBackend {
             queue: queue::SmbQueue::default(),
@@ -259,19 +246,11 @@ impl Target for SmbTarget {
     }
 
     fn fresh_workload_dir(&self, name: &str) -> Result<(), OpError> {
-        let mut admin = self.admin.lock().unwrap_or_else(|e| e.into_inner());
-        self.sandbox
-            .fresh_workload_dir(&mut *admin, name)
-            .map(|_| ())
-            .map_err(RemoteSandboxError::into_op_error)
+        self.share.fresh_workload_dir(name)
     }
 
     fn remove_all(mut self: Box<Self>) -> Result<bool, OpError> {
-        let this = &mut *self;
-        let admin = this.admin.get_mut().unwrap_or_else(|e| e.into_inner());
-        this.sandbox
-            .remove_all(admin)
-            .map_err(RemoteSandboxError::into_op_error)
+        self.share.remove_all()
     }
 }
 

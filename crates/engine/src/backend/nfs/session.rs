@@ -22,7 +22,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
 use super::NfsError;
-use crate::backend::remote::{EntryKind, RemoteFs};
+use crate::backend::remote::{AdminSession, EntryKind, RemoteFs};
 use crate::backend::url::{no_reply, RemoteUrl};
 use crate::backend::waiter::Waiter;
 use crate::backend::{OpError, Recovery};
@@ -807,6 +807,16 @@ impl Session {
             errno: crate::errno::EIO,
             detail: Some("NFS: READDIR never reached the end".into()),
         })
+    }
+}
+
+impl AdminSession for Session {
+    fn forget_lookups(&mut self) {
+        self.dirs.clear();
+    }
+
+    fn set_request_timeout(&mut self, wait: Duration) {
+        self.w.set_timeout(wait);
     }
 }
 

@@ -10,7 +10,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use nfs_rs::{Mount, Nfs4ErrorCode, NfsError as LibError};
 
-use crate::backend::remote::{EntryKind, RemoteFs};
+use crate::backend::remote::{AdminSession, EntryKind, RemoteFs};
 use crate::backend::url::RemoteUrl;
 use crate::backend::waiter::Waiter;
 use crate::backend::OpError;
@@ -445,6 +445,16 @@ fn mount_detail(e: &LibError, addr: &str, version: &str) -> String {
             "the server does not speak NFS version 4 on {addr} ({text}); ask for vers=3, or enable NFSv4 on the server (ganesha: Protocols = 3, 4)"
         ),
         other => other.to_string(),
+    }
+}
+
+impl AdminSession for Session {
+    fn forget_lookups(&mut self) {
+        self.dirs.clear();
+    }
+
+    fn set_request_timeout(&mut self, wait: Duration) {
+        self.w.set_timeout(wait);
     }
 }
 

@@ -25,7 +25,7 @@ use smb2::types::{Command, CreditCharge, Dialect, FileId, OplockLevel};
 use smb2::{ClientConfig, ErrorKind, SmbClient, Tree};
 
 use super::SmbError;
-use crate::backend::remote::{EntryKind, RemoteFs};
+use crate::backend::remote::{AdminSession, EntryKind, RemoteFs};
 use crate::backend::url::MAX_SMB_IN_FLIGHT;
 use crate::backend::url::{ClientOptions, RemoteUrl, SmbEncrypt};
 use crate::backend::waiter::{Silence, Waiter};
@@ -809,6 +809,12 @@ impl Session {
         let conn = self.client.connection_mut();
         let options = smb2::RenameOptions::new().replace_if_exists(false);
         self.w.wait(self.tree.rename_with(conn, from, to, options))
+    }
+}
+
+impl AdminSession for Session {
+    fn set_request_timeout(&mut self, wait: Duration) {
+        self.w.set_timeout(wait);
     }
 }
 
