@@ -14,6 +14,9 @@
 
 mod session;
 
+#[cfg(unix)]
+pub(super) use session::caller_ids;
+
 use std::sync::Arc;
 
 use naslab_trace::OpKind;

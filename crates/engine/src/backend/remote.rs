@@ -600,6 +600,47 @@ impl<S: AdminSession> Drop for RemoteShare<S> {
     }
 }
 
+/// `path`'s directory and last name (`""` for the directory of a name at the root).
+pub fn split_path(path: &str) -> (&str, &str) {
+    match path.rsplit_once('/') {
+        Some((d, n)) => (d, n),
+        None => ("", path),
+    }
+}
+
+/// The directory handles a protocol connection has looked up, by path relative to its
+/// root, so each directory is looked up once.
+#[derive(Debug)]
+pub struct DirHandles<H>(std::collections::HashMap<String, H>);
+
+impl<H> Default for DirHandles<H> {
+    fn default() -> Self {
+        DirHandles(std::collections::HashMap::new())
+    }
+}
+
+impl<H: Clone> DirHandles<H> {
+    /// The handle of `path`, when it was looked up.
+    pub fn get(&self, path: &str) -> Option<H> {
+        self.0.get(path).cloned()
+    }
+
+    pub fn insert(&mut self, path: &str, h: H) {
+        self.0.insert(path.to_string(), h);
+    }
+
+    /// Forgets `path` and everything below it (removed or renamed).
+    pub fn forget(&mut self, path: &str) {
+        let prefix = format!("{path}/");
+        self.0.retain(|k, _| k != path && !k.starts_with(&prefix));
+    }
+
+    /// Forgets every handle (another connection may have changed the directories).
+    pub fn clear(&mut self) {
+        self.0.clear();
+    }
+}
+
 /// A connection's open files by handle (1, 2, ...), a closed one's number given to the
 /// next open.
 #[derive(Debug)]
@@ -704,6 +745,24 @@ fn remove_tree(fs: &mut dyn RemoteFs, dir: &str, depth: usize) -> Result<(), Rem
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn paths_split_at_their_last_slash_and_forgetting_a_directory_forgets_below_it() {
+        assert_eq!(super::split_path("a/b/c"), ("a/b", "c"));
+        assert_eq!(super::split_path("c"), ("", "c"));
+        let mut d = super::DirHandles::default();
+        for p in ["a", "a/b", "a/b/c", "ab", "x"] {
+            d.insert(p, p.len());
+        }
+        d.forget("a/b");
+        assert_eq!(
+            (d.get("a"), d.get("a/b"), d.get("a/b/c")),
+            (Some(1), None, None)
+        );
+        assert_eq!(d.get("ab"), Some(2), "a sibling sharing the prefix stays");
+        d.clear();
+        assert_eq!(d.get("x"), None);
+    }
+
     #[test]
     fn handles_are_numbered_from_one_and_reused_once_closed() {
         let mut t = super::HandleTable::default();

@@ -2,7 +2,6 @@
 //! RPCs naslab sends, the directory handles it has looked up, and the path-based calls
 //! the remote sandbox needs.
 
-use std::collections::HashMap;
 use std::future::Future;
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::time::{Duration, Instant};
@@ -22,7 +21,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
 use super::NfsError;
-use crate::backend::remote::{AdminSession, EntryKind, RemoteFs};
+use crate::backend::remote::{split_path as split, AdminSession, DirHandles, EntryKind, RemoteFs};
 use crate::backend::url::{no_reply, RemoteUrl};
 use crate::backend::waiter::Waiter;
 use crate::backend::{OpError, Recovery};
@@ -262,13 +261,6 @@ pub(super) fn name(n: &str) -> filename3<'_> {
     filename3(Opaque::borrowed(n.as_bytes()))
 }
 
-pub(super) fn split(path: &str) -> (&str, &str) {
-    match path.rsplit_once('/') {
-        Some((d, n)) => (d, n),
-        None => ("", path),
-    }
-}
-
 /// The host's address as text, as the crate wants it.
 pub(super) fn host_ip(url: &RemoteUrl) -> Result<String, NfsError> {
     (url.host.as_str(), 0)
@@ -368,7 +360,7 @@ pub(super) struct Session {
     /// The export's root handle.
     root: nfs_fh3,
     /// Directories already looked up, by path relative to the export.
-    pub(super) dirs: HashMap<String, nfs_fh3>,
+    pub(super) dirs: DirHandles<nfs_fh3>,
     pub(super) rtmax: u32,
     pub(super) wtmax: u32,
     /// The client's version, credential and timeout, and the server's transfer sizes,
@@ -389,7 +381,7 @@ pub(super) struct Session {
 
 /// The uid and gid AUTH_SYS credentials carry: this process's effective ones.
 #[cfg(unix)]
-fn caller_ids() -> (u32, u32) {
+pub(in crate::backend) fn caller_ids() -> (u32, u32) {
     // SAFETY: geteuid and getegid have no preconditions.
     unsafe { (libc::geteuid(), libc::getegid()) }
 }
@@ -397,7 +389,7 @@ fn caller_ids() -> (u32, u32) {
 /// Windows has no uid or gid: the credentials say nobody (65534), as an export's
 /// anonymous user; the export must let that user write.
 #[cfg(not(unix))]
-fn caller_ids() -> (u32, u32) {
+pub(in crate::backend) fn caller_ids() -> (u32, u32) {
     (65534, 65534)
 }
 
@@ -480,7 +472,7 @@ impl Session {
             w,
             client,
             root,
-            dirs: HashMap::new(),
+            dirs: DirHandles::default(),
             rtmax: pick(info.rtmax),
             wtmax: pick(info.wtmax),
             settings,
@@ -574,7 +566,7 @@ impl Session {
             return Ok(self.root.clone());
         }
         if let Some(fh) = self.dirs.get(path) {
-            return Ok(fh.clone());
+            return Ok(fh);
         }
         let (parent, n) = split(path);
         let pfh = self.dir(parent)?;
@@ -584,15 +576,8 @@ impl Session {
                 return Err(OpError::errno(crate::errno::ENOTDIR));
             }
         }
-        self.dirs.insert(path.to_string(), fh.clone());
+        self.dirs.insert(path, fh.clone());
         Ok(fh)
-    }
-
-    /// Forgets cached handles of `path` and everything below it.
-    pub(super) fn forget(&mut self, path: &str) {
-        let prefix = format!("{path}/");
-        self.dirs
-            .retain(|k, _| k != path && !k.starts_with(&prefix));
     }
 
     pub(super) fn attrs(&mut self, fh: &nfs_fh3) -> Result<(ftype3, u64), OpError> {
@@ -923,7 +908,7 @@ impl RemoteFs for Session {
                 name: name(n),
             },
         };
-        self.forget(path);
+        self.dirs.forget(path);
         let (r, redone) = rpc!(self, rmdir(&args));
         done_before(check(r).map(|_| ()), redone, crate::errno::ENOENT)
     }
@@ -940,8 +925,8 @@ impl RemoteFs for Session {
                 name: name(nb),
             },
         };
-        self.forget(from);
-        self.forget(to);
+        self.dirs.forget(from);
+        self.dirs.forget(to);
         let (r, redone) = rpc!(self, rename(&args));
         done_before(check(r).map(|_| ()), redone, crate::errno::ENOENT)
     }

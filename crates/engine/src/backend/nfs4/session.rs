@@ -3,14 +3,13 @@
 //! own, the directory handles it has looked up, and the path-based calls the remote
 //! sandbox needs.
 
-use std::collections::HashMap;
 use std::future::Future;
 use std::time::Duration;
 
 use bytes::Bytes;
 use nfs_rs::{Mount, Nfs4ErrorCode, NfsError as LibError};
 
-use crate::backend::remote::{AdminSession, EntryKind, RemoteFs};
+use crate::backend::remote::{split_path as split, AdminSession, DirHandles, EntryKind, RemoteFs};
 use crate::backend::url::RemoteUrl;
 use crate::backend::waiter::Waiter;
 use crate::backend::OpError;
@@ -74,21 +73,6 @@ pub(super) fn op_error(e: LibError) -> OpError {
     }
 }
 
-/// `path`'s directory and last name (`""` for the export's root).
-pub(super) fn split(path: &str) -> (&str, &str) {
-    match path.rsplit_once('/') {
-        Some((d, n)) => (d, n),
-        None => ("", path),
-    }
-}
-
-/// The uid and gid AUTH_SYS credentials carry: this process's effective ones, as for
-/// NFSv3.
-fn caller_ids() -> (u32, u32) {
-    // SAFETY: geteuid and getegid have no preconditions.
-    unsafe { (libc::geteuid(), libc::getegid()) }
-}
-
 /// One NFSv4 connection, with the directory handles it has looked up.
 pub(super) struct Session {
     /// Runs the requests, on a runtime of the connection's own.
@@ -97,7 +81,7 @@ pub(super) struct Session {
     /// The export's root handle (the URL's path, looked up from the pseudo-root).
     root: Bytes,
     /// Directories already looked up, by path relative to the URL's path.
-    pub(super) dirs: HashMap<String, Bytes>,
+    pub(super) dirs: DirHandles<Bytes>,
     pub(super) rmax: u32,
     pub(super) wmax: u32,
     pub(super) settings: naslab_results::NfsSettings,
@@ -110,7 +94,7 @@ impl Session {
         let port = url.port.unwrap_or(2049);
         let addr = url.address();
         let w = Waiter::new(addr.clone(), timeout).map_err(Nfs4Error::Runtime)?;
-        let (uid, gid) = caller_ids();
+        let (uid, gid) = crate::backend::nfs::caller_ids();
         let host = if url.host.contains(':') {
             format!("[{}]", url.host)
         } else {
@@ -168,7 +152,7 @@ impl Session {
             w,
             mount,
             root,
-            dirs: HashMap::new(),
+            dirs: DirHandles::default(),
             rmax,
             wmax,
             settings,
@@ -199,7 +183,7 @@ impl Session {
             return Ok(self.root.clone());
         }
         if let Some(fh) = self.dirs.get(path) {
-            return Ok(fh.clone());
+            return Ok(fh);
         }
         let (parent, n) = split(path);
         let pfh = self.dir(parent)?;
@@ -207,15 +191,8 @@ impl Session {
         if obj.attr.as_ref().is_some_and(|a| a.type_ != NF4DIR) {
             return Err(OpError::errno(crate::errno::ENOTDIR));
         }
-        self.dirs.insert(path.to_string(), obj.fh.clone());
+        self.dirs.insert(path, obj.fh.clone());
         Ok(obj.fh)
-    }
-
-    /// Forgets the handles of `path` and everything under it (it was removed or renamed).
-    pub(super) fn forget(&mut self, path: &str) {
-        let prefix = format!("{path}/");
-        self.dirs
-            .retain(|k, _| k != path && !k.starts_with(&prefix));
     }
 
     /// `path`'s handle, type and size: a LOOKUP in its directory (the reply carries
@@ -378,8 +355,8 @@ impl Session {
         let ((pa, na), (pb, nb)) = (split(from), split(to));
         let fa = self.dir(pa)?;
         let fb = self.dir(pb)?;
-        self.forget(from);
-        self.forget(to);
+        self.dirs.forget(from);
+        self.dirs.forget(to);
         self.call(self.mount.rename(fa, na, fb, nb))
     }
 
@@ -387,7 +364,7 @@ impl Session {
     pub(super) fn remove(&mut self, path: &str) -> Result<(), OpError> {
         let (parent, n) = split(path);
         let dfh = self.dir(parent)?;
-        self.forget(path);
+        self.dirs.forget(path);
         self.call(self.mount.remove(dfh, n))
     }
 
@@ -550,10 +527,8 @@ mod tests {
     }
 
     #[test]
-    fn export_paths_are_encoded_for_the_library_and_split_by_the_last_slash() {
+    fn export_paths_are_encoded_for_the_library() {
         assert_eq!(encode("a b%"), "a%20b%25");
         assert_eq!(encode("naslab-1.x_~"), "naslab-1.x_~");
-        assert_eq!(split("a/b/c"), ("a/b", "c"));
-        assert_eq!(split("c"), ("", "c"));
     }
 }
