@@ -447,18 +447,22 @@ impl SmbBackend {
     ) -> Result<T, OpError> {
         let started = std::time::Instant::now();
         let mut redone = false;
-        loop {
+        let r = loop {
             match op(self) {
                 Err(e) if self.session.lost(&e) => {
-                    self.session.reconnect(started, e)?;
+                    if let Err(e) = self.session.reconnect(started, e) {
+                        break Err(e);
+                    }
                     self.recovery.reconnects += 1;
                     self.recovery.retries += 1;
                     redone = true;
                 }
-                Err(e) if redone && redo.done(&e) => return Ok(T::default()),
-                r => return r,
+                Err(e) if redone && redo.done(&e) => break Ok(T::default()),
+                r => break r,
             }
-        }
+        };
+        self.session.end_recovery(redone);
+        r
     }
 
     fn path(&self, file: u32) -> Result<String, OpError> {

@@ -74,12 +74,6 @@ impl Waiter {
         self.dead.get()
     }
 
-    /// The I/O timeout.
-    #[cfg_attr(not(feature = "smb"), allow(dead_code))]
-    pub(crate) fn timeout(&self) -> Duration {
-        self.timeout
-    }
-
     /// Whether a connection to the server waited in vain for a reply (this one or
     /// another of its target).
     #[cfg_attr(not(feature = "smb"), allow(dead_code))]

@@ -215,6 +215,9 @@ pub(super) struct Session {
     /// How many times the session was made again after its connection broke: handles
     /// of an earlier one are gone.
     pub(super) generation: u64,
+    /// The I/O timeout an op has in all, recovery included (the waiter's own timeout
+    /// is shortened while an op is carried over a new connection).
+    budget: Duration,
 }
 
 /// The dialect and whether the session is encrypted, for people: e.g. "SMB 3.1.1,
@@ -426,12 +429,22 @@ impl Session {
             share: url.share.clone(),
             encrypt_required: opts.smb_encrypt == SmbEncrypt::Required,
             generation: 0,
+            budget: opts.io_timeout,
         })
     }
 
-    /// The I/O timeout.
+    /// The I/O timeout an op has in all (a request sent again after a reconnect waits
+    /// only what its op has left of it).
     pub(super) fn timeout(&self) -> Duration {
-        self.w.timeout()
+        self.budget
+    }
+
+    /// After an op that was carried over a new connection: the requests that follow
+    /// wait the whole timeout again.
+    pub(super) fn end_recovery(&mut self, redone: bool) {
+        if redone {
+            self.w.set_timeout(self.timeout());
+        }
     }
 
     /// Whether `e` says the connection was lost (closed, reset), not that the server
@@ -463,7 +476,13 @@ impl Session {
                 });
             }
             match self.sign_in_again(left) {
-                Ok(()) => return Ok(()),
+                Ok(()) => {
+                    // The request sent again waits what the op has left, so the I/O
+                    // timeout bounds the whole op, as over NFS.
+                    let left = deadline.saturating_duration_since(std::time::Instant::now());
+                    self.w.set_timeout(left.max(Duration::from_millis(1)));
+                    return Ok(());
+                }
                 Err(e) => last = e.to_string(),
             }
             std::thread::sleep(pause.min(left));
@@ -480,16 +499,20 @@ impl Session {
     ) -> Result<T, OpError> {
         let started = std::time::Instant::now();
         let mut redone = false;
-        loop {
+        let r = loop {
             match op(self) {
                 Err(e) if self.lost(&e) => {
-                    self.reconnect(started, e)?;
+                    if let Err(e) = self.reconnect(started, e) {
+                        break Err(e);
+                    }
                     redone = true;
                 }
-                Err(e) if redone && redo.done(&e) => return Ok(T::default()),
-                r => return r,
+                Err(e) if redone && redo.done(&e) => break Ok(T::default()),
+                r => break r,
             }
-        }
+        };
+        self.end_recovery(redone);
+        r
     }
 
     /// Signs in again on a new connection (NEGOTIATE, SESSION_SETUP with the same
@@ -814,6 +837,7 @@ impl Session {
 
 impl AdminSession for Session {
     fn set_request_timeout(&mut self, wait: Duration) {
+        self.budget = wait;
         self.w.set_timeout(wait);
     }
 }
