@@ -105,8 +105,15 @@ pub fn inject(base: &Path, name: &str, fault: Fault) -> Result<FaultReport, LabE
                 why: "the lab has no link to cut: bring it up with `--link rtt=0` (a proxy that adds no delay), or use --restart-server".into(),
             })?;
             let names: Vec<&str> = link.proxies.iter().map(|p| p.name.as_str()).collect();
-            for n in &names {
-                crate::toxiproxy::set_enabled(link.api_port, n, false)?;
+            for (i, n) in names.iter().enumerate() {
+                if let Err(e) = crate::toxiproxy::set_enabled(link.api_port, n, false) {
+                    // The proxies already cut are enabled again: a failed fault leaves
+                    // the lab's link whole.
+                    for done in &names[..i] {
+                        let _ = crate::toxiproxy::set_enabled(link.api_port, done, true);
+                    }
+                    return Err(e);
+                }
             }
             let broke = step(format!(
                 "link cut: proxies {} disabled (their connections closed, new ones refused)",
