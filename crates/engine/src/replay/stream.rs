@@ -158,12 +158,14 @@ impl<C: Clock> StreamRun<'_, C> {
         };
         self.publish(&out);
         out.done_ns = prev_done.unwrap_or(0);
-        // Recoveries in queued ops are counted here, not op by op.
-        out.failover.seen = backend.recovery();
         // Handles the trace left open are closed outside the measured phase.
         for h in handles.into_iter().filter(|&h| h != NO_HANDLE) {
             let _ = backend.close(h);
         }
+        // What the connection went through, counted after those closes too: a COMMIT
+        // at close that finds the server's write verifier changed adds an unconfirmed
+        // write without any reconnect.
+        out.failover.seen = backend.recovery();
         out.unaligned_direct_ops = backend.unaligned_direct_ops();
         if let Some(m) = self.measured.take() {
             match m.finish() {
