@@ -213,13 +213,15 @@ fn nfs_rides_out_a_3_s_cut_and_the_gap_is_the_cut() {
         "{said}"
     );
     assert!(said.contains("link restored"), "{said}");
+    // The cut lasts at least what was asked; how much longer depends on the proxy's
+    // API calls on a busy machine, so the gap is held to the cut as measured.
     let broken = broken_s(&said);
-    assert!((3.0..3.5).contains(&broken), "{said}");
+    assert!(broken >= 3.0, "{said}");
     let f = failover(&run);
     let gap = f["gap_ns"].as_u64().unwrap() as f64 / 1e9;
     assert!(
-        (3.0 - 0.2..=3.0 + 1.5).contains(&gap),
-        "gap {gap} s for a 3 s cut: {f}"
+        (broken - 0.2..=broken + 1.5).contains(&gap),
+        "gap {gap} s for a cut of {broken} s: {f}"
     );
     assert!(
         f["longest_stall_ns"].as_u64().unwrap() as f64 / 1e9 >= 3.0 - 0.2,
