@@ -65,7 +65,7 @@ pub enum LayoutError {
 }
 
 impl LayoutError {
-    #[cfg(target_os = "linux")]
+    #[cfg(any(target_os = "linux", windows))]
     pub(crate) fn io(
         what: &'static str,
         path: impl Into<PathBuf>,

@@ -15,11 +15,6 @@ use crate::error::LayoutError;
 use crate::file_layout::{tree, FileLayout, Skipped, TreeLayout};
 use crate::retrieval::{self, RetrievalError};
 
-fn io(what: &'static str, path: &Path) -> impl FnOnce(std::io::Error) -> LayoutError {
-    let path = path.to_path_buf();
-    move |source| LayoutError::Io { what, path, source }
-}
-
 /// The name of the file system holding the open file (NTFS, ReFS, FAT32, ...).
 fn fs_name(file: &File) -> String {
     let mut name = [0u16; 64];
@@ -47,17 +42,17 @@ fn fs_name(file: &File) -> String {
 /// Reads one regular file's layout (`path` followed if it is a link, as on Linux).
 /// With `sync`, its cached data is written back first where naslab may write the file.
 pub fn analyze_file(path: &Path, sync: bool) -> Result<FileLayout, LayoutError> {
-    let before = std::fs::metadata(path).map_err(io("examine", path))?;
+    let before = std::fs::metadata(path).map_err(LayoutError::io("examine", path))?;
     if !before.is_file() {
         return Err(LayoutError::NotFileOrDir(path.to_path_buf()));
     }
-    let file = File::open(path).map_err(io("open", path))?;
+    let file = File::open(path).map_err(LayoutError::io("open", path))?;
     analyze_open(&file, path, sync)
 }
 
 /// Maps a file already open (`path` names it in the result and in errors).
 fn analyze_open(file: &File, path: &Path, sync: bool) -> Result<FileLayout, LayoutError> {
-    let meta = file.metadata().map_err(io("examine", path))?;
+    let meta = file.metadata().map_err(LayoutError::io("examine", path))?;
     if !meta.is_file() {
         return Err(LayoutError::NotFileOrDir(path.to_path_buf()));
     }
@@ -90,7 +85,8 @@ fn analyze_open(file: &File, path: &Path, sync: bool) -> Result<FileLayout, Layo
             })
         }
     };
-    let cluster = retrieval::cluster_bytes(file).map_err(io("query the volume of", path))?;
+    let cluster =
+        retrieval::cluster_bytes(file).map_err(LayoutError::io("query the volume of", path))?;
     Ok(FileLayout::from_extents(
         path.to_path_buf(),
         fs,
@@ -110,7 +106,7 @@ pub fn walk(
     sync: bool,
     mut on_file: impl FnMut(&Path, Result<FileLayout, LayoutError>),
 ) -> Result<Vec<Skipped>, LayoutError> {
-    let meta = std::fs::metadata(root).map_err(io("examine", root))?;
+    let meta = std::fs::metadata(root).map_err(LayoutError::io("examine", root))?;
     if meta.is_file() {
         on_file(root, analyze_file(root, sync));
         return Ok(Vec::new());
@@ -123,7 +119,7 @@ pub fn walk(
     while let Some(dir) = dirs.pop() {
         let entries = match std::fs::read_dir(&dir) {
             Ok(e) => e,
-            Err(e) if dir == root => return Err(io("list", root)(e)),
+            Err(e) if dir == root => return Err(LayoutError::io("list", root)(e)),
             Err(e) => {
                 skipped.push(Skipped {
                     path: dir,
@@ -150,9 +146,9 @@ pub fn walk(
                     .read(true)
                     .custom_flags(FILE_FLAG_OPEN_REPARSE_POINT)
                     .open(&path)
-                    .map_err(io("open", &path));
+                    .map_err(LayoutError::io("open", &path));
                 let r = opened.and_then(|f| {
-                    let a = f.metadata().map_err(io("examine", &path))?;
+                    let a = f.metadata().map_err(LayoutError::io("examine", &path))?;
                     if a.file_attributes() & FILE_ATTRIBUTE_REPARSE_POINT != 0 {
                         return Err(LayoutError::NotFileOrDir(path.clone()));
                     }

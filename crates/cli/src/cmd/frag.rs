@@ -59,8 +59,9 @@ struct Report<'a> {
     failed: &'a [naslab_layout::Skipped],
 }
 
-/// `naslab frag`. A path that cannot be mapped (missing, or on a file system without
-/// FIEMAP) is reported after the others, which are still done; the command then fails.
+/// `naslab frag`. A path that cannot be mapped (missing, or on a file system that
+/// reports no extents through FIEMAP or, on Windows, FSCTL_GET_RETRIEVAL_POINTERS) is
+/// reported after the others, which are still done; the command then fails.
 pub fn frag(args: FragArgs) -> anyhow::Result<()> {
     if args.paths.is_empty() {
         bail!("give at least one file or directory");
