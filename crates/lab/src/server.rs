@@ -162,7 +162,7 @@ pub fn export_path(opts: &[String]) -> String {
         .unwrap_or_else(|| format!("/{SHARE}"))
 }
 
-/// ganesha.conf for a lab: `share_dir` exported read-write over NFSv3, 4.1 and 4.2 (as /naslab
+/// ganesha.conf for a lab: `share_dir` exported read-write over NFSv3 and 4.0 to 4.2 (as /naslab
 /// unless a `Pseudo` option says otherwise), every user squashed to the lab account
 /// `anon`; `opts` added to the export, or to `NFS_CORE_PARAM` when they start with
 /// `global:`.
@@ -204,7 +204,7 @@ pub fn ganesha_config(
             defaults.push_str(&format!("  {line}\n"));
         }
     }
-    // The versions served: 3, 4.1 and 4.2, unless a global option says otherwise.
+    // The versions served: 3 and 4.0 to 4.2, unless a global option says otherwise.
     // Without PNFS_MDS = false, ganesha's VFS back end tells NFSv4.1 clients that it
     // hands out pNFS layouts and then refuses every LAYOUTGET; the client library
     // asks again before each READ and WRITE (a second round trip per op: PhotoAlbum's

@@ -26,8 +26,8 @@ pub struct FailoverSummary {
     /// When the first stalled op was issued, ns into the measured phase.
     pub first_stall_ns: u64,
     /// The failover gap, ns: from the issue of the first op that stalled to the
-    /// completion of the first op (of any stream) that succeeded from then on. Absent
-    /// when no op succeeded after it.
+    /// completion of the first op that succeeded after a stall, in any stream that
+    /// stalled. Absent when none did.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gap_ns: Option<u64>,
     /// New connections made after one broke, and requests sent again on them.
