@@ -548,8 +548,8 @@ failed_ops: number, failed: Array<FailedOp>,
 first_stall_ns: number, 
 /**
  * The failover gap, ns: from the issue of the first op that stalled to the
- * completion of the first op (of any stream) that succeeded from then on. Absent
- * when no op succeeded after it.
+ * completion of the first op that succeeded after a stall, in any stream that
+ * stalled. Absent when none did.
  */
 gap_ns?: number | null, 
 /**
