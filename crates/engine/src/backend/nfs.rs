@@ -12,6 +12,7 @@
 //! single-thread tokio runtime of its own, one at a time and each at most the I/O
 //! timeout, as the SMB backend does (`backend::waiter`).
 
+mod queue;
 mod session;
 
 #[cfg(unix)]
@@ -22,12 +23,13 @@ use std::sync::Arc;
 use naslab_trace::OpKind;
 use nfs3_client::nfs3_types::nfs3::{ftype3, nfs_fh3, stable_how, writeverf3};
 
+use self::queue::NfsQueue;
 use self::session::Session;
 use super::remote::{
     HandleTable, RemoteFs, RemoteSandbox, RemoteSandboxError, RemoteShare, SharePaths,
 };
 use super::url::{ClientOptions, RemoteUrl};
-use super::{Backend, BackendOptions, Caps, Handle, OpError, OpenHow, Recovery, Target};
+use super::{Backend, BackendOptions, Caps, Handle, OpError, OpenHow, QueuedIo, Recovery, Target};
 use crate::plan::FileTable;
 
 pub(super) const NFS_CAPS: Caps = {
@@ -48,9 +50,18 @@ pub(super) const NFS_CAPS: Caps = {
         direct_io: true,
         drop_cache: true,
         moves_data: true,
-        max_queue_depth: 1,
+        // Each op in flight is one call or more awaiting its reply on the stream's
+        // connection (`nfs/queue.rs`).
+        max_queue_depth: MAX_NFS_QUEUE_DEPTH,
     }
 };
+
+/// The most reads and writes a stream keeps in flight over NFSv3 (a trace's
+/// `queue_depth`). Linux's client lets a TCP connection have up to 65536 calls
+/// outstanding (`sunrpc.tcp_max_slot_table_entries`); nfs-ganesha stops reading a
+/// connection that has 512 requests in progress (`Dispatch_Max_Reqs_Xprt`), which 256
+/// ops of up to 1 MiB each (one call apiece at ganesha's 1 MiB transfer size) stay below.
+pub(super) const MAX_NFS_QUEUE_DEPTH: u32 = 256;
 
 /// Why naslab could not start working on an NFS target.
 #[derive(Debug, thiserror::Error)]
@@ -229,9 +240,11 @@ impl Target for NfsTarget {
         let dir = format!("{}/{workload_dir}", self.share.sandbox().root());
         let paths = SharePaths::new(dir, files);
         Ok(Box::new(NfsBackend {
+            queue: NfsQueue::default(),
             session,
             paths,
             handles: HandleTable::default(),
+            reaped: Vec::new(),
         }))
     }
 
@@ -280,10 +293,14 @@ impl Open {
 
 /// One stream's NFS connection.
 pub struct NfsBackend {
+    /// Reads and writes in flight (declared first: dropped before the session).
+    queue: NfsQueue,
     session: Session,
     /// Each file's path on the share, made when asked for.
     paths: SharePaths,
     handles: HandleTable<Open>,
+    /// The queue's completions, booked against their handles before they are reported.
+    reaped: Vec<queue::Reaped>,
 }
 
 impl NfsBackend {
@@ -452,6 +469,98 @@ impl Backend for NfsBackend {
 
     fn recovery(&self) -> Recovery {
         self.session.recovery
+    }
+
+    fn queued(&mut self, depth: u32) -> Result<&mut dyn QueuedIo, OpError> {
+        if depth > MAX_NFS_QUEUE_DEPTH {
+            return Err(OpError {
+                errno: crate::errno::EINVAL,
+                detail: Some(format!(
+                    "NFSv3 keeps at most {MAX_NFS_QUEUE_DEPTH} reads and writes in flight per stream"
+                )),
+            });
+        }
+        Ok(self)
+    }
+}
+
+impl QueuedIo for NfsBackend {
+    unsafe fn queue_read(
+        &mut self,
+        h: Handle,
+        offset: u64,
+        buf: *mut u8,
+        len: usize,
+        tag: u64,
+    ) -> Result<(), OpError> {
+        let o = self.handles.get_mut(h)?;
+        let max = self.session.rtmax as usize;
+        // SAFETY: the caller promised the buffer until the op is reaped.
+        unsafe {
+            self.queue
+                .push(false, h, o.fh.clone(), o.stable, offset, buf, len, max, tag)
+        };
+        Ok(())
+    }
+
+    unsafe fn queue_write(
+        &mut self,
+        h: Handle,
+        offset: u64,
+        buf: *const u8,
+        len: usize,
+        tag: u64,
+    ) -> Result<(), OpError> {
+        let o = self.handles.get_mut(h)?;
+        // An append handle writes at its end, which moves as each write is queued.
+        let at = o.append_at.unwrap_or(offset);
+        if let Some(a) = o.append_at.as_mut() {
+            *a += len as u64;
+        }
+        let max = self.session.wtmax as usize;
+        // SAFETY: as for queue_read; a write's buffer is only read from.
+        unsafe {
+            self.queue.push(
+                true,
+                h,
+                o.fh.clone(),
+                o.stable,
+                at,
+                buf.cast_mut(),
+                len,
+                max,
+                tag,
+            )
+        };
+        Ok(())
+    }
+
+    fn submit_and_reap(&mut self, min: usize, done: &mut Vec<(u64, i64)>) -> Result<(), OpError> {
+        if self.queue.is_empty() {
+            return Ok(());
+        }
+        self.reaped.clear();
+        let r = self.queue.reap(&mut self.session, min, &mut self.reaped);
+        for c in self.reaped.drain(..) {
+            // A write the server took any of (a reply with a verifier) leaves data to
+            // commit, even when another of its calls failed.
+            if let Some((stable, verf, mixed)) = c.write {
+                if stable == stable_how::UNSTABLE && verf.is_some() {
+                    if let Ok(o) = self.handles.get_mut(c.handle) {
+                        o.dirty = true;
+                        o.wrote(verf, mixed);
+                    }
+                }
+            }
+            done.push((
+                c.tag,
+                match c.result {
+                    Ok(n) => n as i64,
+                    Err(e) => -(e.errno as i64),
+                },
+            ));
+        }
+        r
     }
 }
 

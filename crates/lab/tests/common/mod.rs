@@ -3,6 +3,8 @@
 
 #![allow(dead_code)]
 
+pub mod wire;
+
 use std::path::Path;
 use std::sync::atomic::Ordering;
 

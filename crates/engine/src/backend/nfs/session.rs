@@ -4,6 +4,7 @@
 
 use std::future::Future;
 use std::net::{SocketAddr, ToSocketAddrs};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use nfs3_client::io::{AsyncRead, AsyncWrite};
@@ -17,7 +18,6 @@ use nfs3_client::nfs3_types::nfs3::{
 use nfs3_client::nfs3_types::rpc::{auth_unix, opaque_auth};
 use nfs3_client::nfs3_types::xdr_codec::Opaque;
 use nfs3_client::{Nfs3Client, Nfs3ConnectionBuilder, RpcError};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
 use super::NfsError;
@@ -107,29 +107,50 @@ impl Call for Waiter {
     }
 }
 
-/// A TCP connection on the session's runtime, behind the crate's async I/O traits.
-pub(super) struct TcpIo(TcpStream);
+/// A TCP connection on the session's runtime, behind the crate's async I/O traits. The
+/// stream is shared with the session's queue of reads and writes in flight
+/// ([`super::queue`]), which uses it only while no request of the crate's is under way.
+pub(super) struct TcpIo(pub(super) Arc<TcpStream>);
 
 impl AsyncRead for TcpIo {
     async fn async_read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        let n = self.0.read(buf).await?;
-        if n == 0 && !buf.is_empty() {
-            return Err(std::io::ErrorKind::UnexpectedEof.into());
+        loop {
+            match self.0.try_read(buf) {
+                Ok(0) if !buf.is_empty() => return Err(std::io::ErrorKind::UnexpectedEof.into()),
+                Ok(n) => return Ok(n),
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => self.0.readable().await?,
+                Err(e) => return Err(e),
+            }
         }
-        Ok(n)
     }
 }
 
 impl AsyncWrite for TcpIo {
     async fn async_write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.write(buf).await
+        loop {
+            match self.0.try_write(buf) {
+                Ok(n) => return Ok(n),
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => self.0.writable().await?,
+                Err(e) => return Err(e),
+            }
+        }
     }
 }
 
 /// Opens connections for the crate (portmapper, MOUNT, NFS), each at most the timeout
-/// to connect.
+/// to connect, and keeps the last one it made: after a mount, the NFS connection.
 struct TcpConnector {
     timeout: Duration,
+    last: Arc<Mutex<Option<Arc<TcpStream>>>>,
+}
+
+impl TcpConnector {
+    fn new(timeout: Duration) -> TcpConnector {
+        TcpConnector {
+            timeout,
+            last: Arc::default(),
+        }
+    }
 }
 
 impl Connector for TcpConnector {
@@ -146,6 +167,8 @@ impl Connector for TcpConnector {
             }
         };
         s.set_nodelay(true)?;
+        let s = Arc::new(s);
+        *self.last.lock().unwrap_or_else(|e| e.into_inner()) = Some(Arc::clone(&s));
         Ok(TcpIo(s))
     }
 
@@ -301,7 +324,7 @@ pub(super) fn list_exports(url: &RemoteUrl, timeout: Duration) -> Result<Vec<Str
     let connect = |port: u16| {
         let accepted = &accepted;
         async move {
-            let io = TcpConnector { timeout }
+            let io = TcpConnector::new(timeout)
                 .connect(SocketAddr::new(ip, port))
                 .await?;
             accepted.set(true);
@@ -357,6 +380,8 @@ pub(super) struct Session {
     /// Runs the requests, on a runtime of the connection's own.
     pub(super) w: Waiter,
     pub(super) client: Nfs3Client<TcpIo>,
+    /// The client's connection, which the queue of reads and writes in flight shares.
+    pub(super) stream: Arc<TcpStream>,
     /// The export's root handle.
     root: nfs_fh3,
     /// Directories already looked up, by path relative to the export.
@@ -369,7 +394,7 @@ pub(super) struct Session {
     /// The NFS service's address, for connecting again.
     addr: SocketAddr,
     /// The credential every call carries.
-    cred: opaque_auth<'static>,
+    pub(super) cred: opaque_auth<'static>,
     /// The I/O timeout: what one op may take, recovery included.
     timeout: Duration,
     /// When the op under way started ([`Session::begin_op`]); a request outside an op
@@ -412,7 +437,9 @@ impl Session {
                 host: url.host.clone(),
                 source: std::io::ErrorKind::InvalidInput.into(),
             })?;
-        let mut b = Nfs3ConnectionBuilder::new(TcpConnector { timeout }, host_ip.clone(), &export)
+        let connector = TcpConnector::new(timeout);
+        let last = Arc::clone(&connector.last);
+        let mut b = Nfs3ConnectionBuilder::new(connector, host_ip.clone(), &export)
             .connect_from_privileged_port(false)
             .credential(cred.clone())
             .nfs3_port(url.port.unwrap_or(2049));
@@ -451,6 +478,17 @@ impl Session {
             export: export.clone(),
             error,
         };
+        // The connection the mount made last is the NFS service's, which the client got.
+        let stream = last
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take()
+            .ok_or_else(|| {
+                fail(OpError {
+                    errno: crate::errno::ENOTCONN,
+                    detail: Some("the NFS connection was not made".into()),
+                })
+            })?;
         let info = check(w.call(client.fsinfo(&FSINFO3args {
             fsroot: root.clone(),
         })))
@@ -471,6 +509,7 @@ impl Session {
         Ok(Session {
             w,
             client,
+            stream,
             root,
             dirs: DirHandles::default(),
             rtmax: pick(info.rtmax),
@@ -513,9 +552,10 @@ impl Session {
                     ),
                 )));
             }
-            let connector = TcpConnector { timeout: left };
+            let connector = TcpConnector::new(left);
             match self.w.run_for(left, connector.connect(self.addr)) {
                 Some(Ok(io)) => {
+                    self.stream = Arc::clone(&io.0);
                     self.client =
                         Nfs3Client::new_with_auth(io, self.cred.clone(), opaque_auth::default());
                     self.recovery.reconnects += 1;

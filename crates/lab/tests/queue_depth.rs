@@ -1,0 +1,172 @@
+//! Queue depth over the protocols, seen on the wire: a relay between naslab and the
+//! lab's server (common/wire.rs) reads each request and reply as it passes and counts
+//! the requests the server holds at once. IOMeter-shaped 4 KiB random reads (and 64 KiB
+//! random writes) at depth 1 and 32, with `--verify`: at depth 32 the relay sees 32
+//! requests outstanding, the op records show 32 ops in flight at once, and the server's
+//! disk holds the same bytes as after depth 1. Needs root and the servers: skipped with
+//! a note otherwise, failed under NASLAB_REQUIRE_ROOT=1.
+
+// A test fails on the unwrap of what it did not expect, which is what a test is for.
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use std::path::Path;
+
+use common::wire::{max_in_flight, Framing, Relay};
+use common::*;
+use naslab_lab::{FsKind, ServerKind};
+use naslab_trace::{FileDecl, Op, OpFlags, OpKind, Trace};
+
+/// Reads of 4 KiB spread over a 4 MiB file, then 64 KiB writes over its first 4 MiB,
+/// at `depth`.
+fn iometer(depth: u32) -> Trace {
+    let mut t = Trace::new("Queued");
+    t.header.queue_depth = (depth > 1).then_some(depth);
+    t.files.push(FileDecl::file(1, "q.bin", 4 << 20, true));
+    let mut open = Op::new(0, 0, OpKind::Open, 1);
+    open.flags = OpFlags::READ | OpFlags::WRITE;
+    t.ops.push(open);
+    for i in 0..512u64 {
+        let mut r = Op::new(0, 0, OpKind::Read, 1);
+        r.offset = (i * 379 % 1024) * 4096;
+        r.len = 4096;
+        t.ops.push(r);
+    }
+    for i in 0..64u64 {
+        let mut w = Op::new(0, 0, OpKind::Write, 1);
+        w.offset = (i * 37 % 64) * (64 << 10);
+        w.len = 64 << 10;
+        t.ops.push(w);
+    }
+    t.ops.push(Op::new(0, 0, OpKind::Close, 1));
+    t
+}
+
+/// Runs `iometer(depth)` over `target` with `--verify` and op records; the result,
+/// the most reads and writes in flight at once by the records, and the server's file
+/// after it.
+fn run_at(
+    target: &dyn naslab_engine::Target,
+    share_dir: &Path,
+    spool: &Path,
+    depth: u32,
+) -> (naslab_results::IterationResult, usize, Vec<u8>) {
+    let plan = naslab_engine::compile(
+        Path::new("queued.jsonl"),
+        naslab_engine::records_from_trace(&iometer(depth)),
+        spool,
+    )
+    .unwrap();
+    let records = spool.join(format!("records-{depth}.jsonl"));
+    let progress = naslab_engine::Progress::default();
+    let spec = naslab_engine::IterationSpec {
+        plan: &plan,
+        target,
+        cache: naslab_results::CacheMode::Drop,
+        replay: naslab_engine::ReplayOptions {
+            data: naslab_engine::DataSpec {
+                mode: naslab_engine::DataMode::Random,
+                seed: 5,
+                verify: true,
+            },
+            ..naslab_engine::ReplayOptions::default()
+        },
+        spool_dir: spool,
+        records_path: Some(records.clone()),
+        progress: &progress,
+        drop_all_caches: false,
+        record_sink: None,
+    };
+    let r = naslab_engine::run_iteration(&spec, 1).unwrap();
+    let in_flight = max_in_flight(&records, &[OpKind::Read, OpKind::Write]);
+    let file = naslab_lab::layout::workload_dir(share_dir, "Queued").join("q.bin");
+    (r, in_flight, std::fs::read(file).unwrap())
+}
+
+/// Depth 1 then depth 32 over `target`, reached through `relay`: the counts and checks
+/// the tests share.
+fn depth_1_and_32(target: &dyn naslab_engine::Target, relay: &Relay, share_dir: &Path) {
+    let spool = tempfile::tempdir().unwrap();
+    let mut seen = Vec::new();
+    let mut bytes = Vec::new();
+    for depth in [1u32, 32] {
+        relay.reset();
+        let (r, in_flight, on_disk) = run_at(target, share_dir, spool.path(), depth);
+        let wire = relay.counts();
+        eprintln!(
+            "depth {depth}: the relay saw {} requests, at most {} READs outstanding on a connection ({} requests of any kind over all connections: {:?}; {} interim, {} unmatched, {} unreadable); the records show {in_flight} ops in flight at most",
+            wire.requests, wire.max_reads_outstanding, wire.max_outstanding, wire.held_at_max, wire.interim, wire.unmatched, wire.opaque
+        );
+        assert_eq!(r.errors, 0, "{:?}", r.op_stats);
+        assert_eq!(r.bytes_read, 512 * 4096);
+        assert_eq!(r.bytes_written, 4 << 20);
+        let v = r.verify.clone().expect("verified");
+        assert!(v.mismatches.is_empty(), "{:?}", v.mismatches);
+        assert_eq!(wire.opaque, 0, "every header on the wire was readable");
+        assert_eq!(
+            wire.unmatched, 0,
+            "every reply answered a request in flight"
+        );
+        assert!(wire.requests >= 576, "{wire:?}");
+        seen.push((wire.max_reads_outstanding, in_flight));
+        bytes.push(on_disk);
+    }
+    // The reads are on the wire as the replay issues them; the writes that prepare the
+    // file before the run (several requests in flight over SMB for a large one) are not
+    // the run's.
+    assert_eq!(seen[0], (1, 1), "depth 1: one read at a time");
+    assert_eq!(seen[1], (32, 32), "depth 32: (on the wire, in the records)");
+    assert!(
+        bytes[0] == bytes[1],
+        "depth 32 left other bytes than depth 1"
+    );
+}
+
+#[test]
+fn nfs3_at_depth_32_the_server_holds_32_calls() {
+    needs_root_and_servers!(ServerKind::Nfs);
+    let base = tempfile::tempdir().unwrap();
+    let guard = lab(base.path(), FsKind::Dir, ServerKind::Nfs, &[]);
+    let st = guard.lab().state.clone();
+    assert!(
+        st.url.contains("mountport="),
+        "the lab serves NFSv3: {}",
+        st.url
+    );
+    let nfs_port = st.ports[0];
+    let relay = Relay::start(nfs_port, Framing::OncRpc);
+    let url = st.url.replacen(
+        &format!("127.0.0.1:{nfs_port}/"),
+        &format!("127.0.0.1:{}/", relay.port()),
+        1,
+    );
+    let target = nfs(&url);
+    assert!(naslab_engine::Target::caps(&target).max_queue_depth >= 32);
+    depth_1_and_32(&target, &relay, &st.share_dir);
+    drop(target);
+    drop(relay);
+    guard.down().unwrap();
+}
+
+#[test]
+fn smb_at_depth_32_the_server_holds_32_requests() {
+    needs_root_and_servers!(ServerKind::Samba);
+    let base = tempfile::tempdir().unwrap();
+    let guard = lab(base.path(), FsKind::Dir, ServerKind::Samba, &[]);
+    let st = guard.lab().state.clone();
+    let port = st.ports[0];
+    let relay = Relay::start(port, Framing::Smb2);
+    let mut st_relayed = st.clone();
+    st_relayed.url = st.url.replacen(
+        &format!("127.0.0.1:{port}/"),
+        &format!("127.0.0.1:{}/", relay.port()),
+        1,
+    );
+    // Signed but not encrypted, so that the relay reads every header.
+    let target = smb_encrypting(&st_relayed, naslab_engine::backend::url::SmbEncrypt::Off).unwrap();
+    depth_1_and_32(&target, &relay, &st.share_dir);
+    drop(target);
+    drop(relay);
+    guard.down().unwrap();
+}
