@@ -123,12 +123,9 @@ fn depth_1_and_32(target: &dyn naslab_engine::Target, relay: &Relay, share_dir: 
     );
 }
 
-#[test]
-fn nfs3_at_depth_32_the_server_holds_32_calls() {
-    needs_root_and_servers!(ServerKind::Nfs);
-    let base = tempfile::tempdir().unwrap();
-    let guard = lab(base.path(), FsKind::Dir, ServerKind::Nfs, &[]);
-    let st = guard.lab().state.clone();
+/// naslab's NFSv3 client on the lab's export through a relay in front of its NFS
+/// service (the MOUNT service is reached directly).
+fn nfs_through_relay(st: &naslab_lab::LabState) -> (naslab_engine::backend::NfsTarget, Relay) {
     assert!(
         st.url.contains("mountport="),
         "the lab serves NFSv3: {}",
@@ -141,9 +138,55 @@ fn nfs3_at_depth_32_the_server_holds_32_calls() {
         &format!("127.0.0.1:{}/", relay.port()),
         1,
     );
-    let target = nfs(&url);
+    (nfs(&url), relay)
+}
+
+#[test]
+fn nfs3_at_depth_32_the_server_holds_32_calls() {
+    needs_root_and_servers!(ServerKind::Nfs);
+    let base = tempfile::tempdir().unwrap();
+    let guard = lab(base.path(), FsKind::Dir, ServerKind::Nfs, &[]);
+    let st = guard.lab().state.clone();
+    let (target, relay) = nfs_through_relay(&st);
     assert!(naslab_engine::Target::caps(&target).max_queue_depth >= 32);
     depth_1_and_32(&target, &relay, &st.share_dir);
+    drop(target);
+    drop(relay);
+    guard.down().unwrap();
+}
+
+/// The connection broken under 32 calls in flight (the relay closes both ends after
+/// the run's 100th READ, dropping what it had not forwarded): the stream connects again
+/// and sends every call not yet answered again; no op fails, each read is what the file
+/// holds, the server's file is the one depth 1 leaves, and the run books the reconnect
+/// and the ops that waited through it.
+#[test]
+fn nfs3_calls_in_flight_go_again_over_a_new_connection() {
+    needs_root_and_servers!(ServerKind::Nfs);
+    let base = tempfile::tempdir().unwrap();
+    let guard = lab(base.path(), FsKind::Dir, ServerKind::Nfs, &[]);
+    let st = guard.lab().state.clone();
+    let (target, relay) = nfs_through_relay(&st);
+    let spool = tempfile::tempdir().unwrap();
+    let (_, _, bytes_one) = run_at(&target, &st.share_dir, spool.path(), 1);
+    relay.cut_after_reads(100);
+    let (r, in_flight, bytes_deep) = run_at(&target, &st.share_dir, spool.path(), 32);
+    assert_eq!(relay.cuts(), 1, "the relay broke the connections once");
+    assert_eq!(r.errors, 0, "{:?}", r.op_stats);
+    assert_eq!(r.bytes_read, 512 * 4096);
+    assert_eq!(r.bytes_written, 4 << 20);
+    let v = r.verify.clone().expect("verified");
+    assert!(v.mismatches.is_empty(), "{:?}", v.mismatches);
+    let f = r.failover.clone().expect("the broken connection is booked");
+    eprintln!("after the cut: {f:?}");
+    assert!(f.reconnects >= 1 && f.retries >= 1, "{f:?}");
+    assert!(f.stalled_ops >= 1, "{f:?}");
+    assert_eq!(f.failed_ops, 0, "{f:?}");
+    assert_eq!(in_flight, 32);
+    assert!(
+        bytes_one == bytes_deep,
+        "the cut left other bytes than depth 1"
+    );
     drop(target);
     drop(relay);
     guard.down().unwrap();

@@ -11,7 +11,7 @@ use std::sync::atomic::Ordering;
 
 use naslab_trace::{Measured, OpKind};
 
-use super::stream::{StreamRun, Written, NO_HANDLE};
+use super::stream::{after_stall, stalled, StreamRun, Written, NO_HANDLE};
 use super::{ReplayError, StreamOutcome};
 use crate::backend::{Backend, Handle, OpError};
 use crate::clock::Clock;
@@ -27,6 +27,8 @@ struct InFlight {
     buf: usize,
     /// For a write: what its buffer was filled with.
     written: Option<Written>,
+    /// Whether its connection broke and was made again while it was in flight.
+    stalled: bool,
 }
 
 /// Puts measurements back into trace order.
@@ -192,6 +194,7 @@ impl<C: Clock> StreamRun<'_, C> {
                             seq,
                             buf: b,
                             written,
+                            stalled: false,
                         });
                     }
                     Err(e) => {
@@ -221,6 +224,16 @@ impl<C: Clock> StreamRun<'_, C> {
                 return Ok(Some(done));
             }
             prev_done = Some(done);
+            // A connection that broke and was made again during the wait held up every op
+            // in flight then: each is booked as a stall when it completes, as one op alone
+            // would be.
+            let recovery = backend.recovery();
+            if recovery.recovered_since(&out.failover.seen) {
+                out.failover.seen = recovery;
+                for f in slots.iter_mut().flatten() {
+                    f.stalled = true;
+                }
+            }
             for &(tag, res) in &completions {
                 let Some(f) = slots.get_mut(tag as usize).and_then(Option::take) else {
                     continue;
@@ -232,6 +245,11 @@ impl<C: Clock> StreamRun<'_, C> {
                 } else {
                     Ok(res)
                 };
+                if f.stalled {
+                    stalled(out, &f.op, f.issued, done, &result, recovery);
+                } else if out.failover.first_stall_ns.is_some() {
+                    after_stall(out, &f.op, done, &result);
+                }
                 let (m, stop) = self.account(out, &f.op, f.due, f.issued, done, &result);
                 self.emit(&mut order, f.seq, m)?;
                 self.after(backend, &f.op, f.buf, f.written, &result, handles);

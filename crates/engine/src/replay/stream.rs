@@ -38,7 +38,7 @@ pub(super) struct Written {
 /// Books an op during which the backend got over a broken connection (its recovery
 /// counters went from `out.failover.seen` to `recovery`): its latency is its stall.
 #[cold]
-fn stalled(
+pub(super) fn stalled(
     out: &mut StreamOutcome,
     op: &CompiledOp,
     issued: u64,
@@ -62,7 +62,12 @@ fn stalled(
 /// Books an op that completed after the stream's first stall: the first success ends
 /// the stream's gap; a failure is counted and named (a handle lost with its session).
 #[cold]
-fn after_stall(out: &mut StreamOutcome, op: &CompiledOp, done: u64, result: &Result<i64, OpError>) {
+pub(super) fn after_stall(
+    out: &mut StreamOutcome,
+    op: &CompiledOp,
+    done: u64,
+    result: &Result<i64, OpError>,
+) {
     let f = &mut out.failover;
     match result {
         Ok(_) => {

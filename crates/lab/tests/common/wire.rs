@@ -54,6 +54,13 @@ pub struct Counts {
 #[derive(Default)]
 struct Book {
     framing: Option<Framing>,
+    /// Both sockets of each connection relayed, to break them at once.
+    conns: Vec<(TcpStream, TcpStream)>,
+    /// Breaks every connection when this many READs have been counted.
+    cut_at_reads: Option<u64>,
+    reads: u64,
+    /// Connections broken so far.
+    cuts: u64,
     counts: Counts,
     /// Requests in flight, by connection and id, with their command.
     outstanding: HashMap<(u64, u64), u32>,
@@ -92,6 +99,9 @@ impl Relay {
                     let _ = client.set_nodelay(true);
                     let _ = server.set_nodelay(true);
                     let conn = next_conn.fetch_add(1, Ordering::Relaxed);
+                    if let (Ok(c), Ok(s)) = (client.try_clone(), server.try_clone()) {
+                        book.lock().unwrap().conns.push((c, s));
+                    }
                     for (from, to, requests) in [
                         (
                             client.try_clone().unwrap(),
@@ -130,6 +140,19 @@ impl Relay {
     pub fn reset(&self) {
         self.book.lock().unwrap().counts = Counts::default();
     }
+
+    /// Breaks every connection it relays (both ends closed, what was read and not yet
+    /// forwarded dropped) as soon as it has counted `reads` more READ requests: a path
+    /// cut under requests in flight. New connections are relayed as before.
+    pub fn cut_after_reads(&self, reads: u64) {
+        let mut b = self.book.lock().unwrap();
+        b.cut_at_reads = Some(b.reads + reads);
+    }
+
+    /// How many times it broke the connections.
+    pub fn cuts(&self) -> u64 {
+        self.book.lock().unwrap().cuts
+    }
 }
 
 impl Drop for Relay {
@@ -165,7 +188,7 @@ fn pump(
             Ok(n) => n,
         };
         pending.extend_from_slice(&chunk[..n]);
-        {
+        let cut = {
             let mut b = book.lock().unwrap();
             while let Some((len, body)) = frame(framing, &pending[scanned..]) {
                 match framing {
@@ -174,8 +197,18 @@ fn pump(
                 }
                 scanned += 4 + len;
             }
-        }
-        if to.write_all(&pending[..scanned]).is_err() {
+            let cut = b.cut_at_reads.is_some_and(|at| b.reads >= at);
+            if cut {
+                b.cut_at_reads = None;
+                b.cuts += 1;
+                for (c, s) in b.conns.drain(..) {
+                    let _ = c.shutdown(Shutdown::Both);
+                    let _ = s.shutdown(Shutdown::Both);
+                }
+            }
+            cut
+        };
+        if cut || to.write_all(&pending[..scanned]).is_err() {
             break;
         }
         pending.drain(..scanned);
@@ -290,6 +323,7 @@ fn request(b: &mut Book, conn: u64, id: u64, command: u32) {
         _ => k == 6,
     };
     if read(command) {
+        b.reads += 1;
         let on_conn = b
             .outstanding
             .iter()
