@@ -87,6 +87,17 @@ fn run_at(
 /// Depth 1 then depth 32 over `target`, reached through `relay`: the counts and checks
 /// the tests share.
 fn depth_1_and_32(target: &dyn naslab_engine::Target, relay: &Relay, share_dir: &Path) {
+    depth_1_and_32_capped(target, relay, share_dir, 32)
+}
+
+/// As [`depth_1_and_32`], where the server holds at most `cap` requests at once on a
+/// connection (NFSv4.1's session slots).
+fn depth_1_and_32_capped(
+    target: &dyn naslab_engine::Target,
+    relay: &Relay,
+    share_dir: &Path,
+    cap: usize,
+) {
     let spool = tempfile::tempdir().unwrap();
     let mut seen = Vec::new();
     let mut bytes = Vec::new();
@@ -116,7 +127,12 @@ fn depth_1_and_32(target: &dyn naslab_engine::Target, relay: &Relay, share_dir: 
     // file before the run (several requests in flight over SMB for a large one) are not
     // the run's.
     assert_eq!(seen[0], (1, 1), "depth 1: one read at a time");
-    assert_eq!(seen[1], (32, 32), "depth 32: (on the wire, in the records)");
+    let deep = cap.min(32);
+    assert_eq!(
+        seen[1],
+        (deep, deep),
+        "depth 32: (on the wire, in the records)"
+    );
     assert!(
         bytes[0] == bytes[1],
         "depth 32 left other bytes than depth 1"
@@ -187,6 +203,75 @@ fn nfs3_calls_in_flight_go_again_over_a_new_connection() {
         bytes_one == bytes_deep,
         "the cut left other bytes than depth 1"
     );
+    drop(target);
+    drop(relay);
+    guard.down().unwrap();
+}
+
+/// naslab's NFSv4.1 client on the lab's export through a relay in front of its NFS
+/// service.
+fn nfs41_through_relay(st: &naslab_lab::LabState) -> (naslab_engine::backend::Nfs4Target, Relay) {
+    let nfs_port = st.ports[0];
+    let relay = Relay::start(nfs_port, Framing::OncRpc);
+    let url = st.url.replacen(
+        &format!("127.0.0.1:{nfs_port}/"),
+        &format!("127.0.0.1:{}/", relay.port()),
+        1,
+    );
+    let url = format!("{}?vers=4.1", url.split('?').next().unwrap());
+    let target =
+        naslab_engine::backend::Nfs4Target::connect(url.parse().unwrap()).expect("v4.1 mounts");
+    (target, relay)
+}
+
+/// Over NFSv4.1 each request holds one of the session's slots: at a depth above the
+/// slots ganesha grants (64), the server holds no more requests than that at once,
+/// while the op records count the ops queued behind them as in flight (their latency
+/// includes the wait for a slot), and every op completes.
+#[test]
+fn nfs41_the_session_slots_cap_the_requests_in_flight() {
+    needs_root_and_servers!(ServerKind::Nfs);
+    let base = tempfile::tempdir().unwrap();
+    let guard = lab(base.path(), FsKind::Dir, ServerKind::Nfs, &[]);
+    let st = guard.lab().state.clone();
+    let (target, relay) = nfs41_through_relay(&st);
+    let slots = target
+        .settings()
+        .session_slots
+        .expect("the session's slots") as usize;
+    let depth = (slots + 36) as u32;
+    let spool = tempfile::tempdir().unwrap();
+    relay.reset();
+    let (r, in_flight, _) = run_at(&target, &st.share_dir, spool.path(), depth);
+    let wire = relay.counts();
+    eprintln!(
+        "{slots} slots, depth {depth}: {} READs outstanding at most on the wire, {in_flight} ops in flight by the records",
+        wire.max_reads_outstanding
+    );
+    assert_eq!(r.errors, 0, "{:?}", r.op_stats);
+    assert_eq!(r.bytes_read, 512 * 4096);
+    assert_eq!(wire.max_reads_outstanding, slots);
+    assert_eq!(in_flight, depth as usize);
+    drop(target);
+    drop(relay);
+    guard.down().unwrap();
+}
+
+#[test]
+fn nfs41_at_depth_32_the_server_holds_32_compounds() {
+    needs_root_and_servers!(ServerKind::Nfs);
+    let base = tempfile::tempdir().unwrap();
+    let guard = lab(base.path(), FsKind::Dir, ServerKind::Nfs, &[]);
+    let st = guard.lab().state.clone();
+    let (target, relay) = nfs41_through_relay(&st);
+    assert!(naslab_engine::Target::caps(&target).max_queue_depth >= 32);
+    // The slots ganesha granted the session bound the requests it holds at once.
+    let slots = target
+        .settings()
+        .session_slots
+        .expect("the session's slots");
+    eprintln!("ganesha granted {slots} session slots");
+    depth_1_and_32_capped(&target, &relay, &st.share_dir, slots as usize);
     drop(target);
     drop(relay);
     guard.down().unwrap();

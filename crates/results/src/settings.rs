@@ -91,6 +91,12 @@ pub struct NfsSettings {
     /// The largest READ and WRITE the server takes (FSINFO's rtmax and wtmax), bytes.
     pub max_read_bytes: u64,
     pub max_write_bytes: u64,
+    /// Version 4.1 and later: the slots of the session's fore channel the server granted
+    /// (CREATE_SESSION's `ca_maxrequests`), the most requests it holds at once on a
+    /// connection. A trace's `queue_depth` above it keeps no more than this many reads
+    /// and writes in flight per stream: the rest wait for a slot. Absent for version 3.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_slots: Option<u32>,
 }
 
 /// What the kernel granted a measured phase run with `--realtime`.

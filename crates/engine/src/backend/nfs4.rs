@@ -13,6 +13,7 @@
 //! tokio runtime of its own, one at a time and each at most the I/O timeout, as the
 //! NFSv3 and SMB backends do (`backend::waiter`).
 
+mod queue;
 mod session;
 
 use std::sync::Arc;
@@ -20,10 +21,11 @@ use std::sync::Arc;
 use bytes::Bytes;
 use naslab_trace::OpKind;
 
+use self::queue::Nfs4Queue;
 use self::session::Session;
 use super::remote::{HandleTable, RemoteSandbox, RemoteSandboxError, RemoteShare, SharePaths};
 use super::url::{ClientOptions, RemoteUrl};
-use super::{Backend, BackendOptions, Caps, Handle, OpError, OpenHow, Target};
+use super::{Backend, BackendOptions, Caps, Handle, OpError, OpenHow, QueuedIo, Target};
 use crate::plan::FileTable;
 
 pub(super) const NFS4_CAPS: Caps = {
@@ -40,9 +42,15 @@ pub(super) const NFS4_CAPS: Caps = {
         direct_io: true,
         drop_cache: true,
         moves_data: true,
-        max_queue_depth: 1,
+        // Each op in flight is a request holding one of the session's slots
+        // (`nfs4/queue.rs`); beyond the slots the server grants, a request waits for one.
+        max_queue_depth: MAX_NFS4_QUEUE_DEPTH,
     }
 };
+
+/// The most reads and writes a stream keeps in flight over NFSv4.1 (a trace's
+/// `queue_depth`), as for NFSv3; the session's slots may hold fewer at once.
+const MAX_NFS4_QUEUE_DEPTH: u32 = 256;
 
 /// Why naslab could not start working on an NFSv4 target.
 #[derive(Debug, thiserror::Error)]
@@ -149,6 +157,8 @@ impl Target for Nfs4Target {
         session.w.share_silence_with(&self.share.admin().w);
         let dir = format!("{}/{workload_dir}", self.share.sandbox().root());
         Ok(Box::new(Nfs4Backend {
+            queue: Nfs4Queue::default(),
+            reaped: Vec::new(),
             session,
             paths: SharePaths::new(dir, files),
             handles: HandleTable::default(),
@@ -178,6 +188,10 @@ struct Open {
 
 /// One stream's NFSv4 connection.
 pub struct Nfs4Backend {
+    /// Reads and writes in flight (declared first: dropped before the session).
+    queue: Nfs4Queue,
+    /// The queue's completions, booked against their handles before they are reported.
+    reaped: Vec<queue::Done>,
     session: Session,
     /// Each file's path on the server, made when asked for.
     paths: SharePaths,
@@ -303,5 +317,79 @@ impl Backend for Nfs4Backend {
         let path = self.paths.path(file)?;
         let (fh, _, _) = self.session.resolve(&path)?;
         self.session.commit(&fh)
+    }
+
+    fn queued(&mut self, depth: u32) -> Result<&mut dyn QueuedIo, OpError> {
+        if depth > MAX_NFS4_QUEUE_DEPTH {
+            return Err(OpError {
+                errno: crate::errno::EINVAL,
+                detail: Some(format!(
+                    "NFSv4.1 keeps at most {MAX_NFS4_QUEUE_DEPTH} reads and writes in flight per stream"
+                )),
+            });
+        }
+        Ok(self)
+    }
+}
+
+impl QueuedIo for Nfs4Backend {
+    unsafe fn queue_read(
+        &mut self,
+        h: Handle,
+        offset: u64,
+        buf: *mut u8,
+        len: usize,
+        tag: u64,
+    ) -> Result<(), OpError> {
+        let fh = self.handles.get_mut(h)?.fh.clone();
+        let session: *const Session = &self.session;
+        // SAFETY: the session lives as long as the queue (declared after it, so dropped
+        // after it), and the caller promised the buffer until the op is reaped.
+        unsafe { self.queue.read(session, h, fh, offset, buf, len, tag) };
+        Ok(())
+    }
+
+    unsafe fn queue_write(
+        &mut self,
+        h: Handle,
+        offset: u64,
+        buf: *const u8,
+        len: usize,
+        tag: u64,
+    ) -> Result<(), OpError> {
+        let o = self.handles.get_mut(h)?;
+        // An append handle writes at its end, which moves as each write is queued.
+        let at = o.append_at.unwrap_or(offset);
+        if let Some(a) = o.append_at.as_mut() {
+            *a += len as u64;
+        }
+        let (fh, sync) = (o.fh.clone(), o.sync);
+        let session: *const Session = &self.session;
+        // SAFETY: as for queue_read.
+        unsafe { self.queue.write(session, h, fh, sync, at, buf, len, tag) };
+        Ok(())
+    }
+
+    fn submit_and_reap(&mut self, min: usize, done: &mut Vec<(u64, i64)>) -> Result<(), OpError> {
+        if self.queue.is_empty() {
+            return Ok(());
+        }
+        self.reaped.clear();
+        let r = self.queue.reap(&self.session, min, &mut self.reaped);
+        for d in self.reaped.drain(..) {
+            if d.unstable {
+                if let Ok(o) = self.handles.get_mut(d.handle) {
+                    o.dirty = true;
+                }
+            }
+            done.push((
+                d.tag,
+                match d.result {
+                    Ok(n) => n as i64,
+                    Err(e) => -(e.errno as i64),
+                },
+            ));
+        }
+        r
     }
 }

@@ -248,6 +248,11 @@ fn rpc_message(
         let word = |i: usize| u32::from_be_bytes([body[i], body[i + 1], body[i + 2], body[i + 3]]);
         // A call's procedure follows its RPC version, program and program version.
         let proc = if body.len() >= 24 { word(20) } else { 0 };
+        // An NFSv4 COMPOUND is told by what it does after SEQUENCE and PUTFH.
+        let proc = match (word(4), body.len() >= 24 && word(16) == 4 && proc == 1) {
+            (0, true) => v4_op(body).map_or(proc, |op| V4_OP + op),
+            _ => proc,
+        };
         *record = Some((word(0), word(4), proc));
     }
     if !last {
@@ -260,6 +265,42 @@ fn rpc_message(
         (true, 0) => request(b, conn, u64::from(xid), proc),
         (false, 1) => reply(b, conn, u64::from(xid)),
         _ => b.counts.unmatched += 1,
+    }
+}
+
+/// Where an NFSv4 COMPOUND's op numbers start among the commands counted: the op after
+/// its SEQUENCE and PUTFH.
+pub const V4_OP: u32 = 1000;
+const OP_SEQUENCE: u32 = 53;
+const OP_PUTFH: u32 = 22;
+/// NFSv4's READ op.
+const OP_READ: u32 = 25;
+
+/// The op an NFSv4 COMPOUND call does after its SEQUENCE and PUTFH (its first other op).
+fn v4_op(call: &[u8]) -> Option<u32> {
+    let word = |i: usize| -> Option<u32> {
+        call.get(i..i + 4)
+            .map(|w| u32::from_be_bytes([w[0], w[1], w[2], w[3]]))
+    };
+    let padded = |n: u32| (n as usize).div_ceil(4) * 4;
+    // xid, type, rpcvers, prog, vers, proc; then the credential and the verifier.
+    let mut at = 24;
+    for _ in 0..2 {
+        let len = word(at + 4)?;
+        at += 8 + padded(len);
+    }
+    // The tag, the minor version, the number of ops.
+    let tag = word(at)?;
+    at += 4 + padded(tag) + 8;
+    loop {
+        let op = word(at)?;
+        at += 4;
+        match op {
+            // Session id, sequence id, slot, highest slot, cache this.
+            OP_SEQUENCE => at += 16 + 16,
+            OP_PUTFH => at += 4 + padded(word(at)?),
+            other => return Some(other),
+        }
     }
 }
 
@@ -317,10 +358,10 @@ fn request(b: &mut Book, conn: u64, id: u64, command: u32) {
         held.sort();
         b.counts.held_at_max = held;
     }
-    // READ: SMB2 command 8, NFSv3 procedure 6.
+    // READ: SMB2 command 8, NFSv3 procedure 6, an NFSv4 COMPOUND that reads.
     let read = |k: u32| match b.framing {
         Some(Framing::Smb2) => k == 8,
-        _ => k == 6,
+        _ => k == 6 || k == V4_OP + OP_READ,
     };
     if read(command) {
         b.reads += 1;

@@ -298,7 +298,14 @@ port: number, mount_port?: number | null,
 /**
  * The largest READ and WRITE the server takes (FSINFO's rtmax and wtmax), bytes.
  */
-max_read_bytes: number, max_write_bytes: number, };
+max_read_bytes: number, max_write_bytes: number, 
+/**
+ * Version 4.1 and later: the slots of the session's fore channel the server granted
+ * (CREATE_SESSION's `ca_maxrequests`), the most requests it holds at once on a
+ * connection. A trace's `queue_depth` above it keeps no more than this many reads
+ * and writes in flight per stream: the rest wait for a slot. Absent for version 3.
+ */
+session_slots?: number | null, };
 
 export type LinkSettings = { 
 /**

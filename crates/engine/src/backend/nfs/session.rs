@@ -505,6 +505,7 @@ impl Session {
             mount_port: url.mount_port,
             max_read_bytes: pick(info.rtmax).into(),
             max_write_bytes: pick(info.wtmax).into(),
+            session_slots: None,
         };
         Ok(Session {
             w,

@@ -136,6 +136,10 @@ impl Session {
             pick(mount.get_max_write_size()),
         );
         let (major, minor) = url.nfs_version.numbers();
+        let slots = w
+            .run(mount.nfs41_channel_limits())
+            .flatten()
+            .map(|l| l.max_requests);
         let settings = naslab_results::NfsSettings {
             version: major,
             minor_version: minor,
@@ -147,6 +151,7 @@ impl Session {
             mount_port: None,
             max_read_bytes: rmax.into(),
             max_write_bytes: wmax.into(),
+            session_slots: slots,
         };
         Ok(Session {
             w,
@@ -157,6 +162,11 @@ impl Session {
             wmax,
             settings,
         })
+    }
+
+    /// The library's client, for requests kept in flight together ([`super::queue`]).
+    pub(super) fn mount(&self) -> &dyn Mount {
+        &*self.mount
     }
 
     /// One request and its reply, at most the I/O timeout; a server silent that long
