@@ -157,6 +157,83 @@ fn nfs_through_relay(st: &naslab_lab::LabState) -> (naslab_engine::backend::NfsT
     (nfs(&url), relay)
 }
 
+/// Ops larger than the server's 1 MiB transfer size at depth 4 over NFSv3: each is
+/// several calls in flight together, the last read ends at the end of the file (its
+/// third call finds nothing), and what is read and written is exact.
+#[test]
+fn nfs3_ops_of_several_calls_go_out_together_and_stop_at_the_end_of_the_file() {
+    needs_root_and_servers!(ServerKind::Nfs);
+    let base = tempfile::tempdir().unwrap();
+    let guard = lab(base.path(), FsKind::Dir, ServerKind::Nfs, &[]);
+    let st = guard.lab().state.clone();
+    let (target, relay) = nfs_through_relay(&st);
+    assert_eq!(target.settings().max_read_bytes, 1 << 20);
+    let mut t = Trace::new("Large");
+    t.header.queue_depth = Some(4);
+    t.files.push(FileDecl::file(1, "big.bin", 8 << 20, true));
+    let mut open = Op::new(0, 0, OpKind::Open, 1);
+    open.flags = OpFlags::READ | OpFlags::WRITE;
+    t.ops.push(open);
+    for i in 0..3u64 {
+        let mut r = Op::new(0, 0, OpKind::Read, 1);
+        r.offset = i * (3 << 20);
+        r.len = 3 << 20;
+        t.ops.push(r);
+    }
+    for i in 0..3u64 {
+        let mut w = Op::new(0, 0, OpKind::Write, 1);
+        w.offset = (8 << 20) + i * (5 << 19);
+        w.len = 5 << 19;
+        t.ops.push(w);
+    }
+    t.ops.push(Op::new(0, 0, OpKind::Close, 1));
+    let spool = tempfile::tempdir().unwrap();
+    let plan = naslab_engine::compile(
+        Path::new("large.jsonl"),
+        naslab_engine::records_from_trace(&t),
+        spool.path(),
+    )
+    .unwrap();
+    let progress = naslab_engine::Progress::default();
+    let spec = naslab_engine::IterationSpec {
+        plan: &plan,
+        target: &target,
+        cache: naslab_results::CacheMode::Drop,
+        replay: naslab_engine::ReplayOptions {
+            data: naslab_engine::DataSpec {
+                mode: naslab_engine::DataMode::Random,
+                seed: 9,
+                verify: true,
+            },
+            ..naslab_engine::ReplayOptions::default()
+        },
+        spool_dir: spool.path(),
+        records_path: None,
+        progress: &progress,
+        drop_all_caches: false,
+        record_sink: None,
+    };
+    relay.reset();
+    let r = naslab_engine::run_iteration(&spec, 1).unwrap();
+    let wire = relay.counts();
+    assert_eq!(r.errors, 0, "{:?}", r.op_stats);
+    // 3 + 3 + 2 MiB: the last read stops at the end of the file.
+    assert_eq!(r.bytes_read, 8 << 20);
+    assert_eq!(r.bytes_written, 3 * (5 << 19));
+    let v = r.verify.clone().expect("verified");
+    assert!(v.mismatches.is_empty(), "{:?}", v.mismatches);
+    // Three reads of three calls each, in flight together.
+    assert_eq!(wire.max_reads_outstanding, 9, "{wire:?}");
+    let file = naslab_lab::layout::workload_dir(&st.share_dir, "Large").join("big.bin");
+    assert_eq!(
+        std::fs::metadata(file).unwrap().len(),
+        (8 << 20) + 3 * (5 << 19)
+    );
+    drop(target);
+    drop(relay);
+    guard.down().unwrap();
+}
+
 #[test]
 fn nfs3_at_depth_32_the_server_holds_32_calls() {
     needs_root_and_servers!(ServerKind::Nfs);
