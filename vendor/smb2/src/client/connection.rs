@@ -5734,7 +5734,14 @@ impl Connection {
 
     /// Note that `file_id` holds an oplock on `tree_id`, so a break
     /// notification can be acknowledged on the right tree.
-    pub(crate) fn register_oplock(&self, file_id: FileId, tree_id: TreeId) {
+    ///
+    /// Public for callers that build their own CREATE requests (with a batch
+    /// oplock, to be granted a durable handle) and send them through
+    /// [`Connection::execute`]: without it, a break of their oplock is left
+    /// unanswered and another client's open waits out the server's break
+    /// timeout. The bookkeeping is cleared when the connection is made
+    /// again, so a handle reclaimed on a new connection is registered again.
+    pub fn register_oplock(&self, file_id: FileId, tree_id: TreeId) {
         self.inner
             .oplock_trees
             .lock()
@@ -5743,7 +5750,7 @@ impl Connection {
     }
 
     /// Drop the oplock bookkeeping for a handle that is being closed.
-    pub(crate) fn forget_oplock(&self, file_id: FileId) {
+    pub fn forget_oplock(&self, file_id: FileId) {
         self.inner.oplock_trees.lock().unwrap().remove(&file_id);
     }
 
