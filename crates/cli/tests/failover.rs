@@ -343,8 +343,9 @@ fn a_cut_needs_a_link() {
     assert!(err.contains("--link rtt=0"), "{err}");
 }
 
-/// The link cut for 3 s mid-copy over SMB, whose client asks for no durable handles:
-/// it signs in again on a new connection, but the file's handle was lost with the old
+/// The link cut for 3 s mid-copy over SMB, on a share that grants no durable handles
+/// (`durable handles = no`): the client asks for one with the file's open, gets none,
+/// signs in again on a new connection, but the file's handle was lost with the old
 /// session, so the write in flight and every later op on that handle fail (ESTALE,
 /// which does not stop the run) and are counted and named; no op succeeded after the
 /// cut, so there is no gap. The file on the server's disk holds what was written before
@@ -356,7 +357,8 @@ fn smb_without_durable_handles_counts_and_names_the_ops_the_cut_lost() {
         return;
     }
     let base = tempfile::tempdir().unwrap();
-    let (url, share, password, _down) = lab("samba", base.path(), "cut-smb", &[]);
+    let (url, share, password, _down) =
+        lab("samba", base.path(), "cut-smb", &["durable handles = no"]);
     let (said, _, ok, err, run) = run_with_fault(
         &url,
         &password,
@@ -381,8 +383,18 @@ fn smb_without_durable_handles_counts_and_names_the_ops_the_cut_lost() {
     assert_eq!(named.len() as u64, failed.min(100), "{f}");
     for n in named {
         assert!(n["path"] == "Backup.bkf", "{n}");
-        assert!(n["error"].as_str().unwrap().starts_with("ESTALE"), "{n}");
+        let e = n["error"].as_str().unwrap();
+        assert!(e.starts_with("ESTALE"), "{n}");
+        assert!(
+            e.contains("the server granted no durable handle for it"),
+            "{n}"
+        );
     }
+    let d = &it["durable_handles"];
+    assert_eq!(d["asked"], 1, "{it}");
+    assert_eq!(d["granted"], 0, "{it}");
+    assert_eq!(d["reclaimed"], 0, "{it}");
+    assert_eq!(d["lost"], 1, "{it}");
     assert_eq!(named[0]["op"], "write", "{f}");
     assert!(f.get("gap_ns").is_none(), "{f}");
     assert!(err.contains("failover   "), "{err}");
@@ -393,6 +405,57 @@ fn smb_without_durable_handles_counts_and_names_the_ops_the_cut_lost() {
         on_disk == written || on_disk == written + 65536,
         "{on_disk} bytes on disk, {written} written"
     );
+}
+
+/// A lab Samba granting durable handles: Samba 4.17's defaults do (`durable handles`
+/// on, `kernel oplocks` and `kernel share modes` off), said here so that the test
+/// does not hang on them.
+const DURABLE: &[&str] = &["durable handles = yes"];
+
+/// The link cut for 3 s mid-copy over SMB, on a share granting durable handles: the
+/// client signs in again on a new connection, claims the file's handle back (DH2C,
+/// with the CreateGuid it asked with) and sends the write in flight again. The run
+/// completes with no failed op, the file on the server's disk is exact, and the gap is
+/// the cut as measured within the tolerance of the NFS test above.
+#[test]
+fn smb_with_durable_handles_rides_out_a_3_s_cut_and_the_gap_is_the_cut() {
+    if !ready("samba") {
+        return;
+    }
+    let base = tempfile::tempdir().unwrap();
+    let (url, share, password, _down) = lab("samba", base.path(), "cut-dh", DURABLE);
+    let (said, _, ok, err, run) = run_with_fault(
+        &url,
+        &password,
+        &share,
+        base.path(),
+        "cut-dh",
+        &["--cut", "3s"],
+        &["--verify"],
+    );
+    assert!(ok, "the run failed: {err}");
+    assert!(said.contains("link cut: proxies smb disabled"), "{said}");
+    let broken = broken_s(&said);
+    assert!(broken >= 3.0, "{said}");
+    let f = failover(&run);
+    let gap = f["gap_ns"].as_u64().unwrap() as f64 / 1e9;
+    assert!(
+        (broken - 0.2..=broken + 1.5).contains(&gap),
+        "gap {gap} s for a cut of {broken} s: {f}"
+    );
+    let it = &run["workloads"][0]["iterations"][0];
+    let d = &it["durable_handles"];
+    // The copy opens its one file once in the measured phase: asked, granted, claimed
+    // back at the reconnect.
+    assert_eq!(d["asked"], 1, "{it}");
+    assert_eq!(d["granted"], 1, "{it}");
+    assert_eq!(d["reclaimed"], 1, "{it}");
+    assert_eq!(d["lost"], 0, "{it}");
+    assert!(
+        err.contains("durable    handles 1 asked, 1 granted"),
+        "{err}"
+    );
+    check_file_on_disk(&share);
 }
 
 /// `--io-timeout` bounds an op's recovery too: with a 1 s timeout, a 4 s cut is more

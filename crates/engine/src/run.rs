@@ -396,6 +396,7 @@ pub fn run_iteration(spec: &IterationSpec, iteration: u32) -> Result<IterationRe
         }
         result.write_data_ahead = crate::summarize::write_data_ahead(&outcome);
         result.failover = crate::summarize::failover(&outcome, &plan.files);
+        result.durable_handles = crate::summarize::durable_handles(&outcome);
         if let Some(v) = verifier {
             // Not measured: every file that should exist is read back and checked.
             let mut backend = spec

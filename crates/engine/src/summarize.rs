@@ -95,6 +95,22 @@ pub fn summarize(
     r
 }
 
+/// The SMB durable handles the streams' opens asked for, were granted, claimed back
+/// and lost; `None` when none was asked for and none lost.
+pub fn durable_handles(outcome: &ReplayOutcome) -> Option<naslab_results::DurableHandles> {
+    let mut d = naslab_results::DurableHandles::default();
+    for s in &outcome.streams {
+        let c = s.failover.seen.durable;
+        d.add(&naslab_results::DurableHandles {
+            asked: c.asked,
+            granted: c.granted,
+            reclaimed: c.reclaimed,
+            lost: c.lost,
+        });
+    }
+    (d.asked > 0 || d.lost > 0).then_some(d)
+}
+
 /// What the iteration's ops waited through when the path to the server broke; `None`
 /// when no stream's connection broke.
 pub fn failover(

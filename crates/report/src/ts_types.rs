@@ -73,6 +73,7 @@ fn declarations() -> Vec<Decl> {
         decl::<r::WriteDataAhead>(c),
         decl::<r::FailoverSummary>(c),
         decl::<r::FailedOp>(c),
+        decl::<r::DurableHandles>(c),
         decl::<r::OpStats>(c),
         decl::<r::StreamResult>(c),
         decl::<r::Warning>(c),

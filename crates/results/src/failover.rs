@@ -138,6 +138,36 @@ impl FailoverSummary {
     }
 }
 
+/// SMB durable handles in an iteration: file opens that asked for one, the handles
+/// granted, and, at a reconnect, the open handles claimed back on the new session and
+/// those lost (none granted, or the claim refused). Absent when no open asked for one
+/// and no handle was lost.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, TS)]
+pub struct DurableHandles {
+    pub asked: u64,
+    pub granted: u64,
+    pub reclaimed: u64,
+    pub lost: u64,
+}
+
+impl DurableHandles {
+    /// Adds another client's counts.
+    pub fn add(&mut self, other: &DurableHandles) {
+        self.asked += other.asked;
+        self.granted += other.granted;
+        self.reclaimed += other.reclaimed;
+        self.lost += other.lost;
+    }
+
+    /// The counts in one line, for the terminal.
+    pub fn line(&self) -> String {
+        format!(
+            "{} asked, {} granted; at a reconnect {} reclaimed, {} lost",
+            self.asked, self.granted, self.reclaimed, self.lost
+        )
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -12,7 +12,7 @@ pub mod export;
 pub mod sweep;
 pub mod views;
 
-pub use failover::{FailedOp, FailoverSummary};
+pub use failover::{DurableHandles, FailedOp, FailoverSummary};
 pub use histogram::{LatencyHistogram, LatencySummary, StreamLatency};
 pub use link::{rate_text, EmulatedLink, LinkSettings, RttProbe};
 pub use model::{duration_text, Device};

@@ -341,6 +341,10 @@ pub struct IterationResult {
     /// connection broke).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub failover: Option<crate::FailoverSummary>,
+    /// SMB durable handles asked for, granted, reclaimed and lost (absent when no
+    /// open asked for one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub durable_handles: Option<crate::DurableHandles>,
 }
 
 /// Writes whose data a thread made ahead of the stream, off the time between its ops

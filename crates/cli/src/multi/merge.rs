@@ -314,6 +314,12 @@ fn merge_iteration(
                 None => r.failover = Some(f.clone()),
             }
         }
+        if let Some(d) = &it.durable_handles {
+            match &mut r.durable_handles {
+                Some(m) => m.add(d),
+                None => r.durable_handles = Some(*d),
+            }
+        }
         if let Some(g) = &it.realtime {
             match &mut r.realtime {
                 Some(m) => m.add(g),

@@ -2,6 +2,8 @@
 
 #[cfg(any(feature = "smb", feature = "nfs"))]
 mod heap;
+#[cfg(any(feature = "smb", feature = "nfs"))]
+mod idle_driver;
 #[cfg(feature = "nfs")]
 mod nfs;
 #[cfg(all(feature = "nfs", unix))]
@@ -200,6 +202,19 @@ pub struct Recovery {
     /// verifier changed between the writes and their COMMIT, so it restarted in between,
     /// and naslab keeps no copy of the data to send again as a caching client would.
     pub unconfirmed_writes: u64,
+    /// SMB durable handles: file opens that asked for one, those granted, those
+    /// claimed back on a new session after a reconnect, and the handles open at a
+    /// reconnect that were not (none granted, or the claim refused).
+    pub durable: DurableCounts,
+}
+
+/// SMB durable handles asked for, granted, reclaimed and lost.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct DurableCounts {
+    pub asked: u64,
+    pub granted: u64,
+    pub reclaimed: u64,
+    pub lost: u64,
 }
 
 impl Recovery {

@@ -9,6 +9,7 @@
 //! runtime (`backend::waiter`, shared with NFS), so the [`Backend`] trait stays
 //! synchronous and streams stay independent.
 
+mod durable;
 mod queue;
 mod session;
 
@@ -414,11 +415,47 @@ async fn write_piece(
 #[derive(Debug, Clone, Copy)]
 struct Open {
     file_id: FileId,
-    /// The session it was opened in ([`Session::generation`]): a handle of an earlier
-    /// one was lost with it.
+    /// The session it was opened in, or claimed back on ([`Session::generation`]): a
+    /// handle of an earlier one was lost with it.
     generation: u64,
     /// For append opens: where the next write goes.
     append_at: Option<u64>,
+    /// The file, and how it was opened: what a claim on a new session names.
+    file: u32,
+    access: u32,
+    options: u32,
+    /// Whether a durable handle was asked for, and the one the server granted, while
+    /// it may still be claimed back.
+    asked: bool,
+    durable: Option<durable::Grant>,
+    /// Why the handle is gone, once a reconnect left it behind.
+    lost: Option<Lost>,
+}
+
+/// Why a handle did not outlive its session.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Lost {
+    /// No durable handle was asked for (a share that grants none, the dialect).
+    Unasked,
+    /// One was asked for and not granted.
+    Refused,
+    /// Granted, and the server refused the claim on the new session (the errno of
+    /// its answer).
+    Unclaimed(i32),
+}
+
+impl Lost {
+    fn why(self) -> String {
+        let what = "SMB: the handle was lost with its session when the connection broke";
+        match self {
+            Lost::Unasked => format!("{what} (no durable handle was asked for: the share grants none)"),
+            Lost::Refused => format!("{what} (the server granted no durable handle for it)"),
+            Lost::Unclaimed(errno) => format!(
+                "{what} (the server refused to give its durable handle back on the new session: {})",
+                crate::errno::describe(errno)
+            ),
+        }
+    }
 }
 
 /// One stream's SMB connection.
@@ -437,9 +474,10 @@ pub struct SmbBackend {
 
 impl SmbBackend {
     /// Runs `op`; when the connection broke under it (lost, not silent), signs in again
-    /// on a new connection and runs it again, within the I/O timeout from its start.
-    /// Handles of the lost session are gone with it (no durable handles are asked
-    /// for): an op on one fails with ESTALE, which does not stop the run.
+    /// on a new connection, claims back the durable handles the server granted, and
+    /// runs it again, within the I/O timeout from its start. Other handles of the lost
+    /// session are gone with it: an op on one fails with ESTALE, which does not stop
+    /// the run.
     fn again<T: Default>(
         &mut self,
         redo: Redo,
@@ -447,13 +485,21 @@ impl SmbBackend {
     ) -> Result<T, OpError> {
         let started = std::time::Instant::now();
         let mut redone = false;
-        let r = loop {
+        let r = 'op: loop {
             match op(self) {
                 Err(e) if self.session.lost(&e) => {
-                    if let Err(e) = self.session.reconnect(started, e) {
-                        break Err(e);
+                    let mut e = e;
+                    loop {
+                        if let Err(e) = self.session.reconnect(started, e) {
+                            break 'op Err(e);
+                        }
+                        self.recovery.reconnects += 1;
+                        match self.reclaim() {
+                            Ok(()) => break,
+                            // The new connection broke too: another one.
+                            Err(lost) => e = lost,
+                        }
                     }
-                    self.recovery.reconnects += 1;
                     self.recovery.retries += 1;
                     redone = true;
                 }
@@ -463,6 +509,49 @@ impl SmbBackend {
         };
         self.session.end_recovery(redone);
         r
+    }
+
+    /// On a new session, claims back each open handle of the lost one whose durable
+    /// handle the server granted; the others are lost. Fails only when the new
+    /// connection broke too (the claims not made yet are made on the next one).
+    fn reclaim(&mut self) -> Result<(), OpError> {
+        let now = self.session.generation;
+        for i in 0..self.handles.len() {
+            let Some(o) = self.handles[i] else { continue };
+            if o.generation == now || o.lost.is_some() {
+                continue;
+            }
+            let claimed = match o.durable {
+                Some(grant) => {
+                    let path = self.path(o.file)?;
+                    self.session
+                        .reclaim(&path, o.access, o.options, &grant, o.file_id)
+                        .map_err(|e| (o.asked, Some(e)))
+                }
+                None => Err((o.asked, None)),
+            };
+            let Some(Some(h)) = self.handles.get_mut(i) else {
+                continue;
+            };
+            match claimed {
+                Ok(file_id) => {
+                    h.file_id = file_id;
+                    h.generation = now;
+                    self.recovery.durable.reclaimed += 1;
+                }
+                Err((_, Some(e))) if self.session.lost(&e) => return Err(e),
+                Err((asked, refused)) => {
+                    h.durable = None;
+                    h.lost = Some(match refused {
+                        Some(e) => Lost::Unclaimed(e.errno),
+                        None if asked => Lost::Refused,
+                        None => Lost::Unasked,
+                    });
+                    self.recovery.durable.lost += 1;
+                }
+            }
+        }
+        Ok(())
     }
 
     fn path(&self, file: u32) -> Result<String, OpError> {
@@ -477,7 +566,7 @@ impl SmbBackend {
         if o.generation != self.session.generation {
             return Err(OpError {
                 errno: crate::errno::ESTALE,
-                detail: Some("SMB: the handle was lost with its session when the connection broke (naslab asks for no durable handles)".into()),
+                detail: Some(o.lost.unwrap_or(Lost::Refused).why()),
             });
         }
         Ok(o)
@@ -521,8 +610,9 @@ impl SmbBackend {
         if how.sync {
             options |= FILE_WRITE_THROUGH;
         }
-        // naslab's client caches nothing (no oplock or lease is asked for); these pass the
-        // trace's hints on to the server as Windows' redirector does.
+        // naslab's client caches nothing (the batch oplock asked for with a durable
+        // handle is given up at the first break); these pass the trace's hints on to
+        // the server as Windows' redirector does.
         if how.direct {
             options |= FILE_NO_INTERMEDIATE_BUFFERING;
         }
@@ -530,11 +620,25 @@ impl SmbBackend {
             options |= FILE_RANDOM_ACCESS;
         }
         let path = self.path(file)?;
-        let r = self.session.create(&path, access, disposition, options)?;
+        let c = self
+            .session
+            .create_file(&path, access, disposition, options)?;
+        if c.asked {
+            self.recovery.durable.asked += 1;
+        }
+        if c.grant.is_some() {
+            self.recovery.durable.granted += 1;
+        }
         let open = Open {
-            file_id: r.file_id,
+            file_id: c.resp.file_id,
             generation: self.session.generation,
-            append_at: how.append.then_some(r.end_of_file),
+            append_at: how.append.then_some(c.resp.end_of_file),
+            file,
+            access,
+            options,
+            asked: c.asked,
+            durable: c.grant,
+            lost: None,
         };
         let slot = match self.free.pop() {
             Some(i) => {
@@ -554,7 +658,10 @@ impl SmbBackend {
             .checked_sub(1)
             .filter(|&i| matches!(self.handles.get(i), Some(Some(_))))
             .ok_or(OpError::errno(crate::errno::EBADF))?;
-        let r = self.open_of(h).and_then(|o| self.session.close(o.file_id));
+        let r = self.open_of(h).and_then(|o| {
+            self.session.forget_oplock(o.file_id);
+            self.session.close(o.file_id)
+        });
         // A CLOSE whose connection broke is sent again; the handle goes otherwise (a
         // lost handle's close fails, and the handle is gone all the same).
         if !r.as_ref().is_err_and(|e| self.session.lost(e)) {

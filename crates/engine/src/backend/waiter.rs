@@ -26,7 +26,11 @@ pub(crate) enum Silence {
 
 /// One connection's runtime, deadline and liveness.
 pub(crate) struct Waiter {
-    rt: tokio::runtime::Runtime,
+    /// Runs the runtime while the stream is between ops, once asked to
+    /// ([`Waiter::answer_while_idle`]). Declared before the runtime, so that its thread
+    /// is stopped first.
+    idle: Option<super::idle_driver::IdleDriver>,
+    rt: Arc<tokio::runtime::Runtime>,
     /// `host:port`, for messages.
     addr: String,
     timeout: Duration,
@@ -44,12 +48,24 @@ impl Waiter {
             .enable_all()
             .build()?;
         Ok(Waiter {
-            rt,
+            idle: None,
+            rt: Arc::new(rt),
             addr,
             timeout,
             dead: Cell::new(false),
             silent: Arc::new(AtomicBool::new(false)),
         })
+    }
+
+    /// From now on, the runtime runs while the stream is between ops too
+    /// (`backend::idle_driver`): what the server sends unasked, an oplock break, is
+    /// answered then. A thread that cannot be started leaves things as they were: the
+    /// server then waits for the stream's next request.
+    #[cfg_attr(not(feature = "smb"), allow(dead_code))]
+    pub(crate) fn answer_while_idle(&mut self) {
+        if self.idle.is_none() {
+            self.idle = super::idle_driver::IdleDriver::start(Arc::clone(&self.rt)).ok();
+        }
     }
 
     /// Shares `other`'s knowledge of the server's silence (connections of one target).
@@ -112,10 +128,18 @@ impl Waiter {
         // a future of more than 2 KiB (16 KiB in a release build) on the heap, an
         // allocation per request with the SMB crate's request futures.
         let fut = std::pin::pin!(fut);
+        if let Some(d) = &self.idle {
+            d.enter();
+        }
         // The timer is made inside the runtime, which drives it.
-        self.rt
+        let r = self
+            .rt
             .block_on(async move { tokio::time::timeout(limit, fut).await })
-            .ok()
+            .ok();
+        if let Some(d) = &self.idle {
+            d.leave();
+        }
+        r
     }
 
     /// One request and its reply, at most the timeout. A connection found dead earlier

@@ -475,7 +475,12 @@ realtime?: RealtimeGranted | null,
  * What the ops waited through when the path to the server broke (absent when no
  * connection broke).
  */
-failover?: FailoverSummary | null, };
+failover?: FailoverSummary | null, 
+/**
+ * SMB durable handles asked for, granted, reclaimed and lost (absent when no
+ * open asked for one).
+ */
+durable_handles?: DurableHandles | null, };
 
 export type IterationLayout = { prepared: LayoutSummary, written: LayoutSummary, };
 
@@ -576,6 +581,8 @@ export type FailedOp = {
  * why it failed.
  */
 op: string, path: string, error: string, };
+
+export type DurableHandles = { asked: number, granted: number, reclaimed: number, lost: number, };
 
 export type OpStats = { count: number, 
 /**

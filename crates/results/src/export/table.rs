@@ -216,6 +216,9 @@ impl Exporter for Table {
             }
             if let Some(f) = &it.failover {
                 let _ = writeln!(o, "    failover   {}", f.line());
+                if let Some(d) = &it.durable_handles {
+                    let _ = writeln!(o, "    durable    handles {}", d.line());
+                }
             }
             if let Some(line) = it.ordering.as_ref().and_then(ordering_line) {
                 let _ = writeln!(o, "    ordering   {line}");

@@ -24,6 +24,7 @@ use smb2::types::flags::{Capabilities, FileAccessMask, FileAttributes};
 use smb2::types::{Command, CreditCharge, Dialect, FileId, OplockLevel};
 use smb2::{ClientConfig, ErrorKind, SmbClient, Tree};
 
+use super::durable;
 use super::SmbError;
 use crate::backend::remote::{AdminSession, EntryKind, RemoteFs};
 use crate::backend::url::MAX_SMB_IN_FLIGHT;
@@ -218,6 +219,17 @@ pub(super) struct Session {
     /// The I/O timeout an op has in all, recovery included (the waiter's own timeout
     /// is shortened while an op is carried over a new connection).
     budget: Duration,
+    /// The durable handle file opens ask for (by the dialect); `None` once the share
+    /// granted a batch oplock without one, which says it grants none.
+    pub(super) durable: Option<durable::Kind>,
+}
+
+/// What a CREATE of a file for an op gave: the response, whether a durable handle was
+/// asked for, and the one granted.
+pub(super) struct Created {
+    pub(super) resp: CreateResponse,
+    pub(super) asked: bool,
+    pub(super) grant: Option<durable::Grant>,
 }
 
 /// The dialect and whether the session is encrypted, for people: e.g. "SMB 3.1.1,
@@ -430,6 +442,7 @@ impl Session {
             encrypt_required: opts.smb_encrypt == SmbEncrypt::Required,
             generation: 0,
             budget: opts.io_timeout,
+            durable: params.as_ref().map(|p| durable::Kind::of(p.dialect)),
         })
     }
 
@@ -646,6 +659,103 @@ impl Session {
         };
         let frame = self.call(Command::Create, &req, 1)?;
         CreateResponse::unpack(&mut ReadCursor::new(&frame.body)).map_err(op_error)
+    }
+
+    /// CREATE of a file for an op; when the session asks for durable handles, with the
+    /// request and the batch oplock the server grants one with. An oplock granted is
+    /// registered, so that the connection answers its break at once.
+    pub(super) fn create_file(
+        &mut self,
+        path: &str,
+        access: u32,
+        disposition: CreateDisposition,
+        options: u32,
+    ) -> Result<Created, OpError> {
+        let ask = match self.durable {
+            Some(kind) => Some((kind, durable::new_guid()?)),
+            None => None,
+        };
+        let req = CreateRequest {
+            requested_oplock_level: if ask.is_some() {
+                OplockLevel::Batch
+            } else {
+                OplockLevel::None
+            },
+            impersonation_level: ImpersonationLevel::Impersonation,
+            desired_access: FileAccessMask::new(access | FileAccessMask::SYNCHRONIZE),
+            file_attributes: FileAttributes::NORMAL,
+            share_access: ShareAccess(
+                ShareAccess::FILE_SHARE_READ
+                    | ShareAccess::FILE_SHARE_WRITE
+                    | ShareAccess::FILE_SHARE_DELETE,
+            ),
+            create_disposition: disposition,
+            create_options: options,
+            name: Self::wire_path(path),
+            create_contexts: ask
+                .map(|(kind, guid)| durable::request(kind, guid))
+                .unwrap_or_default(),
+        };
+        let frame = self.call(Command::Create, &req, 1)?;
+        let resp = CreateResponse::unpack(&mut ReadCursor::new(&frame.body)).map_err(op_error)?;
+        let grant = match ask {
+            Some((kind, guid)) => durable::granted(kind, guid, &resp.create_contexts)?,
+            None => None,
+        };
+        if resp.oplock_level != OplockLevel::None {
+            self.conn().register_oplock(resp.file_id, self.tree.tree_id);
+            self.w.answer_while_idle();
+        }
+        // A batch oplock granted without a durable handle: the share grants none
+        // (Samba: durable handles = no, or posix locking, kernel oplocks or kernel
+        // share modes on), so later opens ask for neither.
+        if ask.is_some() && grant.is_none() && resp.oplock_level == OplockLevel::Batch {
+            self.durable = None;
+        }
+        Ok(Created {
+            resp,
+            asked: ask.is_some(),
+            grant,
+        })
+    }
+
+    /// Claims back, on this session, the open `grant` names (`file_id` on the lost
+    /// session), opened at `path` with `access` and `options`: the CREATE carries the
+    /// reconnect context alone. The open's file id on this session.
+    pub(super) fn reclaim(
+        &self,
+        path: &str,
+        access: u32,
+        options: u32,
+        grant: &durable::Grant,
+        file_id: FileId,
+    ) -> Result<FileId, OpError> {
+        let req = CreateRequest {
+            requested_oplock_level: OplockLevel::Batch,
+            impersonation_level: ImpersonationLevel::Impersonation,
+            desired_access: FileAccessMask::new(access | FileAccessMask::SYNCHRONIZE),
+            file_attributes: FileAttributes::NORMAL,
+            share_access: ShareAccess(
+                ShareAccess::FILE_SHARE_READ
+                    | ShareAccess::FILE_SHARE_WRITE
+                    | ShareAccess::FILE_SHARE_DELETE,
+            ),
+            create_disposition: CreateDisposition::FileOpen,
+            create_options: options,
+            name: Self::wire_path(path),
+            create_contexts: durable::reconnect(grant, file_id),
+        };
+        let frame = self.call(Command::Create, &req, 1)?;
+        let resp = CreateResponse::unpack(&mut ReadCursor::new(&frame.body)).map_err(op_error)?;
+        if resp.oplock_level != OplockLevel::None {
+            self.conn().register_oplock(resp.file_id, self.tree.tree_id);
+        }
+        Ok(resp.file_id)
+    }
+
+    /// A handle closed: its oplock, if any, is no longer the connection's to answer.
+    pub(super) fn forget_oplock(&self, file_id: FileId) {
+        self.conn().forget_oplock(file_id);
     }
 
     pub(super) fn close(&self, file_id: FileId) -> Result<(), OpError> {
