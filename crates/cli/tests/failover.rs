@@ -412,28 +412,33 @@ fn smb_without_durable_handles_counts_and_names_the_ops_the_cut_lost() {
 /// does not hang on them.
 const DURABLE: &[&str] = &["durable handles = yes"];
 
-/// The link cut for 3 s mid-copy over SMB, on a share granting durable handles: the
-/// client signs in again on a new connection, claims the file's handle back (DH2C,
-/// with the CreateGuid it asked with) and sends the write in flight again. The run
-/// completes with no failed op, the file on the server's disk is exact, and the gap is
-/// the cut as measured within the tolerance of the NFS test above.
-#[test]
-fn smb_with_durable_handles_rides_out_a_3_s_cut_and_the_gap_is_the_cut() {
+/// The link cut for 3 s mid-copy over SMB, on a share granting durable handles, the
+/// session on `dialect`: the client signs in again on a new connection, claims the
+/// file's handle back (DH2C with the CreateGuid it asked with on SMB 3.x, DHnC with the
+/// file id on 2.x) and sends the write in flight again. The run completes with no
+/// failed op, the file on the server's disk is exact, and the gap is the cut as
+/// measured within the tolerance of the NFS test above.
+fn smb_with_durable_handles_rides_out_a_3_s_cut(name: &str, opts: &[&str], dialect: &str) {
     if !ready("samba") {
         return;
     }
     let base = tempfile::tempdir().unwrap();
-    let (url, share, password, _down) = lab("samba", base.path(), "cut-dh", DURABLE);
+    let (url, share, password, _down) = lab("samba", base.path(), name, opts);
     let (said, _, ok, err, run) = run_with_fault(
         &url,
         &password,
         &share,
         base.path(),
-        "cut-dh",
+        name,
         &["--cut", "3s"],
         &["--verify"],
     );
     assert!(ok, "the run failed: {err}");
+    assert_eq!(
+        run["options"]["protocol"]["dialect"], dialect,
+        "{}",
+        run["options"]
+    );
     assert!(said.contains("link cut: proxies smb disabled"), "{said}");
     let broken = broken_s(&said);
     assert!(broken >= 3.0, "{said}");
@@ -456,6 +461,19 @@ fn smb_with_durable_handles_rides_out_a_3_s_cut_and_the_gap_is_the_cut() {
         "{err}"
     );
     check_file_on_disk(&share);
+}
+
+#[test]
+fn smb_with_durable_handles_rides_out_a_3_s_cut_and_the_gap_is_the_cut() {
+    smb_with_durable_handles_rides_out_a_3_s_cut("cut-dh", DURABLE, "SMB 3.1.1");
+}
+
+/// The same on SMB 2.1, whose durable handles are DHnQ and DHnC.
+#[test]
+fn smb_2_1_durable_handles_ride_out_a_3_s_cut_too() {
+    let mut opts = DURABLE.to_vec();
+    opts.push("global: server max protocol = SMB2_10");
+    smb_with_durable_handles_rides_out_a_3_s_cut("cut-dh21", &opts, "SMB 2.1");
 }
 
 /// `--io-timeout` bounds an op's recovery too: with a 1 s timeout, a 4 s cut is more
