@@ -204,6 +204,13 @@ pub struct RunOpts {
     /// server counts as gone and the run stops (e.g. 30s, 2m).
     #[arg(long, default_value = "30s", value_name = "DURATION", value_parser = values::io_timeout)]
     pub io_timeout: Duration,
+    /// nfs:// targets (NFSv3): how long a request waits for its reply before its
+    /// connection is taken for broken (a path that holds what is sent, a black hole),
+    /// made again, and the request sent again, until --io-timeout from the op's start
+    /// is spent, as an NFS client's retransmission timeout (timeo). Unset, a request
+    /// waits the I/O timeout.
+    #[arg(long, value_name = "DURATION", value_parser = values::io_timeout)]
+    pub retrans_timeout: Option<Duration>,
     /// smb:// targets: required (encrypt, even when the server only allows it; refuse a
     /// server that cannot), desired (encrypt when the server wants it) or off (never
     /// offer encryption).
@@ -710,12 +717,17 @@ pub enum LabCommand {
 
 #[cfg(target_os = "linux")]
 #[derive(Args, Debug)]
-#[command(group(clap::ArgGroup::new("fault").required(true).args(["cut", "reset", "restart_server"])))]
+#[command(group(clap::ArgGroup::new("fault").required(true).args(["cut", "black_hole", "reset", "restart_server"])))]
 pub struct LabFaultArgs {
     /// Cut the link for this long (e.g. 3s): every connection through it is closed and
     /// new ones are refused until it is back. The lab needs a link (`lab up --link`).
     #[arg(long, value_name = "DURATION", value_parser = values::positive_duration)]
     pub cut: Option<Duration>,
+    /// Black-hole the link for this long (e.g. 3s): what is sent through it either way
+    /// is held, the connections stay open, then it all goes through. A client sees it
+    /// only by its own timeouts. The lab needs a link.
+    #[arg(long, value_name = "DURATION", value_parser = values::positive_duration)]
+    pub black_hole: Option<Duration>,
     /// Close every connection through the link at once; new ones are accepted.
     #[arg(long)]
     pub reset: bool,

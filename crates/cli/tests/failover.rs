@@ -231,6 +231,54 @@ fn nfs_rides_out_a_3_s_cut_and_the_gap_is_the_cut() {
     check_file_on_disk(&share);
 }
 
+/// The link black-holed for 3 s mid-copy over NFS: the proxies hold what is sent either
+/// way and keep the connections open, so the client sees no break, only no reply.
+/// With `--retrans-timeout 1s` the client takes a request unanswered for 1 s as a
+/// broken connection, makes a new one (held too while the hole lasts) and sends it
+/// again. The run completes with no failed op and the file on disk exact; the gap is
+/// the hole as measured, within the NFS cut's tolerance plus the retransmit timeout
+/// (the request sent again once the path is back may have waited up to that long in
+/// the hole).
+#[test]
+fn nfs_rides_out_a_3_s_black_hole_with_a_retransmit_timeout() {
+    if !ready("nfs") {
+        return;
+    }
+    let base = tempfile::tempdir().unwrap();
+    let (url, share, password, _down) = lab("nfs", base.path(), "hole-nfs", &[]);
+    let (said, _, ok, err, run) = run_with_fault(
+        &url,
+        &password,
+        &share,
+        base.path(),
+        "hole-nfs",
+        &["--black-hole", "3s"],
+        &["--verify", "--retrans-timeout", "1s"],
+    );
+    assert!(ok, "the run failed: {err}");
+    assert!(
+        said.contains("link black-holed: proxies nfs, mount hold what they are sent"),
+        "{said}"
+    );
+    assert!(said.contains("link restored"), "{said}");
+    assert_eq!(
+        run["options"]["protocol"]["retrans_timeout_ns"], 1_000_000_000u64,
+        "{}",
+        run["options"]
+    );
+    let broken = broken_s(&said);
+    assert!(broken >= 3.0, "{said}");
+    let f = failover(&run);
+    let gap = f["gap_ns"].as_u64().unwrap() as f64 / 1e9;
+    assert!(
+        (broken - 0.2..=broken + 1.0 + 1.5).contains(&gap),
+        "gap {gap} s for a hole of {broken} s: {f}"
+    );
+    // Each retransmit timeout spent in the hole made a new connection.
+    assert!(f["reconnects"].as_u64().unwrap() >= 2, "{f}");
+    check_file_on_disk(&share);
+}
+
 /// ganesha stopped and started again mid-copy: NFSv3 keeps no state on a connection and
 /// ganesha's file handles outlive it, so the client connects again and goes on. The
 /// gap is no longer than the fault command took plus the same +1.5 s; ganesha's write

@@ -24,6 +24,10 @@ pub enum Fault {
     /// Disable and at once enable every proxy: every connection is closed, new ones are
     /// accepted.
     Reset,
+    /// Hold everything sent through the link, both ways, for this long, then let it
+    /// through: connections stay open (new ones are accepted and held too), and a
+    /// client learns of the fault only by its own timeouts.
+    BlackHole(Duration),
     /// Stop the server (by its PID) and start it again on the same ports, share and
     /// configuration.
     RestartServer,
@@ -97,13 +101,47 @@ pub fn inject(base: &Path, name: &str, fault: Fault) -> Result<FaultReport, LabE
         });
         at
     };
+    let no_link = || {
+        LabError::Invalid {
+        what: "fault",
+        value: name.to_string(),
+        why: "the lab has no link to cut: bring it up with `--link rtt=0` (a proxy that adds no delay), or use --restart-server".into(),
+    }
+    };
     let (broke, whole) = match fault {
+        Fault::BlackHole(d) => {
+            let link = state.link.as_ref().ok_or_else(no_link)?;
+            let names: Vec<&str> = link.proxies.iter().map(|p| p.name.as_str()).collect();
+            for (i, n) in names.iter().enumerate() {
+                if let Err(e) = crate::toxiproxy::black_hole(link.api_port, n) {
+                    for done in &names[..i] {
+                        let _ = crate::toxiproxy::mend_black_hole(link.api_port, done);
+                    }
+                    return Err(e);
+                }
+            }
+            let broke = step(format!(
+                "link black-holed: proxies {} hold what they are sent (connections kept open)",
+                names.join(", ")
+            ));
+            std::thread::sleep(d);
+            let mut failed = None;
+            for n in &names {
+                if let Err(e) = crate::toxiproxy::mend_black_hole(link.api_port, n) {
+                    failed.get_or_insert(e);
+                }
+            }
+            if let Some(e) = failed {
+                return Err(e);
+            }
+            let whole = step(format!(
+                "link restored: proxies {} let what they held through",
+                names.join(", ")
+            ));
+            (broke, whole)
+        }
         Fault::Cut(_) | Fault::Reset => {
-            let link = state.link.as_ref().ok_or_else(|| LabError::Invalid {
-                what: "fault",
-                value: name.to_string(),
-                why: "the lab has no link to cut: bring it up with `--link rtt=0` (a proxy that adds no delay), or use --restart-server".into(),
-            })?;
+            let link = state.link.as_ref().ok_or_else(no_link)?;
             let names: Vec<&str> = link.proxies.iter().map(|p| p.name.as_str()).collect();
             for (i, n) in names.iter().enumerate() {
                 if let Err(e) = crate::toxiproxy::set_enabled(link.api_port, n, false) {

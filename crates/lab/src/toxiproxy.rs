@@ -92,6 +92,10 @@ fn request(port: u16, method: &str, path: &str, body: Option<&Value>) -> Result<
     if !(200..300).contains(&status) {
         return Err(fail(format!("status {status}: {}", body.trim())));
     }
+    if body.trim().is_empty() {
+        // A DELETE's answer (204 No Content).
+        return Ok(Value::Null);
+    }
     serde_json::from_str(&body).map_err(|e| fail(format!("reply is not JSON ({e}): {body}")))
 }
 
@@ -212,6 +216,60 @@ pub fn set_enabled(api_port: u16, name: &str, enabled: bool) -> Result<(), LabEr
         "POST",
         &format!("/proxies/{name}"),
         Some(&json!({ "enabled": enabled })),
+    )
+    .map(|_| ())
+}
+
+/// The names of the toxics that black-hole a proxy, one each way.
+const BLACK_HOLE: [(&str, &str); 2] = [
+    ("black_hole_up", "upstream"),
+    ("black_hole_down", "downstream"),
+];
+
+/// How long a black-holed proxy holds what it is sent: an hour, longer than any fault;
+/// the toxics are removed before it runs out.
+const BLACK_HOLE_MS: u64 = 3_600_000;
+
+/// Black-holes proxy `name`: a latency toxic each way holds everything it is sent,
+/// keeping its connections (and new ones) open. Toxiproxy's latency toxic passes on
+/// what it holds when it is removed ([`mend_black_hole`]), so nothing is lost: as a
+/// path that drops packets for a while, and TCP sends them again once it is back.
+pub fn black_hole(api_port: u16, name: &str) -> Result<(), LabError> {
+    for (i, (toxic, stream)) in BLACK_HOLE.iter().enumerate() {
+        let added = request(
+            api_port,
+            "POST",
+            &format!("/proxies/{name}/toxics"),
+            Some(&json!({"name": toxic, "type": "latency", "stream": stream,
+                "toxicity": 1.0, "attributes": {"latency": BLACK_HOLE_MS, "jitter": 0}})),
+        );
+        if let Err(e) = added {
+            for (done, _) in &BLACK_HOLE[..i] {
+                let _ = remove_toxic(api_port, name, done);
+            }
+            return Err(e);
+        }
+    }
+    Ok(())
+}
+
+/// Removes the black hole of proxy `name`: what it held goes on at once.
+pub fn mend_black_hole(api_port: u16, name: &str) -> Result<(), LabError> {
+    let mut failed = None;
+    for (toxic, _) in BLACK_HOLE {
+        if let Err(e) = remove_toxic(api_port, name, toxic) {
+            failed.get_or_insert(e);
+        }
+    }
+    failed.map_or(Ok(()), Err)
+}
+
+fn remove_toxic(api_port: u16, name: &str, toxic: &str) -> Result<(), LabError> {
+    request(
+        api_port,
+        "DELETE",
+        &format!("/proxies/{name}/toxics/{toxic}"),
+        None,
     )
     .map(|_| ())
 }

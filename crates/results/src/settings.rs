@@ -79,6 +79,10 @@ pub struct NfsSettings {
     pub minor_version: Option<u32>,
     /// `--io-timeout`: how long a request waits for its reply, ns.
     pub io_timeout_ns: u64,
+    /// `--retrans-timeout` (NFSv3): how long a request waits for its reply before it is
+    /// sent again on a new connection, ns; absent when not set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retrans_timeout_ns: Option<u64>,
     /// The RPC credential flavour (`AUTH_UNIX`) and the ids it carries.
     pub auth: String,
     pub uid: u32,

@@ -160,6 +160,8 @@ fn fault(a: LabFaultArgs) -> anyhow::Result<()> {
     use naslab_lab::fault::{self, Fault};
     let f = if let Some(d) = &a.cut {
         Fault::Cut(d.as_std())
+    } else if let Some(d) = &a.black_hole {
+        Fault::BlackHole(d.as_std())
     } else if a.reset {
         Fault::Reset
     } else {

@@ -100,6 +100,7 @@ pub enum NfsError {
 pub struct NfsTarget {
     url: RemoteUrl,
     timeout: std::time::Duration,
+    retrans: Option<std::time::Duration>,
     share: RemoteShare<Session>,
 }
 
@@ -132,7 +133,7 @@ impl NfsTarget {
     ) -> Result<NfsTarget, NfsError> {
         let timeout = opts.io_timeout;
         let url = resolve_export(url, timeout)?;
-        let mut admin = Session::open(&url, timeout)?;
+        let mut admin = Session::open(&url, timeout, opts.retrans_timeout)?;
         // The uid the server is told, whoever this process is.
         let as_root = admin.settings.uid == 0;
         let sandbox = crate::marker::wait_for_holder(
@@ -144,6 +145,7 @@ impl NfsTarget {
             share: RemoteShare::new(url.to_string(), sandbox, admin),
             url,
             timeout,
+            retrans: opts.retrans_timeout,
         })
     }
 
@@ -232,10 +234,11 @@ impl Target for NfsTarget {
         files: Arc<FileTable>,
         _options: BackendOptions,
     ) -> Result<Box<dyn Backend>, OpError> {
-        let mut session = Session::open(&self.url, self.timeout).map_err(|e| OpError {
-            errno: crate::errno::ENOTCONN,
-            detail: Some(e.to_string()),
-        })?;
+        let mut session =
+            Session::open(&self.url, self.timeout, self.retrans).map_err(|e| OpError {
+                errno: crate::errno::ENOTCONN,
+                detail: Some(e.to_string()),
+            })?;
         session.w.share_silence_with(&self.share.admin().w);
         let dir = format!("{}/{workload_dir}", self.share.sandbox().root());
         let paths = SharePaths::new(dir, files);

@@ -182,6 +182,10 @@ pub struct ClientOptions {
     /// (1..=[`MAX_SMB_IN_FLIGHT`]); a read of more than 2 MiB, or a write of more than
     /// 512 KiB, is split into that many requests sent at once, none under 512 KiB.
     pub smb_in_flight: usize,
+    /// NFSv3: how long a request waits for its reply before the connection is taken
+    /// for broken (a black-holed path), made again and the request sent again, within
+    /// the I/O timeout (`--retrans-timeout`). `None`: a request waits the I/O timeout.
+    pub retrans_timeout: Option<std::time::Duration>,
 }
 
 /// The default `--smb-in-flight`.
@@ -198,6 +202,7 @@ impl Default for ClientOptions {
             io_timeout: DEFAULT_IO_TIMEOUT,
             smb_encrypt: SmbEncrypt::Desired,
             smb_in_flight: DEFAULT_SMB_IN_FLIGHT,
+            retrans_timeout: None,
         }
     }
 }

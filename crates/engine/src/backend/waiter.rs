@@ -111,6 +111,12 @@ impl Waiter {
         self.dead.set(true);
     }
 
+    /// What a request waits at most now.
+    #[cfg_attr(not(feature = "nfs"), allow(dead_code))]
+    pub(crate) fn timeout(&self) -> Duration {
+        self.timeout
+    }
+
     /// Makes later requests wait at most `timeout`.
     pub(crate) fn set_timeout(&mut self, timeout: Duration) {
         self.timeout = timeout;

@@ -287,6 +287,11 @@ minor_version?: number | null,
  */
 io_timeout_ns: number, 
 /**
+ * `--retrans-timeout` (NFSv3): how long a request waits for its reply before it is
+ * sent again on a new connection, ns; absent when not set.
+ */
+retrans_timeout_ns?: number | null, 
+/**
  * The RPC credential flavour (`AUTH_UNIX`) and the ids it carries.
  */
 auth: string, uid: number, gid: number, 

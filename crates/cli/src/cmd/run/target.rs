@@ -50,6 +50,7 @@ pub(super) fn open_target(opts: &RunOpts, coord: &dyn Coordinator) -> anyhow::Re
             io_timeout: opts.io_timeout.as_std(),
             smb_encrypt: opts.smb_encrypt,
             smb_in_flight: opts.smb_in_flight,
+            retrans_timeout: opts.retrans_timeout.as_ref().map(|d| d.as_std()),
         },
         profile: opts.client_profile.unwrap_or_default(),
     };

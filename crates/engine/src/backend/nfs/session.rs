@@ -42,7 +42,7 @@ macro_rules! rpc {
     ($s:expr, $method:ident ( $($arg:expr),* )) => {{
         let mut redone = false;
         loop {
-            let r = $s.w.call($s.client.$method($($arg),*));
+            let r = $s.w.call_retrans($s.retrans, $s.client.$method($($arg),*));
             match r {
                 Err(e) if $crate::backend::nfs::session::broken(&e) => {
                     if let Err(e) = $s.recover(e) {
@@ -86,6 +86,16 @@ pub(super) trait Call {
     /// silent earlier) is an I/O error of kind `TimedOut`: "no reply from HOST:PORT
     /// within N s".
     fn call<T>(&self, fut: impl Future<Output = Result<T, RpcError>>) -> Result<T, RpcError>;
+
+    /// [`Call::call`], but with `retrans` shorter than what the request may wait, a
+    /// reply that has not come within it is an error of kind `ConnectionAborted` (the
+    /// connection taken for broken: the caller makes a new one and sends the request
+    /// again), and the connection is not marked silent.
+    fn call_retrans<T>(
+        &self,
+        retrans: Option<Duration>,
+        fut: impl Future<Output = Result<T, RpcError>>,
+    ) -> Result<T, RpcError>;
 }
 
 impl Call for Waiter {
@@ -103,6 +113,39 @@ impl Call for Waiter {
             }
             Ok(r) => r,
             Err(_) => Err(no_reply()),
+        }
+    }
+
+    fn call_retrans<T>(
+        &self,
+        retrans: Option<Duration>,
+        fut: impl Future<Output = Result<T, RpcError>>,
+    ) -> Result<T, RpcError> {
+        let Some(r) = retrans.filter(|r| *r < self.timeout()) else {
+            return self.call(fut);
+        };
+        if self.is_dead() || self.is_silent() {
+            return self.call(fut);
+        }
+        match self.run_for(r, fut) {
+            Some(Err(RpcError::Io(e))) if e.kind() == std::io::ErrorKind::TimedOut => {
+                Err(RpcError::Io(std::io::Error::new(
+                    std::io::ErrorKind::ConnectionAborted,
+                    format!(
+                        "no reply from {} within the retransmit timeout",
+                        self.addr()
+                    ),
+                )))
+            }
+            Some(res) => res,
+            None => Err(RpcError::Io(std::io::Error::new(
+                std::io::ErrorKind::ConnectionAborted,
+                format!(
+                    "no reply from {} within the retransmit timeout ({} s)",
+                    self.addr(),
+                    r.as_secs_f64()
+                ),
+            ))),
         }
     }
 }
@@ -397,6 +440,9 @@ pub(super) struct Session {
     pub(super) cred: opaque_auth<'static>,
     /// The I/O timeout: what one op may take, recovery included.
     timeout: Duration,
+    /// `--retrans-timeout`: a request unanswered this long is sent again on a new
+    /// connection (within the I/O timeout).
+    pub(super) retrans: Option<Duration>,
     /// When the op under way started ([`Session::begin_op`]); a request outside an op
     /// counts its bound from the moment its connection broke.
     op_started: Option<Instant>,
@@ -419,7 +465,11 @@ pub(in crate::backend) fn caller_ids() -> (u32, u32) {
 }
 
 impl Session {
-    pub(super) fn open(url: &RemoteUrl, timeout: Duration) -> Result<Session, NfsError> {
+    pub(super) fn open(
+        url: &RemoteUrl,
+        timeout: Duration,
+        retrans: Option<Duration>,
+    ) -> Result<Session, NfsError> {
         let export = url.share.clone();
         let host_ip = host_ip(url)?;
         let (uid, gid) = caller_ids();
@@ -498,6 +548,7 @@ impl Session {
             version: 3,
             minor_version: None,
             io_timeout_ns: timeout.as_nanos().try_into().unwrap_or(u64::MAX),
+            retrans_timeout_ns: retrans.map(|r| r.as_nanos().try_into().unwrap_or(u64::MAX)),
             auth: "AUTH_UNIX".to_string(),
             uid,
             gid,
@@ -519,6 +570,7 @@ impl Session {
             addr,
             cred,
             timeout,
+            retrans,
             op_started: None,
             recovery: Recovery::default(),
         })

@@ -144,6 +144,7 @@ impl Session {
             version: major,
             minor_version: minor,
             io_timeout_ns: timeout.as_nanos().try_into().unwrap_or(u64::MAX),
+            retrans_timeout_ns: None,
             auth: "AUTH_UNIX".to_string(),
             uid,
             gid,
