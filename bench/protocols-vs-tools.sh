@@ -29,6 +29,15 @@
 # naslab's session reads otherwise. "nfs4" is naslab over NFSv4.1 against nfs-cp over
 # NFSv4.0 (`version=4`: libnfs speaks no 4.1) and against naslab's own NFSv3, on one
 # ganesha (the lines "v4.1/v3" are naslab's v3 seconds over its v4.1 seconds).
+# Then, on "samba", "nfs" (NFSv3) and "nfs4" (NFSv4.1), 4 KiB random reads at queue
+# depth 1 and 32: the IOMeter_4K_RandRead_QD1 and _QD32 workloads on a file of QD_SCALE
+# (default 0.0625: a 64 MiB file, 16,384 reads per run), alternated ROUNDS times; ops/s
+# by naslab's clock (reads over the run's wall time), and QD32/QD1. "samba-encrypted"
+# measures the cipher as much as the depth, so it is left out.
+# PARTS="files qd" (the default) picks the parts: files (the tools' comparison), qd.
+# LINK=settings (e.g. rtt=1ms) puts the lab's emulated link (Toxiproxy) between client
+# and server for every part; on bare loopback the client and server share this
+# machine's CPUs, and depth helps only as far as they have cycles to spare.
 #
 # usage (root): bench/protocols-vs-tools.sh [WORKDIR]   (default /dev/shm/naslab-bench-proto)
 # SIZE=bytes (default 1 GiB); ROUNDS=N (default 3); SERVERS="samba nfs nfs4 samba-encrypted"
@@ -42,6 +51,8 @@ work=${1:-/dev/shm/naslab-bench-proto}
 size=${SIZE:-$((1 << 30))}
 rounds=${ROUNDS:-3}
 servers=${SERVERS:-samba nfs nfs4 samba-encrypted}
+parts=${PARTS:-files qd}
+qd_scale=${QD_SCALE:-0.0625}
 for t in smbclient nfs-cp python3; do
   command -v "$t" >/dev/null || { echo "$t is not installed (scripts/test.sh installs it)" >&2; exit 1; }
 done
@@ -54,13 +65,15 @@ fi
 mkdir -p "$work/traces" "$work/labs"
 chmod 711 "$work" "$work/labs"
 sizes_mib=(1 4 8)
-for mib in "${sizes_mib[@]}"; do
-  python3 bench/gen-seq.py read "$work/traces/read${mib}m.jsonl" "$size" $((mib << 20)) "SeqRead${mib}M"
-  python3 bench/gen-seq.py write "$work/traces/write${mib}m.jsonl" "$size" $((mib << 20)) "SeqWrite${mib}M"
-done
-# What the tools upload: zeros, in memory.
 src=/dev/shm/naslab-bench-put.$$
-head -c "$size" /dev/zero >"$src"
+if [[ " $parts " == *" files "* ]]; then
+  for mib in "${sizes_mib[@]}"; do
+    python3 bench/gen-seq.py read "$work/traces/read${mib}m.jsonl" "$size" $((mib << 20)) "SeqRead${mib}M"
+    python3 bench/gen-seq.py write "$work/traces/write${mib}m.jsonl" "$size" $((mib << 20)) "SeqWrite${mib}M"
+  done
+  # What the tools upload: zeros, in memory.
+  head -c "$size" /dev/zero >"$src"
+fi
 
 # The lab that is up, and its share: its files are in memory, so each lab is taken down
 # and its share emptied before the next one starts, and on the way out.
@@ -90,6 +103,22 @@ assert it['errors'] == 0 and it['bytes_$1'.replace('write', 'written')] == $size
 session = r['options']['extra'].get('smb_session')
 assert session is None or session.endswith('$want_session'), session
 print(it['wall_ns'] / 1e9)" <<<"$out"
+}
+# Reads per second naslab measured over IOMeter's 4 KiB random reads at queue depth
+# $1 (1 or 32): iometer_ops DEPTH URL LABEL.
+iometer_ops() {
+  local out
+  out=$("$bin" run --workload "IOMeter_4K_RandRead_QD$1" --scale "$qd_scale" --target "$2" \
+    --cache keep --no-records --out "$work/results" --label "$3-qd$1" --json 2>/dev/null)
+  python3 -c "
+import json, sys
+r = json.load(sys.stdin)
+it = r['workloads'][0]['iterations'][0]
+reads = it['op_stats']['read']
+assert it['errors'] == 0 and reads['count'] > 0, 'naslab failed reads'
+session = r['options']['extra'].get('smb_session')
+assert session is None or session.endswith('$want_session'), session
+print('%.0f' % (reads['count'] / (it['wall_ns'] / 1e9)))" <<<"$out"
 }
 timed() {
   local t0 t1
@@ -166,6 +195,7 @@ for server in $servers; do
     ;;
   *) echo "unknown server $server (samba, nfs, nfs4 or samba-encrypted)" >&2; exit 2 ;;
   esac
+  [ -n "${LINK:-}" ] && lab_opts+=(--link "$LINK")
   url=$("$bin" lab up --fs dir --server "$kind" --name "$name" --lab-dir "$work/labs" "${lab_opts[@]}" 2>/dev/null)
   lab=$name
   state=$work/labs/$name/state.json
@@ -179,6 +209,21 @@ for server in $servers; do
     url3=$url
     url="${url%%\?*}?vers=4.1"
     tool_q="nfsport=$port&version=4"
+  fi
+  if [[ " $parts " == *" qd "* && $server != samba-encrypted ]]; then
+    echo "== $server: 4 KiB random reads, QD1 and QD32, scale $qd_scale, $rounds rounds"
+    for round in $(seq "$rounds"); do
+      q1=$(iometer_ops 1 "$url" "$server")
+      q32=$(iometer_ops 32 "$url" "$server")
+      echo "round $round 4K randread: QD1 $q1 ops/s, QD32 $q32 ops/s, QD32/QD1 $(python3 -c "print('%.2f' % ($q32 / $q1))")"
+      echo "$server 4K randread QD1 ops/s|0|$q1" >>"$medians"
+      echo "$server 4K randread QD32 ops/s|0|$q32" >>"$medians"
+      echo "$server 4K randread QD32/QD1|0|$(python3 -c "print($q32 / $q1)")" >>"$medians"
+    done
+  fi
+  if [[ " $parts " != *" files "* ]]; then
+    down
+    continue
   fi
   # One run prepares the file over the protocol; every later one reads it.
   naslab_secs read 1 "$url" "$server" >/dev/null
@@ -243,7 +288,7 @@ for server in $servers; do
   down
 done
 
-echo "== median ratio naslab / tool over $rounds rounds"
+echo "== medians over $rounds rounds (ratios naslab / tool; ops/s)"
 python3 - "$medians" <<'PY'
 import statistics, sys
 rows = {}
@@ -251,6 +296,10 @@ for line in open(sys.argv[1]):
     label, mib, ratio = line.rstrip("\n").split("|")
     rows.setdefault(label, {}).setdefault(int(mib), []).append(float(ratio))
 for label, by_size in rows.items():
+    if list(by_size) == [0]:
+        # A figure of its own (ops/s, or a ratio of two), not per file size.
+        print(f"{label:<32}{statistics.median(by_size[0]):.2f}")
+        continue
     print(f"{label:<24}" + ", ".join(
         f"{mib} MiB {statistics.median(r):.2f}" for mib, r in sorted(by_size.items())))
 PY
