@@ -305,6 +305,61 @@ fn nfs41_through_relay(st: &naslab_lab::LabState) -> (naslab_engine::backend::Nf
 /// slots ganesha grants (64), the server holds no more requests than that at once,
 /// while the op records count the ops queued behind them as in flight (their latency
 /// includes the wait for a slot), and every op completes.
+/// The path gone silent under 32 calls in flight (the relay black-holes the
+/// connections after the run's 100th READ: nothing more goes through them, and they stay
+/// open): with `--retrans-timeout 300ms` the stream takes its connection for broken when
+/// no op has completed for that long, connects again and sends the calls not yet
+/// answered again; no op fails, the reads check and the server's file is the one depth
+/// 1 leaves.
+#[test]
+fn nfs3_calls_in_flight_go_again_after_the_retransmit_timeout() {
+    needs_root_and_servers!(ServerKind::Nfs);
+    let base = tempfile::tempdir().unwrap();
+    let guard = lab(base.path(), FsKind::Dir, ServerKind::Nfs, &[]);
+    let st = guard.lab().state.clone();
+    let nfs_port = st.ports[0];
+    let relay = Relay::start(nfs_port, Framing::OncRpc);
+    let url = st.url.replacen(
+        &format!("127.0.0.1:{nfs_port}/"),
+        &format!("127.0.0.1:{}/", relay.port()),
+        1,
+    );
+    let opts = naslab_engine::backend::url::ClientOptions {
+        retrans_timeout: Some(std::time::Duration::from_millis(300)),
+        ..naslab_engine::backend::url::ClientOptions::default()
+    };
+    let target = naslab_engine::backend::NfsTarget::connect_with(url.parse().unwrap(), opts)
+        .expect("nfs mounts");
+    let spool = tempfile::tempdir().unwrap();
+    let (_, _, bytes_one) = run_at(&target, &st.share_dir, spool.path(), 1);
+    relay.black_hole_after_reads(100);
+    let (r, in_flight, bytes_deep) = run_at(&target, &st.share_dir, spool.path(), 32);
+    assert_eq!(
+        relay.cuts(),
+        1,
+        "the relay black-holed the connections once"
+    );
+    assert_eq!(r.errors, 0, "{:?}", r.op_stats);
+    assert_eq!(r.bytes_read, 512 * 4096);
+    assert_eq!(r.bytes_written, 4 << 20);
+    let v = r.verify.clone().expect("verified");
+    assert!(v.mismatches.is_empty(), "{:?}", v.mismatches);
+    let f = r.failover.clone().expect("the silent connection is booked");
+    eprintln!("after the black hole: {f:?}");
+    assert!(f.reconnects >= 1 && f.retries >= 1, "{f:?}");
+    assert_eq!(f.failed_ops, 0, "{f:?}");
+    // The ops in flight waited at least the retransmit timeout.
+    assert!(f.longest_stall_ns >= 300_000_000, "{f:?}");
+    assert_eq!(in_flight, 32);
+    assert!(
+        bytes_one == bytes_deep,
+        "the black hole left other bytes than depth 1"
+    );
+    drop(target);
+    drop(relay);
+    guard.down().unwrap();
+}
+
 #[test]
 fn nfs41_the_session_slots_cap_the_requests_in_flight() {
     needs_root_and_servers!(ServerKind::Nfs);

@@ -58,6 +58,12 @@ struct Book {
     conns: Vec<(TcpStream, TcpStream)>,
     /// Breaks every connection when this many READs have been counted.
     cut_at_reads: Option<u64>,
+    /// Black-holes every connection when this many READs have been counted.
+    hole_at_reads: Option<u64>,
+    /// Connections black-holed: what they carry is read and dropped.
+    held: std::collections::HashSet<u64>,
+    /// Connections accepted so far (their ids run from 0).
+    opened: u64,
     reads: u64,
     /// Connections broken so far.
     cuts: u64,
@@ -99,8 +105,12 @@ impl Relay {
                     let _ = client.set_nodelay(true);
                     let _ = server.set_nodelay(true);
                     let conn = next_conn.fetch_add(1, Ordering::Relaxed);
-                    if let (Ok(c), Ok(s)) = (client.try_clone(), server.try_clone()) {
-                        book.lock().unwrap().conns.push((c, s));
+                    {
+                        let mut b = book.lock().unwrap();
+                        b.opened = conn + 1;
+                        if let (Ok(c), Ok(s)) = (client.try_clone(), server.try_clone()) {
+                            b.conns.push((c, s));
+                        }
                     }
                     for (from, to, requests) in [
                         (
@@ -149,7 +159,16 @@ impl Relay {
         b.cut_at_reads = Some(b.reads + reads);
     }
 
-    /// How many times it broke the connections.
+    /// Black-holes every connection it relays as soon as it has counted `reads` more
+    /// READ requests: from then on what either side sends on them is read and dropped
+    /// (the connections stay open), as a path that went silent. New connections are
+    /// relayed as before.
+    pub fn black_hole_after_reads(&self, reads: u64) {
+        let mut b = self.book.lock().unwrap();
+        b.hole_at_reads = Some(b.reads + reads);
+    }
+
+    /// How many times it broke or black-holed the connections.
     pub fn cuts(&self) -> u64 {
         self.book.lock().unwrap().cuts
     }
@@ -197,6 +216,13 @@ fn pump(
                 }
                 scanned += 4 + len;
             }
+            if b.hole_at_reads.is_some_and(|at| b.reads >= at) {
+                b.hole_at_reads = None;
+                b.cuts += 1;
+                let opened = b.opened;
+                b.held.extend(0..opened);
+            }
+            let held = b.held.contains(&conn);
             let cut = b.cut_at_reads.is_some_and(|at| b.reads >= at);
             if cut {
                 b.cut_at_reads = None;
@@ -205,6 +231,12 @@ fn pump(
                     let _ = c.shutdown(Shutdown::Both);
                     let _ = s.shutdown(Shutdown::Both);
                 }
+            }
+            if held {
+                // Nothing goes through: dropped as it came.
+                pending.clear();
+                scanned = 0;
+                continue;
             }
             cut
         };

@@ -207,9 +207,12 @@ impl NfsQueue {
         let mut redone = false;
         loop {
             let need = want.saturating_sub(done.len());
-            let r = session
-                .w
-                .call(self.drive(&session.stream, &session.cred, need, done));
+            // With --retrans-timeout, a wait in which no op completed for that long takes
+            // the connection for broken, as a request alone does.
+            let r = session.w.call_retrans(
+                session.retrans,
+                self.drive(&session.stream, &session.cred, need, done),
+            );
             match r {
                 Ok(()) => {
                     session.end_recovery(redone);
