@@ -225,6 +225,21 @@ impl Session<'_> {
                 memory_bytes: env.memory_bytes,
             });
         }
+        if self.cache == CacheMode::Drop
+            && self
+                .target
+                .caps()
+                .drop_cache
+                .is_some_and(naslab_results::CacheDrop::may_leave_pages)
+            && plan.direct_opens == 0
+            && plan.prepared_bytes() + plan.planned_write_bytes < env.memory_bytes
+        {
+            warnings.push(Warning::DropMayLeavePages {
+                workload: name.clone(),
+                data_bytes: plan.prepared_bytes() + plan.planned_write_bytes,
+                memory_bytes: env.memory_bytes,
+            });
+        }
         if let Some((in_flight, max_read)) = plan.reads_in_flight_bound() {
             warnings.push(Warning::ReadsInFlightBound {
                 workload: name.clone(),

@@ -66,7 +66,7 @@ impl ScriptedBackend {
 const ALL_CAPS: Caps = Caps {
     ops: [true; OpKind::ALL.len()],
     direct_io: false,
-    drop_cache: false,
+    drop_cache: None,
     moves_data: false,
     max_queue_depth: 1,
 };
@@ -1420,7 +1420,7 @@ struct QueueDeviceBackend {
 const QUEUE_CAPS: Caps = Caps {
     ops: [true; OpKind::ALL.len()],
     direct_io: false,
-    drop_cache: false,
+    drop_cache: None,
     moves_data: false,
     max_queue_depth: 256,
 };

@@ -50,7 +50,7 @@ impl Conn {
 const CAPS: Caps = Caps {
     ops: [true; OpKind::ALL.len()],
     direct_io: false,
-    drop_cache: false,
+    drop_cache: None,
     moves_data: false,
     max_queue_depth: 1,
 };

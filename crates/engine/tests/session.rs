@@ -205,3 +205,58 @@ fn results_that_cannot_be_saved_end_the_run_but_are_returned() {
         .collect();
     assert_eq!(got, [("A", 2)]);
 }
+
+/// The null target with a Windows directory's way of dropping caches, which may leave
+/// a file's pages in the PC's memory.
+struct DropLeavesPages;
+
+impl naslab_engine::Target for DropLeavesPages {
+    fn backend_name(&self) -> &'static str {
+        "windows"
+    }
+    fn caps(&self) -> naslab_engine::Caps {
+        naslab_engine::Caps {
+            drop_cache: Some(naslab_results::CacheDrop::UnbufferedOpen),
+            ..NullTarget.caps()
+        }
+    }
+    fn connect(
+        &self,
+        dir: &str,
+        files: Arc<naslab_engine::plan::FileTable>,
+        options: naslab_engine::BackendOptions,
+    ) -> Result<Box<dyn naslab_engine::Backend>, naslab_engine::OpError> {
+        NullTarget.connect(dir, files, options)
+    }
+}
+
+#[test]
+fn a_drop_that_may_leave_pages_warns_when_the_data_fits_in_memory() {
+    use naslab_engine::Target;
+    use naslab_results::Warning;
+    let (dir, a, _) = two_workloads();
+    let warned = |target: &dyn Target, cache: CacheMode| {
+        let s = Session {
+            target,
+            cache,
+            ..session(&NullTarget, dir.path(), 1)
+        };
+        let out = s.run(&[&a], &mut Log::default());
+        assert!(out.failure.is_none(), "{:?}", out.failure);
+        out.run
+            .warnings
+            .iter()
+            .filter(|w| matches!(w, Warning::DropMayLeavePages { .. }))
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+    };
+    // A's 1 MiB fits in any machine's memory.
+    let w = warned(&DropLeavesPages, CacheMode::Drop);
+    assert_eq!(w.len(), 1, "{w:?}");
+    assert!(w[0].contains("--cache direct"), "{w:?}");
+    assert!(warned(&DropLeavesPages, CacheMode::Direct).is_empty());
+    assert!(
+        warned(&NullTarget, CacheMode::Drop).is_empty(),
+        "the null backend caches nothing"
+    );
+}

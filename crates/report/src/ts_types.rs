@@ -53,6 +53,7 @@ fn declarations() -> Vec<Decl> {
         decl::<r::Environment>(c),
         decl::<r::TargetInfo>(c),
         decl::<r::CacheMode>(c),
+        decl::<r::CacheDrop>(c),
         decl::<r::RunOptions>(c),
         decl::<r::NullSettings>(c),
         decl::<r::NullStall>(c),

@@ -17,8 +17,9 @@ pub use histogram::{LatencyHistogram, LatencySummary, StreamLatency};
 pub use link::{rate_text, EmulatedLink, LinkSettings, RttProbe};
 pub use model::{duration_text, Device};
 pub use model::{
-    CacheMode, Environment, IterationResult, OpStats, OrderingSummary, PrepareResult, RunOptions,
-    RunResult, StreamResult, TargetInfo, Warning, WorkloadResult, WriteDataAhead, SCHEMA_VERSION,
+    CacheDrop, CacheMode, Environment, IterationResult, OpStats, OrderingSummary, PrepareResult,
+    RunOptions, RunResult, StreamResult, TargetInfo, Warning, WorkloadResult, WriteDataAhead,
+    SCHEMA_VERSION,
 };
 pub use model::{ClientResult, IterationLayout, LayoutSummary, MultiClient, StartSkew};
 pub use settings::{

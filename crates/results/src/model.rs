@@ -145,6 +145,48 @@ pub struct TargetInfo {
     pub fs_type: String,
     /// The device or export the target lives on, when known.
     pub source: String,
+    /// What `--cache drop` does on this target's backend (absent in results from
+    /// before it was recorded, and for backends that cannot drop a cache).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_drop: Option<CacheDrop>,
+}
+
+/// How a backend drops the client's cache of the prepared files for `--cache drop`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum CacheDrop {
+    /// Each file written back (`fsync`) and its pages dropped from Linux's page cache
+    /// (`POSIX_FADV_DONTNEED`): its next read goes to the device or server.
+    PageCache,
+    /// Each file written back (`FlushFileBuffers`) and opened once without buffering,
+    /// which has Windows' cache manager purge the pages it holds of the file. Memory
+    /// Windows keeps apart from the cache manager (the standby list) is not purged
+    /// without an administrator, so reads may still be served from memory.
+    UnbufferedOpen,
+    /// naslab's own protocol client keeps no cache; each file is written back on the
+    /// server (SMB FLUSH, NFS COMMIT), whose own cache stays as a real client leaves it.
+    ServerWriteBack,
+    /// The null backend: no data, nothing cached.
+    Nothing,
+}
+
+impl CacheDrop {
+    /// Whether pages of the prepared files may outlive the drop in the client's memory.
+    pub fn may_leave_pages(self) -> bool {
+        self == CacheDrop::UnbufferedOpen
+    }
+
+    /// How the drop was made, in a few words.
+    pub fn text(self) -> &'static str {
+        match self {
+            CacheDrop::PageCache => "fsync and POSIX_FADV_DONTNEED of each file",
+            CacheDrop::UnbufferedOpen => {
+                "FlushFileBuffers and an unbuffered open of each file (standby list kept)"
+            }
+            CacheDrop::ServerWriteBack => "the server writing each file back (no client cache)",
+            CacheDrop::Nothing => "nothing (the null backend caches nothing)",
+        }
+    }
 }
 
 /// Whether client caches were dropped before the measured phase, kept, or bypassed.
@@ -563,6 +605,13 @@ pub enum Warning {
         data_bytes: u64,
         memory_bytes: u64,
     },
+    /// `--cache drop` on a backend that may leave the files' pages in memory (Windows:
+    /// the standby list), with a data set that fits in that memory.
+    DropMayLeavePages {
+        workload: String,
+        data_bytes: u64,
+        memory_bytes: u64,
+    },
     /// `--direct` was asked for, but some ops were not aligned and went through the page cache.
     UnalignedDirect { workload: String, ops: u64 },
     /// The pacing could not keep up: ops were issued late.
@@ -615,6 +664,16 @@ impl std::fmt::Display for Warning {
             } => write!(
                 f,
                 "{workload}: its {:.1} MB of data fit in this client's {:.1} GB of memory and caches were kept, so reads may be served by the client; use --cache drop or --cache direct",
+                *data_bytes as f64 / 1e6,
+                *memory_bytes as f64 / 1e9
+            ),
+            Warning::DropMayLeavePages {
+                workload,
+                data_bytes,
+                memory_bytes,
+            } => write!(
+                f,
+                "{workload}: its {:.1} MB of data fit in this PC's {:.1} GB of memory, and --cache drop purges only what Windows' cache manager holds of each file (not the standby list, which needs an administrator), so reads may be served from memory; use --cache direct, or a file set larger than the memory",
                 *data_bytes as f64 / 1e6,
                 *memory_bytes as f64 / 1e9
             ),

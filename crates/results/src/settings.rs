@@ -176,11 +176,24 @@ impl RunResult {
         let known = |name: &str| {
             self.schema_version >= 2 || !matches!(name, "realtime" | "records written" | "ordering")
         };
-        self.options
+        let mut settings: Vec<Setting> = self
+            .options
             .settings()
             .into_iter()
             .filter(|s| known(&s.name))
-            .collect()
+            .collect();
+        // How caches were dropped differs between backends (Linux's page cache, Windows'
+        // cache manager, a protocol client with no cache); unknown in older files.
+        if let (crate::CacheMode::Drop, Some(how)) = (self.options.cache, self.target.cache_drop) {
+            settings.insert(
+                0,
+                Setting {
+                    name: "cache dropped by".into(),
+                    value: how.text().into(),
+                },
+            );
+        }
+        settings
     }
 }
 
@@ -405,6 +418,40 @@ mod tests {
         let v2 = names(&run);
         assert!(v2.contains(&"realtime".to_string()), "{v2:?}");
         assert!(v2.contains(&"records written".to_string()), "{v2:?}");
+    }
+
+    #[test]
+    fn how_caches_were_dropped_is_a_setting_only_when_they_were_and_it_is_known() {
+        let run = |cache: &str, drop: Option<&str>| -> Vec<Setting> {
+            let mut target =
+                serde_json::json!({"path": "t", "backend": "posix", "fs_type": "", "source": ""});
+            if let Some(d) = drop {
+                target["cache_drop"] = d.into();
+            }
+            let r: RunResult = serde_json::from_value(serde_json::json!({
+                "schema_version": 2,
+                "naslab_version": "0.1.0",
+                "started_at": "2026-01-01T00:00:00Z",
+                "environment": {"host": "h", "kernel": "k", "os": "o", "cpu": "c", "cpus": 1, "memory_bytes": 1},
+                "target": target,
+                "options": {"pacing": "afap", "cache": cache, "records": true, "iterations": 1},
+                "workloads": []
+            }))
+            .unwrap();
+            r.settings()
+                .into_iter()
+                .filter(|s| s.name == "cache dropped by")
+                .collect()
+        };
+        let linux = run("drop", Some("page_cache"));
+        let windows = run("drop", Some("unbuffered_open"));
+        assert_eq!(linux.len(), 1);
+        assert!(linux[0].value.contains("POSIX_FADV_DONTNEED"), "{linux:?}");
+        assert!(windows[0].value.contains("standby list"), "{windows:?}");
+        // compare names the difference between the two.
+        assert_ne!(linux[0].value, windows[0].value);
+        assert!(run("direct", Some("page_cache")).is_empty());
+        assert!(run("drop", None).is_empty(), "older files did not say");
     }
 
     #[test]

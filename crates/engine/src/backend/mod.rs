@@ -233,8 +233,8 @@ pub struct Caps {
     pub ops: [bool; OpKind::ALL.len()],
     /// Whether data ops can bypass the client cache.
     pub direct_io: bool,
-    /// Whether it can drop a file's cached pages (for `--cache drop`).
-    pub drop_cache: bool,
+    /// How it drops a file's cached pages for `--cache drop`; `None` when it cannot.
+    pub drop_cache: Option<naslab_results::CacheDrop>,
     /// Whether its bytes are real: the null backend moves none.
     pub moves_data: bool,
     /// The most reads and writes one stream can have in flight (1: one at a time).

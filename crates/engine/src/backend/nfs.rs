@@ -48,7 +48,7 @@ pub(super) const NFS_CAPS: Caps = {
         ops,
         // naslab's client keeps no cache: every data op already reaches the server.
         direct_io: true,
-        drop_cache: true,
+        drop_cache: Some(naslab_results::CacheDrop::ServerWriteBack),
         moves_data: true,
         // Each op in flight is one call or more awaiting its reply on the stream's
         // connection (`nfs/queue.rs`).

@@ -40,7 +40,7 @@ pub(super) const NFS4_CAPS: Caps = {
         ops,
         // naslab's client keeps no cache: every data op already reaches the server.
         direct_io: true,
-        drop_cache: true,
+        drop_cache: Some(naslab_results::CacheDrop::ServerWriteBack),
         moves_data: true,
         // Each op in flight is a request holding one of the session's slots
         // (`nfs4/queue.rs`); beyond the slots the server grants, a request waits for one.

@@ -111,7 +111,7 @@ impl NullBackend {
 pub(super) const NULL_CAPS: Caps = Caps {
     ops: [true; OpKind::ALL.len()],
     direct_io: true,
-    drop_cache: true,
+    drop_cache: Some(naslab_results::CacheDrop::Nothing),
     moves_data: false,
     max_queue_depth: trace_max_depth(),
 };

@@ -107,7 +107,9 @@ pub fn open(req: &TargetRequest<'_>, password: Password<'_>) -> Result<OpenedTar
         (false, Some(url)) => remote_target(url.parse()?, req, password)?,
         (false, None) => local(req.target.ok_or(OpenError::NoTarget)?, req)?,
     };
-    Ok(with_profile(opened, req.profile))
+    let mut opened = with_profile(opened, req.profile);
+    opened.info.cache_drop = opened.target.caps().drop_cache;
+    Ok(opened)
 }
 
 fn null(target: Option<&Path>, service_ns: u64, stall: Option<(u64, u64)>) -> OpenedTarget {
@@ -136,8 +138,7 @@ fn local(dir: &Path, req: &TargetRequest<'_>) -> Result<OpenedTarget, OpenError>
         info: TargetInfo {
             path: dir.display().to_string(),
             backend: target.backend_name().into(),
-            fs_type: String::new(),
-            source: String::new(),
+            ..TargetInfo::default()
         },
         target: Box::new(target),
         protocol: None,
@@ -168,6 +169,7 @@ fn local(dir: &Path, req: &TargetRequest<'_>) -> Result<OpenedTarget, OpenError>
             backend: target.backend_name().into(),
             fs_type,
             source,
+            ..TargetInfo::default()
         },
         target: Box::new(target),
         protocol: None,
@@ -191,6 +193,7 @@ fn remote_target(
         // The URL itself (never a password: URLs cannot carry one), so the run can be
         // repeated with `naslab run --target SOURCE`.
         source: url.to_string(),
+        ..TargetInfo::default()
     };
     let (target, settings) = match protocol {
         Protocol::Smb => smb(url, req, password)?,

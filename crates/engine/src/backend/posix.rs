@@ -46,7 +46,7 @@ impl PosixTarget {
 pub(super) const POSIX_CAPS: Caps = Caps {
     ops: [true; OpKind::ALL.len()],
     direct_io: true,
-    drop_cache: true,
+    drop_cache: Some(naslab_results::CacheDrop::PageCache),
     moves_data: true,
     max_queue_depth: naslab_trace::MAX_QUEUE_DEPTH,
 };

@@ -49,7 +49,7 @@ pub(super) const SMB_CAPS: Caps = Caps {
     },
     // naslab's client keeps no cache: every data op already reaches the server.
     direct_io: true,
-    drop_cache: true,
+    drop_cache: Some(naslab_results::CacheDrop::ServerWriteBack),
     moves_data: true,
     // Each op in flight is a request awaiting its reply (`smb/queue.rs`); beyond the
     // credits the server grants, a request waits for credits before it is sent.

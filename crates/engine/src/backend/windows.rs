@@ -44,7 +44,7 @@ pub(super) const WINDOWS_CAPS: Caps = {
     Caps {
         ops,
         direct_io: true,
-        drop_cache: true,
+        drop_cache: Some(naslab_results::CacheDrop::UnbufferedOpen),
         moves_data: true,
         max_queue_depth: MAX_QUEUE_DEPTH,
     }

@@ -106,6 +106,7 @@ pub fn single_run() -> RunResult {
             backend: "posix".into(),
             fs_type: "cifs".into(),
             source: "//nas/share".into(),
+            cache_drop: None,
         },
         options: RunOptions {
             pacing: "afap".into(),

@@ -128,9 +128,16 @@ fs_type: string,
 /**
  * The device or export the target lives on, when known.
  */
-source: string, };
+source: string, 
+/**
+ * What `--cache drop` does on this target's backend (absent in results from
+ * before it was recorded, and for backends that cannot drop a cache).
+ */
+cache_drop?: CacheDrop | null, };
 
 export type CacheMode = "drop" | "keep" | "direct";
+
+export type CacheDrop = "page_cache" | "unbuffered_open" | "server_write_back" | "nothing";
 
 export type RunOptions = { 
 /**
@@ -633,7 +640,7 @@ stream: number, ops: number, bytes: number,
  */
 done_ns: number, };
 
-export type Warning = { "kind": "fits_in_client_cache", workload: string, data_bytes: number, memory_bytes: number, } | { "kind": "unaligned_direct", workload: string, ops: number, } | { "kind": "pacing_lag", workload: string, p99_ns: number, } | { "kind": "reads_in_flight_bound", workload: string, in_flight: number, queue_depth: number, max_read: number, } | { "kind": "start_skew", workload: string, skew_ns: number, wall_ns: number, } | { "kind": "aggregate_below_clients", workload: string, 
+export type Warning = { "kind": "fits_in_client_cache", workload: string, data_bytes: number, memory_bytes: number, } | { "kind": "drop_may_leave_pages", workload: string, data_bytes: number, memory_bytes: number, } | { "kind": "unaligned_direct", workload: string, ops: number, } | { "kind": "pacing_lag", workload: string, p99_ns: number, } | { "kind": "reads_in_flight_bound", workload: string, in_flight: number, queue_depth: number, max_read: number, } | { "kind": "start_skew", workload: string, skew_ns: number, wall_ns: number, } | { "kind": "aggregate_below_clients", workload: string, 
 /**
  * Bytes per second, the aggregate's and the slowest client's.
  */

@@ -34,10 +34,11 @@ impl Exporter for Markdown {
     fn export(&self, run: &RunResult) -> Vec<u8> {
         let mut o = String::from("# naslab results\n\n");
         let t = &run.target;
-        let cache = match run.options.cache {
-            CacheMode::Drop => "drop",
-            CacheMode::Keep => "keep",
-            CacheMode::Direct => "direct",
+        let cache = match (run.options.cache, t.cache_drop) {
+            (CacheMode::Drop, Some(how)) => format!("drop ({})", how.text()),
+            (CacheMode::Drop, None) => "drop".into(),
+            (CacheMode::Keep, _) => "keep".into(),
+            (CacheMode::Direct, _) => "direct".into(),
         };
         let fs = if t.fs_type.is_empty() {
             String::new()
