@@ -14,6 +14,7 @@ use naslab_results::{duration_text, RunResult, WorkloadResult};
 use serde::Serialize;
 use ts_rs::TS;
 
+use crate::link_sweep::{link_sweep, LinkSweep};
 use crate::{load_run, LoadedRun, ReportError};
 
 /// Which mean the averages are, in words the outputs print.
@@ -105,6 +106,10 @@ pub struct Comparison {
     /// Each run's capacity sweep (`naslab sweep`), when it is one: its curve is compared
     /// by knee, peak achieved rate and overall response time, and drawn in the page.
     pub sweeps: Vec<Option<Sweep>>,
+    /// Runs made behind different emulated links, as a sweep against the round trip;
+    /// absent unless at least two runs crossed different links.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub links: Option<LinkSweep>,
 }
 
 fn letter(i: usize) -> String {
@@ -259,7 +264,7 @@ pub fn compare(runs: &[LoadedRun], baseline: usize) -> Comparison {
             })
         })
         .collect();
-    let infos = runs
+    let infos: Vec<RunInfo> = runs
         .iter()
         .enumerate()
         .map(|(i, r)| {
@@ -374,7 +379,12 @@ pub fn compare(runs: &[LoadedRun], baseline: usize) -> Comparison {
             (!logs.is_empty()).then(|| (logs.iter().sum::<f64>() / logs.len() as f64).exp())
         })
         .collect();
+    let letters: Vec<String> = infos.iter().map(|r: &RunInfo| r.letter.clone()).collect();
+    let results: Vec<&RunResult> = runs.iter().map(|r| &r.result).collect();
+    let all_settings: Vec<BTreeMap<String, String>> = runs.iter().map(settings).collect();
+    let links = link_sweep(&results, &letters, &all_settings);
     Comparison {
+        links,
         runs: infos,
         baseline,
         mean: MEAN_NAME,
@@ -615,6 +625,10 @@ impl Comparison {
                 let _ = writeln!(o, "  {line}");
             }
         }
+        if let Some(l) = &self.links {
+            o.push_str("\nlink sweep (the median iteration of each run, by the round trip its link added)\n");
+            o.push_str(&l.table());
+        }
         o
     }
 
@@ -706,6 +720,11 @@ impl Comparison {
                 let _ = writeln!(o, "- {}", md_escape(&line));
             }
         }
+        if let Some(l) = &self.links {
+            o.push_str("\nLink sweep (the median iteration of each run, by the round trip its link added):\n\n```\n");
+            o.push_str(&l.table());
+            o.push_str("```\n");
+        }
         o
     }
 
@@ -796,6 +815,7 @@ mod tests {
             mean_workloads: Vec::new(),
             differences: Vec::new(),
             sweeps: vec![None, Some(sweep)],
+            links: None,
         };
         let line = "B: 0 points by users, knee 8 users, peak achieved 1230 ops/s, overall response time 2.50 ms (stopped early: p99 of all over 50 ms at 16 users)";
         assert_eq!(c.sweep_lines(), vec![line.to_string()]);

@@ -15,6 +15,7 @@ use crate::hist::StatsSummary;
 use crate::html::{
     ComparePage, CompareRunData, CompareWorkload, IterationPage, ReportPage, WorkloadPage,
 };
+use crate::link_sweep::{LinkLine, LinkPoint, LinkSweep};
 use crate::series::{PeriodPercentiles, TimeSeries};
 
 /// Where the generated declarations are kept, relative to the crate.
@@ -114,6 +115,9 @@ fn declarations() -> Vec<Decl> {
         decl::<Spread>(c),
         decl::<WorkloadRow>(c),
         decl::<SettingDiff>(c),
+        decl::<LinkSweep>(c),
+        decl::<LinkLine>(c),
+        decl::<LinkPoint>(c),
     ]
 }
 

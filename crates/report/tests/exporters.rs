@@ -397,3 +397,97 @@ fn the_file_layout_is_in_the_csv_and_markdown_exports() {
     // Without a measured layout there is no section.
     assert!(!export(&Markdown, &single_run()).contains("File layout"));
 }
+
+/// Five runs, as `lab matrix --links` makes them: an SMB configuration behind no link,
+/// 1 ms and 5 ms, and an NFS one behind no link and 5 ms. The comparison reads them as a
+/// sweep: one line per workload and configuration, its points in order of round trip,
+/// each with the run's own figures; runs without a link make none.
+#[test]
+fn runs_behind_different_links_compare_as_a_link_sweep() {
+    use naslab_results::{EmulatedLink, LinkSettings, RttProbe};
+    let tmp = tempfile::tempdir().unwrap();
+    let link = |rtt_ms: u64| LinkSettings {
+        emulated: (rtt_ms > 0).then(|| EmulatedLink {
+            profile: "custom".into(),
+            rtt_ns: rtt_ms * 1_000_000,
+            emulator: "toxiproxy".into(),
+            delay_level: "stream".into(),
+            ..EmulatedLink::default()
+        }),
+        probe: Some(RttProbe {
+            method: "SMB2 ECHO".into(),
+            samples: 5,
+            median_ns: rtt_ms * 1_000_000 + 40_000,
+            ..RttProbe::default()
+        }),
+    };
+    // (kind, rtt ms, MB/s): the throughput falls as the round trip grows.
+    let made = [
+        ("smb", 5, 2.0),
+        ("smb", 0, 40.0),
+        ("nfs", 5, 3.0),
+        ("smb", 1, 20.0),
+        ("nfs", 0, 50.0),
+    ];
+    let mut runs = Vec::new();
+    for (i, (kind, rtt, mb_s)) in made.iter().enumerate() {
+        let mut r = single_run();
+        r.target.backend = kind.to_string();
+        r.options.link = Some(link(*rtt));
+        for w in &mut r.workloads {
+            for it in &mut w.iterations {
+                it.throughput_mb_s = *mb_s;
+            }
+            w.throughput_mb_s = *mb_s;
+        }
+        let dir = tmp.path().join(format!("run{i}"));
+        write_run_json(&dir, &r);
+        runs.push(load_run(&dir).unwrap());
+    }
+    let c = compare(&runs, 0);
+    let sweep = c.links.as_ref().expect("a link sweep");
+    let first = &runs[0].result.workloads[0];
+    let lines: Vec<(&str, &str, Vec<u64>, Vec<f64>)> = sweep
+        .lines
+        .iter()
+        .map(|l| {
+            (
+                l.workload.as_str(),
+                l.configuration.as_str(),
+                l.points.iter().map(|p| p.rtt_ns / 1_000_000).collect(),
+                l.points.iter().map(|p| p.mb_s).collect(),
+            )
+        })
+        .collect();
+    let w0 = first.name.as_str();
+    assert_eq!(
+        lines[0],
+        (w0, "smb: A, B, D", vec![0, 1, 5], vec![40.0, 20.0, 2.0])
+    );
+    assert_eq!(lines[1], (w0, "nfs: C, E", vec![0, 5], vec![50.0, 3.0]));
+    assert_eq!(sweep.lines.len(), 2 * runs[0].result.workloads.len());
+    let p = &sweep.lines[0].points[1];
+    let it = first.median_iteration().unwrap();
+    assert_eq!((p.run, p.ops, p.wall_ns), (3, it.ops, it.wall_ns));
+    assert_eq!(p.mean_op_ns, it.mean_op_ns());
+    assert!(p.mean_op_ns > 0);
+    assert_eq!(p.rtt_probed_ns, Some(1_040_000));
+    assert!(sweep.lines.iter().all(|l| l.same_ops));
+    let table = c.table();
+    assert!(table.contains("link sweep"), "{table}");
+    assert!(table.contains("1.000 ms"), "{table}");
+    assert!(c.json().contains("\"links\""));
+
+    // Runs behind one link, or none at all, make no sweep.
+    let same: Vec<_> = [1, 3]
+        .iter()
+        .map(|&i| load_run(&tmp.path().join(format!("run{i}"))).unwrap())
+        .collect();
+    let mut alike = same;
+    alike[1] = load_run(&tmp.path().join("run1")).unwrap();
+    assert!(compare(&alike, 0).links.is_none());
+    let plain = tmp.path().join("plain");
+    write_run_json(&plain, &single_run());
+    let unlinked = vec![load_run(&plain).unwrap(), load_run(&plain).unwrap()];
+    assert!(compare(&unlinked, 0).links.is_none());
+}

@@ -529,6 +529,23 @@ impl IterationResult {
     pub fn op(&self, name: &str) -> Option<&OpStats> {
         self.op_stats.get(name)
     }
+
+    /// The mean issue-to-completion time of the workload's own ops, ns: not the extra
+    /// requests a client profile adds (`hint_*`), nor preparation's or warm-up's.
+    pub fn mean_op_ns(&self) -> u64 {
+        let (mut sum, mut n) = (0u128, 0u128);
+        for (name, s) in &self.op_stats {
+            if name.starts_with("hint_")
+                || name.starts_with("prepare_")
+                || name.starts_with("warmup_")
+            {
+                continue;
+            }
+            sum += u128::from(s.latency.avg_ns) * u128::from(s.latency.count);
+            n += u128::from(s.latency.count);
+        }
+        sum.checked_div(n).map_or(0, |m| m as u64)
+    }
 }
 
 /// The figures of one op type within an iteration.

@@ -4,6 +4,7 @@
 import { overlayLatency, overlaySizes, overlayThroughput } from './charts';
 import { h } from './dom';
 import { sig } from './format';
+import { linkSweepSection } from './linksweep';
 import { overlaySweeps } from './sweep';
 import type { ComparePage, Spread } from './types';
 
@@ -56,6 +57,7 @@ export function renderCompare(page: ComparePage, app: HTMLElement): void {
     spreads.length ? h('ul', { class: 'spreads' }, ...spreads) : null);
   app.replaceChildren(h('header', {}, h('h1', {}, page.title), h('span', { class: 'by' }, `made by ${page.generated_by}`)), main);
   overlaySweeps(main, c.sweeps.map((s, i) => ({ label: label(i), sweep: s ?? null })));
+  if (c.links) linkSweepSection(main, c.links, (i) => c.runs[i].letter);
   page.workloads.forEach((w, wi) => {
     const section = h('section', { id: `cw${wi}`, class: 'view' }, h('h2', {}, w.name));
     main.append(section);

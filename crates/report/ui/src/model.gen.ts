@@ -1220,7 +1220,12 @@ differences: Array<SettingDiff>,
  * Each run's capacity sweep (`naslab sweep`), when it is one: its curve is compared
  * by knee, peak achieved rate and overall response time, and drawn in the page.
  */
-sweeps: Array<Sweep | null>, };
+sweeps: Array<Sweep | null>, 
+/**
+ * Runs made behind different emulated links, as a sweep against the round trip;
+ * absent unless at least two runs crossed different links.
+ */
+links: LinkSweep | null, };
 
 export type RunInfo = { 
 /**
@@ -1312,3 +1317,49 @@ setting: string,
  * Each run's value, `-` where the run does not record it.
  */
 values: Array<string>, };
+
+export type LinkSweep = { lines: Array<LinkLine>, };
+
+export type LinkLine = { workload: string, 
+/**
+ * The configuration: its target kind and the letters of its runs (`smb: A, C, E`).
+ */
+configuration: string, points: Array<LinkPoint>, 
+/**
+ * Whether every point ran the same number of ops, as they must to compare.
+ */
+same_ops: boolean, };
+
+export type LinkPoint = { 
+/**
+ * The run's index in the comparison.
+ */
+run: number, 
+/**
+ * The link's profile (`lan`, `custom`, ...), or `none` for the server's own port.
+ */
+link: string, 
+/**
+ * The round trip the link added, ns (0: no emulated link).
+ */
+rtt_ns: number, 
+/**
+ * The rate the link held each direction to, bit/s (0: not limited).
+ */
+rate_bit_s: number, 
+/**
+ * The round trip naslab measured before the run, ns, when it did.
+ */
+rtt_probed_ns: number | null, 
+/**
+ * The workload's throughput (its median iteration).
+ */
+mb_s: number, 
+/**
+ * The median iteration's mean response time of the workload's ops, ns.
+ */
+mean_op_ns: number, 
+/**
+ * The median iteration's ops and measured phase.
+ */
+ops: number, wall_ns: number, };

@@ -7,6 +7,7 @@ export type {
   AccessView, BlobLayout, ColumnLayout, Comparison, IterationPage, IterationResult, LatencySummary, OpStats,
   PeriodPercentiles, ReportPage, ComparePage, RunInfo, RunResult, Spread, StatsSummary, TimeSeries, Warning,
   WorkloadPage, WorkloadResult, FileView, IterationLayout, LayoutSummary, Sweep, LoadPoint, Setting,
+  LinkSweep, LinkLine, LinkPoint,
 } from './model.gen';
 
 export type LatencyHist = M.LatencyHistView;

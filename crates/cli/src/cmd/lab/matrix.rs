@@ -319,7 +319,7 @@ fn run_config(
                 cell.hint_writes = extra_op_count(it, HINT_WRITE_OP);
                 cell.ops = it.ops;
                 cell.wall_ns = it.wall_ns;
-                cell.mean_op_ns = mean_op_ns(it);
+                cell.mean_op_ns = it.mean_op_ns();
             }
         }
         cell.rtt_measured_ns = run
@@ -352,21 +352,6 @@ fn run_config(
         eprintln!("warning: {e}");
     }
     (row, Some(run_dir))
-}
-
-/// The mean issue-to-completion time of an iteration's workload ops (not the extra
-/// requests a client profile adds, nor preparation or warm-up).
-fn mean_op_ns(it: &naslab_results::IterationResult) -> u64 {
-    let (mut sum, mut n) = (0u128, 0u128);
-    for (name, s) in &it.op_stats {
-        if name.starts_with("hint_") || name.starts_with("prepare_") || name.starts_with("warmup_")
-        {
-            continue;
-        }
-        sum += u128::from(s.latency.avg_ns) * u128::from(s.latency.count);
-        n += u128::from(s.latency.count);
-    }
-    sum.checked_div(n).map_or(0, |m| m as u64)
 }
 
 /// The link sweep: per workload, each configuration's point behind each link, with
