@@ -47,4 +47,4 @@ pub use mounts::{Mount, Mounts};
 #[cfg(target_os = "linux")]
 pub use patterns::{run_pattern, Pattern, PatternOptions, PatternRun};
 #[cfg(windows)]
-pub use windows::{analyze_file, analyze_tree, walk};
+pub use windows::{analyze_file, analyze_tree, layout_of_open, walk};

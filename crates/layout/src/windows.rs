@@ -52,16 +52,23 @@ pub fn analyze_file(path: &Path, sync: bool) -> Result<FileLayout, LayoutError> 
 
 /// Maps a file already open (`path` names it in the result and in errors).
 fn analyze_open(file: &File, path: &Path, sync: bool) -> Result<FileLayout, LayoutError> {
-    let meta = file.metadata().map_err(LayoutError::io("examine", path))?;
-    if !meta.is_file() {
-        return Err(LayoutError::NotFileOrDir(path.to_path_buf()));
-    }
     if sync {
         // FlushFileBuffers needs a handle that may write; a file naslab may not write is
         // mapped as it is (NTFS gives clusters as data is written, not at write-back).
         if let Ok(w) = std::fs::OpenOptions::new().write(true).open(path) {
             let _ = w.sync_all();
         }
+    }
+    layout_of_open(file, path)
+}
+
+/// The layout of a regular file already open, as it is now (a caller that opens files
+/// its own way writes their data back first); `path` names it in the result and in
+/// errors.
+pub fn layout_of_open(file: &File, path: &Path) -> Result<FileLayout, LayoutError> {
+    let meta = file.metadata().map_err(LayoutError::io("examine", path))?;
+    if !meta.is_file() {
+        return Err(LayoutError::NotFileOrDir(path.to_path_buf()));
     }
     let fs = fs_name(file);
     let extents = match retrieval::extents(file) {

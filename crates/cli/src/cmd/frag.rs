@@ -250,21 +250,20 @@ pub fn iteration_layout(sandbox: &Sandbox, plan: &Plan) -> Option<IterationLayou
     split_layout(plan, &dir, |on_file| walk_dir(fd, &dir, true, on_file))
 }
 
-/// [`iteration_layout`] on Windows, in naslab's directory `root`: the workload's
-/// directory is not entered when it is a reparse point, nor any reparse point below it
-/// (see `naslab_layout::walk`).
+/// [`iteration_layout`] on Windows: the target walks the workload's directory through
+/// its own checked opens, relative to the directory's handle, entering no reparse point
+/// (nor the directory itself when it is one).
 #[cfg(windows)]
-pub fn iteration_layout_in(root: &Path, plan: &Plan) -> Option<IterationLayout> {
-    use std::os::windows::fs::MetadataExt;
-    /// `FILE_ATTRIBUTE_REPARSE_POINT`.
-    const REPARSE: u32 = 0x400;
-    let dir = root.join(plan.header.workload.as_str());
-    let m = std::fs::symlink_metadata(&dir).ok()?;
-    if !m.is_dir() || m.file_attributes() & REPARSE != 0 {
-        return None;
-    }
+pub fn iteration_layout_in(
+    target: &dyn naslab_engine::Target,
+    plan: &Plan,
+) -> Option<IterationLayout> {
+    let name = plan.header.workload.as_str();
+    let dir = target.local_dir()?.join(name);
     split_layout(plan, &dir, |on_file| {
-        naslab_layout::walk(&dir, true, on_file)
+        target
+            .walk_layout(name, on_file)
+            .unwrap_or_else(|| Err(LayoutError::NotFileOrDir(dir.clone())))
     })
 }
 

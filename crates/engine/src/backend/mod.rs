@@ -415,6 +415,22 @@ pub trait Target: Send + Sync {
     fn local_dir(&self) -> Option<std::path::PathBuf> {
         None
     }
+    /// Calls `on_file` with every regular file a run left in `workload_dir` and its
+    /// layout, written back first (Windows, where naslab's directory is walked through
+    /// the run's own checked opens, never entering a reparse point). Returns what could
+    /// not be listed; `None` for protocol targets and the null target.
+    #[cfg(windows)]
+    fn walk_layout(
+        &self,
+        workload_dir: &str,
+        on_file: &mut dyn FnMut(
+            &std::path::Path,
+            Result<naslab_layout::FileLayout, naslab_layout::LayoutError>,
+        ),
+    ) -> Option<Result<Vec<naslab_layout::Skipped>, naslab_layout::LayoutError>> {
+        let _ = (workload_dir, on_file);
+        None
+    }
     /// Removes naslab's marked directory and everything in it (`naslab clean`), and lets
     /// go of the target. Whether the directory was there before the target was opened
     /// (opening makes it when missing); the null target has none.

@@ -192,6 +192,18 @@ impl Target for ProfiledTarget {
         self.inner.local_dir()
     }
 
+    #[cfg(windows)]
+    fn walk_layout(
+        &self,
+        workload_dir: &str,
+        on_file: &mut dyn FnMut(
+            &std::path::Path,
+            Result<naslab_layout::FileLayout, naslab_layout::LayoutError>,
+        ),
+    ) -> Option<Result<Vec<naslab_layout::Skipped>, naslab_layout::LayoutError>> {
+        self.inner.walk_layout(workload_dir, on_file)
+    }
+
     #[cfg(target_os = "linux")]
     fn local_root(&self) -> Option<&crate::Sandbox> {
         self.inner.local_root()

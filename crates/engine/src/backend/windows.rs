@@ -15,6 +15,7 @@
 
 mod fs;
 mod handle;
+mod layout;
 mod nt;
 mod port;
 
@@ -174,6 +175,20 @@ impl Target for WindowsTarget {
 
     fn local_dir(&self) -> Option<PathBuf> {
         Some(self.root())
+    }
+
+    fn walk_layout(
+        &self,
+        workload_dir: &str,
+        on_file: &mut dyn FnMut(
+            &Path,
+            Result<naslab_layout::FileLayout, naslab_layout::LayoutError>,
+        ),
+    ) -> Option<Result<Vec<naslab_layout::Skipped>, naslab_layout::LayoutError>> {
+        let shown = self.root().join(workload_dir);
+        // A workload directory that is a link, or gone, has no layout.
+        let root = self.workload_root(workload_dir).ok()?;
+        Some(layout::walk(&root, &shown, true, on_file))
     }
 
     fn fresh_workload_dir(&self, workload_dir: &str) -> Result<(), OpError> {

@@ -261,8 +261,10 @@ impl RunHooks for CliHooks<'_> {
             .as_ref()
             .and_then(|g| g.shared())
             .is_some_and(|s| !s.preparer);
-        let root = self.ctx.target.local_dir().filter(|_| !joined)?;
-        crate::cmd::frag::iteration_layout_in(&root, plan)
+        if joined {
+            return None;
+        }
+        crate::cmd::frag::iteration_layout_in(self.ctx.target.as_ref(), plan)
     }
 
     #[cfg(target_os = "linux")]

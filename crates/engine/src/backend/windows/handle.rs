@@ -473,6 +473,15 @@ impl Root {
         ))
     }
 
+    /// The names in this directory itself, `.` and `..` left out.
+    pub fn names_here(&self) -> Result<Vec<String>, OpError> {
+        let mut names = Vec::new();
+        nt::list(&self.dir, &mut Vec::new(), |n| {
+            names.push(String::from_utf16_lossy(n))
+        })?;
+        Ok(names)
+    }
+
     /// The names in the directory `name`, `.` and `..` left out.
     pub fn names_in(&self, name: &[u16]) -> Result<Vec<String>, OpError> {
         let spec = OpenSpec {

@@ -474,6 +474,61 @@ fn emptying_the_workload_directory_never_goes_through_a_link() {
     }
 }
 
+/// The layout after a run walks the workload's directory through checked opens: the
+/// files in it and in its directories are each given once, by their path under
+/// naslab's directory, and no link is entered or mapped, nor anything it names. The
+/// workload's directory itself swapped for a link has no layout.
+#[test]
+fn the_layout_walk_follows_no_link() {
+    let tmp = linkable_tempdir();
+    let outside = tmp.path().join("outside");
+    std::fs::create_dir_all(outside.join("deep")).unwrap();
+    std::fs::write(outside.join("big"), vec![7u8; 65536]).unwrap();
+    std::fs::write(outside.join("deep").join("big"), vec![7u8; 65536]).unwrap();
+    let base = tmp.path().join("target");
+    std::fs::create_dir(&base).unwrap();
+    let target = WindowsTarget::open(&base, None, false).unwrap();
+    target.fresh_workload_dir("w").unwrap();
+    let w = base.join("naslab").join("w");
+    std::fs::write(w.join("a"), vec![1u8; 8192]).unwrap();
+    std::fs::create_dir(w.join("d")).unwrap();
+    std::fs::write(w.join("d").join("new"), vec![2u8; 4096]).unwrap();
+    link(&outside, &w.join("sub"), true);
+    link(&outside.join("big"), &w.join("link"), false);
+    link(&outside, &w.join("d").join("sub"), true);
+    let mut seen = Vec::new();
+    let skipped = target
+        .walk_layout("w", &mut |path, r| {
+            // Under Wine no file reports extents; on NTFS each maps its bytes.
+            match r {
+                Ok(f) => assert!(f.size_bytes == 8192 || f.size_bytes == 4096, "{f:?}"),
+                Err(e) => assert!(
+                    matches!(e, naslab_layout::LayoutError::Unsupported { .. }),
+                    "{}: {e}",
+                    path.display()
+                ),
+            }
+            seen.push(path.strip_prefix(&w).unwrap().to_path_buf());
+        })
+        .expect("a directory target walks")
+        .unwrap();
+    assert!(skipped.is_empty(), "{skipped:?}");
+    seen.sort();
+    assert_eq!(
+        seen,
+        [Path::new("a").to_path_buf(), Path::new("d").join("new")]
+    );
+
+    // The workload's directory swapped for a link: nothing is walked.
+    remove_links(tmp.path());
+    std::fs::remove_dir_all(&w).unwrap();
+    link(&outside, &w, true);
+    let mut opened = 0;
+    assert!(target.walk_layout("w", &mut |_, _| opened += 1).is_none());
+    assert_eq!(opened, 0);
+    remove_links(tmp.path());
+}
+
 /// The ops of trace format 2 are offered; only links are not.
 #[test]
 fn the_backend_offers_every_op_but_links() {
