@@ -129,28 +129,16 @@ pub(super) fn reconnect(grant: &Grant, file_id: FileId) -> Vec<u8> {
     create_context::pack_contexts(&[ctx])
 }
 
-/// A CreateGuid: 16 random bytes from the kernel. It must be unique per open, and
-/// unguessable, since it is what lets a session claim the open.
+/// A CreateGuid: 16 random bytes from the operating system. It must be unique per
+/// open, and unguessable, since it is what lets a session claim the open.
 pub(super) fn new_guid() -> Result<Guid, OpError> {
     let mut b = [0u8; 16];
-    let mut got = 0;
-    while got < b.len() {
-        // SAFETY: the pointer and length are those of the rest of `b`.
-        let n = unsafe { libc::getrandom(b[got..].as_mut_ptr().cast(), b.len() - got, 0) };
-        if n < 0 {
-            let e = std::io::Error::last_os_error();
-            if e.kind() == std::io::ErrorKind::Interrupted {
-                continue;
-            }
-            return Err(OpError {
-                errno: crate::errno::EIO,
-                detail: Some(format!(
-                    "SMB: no random bytes for a durable handle's CreateGuid ({e})"
-                )),
-            });
-        }
-        got += n as usize;
-    }
+    getrandom::fill(&mut b).map_err(|e| OpError {
+        errno: crate::errno::EIO,
+        detail: Some(format!(
+            "SMB: no random bytes for a durable handle's CreateGuid ({e})"
+        )),
+    })?;
     Ok(Guid {
         data1: u32::from_le_bytes([b[0], b[1], b[2], b[3]]),
         data2: u16::from_le_bytes([b[4], b[5]]),
