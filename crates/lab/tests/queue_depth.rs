@@ -234,6 +234,63 @@ fn nfs3_ops_of_several_calls_go_out_together_and_stop_at_the_end_of_the_file() {
     guard.down().unwrap();
 }
 
+/// Queued UNSTABLE writes leave their file to be committed, as writes one at a time
+/// do: the close after them sends one COMMIT (NFSv3 procedure 21), and a close with
+/// nothing written since sends none.
+#[test]
+fn nfs3_queued_writes_are_committed_at_close() {
+    needs_root_and_servers!(ServerKind::Nfs);
+    let base = tempfile::tempdir().unwrap();
+    let guard = lab(base.path(), FsKind::Dir, ServerKind::Nfs, &[]);
+    let st = guard.lab().state.clone();
+    let (target, relay) = nfs_through_relay(&st);
+    let (mut b, h) = one_open_file(&target, "Commit");
+    let data = vec![7u8; 4 * 4096];
+    let mut done = Vec::new();
+    {
+        let q = b.queued(4).unwrap();
+        for i in 0..4 {
+            // SAFETY: `data` outlives the reap below.
+            unsafe {
+                q.queue_write(h, i * 4096, data[i as usize * 4096..].as_ptr(), 4096, i)
+                    .unwrap()
+            };
+        }
+        while done.len() < 4 {
+            q.submit_and_reap(1, &mut done).unwrap();
+        }
+    }
+    assert!(done.iter().all(|&(_, r)| r == 4096), "{done:?}");
+    relay.reset();
+    b.close(h).unwrap();
+    let commits = |r: &Relay| r.counts().by_command.get(&21).copied().unwrap_or(0);
+    assert_eq!(commits(&relay), 1, "{:?}", relay.counts().by_command);
+    let h = b
+        .open(
+            0,
+            naslab_engine::OpenHow {
+                read: true,
+                write: true,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+    relay.reset();
+    b.close(h).unwrap();
+    assert_eq!(
+        commits(&relay),
+        0,
+        "nothing written: {:?}",
+        relay.counts().by_command
+    );
+    let file = naslab_lab::layout::workload_dir(&st.share_dir, "Commit").join("data.bin");
+    assert_eq!(std::fs::read(file).unwrap(), data);
+    drop(b);
+    drop(target);
+    drop(relay);
+    guard.down().unwrap();
+}
+
 #[test]
 fn nfs3_at_depth_32_the_server_holds_32_calls() {
     needs_root_and_servers!(ServerKind::Nfs);

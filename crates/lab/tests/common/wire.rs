@@ -49,6 +49,8 @@ pub struct Counts {
     pub held_at_max: Vec<(u64, u32)>,
     /// The most READ requests in flight at once on one connection.
     pub max_reads_outstanding: usize,
+    /// Requests by command (the SMB2 command code; the RPC procedure number).
+    pub by_command: std::collections::BTreeMap<u32, u64>,
 }
 
 #[derive(Default)]
@@ -383,6 +385,7 @@ fn smb_message(b: &mut Book, conn: u64, requests: bool, frame: &[u8]) {
 
 fn request(b: &mut Book, conn: u64, id: u64, command: u32) {
     b.counts.requests += 1;
+    *b.counts.by_command.entry(command).or_default() += 1;
     b.outstanding.insert((conn, id), command);
     if b.outstanding.len() > b.counts.max_outstanding {
         b.counts.max_outstanding = b.outstanding.len();
