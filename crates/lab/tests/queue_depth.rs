@@ -100,6 +100,7 @@ fn depth_1_and_32_capped(
 ) {
     let spool = tempfile::tempdir().unwrap();
     let mut seen = Vec::new();
+    let mut writes = Vec::new();
     let mut bytes = Vec::new();
     for depth in [1u32, 32] {
         relay.reset();
@@ -121,6 +122,7 @@ fn depth_1_and_32_capped(
         );
         assert!(wire.requests >= 576, "{wire:?}");
         seen.push((wire.max_reads_outstanding, in_flight));
+        writes.push(wire.max_writes_outstanding);
         bytes.push(on_disk);
     }
     // The reads are on the wire as the replay issues them; the writes that prepare the
@@ -133,6 +135,15 @@ fn depth_1_and_32_capped(
         (deep, deep),
         "depth 32: (on the wire, in the records)"
     );
+    // The 64 KiB writes to the one file go out together too (none overlaps another).
+    // They follow the reads, each taking a place a read freed as it is reaped, so how
+    // many overlap depends on timing (11 to 30 here); more than one shows the client
+    // does not hold writes to a file back one at a time.
+    eprintln!(
+        "WRITEs outstanding at most: depth 1 {}, depth 32 {}",
+        writes[0], writes[1]
+    );
+    assert!(writes[1] > 1, "depth 32: WRITEs in flight together");
     assert!(
         bytes[0] == bytes[1],
         "depth 32 left other bytes than depth 1"

@@ -51,6 +51,8 @@ pub struct Counts {
     pub max_reads_outstanding: usize,
     /// Requests by command (the SMB2 command code; the RPC procedure number).
     pub by_command: std::collections::BTreeMap<u32, u64>,
+    /// The most WRITE requests in flight at once on one connection.
+    pub max_writes_outstanding: usize,
 }
 
 #[derive(Default)]
@@ -307,8 +309,9 @@ fn rpc_message(
 pub const V4_OP: u32 = 1000;
 const OP_SEQUENCE: u32 = 53;
 const OP_PUTFH: u32 = 22;
-/// NFSv4's READ op.
+/// NFSv4's READ and WRITE ops.
 const OP_READ: u32 = 25;
+const OP_WRITE: u32 = 38;
 
 /// The op an NFSv4 COMPOUND call does after its SEQUENCE and PUTFH (its first other op).
 fn v4_op(call: &[u8]) -> Option<u32> {
@@ -393,19 +396,29 @@ fn request(b: &mut Book, conn: u64, id: u64, command: u32) {
         held.sort();
         b.counts.held_at_max = held;
     }
-    // READ: SMB2 command 8, NFSv3 procedure 6, an NFSv4 COMPOUND that reads.
+    // READ: SMB2 command 8, NFSv3 procedure 6, an NFSv4 COMPOUND that reads; WRITE:
+    // SMB2 command 9, NFSv3 procedure 7, a COMPOUND that writes.
     let read = |k: u32| match b.framing {
         Some(Framing::Smb2) => k == 8,
         _ => k == 6 || k == V4_OP + OP_READ,
     };
-    if read(command) {
-        b.reads += 1;
-        let on_conn = b
-            .outstanding
+    let write = |k: u32| match b.framing {
+        Some(Framing::Smb2) => k == 9,
+        _ => k == 7 || k == V4_OP + OP_WRITE,
+    };
+    let on_conn = |is: &dyn Fn(u32) -> bool| {
+        b.outstanding
             .iter()
-            .filter(|(&(c, _), &k)| c == conn && read(k))
-            .count();
-        b.counts.max_reads_outstanding = b.counts.max_reads_outstanding.max(on_conn);
+            .filter(|(&(c, _), &k)| c == conn && is(k))
+            .count()
+    };
+    if read(command) {
+        let n = on_conn(&read);
+        b.reads += 1;
+        b.counts.max_reads_outstanding = b.counts.max_reads_outstanding.max(n);
+    } else if write(command) {
+        let n = on_conn(&write);
+        b.counts.max_writes_outstanding = b.counts.max_writes_outstanding.max(n);
     }
 }
 
