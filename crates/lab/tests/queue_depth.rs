@@ -498,3 +498,100 @@ fn smb_at_depth_32_the_server_holds_32_requests() {
     drop(relay);
     guard.down().unwrap();
 }
+
+/// IOMeter's own QD32 cells (the generator's `IOMeter_4K_RandRead_QD32` and
+/// `IOMeter_4K_RandWrite_QD32`, a 4 MiB test file) over `target` through `relay`: the
+/// server holds 32 READs, then 32 WRITEs, at once, and the op records have 32 ops in
+/// flight. The writes run without `--verify`, whose rule that an op overlapping one in
+/// flight waits for it would hold back a write drawn at a block already in flight.
+fn iometer_cells_at_32(target: &dyn naslab_engine::Target, relay: &Relay, label: &str) {
+    use naslab_workload::synthetic::iometer;
+    for (name, write) in [
+        ("IOMeter_4K_RandRead_QD32", false),
+        ("IOMeter_4K_RandWrite_QD32", true),
+    ] {
+        let test = iometer::lookup(name).unwrap();
+        let params = naslab_workload::GenParams {
+            seed: 3,
+            scale: 1.0 / 256.0,
+        };
+        let trace = iometer::generate(test, &params);
+        assert_eq!(trace.header.queue_depth, Some(32));
+        let spool = tempfile::tempdir().unwrap();
+        let plan = naslab_engine::compile(
+            Path::new("iometer.jsonl"),
+            naslab_engine::records_from_trace(&trace),
+            spool.path(),
+        )
+        .unwrap();
+        let records = spool.path().join("records.jsonl");
+        let progress = naslab_engine::Progress::default();
+        let spec = naslab_engine::IterationSpec {
+            plan: &plan,
+            target,
+            cache: naslab_results::CacheMode::Drop,
+            replay: naslab_engine::ReplayOptions {
+                data: naslab_engine::DataSpec {
+                    mode: naslab_engine::DataMode::Random,
+                    seed: 5,
+                    verify: !write,
+                },
+                ..naslab_engine::ReplayOptions::default()
+            },
+            spool_dir: spool.path(),
+            records_path: Some(records.clone()),
+            progress: &progress,
+            drop_all_caches: false,
+            record_sink: None,
+        };
+        relay.reset();
+        let r = naslab_engine::run_iteration(&spec, 1).unwrap();
+        let wire = relay.counts();
+        let kind = if write { OpKind::Write } else { OpKind::Read };
+        let in_flight = max_in_flight(&records, &[kind]);
+        let on_wire = if write {
+            wire.max_writes_outstanding
+        } else {
+            wire.max_reads_outstanding
+        };
+        eprintln!(
+            "{label} {name}: {} ops, {on_wire} outstanding at most on the wire, {in_flight} in flight by the records",
+            r.op(if write { "write" } else { "read" }).unwrap().count
+        );
+        assert_eq!(r.errors, 0, "{:?}", r.op_stats);
+        assert_eq!(on_wire, 32, "{label} {name}: {wire:?}");
+        assert_eq!(in_flight, 32, "{label} {name}");
+    }
+}
+
+#[test]
+fn iometer_qd32_cells_keep_32_requests_at_the_server() {
+    needs_root_and_servers!(ServerKind::Nfs);
+    needs_root_and_servers!(ServerKind::Samba);
+    let base = tempfile::tempdir().unwrap();
+    let guard = lab(base.path(), FsKind::Dir, ServerKind::Nfs, &[]);
+    let st = guard.lab().state.clone();
+    let (target, relay) = nfs_through_relay(&st);
+    iometer_cells_at_32(&target, &relay, "NFSv3");
+    drop((target, relay));
+    let (target, relay) = nfs41_through_relay(&st);
+    iometer_cells_at_32(&target, &relay, "NFSv4.1");
+    drop((target, relay));
+    guard.down().unwrap();
+
+    let base = tempfile::tempdir().unwrap();
+    let guard = lab(base.path(), FsKind::Dir, ServerKind::Samba, &[]);
+    let st = guard.lab().state.clone();
+    let port = st.ports[0];
+    let relay = Relay::start(port, Framing::Smb2);
+    let mut relayed = st.clone();
+    relayed.url = st.url.replacen(
+        &format!("127.0.0.1:{port}/"),
+        &format!("127.0.0.1:{}/", relay.port()),
+        1,
+    );
+    let target = smb_encrypting(&relayed, naslab_engine::backend::url::SmbEncrypt::Off).unwrap();
+    iometer_cells_at_32(&target, &relay, "SMB");
+    drop((target, relay));
+    guard.down().unwrap();
+}
