@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The Windows build under Wine (docs/windows.md): builds naslab.exe, runs the Windows unit
-# tests that apply, then runs the NAS suite with naslab.exe on a directory of Wine's Z:
+# The Windows build under Wine (docs/windows.md): builds naslab.exe, runs the unit tests
+# and the integration tests that build for Windows, then runs the NAS suite with naslab.exe on a directory of Wine's Z:
 # drive and with the Linux build on a Linux directory, same scale and seed, and checks
 # that both did the same work and left the same files (scripts/compare-runs.py), and the
 # same for two IOMeter cells at queue depth 32; then the start of dbench's loadfile
@@ -32,6 +32,14 @@ x86_64-w64-mingw32-gcc -O2 -shared -o "$WINEPREFIX/drive_c/windows/system32/bcry
 timeout 1800 cargo test --quiet --target x86_64-pc-windows-gnu -p naslab-results -p naslab-trace -p naslab-layout --lib
 timeout 1800 cargo test --quiet --target x86_64-pc-windows-gnu -p naslab-engine --lib -- \
   positioned:: utc:: backend::windows:: backend::remote:: spool::
+# Integration tests that build for Windows: the workload library's, the trace format's,
+# the engine's session, open-loop pacing, plan checks, op records and share paths, and
+# the results' exporters, report packing and older run.json files.
+timeout 1800 cargo test --quiet --target x86_64-pc-windows-gnu -p naslab-workload -p naslab-trace --tests
+timeout 1800 cargo test --quiet --target x86_64-pc-windows-gnu -p naslab-engine --test session \
+  --test openloop --test plan_checks --test records --test share_paths
+timeout 1800 cargo test --quiet --target x86_64-pc-windows-gnu -p naslab-report --test exporters \
+  --test schema --test packing
 
 # The same suite, scale and seed through both builds: once with the default data (each
 # run's blocks keyed by a seed of its own, so only the work is compared), once with

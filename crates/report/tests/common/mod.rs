@@ -317,7 +317,32 @@ pub fn snapshot(name: &str, text: &str) {
 pub fn filter(text: &str, tmp: Option<&Path>) -> String {
     let mut t = text.replace(env!("CARGO_PKG_VERSION"), "[VERSION]");
     if let Some(tmp) = tmp {
-        t = t.replace(&tmp.display().to_string(), "[TMP]");
+        let shown = tmp.display().to_string();
+        // JSON doubles a Windows path's backslashes.
+        t = t
+            .replace(&shown.replace('\\', "\\\\"), "[TMP]")
+            .replace(&shown, "[TMP]");
+        if cfg!(windows) {
+            t = slashes_after_tmp(&t);
+        }
     }
     t
+}
+
+/// The paths under `[TMP]` with `/` between their parts, as on Linux, so one snapshot
+/// serves both systems.
+fn slashes_after_tmp(text: &str) -> String {
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(i) = rest.find("[TMP]") {
+        out.push_str(&rest[..i + 5]);
+        rest = &rest[i + 5..];
+        let end = rest
+            .find(|c: char| c.is_whitespace() || "\",)|`'".contains(c))
+            .unwrap_or(rest.len());
+        out.push_str(&rest[..end].replace("\\\\", "/").replace('\\', "/"));
+        rest = &rest[end..];
+    }
+    out.push_str(rest);
+    out
 }
