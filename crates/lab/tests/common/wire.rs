@@ -13,7 +13,9 @@
 //!
 //! Each chunk read from one side is scanned whole (every request in it counted) before
 //! any of it is forwarded, so a reply can never be seen before the request it answers
-//! was counted.
+//! was counted; requests that follow within half a millisecond join the chunk, so that
+//! a burst the client wrote one request at a time is counted whole before the server
+//! can answer its first.
 
 use std::collections::HashMap;
 use std::io::{Read, Write};
@@ -189,6 +191,9 @@ impl Drop for Relay {
     }
 }
 
+/// How long the relay waits for more of a burst of requests before forwarding it.
+const COALESCE: std::time::Duration = std::time::Duration::from_micros(500);
+
 /// Forwards `from` to `to`, counting each whole message of the chunks it reads before
 /// forwarding them: requests when `requests`, replies otherwise.
 fn pump(
@@ -211,6 +216,20 @@ fn pump(
             Ok(n) => n,
         };
         pending.extend_from_slice(&chunk[..n]);
+        if requests {
+            // A burst of requests written one after another (an SMB client writes each
+            // on its own) is taken whole before any of it is counted and forwarded: what
+            // follows within COALESCE joins it. This can only hold requests back, never
+            // make the server see more at once than the client sent without waiting.
+            let _ = from.set_read_timeout(Some(COALESCE));
+            while pending.len() < (8 << 20) {
+                match from.read(&mut chunk) {
+                    Ok(n) if n > 0 => pending.extend_from_slice(&chunk[..n]),
+                    _ => break,
+                }
+            }
+            let _ = from.set_read_timeout(None);
+        }
         let cut = {
             let mut b = book.lock().unwrap();
             while let Some((len, body)) = frame(framing, &pending[scanned..]) {
