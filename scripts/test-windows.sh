@@ -3,8 +3,9 @@
 # and the integration tests that build for Windows, then runs the NAS suite with naslab.exe on a directory of Wine's Z:
 # drive and with the Linux build on a Linux directory, same scale and seed, and checks
 # that both did the same work and left the same files (scripts/compare-runs.py), and the
-# same for two IOMeter cells at queue depth 32; then the start of dbench's loadfile
-# through both, checked the same way, with no error.
+# same for two IOMeter cells at queue depth 32; that --cache direct opens unbuffered (in
+# Wine's file trace) and that naslab.exe's reports open in Chromium; then the start of
+# dbench's loadfile through both, checked the same way, with no error.
 # Needs wine64 (scripts/test.sh installs it); every wait on Wine is bounded.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -87,6 +88,50 @@ both queued --workload IOMeter_4K_RandRead_QD32,IOMeter_4K_RandWrite_QD32 \
   --scale 0.01 --data zero
 python3 scripts/compare-runs.py "$work/queued-linux-out" "$work/queued-windows-out" \
   "$work/queued-linux" "$work/queued-windows"
+
+# --cache direct: each of a trace's opens (a trace that asks for no direct I/O itself)
+# reaches Wine's NtCreateFile with FILE_NO_INTERMEDIATE_BUFFERING | FILE_WRITE_THROUGH
+# (Wine's file trace shows each call's options); with --cache keep none does.
+cat >"$work/direct.jsonl" <<'EOF'
+{"type":"header","format":"naslab-trace","version":1,"workload":"Direct"}
+{"type":"file","id":1,"path":"data.bin","size":1048576,"exists":true}
+{"type":"op","op":"open","file":1,"flags":"read"}
+{"type":"op","op":"read","file":1,"offset":0,"len":65536}
+{"type":"op","op":"read","file":1,"offset":524288,"len":65536}
+{"type":"op","op":"close","file":1}
+{"type":"op","op":"open","file":1,"flags":"read"}
+{"type":"op","op":"read","file":1,"offset":65536,"len":4096}
+{"type":"op","op":"close","file":1}
+EOF
+direct() {
+  mkdir -p "$work/direct-$1"
+  WINEDEBUG=trace+file timeout 600 wine "$exe" run "Z:$work/direct.jsonl" --cache "$1" \
+    --target "Z:$work/direct-$1" --out "Z:$work/direct-$1-out" \
+    >"$work/direct-$1.log" 2>"$work/direct-$1.trace" || { cat "$work/direct-$1.log"; exit 1; }
+}
+direct direct
+direct keep
+python3 - "$work" <<'EOF'
+import glob, json, re, sys
+work = sys.argv[1]
+def opens(mode):
+    with open(f"{work}/direct-{mode}.trace", encoding="utf-8", errors="replace") as f:
+        calls = re.findall(r'NtCreateFile .*name=L"data\.bin" .*options=([0-9a-f]+)', f.read())
+    unbuffered = sum(1 for o in calls if int(o, 16) & 0xA == 0xA)
+    (path,) = glob.glob(f"{work}/direct-{mode}-out/**/run.json", recursive=True)
+    with open(path, encoding="utf-8") as f:
+        it = json.load(f)["workloads"][0]["iterations"][0]
+    return unbuffered, len(calls), it["op_stats"]["open"]["count"]
+d, k = opens("direct"), opens("keep")
+if d[0] != d[2] or d[2] == 0 or k[0] != 0:
+    sys.exit(f"unbuffered opens of the data file: {d[0]} of {d[1]} with --cache direct "
+             f"({d[2]} trace opens), {k[0]} of {k[1]} with --cache keep")
+print(f"--cache direct: {d[0]} of the workload's {d[2]} opens unbuffered and written through "
+      f"({d[1]} opens of the file in all); --cache keep: {k[0]} of {k[1]}")
+EOF
+
+# The reports naslab.exe wrote open in Chromium, offline and without errors.
+(cd crates/report/ui && node tests/open-report.mjs "$(dirname "$(find "$work/random-windows-out" -name run.json)")")
 
 # A trace with the ops of format 2: the first 10,000 ops of dbench's loadfile (statfs,
 # utime, byte-range locks, and opens and stats that are to fail), replayed by both
