@@ -515,11 +515,7 @@ impl QueuedIo for NfsBackend {
         tag: u64,
     ) -> Result<(), OpError> {
         let o = self.handles.get_mut(h)?;
-        // An append handle writes at its end, which moves as each write is queued.
-        let at = o.append_at.unwrap_or(offset);
-        if let Some(a) = o.append_at.as_mut() {
-            *a += len as u64;
-        }
+        let at = super::remote::queued_write_at(&mut o.append_at, offset, len);
         let max = self.session.wtmax as usize;
         // SAFETY: as for queue_read; a write's buffer is only read from.
         unsafe {

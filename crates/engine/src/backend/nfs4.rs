@@ -358,11 +358,7 @@ impl QueuedIo for Nfs4Backend {
         tag: u64,
     ) -> Result<(), OpError> {
         let o = self.handles.get_mut(h)?;
-        // An append handle writes at its end, which moves as each write is queued.
-        let at = o.append_at.unwrap_or(offset);
-        if let Some(a) = o.append_at.as_mut() {
-            *a += len as u64;
-        }
+        let at = super::remote::queued_write_at(&mut o.append_at, offset, len);
         let (fh, sync) = (o.fh.clone(), o.sync);
         let session: *const Session = &self.session;
         // SAFETY: as for queue_read.

@@ -608,6 +608,19 @@ pub fn split_path(path: &str) -> (&str, &str) {
     }
 }
 
+/// Where a queued write lands: at `offset`, or on an append handle (`append_at` its end)
+/// at that end, which moves past the write as each write is queued, before any completes.
+pub fn queued_write_at(append_at: &mut Option<u64>, offset: u64, len: usize) -> u64 {
+    match append_at {
+        Some(end) => {
+            let at = *end;
+            *end += len as u64;
+            at
+        }
+        None => offset,
+    }
+}
+
 /// The directory handles a protocol connection has looked up, by path relative to its
 /// root, so each directory is looked up once.
 #[derive(Debug)]
@@ -781,6 +794,17 @@ mod tests {
     }
 
     use super::*;
+
+    #[test]
+    fn a_queued_write_on_an_append_handle_lands_at_its_end_and_moves_it() {
+        let mut end = Some(100);
+        assert_eq!(queued_write_at(&mut end, 0, 10), 100);
+        assert_eq!(queued_write_at(&mut end, 0, 5), 110);
+        assert_eq!(end, Some(115));
+        let mut none = None;
+        assert_eq!(queued_write_at(&mut none, 42, 10), 42);
+        assert_eq!(none, None);
+    }
     use std::collections::BTreeMap;
 
     /// A share in memory.
