@@ -690,6 +690,48 @@ fn blocks_describe_themselves(dir: &Path, seed: &mut Option<[u8; 8]>) -> usize {
     checked
 }
 
+/// An NFSv4.1 stream that waits longer than the server's lease between two ops (a trace
+/// paced as recorded, 75 s of think time against nfs-ganesha's 60 s lease) keeps its
+/// open state: the client's lease is renewed while the stream waits, so the read after
+/// the pause and the close succeed. Without the renewal the read failed with ENOTCONN
+/// and stopped the run.
+#[test]
+fn nfs_4_1_keeps_its_open_file_over_a_pause_longer_than_the_lease() {
+    if !lab_ready("nfs") {
+        return;
+    }
+    let base = tempfile::tempdir().unwrap();
+    let trace = base.path().join("idle.jsonl");
+    std::fs::write(
+        &trace,
+        concat!(
+            r#"{"type":"header","format":"naslab-trace","version":1,"workload":"Idle"}"#, "\n",
+            r#"{"type":"file","id":1,"path":"data.bin","size":1048576,"exists":true}"#, "\n",
+            r#"{"type":"op","op":"open","file":1,"flags":"read","stream":0,"t_us":0}"#, "\n",
+            r#"{"type":"op","op":"read","file":1,"offset":0,"len":65536,"stream":0,"t_us":1000}"#, "\n",
+            r#"{"type":"op","op":"read","file":1,"offset":65536,"len":65536,"stream":0,"t_us":75000000}"#, "\n",
+            r#"{"type":"op","op":"close","file":1,"stream":0,"t_us":75001000}"#, "\n",
+        ),
+    )
+    .unwrap();
+    let lab = up_on_dir(base.path(), "lease", "nfs");
+    let url = format!("{}?vers=4.1", lab.url.split('?').next().unwrap());
+    let o = run_ok(
+        naslab()
+            .arg("run")
+            .arg(&trace)
+            .args(["--pace", "original", "--json", "--target", &url, "--out"])
+            .arg(base.path().join("out")),
+    );
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let it = &v["workloads"][0]["iterations"][0];
+    assert_eq!(it["errors"], 0, "{it}");
+    assert_eq!(it["ops"], 4, "{it}");
+    assert_eq!(it["bytes_read"], 2 * 65536, "{it}");
+    assert!(it["aborted"].is_null(), "{it}");
+    drop(lab);
+}
+
 /// NFSv4.1 against the lab's ganesha: three NAS workloads with `--verify`, the
 /// version recorded in run.json, the files on the server's disk those the same trace
 /// left on a local directory, and each of their blocks read from the server's disk

@@ -59,9 +59,13 @@ impl Waiter {
 
     /// From now on, the runtime runs while the stream is between ops too
     /// (`backend::idle_driver`): what the server sends unasked, an oplock break, is
-    /// answered then. A thread that cannot be started leaves things as they were: the
-    /// server then waits for the stream's next request.
-    #[cfg_attr(not(feature = "smb"), allow(dead_code))]
+    /// answered then, and the runtime's own timed tasks (an NFSv4 lease renewal) run. A
+    /// thread that cannot be started leaves things as they were: the server then waits
+    /// for the stream's next request.
+    #[cfg_attr(
+        not(any(feature = "smb", all(unix, feature = "nfs"))),
+        allow(dead_code)
+    )]
     pub(crate) fn answer_while_idle(&mut self) {
         if self.idle.is_none() {
             self.idle = super::idle_driver::IdleDriver::start(Arc::clone(&self.rt)).ok();

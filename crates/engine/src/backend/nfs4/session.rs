@@ -154,6 +154,11 @@ impl Session {
             max_write_bytes: wmax.into(),
             session_slots: slots,
         };
+        // The library renews the client's lease with a task of the connection's runtime
+        // (a SEQUENCE every so often), which runs only while the runtime does: run it
+        // between ops too, or a stream idle past the server's lease loses its open state.
+        let mut w = w;
+        w.answer_while_idle();
         Ok(Session {
             w,
             mount,
