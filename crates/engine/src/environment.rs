@@ -28,11 +28,19 @@ pub fn host_name() -> String {
 #[cfg(windows)]
 fn windows_memory() -> Option<(u64, u64)> {
     use windows_sys::Win32::System::SystemInformation::{GlobalMemoryStatusEx, MEMORYSTATUSEX};
-    // SAFETY: all-zero is a valid MEMORYSTATUSEX; its length is set before the call.
-    let mut m: MEMORYSTATUSEX = unsafe { std::mem::zeroed() };
-    m.dwLength = std::mem::size_of::<MEMORYSTATUSEX>() as u32;
-    // SAFETY: m is ours, with dwLength set as the call requires.
-    (unsafe { GlobalMemoryStatusEx(&mut m) } != 0).then_some((m.ullTotalPhys, m.ullAvailPhys))
+    // Under Wine, calls made by several threads at once just after its server started
+    // were seen to fail: asked again, a few times.
+    for _ in 0..5 {
+        // SAFETY: all-zero is a valid MEMORYSTATUSEX; its length is set before the call.
+        let mut m: MEMORYSTATUSEX = unsafe { std::mem::zeroed() };
+        m.dwLength = std::mem::size_of::<MEMORYSTATUSEX>() as u32;
+        // SAFETY: m is ours, with dwLength set as the call requires.
+        if unsafe { GlobalMemoryStatusEx(&mut m) } != 0 && m.ullTotalPhys > 0 {
+            return Some((m.ullTotalPhys, m.ullAvailPhys));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    None
 }
 
 /// The kernel's boot id (a UUID that changes at every boot); empty when unreadable.
