@@ -214,31 +214,30 @@ impl Session<'_> {
     fn plan_warnings(&self, plan: &Plan, env: &Environment) -> Vec<Warning> {
         let name = &plan.header.workload;
         let mut warnings = Vec::new();
-        if self.cache == CacheMode::Keep
-            && self.target.caps().moves_data
-            && plan.direct_opens == 0
-            && plan.prepared_bytes() + plan.planned_write_bytes < env.memory_bytes
-        {
-            warnings.push(Warning::FitsInClientCache {
-                workload: name.clone(),
-                data_bytes: plan.prepared_bytes() + plan.planned_write_bytes,
-                memory_bytes: env.memory_bytes,
-            });
-        }
-        if self.cache == CacheMode::Drop
-            && self
-                .target
-                .caps()
-                .drop_cache
-                .is_some_and(naslab_results::CacheDrop::may_leave_pages)
-            && plan.direct_opens == 0
-            && plan.prepared_bytes() + plan.planned_write_bytes < env.memory_bytes
-        {
-            warnings.push(Warning::DropMayLeavePages {
-                workload: name.clone(),
-                data_bytes: plan.prepared_bytes() + plan.planned_write_bytes,
-                memory_bytes: env.memory_bytes,
-            });
+        // A data set the client's memory can hold, when the client may keep it there:
+        // caches kept, or dropped by a backend whose drop may leave pages (Windows).
+        let data_bytes = plan.prepared_bytes() + plan.planned_write_bytes;
+        let caps = self.target.caps();
+        let fits = plan.direct_opens == 0 && data_bytes < env.memory_bytes;
+        let drop_leaves = caps
+            .drop_cache
+            .is_some_and(naslab_results::CacheDrop::may_leave_pages);
+        match self.cache {
+            CacheMode::Keep if fits && caps.moves_data => {
+                warnings.push(Warning::FitsInClientCache {
+                    workload: name.clone(),
+                    data_bytes,
+                    memory_bytes: env.memory_bytes,
+                });
+            }
+            CacheMode::Drop if fits && drop_leaves => {
+                warnings.push(Warning::DropMayLeavePages {
+                    workload: name.clone(),
+                    data_bytes,
+                    memory_bytes: env.memory_bytes,
+                });
+            }
+            _ => {}
         }
         if let Some((in_flight, max_read)) = plan.reads_in_flight_bound() {
             warnings.push(Warning::ReadsInFlightBound {
