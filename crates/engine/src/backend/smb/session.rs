@@ -642,8 +642,30 @@ impl Session {
         disposition: CreateDisposition,
         options: u32,
     ) -> Result<CreateResponse, OpError> {
+        self.send_create(
+            path,
+            access,
+            disposition,
+            options,
+            OplockLevel::None,
+            vec![],
+        )
+    }
+
+    /// One CREATE of `path` (shared for reading, writing and deleting, as Windows
+    /// opens files), asking for `oplock` with the packed create `contexts`; the
+    /// server's reply.
+    fn send_create(
+        &self,
+        path: &str,
+        access: u32,
+        disposition: CreateDisposition,
+        options: u32,
+        oplock: OplockLevel,
+        contexts: Vec<u8>,
+    ) -> Result<CreateResponse, OpError> {
         let req = CreateRequest {
-            requested_oplock_level: OplockLevel::None,
+            requested_oplock_level: oplock,
             impersonation_level: ImpersonationLevel::Impersonation,
             desired_access: FileAccessMask::new(access | FileAccessMask::SYNCHRONIZE),
             file_attributes: FileAttributes::NORMAL,
@@ -655,7 +677,7 @@ impl Session {
             create_disposition: disposition,
             create_options: options,
             name: Self::wire_path(path),
-            create_contexts: vec![],
+            create_contexts: contexts,
         };
         let frame = self.call(Command::Create, &req, 1)?;
         CreateResponse::unpack(&mut ReadCursor::new(&frame.body)).map_err(op_error)
@@ -675,29 +697,11 @@ impl Session {
             Some(kind) => Some((kind, durable::new_guid()?)),
             None => None,
         };
-        let req = CreateRequest {
-            requested_oplock_level: if ask.is_some() {
-                OplockLevel::Batch
-            } else {
-                OplockLevel::None
-            },
-            impersonation_level: ImpersonationLevel::Impersonation,
-            desired_access: FileAccessMask::new(access | FileAccessMask::SYNCHRONIZE),
-            file_attributes: FileAttributes::NORMAL,
-            share_access: ShareAccess(
-                ShareAccess::FILE_SHARE_READ
-                    | ShareAccess::FILE_SHARE_WRITE
-                    | ShareAccess::FILE_SHARE_DELETE,
-            ),
-            create_disposition: disposition,
-            create_options: options,
-            name: Self::wire_path(path),
-            create_contexts: ask
-                .map(|(kind, guid)| durable::request(kind, guid))
-                .unwrap_or_default(),
+        let (oplock, contexts) = match ask {
+            Some((kind, guid)) => (OplockLevel::Batch, durable::request(kind, guid)),
+            None => (OplockLevel::None, Vec::new()),
         };
-        let frame = self.call(Command::Create, &req, 1)?;
-        let resp = CreateResponse::unpack(&mut ReadCursor::new(&frame.body)).map_err(op_error)?;
+        let resp = self.send_create(path, access, disposition, options, oplock, contexts)?;
         let grant = match ask {
             Some((kind, guid)) => durable::granted(kind, guid, &resp.create_contexts)?,
             None => None,
@@ -730,23 +734,14 @@ impl Session {
         grant: &durable::Grant,
         file_id: FileId,
     ) -> Result<FileId, OpError> {
-        let req = CreateRequest {
-            requested_oplock_level: OplockLevel::Batch,
-            impersonation_level: ImpersonationLevel::Impersonation,
-            desired_access: FileAccessMask::new(access | FileAccessMask::SYNCHRONIZE),
-            file_attributes: FileAttributes::NORMAL,
-            share_access: ShareAccess(
-                ShareAccess::FILE_SHARE_READ
-                    | ShareAccess::FILE_SHARE_WRITE
-                    | ShareAccess::FILE_SHARE_DELETE,
-            ),
-            create_disposition: CreateDisposition::FileOpen,
-            create_options: options,
-            name: Self::wire_path(path),
-            create_contexts: durable::reconnect(grant, file_id),
-        };
-        let frame = self.call(Command::Create, &req, 1)?;
-        let resp = CreateResponse::unpack(&mut ReadCursor::new(&frame.body)).map_err(op_error)?;
+        let resp = self.send_create(
+            path,
+            access,
+            CreateDisposition::FileOpen,
+            options,
+            OplockLevel::Batch,
+            durable::reconnect(grant, file_id),
+        )?;
         if resp.oplock_level != OplockLevel::None {
             self.conn().register_oplock(resp.file_id, self.tree.tree_id);
         }
