@@ -187,6 +187,11 @@ pub struct RunOpts {
     /// naslab works in TARGET/naslab/.
     #[arg(long, short = 't', value_name = "DIR|URL")]
     pub target: Option<PathBuf>,
+    /// In a multi-client job (mpirun), each client's own target instead of --target:
+    /// repeat once per client, in rank order (the URLs `lab up --client-links` prints,
+    /// each through its own emulated link; or each client's own path to a NAS).
+    #[arg(long = "client-target", value_name = "DIR|URL")]
+    pub client_targets: Vec<PathBuf>,
     /// The link a lab emulates in front of the target: set by `lab matrix`; `run` finds
     /// it in the state of the lab under --lab-dir whose URL the target is.
     #[arg(skip)]
@@ -771,6 +776,12 @@ pub struct LabUpArgs {
     /// with settings changed (wifi,rate=50mbit). The printed URL leads through it.
     #[arg(long, value_name = "PROFILE|SETTINGS")]
     pub link: Option<String>,
+    /// Give each client of a multi-client job a path of its own to the server: one link
+    /// per client in rank order, separated by ';', each as --link takes it (none: the
+    /// server's own port), LINK*N for N clients in a row: 'lan*3;vpn'. `lab up` prints
+    /// each client's URL, to give `naslab run` as --client-target, one per client.
+    #[arg(long, value_name = "LINK;LINK;...")]
+    pub client_links: Option<String>,
     /// The lab's name (its directory under --lab-dir).
     #[arg(long, default_value = "default")]
     pub name: String,

@@ -1190,3 +1190,164 @@ fn a_client_killed_outright_ends_the_job_and_the_next_job_removes_what_it_left()
     );
     assert_eq!(private_dirs(&private), Vec::<String>::new());
 }
+
+/// Brings up a lab on a directory under `base` serving with `server`, each of its
+/// clients on its own path (`lab up --client-links`); its URLs in rank order, and its
+/// SMB password (empty for NFS). Taken down when the returned guard drops.
+fn lab_with_client_links(
+    base: &Path,
+    name: &str,
+    server: &str,
+    links: &str,
+) -> (Vec<String>, String, common::lab::Down) {
+    common::lab::open_for_lab(base);
+    let up = common::run_ok(
+        naslab()
+            .env_remove("NASLAB_SMB_PASSWORD")
+            .args([
+                "lab", "up", "--fs", "dir", "--server", server, "--name", name,
+            ])
+            .args(["--client-links", links, "--lab-dir"])
+            .arg(base),
+    );
+    let down = common::lab::Down::new(base, name);
+    let state: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(base.join(name).join("state.json")).unwrap())
+            .unwrap();
+    let urls: Vec<String> = state["client_links"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["url"].as_str().unwrap().to_string())
+        .collect();
+    let err = text(&up.stderr);
+    for (rank, url) in urls.iter().enumerate() {
+        assert!(err.contains(&format!("client {rank}: {url} (")), "{err}");
+    }
+    let password = state["password"].as_str().unwrap_or("").to_string();
+    (urls, password, down)
+}
+
+#[test]
+fn clients_on_links_of_their_own_each_record_theirs_and_the_slow_one_shows() {
+    for server in ["samba", "nfs"] {
+        if !lab_ready(server) {
+            continue;
+        }
+        if let Err(e) = naslab_lab::toxiproxy::find() {
+            common::cannot_run(&e.to_string());
+            return;
+        }
+        let Some((_, _one_job)) = mpirun(4) else {
+            return;
+        };
+        let base = tempfile::tempdir().unwrap();
+        // Three users on the LAN and one 20 ms away.
+        let (urls, password, _down) = lab_with_client_links(
+            base.path(),
+            &format!("own-{server}"),
+            server,
+            "lan*3;rtt=20ms",
+        );
+        assert_eq!(urls.len(), 4, "{server}");
+        assert_eq!(
+            urls.iter().collect::<BTreeSet<_>>().len(),
+            4,
+            "{server}: each client has a port of its own: {urls:?}"
+        );
+        let out = base.path().join("out");
+        let mut job = mpirun_command(4).unwrap();
+        job.env("NASLAB_SMB_PASSWORD", &password).args([
+            "run",
+            "--workload",
+            "PhotoAlbum",
+            "--scale",
+            "0.005",
+            "--lab-dir",
+        ]);
+        job.arg(base.path()).arg("--out").arg(&out);
+        for u in &urls {
+            job.args(["--client-target", u]);
+        }
+        let done = common::run_ok(&mut job);
+        let run = read_run(&run_json_files(&out)[0]);
+        assert!(run.aborted.is_none(), "{server}: {:?}", run.aborted);
+        // No path is the job's: each client's is its own.
+        assert!(run.options.link.is_none(), "{server}");
+        let clients = &run.multi_client.as_ref().unwrap().clients;
+        let mut means = Vec::new();
+        for c in clients {
+            let r = c.rank as usize;
+            assert_eq!(c.target, urls[r], "{server}: client {r}'s own target");
+            let link = c.link.as_ref().unwrap();
+            let emulated = link.emulated.as_ref().unwrap();
+            let probe = link.probe.as_ref().unwrap();
+            let it = &c.workloads[0].iterations[0];
+            // Every read and write crossed the client's link to the server and back.
+            let data_min = ["read", "write"]
+                .iter()
+                .filter_map(|op| it.op_stats.get(*op))
+                .map(|s| s.latency.min_ns)
+                .min()
+                .unwrap();
+            if r == 3 {
+                assert_eq!(emulated.rtt_ns, 20_000_000, "{server}");
+                assert!(probe.min_ns >= 20_000_000, "{server}: {probe:?}");
+                assert!(data_min >= 20_000_000, "{server}: {data_min} ns");
+            } else {
+                assert_eq!(
+                    (emulated.profile.as_str(), emulated.rtt_ns),
+                    ("lan", 0),
+                    "{server}"
+                );
+                assert!(probe.median_ns < 20_000_000, "{server}: {probe:?}");
+            }
+            means.push(it.mean_op_ns());
+        }
+        // The same work for each client; the one far away waited longest per op.
+        let ops: BTreeSet<u64> = clients
+            .iter()
+            .map(|c| c.workloads[0].iterations[0].ops)
+            .collect();
+        assert_eq!(ops.len(), 1, "{server}: {ops:?}");
+        assert_eq!(
+            run.workloads[0].iterations[0].ops,
+            4 * ops.first().unwrap(),
+            "{server}"
+        );
+        assert!(
+            means[..3].iter().all(|m| *m < means[3]),
+            "{server}: mean op per client {means:?}"
+        );
+        let link = run
+            .settings()
+            .into_iter()
+            .find(|s| s.name == "link")
+            .unwrap();
+        assert!(
+            link.value.starts_with("per client: client 0: lan")
+                && link.value.contains("client 3: custom: rtt 20.00 ms"),
+            "{server}: {}",
+            link.value
+        );
+        let table = text(&done.stdout);
+        assert!(
+            table.contains("per client (its median iteration)"),
+            "{table}"
+        );
+        eprintln!("{server}: mean op per client {means:?} ns");
+        // One --client-target per client, or none.
+        let mut short = mpirun_command(4).unwrap();
+        short
+            .env("NASLAB_SMB_PASSWORD", &password)
+            .args(["run", "--workload", "PhotoAlbum", "--scale", "0.005"])
+            .args(["--client-target", &urls[0], "--client-target", &urls[1]]);
+        let failed = short.output().unwrap();
+        assert!(!failed.status.success(), "{server}");
+        let err = text(&failed.stderr);
+        assert!(
+            err.contains("2 --client-target for a job of 4 clients"),
+            "{server}: {err}"
+        );
+    }
+}

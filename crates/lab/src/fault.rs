@@ -108,14 +108,24 @@ pub fn inject(base: &Path, name: &str, fault: Fault) -> Result<FaultReport, LabE
         why: "the lab has no link to cut: bring it up with `--link rtt=0` (a proxy that adds no delay), or use --restart-server".into(),
     }
     };
+    // Every proxy of the lab's link and of each client's own: they share one emulator.
+    let links: Vec<&crate::link::LabLink> = state
+        .link
+        .iter()
+        .chain(state.client_links.iter().filter_map(|c| c.link.as_ref()))
+        .collect();
+    let names: Vec<&str> = links
+        .iter()
+        .flat_map(|l| l.proxies.iter().map(|p| p.name.as_str()))
+        .collect();
+    let api_port = links.first().map(|l| l.api_port);
     let (broke, whole) = match fault {
         Fault::BlackHole(d) => {
-            let link = state.link.as_ref().ok_or_else(no_link)?;
-            let names: Vec<&str> = link.proxies.iter().map(|p| p.name.as_str()).collect();
+            let api_port = api_port.ok_or_else(no_link)?;
             for (i, n) in names.iter().enumerate() {
-                if let Err(e) = crate::toxiproxy::black_hole(link.api_port, n) {
+                if let Err(e) = crate::toxiproxy::black_hole(api_port, n) {
                     for done in &names[..i] {
-                        let _ = crate::toxiproxy::mend_black_hole(link.api_port, done);
+                        let _ = crate::toxiproxy::mend_black_hole(api_port, done);
                     }
                     return Err(e);
                 }
@@ -127,7 +137,7 @@ pub fn inject(base: &Path, name: &str, fault: Fault) -> Result<FaultReport, LabE
             std::thread::sleep(d);
             let mut failed = None;
             for n in &names {
-                if let Err(e) = crate::toxiproxy::mend_black_hole(link.api_port, n) {
+                if let Err(e) = crate::toxiproxy::mend_black_hole(api_port, n) {
                     failed.get_or_insert(e);
                 }
             }
@@ -141,14 +151,13 @@ pub fn inject(base: &Path, name: &str, fault: Fault) -> Result<FaultReport, LabE
             (broke, whole)
         }
         Fault::Cut(_) | Fault::Reset => {
-            let link = state.link.as_ref().ok_or_else(no_link)?;
-            let names: Vec<&str> = link.proxies.iter().map(|p| p.name.as_str()).collect();
+            let api_port = api_port.ok_or_else(no_link)?;
             for (i, n) in names.iter().enumerate() {
-                if let Err(e) = crate::toxiproxy::set_enabled(link.api_port, n, false) {
+                if let Err(e) = crate::toxiproxy::set_enabled(api_port, n, false) {
                     // The proxies already cut are enabled again: a failed fault leaves
                     // the lab's link whole.
                     for done in &names[..i] {
-                        let _ = crate::toxiproxy::set_enabled(link.api_port, done, true);
+                        let _ = crate::toxiproxy::set_enabled(api_port, done, true);
                     }
                     return Err(e);
                 }
@@ -163,7 +172,7 @@ pub fn inject(base: &Path, name: &str, fault: Fault) -> Result<FaultReport, LabE
             // Every proxy is enabled again even when one fails, then the failure told.
             let mut failed = None;
             for n in &names {
-                if let Err(e) = crate::toxiproxy::set_enabled(link.api_port, n, true) {
+                if let Err(e) = crate::toxiproxy::set_enabled(api_port, n, true) {
                     failed.get_or_insert(e);
                 }
             }

@@ -26,6 +26,9 @@ pub struct LabOptions {
     pub opts: Vec<String>,
     /// The link to emulate between clients and the server (none: the server's own port).
     pub link: Option<crate::link::LinkSpec>,
+    /// A path of its own for each client of a multi-client job, in rank order (`None`:
+    /// that client reaches the server's own port); empty: no such paths.
+    pub client_links: Vec<Option<crate::link::LinkSpec>>,
 }
 
 /// A lab that is up.
@@ -87,6 +90,7 @@ pub fn up(opts: &LabOptions) -> Result<Lab, LabError> {
         user: String::new(),
         password: String::new(),
         link: None,
+        client_links: Vec::new(),
     };
     state.save(&dir)?;
     match build(&dir, opts, &mut state) {
@@ -139,20 +143,54 @@ fn build(dir: &Path, opts: &LabOptions, state: &mut LabState) -> Result<(), LabE
     state.password = started.password;
     state.url = started.url;
     state.save(dir)?;
-    if let Some(spec) = &opts.link {
-        let names: &[&str] = match opts.server {
-            ServerKind::Samba => &["smb"],
-            ServerKind::Nfs => &["nfs", "mount"],
-        };
-        let ports: Vec<(&str, u16)> = names.iter().copied().zip(state.ports.clone()).collect();
-        let direct_url = state.url.clone();
+    if opts.link.is_none() && opts.client_links.iter().all(Option::is_none) {
+        state.client_links = opts
+            .client_links
+            .iter()
+            .map(|_| crate::link::ClientPath {
+                url: state.url.clone(),
+                link: None,
+            })
+            .collect();
+        return state.save(dir);
+    }
+    let names: &[&str] = match opts.server {
+        ServerKind::Samba => &["smb"],
+        ServerKind::Nfs => &["nfs", "mount"],
+    };
+    let ports: Vec<(&str, u16)> = names.iter().copied().zip(state.ports.clone()).collect();
+    let direct_url = state.url.clone();
+    let emulator = {
         let mut record = |p: &crate::process::Proc| {
             state.processes.push(p.clone());
             state.save(dir)
         };
-        let link = crate::toxiproxy::start(dir, spec, &ports, &direct_url, &mut record)?;
-        state.url = through(&state.url, &link);
+        crate::toxiproxy::start(dir, &mut record)?
+    };
+    if let Some(spec) = &opts.link {
+        let link = crate::toxiproxy::add_link(&emulator, spec, &ports, "", &direct_url)?;
+        state.url = through(&direct_url, &link);
         state.link = Some(link);
+        state.save(dir)?;
+    }
+    // One set of proxies per client, each with its own link, on the one emulator.
+    for (rank, spec) in opts.client_links.iter().enumerate() {
+        let path = match spec {
+            Some(spec) => {
+                let prefix = format!("client{rank}-");
+                let link =
+                    crate::toxiproxy::add_link(&emulator, spec, &ports, &prefix, &direct_url)?;
+                crate::link::ClientPath {
+                    url: through(&direct_url, &link),
+                    link: Some(link),
+                }
+            }
+            None => crate::link::ClientPath {
+                url: direct_url.clone(),
+                link: None,
+            },
+        };
+        state.client_links.push(path);
         state.save(dir)?;
     }
     Ok(())
@@ -163,7 +201,9 @@ fn build(dir: &Path, opts: &LabOptions, state: &mut LabState) -> Result<(), LabE
 pub fn through(url: &str, link: &crate::link::LabLink) -> String {
     let mut out = url.to_string();
     for p in &link.proxies {
-        let (from, to) = if p.name == "mount" {
+        // A client's own proxies are named `client<rank>-mount` and so on.
+        let carries = p.name.rsplit('-').next().unwrap_or(&p.name);
+        let (from, to) = if carries == "mount" {
             (
                 format!("mountport={}", p.upstream_port),
                 format!("mountport={}", p.listen_port),

@@ -30,6 +30,6 @@ pub mod toxiproxy;
 pub use error::LabError;
 pub use fs::FsKind;
 pub use lab::{down, status, up, Lab, LabGuard, LabOptions, LabStatus};
-pub use link::{LabLink, LinkSpec};
+pub use link::{ClientPath, LabLink, LinkSpec};
 pub use server::ServerKind;
 pub use state::{LabState, DEFAULT_BASE};

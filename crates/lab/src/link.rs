@@ -253,6 +253,58 @@ pub struct LabLink {
     pub direct_url: String,
 }
 
+/// One client's own path to a lab's server (`lab up --client-links`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ClientPath {
+    /// The URL the client is to use: through its link, or the server's own.
+    pub url: String,
+    /// Its link; `None`: the server's own port.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub link: Option<LabLink>,
+}
+
+/// Reads `--client-links`: one link per client in rank order, separated by `;`, each
+/// as `--link` takes it (`none` for the server's own port), and `LINK*N` for N clients
+/// in a row: `lan*3;vpn` is three clients on the LAN and one over a VPN.
+pub fn parse_per_client(text: &str) -> Result<Vec<Option<LinkSpec>>, LabError> {
+    let mut out = Vec::new();
+    for part in text.split(';').map(str::trim) {
+        if part.is_empty() {
+            return Err(bad(
+                text,
+                "an empty entry: give one link per client, separated by ';' (e.g. lan*3;vpn)",
+            ));
+        }
+        let (link, count) = match part.rsplit_once('*') {
+            Some((link, n)) => {
+                let n: usize = n.trim().parse().ok().filter(|&n| n > 0).ok_or_else(|| {
+                    bad(
+                        text,
+                        format!("'{part}': after '*' comes how many clients, e.g. lan*3"),
+                    )
+                })?;
+                (link, n)
+            }
+            None => (part, 1),
+        };
+        let spec = parse(link)?;
+        out.extend(std::iter::repeat_n(spec, count));
+    }
+    if out.len() > MAX_CLIENT_LINKS {
+        return Err(bad(
+            text,
+            format!(
+                "{} clients: at most {MAX_CLIENT_LINKS} paths of their own on one lab",
+                out.len()
+            ),
+        ));
+    }
+    Ok(out)
+}
+
+/// The most clients one lab makes paths for (each is a proxy, or two for NFS).
+pub const MAX_CLIENT_LINKS: usize = 256;
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -293,5 +345,23 @@ mod tests {
         }
         let e = parse("loss=1%").unwrap_err().to_string();
         assert!(e.contains("cannot drop packets"), "{e}");
+    }
+
+    #[test]
+    fn a_link_per_client_repeats_and_refuses_what_is_not_one() {
+        let l = parse_per_client("lan*3; vpn").unwrap();
+        assert_eq!(l.len(), 4);
+        assert!(l[..3].iter().all(|s| s.unwrap().profile == "lan"));
+        assert_eq!(l[3].unwrap().rtt_ms, 20);
+        let l = parse_per_client("none;rtt=5ms,rate=10mbit*2").unwrap();
+        assert_eq!(l.len(), 3);
+        assert!(l[0].is_none());
+        assert_eq!(
+            (l[2].unwrap().rtt_ms, l[2].unwrap().rate_bit_s),
+            (5, 10_000_000)
+        );
+        for bad in ["lan;;vpn", "lan*0", "lan*x", "fast*2", "", "lan*300"] {
+            assert!(parse_per_client(bad).is_err(), "{bad}");
+        }
     }
 }

@@ -58,6 +58,10 @@ pub struct LabState {
     /// URL above leads through it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub link: Option<crate::link::LabLink>,
+    /// Each client's own path to the server, in rank order, when `up` was given
+    /// `--client-links`: the URL client *r* of a multi-client job is to use.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub client_links: Vec<crate::link::ClientPath>,
 }
 
 /// A lab's directory under `base`.
@@ -146,6 +150,7 @@ mod tests {
             user: "naslab-lab".into(),
             password: "pw".into(),
             link: None,
+            client_links: vec![],
         };
         s.save(dir.path()).unwrap();
         assert_eq!(LabState::load(dir.path()).unwrap(), Some(s));

@@ -138,15 +138,19 @@ fn toxics(spec: &LinkSpec) -> Vec<Value> {
     t
 }
 
-/// Starts Toxiproxy for the lab in `dir` with one proxy per `(name, server port)`,
-/// each carrying `spec`'s toxics. `record` is given the process as soon as it runs.
+/// A Toxiproxy server the lab started: its API's port and the version it reports.
+#[derive(Debug, Clone)]
+pub struct Emulator {
+    pub api_port: u16,
+    pub version: String,
+}
+
+/// Starts Toxiproxy for the lab in `dir`, listening for its API on a free port of
+/// 127.0.0.1. `record` is given the process as soon as it runs.
 pub fn start(
     dir: &Path,
-    spec: &LinkSpec,
-    ports: &[(&str, u16)],
-    direct_url: &str,
     record: &mut dyn FnMut(&Proc) -> Result<(), LabError>,
-) -> Result<LabLink, LabError> {
+) -> Result<Emulator, LabError> {
     let server = find()?;
     let api_port = free_port()?;
     let port_text = api_port.to_string();
@@ -168,8 +172,22 @@ pub fn start(
         .and_then(Value::as_str)
         .unwrap_or("unknown")
         .to_string();
+    Ok(Emulator { api_port, version })
+}
+
+/// Makes one proxy per `(name, server port)` on `emulator`, each carrying `spec`'s
+/// toxics, named `prefix` + name (so several links, one per client, share one server).
+pub fn add_link(
+    emulator: &Emulator,
+    spec: &LinkSpec,
+    ports: &[(&str, u16)],
+    prefix: &str,
+    direct_url: &str,
+) -> Result<LabLink, LabError> {
+    let api_port = emulator.api_port;
     let mut proxies = Vec::new();
-    for &(name, upstream_port) in ports {
+    for &(carries, upstream_port) in ports {
+        let name = format!("{prefix}{carries}");
         let made = request(
             api_port,
             "POST",
@@ -194,13 +212,13 @@ pub fn start(
             )?;
         }
         proxies.push(LinkProxy {
-            name: name.to_string(),
+            name,
             listen_port,
             upstream_port,
         });
     }
     Ok(LabLink {
-        link: spec.record("toxiproxy", &version),
+        link: spec.record("toxiproxy", &emulator.version),
         api_port,
         proxies,
         direct_url: direct_url.to_string(),

@@ -434,6 +434,7 @@ fn down_after_a_crash_undoes_the_lab_from_its_state_file() {
         size_bytes: 256 << 20,
         opts: vec!["strict allocate = yes".into()],
         link: None,
+        client_links: Vec::new(),
     })
     .unwrap();
     assert!(std::fs::read_to_string(lab.dir.join("smb.conf"))
@@ -447,6 +448,7 @@ fn down_after_a_crash_undoes_the_lab_from_its_state_file() {
         size_bytes: 0,
         opts: vec![],
         link: None,
+        client_links: Vec::new(),
     });
     assert!(again.unwrap_err().to_string().contains("already up"));
     let st = naslab_lab::down(base.path(), "crashed").unwrap();

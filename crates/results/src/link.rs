@@ -65,20 +65,45 @@ pub fn rate_text(bit_s: u64) -> String {
 impl EmulatedLink {
     /// One line: `wifi: rtt 3.00 ms ± 1.00 ms, 100 Mbit/s (toxiproxy v2.12.0, stream-level delay)`.
     pub fn summary(&self) -> String {
+        format!(
+            "{} ({} {}, {}-level delay)",
+            self.settings_text(),
+            self.emulator,
+            self.emulator_version,
+            self.delay_level
+        )
+    }
+
+    /// The link without its emulator: `wifi: rtt 3.00 ms ± 1.00 ms, 100 Mbit/s`.
+    pub fn settings_text(&self) -> String {
         let jitter = if self.jitter_ns > 0 {
             format!(" ± {}", duration_text(self.jitter_ns))
         } else {
             String::new()
         };
         format!(
-            "{}: rtt {}{jitter}, {} ({} {}, {}-level delay)",
+            "{}: rtt {}{jitter}, {}",
             self.profile,
             duration_text(self.rtt_ns),
-            rate_text(self.rate_bit_s),
-            self.emulator,
-            self.emulator_version,
-            self.delay_level
+            rate_text(self.rate_bit_s)
         )
+    }
+}
+
+impl LinkSettings {
+    /// The link in a few words, for one client among others: its settings, or
+    /// `not emulated`.
+    pub fn short_text(&self) -> String {
+        self.emulated
+            .as_ref()
+            .map_or_else(|| "not emulated".into(), EmulatedLink::settings_text)
+    }
+
+    /// The probed round trip's median, or `not measured`.
+    pub fn probed_text(&self) -> String {
+        self.probe
+            .as_ref()
+            .map_or_else(|| "not measured".into(), |p| duration_text(p.median_ns))
     }
 }
 

@@ -121,6 +121,15 @@ pub struct ClientResult {
     /// Set when this client stopped early, or could not run: why.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub aborted: Option<String>,
+    /// The target it used: the job's, or its own (`--client-target`). Absent in files
+    /// made before clients recorded it.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub target: String,
+    /// Its network path to a URL target: the link it crossed and the round trip it
+    /// measured itself. The run's `options.link` is the clients' common path, absent
+    /// when their links differ.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub link: Option<crate::LinkSettings>,
 }
 
 /// The client machine the run was measured on.

@@ -193,6 +193,31 @@ impl RunResult {
                 },
             );
         }
+        // A job whose clients crossed different links has no common one: each client's.
+        let clients = self
+            .multi_client
+            .as_ref()
+            .map_or(&[][..], |m| &m.clients[..]);
+        if self.options.link.is_none() && clients.iter().any(|c| c.link.is_some()) {
+            let each = |what: &dyn Fn(&crate::LinkSettings) -> String| {
+                clients
+                    .iter()
+                    .map(|c| {
+                        let text = c.link.as_ref().map_or_else(|| "none".into(), what);
+                        format!("client {}: {text}", c.rank)
+                    })
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            };
+            settings.push(Setting {
+                name: "link".into(),
+                value: format!("per client: {}", each(&|l| l.short_text())),
+            });
+            settings.push(Setting {
+                name: "link rtt measured".into(),
+                value: format!("per client: {}", each(&|l| l.probed_text())),
+            });
+        }
         settings
     }
 }

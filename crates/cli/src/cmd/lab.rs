@@ -33,6 +33,10 @@ fn up(a: LabUpArgs) -> anyhow::Result<()> {
             Some(l) => naslab_lab::link::parse(l)?,
             None => None,
         },
+        client_links: match &a.client_links {
+            Some(l) => naslab_lab::link::parse_per_client(l)?,
+            None => Vec::new(),
+        },
     };
     let lab = naslab_lab::up(&opts).context("lab up failed")?;
     let s = &lab.state;
@@ -64,6 +68,20 @@ fn up(a: LabUpArgs) -> anyhow::Result<()> {
             l.direct_url
         );
     }
+    for (rank, c) in s.client_links.iter().enumerate() {
+        eprintln!("client {rank}: {} ({})", c.url, client_link_text(c));
+    }
+    if !s.client_links.is_empty() {
+        eprintln!(
+            "run it as: mpirun -n {} naslab run {} ...",
+            s.client_links.len(),
+            s.client_links
+                .iter()
+                .map(|c| format!("--client-target {}", c.url))
+                .collect::<Vec<_>>()
+                .join(" ")
+        );
+    }
     if !s.password.is_empty() {
         eprintln!(
             "SMB user '{}', password {} (kept in {}); give it as {}",
@@ -81,6 +99,13 @@ fn up(a: LabUpArgs) -> anyhow::Result<()> {
     }
     eprintln!("take it down with: naslab lab down --name {}", s.name);
     crate::stdout::print(&format!("{}\n", s.url))
+}
+
+/// A client's own path in words: its link, or the server's own port.
+fn client_link_text(c: &naslab_lab::ClientPath) -> String {
+    c.link
+        .as_ref()
+        .map_or_else(|| "the server's own port".into(), |l| l.link.summary())
 }
 
 fn status(a: LabWhere) -> anyhow::Result<()> {
@@ -124,6 +149,9 @@ fn status(a: LabWhere) -> anyhow::Result<()> {
         if let Some(k) = &s.link {
             let _ = writeln!(o, "  link         {}", k.link.summary());
             let _ = writeln!(o, "  direct URL   {}", k.direct_url);
+        }
+        for (rank, c) in s.client_links.iter().enumerate() {
+            let _ = writeln!(o, "  client {rank:<5} {} ({})", c.url, client_link_text(c));
         }
         for (name, pid, alive) in &l.running {
             let _ = writeln!(

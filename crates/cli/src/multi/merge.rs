@@ -182,7 +182,25 @@ pub fn merge(clients: &[Gathered], run_dir: &Path, shared: bool) -> anyhow::Resu
             start_late_ns: c.report.start_late_ns,
             workloads,
             aborted: c.report.failure.clone(),
+            target: c
+                .report
+                .run
+                .as_ref()
+                .map(|r| r.target.source.clone())
+                .unwrap_or_default(),
+            link: c.report.run.as_ref().and_then(|r| r.options.link.clone()),
         });
+    }
+    // Clients that crossed different links (`--client-target`, a lab's `--client-links`)
+    // have no common path: each keeps its own.
+    let emulated: Vec<_> = multi
+        .clients
+        .iter()
+        .filter(|c| c.aborted.is_none() || !c.workloads.is_empty())
+        .map(|c| c.link.as_ref().and_then(|l| l.emulated.as_ref()))
+        .collect();
+    if emulated.windows(2).any(|w| w[0] != w[1]) {
+        run.options.link = None;
     }
     run.multi_client = Some(multi);
     Ok(run)

@@ -61,6 +61,7 @@ pub fn lab_with_link(base: &Path, fs: FsKind, server: ServerKind, link: &str) ->
         size_bytes: 512 << 20,
         opts: vec![],
         link: naslab_lab::link::parse(link).expect("a link"),
+        client_links: Vec::new(),
     })
     .expect("lab up")
 }
@@ -78,6 +79,7 @@ pub fn lab(base: &Path, fs: FsKind, server: ServerKind, opts: &[&str]) -> LabGua
         size_bytes: 512 << 20,
         opts: opts.iter().map(|s| s.to_string()).collect(),
         link: None,
+        client_links: Vec::new(),
     })
     .expect("lab up")
 }

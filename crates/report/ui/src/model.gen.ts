@@ -86,7 +86,18 @@ workloads: Array<WorkloadResult>,
 /**
  * Set when this client stopped early, or could not run: why.
  */
-aborted?: string | null, };
+aborted?: string | null, 
+/**
+ * The target it used: the job's, or its own (`--client-target`). Absent in files
+ * made before clients recorded it.
+ */
+target?: string, 
+/**
+ * Its network path to a URL target: the link it crossed and the round trip it
+ * measured itself. The run's `options.link` is the clients' common path, absent
+ * when their links differ.
+ */
+link?: LinkSettings | null, };
 
 export type StartSkew = { workload: string, 
 /**

@@ -4,7 +4,8 @@
 import { accessMap } from './accessmap';
 import { iopsChart, latencyHistChart, latencyTimeChart, sizeHistChart, throughputChart } from './charts';
 import { h, nextFrame } from './dom';
-import { environmentTable, fileStatsTable, iterationFacts, layoutTable, opStatsTable, suiteTable, warningsList } from './tables';
+import { duration } from './format';
+import { clientsTable, environmentTable, fileStatsTable, iterationFacts, layoutTable, opStatsTable, suiteTable, warningsList } from './tables';
 import { sweepSection } from './sweep';
 import { transactionList } from './txlist';
 import type { FileView, IterationPage, IterationResult, ReportPage } from './types';
@@ -114,7 +115,10 @@ function clientPicker(page: ReportPage, wi: number, it: IterationPage, res: Iter
   const name = page.workloads[wi].name;
   const pick = h('select', { 'aria-label': 'client', 'data-role': 'client' },
     h('option', { value: '' }, `all ${clients.length} clients (aggregate)`)) as HTMLSelectElement;
-  for (const c of clients) pick.append(h('option', { value: String(c.rank) }, `client ${c.rank} on ${c.host}`));
+  for (const c of clients) {
+    const link = c.link?.emulated ? ` (${c.link.emulated.profile}, rtt ${duration(c.link.emulated.rtt_ns)})` : '';
+    pick.append(h('option', { value: String(c.rank) }, `client ${c.rank} on ${c.host}${link}`));
+  }
   const note = h('p', { class: 'note' });
   pick.addEventListener('change', () => {
     const rank = pick.value === '' ? null : Number(pick.value);
@@ -131,7 +135,8 @@ function clientPicker(page: ReportPage, wi: number, it: IterationPage, res: Iter
     }
     view.dataset.client = rank === null ? '' : String(rank);
   });
-  return [h('div', { class: 'iterations' }, 'clients: ', pick), note];
+  return [h('h3', {}, 'Clients'), clientsTable(page.run, name, it.iteration),
+    h('div', { class: 'iterations' }, 'clients: ', pick), note];
 }
 
 async function workload(page: ReportPage, wi: number, iterNo: number | null, view: HTMLElement): Promise<void> {

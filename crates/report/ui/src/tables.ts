@@ -166,3 +166,35 @@ export function fileStatsTable(stats: FileStat[], files: FileView[]): HTMLElemen
   rows = rows.slice();
   return wrap;
 }
+
+/** The mean response time of an iteration's workload ops (not hints, preparation or
+ * warm-up), as IterationResult::mean_op_ns computes it. */
+function meanOpNs(it: IterationResult): number | null {
+  let n = 0;
+  let sum = 0;
+  for (const [name, s] of Object.entries(it.op_stats)) {
+    if (name.startsWith('hint_') || name.startsWith('prepare_') || name.startsWith('warmup_')) continue;
+    n += s.latency.count;
+    sum += s.latency.avg_ns * s.latency.count;
+  }
+  return n === 0 ? null : sum / n;
+}
+
+/** A multi-client run's clients side by side for one workload (each client's own
+ * iteration `iteration`): what each got and over which link. */
+export function clientsTable(run: RunResult, workload: string, iteration: number): HTMLElement {
+  const clients = run.multi_client?.clients ?? [];
+  const rows = clients.map((c) => {
+    const it = c.workloads.find((w) => w.name === workload)?.iterations.find((x) => x.iteration === iteration);
+    const emulated = c.link?.emulated;
+    const link = emulated ? `${emulated.profile}: rtt ${duration(emulated.rtt_ns)}${emulated.rate_bit_s ? `, ${emulated.rate_bit_s / 1e6} Mbit/s` : ''}` : c.link ? 'not emulated' : '-';
+    const probed = c.link?.probe ? duration(c.link.probe.median_ns) : '-';
+    if (!it) return [String(c.rank), c.host, link, probed, '-', '-', '-', c.aborted ?? 'no results'];
+    const mean = meanOpNs(it);
+    return [String(c.rank), c.host, link, probed, mbs(it.throughput_mb_s), count(it.ops), mean === null ? '-' : us(mean), c.aborted ?? ''];
+  });
+  const t = table(['client', 'host', 'link', 'rtt probed', 'MB/s', 'ops', 'mean op µs', 'stopped'], rows);
+  t.dataset.role = 'clients';
+  return t;
+}
+

@@ -562,6 +562,11 @@ describe('a multi-client run\'s report', () => {
     const pick = 'section[data-view=w0] [data-role=client]';
     const options = await page.$$eval(`${pick} option`, (o) => o.map((x) => x.textContent));
     assert.deepEqual(options, ['all 2 clients (aggregate)', `client 0 on ${run.multi_client.clients[0].host}`, `client 1 on ${run.multi_client.clients[1].host}`]);
+    // Each client's own figures side by side, with the path it crossed.
+    const clientRows = await page.$$eval('section[data-view=w0] table[data-role=clients] tbody tr',
+      (rs) => rs.map((r) => [...r.children].map((c) => c.textContent)));
+    assert.deepEqual(clientRows.map((r) => [r[0], r[1], r[5]]), run.multi_client.clients.map((c) =>
+      [String(c.rank), c.host, c.workloads[0].iterations[0].ops.toLocaleString('en-US')]));
     // The first table shown is the latency by op type.
     const counts = () => page.$eval('section[data-view=w0] .shown table.grid.num',
       (t) => Object.fromEntries([...t.querySelectorAll('tbody tr')].map((r) => [r.children[0].textContent, Number(r.children[1].textContent.replace(/,/g, ''))])));

@@ -90,6 +90,47 @@ pub fn verify_line(v: &VerifySummary) -> String {
     line
 }
 
+/// A multi-client run's clients side by side, per workload (each client's median
+/// iteration): what each got, and over which link, so one client's slow path shows
+/// against the others'.
+fn clients_section(o: &mut String, run: &RunResult) {
+    let Some(m) = run.multi_client.as_ref().filter(|m| m.clients.len() > 1) else {
+        return;
+    };
+    let _ = writeln!(
+        o,
+        "\nper client (its median iteration):\n    {:<10} {:<16} {:>9} {:>9} {:>13} {:>12}  link",
+        "client", "host", "MB/s", "ops", "mean op µs", "rtt probed"
+    );
+    for w in &run.workloads {
+        let _ = writeln!(o, "{}", printable(&w.name));
+        for c in &m.clients {
+            let own = c.workloads.iter().find(|x| x.name == w.name);
+            let Some((cw, it)) = own.and_then(|x| Some((x, x.median_iteration()?))) else {
+                let _ = writeln!(
+                    o,
+                    "    {:<10} {:<16} no results",
+                    c.rank,
+                    printable(&c.host)
+                );
+                continue;
+            };
+            let link = c.link.as_ref();
+            let _ = writeln!(
+                o,
+                "    {:<10} {:<16} {:>9.2} {:>9} {:>13} {:>12}  {}",
+                c.rank,
+                printable(&c.host),
+                cw.throughput_mb_s,
+                it.ops,
+                us(it.mean_op_ns()),
+                link.map_or_else(|| "-".into(), |l| l.probed_text()),
+                link.map_or_else(|| "-".into(), |l| l.short_text()),
+            );
+        }
+    }
+}
+
 impl Exporter for Table {
     fn file_name(&self) -> &'static str {
         "results.txt"
@@ -227,6 +268,7 @@ impl Exporter for Table {
                 let _ = writeln!(o, "    stopped early: {}", printable(why));
             }
         }
+        clients_section(&mut o, run);
         // One line per warning, but a warning many workloads share is said once.
         let cache_warnings: Vec<&Warning> = run
             .warnings

@@ -265,6 +265,7 @@ fn run_config(
         size_bytes: size,
         opts: c.opts.clone(),
         link: c.link,
+        client_links: Vec::new(),
     };
     let guard = match LabGuard::up(&opts) {
         Ok(g) => g,

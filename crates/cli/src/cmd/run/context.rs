@@ -15,6 +15,33 @@ use super::RunContext;
 use crate::args::{CacheArg, RunOpts};
 use crate::multi::Coordinator;
 
+/// The options with this client's own target in `--target`, when the job gave each
+/// client one (`--client-target`, once per client in rank order).
+fn own_target<'a>(
+    opts: &'a RunOpts,
+    coord: &dyn Coordinator,
+) -> anyhow::Result<std::borrow::Cow<'a, RunOpts>> {
+    if opts.client_targets.is_empty() {
+        return Ok(std::borrow::Cow::Borrowed(opts));
+    }
+    if opts.target.is_some() {
+        bail!("give --target (every client's) or --client-target (one per client), not both");
+    }
+    let Some((rank, size)) = coord.rank_and_size() else {
+        bail!("--client-target gives each client of a multi-client job its own target; start naslab (built with --features mpi) under mpirun, or give --target");
+    };
+    if opts.client_targets.len() != size as usize {
+        bail!(
+            "{} --client-target for a job of {size} clients: give one per client, in rank order",
+            opts.client_targets.len()
+        );
+    }
+    let mut own = opts.clone();
+    own.target = Some(opts.client_targets[rank as usize].clone());
+    own.client_targets.clear();
+    Ok(std::borrow::Cow::Owned(own))
+}
+
 /// Checks the options and the target and makes the run directory. `default_cache` is
 /// the command's cache mode when `--cache` is not given; `coord` decides what differs in
 /// a multi-client job.
@@ -24,6 +51,7 @@ pub fn context(
     default_cache: CacheMode,
     extra: BTreeMap<String, String>,
 ) -> anyhow::Result<RunContext> {
+    let opts = &own_target(opts, coord.as_ref())?;
     let cache = cache_mode(opts, default_cache);
     let pacing = opts.pace;
     if opts.batch == 0 {

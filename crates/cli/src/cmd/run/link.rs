@@ -44,13 +44,19 @@ fn lab_link(_base: &Path, _target: &str) -> Option<EmulatedLink> {
     None
 }
 
-/// The link of the lab under `base` whose URL is `target`, if one is up.
+/// The link of the lab under `base` whose URL is `target`, or whose client's own URL
+/// it is (`lab up --client-links`), if one is up.
 #[cfg(target_os = "linux")]
 fn lab_link(base: &Path, target: &str) -> Option<EmulatedLink> {
-    naslab_lab::status(base)
-        .ok()?
-        .into_iter()
-        .find(|l| l.state.url == target)
-        .and_then(|l| l.state.link)
-        .map(|l| l.link)
+    naslab_lab::status(base).ok()?.into_iter().find_map(|l| {
+        if l.state.url == target {
+            return l.state.link.map(|k| k.link);
+        }
+        l.state
+            .client_links
+            .into_iter()
+            .find(|c| c.url == target)
+            .and_then(|c| c.link)
+            .map(|k| k.link)
+    })
 }
