@@ -15,7 +15,7 @@ use crate::hist::StatsSummary;
 use crate::html::{
     ComparePage, CompareRunData, CompareWorkload, IterationPage, ReportPage, WorkloadPage,
 };
-use crate::link_sweep::{LinkLine, LinkPoint, LinkSweep};
+use crate::link_sweep::{CapacityLine, CapacityPoint, LinkLine, LinkPoint, LinkSweep};
 use crate::series::{PeriodPercentiles, TimeSeries};
 
 /// Where the generated declarations are kept, relative to the crate.
@@ -118,6 +118,8 @@ fn declarations() -> Vec<Decl> {
         decl::<LinkSweep>(c),
         decl::<LinkLine>(c),
         decl::<LinkPoint>(c),
+        decl::<CapacityLine>(c),
+        decl::<CapacityPoint>(c),
     ]
 }
 

@@ -491,3 +491,94 @@ fn runs_behind_different_links_compare_as_a_link_sweep() {
     let unlinked = vec![load_run(&plain).unwrap(), load_run(&plain).unwrap()];
     assert!(compare(&unlinked, 0).links.is_none());
 }
+
+/// Capacity sweeps made behind different links compose with the link sweep: per
+/// configuration (alike but for the path, ports included), each sweep's knee, peak and
+/// overall response time by the round trip its link added; runs that are no sweep add
+/// no capacity point.
+#[test]
+fn capacity_sweeps_behind_different_links_compare_by_their_knee() {
+    use naslab_results::sweep::{LoadUnit, Sweep};
+    use naslab_results::{EmulatedLink, LinkSettings, NfsSettings, ProtocolSettings};
+    let tmp = tempfile::tempdir().unwrap();
+    // (rtt ms, port, knee, peak ops/s, overall response ns); the last is no sweep.
+    let made = [
+        (5, 4000, None, 180.0, 2_000_000_000),
+        (0, 5000, Some(4.0), 1_000.0, 700_000),
+        (1, 6000, Some(2.0), 600.0, 1_500_000),
+    ];
+    let mut runs = Vec::new();
+    for (i, (rtt, port, knee, peak, overall)) in made.iter().enumerate() {
+        let mut r = single_run();
+        r.target.backend = "nfs".into();
+        r.options.protocol = Some(ProtocolSettings::Nfs(NfsSettings {
+            port: *port,
+            ..NfsSettings::default()
+        }));
+        r.options.link = Some(LinkSettings {
+            emulated: Some(EmulatedLink {
+                profile: "custom".into(),
+                rtt_ns: rtt * 1_000_000,
+                ..EmulatedLink::default()
+            }),
+            probe: None,
+        });
+        r.sweep = Some(Sweep {
+            unit: LoadUnit::Users,
+            arrivals: None,
+            warmup_ns: 0,
+            saturation_margin: 0.05,
+            cap: None,
+            points: Vec::new(),
+            knee: *knee,
+            peak_achieved_ops_s: *peak,
+            overall_response_ns: *overall,
+            stopped: None,
+        });
+        let dir = tmp.path().join(format!("sweep{i}"));
+        write_run_json(&dir, &r);
+        runs.push(load_run(&dir).unwrap());
+    }
+    let mut plain = single_run();
+    plain.target.backend = "nfs".into();
+    plain.options.link = runs[1].result.options.link.clone();
+    plain.options.protocol = runs[1].result.options.protocol.clone();
+    let dir = tmp.path().join("plain");
+    write_run_json(&dir, &plain);
+    runs.push(load_run(&dir).unwrap());
+    let c = compare(&runs, 0);
+    let sweep = c.links.as_ref().expect("a link sweep");
+    // One configuration: the runs differ in their port and link only.
+    assert_eq!(sweep.capacity.len(), 1, "{:?}", sweep.capacity);
+    let line = &sweep.capacity[0];
+    assert_eq!(line.configuration, "nfs: A, B, C, D");
+    let got: Vec<(u64, &str, Option<f64>, f64, u64)> = line
+        .points
+        .iter()
+        .map(|p| {
+            (
+                p.rtt_ns / 1_000_000,
+                p.column.as_str(),
+                p.knee,
+                p.peak_achieved_ops_s,
+                p.overall_response_ns,
+            )
+        })
+        .collect();
+    assert_eq!(
+        got,
+        vec![
+            (0, "B", Some(4.0), 1_000.0, 700_000),
+            (1, "C", Some(2.0), 600.0, 1_500_000),
+            (5, "A", None, 180.0, 2_000_000_000),
+        ]
+    );
+    assert!(line
+        .points
+        .iter()
+        .all(|p| p.unit == "users" && p.points == 0));
+    let table = c.table();
+    assert!(table.contains("capacity by link"), "{table}");
+    assert!(table.contains("4 users"), "{table}");
+    assert!(c.json().contains("\"capacity\""));
+}

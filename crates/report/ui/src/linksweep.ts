@@ -41,6 +41,15 @@ export function linkSweepSection(parent: HTMLElement, s: LinkSweep, letterOf: (r
     table(['workload', 'configuration', 'run', 'link', 'rtt set', 'rtt probed', 'MB/s', 'ops', 'mean op', 'phase'], rows, 'grid num link-points'));
   const uneven = s.lines.filter((l) => !l.same_ops);
   if (uneven.length) section.append(h('p', { class: 'note warn' }, `Points that ran different numbers of ops do not compare: ${uneven.map((l) => `${l.workload} (${l.configuration})`).join(', ')}.`));
+  if (s.capacity.length) {
+    const load = (k: number, unit: string) => `${Number.isInteger(k) ? k : sig(k)} ${unit}`;
+    const capRows = s.capacity.flatMap((l) => l.points.map((p) => [l.configuration, p.column, p.link, `${sig(ms(p.rtt_ns))} ms`,
+      p.rtt_probed_ns != null ? `${sig(ms(p.rtt_probed_ns))} ms` : '-', String(p.points),
+      p.knee != null ? load(p.knee, p.unit) : 'none', sig(p.peak_achieved_ops_s), `${sig(ms(p.overall_response_ns))} ms`]));
+    section.append(h('h3', {}, 'Capacity by link'),
+      h('p', { class: 'note' }, 'Each capacity sweep (naslab sweep) behind its link: the knee (the highest load every point up to met the cap and kept up), the peak achieved rate and the overall response time.'),
+      table(['configuration', 'run', 'link', 'rtt set', 'rtt probed', 'points', 'knee', 'peak ops/s', 'overall response'], capRows, 'grid num link-capacity'));
+  }
   parent.append(section);
   const workloads = [...new Set(s.lines.map((l) => l.workload))];
   for (const w of workloads) {

@@ -1329,7 +1329,12 @@ setting: string,
  */
 values: Array<string>, };
 
-export type LinkSweep = { lines: Array<LinkLine>, };
+export type LinkSweep = { lines: Array<LinkLine>, 
+/**
+ * The capacity sweeps (`naslab sweep` runs) among the runs, per configuration:
+ * each one's knee and peak against its link. Empty when no run is a sweep.
+ */
+capacity: Array<CapacityLine>, };
 
 export type LinkLine = { workload: string, 
 /**
@@ -1374,3 +1379,19 @@ mean_op_ns: number,
  * The median iteration's ops and measured phase.
  */
 ops: number, wall_ns: number, };
+
+export type CapacityLine = { configuration: string, points: Array<CapacityPoint>, };
+
+export type CapacityPoint = { 
+/**
+ * The run's index in the comparison, and its letter.
+ */
+run: number, column: string, link: string, rtt_ns: number, rate_bit_s: number, rtt_probed_ns: number | null, 
+/**
+ * The sweep's unit of load (`users`, `ops/s`) and its points.
+ */
+unit: string, points: number, 
+/**
+ * The highest load every point up to met the cap and kept up; absent: none did.
+ */
+knee: number | null, peak_achieved_ops_s: number, overall_response_ns: number, };

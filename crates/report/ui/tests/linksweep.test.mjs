@@ -22,7 +22,7 @@ let browser;
 
 /** A run of the null backend whose ops take 20 µs, then given the target kind and the
  * link a lab with `rtt_ms` would have recorded (the figures stay the run's own). */
-function linked(label, rtt_ms, kind) {
+function linked(label, rtt_ms, kind, sweep) {
   const out = path.join(work, 'out');
   execFileSync(bin, ['run', '--workload', 'PhotoAlbum', '--scale', '0.002', '--backend', 'null',
     '--null-service-time', '20us', '--label', label, '--out', out, '--no-records'], { stdio: ['ignore', 'pipe', 'pipe'] });
@@ -34,6 +34,8 @@ function linked(label, rtt_ms, kind) {
     ...(rtt_ms > 0 ? { emulated: { profile: 'custom', rtt_ns: rtt_ms * 1e6, jitter_ns: 0, rate_bit_s: 0, emulator: 'toxiproxy', emulator_version: '2.12.0', delay_level: 'stream' } } : {}),
     probe: { method: 'SMB2 ECHO', samples: 5, median_ns: rtt_ms * 1e6 + 50_000, min_ns: rtt_ms * 1e6, max_ns: rtt_ms * 1e6 + 90_000 },
   };
+  // A capacity sweep's figures, as `naslab sweep` behind that link would record them.
+  if (sweep) run.sweep = { unit: 'users', warmup_ns: 0, saturation_margin: 0.05, points: [], ...sweep };
   writeFileSync(file, JSON.stringify(run));
   return { dir, run };
 }
@@ -49,7 +51,8 @@ after(async () => {
 });
 
 test('runs behind different links are drawn as a sweep, every point as run.json has it', async () => {
-  const runs = [linked('a', 0, 'smb'), linked('b', 5, 'smb'), linked('c', 1, 'smb'), linked('d', 0, 'nfs'), linked('e', 5, 'nfs')];
+  const runs = [linked('a', 0, 'smb', { knee: 4, peak_achieved_ops_s: 1000, overall_response_ns: 700_000 }),
+    linked('b', 5, 'smb', { peak_achieved_ops_s: 180, overall_response_ns: 2e9 }), linked('c', 1, 'smb'), linked('d', 0, 'nfs'), linked('e', 5, 'nfs')];
   const html = path.join(work, 'compare.html');
   execFileSync(bin, ['compare', ...runs.map((r) => r.dir), '--format', 'html', '-o', html], { stdio: ['ignore', 'pipe', 'pipe'] });
   const { page, problems } = await open(browser.context, html);
@@ -68,6 +71,12 @@ test('runs behind different links are drawn as a sweep, every point as run.json 
     assert.equal(Number(r[6]), Number(w.throughput_mb_s.toPrecision(3)), `MB/s of ${r[2]}`);
     assert.equal(Number(r[7].replace(/,/g, '')), it.ops);
   }
+  // The two capacity sweeps, by their link: the knee, peak and overall response as run.json has them.
+  const capacity = await page.$$eval('table.link-capacity tbody tr', (trs) => trs.map((tr) => [...tr.children].map((td) => td.textContent)));
+  assert.deepEqual(capacity.map((r) => [r[0], r[1], r[3], r[6], r[7], r[8]]), [
+    ['smb: A, B, C', 'A', '0 ms', '4 users', '1000', '0.700 ms'],
+    ['smb: A, B, C', 'B', '5.00 ms', 'none', '180', '2000 ms'],
+  ]);
   const charts = await page.$$eval('section.link-sweep .chart', (els) => els.map((e) => ({
     title: e.dataset.title,
     points: Number(e.dataset.points),
