@@ -353,6 +353,63 @@ fn nfs3_calls_in_flight_go_again_over_a_new_connection() {
     guard.down().unwrap();
 }
 
+/// The SMB connection cut under 32 queued ops (the relay closes both sides of every
+/// connection at the run's 100th READ, dropping what it had not forwarded), on a share
+/// granting durable handles: the stream signs in again, claims its file's handle back
+/// and sends every op that was in flight again; no op fails, each read is what the file
+/// holds, the server's file is the one depth 1 leaves, and the run books the reconnect
+/// and the ops that waited through it.
+#[test]
+fn smb_queued_ops_go_again_over_a_new_connection_on_their_durable_handle() {
+    needs_root_and_servers!(ServerKind::Samba);
+    let base = tempfile::tempdir().unwrap();
+    let guard = lab(
+        base.path(),
+        FsKind::Dir,
+        ServerKind::Samba,
+        &["durable handles = yes"],
+    );
+    let st = guard.lab().state.clone();
+    let port = st.ports[0];
+    let relay = Relay::start(port, Framing::Smb2);
+    let mut st_relayed = st.clone();
+    st_relayed.url = st.url.replacen(
+        &format!("127.0.0.1:{port}/"),
+        &format!("127.0.0.1:{}/", relay.port()),
+        1,
+    );
+    // Signed but not encrypted, so that the relay reads every header.
+    let target = smb_encrypting(&st_relayed, naslab_engine::backend::url::SmbEncrypt::Off).unwrap();
+    let spool = tempfile::tempdir().unwrap();
+    let (_, _, bytes_one) = run_at(&target, &st.share_dir, spool.path(), 1);
+    relay.cut_after_reads(100);
+    let (r, in_flight, bytes_deep) = run_at(&target, &st.share_dir, spool.path(), 32);
+    assert_eq!(relay.cuts(), 1, "the relay broke the connections once");
+    assert_eq!(r.errors, 0, "{:?}", r.op_stats);
+    assert_eq!(r.bytes_read, 512 * 4096);
+    assert_eq!(r.bytes_written, 4 << 20);
+    let v = r.verify.clone().expect("verified");
+    assert!(v.mismatches.is_empty(), "{:?}", v.mismatches);
+    let f = r.failover.clone().expect("the broken connection is booked");
+    eprintln!(
+        "after the cut: {f:?}; durable handles {:?}",
+        r.durable_handles
+    );
+    assert!(f.reconnects >= 1 && f.retries >= 1, "{f:?}");
+    assert!(f.stalled_ops >= 1, "{f:?}");
+    assert_eq!(f.failed_ops, 0, "{f:?}");
+    let d = r.durable_handles.expect("durable handles asked for");
+    assert_eq!((d.granted, d.reclaimed, d.lost), (1, 1, 0), "{d:?}");
+    assert_eq!(in_flight, 32);
+    assert!(
+        bytes_one == bytes_deep,
+        "the cut left other bytes than depth 1"
+    );
+    drop(target);
+    drop(relay);
+    guard.down().unwrap();
+}
+
 /// naslab's NFSv4.1 client on the lab's export through a relay in front of its NFS
 /// service.
 fn nfs41_through_relay(st: &naslab_lab::LabState) -> (naslab_engine::backend::Nfs4Target, Relay) {

@@ -939,6 +939,23 @@ impl Backend for SmbBackend {
     }
 }
 
+impl SmbBackend {
+    /// Queues `op` on its handle's file as the session has it now; an op on a handle
+    /// lost with an earlier session completes at once with its errno (ESTALE).
+    fn push(&mut self, op: queue::Queued, done: &mut Vec<(u64, i64)>) {
+        match self.open_of(op.handle) {
+            Ok(o) => {
+                let session: *const Session = &self.session;
+                // SAFETY: the session lives as long as the queue (declared after it, so
+                // dropped after it), and the caller of queue_read or queue_write
+                // promised the buffer until the op is reaped.
+                unsafe { self.queue.push(session, o.file_id, op) };
+            }
+            Err(e) => done.push((op.tag, -i64::from(e.errno))),
+        }
+    }
+}
+
 impl QueuedIo for SmbBackend {
     unsafe fn queue_read(
         &mut self,
@@ -950,9 +967,16 @@ impl QueuedIo for SmbBackend {
     ) -> Result<(), OpError> {
         let o = self.open_of(h)?;
         let session: *const Session = &self.session;
+        let op = queue::Queued {
+            tag,
+            handle: h,
+            offset,
+            len,
+            buf: queue::Buf::Read(buf),
+        };
         // SAFETY: the session lives as long as the queue (declared after it, so dropped
         // after it), and the caller promised the buffer until the op is reaped.
-        unsafe { self.queue.read(session, o.file_id, offset, buf, len, tag) };
+        unsafe { self.queue.push(session, o.file_id, op) };
         Ok(())
     }
 
@@ -973,16 +997,67 @@ impl QueuedIo for SmbBackend {
             }
         }
         let session: *const Session = &self.session;
+        let op = queue::Queued {
+            tag,
+            handle: h,
+            offset: at,
+            len,
+            buf: queue::Buf::Write(buf),
+        };
         // SAFETY: as for queue_read.
-        unsafe { self.queue.write(session, o.file_id, at, buf, len, tag) };
+        unsafe { self.queue.push(session, o.file_id, op) };
         Ok(())
     }
 
+    /// Reaps as the queue does; when the connection broke under queued ops (lost, not
+    /// silent), signs in again, claims back the durable handles, and sends every op
+    /// that was in flight again, whole, within the I/O timeout from this call's start,
+    /// as [`SmbBackend::again`] does for one op.
     fn submit_and_reap(&mut self, min: usize, done: &mut Vec<(u64, i64)>) -> Result<(), OpError> {
-        if self.queue.is_empty() {
-            return Ok(());
-        }
-        self.queue.reap(&self.session, min, done)
+        let started = std::time::Instant::now();
+        let mut redone = false;
+        let mut got = 0usize;
+        let r = loop {
+            if self.queue.is_empty() {
+                break Ok(());
+            }
+            let (from, mut broken) = (done.len(), Vec::new());
+            let reaped = self
+                .queue
+                .reap(&self.session, min.saturating_sub(got), done, &mut broken);
+            got += done.len() - from;
+            let e = match reaped {
+                Err(e) if self.session.lost(&e) => e,
+                Err(e) => break Err(e),
+                Ok(()) if broken.is_empty() => break Ok(()),
+                Ok(()) => OpError::errno(crate::errno::ENOTCONN),
+            };
+            // The ops still in flight went with the connection too.
+            broken.extend(self.queue.take_back());
+            let mut e = e;
+            let reconnected = loop {
+                if let Err(e) = self.session.reconnect(started, e) {
+                    break Err(e);
+                }
+                self.recovery.reconnects += 1;
+                match self.reclaim() {
+                    Ok(()) => break Ok(()),
+                    Err(lost) => e = lost,
+                }
+            };
+            if let Err(e) = reconnected {
+                break Err(e);
+            }
+            self.recovery.retries += broken.len() as u64;
+            redone = true;
+            for op in broken {
+                let before = done.len();
+                self.push(op, done);
+                got += done.len() - before;
+            }
+        };
+        self.session.end_recovery(redone);
+        r
     }
 }
 
