@@ -209,11 +209,11 @@ pub struct RunOpts {
     /// server counts as gone and the run stops (e.g. 30s, 2m).
     #[arg(long, default_value = "30s", value_name = "DURATION", value_parser = values::io_timeout)]
     pub io_timeout: Duration,
-    /// nfs:// targets (NFSv3): how long a request waits for its reply before its
-    /// connection is taken for broken (a path that holds what is sent, a black hole),
-    /// made again, and the request sent again, until --io-timeout from the op's start
-    /// is spent, as an NFS client's retransmission timeout (timeo). Unset, a request
-    /// waits the I/O timeout.
+    /// nfs:// (NFSv3) and smb:// targets: how long a request waits for its reply before
+    /// its connection is taken for broken (a path that holds what is sent, a black hole),
+    /// made again (SMB: signed in again, durable handles claimed back), and the request
+    /// sent again, until --io-timeout from the op's start is spent, as an NFS client's
+    /// retransmission timeout (timeo). Unset, a request waits the I/O timeout.
     #[arg(long, value_name = "DURATION", value_parser = values::io_timeout)]
     pub retrans_timeout: Option<Duration>,
     /// smb:// targets: required (encrypt, even when the server only allows it; refuse a

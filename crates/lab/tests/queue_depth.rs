@@ -410,6 +410,75 @@ fn smb_queued_ops_go_again_over_a_new_connection_on_their_durable_handle() {
     guard.down().unwrap();
 }
 
+/// The SMB path gone silent (the relay black-holes every connection at the run's 100th
+/// READ: nothing more goes through them, and they stay open, as do new ones), at depth 1
+/// and at depth 32, on a share granting durable handles: with `--retrans-timeout 300ms`
+/// a request (or, queued, the stream's ops) unanswered that long takes the connection
+/// for broken; the stream signs in again on a new one, which the relay forwards, claims
+/// its handle back and sends the ops again. No op fails, the reads check and the
+/// server's file is the one an undisturbed run leaves.
+#[test]
+fn smb_requests_go_again_after_the_retransmit_timeout() {
+    needs_root_and_servers!(ServerKind::Samba);
+    let base = tempfile::tempdir().unwrap();
+    let guard = lab(
+        base.path(),
+        FsKind::Dir,
+        ServerKind::Samba,
+        &["durable handles = yes"],
+    );
+    let st = guard.lab().state.clone();
+    let port = st.ports[0];
+    let relay = Relay::start(port, Framing::Smb2);
+    let mut st_relayed = st.clone();
+    st_relayed.url = st.url.replacen(
+        &format!("127.0.0.1:{port}/"),
+        &format!("127.0.0.1:{}/", relay.port()),
+        1,
+    );
+    // Signed but not encrypted, so that the relay reads every header.
+    let opts = naslab_engine::backend::url::ClientOptions {
+        smb_encrypt: naslab_engine::backend::url::SmbEncrypt::Off,
+        retrans_timeout: Some(std::time::Duration::from_millis(300)),
+        ..naslab_engine::backend::url::ClientOptions::default()
+    };
+    let target = smb_with(&st_relayed, opts).unwrap();
+    assert_eq!(target.settings().retrans_timeout_ns, Some(300_000_000));
+    let spool = tempfile::tempdir().unwrap();
+    let (_, _, undisturbed) = run_at(&target, &st.share_dir, spool.path(), 1);
+    for depth in [1u32, 32] {
+        let cuts = relay.cuts();
+        relay.black_hole_after_reads(100);
+        let (r, in_flight, bytes) = run_at(&target, &st.share_dir, spool.path(), depth);
+        assert_eq!(relay.cuts(), cuts + 1, "depth {depth}: black-holed once");
+        assert_eq!(r.errors, 0, "depth {depth}: {:?}", r.op_stats);
+        assert_eq!(r.bytes_read, 512 * 4096);
+        assert_eq!(r.bytes_written, 4 << 20);
+        let v = r.verify.clone().expect("verified");
+        assert!(v.mismatches.is_empty(), "{:?}", v.mismatches);
+        let f = r.failover.clone().expect("the silent connection is booked");
+        eprintln!("depth {depth}, after the black hole: {f:?}");
+        assert!(f.reconnects >= 1 && f.retries >= 1, "depth {depth}: {f:?}");
+        assert_eq!(f.failed_ops, 0, "depth {depth}: {f:?}");
+        // The stall is at least the retransmit timeout the request waited in vain.
+        assert!(f.longest_stall_ns >= 300_000_000, "depth {depth}: {f:?}");
+        let d = r.durable_handles.expect("durable handles asked for");
+        assert_eq!(
+            (d.granted, d.reclaimed, d.lost),
+            (1, 1, 0),
+            "depth {depth}: {d:?}"
+        );
+        assert_eq!(in_flight, depth as usize);
+        assert!(
+            bytes == undisturbed,
+            "depth {depth}: the server's file differs"
+        );
+    }
+    drop(target);
+    drop(relay);
+    guard.down().unwrap();
+}
+
 /// naslab's NFSv4.1 client on the lab's export through a relay in front of its NFS
 /// service.
 fn nfs41_through_relay(st: &naslab_lab::LabState) -> (naslab_engine::backend::Nfs4Target, Relay) {

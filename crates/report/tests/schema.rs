@@ -134,6 +134,7 @@ fn compare_warns_when_the_protocol_settings_differ() {
             server_requires_signing: false,
             max_read_bytes: 8 << 20,
             max_write_bytes: 8 << 20,
+            retrans_timeout_ns: None,
         }));
         r
     };

@@ -65,6 +65,11 @@ pub struct SmbSettings {
     /// The largest READ and WRITE the server takes, bytes.
     pub max_read_bytes: u64,
     pub max_write_bytes: u64,
+    /// `--retrans-timeout`: how long a request waits for its reply before its
+    /// connection is taken for broken and the request sent again on a new one, ns;
+    /// absent when not set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retrans_timeout_ns: Option<u64>,
 }
 
 /// An `nfs://` target's client: the version, credentials and timeouts naslab used and
@@ -80,7 +85,7 @@ pub struct NfsSettings {
     /// `--io-timeout`: how long a request waits for its reply, ns.
     pub io_timeout_ns: u64,
     /// `--retrans-timeout` (NFSv3): how long a request waits for its reply before it is
-    /// sent again on a new connection, ns; absent when not set.
+    /// sent again on a new connection, ns; absent when not set (and for NFSv4.1).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub retrans_timeout_ns: Option<u64>,
     /// The RPC credential flavour (`AUTH_UNIX`) and the ids it carries.
@@ -157,6 +162,12 @@ impl RealtimeGranted {
 pub struct Setting {
     pub name: String,
     pub value: String,
+}
+
+/// `--retrans-timeout` in words: its duration, or `none` (a request waits the I/O
+/// timeout).
+fn retrans_text(ns: Option<u64>) -> String {
+    ns.map_or_else(|| "none".into(), duration_text)
 }
 
 /// A switch's value: `true` or `false`, as files of schema version 1 wrote the switches
@@ -274,6 +285,7 @@ impl RunOptions {
         match &self.protocol {
             Some(ProtocolSettings::Smb(p)) => {
                 s.push(("io timeout", duration_text(p.io_timeout_ns)));
+                s.push(("retransmit timeout", retrans_text(p.retrans_timeout_ns)));
                 s.push(("smb encryption asked", p.encrypt_asked.clone()));
                 s.push(("smb in flight", p.in_flight.to_string()));
                 s.push(("smb dialects offered", p.dialects_offered.join(", ")));
@@ -300,6 +312,7 @@ impl RunOptions {
             }
             Some(ProtocolSettings::Nfs(p)) => {
                 s.push(("io timeout", duration_text(p.io_timeout_ns)));
+                s.push(("retransmit timeout", retrans_text(p.retrans_timeout_ns)));
                 s.push((
                     "nfs version",
                     match p.minor_version {
@@ -384,6 +397,7 @@ mod tests {
                 server_requires_signing: true,
                 max_read_bytes: 8 << 20,
                 max_write_bytes: 8 << 20,
+                retrans_timeout_ns: None,
             })),
             extra: [("scale".to_string(), "0.5".to_string())].into(),
             ..RunOptions::default()
@@ -397,6 +411,7 @@ mod tests {
         assert_eq!(s["time limit"], "1.50 s");
         assert_eq!(s["realtime"], "true");
         assert_eq!(s["io timeout"], "30.00 s");
+        assert_eq!(s["retransmit timeout"], "none");
         assert_eq!(s["smb dialect"], "SMB 3.1.1");
         assert_eq!(s["smb dialects offered"], "SMB 3.0, SMB 3.1.1");
         assert_eq!(s["smb encryption"], "AES-128-GCM");

@@ -34,6 +34,9 @@ pub(crate) struct Waiter {
     /// `host:port`, for messages.
     addr: String,
     timeout: Duration,
+    /// `--retrans-timeout` (SMB): a request unanswered this long marks this connection
+    /// dead, not the server silent, for the caller to make a new one.
+    retrans: Option<Duration>,
     dead: Cell<bool>,
     /// Set by whichever connection to the server found it silent.
     silent: Arc<AtomicBool>,
@@ -52,6 +55,7 @@ impl Waiter {
             rt: Arc::new(rt),
             addr,
             timeout,
+            retrans: None,
             dead: Cell::new(false),
             silent: Arc::new(AtomicBool::new(false)),
         })
@@ -70,6 +74,27 @@ impl Waiter {
         if self.idle.is_none() {
             self.idle = super::idle_driver::IdleDriver::start(Arc::clone(&self.rt)).ok();
         }
+    }
+
+    /// Sets the retransmit timeout ([`Waiter::retrans_now`]).
+    #[cfg_attr(not(feature = "smb"), allow(dead_code))]
+    pub(crate) fn set_retrans(&mut self, retrans: Option<Duration>) {
+        self.retrans = retrans;
+    }
+
+    /// The retransmit timeout a request waits now: set, shorter than the I/O timeout
+    /// left, and on a connection neither dead nor found silent.
+    #[cfg_attr(not(feature = "smb"), allow(dead_code))]
+    pub(crate) fn retrans_now(&self) -> Option<Duration> {
+        self.retrans
+            .filter(|r| *r < self.timeout && !self.is_dead() && !self.is_silent())
+    }
+
+    /// `limit`, or the retransmit timeout when it is set and shorter: how long one try
+    /// at a new connection may wait.
+    #[cfg_attr(not(feature = "smb"), allow(dead_code))]
+    pub(crate) fn retrans_limit(&self, limit: Duration) -> Duration {
+        self.retrans.map_or(limit, |r| r.min(limit))
     }
 
     /// Shares `other`'s knowledge of the server's silence (connections of one target).

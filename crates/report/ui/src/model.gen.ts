@@ -288,7 +288,13 @@ server_requires_signing: boolean,
 /**
  * The largest READ and WRITE the server takes, bytes.
  */
-max_read_bytes: number, max_write_bytes: number, };
+max_read_bytes: number, max_write_bytes: number, 
+/**
+ * `--retrans-timeout`: how long a request waits for its reply before its
+ * connection is taken for broken and the request sent again on a new one, ns;
+ * absent when not set.
+ */
+retrans_timeout_ns?: number | null, };
 
 export type NfsSettings = { 
 /**
@@ -306,7 +312,7 @@ minor_version?: number | null,
 io_timeout_ns: number, 
 /**
  * `--retrans-timeout` (NFSv3): how long a request waits for its reply before it is
- * sent again on a new connection, ns; absent when not set.
+ * sent again on a new connection, ns; absent when not set (and for NFSv4.1).
  */
 retrans_timeout_ns?: number | null, 
 /**

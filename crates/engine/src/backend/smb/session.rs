@@ -113,6 +113,25 @@ impl Wait for Waiter {
         &self,
         fut: impl std::future::Future<Output = Result<T, smb2::Error>>,
     ) -> Result<T, OpError> {
+        // With --retrans-timeout, a reply that has not come within it takes this
+        // connection for broken (the server is not marked silent): the caller signs in
+        // again on a new one and sends the request again.
+        if let Some(r) = self.retrans_now() {
+            return match self.run_for(r, fut) {
+                Some(res) => res.map_err(|e| fail(self, e)),
+                None => {
+                    self.mark_dead();
+                    Err(OpError {
+                        errno: crate::errno::ENOTCONN,
+                        detail: Some(format!(
+                            "SMB: no reply from {} within the retransmit timeout ({} s)",
+                            self.addr(),
+                            r.as_secs_f64()
+                        )),
+                    })
+                }
+            };
+        }
         match self.request(fut) {
             Ok(r) => r.map_err(|e| fail(self, e)),
             Err(Silence::Earlier) => Err(OpError {
@@ -259,7 +278,8 @@ impl Session {
         opts: ClientOptions,
     ) -> Result<Session, SmbError> {
         let addr = url.address();
-        let w = Waiter::new(addr.clone(), opts.io_timeout).map_err(SmbError::Runtime)?;
+        let mut w = Waiter::new(addr.clone(), opts.io_timeout).map_err(SmbError::Runtime)?;
+        w.set_retrans(opts.retrans_timeout);
         let config = ClientConfig {
             addr: addr.clone(),
             timeout: opts.io_timeout,
@@ -409,6 +429,9 @@ impl Session {
             server_requires_signing: params.as_ref().is_some_and(|p| p.signing_required),
             max_read_bytes: max_read.max(4096) as u64,
             max_write_bytes: max_write.max(4096) as u64,
+            retrans_timeout_ns: opts
+                .retrans_timeout
+                .map(|r| r.as_nanos().try_into().unwrap_or(u64::MAX)),
         };
         if tree.encrypt_data && !encrypted {
             // The server wants the share encrypted and the dialect cannot: Samba
@@ -488,7 +511,9 @@ impl Session {
                     )),
                 });
             }
-            match self.sign_in_again(left) {
+            // Through a path that holds what is sent, each attempt waits at most the
+            // retransmit timeout, then another connection is tried.
+            match self.sign_in_again(self.w.retrans_limit(left)) {
                 Ok(()) => {
                     // The request sent again waits what the op has left, so the I/O
                     // timeout bounds the whole op, as over NFS.
