@@ -303,6 +303,25 @@ fn bad_targets_and_options_are_refused_clearly() {
     assert!(err.contains("does not exist"), "{err}");
     let err = run_err(naslab().arg("run").arg(&trace).arg("--out").arg(&out));
     assert!(err.contains("--target DIR is needed"), "{err}");
+    // NFSv4.1 keeps its requests on one connection: a retransmit timeout is refused
+    // before anything is sent (port 1 on loopback: nothing listens there).
+    let err = run_err(
+        naslab()
+            .arg("run")
+            .arg(&trace)
+            .args([
+                "-t",
+                "nfs://127.0.0.1:1/x?vers=4.1",
+                "--retrans-timeout",
+                "1s",
+            ])
+            .arg("--out")
+            .arg(&out),
+    );
+    assert!(
+        err.contains("--retrans-timeout is for NFSv3 and SMB"),
+        "{err}"
+    );
     // Values the argument parser refuses, each with the reason it gives.
     for (flag, value, why) in [
         ("--pace", "delay:5", "no unit"),

@@ -90,6 +90,8 @@ pub enum OpenError {
     },
     #[error("--client-profile windows models the Windows SMB redirector; use it with smb:// targets or local directories, not nfs://")]
     ProfileNotForNfs,
+    #[error("--retrans-timeout is for NFSv3 and SMB: naslab's NFSv4.1 client keeps its session's requests on one connection and does not send them again; leave it out, or use vers=3")]
+    RetransNotForNfs4,
     #[cfg_attr(unix, allow(dead_code))]
     #[error("naslab's NFSv4.1 and 4.2 client is in its Linux build only; on this system use vers=3, or run naslab from a Linux client")]
     Nfs4NotHere,
@@ -238,6 +240,9 @@ fn smb(
 #[cfg(feature = "nfs")]
 fn nfs(url: RemoteUrl, req: &TargetRequest<'_>) -> Result<Connected, OpenError> {
     if url.nfs_version != super::url::NfsVersion::V3 {
+        if req.client.retrans_timeout.is_some() {
+            return Err(OpenError::RetransNotForNfs4);
+        }
         return nfs4(url, req);
     }
     let shown = url.to_string();
