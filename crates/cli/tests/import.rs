@@ -636,7 +636,7 @@ fn printed_ops(said: &str) -> BTreeMap<String, u64> {
 
 #[test]
 fn dbenchs_own_loadfile_imports_with_the_counts_its_lines_give() {
-    use naslab_layout::requirements::{cannot_run, tool_or_skip};
+    use naslab_test_support::{cannot_run, tool_or_skip};
     if tool_or_skip("dbench").is_none() {
         return;
     }
@@ -888,7 +888,7 @@ fn replay_under_strace(dir: &Path, trace: &Path, name: &str) -> Traced {
 
 #[test]
 fn a_replayed_dbench_loadfile_makes_the_calls_its_lines_stand_for() {
-    use naslab_layout::requirements::{cannot_run, tool_or_skip};
+    use naslab_test_support::{cannot_run, tool_or_skip};
     if tool_or_skip("dbench").is_none() || tool_or_skip("strace").is_none() {
         return;
     }

@@ -152,7 +152,7 @@ mod tests {
         });
         let child = rx.recv().unwrap();
         assert_eq!(cpus_of(child), [kept], "a child inherits the CPU");
-        if naslab_layout::requirements::root_or_skip("setting a thread back from SCHED_IDLE") {
+        if naslab_test_support::root_or_skip("setting a thread back from SCHED_IDLE") {
             assert!(idle_allowed(), "root may enter SCHED_IDLE and leave it");
             assert_eq!(policy_of(child), libc::SCHED_IDLE, "and the policy");
         }

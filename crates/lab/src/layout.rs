@@ -49,7 +49,7 @@ mod tests {
         let t = match workload_layout(share.path(), "W", 1) {
             Ok(t) => t,
             Err(e) if e.to_string().contains("does not report file extents") => {
-                naslab_layout::requirements::cannot_run(&e.to_string());
+                naslab_test_support::cannot_run(&e.to_string());
                 return;
             }
             Err(e) => panic!("{e}"),

@@ -234,7 +234,7 @@ fn nfs_labs_share_one_rpcbind_and_the_last_to_go_stops_it() {
     let Some(rpcbind) = rpcbind else {
         // The labs use an rpcbind naslab did not start (the system's), which is never
         // stopped: nothing of the sharing to check.
-        naslab_layout::requirements::cannot_run(
+        naslab_test_support::cannot_run(
             "an rpcbind naslab did not start answers on port 111; stop it to test the labs' own",
         );
         return;

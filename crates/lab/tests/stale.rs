@@ -164,11 +164,11 @@ fn make_cache_stale(b: &Path, dev: &Path) {
 
 #[test]
 fn an_old_copy_in_a_cache_is_a_stale_read_not_a_lost_write() {
-    if !naslab_layout::requirements::root_or_skip("a loop device and a mount") {
+    if !naslab_test_support::root_or_skip("a loop device and a mount") {
         return;
     }
     for tool in ["mkfs.ext4", "losetup", "filefrag"] {
-        if naslab_layout::requirements::tool_or_skip(tool).is_none() {
+        if naslab_test_support::tool_or_skip(tool).is_none() {
             return;
         }
     }

@@ -26,7 +26,6 @@ pub mod mounts;
 #[cfg(target_os = "linux")]
 pub mod patterns;
 pub mod process;
-pub mod requirements;
 pub mod retrieval;
 #[cfg(windows)]
 pub mod windows;

@@ -176,7 +176,7 @@ mod tests {
 
     #[test]
     fn a_mount_under_a_directory_with_a_space_reports_its_options_and_is_undone() {
-        if !crate::requirements::root_or_skip("mounting a tmpfs") {
+        if !naslab_test_support::root_or_skip("mounting a tmpfs") {
             return;
         }
         let base = tempfile::tempdir().unwrap();

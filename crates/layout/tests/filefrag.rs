@@ -11,8 +11,8 @@ use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use naslab_layout::requirements::{root_or_skip, tool_or_skip};
 use naslab_layout::{analyze_file, FsKind, ScratchFs};
+use naslab_test_support::{root_or_skip, tool_or_skip};
 
 const K: u64 = 1024;
 const M: u64 = 1024 * K;

@@ -7,8 +7,8 @@
 use std::os::unix::fs::FileExt;
 use std::sync::atomic::AtomicBool;
 
-use naslab_layout::requirements::{root_or_skip, tool_or_skip};
 use naslab_layout::{analyze_file, run_pattern, FsKind, Pattern, PatternOptions, ScratchFs};
+use naslab_test_support::{root_or_skip, tool_or_skip};
 
 fn small() -> PatternOptions {
     PatternOptions {

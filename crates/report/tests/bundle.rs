@@ -95,7 +95,7 @@ fn the_committed_bundle_is_what_the_sources_build_to() {
             "{why}; NASLAB_REQUIRE_UI=1 makes that a failure"
         );
         // A note, or under NASLAB_REQUIRE_ROOT=1 a failure.
-        naslab_layout::requirements::cannot_run(why);
+        naslab_test_support::cannot_run(why);
         return;
     }
     let out = tempfile::tempdir().unwrap();

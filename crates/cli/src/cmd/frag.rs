@@ -352,7 +352,7 @@ mod tests {
         symlink(outside.join("big"), w.join("link")).unwrap();
         symlink(&outside, w.join("d/sub")).unwrap();
         let Some(l) = iteration_layout(&sb, &plan) else {
-            naslab_layout::requirements::cannot_run(
+            naslab_test_support::cannot_run(
                 "the temporary directory's file system does not report extents (FIEMAP)",
             );
             return;

@@ -82,7 +82,7 @@ pub fn need_tool(tool: &str, arg: &str) {
 }
 
 #[allow(unused_imports)]
-pub use naslab_layout::requirements::{cannot_run, root_or_skip, tool_or_skip};
+pub use naslab_test_support::{cannot_run, root_or_skip, tool_or_skip};
 
 /// Whether the tests run as root (mounts, loop devices, servers).
 #[allow(unused_imports)]

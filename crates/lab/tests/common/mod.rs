@@ -23,15 +23,14 @@ use naslab_trace::{FileDecl, FileKind, Op, OpFlags, OpKind, Trace};
 #[macro_export]
 macro_rules! needs_root_and_servers {
     ($server:expr) => {
-        if !naslab_layout::requirements::root_or_skip("the lab (loop devices, mounts and servers)")
-        {
+        if !naslab_test_support::root_or_skip("the lab (loop devices, mounts and servers)") {
             return;
         }
         let tool = match $server {
             naslab_lab::ServerKind::Samba => "smbd",
             naslab_lab::ServerKind::Nfs => "ganesha.nfsd",
         };
-        if naslab_layout::requirements::tool_or_skip(tool).is_none() {
+        if naslab_test_support::tool_or_skip(tool).is_none() {
             return;
         }
     };
@@ -43,7 +42,7 @@ macro_rules! needs_root_and_servers {
 macro_rules! needs_emulator {
     () => {
         if let Err(e) = naslab_lab::toxiproxy::find() {
-            naslab_layout::requirements::cannot_run(&e.to_string());
+            naslab_test_support::cannot_run(&e.to_string());
             return;
         }
     };

@@ -1,10 +1,11 @@
 //! What a test that needs root or an installed tool does when it cannot run: it says
 //! it was skipped, unless `NASLAB_REQUIRE_ROOT=1` (set by CI) asks for everything to
-//! run, in which case it fails and says what is missing.
+//! run, in which case it fails and says what is missing. A dev-dependency of every
+//! crate whose tests need root, a tool or a server: the policy is written once.
 
 use std::path::PathBuf;
 
-use crate::process::{find_tool, is_root};
+use naslab_layout::process::{find_tool, is_root};
 
 /// The variable that turns a skipped test into a failed one.
 pub const REQUIRE_VAR: &str = "NASLAB_REQUIRE_ROOT";
