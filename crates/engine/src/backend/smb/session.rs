@@ -367,6 +367,17 @@ impl Session {
             }
         })?;
         drop(_turn);
+        // A new connection is dialled once per `reconnect`: naslab's own loop
+        // (`Session::reconnect`) paces the tries and bounds them by the op's I/O timeout.
+        // The crate's default would try four times 0.5, 1 and 2 s apart and then refuse
+        // for 10 s, so a path back for a while was found up to seconds late.
+        client.set_reconnect_policy(smb2::ReconnectPolicy {
+            max_attempts: 1,
+            initial_backoff: Duration::ZERO,
+            max_backoff: Duration::ZERO,
+            total_budget: opts.io_timeout,
+            failure_cooldown: Duration::ZERO,
+        });
         if opts.smb_encrypt == SmbEncrypt::Required {
             encrypt_from_now(&mut client);
         }
