@@ -168,6 +168,46 @@ fn nfs_through_relay(st: &naslab_lab::LabState) -> (naslab_engine::backend::NfsT
     (nfs(&url), relay)
 }
 
+/// naslab's SMB client on the lab's share through a relay in front of smbd, signed but
+/// not encrypted (so that the relay reads every header), with `retrans` as
+/// `--retrans-timeout`.
+fn smb_through_relay(
+    st: &naslab_lab::LabState,
+    retrans: Option<std::time::Duration>,
+) -> (naslab_engine::backend::SmbTarget, Relay) {
+    let port = st.ports[0];
+    let relay = Relay::start(port, Framing::Smb2);
+    let mut relayed = st.clone();
+    relayed.url = st.url.replacen(
+        &format!("127.0.0.1:{port}/"),
+        &format!("127.0.0.1:{}/", relay.port()),
+        1,
+    );
+    let opts = naslab_engine::backend::url::ClientOptions {
+        smb_encrypt: naslab_engine::backend::url::SmbEncrypt::Off,
+        retrans_timeout: retrans,
+        ..naslab_engine::backend::url::ClientOptions::default()
+    };
+    (smb_with(&relayed, opts).unwrap(), relay)
+}
+
+/// What a run of `iometer` that rode out a broken or silent path holds (`what` names
+/// the run in messages): no op failed, every byte moved, every read checked, and its
+/// failover booked with at least one reconnect and request sent again. Its failover.
+fn rode_out(r: &naslab_results::IterationResult, what: &str) -> naslab_results::FailoverSummary {
+    assert_eq!(r.errors, 0, "{what}: {:?}", r.op_stats);
+    assert_eq!(r.bytes_read, 512 * 4096, "{what}");
+    assert_eq!(r.bytes_written, 4 << 20, "{what}");
+    let v = r.verify.clone().expect("verified");
+    assert!(v.mismatches.is_empty(), "{what}: {:?}", v.mismatches);
+    let f = r.failover.clone().expect("the broken path is booked");
+    eprintln!("{what}: {f:?}; durable handles {:?}", r.durable_handles);
+    assert!(f.reconnects >= 1 && f.retries >= 1, "{what}: {f:?}");
+    assert!(f.stalled_ops >= 1, "{what}: {f:?}");
+    assert_eq!(f.failed_ops, 0, "{what}: {f:?}");
+    f
+}
+
 /// Ops larger than the server's 1 MiB transfer size at depth 4 over NFSv3: each is
 /// several calls in flight together, the last read ends at the end of the file (its
 /// third call finds nothing), and what is read and written is exact.
@@ -333,16 +373,7 @@ fn nfs3_calls_in_flight_go_again_over_a_new_connection() {
     relay.cut_after_reads(100);
     let (r, in_flight, bytes_deep) = run_at(&target, &st.share_dir, spool.path(), 32);
     assert_eq!(relay.cuts(), 1, "the relay broke the connections once");
-    assert_eq!(r.errors, 0, "{:?}", r.op_stats);
-    assert_eq!(r.bytes_read, 512 * 4096);
-    assert_eq!(r.bytes_written, 4 << 20);
-    let v = r.verify.clone().expect("verified");
-    assert!(v.mismatches.is_empty(), "{:?}", v.mismatches);
-    let f = r.failover.clone().expect("the broken connection is booked");
-    eprintln!("after the cut: {f:?}");
-    assert!(f.reconnects >= 1 && f.retries >= 1, "{f:?}");
-    assert!(f.stalled_ops >= 1, "{f:?}");
-    assert_eq!(f.failed_ops, 0, "{f:?}");
+    rode_out(&r, "after the cut");
     assert_eq!(in_flight, 32);
     assert!(
         bytes_one == bytes_deep,
@@ -370,34 +401,13 @@ fn smb_queued_ops_go_again_over_a_new_connection_on_their_durable_handle() {
         &["durable handles = yes"],
     );
     let st = guard.lab().state.clone();
-    let port = st.ports[0];
-    let relay = Relay::start(port, Framing::Smb2);
-    let mut st_relayed = st.clone();
-    st_relayed.url = st.url.replacen(
-        &format!("127.0.0.1:{port}/"),
-        &format!("127.0.0.1:{}/", relay.port()),
-        1,
-    );
-    // Signed but not encrypted, so that the relay reads every header.
-    let target = smb_encrypting(&st_relayed, naslab_engine::backend::url::SmbEncrypt::Off).unwrap();
+    let (target, relay) = smb_through_relay(&st, None);
     let spool = tempfile::tempdir().unwrap();
     let (_, _, bytes_one) = run_at(&target, &st.share_dir, spool.path(), 1);
     relay.cut_after_reads(100);
     let (r, in_flight, bytes_deep) = run_at(&target, &st.share_dir, spool.path(), 32);
     assert_eq!(relay.cuts(), 1, "the relay broke the connections once");
-    assert_eq!(r.errors, 0, "{:?}", r.op_stats);
-    assert_eq!(r.bytes_read, 512 * 4096);
-    assert_eq!(r.bytes_written, 4 << 20);
-    let v = r.verify.clone().expect("verified");
-    assert!(v.mismatches.is_empty(), "{:?}", v.mismatches);
-    let f = r.failover.clone().expect("the broken connection is booked");
-    eprintln!(
-        "after the cut: {f:?}; durable handles {:?}",
-        r.durable_handles
-    );
-    assert!(f.reconnects >= 1 && f.retries >= 1, "{f:?}");
-    assert!(f.stalled_ops >= 1, "{f:?}");
-    assert_eq!(f.failed_ops, 0, "{f:?}");
+    rode_out(&r, "after the cut");
     let d = r.durable_handles.expect("durable handles asked for");
     assert_eq!((d.granted, d.reclaimed, d.lost), (1, 1, 0), "{d:?}");
     assert_eq!(in_flight, 32);
@@ -428,21 +438,7 @@ fn smb_requests_go_again_after_the_retransmit_timeout() {
         &["durable handles = yes"],
     );
     let st = guard.lab().state.clone();
-    let port = st.ports[0];
-    let relay = Relay::start(port, Framing::Smb2);
-    let mut st_relayed = st.clone();
-    st_relayed.url = st.url.replacen(
-        &format!("127.0.0.1:{port}/"),
-        &format!("127.0.0.1:{}/", relay.port()),
-        1,
-    );
-    // Signed but not encrypted, so that the relay reads every header.
-    let opts = naslab_engine::backend::url::ClientOptions {
-        smb_encrypt: naslab_engine::backend::url::SmbEncrypt::Off,
-        retrans_timeout: Some(std::time::Duration::from_millis(300)),
-        ..naslab_engine::backend::url::ClientOptions::default()
-    };
-    let target = smb_with(&st_relayed, opts).unwrap();
+    let (target, relay) = smb_through_relay(&st, Some(std::time::Duration::from_millis(300)));
     assert_eq!(target.settings().retrans_timeout_ns, Some(300_000_000));
     let spool = tempfile::tempdir().unwrap();
     let (_, _, undisturbed) = run_at(&target, &st.share_dir, spool.path(), 1);
@@ -451,15 +447,7 @@ fn smb_requests_go_again_after_the_retransmit_timeout() {
         relay.black_hole_after_reads(100);
         let (r, in_flight, bytes) = run_at(&target, &st.share_dir, spool.path(), depth);
         assert_eq!(relay.cuts(), cuts + 1, "depth {depth}: black-holed once");
-        assert_eq!(r.errors, 0, "depth {depth}: {:?}", r.op_stats);
-        assert_eq!(r.bytes_read, 512 * 4096);
-        assert_eq!(r.bytes_written, 4 << 20);
-        let v = r.verify.clone().expect("verified");
-        assert!(v.mismatches.is_empty(), "{:?}", v.mismatches);
-        let f = r.failover.clone().expect("the silent connection is booked");
-        eprintln!("depth {depth}, after the black hole: {f:?}");
-        assert!(f.reconnects >= 1 && f.retries >= 1, "depth {depth}: {f:?}");
-        assert_eq!(f.failed_ops, 0, "depth {depth}: {f:?}");
+        let f = rode_out(&r, &format!("depth {depth}, after the black hole"));
         // The stall is at least the retransmit timeout the request waited in vain.
         assert!(f.longest_stall_ns >= 300_000_000, "depth {depth}: {f:?}");
         let d = r.durable_handles.expect("durable handles asked for");
@@ -533,15 +521,7 @@ fn nfs3_calls_in_flight_go_again_after_the_retransmit_timeout() {
         1,
         "the relay black-holed the connections once"
     );
-    assert_eq!(r.errors, 0, "{:?}", r.op_stats);
-    assert_eq!(r.bytes_read, 512 * 4096);
-    assert_eq!(r.bytes_written, 4 << 20);
-    let v = r.verify.clone().expect("verified");
-    assert!(v.mismatches.is_empty(), "{:?}", v.mismatches);
-    let f = r.failover.clone().expect("the silent connection is booked");
-    eprintln!("after the black hole: {f:?}");
-    assert!(f.reconnects >= 1 && f.retries >= 1, "{f:?}");
-    assert_eq!(f.failed_ops, 0, "{f:?}");
+    let f = rode_out(&r, "after the black hole");
     // The ops in flight waited at least the retransmit timeout.
     assert!(f.longest_stall_ns >= 300_000_000, "{f:?}");
     assert_eq!(in_flight, 32);
@@ -609,16 +589,7 @@ fn smb_at_depth_32_the_server_holds_32_requests() {
     let base = tempfile::tempdir().unwrap();
     let guard = lab(base.path(), FsKind::Dir, ServerKind::Samba, &[]);
     let st = guard.lab().state.clone();
-    let port = st.ports[0];
-    let relay = Relay::start(port, Framing::Smb2);
-    let mut st_relayed = st.clone();
-    st_relayed.url = st.url.replacen(
-        &format!("127.0.0.1:{port}/"),
-        &format!("127.0.0.1:{}/", relay.port()),
-        1,
-    );
-    // Signed but not encrypted, so that the relay reads every header.
-    let target = smb_encrypting(&st_relayed, naslab_engine::backend::url::SmbEncrypt::Off).unwrap();
+    let (target, relay) = smb_through_relay(&st, None);
     depth_1_and_32(&target, &relay, &st.share_dir);
     drop(target);
     drop(relay);
@@ -708,15 +679,7 @@ fn iometer_qd32_cells_keep_32_requests_at_the_server() {
     let base = tempfile::tempdir().unwrap();
     let guard = lab(base.path(), FsKind::Dir, ServerKind::Samba, &[]);
     let st = guard.lab().state.clone();
-    let port = st.ports[0];
-    let relay = Relay::start(port, Framing::Smb2);
-    let mut relayed = st.clone();
-    relayed.url = st.url.replacen(
-        &format!("127.0.0.1:{port}/"),
-        &format!("127.0.0.1:{}/", relay.port()),
-        1,
-    );
-    let target = smb_encrypting(&relayed, naslab_engine::backend::url::SmbEncrypt::Off).unwrap();
+    let (target, relay) = smb_through_relay(&st, None);
     iometer_cells_at_32(&target, &relay, "SMB");
     drop((target, relay));
     guard.down().unwrap();
