@@ -30,7 +30,7 @@ pub use html::{
     compare_html, report_html, report_html_streamed, report_html_with_notes, write_atomic,
     ReportOptions,
 };
-pub use link_sweep::{LinkLine, LinkPoint, LinkSweep};
+pub use link_sweep::{probed_text, LinkLine, LinkPoint, LinkSweep};
 pub use run_dir::{load_run, parse_run_json, LoadedRun, MAX_RUN_JSON_BYTES};
 pub use series::round_bin_ns;
 pub use ts_types::{typescript_declarations, TS_TYPES_FILE};

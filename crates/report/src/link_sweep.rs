@@ -213,6 +213,11 @@ fn point(run: &RunResult, i: usize, workload: &str) -> Option<LinkPoint> {
     })
 }
 
+/// A probed round trip as the tables print it: `1.262 ms`, or `-` when none was.
+pub fn probed_text(ns: Option<u64>) -> String {
+    ns.map_or_else(|| "-".into(), |r| format!("{:.3} ms", r as f64 / 1e6))
+}
+
 impl LinkSweep {
     /// The sweep as the terminal prints it: a row per point, a line per configuration
     /// saying whether its points ran the same ops.
@@ -238,9 +243,7 @@ impl LinkSweep {
                 } else {
                     format!("{:.3} ms", p.rtt_ns as f64 / 1e6)
                 };
-                let probed = p
-                    .rtt_probed_ns
-                    .map_or_else(|| "-".into(), |r| format!("{:.3} ms", r as f64 / 1e6));
+                let probed = probed_text(p.rtt_probed_ns);
                 let _ = writeln!(
                     o,
                     "{:<24} {:<20} {:>10} {set:>11} {probed:>11} {:>10.2} {:>8} {:>11.3} {:>9.2}",
@@ -287,9 +290,7 @@ impl LinkSweep {
                             }
                         },
                     );
-                    let probed = p
-                        .rtt_probed_ns
-                        .map_or_else(|| "-".into(), |r| format!("{:.3} ms", r as f64 / 1e6));
+                    let probed = probed_text(p.rtt_probed_ns);
                     let _ = writeln!(
                         o,
                         "{:<20} {:>4} {:>10} {:>11} {probed:>11} {:>7} {knee:>14} {:>14.1} {:>11.3} ms",

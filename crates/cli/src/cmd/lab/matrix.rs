@@ -391,9 +391,7 @@ fn render_links(c: &Comparison) -> String {
                 (None, _) | (Some(_), None) => "none".to_string(),
                 (Some(_), Some(l)) => format!("{} ms", l.rtt_ms),
             };
-            let probed = cell
-                .rtt_measured_ns
-                .map_or_else(|| "-".into(), |r| format!("{:.3} ms", r as f64 / 1e6));
+            let probed = naslab_report::probed_text(cell.rtt_measured_ns);
             let _ = writeln!(
                 s,
                 "{w:<24} {:<36} {set:>9} {probed:>11} {:>10.2} {:>8} {:>11.3} {:>10.2}",
