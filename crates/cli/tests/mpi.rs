@@ -1242,12 +1242,12 @@ fn clients_on_links_of_their_own_each_record_theirs_and_the_slow_one_shows() {
             return;
         };
         let base = tempfile::tempdir().unwrap();
-        // Three users on the LAN and one 20 ms away.
+        // Three users on the LAN and one 10 ms away.
         let (urls, password, _down) = lab_with_client_links(
             base.path(),
             &format!("own-{server}"),
             server,
-            "lan*3;rtt=20ms",
+            "lan*3;rtt=10ms",
         );
         assert_eq!(urls.len(), 4, "{server}");
         assert_eq!(
@@ -1291,16 +1291,16 @@ fn clients_on_links_of_their_own_each_record_theirs_and_the_slow_one_shows() {
                 .min()
                 .unwrap();
             if r == 3 {
-                assert_eq!(emulated.rtt_ns, 20_000_000, "{server}");
-                assert!(probe.min_ns >= 20_000_000, "{server}: {probe:?}");
-                assert!(data_min >= 20_000_000, "{server}: {data_min} ns");
+                assert_eq!(emulated.rtt_ns, 10_000_000, "{server}");
+                assert!(probe.min_ns >= 10_000_000, "{server}: {probe:?}");
+                assert!(data_min >= 10_000_000, "{server}: {data_min} ns");
             } else {
                 assert_eq!(
                     (emulated.profile.as_str(), emulated.rtt_ns),
                     ("lan", 0),
                     "{server}"
                 );
-                assert!(probe.median_ns < 20_000_000, "{server}: {probe:?}");
+                assert!(probe.median_ns < 10_000_000, "{server}: {probe:?}");
             }
             means.push(it.mean_op_ns());
         }
@@ -1326,7 +1326,7 @@ fn clients_on_links_of_their_own_each_record_theirs_and_the_slow_one_shows() {
             .unwrap();
         assert!(
             link.value.starts_with("per client: client 0: lan")
-                && link.value.contains("client 3: custom: rtt 20.00 ms"),
+                && link.value.contains("client 3: custom: rtt 10.00 ms"),
             "{server}: {}",
             link.value
         );
