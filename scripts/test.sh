@@ -10,6 +10,12 @@ export PATH="$PATH:/usr/local/sbin:/usr/sbin:/sbin"
 for tool in strace:strace git:git zstd:zstd fio:fio python3:python3 tar:tar dbench:dbench filefrag:e2fsprogs mkfs.xfs:xfsprogs mkfs.btrfs:btrfs-progs losetup:mount smbd:samba smbclient:smbclient ganesha.nfsd:nfs-ganesha rpcbind:rpcbind nfs-cp:libnfs-utils chromium:chromium node:nodejs npm:npm; do
   command -v "${tool%%:*}" >/dev/null 2>&1 || need+=("${tool#*:}")
 done
+# The eBPF capture (docs/capture.md): its program is rebuilt from source and checked
+# against the committed object; the capture tests compare it with strace on sqlite3 too.
+for tool in clang:clang llvm-strip:llvm sqlite3:sqlite3; do
+  command -v "${tool%%:*}" >/dev/null 2>&1 || need+=("${tool#*:}")
+done
+dpkg -s libbpf-dev >/dev/null 2>&1 || need+=(libbpf-dev)
 # The Windows build (docs/windows.md): MinGW-w64 and NASM to cross-build naslab.exe, Wine
 # to run it.
 for tool in x86_64-w64-mingw32-gcc:gcc-mingw-w64-x86-64 nasm:nasm wine:wine wineboot:wine; do
@@ -82,6 +88,8 @@ fi
 (cd crates/report/ui && node node_modules/typescript/bin/tsc --noEmit -p .)
 
 cargo fmt --all -- --check
+# The eBPF object naslab embeds is what its source gives (scripts/build-bpf.sh).
+./scripts/build-bpf.sh --check
 cargo clippy --workspace --all-targets --quiet -- -D warnings
 NASLAB_REQUIRE_UI=1 cargo test --workspace
 # The vendored crates are their published source plus the patches in vendor/patches/series.
