@@ -1,5 +1,7 @@
-//! `naslab capture`: runs a command under strace and turns what it does under a root
-//! into a trace, reading strace's output through a pipe as it comes.
+//! `naslab capture`: runs a command, follows what it does under a root and turns it
+//! into a trace. Two collectors give the same calls to one importer: eBPF programs on
+//! the kernel's syscall tracepoints (root, a recent kernel), and strace, whose output is
+//! read through a pipe as it comes (works without root, where ptrace is allowed).
 
 use std::ffi::{CString, OsString};
 use std::io::{BufRead, BufReader, Write};
@@ -22,14 +24,40 @@ pub struct CaptureOptions {
     pub output: PathBuf,
     /// The workload's name in the trace.
     pub workload: String,
-    /// Also keep strace's raw output here.
+    /// Also keep strace's raw output here (strace only).
     pub keep_log: Option<PathBuf>,
+    /// Which collector follows the command.
+    pub via: Via,
+}
+
+/// The collector `naslab capture --via` asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Via {
+    /// eBPF when it can be loaded here, else strace.
+    Auto,
+    Ebpf,
+    Strace,
 }
 
 /// What a capture made, and how the command ended.
 pub struct Captured {
     pub summary: Summary,
     pub status: ExitStatus,
+    /// The collector used: `ebpf` or `strace`.
+    pub collector: &'static str,
+    /// With `--via auto`, why eBPF was not used.
+    pub fallback: Option<String>,
+}
+
+/// The eBPF collector, loaded; or why it cannot be used here.
+#[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+fn load_ebpf() -> Result<crate::ebpf::Collector, String> {
+    crate::ebpf::Collector::load()
+}
+
+#[cfg(not(all(target_os = "linux", target_arch = "x86_64")))]
+fn load_ebpf() -> Result<std::convert::Infallible, String> {
+    Err("the eBPF collector knows the system calls of x86_64 only".into())
 }
 
 /// The strace options capture uses: every thread and child (`-f`), start times in µs
@@ -89,6 +117,32 @@ pub fn capture(opts: &CaptureOptions) -> Result<Captured, ImportError> {
     if let Some(k) = &opts.keep_log {
         except.push(std::path::absolute(k).unwrap_or_else(|_| k.clone()));
     }
+    if opts.via == Via::Ebpf && opts.keep_log.is_some() {
+        return Err(ImportError::Usage(
+            "--keep-log keeps strace's output: use it with --via strace".into(),
+        ));
+    }
+    // Loaded before the tree is listed, so that a failure costs nothing.
+    let (ebpf, fallback) = match opts.via {
+        Via::Strace => (None, None),
+        _ if opts.keep_log.is_some() => (
+            None,
+            Some("--keep-log asks for strace's output".to_string()),
+        ),
+        Via::Ebpf => (
+            Some(load_ebpf().map_err(|why| {
+                ImportError::Usage(format!(
+                    "the eBPF collector cannot be used here: {why}; use --via strace"
+                ))
+            })?),
+            None,
+        ),
+        Via::Auto => match load_ebpf() {
+            Ok(c) => (Some(c), None),
+            Err(why) => (None, Some(why)),
+        },
+    };
+    let collector = if ebpf.is_some() { "ebpf" } else { "strace" };
     let listing = tree::list(&root, &except).map_err(|e| ImportError::Read {
         path: root.clone(),
         source: e,
@@ -96,7 +150,7 @@ pub fn capture(opts: &CaptureOptions) -> Result<Captured, ImportError> {
     let mut b = Builder::new(
         &opts.workload,
         &format!(
-            "naslab {} capture (strace) of: {}",
+            "naslab {} capture ({collector}) of: {}",
             env!("CARGO_PKG_VERSION"),
             opts.command
                 .iter()
@@ -108,6 +162,28 @@ pub fn capture(opts: &CaptureOptions) -> Result<Captured, ImportError> {
     b.set_snapshot(listing.entries);
     for _ in 0..listing.left_out {
         b.skip("entries of the tree before the run that are no file or directory (symbolic links, devices)");
+    }
+    #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+    if let Some(c) = ebpf {
+        let mut imp = StraceImporter::new(&root);
+        let (status, lost) = c.run(&opts.command, |p| imp.parsed(p, &mut b))?;
+        if lost > 0 {
+            b.warn(format!(
+                "{lost} system calls were lost (the kernel's ring buffer was full while naslab fell behind): the trace misses them; capture again, or with --via strace"
+            ));
+        }
+        imp.finish(&mut b);
+        let summary = b.finish(&opts.output)?;
+        return Ok(Captured {
+            summary,
+            status,
+            collector,
+            fallback,
+        });
+    }
+    #[cfg(not(all(target_os = "linux", target_arch = "x86_64")))]
+    if let Some(never) = ebpf {
+        match never {}
     }
 
     let dir = tempfile::tempdir().map_err(|e| {
@@ -216,7 +292,12 @@ pub fn capture(opts: &CaptureOptions) -> Result<Captured, ImportError> {
     }
     imp.finish(&mut b);
     let summary = b.finish(&opts.output)?;
-    Ok(Captured { summary, status })
+    Ok(Captured {
+        summary,
+        status,
+        collector,
+        fallback,
+    })
 }
 
 trait NonBlock {

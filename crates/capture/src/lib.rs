@@ -1,4 +1,5 @@
-//! Getting real workloads into naslab: capturing a program's file I/O (through strace)
+//! Getting real workloads into naslab: capturing a program's file I/O (through eBPF or
+//! strace)
 //! and importing traces other tools made (strace logs, dbench loadfiles, fio iologs,
 //! Process Monitor CSV exports). Every importer reads its input as a stream and writes
 //! a naslab trace through one [`Builder`].
@@ -7,6 +8,8 @@ pub mod builder;
 #[cfg(target_os = "linux")]
 pub mod capture;
 pub mod dbench;
+#[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+mod ebpf;
 mod error;
 pub mod fio;
 mod lines;
@@ -17,7 +20,7 @@ pub mod tree;
 
 pub use builder::{Builder, Summary};
 #[cfg(target_os = "linux")]
-pub use capture::{capture, CaptureOptions, Captured};
+pub use capture::{capture, CaptureOptions, Captured, Via};
 pub use error::ImportError;
 
 use std::io::BufRead;

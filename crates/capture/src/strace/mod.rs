@@ -187,9 +187,16 @@ impl StraceImporter {
 
     /// Feeds one log line.
     pub fn line(&mut self, text: &str, b: &mut Builder) -> Result<(), LineFault> {
-        match self.joiner.line(text).map_err(LineFault::Text)? {
-            Parsed::Call(c) => self.call(c, b).map_err(LineFault::Import),
-            Parsed::Exit { tid, t_us } => self.exit(tid, t_us, b).map_err(LineFault::Import),
+        let p = self.joiner.line(text).map_err(LineFault::Text)?;
+        self.parsed(p, b).map_err(LineFault::Import)
+    }
+
+    /// Feeds one call or thread's end, however it was collected (from strace's output,
+    /// or from the eBPF collector's records).
+    pub fn parsed(&mut self, p: Parsed, b: &mut Builder) -> Result<(), ImportError> {
+        match p {
+            Parsed::Call(c) => self.call(c, b),
+            Parsed::Exit { tid, t_us } => self.exit(tid, t_us, b),
             Parsed::Pending | Parsed::Other => Ok(()),
         }
     }
@@ -1151,6 +1158,6 @@ fn iov_total(arg: &str) -> u64 {
 }
 
 /// `/a/./b/../c` → `/a/c` (without following symlinks).
-fn lexical(path: &str) -> String {
+pub(crate) fn lexical(path: &str) -> String {
     format!("/{}", normalize(path.split('/')).unwrap_or_default())
 }

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use anyhow::bail;
 use clap::{Args, ValueEnum};
 #[cfg(target_os = "linux")]
-use naslab_capture::{capture, CaptureOptions};
+use naslab_capture::{capture, CaptureOptions, Via};
 use naslab_capture::{import, Format, ImportOptions};
 
 #[cfg(target_os = "linux")]
@@ -28,9 +28,15 @@ pub struct CaptureArgs {
     /// The workload's name in the trace [default: the trace file's name].
     #[arg(long, value_name = "NAME")]
     pub workload: Option<String>,
-    /// Also keep strace's own output in this file.
+    /// Also keep strace's own output in this file (strace only: with --via auto, asks
+    /// for strace).
     #[arg(long, value_name = "FILE")]
     pub keep_log: Option<PathBuf>,
+    /// How the command is followed: eBPF on the kernel's syscall tracepoints (root, a
+    /// kernel with BTF), strace (ptrace; no root needed), or auto: eBPF when it can be
+    /// loaded here, else strace, saying why.
+    #[arg(long, value_enum, default_value_t = CaptureVia::Auto, value_name = "HOW")]
+    pub via: CaptureVia,
     /// The command to run, and its arguments (after `--`).
     #[arg(
         required = true,
@@ -39,6 +45,18 @@ pub struct CaptureArgs {
         value_name = "CMD"
     )]
     pub command: Vec<OsString>,
+}
+
+/// The collectors `naslab capture --via` chooses from.
+#[cfg(target_os = "linux")]
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CaptureVia {
+    /// eBPF when it loads, else strace.
+    Auto,
+    /// eBPF programs on the kernel's syscall tracepoints.
+    Ebpf,
+    /// strace (ptrace).
+    Strace,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -110,12 +128,21 @@ pub fn capture_cmd(args: CaptureArgs) -> anyhow::Result<()> {
         output: args.output,
         command: args.command,
         keep_log: args.keep_log,
+        via: match args.via {
+            CaptureVia::Auto => Via::Auto,
+            CaptureVia::Ebpf => Via::Ebpf,
+            CaptureVia::Strace => Via::Strace,
+        },
     };
     crate::out_file::check(&opts.output, crate::out_file::Writing::Other)?;
     if let Some(log) = &opts.keep_log {
         crate::out_file::check(log, crate::out_file::Writing::Other)?;
     }
     let done = capture(&opts)?;
+    if let Some(why) = &done.fallback {
+        eprintln!("capturing with strace, not eBPF: {why}");
+    }
+    eprintln!("collector: {}", done.collector);
     eprint!("{}", done.summary);
     eprintln!("trace written to {}", opts.output.display());
     if !done.status.success() {
