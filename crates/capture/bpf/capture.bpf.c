@@ -1,5 +1,6 @@
 // naslab capture's kernel side: records the system calls of one process tree on the
-// kernel's syscall tracepoints and hands them to naslab through a ring buffer.
+// kernel's syscall tracepoints and hands them to naslab through a ring buffer. The
+// system call numbers and argument registers are x86_64's.
 //
 // It knows nothing of system call numbers or argument layouts: naslab fills `specs`
 // (per call number: whether to record it, which arguments are path strings, which
@@ -67,8 +68,8 @@ struct event {
 	__u8 data[2 * STR_MAX + BLOB_MAX];
 };
 
-// Configuration naslab sets before attaching: [0] the offset of child_pid in
-// sched_process_fork's record (it moved between kernels).
+// Configuration naslab sets before attaching: [0] the offset of pid in struct
+// task_struct.
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, 4);
@@ -116,24 +117,26 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 64 << 20);
+	__uint(max_entries, 32 << 20);
 } events SEC(".maps");
 
-struct sys_enter_args {
-	__u64 common;
-	__s64 id;
-	__u64 args[6];
+// The programs are on raw tracepoints: the kernel leaves one at once, where leaving a
+// tracepoint attached through perf waits for an RCU grace period (50-100 ms at the
+// end of every capture), and they need no tracefs. Their context is the tracepoint's
+// arguments: sys_enter(struct pt_regs *regs, long id), sys_exit(struct pt_regs *regs,
+// long ret), sched_process_fork(struct task_struct *parent, struct task_struct *child),
+// sched_process_exit(struct task_struct *p, ...).
+struct raw_args {
+	__u64 args[2];
 };
 
-struct sys_exit_args {
-	__u64 common;
-	__s64 id;
-	__s64 ret;
-};
+// Where x86_64's struct pt_regs holds a system call's six arguments (rdi, rsi, rdx,
+// r10, r8, r9), fixed by the kernel's user ABI (asm/ptrace.h).
+static const __u16 arg_reg[6] = {112, 104, 96, 56, 72, 64};
 
 // Waking the reader for every event would cost a context switch per call: it is woken
 // once a good part of the ring is full, and otherwise polls on a short timer.
-#define WAKE_AT (4 << 20)
+#define WAKE_AT (2 << 20)
 
 static __always_inline void send(struct event *ev, __u32 used)
 {
@@ -194,14 +197,14 @@ static __always_inline __u32 strings(struct event *ev, const struct spec *sp)
 	return off;
 }
 
-SEC("tracepoint/raw_syscalls/sys_enter")
-int sys_enter(struct sys_enter_args *ctx)
+SEC("raw_tracepoint/sys_enter")
+int sys_enter(struct raw_args *ctx)
 {
 	__u32 tid = (__u32)bpf_get_current_pid_tgid();
 	__u8 *how = bpf_map_lookup_elem(&tracked, &tid);
 	if (!how || *how != 1)
 		return 0;
-	__s64 nr = ctx->id;
+	__s64 nr = ctx->args[1];
 	if (nr < 0 || nr >= NR_MAX)
 		return 0;
 	__u32 key = nr;
@@ -211,8 +214,9 @@ int sys_enter(struct sys_enter_args *ctx)
 	struct enter e = {};
 	e.t_ns = bpf_ktime_get_ns();
 	e.nr = nr;
+	const char *regs = (const char *)ctx->args[0];
 	for (int i = 0; i < 6; i++)
-		e.args[i] = ctx->args[i];
+		bpf_probe_read_kernel(&e.args[i], sizeof(__u64), regs + arg_reg[i]);
 	for (int w = 0; w < 2; w++) {
 		__s8 i = sp->word[w];
 		if (i >= 0 && i < 6 && e.args[i])
@@ -232,8 +236,8 @@ int sys_enter(struct sys_enter_args *ctx)
 	return 0;
 }
 
-SEC("tracepoint/raw_syscalls/sys_exit")
-int sys_exit(struct sys_exit_args *ctx)
+SEC("raw_tracepoint/sys_exit")
+int sys_exit(struct raw_args *ctx)
 {
 	__u32 tid = (__u32)bpf_get_current_pid_tgid();
 	struct enter *e = bpf_map_lookup_elem(&pending, &tid);
@@ -243,7 +247,7 @@ int sys_exit(struct sys_exit_args *ctx)
 	if (!ev)
 		return 0;
 	ev->nr = e->nr;
-	ev->ret = ctx->ret;
+	ev->ret = ctx->args[1];
 	for (int i = 0; i < 6; i++)
 		ev->args[i] = e->args[i];
 	ev->words[0] = e->words[0];
@@ -280,20 +284,22 @@ int sys_exit(struct sys_exit_args *ctx)
 
 // A thread of a followed process made a thread or a process: the child is followed
 // from its first call. The event is sent from the parent before the child can run, so
-// it comes before anything the child does.
-SEC("tracepoint/sched/sched_process_fork")
-int process_fork(void *ctx)
+// it comes before anything the child does. The raw tracepoint gives the parent's and
+// the child's task_struct; naslab finds where task_struct holds the pid in the
+// kernel's BTF (it differs between kernels) and puts it in config[0].
+SEC("raw_tracepoint/sched_process_fork")
+int process_fork(struct raw_args *ctx)
 {
 	__u32 tid = (__u32)bpf_get_current_pid_tgid();
 	__u8 *how = bpf_map_lookup_elem(&tracked, &tid);
 	if (!how)
 		return 0;
 	__u32 zero = 0;
-	__u32 *child_at = bpf_map_lookup_elem(&config, &zero);
-	if (!child_at || *child_at > 1024)
+	__u32 *pid_at = bpf_map_lookup_elem(&config, &zero);
+	if (!pid_at || *pid_at == 0 || *pid_at > 65536)
 		return 0;
 	__s32 child = 0;
-	if (bpf_probe_read_kernel(&child, sizeof(child), (const char *)ctx + *child_at) != 0)
+	if (bpf_probe_read_kernel(&child, sizeof(child), (const char *)ctx->args[1] + *pid_at) != 0)
 		return 0;
 	__u32 key = child;
 	__u8 one = 1;
@@ -318,8 +324,8 @@ int process_fork(void *ctx)
 	return 0;
 }
 
-SEC("tracepoint/sched/sched_process_exit")
-int process_exit(void *ctx)
+SEC("raw_tracepoint/sched_process_exit")
+int process_exit(struct raw_args *ctx)
 {
 	__u32 tid = (__u32)bpf_get_current_pid_tgid();
 	__u8 *how = bpf_map_lookup_elem(&tracked, &tid);

@@ -166,14 +166,16 @@ pub fn capture(opts: &CaptureOptions) -> Result<Captured, ImportError> {
     #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
     if let Some(c) = ebpf {
         let mut imp = StraceImporter::new(&root);
-        let (status, lost) = c.run(&opts.command, |p| imp.parsed(p, &mut b))?;
+        let (status, lost, detaching) = c.run(&opts.command, |p| imp.parsed(p, &mut b))?;
         if lost > 0 {
             b.warn(format!(
                 "{lost} system calls were lost (the kernel's ring buffer was full while naslab fell behind): the trace misses them; capture again, or with --via strace"
             ));
         }
         imp.finish(&mut b);
-        let summary = b.finish(&opts.output)?;
+        let summary = b.finish(&opts.output);
+        detaching.wait();
+        let summary = summary?;
         return Ok(Captured {
             summary,
             status,

@@ -1,24 +1,25 @@
-//! The eBPF collector: a program on the kernel's syscall tracepoints
-//! (`raw_syscalls:sys_enter`/`sys_exit`) and process tracepoints
-//! (`sched:sched_process_fork`/`sched_process_exit`) records the calls of the command's
+//! The eBPF collector: programs on the kernel's raw tracepoints for system calls
+//! (`sys_enter`, `sys_exit`) and processes (`sched_process_fork`, `sched_process_exit`)
+//! record the calls of the command's
 //! process tree into a ring buffer, which naslab drains as the command runs. The
 //! program (bpf/capture.bpf.c, built into the committed bpf/capture.bpf.o by
 //! scripts/build-bpf.sh) is loaded by aya, a loader written in Rust, so building naslab
 //! needs no clang or libbpf. The records become the calls the strace importer reads
 //! (see [`render`]), so both collectors share one mapping from calls to ops.
 
+mod btf;
 mod calls;
 mod event;
 mod render;
 
 use std::ffi::OsString;
 use std::os::fd::AsRawFd;
-use std::path::Path;
 use std::process::{Command, ExitStatus};
 
 use aya::maps::{Array, HashMap as BpfHashMap, MapData, PerCpuArray, RingBuf};
-use aya::programs::TracePoint;
-use aya::Ebpf;
+use aya::programs::raw_trace_point::RawTracePointLink;
+use aya::programs::RawTracePoint;
+use aya::{Ebpf, EbpfLoader};
 
 use crate::strace::line::Parsed;
 use crate::ImportError;
@@ -29,12 +30,13 @@ use render::Renderer;
 /// The kernel side, built from bpf/capture.bpf.c.
 static OBJECT: &[u8] = aya::include_bytes_aligned!("../../bpf/capture.bpf.o");
 
-const TRACEFS: &str = "/sys/kernel/tracing";
+const BTF: &str = "/sys/kernel/btf/vmlinux";
 
 /// The eBPF program loaded and attached, ready to follow a command.
 pub struct Collector {
-    // Dropping it detaches the programs.
     _ebpf: Ebpf,
+    /// The programs' attachments; dropping one detaches its program.
+    links: Vec<RawTracePointLink>,
     tracked: BpfHashMap<MapData, u32, u8>,
     ring: RingBuf<MapData>,
     lost: PerCpuArray<MapData, u64>,
@@ -52,15 +54,23 @@ impl Collector {
         if unsafe { libc::geteuid() } != 0 {
             return Err("eBPF tracing needs root".into());
         }
-        let child_at = fork_child_offset()?;
-        let mut ebpf = Ebpf::load(OBJECT)
+        let btf = std::fs::read(BTF)
+            .map_err(|e| format!("the kernel's type information ({BTF}) cannot be read: {e}"))?;
+        let pid_at = btf::member_offset(&btf, "task_struct", "pid")?;
+        drop(btf);
+        // The program reads no kernel structure, so it needs no relocation against the
+        // kernel's BTF (whose parsing would cost every capture).
+        let mut ebpf = EbpfLoader::new()
+            .btf(None)
+            .load(OBJECT)
             .map_err(|e| format!("the kernel refused the eBPF program: {e:#}"))?;
         let calls = calls::table();
+        let mut links = Vec::new();
         {
             let mut config: Array<_, u32> = Array::try_from(map(&mut ebpf, "config")?)
                 .map_err(|e| format!("eBPF map config: {e}"))?;
             config
-                .set(0, child_at, 0)
+                .set(0, pid_at, 0)
                 .map_err(|e| format!("eBPF map config: {e}"))?;
             let mut specs: Array<_, Spec> = Array::try_from(map(&mut ebpf, "specs")?)
                 .map_err(|e| format!("eBPF map specs: {e}"))?;
@@ -70,21 +80,26 @@ impl Collector {
                     .map_err(|e| format!("eBPF map specs ({}): {e}", s.name))?;
             }
         }
-        for (prog, category, name) in [
-            ("sys_enter", "raw_syscalls", "sys_enter"),
-            ("sys_exit", "raw_syscalls", "sys_exit"),
-            ("process_fork", "sched", "sched_process_fork"),
-            ("process_exit", "sched", "sched_process_exit"),
+        for (prog, name) in [
+            ("sys_enter", "sys_enter"),
+            ("sys_exit", "sys_exit"),
+            ("process_fork", "sched_process_fork"),
+            ("process_exit", "sched_process_exit"),
         ] {
-            let p: &mut TracePoint = ebpf
+            let p: &mut RawTracePoint = ebpf
                 .program_mut(prog)
                 .ok_or_else(|| format!("the eBPF object has no program {prog}"))?
                 .try_into()
                 .map_err(|e| format!("eBPF program {prog}: {e}"))?;
             p.load()
                 .map_err(|e| format!("the kernel refused eBPF program {prog}: {e:#}"))?;
-            p.attach(category, name)
-                .map_err(|e| format!("cannot attach to the tracepoint {category}:{name}: {e:#}"))?;
+            let id = p
+                .attach(name)
+                .map_err(|e| format!("cannot attach to the raw tracepoint {name}: {e:#}"))?;
+            links.push(
+                p.take_link(id)
+                    .map_err(|e| format!("eBPF program {prog}: {e}"))?,
+            );
         }
         let take = |ebpf: &mut Ebpf, name: &str| {
             ebpf.take_map(name)
@@ -98,6 +113,7 @@ impl Collector {
             .map_err(|e| format!("eBPF map lost: {e}"))?;
         Ok(Collector {
             _ebpf: ebpf,
+            links,
             tracked,
             ring,
             lost,
@@ -107,13 +123,13 @@ impl Collector {
 
     /// Runs the command and hands every call and thread's end of its process tree to
     /// `feed`, in the order they happened, until the command and everything it started
-    /// have ended. Returns how the command ended and how many records the ring buffer
-    /// could not take.
+    /// have ended. Returns how the command ended, how many records the ring buffer
+    /// could not take, and the programs' detachment, under way.
     pub fn run(
         mut self,
         command: &[OsString],
         mut feed: impl FnMut(Parsed) -> Result<(), ImportError>,
-    ) -> Result<(ExitStatus, u64), ImportError> {
+    ) -> Result<(ExitStatus, u64, Detaching), ImportError> {
         let cwd = std::env::current_dir()
             .map_err(|e| ImportError::Usage(format!("the current directory: {e}")))?;
         let fds = (0..3)
@@ -169,7 +185,8 @@ impl Collector {
                     .try_wait()
                     .map_err(|e| ImportError::Usage(format!("waiting for the command: {e}")))?;
             }
-            if status.is_some() && !renderer.any_live() {
+            if status.is_some() && (!renderer.any_live() || self.lost_count() > 0) {
+                // With records lost, a thread's end may be among them.
                 break;
             }
             let mut pfd = libc::pollfd {
@@ -180,57 +197,40 @@ impl Collector {
             // SAFETY: pfd is one valid pollfd for the call's duration.
             unsafe { libc::poll(&mut pfd, 1, 5) };
         }
-        let lost = self.lost.get(&0, 0).map(|v| v.iter().sum()).unwrap_or(0);
+        let detaching = Detaching::start(std::mem::take(&mut self.links));
+        let lost = self.lost_count();
         let status =
             status.ok_or_else(|| ImportError::Usage("the command's end was not seen".into()))?;
-        Ok((status, lost))
+        Ok((status, lost, detaching))
+    }
+
+    fn lost_count(&self) -> u64 {
+        self.lost.get(&0, 0).map(|v| v.iter().sum()).unwrap_or(0)
+    }
+}
+
+/// The programs being detached, by a thread of their own, while the trace is written.
+pub struct Detaching(Vec<std::thread::JoinHandle<()>>);
+
+impl Detaching {
+    fn start(links: Vec<RawTracePointLink>) -> Detaching {
+        Detaching(
+            links
+                .into_iter()
+                .map(|l| std::thread::spawn(move || drop(l)))
+                .collect(),
+        )
+    }
+
+    /// Waits until every program is detached.
+    pub fn wait(self) {
+        for t in self.0 {
+            let _ = t.join();
+        }
     }
 }
 
 fn map<'a>(ebpf: &'a mut Ebpf, name: &str) -> Result<&'a mut aya::maps::Map, String> {
     ebpf.map_mut(name)
         .ok_or_else(|| format!("the eBPF object has no map {name}"))
-}
-
-/// Where sched_process_fork's record holds the child's pid (it moved between kernels),
-/// from the tracepoint's format in tracefs, which is mounted first if it is not.
-fn fork_child_offset() -> Result<u32, String> {
-    let format = Path::new(TRACEFS).join("events/sched/sched_process_fork/format");
-    if !format.exists() && !Path::new("/sys/kernel/debug/tracing/events").exists() {
-        mount_tracefs()?;
-    }
-    let text = std::fs::read_to_string(&format)
-        .or_else(|_| {
-            std::fs::read_to_string(
-                "/sys/kernel/debug/tracing/events/sched/sched_process_fork/format",
-            )
-        })
-        .map_err(|e| format!("cannot read the tracepoint sched_process_fork's format: {e}"))?;
-    text.lines()
-        .find(|l| l.contains(" child_pid;"))
-        .and_then(|l| l.split("offset:").nth(1))
-        .and_then(|l| l.split(';').next())
-        .and_then(|n| n.trim().parse().ok())
-        .ok_or_else(|| "the tracepoint sched_process_fork has no child_pid".into())
-}
-
-fn mount_tracefs() -> Result<(), String> {
-    let target = std::ffi::CString::new(TRACEFS).map_err(|e| e.to_string())?;
-    // SAFETY: every argument is a valid NUL-terminated string or NULL.
-    let rc = unsafe {
-        libc::mount(
-            c"nodev".as_ptr(),
-            target.as_ptr(),
-            c"tracefs".as_ptr(),
-            0,
-            std::ptr::null(),
-        )
-    };
-    if rc != 0 {
-        return Err(format!(
-            "tracefs is not mounted and mounting it on {TRACEFS} failed: {}",
-            std::io::Error::last_os_error()
-        ));
-    }
-    Ok(())
 }
