@@ -725,3 +725,159 @@ fn flock_buf(blob: &[u8]) -> String {
         l.l_start, l.l_len
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ebpf::calls::table;
+
+    fn nr(name: &str) -> i64 {
+        table()
+            .iter()
+            .find(|s| s.name == name)
+            .map(|s| s.nr)
+            .unwrap_or(-1)
+    }
+
+    fn call<'a>(
+        tid: u32,
+        name: &str,
+        args: &[u64],
+        ret: i64,
+        strings: [Option<&'a [u8]>; 2],
+    ) -> Event<'a> {
+        let mut a = [0u64; 6];
+        a[..args.len()].copy_from_slice(args);
+        Event {
+            t_ns: 5_000,
+            tid,
+            kind: Kind::Call,
+            nr: nr(name),
+            ret,
+            args: a,
+            words: [0, 0],
+            strings,
+            blob: &[],
+        }
+    }
+
+    fn lines(r: &mut Renderer, events: &[Event]) -> Vec<String> {
+        let mut out = Vec::new();
+        for e in events {
+            r.record(e, &mut out);
+        }
+        out.into_iter()
+            .map(|p| match p {
+                Parsed::Call(c) => {
+                    format!("{} {}({}) = {:?}", c.tid, c.name, c.args.join(", "), c.ret)
+                }
+                Parsed::Exit { tid, .. } => format!("{tid} exit"),
+                other => format!("{other:?}"),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn descriptors_carry_their_paths_through_open_dup_rename_and_close() {
+        let mut r = Renderer::new(&table(), "/w".into(), vec![(1, Some("/w/out".into()))]);
+        let fork = Event {
+            kind: Kind::Fork,
+            nr: -1,
+            ret: 10,
+            args: [0, 2, 0, 0, 0, 0],
+            ..call(1, "close", &[], 0, [None, None])
+        };
+        let at_cwd = -100i64 as u64;
+        let flags = (libc::O_WRONLY | libc::O_CREAT | libc::O_CLOEXEC) as u64;
+        let got = lines(
+            &mut r,
+            &[
+                fork,
+                call(
+                    10,
+                    "openat",
+                    &[at_cwd, 0, flags, 0o644],
+                    3,
+                    [Some(b"sub/../a"), None],
+                ),
+                call(10, "dup2", &[3, 7], 7, [None, None]),
+                call(10, "write", &[7, 0, 5], 5, [None, None]),
+                call(10, "rename", &[1, 2], 0, [Some(b"a"), Some(b"b")]),
+                call(10, "close", &[3], 0, [None, None]),
+                call(10, "write", &[1, 0, 2], 2, [None, None]),
+                call(10, "newfstatat", &[at_cwd, 1], -2, [Some(b"gone"), None]),
+            ],
+        );
+        assert_eq!(
+            got,
+            vec![
+                "10 openat(AT_FDCWD</w>, \"sub/../a\", O_WRONLY|O_CREAT|O_CLOEXEC, 420) = Value(3, Some(\"/w/a\"))",
+                "10 dup2(3</w/a>, 7<?>) = Value(7, Some(\"/w/a\"))",
+                "10 write(7</w/a>, \"\"..., 5) = Value(5, None)",
+                "10 rename(\"a\", \"b\") = Value(0, None)",
+                "10 close(3</w/b>) = Value(0, None)",
+                "10 write(1</w/out>, \"\"..., 2) = Value(2, None)",
+                "10 newfstatat(AT_FDCWD</w>, \"gone\", 0x0, 0) = Error(\"ENOENT\")",
+            ]
+        );
+    }
+
+    #[test]
+    fn a_thread_shares_its_descriptors_and_a_forked_child_copies_them() {
+        let mut r = Renderer::new(&table(), "/w".into(), Vec::new());
+        let fork = |tid: u32, child: i64, flags: u64| Event {
+            kind: Kind::Fork,
+            nr: nr("clone"),
+            ret: child,
+            args: [flags, 1, 0, 0, 0, 0],
+            ..call(tid, "close", &[], 0, [None, None])
+        };
+        let got = lines(
+            &mut r,
+            &[
+                fork(1, 2, libc::CLONE_FILES as u64 | libc::CLONE_VM as u64),
+                fork(1, 3, libc::SIGCHLD as u64),
+                call(2, "open", &[0, 0, 0], 4, [Some(b"/w/t"), None]),
+                call(1, "read", &[4, 0, 9], 9, [None, None]),
+                call(3, "read", &[4, 0, 9], -9, [None, None]),
+                Event {
+                    kind: Kind::Exit,
+                    ..call(2, "close", &[], 0, [None, None])
+                },
+            ],
+        );
+        assert_eq!(
+            got,
+            vec![
+                "1 clone(flags=CLONE_FILES) = Value(2, None)",
+                "1 clone(flags=0) = Value(3, None)",
+                "2 open(\"/w/t\", O_RDONLY, 0) = Value(4, Some(\"/w/t\"))",
+                "1 read(4</w/t>, \"\"..., 9) = Value(9, None)",
+                "3 read(4<?>, \"\"..., 9) = Error(\"EBADF\")",
+                "2 exit",
+            ]
+        );
+    }
+
+    #[test]
+    fn flags_and_buffers_read_as_strace_prints_them() {
+        assert_eq!(
+            open_flags((libc::O_RDWR | libc::O_APPEND | libc::O_SYNC) as u64),
+            "O_RDWR|O_APPEND|O_SYNC"
+        );
+        assert_eq!(open_flags(libc::O_DSYNC as u64), "O_RDONLY|O_DSYNC");
+        assert_eq!(quote(b"a\"b\\\n"), "\"a\\\"b\\\\\\x0a\"");
+        let mut iov = Vec::new();
+        for len in [10u64, 20] {
+            iov.extend_from_slice(&0u64.to_ne_bytes());
+            iov.extend_from_slice(&len.to_ne_bytes());
+        }
+        assert_eq!(
+            iovecs(&iov),
+            "[{iov_base=\"\"..., iov_len=10}, {iov_base=\"\"..., iov_len=20}]"
+        );
+        assert_eq!(offset_word(0, 7), "NULL");
+        assert_eq!(offset_word(0x1000, 7), "[7]");
+        assert_eq!(escape_annotation("/a>b"), "/a\\x3eb");
+    }
+}
