@@ -88,14 +88,14 @@ struct {
 // command).
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 65536);
+	__uint(max_entries, 16384);
 	__type(key, __u32);
 	__type(value, __u8);
 } tracked SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 65536);
+	__uint(max_entries, 16384);
 	__type(key, __u32);
 	__type(value, struct enter);
 } pending SEC(".maps");
@@ -117,7 +117,7 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 32 << 20);
+	__uint(max_entries, 16 << 20);
 } events SEC(".maps");
 
 // The programs are on raw tracepoints: the kernel leaves one at once, where leaving a
@@ -136,7 +136,7 @@ static const __u16 arg_reg[6] = {112, 104, 96, 56, 72, 64};
 
 // Waking the reader for every event would cost a context switch per call: it is woken
 // once a good part of the ring is full, and otherwise polls on a short timer.
-#define WAKE_AT (2 << 20)
+#define WAKE_AT (1 << 20)
 
 static __always_inline void send(struct event *ev, __u32 used)
 {
