@@ -11,6 +11,7 @@ mod btf;
 mod calls;
 mod event;
 mod render;
+mod text;
 
 use std::ffi::OsString;
 use std::os::fd::AsRawFd;
