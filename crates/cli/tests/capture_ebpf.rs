@@ -272,3 +272,40 @@ fn without_root_auto_captures_with_strace_and_says_why() {
     let err = run_err(&mut as_nobody("ebpf"));
     assert!(err.contains("--via strace"), "{err}");
 }
+
+/// strace's own output can be kept only when strace collects: auto then takes strace,
+/// saying why, and --via ebpf refuses --keep-log.
+#[test]
+fn keep_log_asks_for_strace() {
+    if tool_or_skip("strace").is_none() {
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let capture = |via: &str| {
+        let mut c = naslab();
+        c.current_dir(d.path())
+            .args([
+                "capture",
+                "--via",
+                via,
+                "-o",
+                "t.jsonl",
+                "--keep-log",
+                "s.log",
+            ])
+            .args(["--", "sh", "-c", "echo x > f"]);
+        c
+    };
+    let err = run_err(&mut capture("ebpf"));
+    assert!(err.contains("--keep-log keeps strace's output"), "{err}");
+    let res = run_ok(&mut capture("auto"));
+    let err = text(&res.stderr);
+    assert!(
+        err.contains("capturing with strace, not eBPF: --keep-log asks for strace's output"),
+        "{err}"
+    );
+    assert!(err.contains("collector: strace"), "{err}");
+    assert!(std::fs::read_to_string(d.path().join("s.log"))
+        .unwrap()
+        .contains("openat("));
+}
