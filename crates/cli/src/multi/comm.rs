@@ -5,7 +5,7 @@
 use std::sync::Mutex;
 
 use mpi::collective::SystemOperation;
-use mpi::request::StaticScope;
+use mpi::request::{Request, Scope, StaticScope};
 use mpi::topology::SimpleCommunicator;
 use mpi::traits::*;
 use mpi::Tag;
@@ -17,6 +17,9 @@ const PING_ROUNDS: usize = 32;
 /// How far after rank 0 sends the start time every client starts: enough for the
 /// broadcast to reach them all.
 const START_LEAD_NS: u64 = 100_000_000;
+/// The longest pause between two looks at a collective a client waits in
+/// ([`wait_idle`]).
+const IDLE_POLL: std::time::Duration = std::time::Duration::from_millis(1);
 /// The tag of every message but the failure notices.
 const DATA_TAG: Tag = 0;
 /// What a failure notice carries (its tag and source say all).
@@ -130,7 +133,15 @@ impl Job {
         let (rank, size) = self.with(|c| (c.rank, c.size));
         let mine: u32 = if failed { rank } else { size };
         let mut lowest: u32 = size;
-        world().all_reduce_into(&mine, &mut lowest, SystemOperation::min());
+        let world = world();
+        mpi::request::scope(|scope| {
+            wait_idle(world.immediate_all_reduce_into(
+                scope,
+                &mine,
+                &mut lowest,
+                SystemOperation::min(),
+            ));
+        });
         (lowest < size).then_some(lowest)
     }
 
@@ -241,7 +252,9 @@ impl Job {
             (true, true) => 2,
         };
         let mut flags = vec![0u8; size as usize];
-        world.all_gather_into(&mine, &mut flags[..]);
+        mpi::request::scope(|scope| {
+            wait_idle(world.immediate_all_gather_into(scope, &mine, &mut flags[..]));
+        });
         let failed_ranks: Vec<u32> = (0..size).filter(|&r| flags[r as usize] != 0).collect();
         if let Some(tag) = tag {
             for &r in failed_ranks.iter().filter(|&&r| r != rank) {
@@ -396,6 +409,24 @@ impl Job {
 
 /// Sleeps until `deadline` on CLOCK_MONOTONIC. Sleeping, not spinning: several clients
 /// on one host would otherwise take each other's CPU just when they should start.
+/// Waits for `request` without spinning. MPI's own wait polls at full speed until the
+/// slowest client arrives, which on a host shared with clients still in their measured
+/// phase takes a CPU from them (a job whose clients finish far apart spent a core's
+/// worth of system time waiting); this looks every 50 µs at first, then at most every
+/// [`IDLE_POLL`], and sleeps in between. Only the votes before and after a phase wait
+/// here, where a millisecond more is nothing measured.
+fn wait_idle<'a, D: ?Sized, S: Scope<'a>>(mut request: Request<'a, D, S>) {
+    let mut pause = std::time::Duration::from_micros(50);
+    loop {
+        match request.test() {
+            Ok(_) => return,
+            Err(r) => request = r,
+        }
+        std::thread::sleep(pause);
+        pause = (pause * 2).min(IDLE_POLL);
+    }
+}
+
 fn sleep_until(deadline: u64) {
     naslab_engine::clock::tighten_timer_slack();
     let ts = libc::timespec {
