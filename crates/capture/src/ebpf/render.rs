@@ -89,6 +89,13 @@ impl Renderer {
             .unwrap_or_else(|| self.start_cwd.clone())
     }
 
+    /// Records that `tid`'s descriptor `fd` now names `path` (a successful open or dup).
+    fn bind(&mut self, tid: u32, fd: i64, path: Option<String>, cloexec: bool) {
+        self.table(tid)
+            .borrow_mut()
+            .insert(fd as i32, Fd { path, cloexec });
+    }
+
     fn fd_path(&self, tid: u32, fd: i32) -> Option<String> {
         self.tables
             .get(&tid)
@@ -267,13 +274,7 @@ impl Renderer {
                 };
                 if ok {
                     let cloexec = flags & libc::O_CLOEXEC as u64 != 0;
-                    self.table(tid).borrow_mut().insert(
-                        ev.ret as i32,
-                        Fd {
-                            path: path.clone(),
-                            cloexec,
-                        },
-                    );
+                    self.bind(tid, ev.ret, path.clone(), cloexec);
                     ret_path = path;
                 }
                 args
@@ -310,13 +311,7 @@ impl Renderer {
                 if ok {
                     let old = self.fd_path(tid, a[0] as i32);
                     let cloexec = name == "dup3" && a[2] & libc::O_CLOEXEC as u64 != 0;
-                    self.table(tid).borrow_mut().insert(
-                        ev.ret as i32,
-                        Fd {
-                            path: old.clone(),
-                            cloexec,
-                        },
-                    );
+                    self.bind(tid, ev.ret, old.clone(), cloexec);
                     ret_path = old;
                 }
                 args
@@ -483,13 +478,7 @@ impl Renderer {
             libc::F_DUPFD | libc::F_DUPFD_CLOEXEC => {
                 if ok {
                     let old = self.fd_path(tid, a[0] as i32);
-                    self.table(tid).borrow_mut().insert(
-                        ev.ret as i32,
-                        Fd {
-                            path: old.clone(),
-                            cloexec: cmd == libc::F_DUPFD_CLOEXEC,
-                        },
-                    );
+                    self.bind(tid, ev.ret, old.clone(), cmd == libc::F_DUPFD_CLOEXEC);
                     *ret_path = old;
                 }
                 let name = if cmd == libc::F_DUPFD {
