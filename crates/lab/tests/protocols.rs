@@ -592,3 +592,52 @@ fn nfs_4_1_finds_a_deep_export_and_names_root_squash() {
         "{e}"
     );
 }
+
+/// An exclusive create through `target`: it makes the file (seen on the server at
+/// `on_server`), and a second one on the taken name fails with EEXIST, leaving the
+/// file's bytes as they were.
+fn exclusive_create_is_kept_by_the_server(target: &dyn Target, on_server: &std::path::Path) {
+    target.fresh_workload_dir("Excl").unwrap();
+    let mut b = connect_to_data_bin(target, "Excl");
+    let how = OpenHow {
+        write: true,
+        create: true,
+        exclusive: true,
+        ..OpenHow::default()
+    };
+    let h = b.open(0, how).unwrap();
+    assert_eq!(b.write(h, 0, b"first").unwrap(), 5);
+    b.close(h).unwrap();
+    assert_eq!(std::fs::read(on_server).unwrap(), b"first");
+    let e = b.open(0, how).unwrap_err();
+    assert_eq!(e.errno, libc::EEXIST, "{e:?}");
+    assert_eq!(std::fs::read(on_server).unwrap(), b"first");
+    // Without `exclusive` the same create opens what is there (and empties it).
+    let plain = OpenHow {
+        exclusive: false,
+        truncate: true,
+        ..how
+    };
+    let h = b.open(0, plain).unwrap();
+    b.close(h).unwrap();
+    assert_eq!(std::fs::read(on_server).unwrap(), b"");
+}
+
+#[test]
+fn an_exclusive_create_fails_on_a_taken_name_over_smb_nfs3_and_nfs4_1() {
+    needs_root_and_servers!(ServerKind::Samba);
+    let base = tempfile::tempdir().unwrap();
+    let guard = lab(base.path(), FsKind::Dir, ServerKind::Samba, &[]);
+    let st = guard.lab().state.clone();
+    let file = st.share_dir.join("naslab/Excl/data.bin");
+    exclusive_create_is_kept_by_the_server(&smb(&st), &file);
+    drop(guard);
+    needs_root_and_servers!(ServerKind::Nfs);
+    let guard = lab(base.path(), FsKind::Dir, ServerKind::Nfs, &[]);
+    let st = guard.lab().state.clone();
+    let file = st.share_dir.join("naslab/Excl/data.bin");
+    exclusive_create_is_kept_by_the_server(&nfs(&st.url), &file);
+    let url = naslab_lab::server::nfs4_url(&st.url, "4.1");
+    let v4 = Nfs4Target::connect(url.parse().unwrap()).expect("NFSv4.1 mounts");
+    exclusive_create_is_kept_by_the_server(&v4, &file);
+}

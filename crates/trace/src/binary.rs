@@ -197,12 +197,9 @@ pub(crate) fn decode_op(b: &mut Bytes<'_>, d: &mut Deltas) -> Result<OpFields, U
         0
     };
     let len = if bits & HAS_LEN != 0 { b.varint()? } else { 0 };
+    // Every bit of the byte is a known flag (version 3 took the last one).
     let flags = if bits & HAS_FLAGS != 0 {
-        let f = b.byte()?;
-        if f & !OpFlags::ALL.0 != 0 {
-            return Err(Undecodable::Bad(format!("unknown open flags {f:#x}")));
-        }
-        Some(OpFlags(f))
+        Some(OpFlags(b.byte()?))
     } else {
         None
     };

@@ -36,8 +36,8 @@ pub use writer::{create_trace, create_trace_parallel, is_binary_name, Sink, Trac
 /// The format name every trace's first line carries.
 pub const FORMAT_NAME: &str = "naslab-trace";
 /// The format version this build writes: version 2 added the `statfs`, `utime`, `lock`
-/// and `unlock` ops and an op's `expect`.
-pub const FORMAT_VERSION: u32 = 2;
+/// and `unlock` ops and an op's `expect`; version 3 the `excl` flag of a `create`.
+pub const FORMAT_VERSION: u32 = 3;
 /// The oldest format version this build reads (every later one up to
 /// [`FORMAT_VERSION`] is read too; a newer one is refused by name).
 pub const OLDEST_FORMAT_VERSION: u32 = 1;

@@ -225,10 +225,13 @@ impl OpFlags {
     pub const DIRECT: OpFlags = OpFlags(32);
     /// Random access: no readahead (POSIX_FADV_RANDOM, FILE_FLAG_RANDOM_ACCESS).
     pub const RANDOM: OpFlags = OpFlags(64);
+    /// On a `create`: make the file only if no entry has its name, else fail with
+    /// `EEXIST` (O_CREAT|O_EXCL, SMB FILE_CREATE, NFS GUARDED, CREATE_NEW). Version 3.
+    pub const EXCL: OpFlags = OpFlags(128);
     /// Every known flag.
-    pub const ALL: OpFlags = OpFlags(127);
+    pub const ALL: OpFlags = OpFlags(255);
 
-    const NAMES: [(&'static str, OpFlags); 7] = [
+    const NAMES: [(&'static str, OpFlags); 8] = [
         ("read", OpFlags::READ),
         ("write", OpFlags::WRITE),
         ("trunc", OpFlags::TRUNC),
@@ -236,6 +239,7 @@ impl OpFlags {
         ("sync", OpFlags::SYNC),
         ("direct", OpFlags::DIRECT),
         ("random", OpFlags::RANDOM),
+        ("excl", OpFlags::EXCL),
     ];
 
     /// Whether every bit of `other` is set.
@@ -256,7 +260,7 @@ impl OpFlags {
                 Some((_, f)) => bits |= f.0,
                 None => {
                     return Err(format!(
-                        "unknown flag '{part}' (known: read, write, trunc, append, sync, direct, random)"
+                        "unknown flag '{part}' (known: read, write, trunc, append, sync, direct, random, excl)"
                     ))
                 }
             }

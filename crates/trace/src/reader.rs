@@ -817,6 +817,9 @@ fn build_op(
     if op.offset.checked_add(op.len).is_none() {
         return Err("offset + len overflows");
     }
+    if op.flags.contains(OpFlags::EXCL) && kind != OpKind::Create {
+        return Err("the flag 'excl' belongs on a 'create' only (an exclusive create)");
+    }
     let measured = match (raw.sched_ns, raw.issued_ns, raw.done_ns, raw.result) {
         (None, None, None, None) => None,
         (Some(sched_ns), Some(issued_ns), Some(done_ns), Some(result)) => Some(Measured {

@@ -197,7 +197,7 @@ fn malformed_lines_are_rejected_with_their_line_number() {
 
 #[test]
 fn unknown_version_is_rejected_by_name() {
-    for v in [0, 3] {
+    for v in [0, 4] {
         let e = error_of(&format!(
             r#"{{"type":"header","format":"naslab-trace","version":{v},"workload":"w"}}"#
         ));
@@ -207,21 +207,42 @@ fn unknown_version_is_rejected_by_name() {
             msg.contains(&format!("naslab-trace version {v} is not supported")),
             "{msg}"
         );
-        assert!(msg.contains("reads versions 1 to 2"), "{msg}");
+        assert!(msg.contains("reads versions 1 to 3"), "{msg}");
     }
 }
 
 #[test]
-fn version_1_traces_are_still_read_and_traces_are_written_as_version_2() {
+fn version_1_traces_are_still_read_and_traces_are_written_as_version_3() {
     let text = format!("{HEAD}\n{FILE}\n{{\"type\":\"op\",\"op\":\"stat\",\"file\":0}}\n");
     let recs = naslab_trace::read_all(Path::new("v1.jsonl"), text.as_bytes()).unwrap();
     assert_eq!(recs.len(), 3);
     let mut out = Vec::new();
-    let mut w = naslab_trace::TraceWriter::new("v2.jsonl".into(), &mut out);
+    let mut w = naslab_trace::TraceWriter::new("v3.jsonl".into(), &mut out);
     w.header(&Header::new("w")).unwrap();
     w.finish().unwrap();
     let line = String::from_utf8(out).unwrap();
-    assert!(line.contains("\"version\":2"), "{line}");
+    assert!(line.contains("\"version\":3"), "{line}");
+}
+
+#[test]
+fn an_exclusive_create_reads_back_and_belongs_on_a_create_only() {
+    let create = format!(
+        "{HEAD}\n{FILE}\n{{\"type\":\"op\",\"op\":\"create\",\"file\":0,\"flags\":\"write|excl\",\"expect\":\"EEXIST\"}}\n"
+    );
+    let recs = naslab_trace::read_all(Path::new("x.jsonl"), create.as_bytes()).unwrap();
+    let Record::Op(op, _) = &recs[2] else {
+        panic!("{recs:?}")
+    };
+    assert!(op.flags.contains(OpFlags::EXCL | OpFlags::WRITE));
+    assert_eq!(op.flags.to_string(), "write|excl");
+    assert_eq!(op.expect, Some(Expected::Exists));
+    let open = create.replace("\"op\":\"create\"", "\"op\":\"open\"");
+    let e = error_of(&open);
+    assert_eq!(e.line(), Some(3), "{e}");
+    assert!(
+        e.to_string().contains("'excl' belongs on a 'create' only"),
+        "{e}"
+    );
 }
 
 #[test]

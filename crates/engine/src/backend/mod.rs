@@ -158,6 +158,8 @@ pub struct OpenHow {
     pub read: bool,
     pub write: bool,
     pub create: bool,
+    /// With `create`: fail with `EEXIST` when an entry has the name (the trace's `excl`).
+    pub exclusive: bool,
     pub truncate: bool,
     pub append: bool,
     pub sync: bool,

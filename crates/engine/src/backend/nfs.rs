@@ -325,7 +325,7 @@ impl Backend for NfsBackend {
         self.session.begin_op();
         let path = self.path(file)?;
         let (fh, size) = if how.create {
-            self.session.create(&path, how.truncate)?
+            self.session.create(&path, how.truncate, how.exclusive)?
         } else {
             let (fh, t, size) = self.session.resolve(&path)?;
             if t == ftype3::NF3DIR {

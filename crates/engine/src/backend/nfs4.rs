@@ -205,6 +205,16 @@ impl Backend for Nfs4Backend {
 
     fn open(&mut self, file: u32, how: OpenHow) -> Result<Handle, OpError> {
         let path = self.paths.path(file)?;
+        if how.create && how.exclusive {
+            // The client library's OPEN creates UNCHECKED4 only: an exclusive create is
+            // a LOOKUP that must find nothing, then the OPEN (one more round trip, and
+            // not atomic against another client making the name in between).
+            match self.session.resolve(&path) {
+                Ok(_) => return Err(OpError::errno(crate::errno::EEXIST)),
+                Err(e) if e.errno == crate::errno::ENOENT => {}
+                Err(e) => return Err(e),
+            }
+        }
         let (fh, mut size) = self.session.open_file(&path, how.create, how.write)?;
         if how.truncate && size > 0 {
             if let Err(e) = self.session.set_size(&fh, 0) {

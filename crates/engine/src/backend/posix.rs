@@ -292,6 +292,9 @@ impl PosixBackend {
         };
         if how.create {
             flags |= libc::O_CREAT;
+            if how.exclusive {
+                flags |= libc::O_EXCL;
+            }
         }
         if how.truncate {
             flags |= libc::O_TRUNC;

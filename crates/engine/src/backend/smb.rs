@@ -601,6 +601,7 @@ impl SmbBackend {
                 | FileAccessMask::FILE_WRITE_ATTRIBUTES;
         }
         let disposition = match (how.create, how.truncate) {
+            (true, _) if how.exclusive => CreateDisposition::FileCreate,
             (true, true) => CreateDisposition::FileOverwriteIf,
             (true, false) => CreateDisposition::FileOpenIf,
             (false, true) => CreateDisposition::FileOverwrite,

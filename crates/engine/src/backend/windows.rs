@@ -293,6 +293,7 @@ impl Backend for WindowsBackend {
             read: how.read || !how.write,
             write: how.write,
             create: how.create,
+            exclusive: how.exclusive,
             truncate: how.truncate,
             sync: how.sync,
             direct: self.direct || how.direct,

@@ -493,11 +493,14 @@ impl<C: Clock> StreamRun<'_, C> {
             OpKind::Open | OpKind::Create => {
                 let f = op.flags;
                 let create = op.kind == OpKind::Create;
+                let exclusive = create && f.contains(OpFlags::EXCL);
                 let how = OpenHow {
                     read: f.contains(OpFlags::READ) || (!create && !f.contains(OpFlags::WRITE)),
                     write: create || f.contains(OpFlags::WRITE),
                     create,
-                    truncate: create || f.contains(OpFlags::TRUNC),
+                    exclusive,
+                    // An exclusive create makes an empty file or nothing.
+                    truncate: (create && !exclusive) || f.contains(OpFlags::TRUNC),
                     append: f.contains(OpFlags::APPEND),
                     sync: f.contains(OpFlags::SYNC),
                     direct: f.contains(OpFlags::DIRECT),

@@ -695,7 +695,14 @@ impl Session {
         Ok((fh, t, s))
     }
 
-    pub(super) fn create(&mut self, path: &str, truncate: bool) -> Result<(nfs_fh3, u64), OpError> {
+    /// CREATE: UNCHECKED (opens what is there), or GUARDED when `exclusive` (the server
+    /// answers `NFS3ERR_EXIST` when the name is taken).
+    pub(super) fn create(
+        &mut self,
+        path: &str,
+        truncate: bool,
+        exclusive: bool,
+    ) -> Result<(nfs_fh3, u64), OpError> {
         let (parent, n) = split(path);
         let dfh = self.dir(parent)?;
         let attributes = sattr3 {
@@ -712,9 +719,22 @@ impl Session {
                 dir: dfh.clone(),
                 name: name(n),
             },
-            how: createhow3::UNCHECKED(attributes),
+            how: if exclusive {
+                createhow3::GUARDED(attributes)
+            } else {
+                createhow3::UNCHECKED(attributes)
+            },
         };
-        let ok = check(rpc!(self, create(&args)).0)?;
+        let (r, redone) = rpc!(self, create(&args));
+        let ok = match check(r) {
+            // A GUARDED create sent again may have been carried out the first time (see
+            // [`done_before`]): the file is the one it made.
+            Err(e) if exclusive && redone && e.errno == crate::errno::EEXIST => {
+                let (fh, _, size) = self.resolve(path)?;
+                return Ok((fh, size));
+            }
+            r => r?,
+        };
         let size = match ok.obj_attributes {
             Nfs3Option::Some(a) => Some(a.size),
             Nfs3Option::None => None,
@@ -927,7 +947,7 @@ impl RemoteFs for Session {
     }
 
     fn put_file(&mut self, path: &str, data: &[u8]) -> Result<(), OpError> {
-        let (mut fh, _) = self.create(path, true)?;
+        let (mut fh, _) = self.create(path, true, false)?;
         self.write_at(&mut fh, 0, data, stable_how::FILE_SYNC)
             .map(|_| ())
     }

@@ -43,6 +43,8 @@ pub struct OpenSpec {
     pub read: bool,
     pub write: bool,
     pub create: bool,
+    /// With `create`: made new or not at all (`FILE_CREATE`, `CREATE_NEW`).
+    pub exclusive: bool,
     /// Emptied once the open handle has been checked.
     pub truncate: bool,
     /// Every write goes through to the disk or server (`FILE_WRITE_THROUGH`).
@@ -74,10 +76,10 @@ impl OpenSpec {
         }
         Create {
             access,
-            disposition: if self.create && self.write {
-                FILE_OPEN_IF
-            } else {
-                FILE_OPEN
+            disposition: match (self.create && self.write, self.exclusive) {
+                (true, true) => FILE_CREATE,
+                (true, false) => FILE_OPEN_IF,
+                (false, _) => FILE_OPEN,
             },
             options: self.options(),
             overlapped: self.overlapped,

@@ -101,7 +101,11 @@ fn every_op_does_what_it_says_through_one_open_per_entry() {
 
 fn every_op(b: &mut dyn Backend, dir: &Path) {
     b.mkdir(0).unwrap();
-    let h = b.open(1, create()).unwrap();
+    let exclusive = OpenHow {
+        exclusive: true,
+        ..create()
+    };
+    let h = b.open(1, exclusive).unwrap();
     assert_eq!(b.write(h, 0, &[7u8; 4096]).unwrap(), 4096);
     assert_eq!(b.write(h, 4096, b"tail").unwrap(), 4);
     let mut buf = vec![0u8; 8192];
@@ -120,6 +124,12 @@ fn every_op(b: &mut dyn Backend, dir: &Path) {
     assert_eq!(b.stat(1).unwrap(), 8192, "and never shrinks it");
     b.close(h).unwrap();
     assert_eq!(b.close(h).unwrap_err().errno, crate::errno::EBADF);
+    // The name is taken now: an exclusive create fails, and changes nothing.
+    assert_eq!(
+        b.open(1, exclusive).unwrap_err().errno,
+        crate::errno::EEXIST
+    );
+    assert_eq!(b.stat(1).unwrap(), 8192);
     assert_eq!(b.readdir(0).unwrap(), 1);
     b.rename(1, 2).unwrap();
     assert_eq!(b.stat(1).unwrap_err().errno, crate::errno::ENOENT);
