@@ -41,6 +41,8 @@ pub enum Creation {
     Never,
     /// Create it when it does not exist.
     IfAbsent,
+    /// Create it, failing when an entry has its name (O_CREAT|O_EXCL, FILE_CREATE).
+    Exclusive,
 }
 
 /// An open as the application asked for it.
@@ -449,7 +451,10 @@ impl Builder {
             }
         }
         let exists = self.entry(id).exists_now;
-        let kind = if !exists && req.create == Creation::IfAbsent {
+        let kind = if !exists && req.create != Creation::Never {
+            if req.create == Creation::Exclusive {
+                flags = flags | OpFlags::EXCL;
+            }
             let e = self.entry_mut(id);
             e.exists_now = true;
             e.size_now = 0;
@@ -704,8 +709,14 @@ impl Builder {
             Some(&id) => self.entry(id).kind_unknown,
             None => true,
         };
-        // The entry's first sight says it does not exist (yet).
-        let Some(id) = self.file(path, entry, Presence::New) else {
+        // The entry's first sight says it does not exist (yet), unless the call failed
+        // because it does.
+        let first = if expect == Expected::Exists {
+            Presence::Existing
+        } else {
+            Presence::New
+        };
+        let Some(id) = self.file(path, entry, first) else {
             return Ok(());
         };
         if kind == OpKind::Stat && expect == Expected::NotFound && !self.exists_now(id) {
@@ -716,10 +727,18 @@ impl Builder {
                 "calls expected to fail with ENOENT on an entry the workload has then (their replay succeeds and counts as an error)",
             );
         }
-        let mut op = Op::new(0, t_us, kind, id);
-        if kind == OpKind::Open {
-            op.flags = OpFlags::READ | OpFlags::WRITE;
+        if expect == Expected::Exists && !self.exists_now(id) {
+            self.warn_count(
+                "calls expected to fail with EEXIST on an entry the workload does not have then (their replay succeeds and counts as an error)",
+            );
         }
+        let mut op = Op::new(0, t_us, kind, id);
+        op.flags = match kind {
+            OpKind::Open => OpFlags::READ | OpFlags::WRITE,
+            // An exclusive create that finds the name taken.
+            OpKind::Create => OpFlags::EXCL,
+            _ => OpFlags::default(),
+        };
         op.expect = Some(expect);
         self.emit(key, t_us, op)
     }

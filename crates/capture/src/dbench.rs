@@ -414,14 +414,15 @@ impl Ctx<'_> {
             "NTCreateX" => {
                 let options = self.num(args, 1, cmd, "create options")?;
                 let disposition = self.num(args, 2, cmd, "create disposition")?;
-                // Only an open of an existing entry fails on POSIX as it did (no
-                // exclusive create in the trace format).
-                if expect != Expected::NotFound && disposition != 1 {
+                let dir = options & DIRECTORY_FILE != 0;
+                if expect == Expected::Exists && disposition == 2 && !dir {
+                    // FILE_CREATE of a name taken: the exclusive create it is.
+                    (OpKind::Create, FileKind::File)
+                } else if expect != Expected::NotFound && disposition != 1 {
                     self.b
                         .skip(&format!("NTCreateX lines that must fail with {status} (a create that fails so has no op)"));
                     return Ok(());
-                }
-                if options & DIRECTORY_FILE != 0 {
+                } else if dir {
                     (OpKind::Stat, FileKind::Dir)
                 } else {
                     (OpKind::Open, FileKind::File)
@@ -551,7 +552,9 @@ impl Ctx<'_> {
         let req = OpenReq {
             read: true,
             write: true,
-            create: if creates {
+            create: if disposition == 2 {
+                Creation::Exclusive
+            } else if creates {
                 Creation::IfAbsent
             } else {
                 Creation::Never

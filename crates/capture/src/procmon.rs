@@ -225,7 +225,9 @@ pub fn read(
                     let req = OpenReq {
                         read: reads || !writes,
                         write: writes || created,
-                        create: if created {
+                        create: if created && disposition == "Create" {
+                            Creation::Exclusive
+                        } else if created {
                             Creation::IfAbsent
                         } else {
                             Creation::Never

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use common::{naslab, need_tool, run_ok, text};
-use naslab_trace::{FileKind, OpKind, Record};
+use naslab_trace::{Expected, FileKind, OpKind, Record};
 
 /// One op as the round trip compares them: kind, path, offset, length.
 type Seq = Vec<(OpKind, String, u64, u64)>;
@@ -730,4 +730,64 @@ fn times_file_system_queries_and_locks_are_captured_and_replayed() {
     assert_eq!(it["op_stats"]["statfs"]["count"], 1, "{it}");
     assert_eq!(it["op_stats"]["lock"]["count"], 2, "{it}");
     assert_eq!(it["op_stats"]["unlock"]["count"], 1, "{it}");
+}
+
+#[test]
+fn exclusive_creates_are_kept_and_a_taken_name_fails_as_expected_in_the_replay() {
+    let d = tempfile::tempdir().unwrap();
+    let root = d.path().join("root");
+    std::fs::create_dir_all(&root).unwrap();
+    std::fs::write(root.join("old"), b"there before").unwrap();
+    let trace = d.path().join("Excl.jsonl");
+    // A lock file's dance: made exclusively, probed again (taken), and a probe of a file
+    // that was there before the program.
+    let script = "import os\n\
+        x = os.O_CREAT | os.O_EXCL | os.O_WRONLY\n\
+        fd = os.open('lock', x); os.write(fd, b'1'); os.close(fd)\n\
+        for name in ('lock', 'old'):\n    \
+            try: os.open(name, x)\n    \
+            except FileExistsError: pass\n";
+    capture(&root, &trace, &["python3", "-c", script], &root);
+    let t = read_trace(&trace);
+    let creates: Vec<_> = t
+        .flags
+        .iter()
+        .filter(|(k, _, _)| *k == OpKind::Create)
+        .map(|(_, p, f)| format!("{p} {f}"))
+        .collect();
+    assert_eq!(
+        creates,
+        ["lock excl", "lock excl", "old excl"],
+        "{:#?}",
+        t.flags
+    );
+    assert_eq!(t.files["old"], (FileKind::File, 12, true), "{:?}", t.files);
+    let recs = naslab_trace::read_all(&trace, std::fs::File::open(&trace).unwrap()).unwrap();
+    let expects: Vec<_> = recs
+        .iter()
+        .filter_map(|r| match r {
+            Record::Op(op, _) if op.kind == OpKind::Create => Some(op.expect),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        expects,
+        [None, Some(Expected::Exists), Some(Expected::Exists)]
+    );
+    let it = replay_iteration(&trace, d.path(), "afap");
+    assert_eq!(it["errors"], 0, "{it}");
+    assert_eq!(it["op_stats"]["create"]["count"], 3, "{it}");
+    assert_eq!(it["op_stats"]["create"]["expected_failures"], 2, "{it}");
+    // Replayed without `excl`, the probes would succeed: each is an error then.
+    let plain = d.path().join("Plain.jsonl");
+    std::fs::write(
+        &plain,
+        std::fs::read_to_string(&trace)
+            .unwrap()
+            .replace("\"flags\":\"excl\"", "\"flags\":\"write\""),
+    )
+    .unwrap();
+    std::fs::create_dir(d.path().join("plain")).unwrap();
+    let it = replay_iteration(&plain, &d.path().join("plain"), "afap");
+    assert_eq!(it["errors"], 2, "{it}");
 }

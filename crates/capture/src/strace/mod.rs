@@ -566,6 +566,19 @@ impl StraceImporter {
                 return Ok(());
             }
         }
+        let exclusive = flags.contains("O_CREAT") && flags.contains("O_EXCL");
+        if exclusive && matches!(&c.ret, Ret::Error(e) if e == "EEXIST") {
+            // An exclusive create that found the name taken (a lock file's probe).
+            b.failing(
+                c.tid as u64,
+                t,
+                OpKind::Create,
+                &rel,
+                FileKind::File,
+                Expected::Exists,
+            )?;
+            return Ok(());
+        }
         if self.failed(c, b, true) {
             return Ok(());
         }
@@ -604,7 +617,9 @@ impl StraceImporter {
         let req = OpenReq {
             read: !flags.contains("O_WRONLY"),
             write,
-            create: if creates {
+            create: if exclusive {
+                Creation::Exclusive
+            } else if creates {
                 Creation::IfAbsent
             } else {
                 Creation::Never
