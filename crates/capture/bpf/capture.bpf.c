@@ -115,9 +115,13 @@ struct {
 	__type(value, __u64);
 } lost SEC(".maps");
 
+// The kernel clears and maps the whole ring when the capture starts (with 16 MiB, about
+// 40 % of the samples of `naslab capture -- true` under perf), so it is no larger than
+// it needs to be: two dd writing 64-byte blocks, one per CPU, lost no record with
+// 4 MiB and 343,538 of their 2 million writes with 1 MiB.
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 16 << 20);
+	__uint(max_entries, 8 << 20);
 } events SEC(".maps");
 
 // The programs are on raw tracepoints: the kernel leaves one at once, where leaving a

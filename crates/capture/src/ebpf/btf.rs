@@ -3,7 +3,61 @@
 //! minimal walk of the BTF type section rather than a full parse, which would cost
 //! every capture tens of ms.
 
+use std::os::fd::AsRawFd;
+
 const MAGIC: u16 = 0xeb9f;
+
+/// The kernel's BTF file, mapped where the kernel allows it (Linux 6.16 and later, for
+/// a private read-only mapping), else read whole. sysfs gives the file 4 KiB per `read`,
+/// so reading its 5 MB takes some 1,300 calls; mapped, only the pages walked are touched.
+pub enum KernelBtf {
+    Mapped { at: *mut libc::c_void, len: usize },
+    Read(Vec<u8>),
+}
+
+impl KernelBtf {
+    pub fn open(path: &str) -> std::io::Result<KernelBtf> {
+        let file = std::fs::File::open(path)?;
+        let len = file.metadata()?.len() as usize;
+        if len > 0 {
+            // SAFETY: a new private read-only mapping of an open file's whole length; the
+            // pointer is checked before use and unmapped once, in Drop.
+            let at = unsafe {
+                libc::mmap(
+                    std::ptr::null_mut(),
+                    len,
+                    libc::PROT_READ,
+                    libc::MAP_PRIVATE,
+                    file.as_raw_fd(),
+                    0,
+                )
+            };
+            if at != libc::MAP_FAILED {
+                return Ok(KernelBtf::Mapped { at, len });
+            }
+        }
+        std::fs::read(path).map(KernelBtf::Read)
+    }
+
+    pub fn bytes(&self) -> &[u8] {
+        match self {
+            // SAFETY: the mapping is `len` readable bytes and lives as long as `self`.
+            KernelBtf::Mapped { at, len } => unsafe {
+                std::slice::from_raw_parts(at.cast::<u8>(), *len)
+            },
+            KernelBtf::Read(v) => v,
+        }
+    }
+}
+
+impl Drop for KernelBtf {
+    fn drop(&mut self) {
+        if let KernelBtf::Mapped { at, len } = *self {
+            // SAFETY: the mapping made in `open`, unmapped only here.
+            unsafe { libc::munmap(at, len) };
+        }
+    }
+}
 const KIND_STRUCT: u32 = 4;
 
 fn u32_at(b: &[u8], at: usize) -> Option<u32> {

@@ -55,12 +55,13 @@ impl Collector {
         if unsafe { libc::geteuid() } != 0 {
             return Err("eBPF tracing needs root".into());
         }
-        let btf = std::fs::read(BTF)
+        let btf = btf::KernelBtf::open(BTF)
             .map_err(|e| format!("the kernel's type information ({BTF}) cannot be read: {e}"))?;
-        let pid_at = btf::member_offset(&btf, "task_struct", "pid")?;
+        let pid_at = btf::member_offset(btf.bytes(), "task_struct", "pid")?;
         drop(btf);
-        // The program reads no kernel structure, so it needs no relocation against the
-        // kernel's BTF (whose parsing would cost every capture).
+        // The program reads no kernel structure through BTF, so it needs no relocation
+        // against the kernel's BTF (whose parsing would cost every capture; the vendored
+        // aya reads it only when asked or needed, vendor/README.md).
         let mut ebpf = EbpfLoader::new()
             .btf(None)
             .load(OBJECT)
