@@ -122,28 +122,34 @@ pub fn capture(opts: &CaptureOptions) -> Result<Captured, ImportError> {
             "--keep-log keeps strace's output: use it with --via strace".into(),
         ));
     }
-    // Loaded before the tree is listed, so that a failure costs nothing.
-    let (ebpf, fallback) = match opts.via {
-        Via::Strace => (None, None),
-        _ if opts.keep_log.is_some() => (
-            None,
-            Some("--keep-log asks for strace's output".to_string()),
-        ),
-        Via::Ebpf => (
-            Some(load_ebpf().map_err(|why| {
+    // The tree is listed while the eBPF program loads (both before the command
+    // starts): each takes milliseconds, and they use different CPUs.
+    let (loaded, listing) = std::thread::scope(|s| {
+        let lister = s.spawn(|| tree::list(&root, &except));
+        let loaded = match opts.via {
+            Via::Strace => Ok((None, None)),
+            _ if opts.keep_log.is_some() => Ok((
+                None,
+                Some("--keep-log asks for strace's output".to_string()),
+            )),
+            Via::Ebpf => load_ebpf().map(|c| (Some(c), None)).map_err(|why| {
                 ImportError::Usage(format!(
                     "the eBPF collector cannot be used here: {why}; use --via strace"
                 ))
-            })?),
-            None,
-        ),
-        Via::Auto => match load_ebpf() {
-            Ok(c) => (Some(c), None),
-            Err(why) => (None, Some(why)),
-        },
-    };
+            }),
+            Via::Auto => match load_ebpf() {
+                Ok(c) => Ok((Some(c), None)),
+                Err(why) => Ok((None, Some(why))),
+            },
+        };
+        let listing = lister
+            .join()
+            .unwrap_or_else(|_| Err(std::io::Error::other("the listing thread panicked")));
+        (loaded, listing)
+    });
+    let (ebpf, fallback) = loaded?;
     let collector = if ebpf.is_some() { "ebpf" } else { "strace" };
-    let listing = tree::list(&root, &except).map_err(|e| ImportError::Read {
+    let listing = listing.map_err(|e| ImportError::Read {
         path: root.clone(),
         source: e,
     })?;

@@ -40,6 +40,10 @@ pub struct Renderer {
     start_cwd: String,
     /// Threads followed and not ended yet.
     live: HashMap<u32, ()>,
+    /// Directories' real paths (symbolic links on the way followed), as found so far:
+    /// the directories of a program's opened files repeat, and finding one costs a
+    /// `readlink` per component. Forgotten whenever a directory may have moved.
+    real_dirs: HashMap<String, String>,
 }
 
 const AT_FDCWD: i32 = -100;
@@ -67,6 +71,7 @@ impl Renderer {
                 .collect(),
             start_cwd: cwd,
             live: HashMap::new(),
+            real_dirs: HashMap::new(),
         }
     }
 
@@ -254,7 +259,7 @@ impl Renderer {
                 let nofollow = flags & libc::O_NOFOLLOW as u64 != 0;
                 let path = Self::text(ev, 0)
                     .and_then(|p| self.resolve(tid, dirfd, &p))
-                    .map(|p| if ok { real(&p, nofollow) } else { p });
+                    .map(|p| if ok { self.real(&p, nofollow) } else { p });
                 let flags_text = open_flags(flags);
                 let args = match name {
                     "open" => vec![Self::string(ev, 0, pi), flags_text, num(2)],
@@ -359,28 +364,39 @@ impl Renderer {
             "chdir" => {
                 if ok {
                     if let Some(p) = Self::text(ev, 0).and_then(|p| self.resolve(tid, None, &p)) {
-                        self.cwd.insert(tid, real(&p, false));
+                        let p = self.real(&p, false);
+                        self.cwd.insert(tid, p);
                     }
                 }
                 vec![Self::string(ev, 0, 0)]
             }
             "mkdir" | "rmdir" | "unlink" | "statfs" | "utimes" | "utime" => {
+                if ok && name == "rmdir" {
+                    self.real_dirs.clear();
+                }
                 vec![Self::string(ev, 0, 0), num(1)]
             }
             "mkdirat" => vec![self.fd(tid, a[0]), Self::string(ev, 0, 1), num(2)],
-            "unlinkat" => vec![
-                self.fd(tid, a[0]),
-                Self::string(ev, 0, 1),
-                if a[2] & libc::AT_REMOVEDIR as u64 != 0 {
-                    "AT_REMOVEDIR".into()
-                } else {
-                    "0".into()
-                },
-            ],
+            "unlinkat" => {
+                let dir = a[2] & libc::AT_REMOVEDIR as u64 != 0;
+                if ok && dir {
+                    self.real_dirs.clear();
+                }
+                vec![
+                    self.fd(tid, a[0]),
+                    Self::string(ev, 0, 1),
+                    if dir {
+                        "AT_REMOVEDIR".into()
+                    } else {
+                        "0".into()
+                    },
+                ]
+            }
             "rename" | "link" => {
                 let args = vec![Self::string(ev, 0, 0), Self::string(ev, 1, 1)];
                 if ok && name == "rename" {
                     self.renamed(tid, None, 0, None, 1, ev);
+                    self.real_dirs.clear();
                 }
                 args
             }
@@ -394,6 +410,7 @@ impl Renderer {
                 ];
                 if ok && name.starts_with("rename") {
                     self.renamed(tid, Some(a[0]), 0, Some(a[2]), 1, ev);
+                    self.real_dirs.clear();
                 }
                 args
             }
@@ -550,24 +567,44 @@ impl Renderer {
     }
 }
 
-/// The path the kernel knows an opened file by, as strace -yy shows it: symbolic links
-/// on the way followed (the last one too, unless the open said O_NOFOLLOW). When the
-/// file is gone already (the program is ahead of naslab), its directory is looked up;
-/// when that is gone too, the path stays as the program gave it.
-fn real(path: &str, nofollow: bool) -> String {
-    if !nofollow {
-        if let Ok(p) = std::fs::canonicalize(path) {
-            return p.to_string_lossy().into_owned();
-        }
-    }
-    if let Some((dir, name)) = path.rsplit_once('/') {
+impl Renderer {
+    /// The path the kernel knows an opened file by, as strace -yy shows it: symbolic
+    /// links on the way followed (the last one too, unless the open said O_NOFOLLOW).
+    /// When the file is gone already (the program is ahead of naslab), its directory is
+    /// looked up; when that is gone too, the path stays as the program gave it. The
+    /// directory's real path comes from [`Renderer::real_dirs`] when known; the last
+    /// component is then one `lstat`, and followed only when it is a symbolic link.
+    fn real(&mut self, path: &str, nofollow: bool) -> String {
+        let canonical = |p: &str| {
+            std::fs::canonicalize(p)
+                .ok()
+                .map(|p| p.to_string_lossy().into_owned())
+        };
+        let Some((dir, name)) = path.rsplit_once('/').filter(|(_, n)| !n.is_empty()) else {
+            return canonical(path).unwrap_or_else(|| path.to_string());
+        };
         let dir = if dir.is_empty() { "/" } else { dir };
-        if let Ok(d) = std::fs::canonicalize(dir) {
-            let d = d.to_string_lossy();
-            return format!("{}/{name}", d.trim_end_matches('/'));
+        let real_dir = match self.real_dirs.get(dir) {
+            Some(d) => d.clone(),
+            None => match canonical(dir) {
+                Some(d) => {
+                    self.real_dirs.insert(dir.to_string(), d.clone());
+                    d
+                }
+                None => return path.to_string(),
+            },
+        };
+        let joined = format!("{}/{name}", real_dir.trim_end_matches('/'));
+        if !nofollow {
+            let link = std::fs::symlink_metadata(&joined).is_ok_and(|m| m.file_type().is_symlink());
+            if link {
+                if let Some(p) = canonical(&joined) {
+                    return p;
+                }
+            }
         }
+        joined
     }
-    path.to_string()
 }
 
 #[cfg(test)]
