@@ -29,155 +29,155 @@ const PARAMS: GenParams = GenParams {
 const PINNED: &[(&str, &str)] = &[
     (
         "HDVideo_1Play",
-        "21554ebd9b80c4c40f13251fb6561e9d04602fc2624e88f1d7e01d3bcd03bef0",
+        "0e744a59067ed07dfb941168c40994fb5d7240940830ed8f1c9c4c338fad5371",
     ),
     (
         "HDVideo_2Play",
-        "b1272c6f3d49494867c1c552608d442a150b0754d39bad7b6e7fc27a527c9d9a",
+        "30810ec745294d37c9a48ef382a407d5947f40236d4a4f2dda30b20eeaa20d15",
     ),
     (
         "HDVideo_4Play",
-        "837a8a742c0728a2ca35813e45a1c7ed1c671e0499ee0f573d35a82e5d9f2e69",
+        "86342e883933181df030843fa29f9688e66e264e9294cf0e6aa8b4080cbf0533",
     ),
     (
         "HDVideo_1Record",
-        "0898dcc6f541ba12693917c7ad7bc4258cbde041a7af7b21d729ebc86bcecf57",
+        "a8258874360a9903673f97183f90319c680dacd47de51d53c8f3b1b014f05cfc",
     ),
     (
         "HDVideo_1Play_1Record",
-        "d63a37109fcfcd24e50e844579b9e8a117f3fc1138a70d89b3d29bd06321fdd4",
+        "38e7303f10b0d8684a979f0d527b46dafb673b7c2cf1170d97ee7ea5a552daab",
     ),
     (
         "ContentCreation",
-        "8965ab34446d1711b19c6bf27453b50f1808030ed76dd8a25ff337be316b6652",
+        "e1db42af97113cc0f06691c5004b70b219d833dac5646e1d9a76a1049c043f8c",
     ),
     (
         "OfficeProductivity",
-        "6bb049a86be2fce0563308e7ec3844bc9ec506fb56a33a171b05f7365271ef1e",
+        "ea0bd2af2b55d23ff4fbcdf91d470236ac4c887ed1cc28a29f46b82393b20090",
     ),
     (
         "FileCopyToNAS",
-        "7e725e9684b9a55b1722b299d1fbe5f80d8c74faa9a480d31d6f08e4a15269c0",
+        "fa502c282dabfd2650d438feb5fcfab0844c607747ed2974d126e3f9c76e4aa4",
     ),
     (
         "FileCopyFromNAS",
-        "3cdb012a06f9220f2d1402d31ae7e097c81dd26e43203aaab1c51e670414aaef",
+        "270105f659996f8b0c72233f92d2d5bf104fec6920dae96c93b27d64cc631274",
     ),
     (
         "DirectoryCopyToNAS",
-        "5afbb229d2b13d2bdae2a58b1c3ad1bb31076daadb226b3d5f6e314e84fc9c7d",
+        "cface9967db39a705e78c2e99224cf43ccc31e5fc64e1db501ab56b8cf5f2f1f",
     ),
     (
         "DirectoryCopyFromNAS",
-        "a2779c9105b9d3f2e5ea012aae3f5810e89fbb4356a2fbf342545d815320dd49",
+        "6b84e9226631fe5aa9ccd849b0dc5d3c66c56fd538a58a57f99114a0f205385a",
     ),
     (
         "PhotoAlbum",
-        "61092bcb2cfd5216f518d70a58a793f91fa81d6e02f39fa13297ff7fab079493",
+        "a4f9711209cc6a6cdff44a329df5907b0e3819a65dd21b839dbba44b50b6caac",
     ),
     (
         "HDVideo_RecordThenPlay",
-        "0354b59e61e4082fe8f52fb54ceebc0f602ab667a8707fd3ac85bf8c87a9858a",
+        "d8fba541251922efc8db9cd32e7422e695135526e08686b3988b2c4976bee081",
     ),
     (
         "IOMeter_4K_RandRead_QD1",
-        "460ed82f027814d3663062bc22fa252353fc4527b460e9fddbfc8a48aa2944ee",
+        "15dd3fbfb5692c90c252049be62d26937b64ba197ae6ce603a602c7e5ddd6865",
     ),
     (
         "IOMeter_4K_RandRead_QD32",
-        "c741e6dd8719d781fee487a8fc508ccab87d78e2d67d2daefcbd3e37ef7d3e77",
+        "ca715b4b645466102082aca154ea91dfb05c0f730b8c72fd683f989e39152e7d",
     ),
     (
         "IOMeter_4K_RandWrite_QD1",
-        "4960a7157fb853eef0b4b84d109edaeee0125d41171ace537ad900f3ef8067c5",
+        "0f8c05f27f1aa405caa9aa8021edf15954315cea9281e0980d9dfaea163d7edd",
     ),
     (
         "IOMeter_4K_RandWrite_QD32",
-        "d3a9f2d3ad06891d856408729d1ea1910f72b9ade8b709548184734e1f29a72b",
+        "c840846e09bf9fcc46e45f5971ef82c79bd39669ce12248ac1e3b6cd279d4cc5",
     ),
     (
         "IOMeter_128K_SeqRead_QD1",
-        "9791be28d139aa59b2323a97bb49545d15e848cb8ef42e436018b78d46d02080",
+        "e17b742ff8d3bdc27894a38acb20ed7b3a3c45e7449399a074b95422fe242229",
     ),
     (
         "IOMeter_128K_SeqRead_QD32",
-        "c5745b74860e4e0be01a29c71e3446bcfc5f5433f164778666bca42da00b9aa6",
+        "e977245a7a5bdf3ed0c9094f7f37883033893a90b9e3ecdbc9449e2095fd2b67",
     ),
     (
         "IOMeter_128K_SeqWrite_QD1",
-        "fa75ec6fdd7e69b00145a0acfa40093f2677b418da8983cee7269e9b724bfa30",
+        "bbce032f6a4d159b11716231048884f28c6e5b31974d516aa3cb29cc21bdf2f6",
     ),
     (
         "IOMeter_128K_SeqWrite_QD32",
-        "ebd1408d018db12f23864fb87adfe7c03225fa077fc8c6e64d34dc8e8acba224",
+        "e5de7d0639853d2cca7ae63e5b72213d6f696cd899ac6cb6294fcd86a5df1cb7",
     ),
     (
         "iozone_write_256k_16k",
-        "bce80b682efc6c408def263500364c3c09c4a0f6710d39a99b73cf585f157297",
+        "0428ccbe96a57908ed83817f9bbf94a61f58ae1e57fe87b3934df7132c5b5d3c",
     ),
     (
         "iozone_rewrite_256k_16k",
-        "c42e982a8b8474df6c56295333a380b72aced46dbe352d4584cb8b7e0c0ea81c",
+        "5cb3abfbdb2c3be33b1d3afc111bc7630d4b355cbeda5fc22515d9bc043101a4",
     ),
     (
         "iozone_read_256k_16k",
-        "cae899327c6a2cb2f293464c0d3938ae876ce4354919293942e2b4f18881bb7e",
+        "03dd1bdf20e144da3cfd0b1df6dafdb66c52d9dd24bfbb79c78ce43a79f71e67",
     ),
     (
         "iozone_reread_256k_16k",
-        "67042ceab8640ef9ccd7d71562de3b0a5bb63f56ee523458b6a15b77fc742b45",
+        "85aec6d5e4e44d099c3bf046fc465a4d53d31c7f315189e2488744f5273c2b74",
     ),
     (
         "iozone_randread_256k_16k",
-        "a25601bebb12d0d9bfe5c7f50c6febc71208af6bd58f934fd727b3eacc95fce0",
+        "91ae9b834ce659f34172136d8a10f808c340014c285f093ef2d8c88b91fb16da",
     ),
     (
         "iozone_randwrite_256k_16k",
-        "da69eea27be67ae39bf4264a0f4656de7a403776f6b38b0e3863c5c3029b7c34",
+        "921e45d39ccd9d1ff26620ac8fa8419d10916d90e779d7708d267b4f0c0f3a62",
     ),
     (
         "iozone_bkwdread_256k_16k",
-        "194c83eda9ee4a2439ab63df02ce37254d2026ea0532a98e791e199d1d1fa544",
+        "0fe3b8c7e0fe3f41aae1d4866b35f72a63f5e4f103499bab3deb28e3894117e7",
     ),
     (
         "iozone_recrewrite_256k_16k",
-        "8136be14073c4870061e967b37e1717dcf5a5988713cbc6a08c3d4fea406c3de",
+        "afe8701065d646cd8cea30bf3a4215ad0d75c05a451e8a24590e695e5ed4e152",
     ),
     (
         "iozone_strideread_256k_16k",
-        "35d58ed8debd798377ce3b8201c701470ec6e7a97dde3cfdfaed156aa3602351",
+        "a2a72c7d78c9a919be2c87a13e29e5fcadb8788cfed509fb064d6f46c2360f2c",
     ),
     (
         "iozone_mixed_256k_16k",
-        "967c8580c8c782baf349f33a6e7785bac4afdcc931aa5f46a70666fc5d808bda",
+        "e596453ebb97fad4346ea02b24bc8f4ec2b258ea809766efeb0860521c9e88dd",
     ),
     (
         "iozone_throughput_mixed",
-        "0c54bde563f1f788a441a36b45e8ff07302b895fda274d908f9a279eda7f2ab7",
+        "1ca4fe17cc732fcb383017f74908e4f250b1f96083853fc5a0e7c1ec7162910a",
     ),
     (
         "Backup",
-        "c927cb6b04478a1f27ced98a7daeddf4702d47c86354c83661ceee609ca14c88",
+        "3b0fa68d35a7658b4e03a5390a39b21451968ffe936033537d6d5c5e8980290a",
     ),
     (
         "BigDir_Dirs",
-        "e925d898768779136c5e352e0138f119fe1602c1cee462ba397d5b4844751e4f",
+        "a7ed394b44f49a973394ea62a6836d9e96047c1e79e111eea9aaceedd1c359ac",
     ),
     (
         "BigDir_Files",
-        "9df8c78cc8636398981039c4e44768a6d9a415ee5963514556cf7aa84551a79e",
+        "ebc26f9b98bd04b3dd2d6a301c93c15ac37704feaea391d09523bfadf06aa4e9",
     ),
     (
         "FileServer_write",
-        "6383eeaf0f8bf7ee5edc76aa141e922d29c77be67fc8ba376ca0a5fc33486cfd",
+        "aaf8a82535a40f716bbabebab153b6275e40cbc9dc80cc9e931148209d6cb30c",
     ),
     (
         "FileServer_read",
-        "393a83edab17c5b780b4fcd771ebd71af0e3b983b28255a3bb744d6881597b8e",
+        "3575005d145af61c17a3cffaf0b306da02164683be8a154c0b6957b7642de25f",
     ),
     (
         "Ingest_10PerDir",
-        "15b94f754d66e6ec81f6549c3379d588ca61b349cad1387b7c4c5d2d9c3bfd08",
+        "20deba6b2e6ece37221b16b27695b8f2f959af05756e4ad590144f249ffb950e",
     ),
 ];
 
