@@ -3,6 +3,8 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
+pub use naslab_backend::clock::monotonic_ns;
+
 /// A source of time in nanoseconds since the start of the measured phase.
 pub trait Clock: Send + Clone {
     /// Now.
@@ -17,19 +19,6 @@ pub struct MonotonicClock {
     epoch_ns: u64,
     /// How close to a deadline waiting stops sleeping and spins.
     spin_ns: u64,
-}
-
-/// Nanoseconds on CLOCK_MONOTONIC.
-#[cfg(unix)]
-#[inline]
-pub fn monotonic_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: clock_gettime only writes the timespec we pass; CLOCK_MONOTONIC always exists.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
 impl MonotonicClock {
@@ -80,16 +69,6 @@ impl Clock for MonotonicClock {
             }
         }
     }
-}
-
-/// Nanoseconds on Windows' performance counter (QueryPerformanceCounter, which
-/// `Instant` reads), from the first reading in this process.
-#[cfg(windows)]
-#[inline]
-pub fn monotonic_ns() -> u64 {
-    static ORIGIN: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
-    let origin = *ORIGIN.get_or_init(std::time::Instant::now);
-    origin.elapsed().as_nanos() as u64
 }
 
 /// Asks the kernel to wake this thread's sleeps on time (the default timer slack is 50 µs).

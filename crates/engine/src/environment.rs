@@ -6,22 +6,12 @@ use std::path::Path;
 use naslab_layout::Mounts;
 use naslab_results::Environment;
 
+pub use naslab_backend::host::{boot_id, host_name};
+
 fn read_trimmed(path: &str) -> String {
     std::fs::read_to_string(path)
         .map(|s| s.trim().to_string())
         .unwrap_or_default()
-}
-
-/// This machine's host name as the kernel holds it; empty when it cannot be read.
-#[cfg(not(windows))]
-pub fn host_name() -> String {
-    read_trimmed("/proc/sys/kernel/hostname")
-}
-
-/// This machine's NetBIOS name, as Windows gives it to every process.
-#[cfg(windows)]
-pub fn host_name() -> String {
-    std::env::var("COMPUTERNAME").unwrap_or_default()
 }
 
 /// Physical memory in bytes: (total, available), from GlobalMemoryStatusEx.
@@ -41,11 +31,6 @@ fn windows_memory() -> Option<(u64, u64)> {
         std::thread::sleep(std::time::Duration::from_millis(10));
     }
     None
-}
-
-/// The kernel's boot id (a UUID that changes at every boot); empty when unreadable.
-pub fn boot_id() -> String {
-    read_trimmed("/proc/sys/kernel/random/boot_id")
 }
 
 /// The client machine: host, kernel, OS, CPU and memory.

@@ -9,8 +9,6 @@ pub mod buffer;
 pub mod clock;
 pub mod data;
 pub mod environment;
-pub mod errno;
-pub mod marker;
 pub mod pacing;
 pub mod plan;
 pub mod positioned;
@@ -25,7 +23,6 @@ pub mod session;
 pub mod spool;
 pub mod spool_io;
 pub mod summarize;
-mod utc;
 pub mod verify;
 
 #[cfg(target_os = "linux")]
@@ -36,6 +33,7 @@ pub use backend::{
 };
 pub use clock::{Clock, MonotonicClock, ScriptedClock};
 pub use data::{DataMode, DataSpec};
+pub use naslab_backend::{errno, marker};
 pub use pacing::Pacing;
 pub use plan::{compile, records_from_reader, records_from_trace, FileTable, Plan, PlanError};
 pub use records::RecordSink;

@@ -17,7 +17,7 @@ use std::sync::Arc;
 use crate::beneath;
 
 pub use crate::marker::{wait_for_holder, JOIN_WAIT, MARKER_NAME, ROOT_NAME};
-pub(crate) use crate::utc::utc_fields;
+pub(crate) use naslab_backend::utc::utc_fields;
 const MARKER_TEXT: &str = "This directory belongs to naslab, a file-system benchmark.\nnaslab creates, rewrites and deletes everything in it: keep no other files here.\n";
 /// The marker's line naming the process that holds the target.
 const HOLDER_PREFIX: &str = "in use by naslab pid ";
@@ -459,6 +459,16 @@ fn reopen_marker(
     let m = openat_raw(dir.as_raw_fd(), name, flags | libc::O_NOCTTY, 0)?;
     let again = beneath::entry_stat(m.as_raw_fd(), c"")?;
     Ok(((again.dev, again.ino) == (seen.dev, seen.ino)).then_some(m))
+}
+
+impl naslab_backend::LocalRoot for Sandbox {
+    fn root(&self) -> &Path {
+        Sandbox::root(self)
+    }
+
+    fn open_workload_dir(&self, name: &str) -> std::io::Result<OwnedFd> {
+        Sandbox::open_workload_dir(self, name)
+    }
 }
 
 /// Opens the target directory; it is the user's choice, links and all.

@@ -4,9 +4,9 @@ use std::fmt::Write;
 use std::path::Path;
 
 use anyhow::bail;
-use naslab_engine::Plan;
 #[cfg(target_os = "linux")]
-use naslab_engine::Sandbox;
+use naslab_engine::backend::LocalRoot;
+use naslab_engine::Plan;
 #[cfg(target_os = "linux")]
 use naslab_layout::{analyze_file_in, analyze_tree_in, walk_dir, Mounts};
 use naslab_layout::{FileLayout, LayoutError, Totals, TreeLayout};
@@ -243,7 +243,7 @@ fn summary(t: &Totals) -> LayoutSummary {
 /// symbolic link. `None` when the file system does not report extents or the directory
 /// cannot be read.
 #[cfg(target_os = "linux")]
-pub fn iteration_layout(sandbox: &Sandbox, plan: &Plan) -> Option<IterationLayout> {
+pub fn iteration_layout(sandbox: &dyn LocalRoot, plan: &Plan) -> Option<IterationLayout> {
     let name = plan.header.workload.as_str();
     let fd = sandbox.open_workload_dir(name).ok()?;
     let dir = sandbox.root().join(name);
@@ -312,6 +312,7 @@ fn split_layout(
 #[cfg(target_os = "linux")]
 mod tests {
     use super::*;
+    use naslab_engine::Sandbox;
     use std::os::unix::fs::symlink;
 
     /// A plan for workload `W` with one prepared 8 KiB file, `a`.

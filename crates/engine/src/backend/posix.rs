@@ -88,7 +88,7 @@ impl Target for PosixTarget {
         "posix"
     }
 
-    fn local_root(&self) -> Option<&Sandbox> {
+    fn local_root(&self) -> Option<&dyn naslab_backend::LocalRoot> {
         Some(&self.sandbox)
     }
 

@@ -101,7 +101,7 @@ pub static BACKENDS: [Descriptor; 5] = [
         name: "null",
         choice: Choice::Flag("null"),
         summary: "no I/O at all: measures naslab itself, or a server of fixed service time",
-        caps: Some(super::null::NULL_CAPS),
+        caps: Some(naslab_backend::NULL_CAPS),
         missing: "",
     },
 ];

@@ -212,7 +212,7 @@ fn mark(fs: &mut dyn RemoteFs, root: &str) -> Result<bool, RemoteSandboxError> {
 /// (UTC, in a form every share accepts in a file name), and which machine's process
 /// table the pid belongs to, so a later run there can tell whether it is still alive.
 fn holder_entry() -> String {
-    let [y, mo, d, h, mi, s] = crate::utc::utc_fields();
+    let [y, mo, d, h, mi, s] = naslab_backend::utc::utc_fields();
     Holder::this_process().entry(&format!("{y:04}-{mo:02}-{d:02} {h:02}h{mi:02}m{s:02}s UTC"))
 }
 

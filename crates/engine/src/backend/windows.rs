@@ -30,7 +30,8 @@ use naslab_trace::OpKind;
 use super::remote::{RemoteSandbox, RemoteSandboxError};
 use super::{Backend, BackendOptions, Caps, Handle, LockHow, OpError, OpenHow, QueuedIo, Target};
 use crate::plan::FileTable;
-pub use fs::errno_of;
+#[cfg(test)]
+use fs::errno_of;
 use fs::{io_err, LocalFs};
 use handle::{Names, OpenSpec, Opened, Root};
 use port::Port;

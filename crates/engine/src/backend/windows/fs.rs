@@ -5,7 +5,6 @@ use std::io::Write;
 use std::os::windows::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
-use windows_sys::Win32::Foundation as w;
 use windows_sys::Win32::Storage::FileSystem::{
     FILE_ATTRIBUTE_DIRECTORY, FILE_ATTRIBUTE_REPARSE_POINT,
 };
@@ -15,47 +14,7 @@ use crate::backend::remote::{EntryKind, RemoteFs};
 use crate::backend::OpError;
 use crate::errno;
 
-/// The errno that stands for a Win32 error code, so failures are counted under the
-/// same names on every system.
-pub fn errno_of(code: i32) -> i32 {
-    let Ok(code) = u32::try_from(code) else {
-        return errno::EIO;
-    };
-    match code {
-        w::ERROR_FILE_NOT_FOUND | w::ERROR_PATH_NOT_FOUND | w::ERROR_BAD_PATHNAME => errno::ENOENT,
-        w::ERROR_ACCESS_DENIED | w::ERROR_PRIVILEGE_NOT_HELD => errno::EACCES,
-        w::ERROR_FILE_EXISTS | w::ERROR_ALREADY_EXISTS => errno::EEXIST,
-        w::ERROR_DISK_FULL | w::ERROR_HANDLE_DISK_FULL => errno::ENOSPC,
-        w::ERROR_DISK_QUOTA_EXCEEDED => errno::EDQUOT,
-        w::ERROR_DIR_NOT_EMPTY => errno::ENOTEMPTY,
-        w::ERROR_WRITE_PROTECT => errno::EROFS,
-        w::ERROR_SHARING_VIOLATION | w::ERROR_BUSY => errno::EBUSY,
-        // A range another handle holds, for a lock or a read or write in it: EAGAIN, as
-        // SMB's STATUS_FILE_LOCK_CONFLICT is counted (and as a mandatory lock fails a
-        // read or write on Linux).
-        w::ERROR_LOCK_VIOLATION => errno::EAGAIN,
-        w::ERROR_NOT_LOCKED => errno::ENOLCK,
-        w::ERROR_INVALID_NAME | w::ERROR_INVALID_PARAMETER => errno::EINVAL,
-        w::ERROR_FILENAME_EXCED_RANGE => errno::ENAMETOOLONG,
-        w::ERROR_DIRECTORY => errno::ENOTDIR,
-        w::ERROR_NOT_SUPPORTED | w::ERROR_INVALID_FUNCTION => errno::EOPNOTSUPP,
-        w::ERROR_TOO_MANY_OPEN_FILES => errno::EMFILE,
-        w::ERROR_INVALID_HANDLE => errno::EBADF,
-        w::ERROR_NOT_SAME_DEVICE => errno::EXDEV,
-        w::ERROR_CANT_ACCESS_FILE
-        | w::ERROR_CANT_RESOLVE_FILENAME
-        | w::ERROR_STOPPED_ON_SYMLINK
-        | w::ERROR_REPARSE_POINT_ENCOUNTERED => errno::ELOOP,
-        w::ERROR_NETNAME_DELETED
-        | w::ERROR_UNEXP_NET_ERR
-        | w::ERROR_BAD_NETPATH
-        | w::ERROR_NETWORK_UNREACHABLE
-        | w::ERROR_CONNECTION_ABORTED
-        | w::ERROR_DEV_NOT_EXIST => errno::ENOTCONN,
-        w::ERROR_SEM_TIMEOUT | w::WAIT_TIMEOUT => errno::ETIMEDOUT,
-        _ => errno::EIO,
-    }
-}
+pub use naslab_backend::errno::of_win32 as errno_of;
 
 /// An I/O error as an [`OpError`], its Win32 code turned into an errno.
 pub fn io_err(e: std::io::Error) -> OpError {

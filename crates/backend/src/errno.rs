@@ -53,11 +53,55 @@ pub use linux_values::*;
 pub fn of_io(e: &std::io::Error) -> Option<i32> {
     #[cfg(windows)]
     {
-        e.raw_os_error().map(crate::backend::win32_errno)
+        e.raw_os_error().map(of_win32)
     }
     #[cfg(not(windows))]
     {
         e.raw_os_error()
+    }
+}
+
+/// The errno that stands for a Win32 error code, so failures are counted under the
+/// same names on every system.
+#[cfg(windows)]
+pub fn of_win32(code: i32) -> i32 {
+    let Ok(code) = u32::try_from(code) else {
+        return EIO;
+    };
+    use windows_sys::Win32::Foundation as w;
+    match code {
+        w::ERROR_FILE_NOT_FOUND | w::ERROR_PATH_NOT_FOUND | w::ERROR_BAD_PATHNAME => ENOENT,
+        w::ERROR_ACCESS_DENIED | w::ERROR_PRIVILEGE_NOT_HELD => EACCES,
+        w::ERROR_FILE_EXISTS | w::ERROR_ALREADY_EXISTS => EEXIST,
+        w::ERROR_DISK_FULL | w::ERROR_HANDLE_DISK_FULL => ENOSPC,
+        w::ERROR_DISK_QUOTA_EXCEEDED => EDQUOT,
+        w::ERROR_DIR_NOT_EMPTY => ENOTEMPTY,
+        w::ERROR_WRITE_PROTECT => EROFS,
+        w::ERROR_SHARING_VIOLATION | w::ERROR_BUSY => EBUSY,
+        // A range another handle holds, for a lock or a read or write in it: EAGAIN, as
+        // SMB's STATUS_FILE_LOCK_CONFLICT is counted (and as a mandatory lock fails a
+        // read or write on Linux).
+        w::ERROR_LOCK_VIOLATION => EAGAIN,
+        w::ERROR_NOT_LOCKED => ENOLCK,
+        w::ERROR_INVALID_NAME | w::ERROR_INVALID_PARAMETER => EINVAL,
+        w::ERROR_FILENAME_EXCED_RANGE => ENAMETOOLONG,
+        w::ERROR_DIRECTORY => ENOTDIR,
+        w::ERROR_NOT_SUPPORTED | w::ERROR_INVALID_FUNCTION => EOPNOTSUPP,
+        w::ERROR_TOO_MANY_OPEN_FILES => EMFILE,
+        w::ERROR_INVALID_HANDLE => EBADF,
+        w::ERROR_NOT_SAME_DEVICE => EXDEV,
+        w::ERROR_CANT_ACCESS_FILE
+        | w::ERROR_CANT_RESOLVE_FILENAME
+        | w::ERROR_STOPPED_ON_SYMLINK
+        | w::ERROR_REPARSE_POINT_ENCOUNTERED => ELOOP,
+        w::ERROR_NETNAME_DELETED
+        | w::ERROR_UNEXP_NET_ERR
+        | w::ERROR_BAD_NETPATH
+        | w::ERROR_NETWORK_UNREACHABLE
+        | w::ERROR_CONNECTION_ABORTED
+        | w::ERROR_DEV_NOT_EXIST => ENOTCONN,
+        w::ERROR_SEM_TIMEOUT | w::WAIT_TIMEOUT => ETIMEDOUT,
+        _ => EIO,
     }
 }
 

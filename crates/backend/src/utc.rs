@@ -3,7 +3,7 @@
 
 /// The current UTC time as year, month, day, hour, minute and second.
 #[cfg(unix)]
-pub(crate) fn utc_fields() -> [i32; 6] {
+pub fn utc_fields() -> [i32; 6] {
     // SAFETY: time accepts a null pointer; gmtime_r writes only the tm we pass.
     let mut tm: libc::tm = unsafe { std::mem::zeroed() };
     // SAFETY: as above: a null pointer for time, and tm is ours for gmtime_r to fill.
@@ -23,7 +23,7 @@ pub(crate) fn utc_fields() -> [i32; 6] {
 
 /// The current UTC time as year, month, day, hour, minute and second.
 #[cfg(not(unix))]
-pub(crate) fn utc_fields() -> [i32; 6] {
+pub fn utc_fields() -> [i32; 6] {
     let secs = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs() as i64);

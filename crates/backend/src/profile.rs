@@ -19,9 +19,10 @@ use std::sync::{Arc, Mutex};
 
 use naslab_results::{LatencyHistogram, OpStats};
 
-use super::{Backend, BackendOptions, Caps, Handle, LockHow, OpError, OpenHow, QueuedIo, Target};
 use crate::clock::monotonic_ns;
-use crate::plan::FileTable;
+use crate::{
+    Backend, BackendOptions, Caps, FileTable, Handle, LockHow, OpError, OpenHow, QueuedIo, Target,
+};
 
 /// Distance between two preallocation hints (seed 004: "each about 128kB apart").
 pub const HINT_STRIDE_BYTES: u64 = 128 << 10;
@@ -205,7 +206,7 @@ impl Target for ProfiledTarget {
     }
 
     #[cfg(target_os = "linux")]
-    fn local_root(&self) -> Option<&crate::Sandbox> {
+    fn local_root(&self) -> Option<&dyn crate::LocalRoot> {
         self.inner.local_root()
     }
 
@@ -412,7 +413,7 @@ impl Backend for HintingBackend {
     fn unaligned_direct_ops(&self) -> u64 {
         self.inner.unaligned_direct_ops()
     }
-    fn recovery(&self) -> super::Recovery {
+    fn recovery(&self) -> crate::Recovery {
         self.inner.recovery()
     }
     fn queued(&mut self, _depth: u32) -> Result<&mut dyn QueuedIo, OpError> {
@@ -426,7 +427,7 @@ impl Backend for HintingBackend {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::backend::NullTarget;
+    use crate::NullTarget;
     use naslab_trace::FileKind;
 
     /// A backend that records every write's offset and length.
@@ -497,7 +498,7 @@ mod tests {
 
     fn table() -> Arc<FileTable> {
         Arc::new(FileTable {
-            entries: vec![crate::plan::FileEntry {
+            entries: vec![crate::FileEntry {
                 id: Some(1),
                 path: "f".into(),
                 kind: FileKind::File,

@@ -2,8 +2,9 @@ use std::sync::Arc;
 
 use naslab_trace::OpKind;
 
-use super::{Backend, BackendOptions, Caps, Handle, LockHow, OpError, OpenHow, QueuedIo, Target};
-use crate::plan::FileTable;
+use crate::{
+    Backend, BackendOptions, Caps, FileTable, Handle, LockHow, OpError, OpenHow, QueuedIo, Target,
+};
 
 /// A target that does no I/O: every op succeeds at once and moves the bytes the trace
 /// asks for. It measures naslab itself and keeps engine tests fast.
@@ -108,7 +109,8 @@ impl NullBackend {
     }
 }
 
-pub(super) const NULL_CAPS: Caps = Caps {
+/// What the null target can do: every op, moving no bytes.
+pub const NULL_CAPS: Caps = Caps {
     ops: [true; OpKind::ALL.len()],
     direct_io: true,
     drop_cache: Some(naslab_results::CacheDrop::Nothing),
