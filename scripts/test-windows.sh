@@ -32,8 +32,9 @@ x86_64-w64-mingw32-gcc -O2 -shared -o "$WINEPREFIX/drive_c/windows/system32/bcry
 # Unit tests of the crates that build for Windows, run by the target's runner (wine).
 timeout 1800 cargo test --quiet --target x86_64-pc-windows-gnu -p naslab-results -p naslab-trace -p naslab-layout --lib
 timeout 1800 cargo test --quiet --target x86_64-pc-windows-gnu -p naslab-backend --lib -- utc::
+timeout 1800 cargo test --quiet --target x86_64-pc-windows-gnu -p naslab-remote --lib -- remote::
 timeout 1800 cargo test --quiet --target x86_64-pc-windows-gnu -p naslab-engine --lib -- \
-  positioned:: backend::windows:: backend::remote:: spool::
+  positioned:: backend::windows:: spool::
 # Integration tests that build for Windows: the workload library's, the trace format's,
 # the engine's session, open-loop pacing, plan checks, op records and share paths, and
 # the results' exporters, report packing and older run.json files.

@@ -55,11 +55,11 @@ const POSIX: Option<Caps> = Some(super::posix::POSIX_CAPS);
 #[cfg(not(target_os = "linux"))]
 const POSIX: Option<Caps> = None;
 #[cfg(feature = "smb")]
-const SMB: Option<Caps> = Some(super::smb::SMB_CAPS);
+const SMB: Option<Caps> = Some(naslab_remote::SMB_CAPS);
 #[cfg(not(feature = "smb"))]
 const SMB: Option<Caps> = None;
 #[cfg(feature = "nfs")]
-const NFS: Option<Caps> = Some(super::nfs::NFS_CAPS);
+const NFS: Option<Caps> = Some(naslab_remote::NFS_CAPS);
 #[cfg(not(feature = "nfs"))]
 const NFS: Option<Caps> = None;
 #[cfg(windows)]
@@ -114,6 +114,11 @@ pub fn by_url(target: &str) -> Option<&'static Descriptor> {
         .find(|d| matches!(d.choice, Choice::Url(s) if s == scheme))
 }
 
+/// Whether a `--target` value is a protocol URL rather than a local directory.
+pub fn is_remote(target: &str) -> bool {
+    by_url(target).is_some()
+}
+
 /// The backend `--backend NAME` names.
 pub fn by_flag(name: &str) -> Option<&'static Descriptor> {
     BACKENDS.iter().find(|d| {
@@ -131,6 +136,7 @@ mod tests {
         assert_eq!(by_url("nfs://host/export").map(|d| d.name), Some("nfs"));
         assert!(by_url("/mnt/nas").is_none());
         assert!(by_url("ftp://host/x").is_none());
+        assert!(is_remote("nfs://h/x") && !is_remote("/mnt/nas"));
         assert_eq!(by_flag("null").map(|d| d.name), Some("null"));
         assert!(by_flag("nonesuch").is_none());
         let names: Vec<_> = BACKENDS.iter().map(|d| d.name).collect();

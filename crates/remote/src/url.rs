@@ -217,11 +217,6 @@ pub fn no_reply(addr: &str, timeout: std::time::Duration) -> String {
     }
 }
 
-/// Whether a `--target` value is a protocol URL rather than a local directory.
-pub fn is_remote(target: &str) -> bool {
-    super::registry::by_url(target).is_some()
-}
-
 fn decode(url: &str, s: &str) -> Result<String, UrlError> {
     let bad = || UrlError::Escape {
         url: url.to_string(),
@@ -539,7 +534,6 @@ mod tests {
         ] {
             assert!(bad.parse::<RemoteUrl>().is_err(), "{bad}");
         }
-        assert!(is_remote("nfs://h/x") && !is_remote("/mnt/nas"));
     }
 
     #[test]

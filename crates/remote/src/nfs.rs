@@ -16,7 +16,7 @@ mod queue;
 mod session;
 
 #[cfg(unix)]
-pub(super) use session::caller_ids;
+pub(crate) use session::caller_ids;
 
 use std::sync::Arc;
 
@@ -25,14 +25,17 @@ use nfs3_client::nfs3_types::nfs3::{ftype3, nfs_fh3, stable_how, writeverf3};
 
 use self::queue::NfsQueue;
 use self::session::Session;
-use super::remote::{
+use crate::remote::{
     HandleTable, RemoteFs, RemoteSandbox, RemoteSandboxError, RemoteShare, SharePaths,
 };
-use super::url::{ClientOptions, RemoteUrl};
-use super::{Backend, BackendOptions, Caps, Handle, OpError, OpenHow, QueuedIo, Recovery, Target};
-use crate::plan::FileTable;
+use crate::url::{ClientOptions, RemoteUrl};
+use naslab_backend::FileTable;
+use naslab_backend::{
+    Backend, BackendOptions, Caps, Handle, OpError, OpenHow, QueuedIo, Recovery, Target,
+};
 
-pub(super) const NFS_CAPS: Caps = {
+/// What naslab's NFS client can do.
+pub const NFS_CAPS: Caps = {
     let mut ops = [true; OpKind::ALL.len()];
     // OpKind's discriminants are its indices.
     ops[OpKind::Fallocate as usize] = false;
@@ -138,7 +141,7 @@ impl NfsTarget {
         let as_root = admin.settings.uid == 0;
         let sandbox = crate::marker::wait_for_holder(
             || RemoteSandbox::open_in(&mut admin, &url.path, client, join),
-            |e| matches!(e, super::remote::RemoteSandboxError::NotHeld(_)),
+            |e| matches!(e, crate::remote::RemoteSandboxError::NotHeld(_)),
         )
         .map_err(|e| squash_hint(e, as_root))?;
         Ok(NfsTarget {
@@ -515,7 +518,7 @@ impl QueuedIo for NfsBackend {
         tag: u64,
     ) -> Result<(), OpError> {
         let o = self.handles.get_mut(h)?;
-        let at = super::remote::queued_write_at(&mut o.append_at, offset, len);
+        let at = crate::remote::queued_write_at(&mut o.append_at, offset, len);
         let max = self.session.wtmax as usize;
         // SAFETY: as for queue_read; a write's buffer is only read from.
         unsafe {

@@ -32,14 +32,15 @@ use self::session::{
     FILE_RANDOM_ACCESS, FILE_WRITE_THROUGH, STATUS_END_OF_FILE,
 };
 use self::session::{Redo, Wait as _};
-use super::remote::{RemoteFs, RemoteSandbox, RemoteSandboxError, RemoteShare, SharePaths};
-use super::url::{ClientOptions, RemoteUrl, MAX_SMB_IN_FLIGHT};
-use super::{
+use crate::remote::{RemoteFs, RemoteSandbox, RemoteSandboxError, RemoteShare, SharePaths};
+use crate::url::{ClientOptions, RemoteUrl, MAX_SMB_IN_FLIGHT};
+use naslab_backend::FileTable;
+use naslab_backend::{
     Backend, BackendOptions, Caps, Handle, LockHow, OpError, OpenHow, QueuedIo, Recovery, Target,
 };
-use crate::plan::FileTable;
 
-pub(super) const SMB_CAPS: Caps = Caps {
+/// What naslab's SMB client can do.
+pub const SMB_CAPS: Caps = Caps {
     // Every op but the links: naslab's SMB client makes neither hard nor symbolic links.
     ops: {
         let mut ops = [true; OpKind::ALL.len()];
@@ -177,7 +178,7 @@ impl SmbTarget {
         let mut admin = Session::open(&url, &password, opts)?;
         let sandbox = crate::marker::wait_for_holder(
             || RemoteSandbox::open_in(&mut admin, &url.path, client, join),
-            |e| matches!(e, super::remote::RemoteSandboxError::NotHeld(_)),
+            |e| matches!(e, crate::remote::RemoteSandboxError::NotHeld(_)),
         )?;
         Ok(SmbTarget {
             settings: admin.settings.clone(),
@@ -1106,7 +1107,7 @@ mod tests {
 
     #[test]
     fn a_posix_range_to_the_end_and_times_to_set_take_smbs_shape() {
-        use crate::backend::lock_length;
+        use naslab_backend::lock_length;
         use session::basic_info_times;
         assert_eq!(lock_length(10, 20), 20);
         // POSIX's length 0 is every byte on, where SMB's would be none.

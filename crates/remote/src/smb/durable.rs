@@ -18,7 +18,7 @@ use smb2::msg::create_context::{
 use smb2::pack::Guid;
 use smb2::types::{Dialect, FileId};
 
-use crate::backend::OpError;
+use naslab_backend::OpError;
 
 /// `SMB2_CREATE_DURABLE_HANDLE_REQUEST` and its response (MS-SMB2 2.2.13.2.3,
 /// 2.2.14.2.3).

@@ -1,5 +1,5 @@
 //! naslab's safety rules on a share it reaches through a protocol client: the same
-//! marked `naslab/` directory as [`crate::Sandbox`] keeps on a local target, checked,
+//! marked `naslab/` directory as the local sandbox keeps on a local target, checked,
 //! made and emptied with the protocol's own requests.
 //!
 //! A share has no `flock` that every client honours, so the target is held with a lock
@@ -18,9 +18,9 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::OpError;
 use crate::marker::{MARKER_NAME, ROOT_NAME};
-use crate::plan::FileTable;
+use naslab_backend::FileTable;
+use naslab_backend::OpError;
 
 /// The directory whose existence holds a share's `naslab/` for one process.
 pub const LOCK_NAME: &str = ".naslab-lock";
@@ -229,7 +229,7 @@ struct Holder {
 
 impl Holder {
     fn this_process() -> Holder {
-        let host = crate::environment::host_name().replace(['/', '\\', ':', ','], "_");
+        let host = naslab_backend::host::host_name().replace(['/', '\\', ':', ','], "_");
         Holder {
             pid: std::process::id(),
             host: if host.is_empty() {
@@ -237,7 +237,7 @@ impl Holder {
             } else {
                 host
             },
-            boot: crate::environment::boot_id().chars().take(8).collect(),
+            boot: naslab_backend::host::boot_id().chars().take(8).collect(),
             pid_ns: pid_namespace(),
         }
     }
@@ -673,7 +673,7 @@ impl<T> Default for HandleTable<T> {
 
 impl<T> HandleTable<T> {
     /// Keeps `v` under a new handle.
-    pub fn insert(&mut self, v: T) -> super::Handle {
+    pub fn insert(&mut self, v: T) -> naslab_backend::Handle {
         let i = match self.free.pop() {
             Some(i) => {
                 self.slots[i] = Some(v);
@@ -684,11 +684,11 @@ impl<T> HandleTable<T> {
                 self.slots.len() - 1
             }
         };
-        i as super::Handle + 1
+        i as naslab_backend::Handle + 1
     }
 
     /// What `h` holds; EBADF when it holds nothing.
-    pub fn get_mut(&mut self, h: super::Handle) -> Result<&mut T, OpError> {
+    pub fn get_mut(&mut self, h: naslab_backend::Handle) -> Result<&mut T, OpError> {
         (h as usize)
             .checked_sub(1)
             .and_then(|i| self.slots.get_mut(i))
@@ -697,7 +697,7 @@ impl<T> HandleTable<T> {
     }
 
     /// Takes what `h` holds, freeing the handle; EBADF when it holds nothing.
-    pub fn take(&mut self, h: super::Handle) -> Result<T, OpError> {
+    pub fn take(&mut self, h: naslab_backend::Handle) -> Result<T, OpError> {
         let i = (h as usize).checked_sub(1);
         let v = i
             .and_then(|i| self.slots.get_mut(i))

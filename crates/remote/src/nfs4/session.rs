@@ -9,10 +9,10 @@ use std::time::Duration;
 use bytes::Bytes;
 use nfs_rs::{Mount, Nfs4ErrorCode, NfsError as LibError};
 
-use crate::backend::remote::{split_path as split, AdminSession, DirHandles, EntryKind, RemoteFs};
-use crate::backend::url::RemoteUrl;
-use crate::backend::waiter::Waiter;
-use crate::backend::OpError;
+use crate::remote::{split_path as split, AdminSession, DirHandles, EntryKind, RemoteFs};
+use crate::url::RemoteUrl;
+use crate::waiter::Waiter;
+use naslab_backend::OpError;
 
 use super::Nfs4Error;
 
@@ -94,7 +94,7 @@ impl Session {
         let port = url.port.unwrap_or(2049);
         let addr = url.address();
         let w = Waiter::new(addr.clone(), timeout).map_err(Nfs4Error::Runtime)?;
-        let (uid, gid) = crate::backend::nfs::caller_ids();
+        let (uid, gid) = crate::nfs::caller_ids();
         let host = if url.host.contains(':') {
             format!("[{}]", url.host)
         } else {

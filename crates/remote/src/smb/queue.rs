@@ -19,7 +19,7 @@ use smb2::types::FileId;
 
 use super::session::{Session, Wait as _};
 use super::{read_piece, write_piece, Piece};
-use crate::backend::OpError;
+use naslab_backend::OpError;
 
 /// One op's requests, run to its end: its tag and its result (bytes, or a negated errno).
 type Request = Pin<Box<dyn Future<Output = (u64, i64)>>>;
@@ -28,7 +28,7 @@ type Request = Pin<Box<dyn Future<Output = (u64, i64)>>>;
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Queued {
     pub tag: u64,
-    pub handle: crate::backend::Handle,
+    pub handle: naslab_backend::Handle,
     /// Where it reads or writes (an append's place, fixed when it was queued).
     pub offset: u64,
     pub len: usize,

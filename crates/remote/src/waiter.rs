@@ -1,6 +1,6 @@
 //! The runtime a protocol connection's requests run on. The protocol crates are async;
 //! naslab gives each connection a single-thread tokio runtime of its own, so the
-//! [`super::Backend`] trait stays synchronous and streams stay independent. Each request
+//! [`naslab_backend::Backend`] trait stays synchronous and streams stay independent. Each request
 //! is waited for at most the I/O timeout; one the server leaves unanswered that long
 //! marks the connection dead, and every later request on it fails at once (the closes
 //! and commits after a fatal error do not wait again). Connections a target makes share
@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::url::no_reply;
+use crate::url::no_reply;
 
 /// Why a request got no reply.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -23,10 +23,10 @@ use naslab_trace::OpKind;
 
 use self::queue::Nfs4Queue;
 use self::session::Session;
-use super::remote::{HandleTable, RemoteSandbox, RemoteSandboxError, RemoteShare, SharePaths};
-use super::url::{ClientOptions, RemoteUrl};
-use super::{Backend, BackendOptions, Caps, Handle, OpError, OpenHow, QueuedIo, Target};
-use crate::plan::FileTable;
+use crate::remote::{HandleTable, RemoteSandbox, RemoteSandboxError, RemoteShare, SharePaths};
+use crate::url::{ClientOptions, RemoteUrl};
+use naslab_backend::FileTable;
+use naslab_backend::{Backend, BackendOptions, Caps, Handle, OpError, OpenHow, QueuedIo, Target};
 
 pub(super) const NFS4_CAPS: Caps = {
     let mut ops = [true; OpKind::ALL.len()];
@@ -109,7 +109,7 @@ impl Nfs4Target {
             || RemoteSandbox::open_in(&mut admin, "", client, join),
             |e| matches!(e, RemoteSandboxError::NotHeld(_)),
         )
-        .map_err(|e| super::nfs::squash_hint(e, as_root))?;
+        .map_err(|e| crate::nfs::squash_hint(e, as_root))?;
         Ok(Nfs4Target {
             share: RemoteShare::new(url.to_string(), sandbox, admin),
             url,
@@ -299,7 +299,7 @@ impl Backend for Nfs4Backend {
     }
 
     fn mkdir(&mut self, file: u32) -> Result<(), OpError> {
-        use super::remote::RemoteFs;
+        use crate::remote::RemoteFs;
         let path = self.paths.path(file)?;
         self.session.make_dir(&path)
     }
@@ -368,7 +368,7 @@ impl QueuedIo for Nfs4Backend {
         tag: u64,
     ) -> Result<(), OpError> {
         let o = self.handles.get_mut(h)?;
-        let at = super::remote::queued_write_at(&mut o.append_at, offset, len);
+        let at = crate::remote::queued_write_at(&mut o.append_at, offset, len);
         let (fh, sync) = (o.fh.clone(), o.sync);
         let session: *const Session = &self.session;
         // SAFETY: as for queue_read.

@@ -21,10 +21,10 @@ use nfs3_client::{Nfs3Client, Nfs3ConnectionBuilder, RpcError};
 use tokio::net::TcpStream;
 
 use super::NfsError;
-use crate::backend::remote::{split_path as split, AdminSession, DirHandles, EntryKind, RemoteFs};
-use crate::backend::url::{no_reply, RemoteUrl};
-use crate::backend::waiter::Waiter;
-use crate::backend::{OpError, Recovery};
+use crate::remote::{split_path as split, AdminSession, DirHandles, EntryKind, RemoteFs};
+use crate::url::{no_reply, RemoteUrl};
+use crate::waiter::Waiter;
+use naslab_backend::{OpError, Recovery};
 
 /// The most naslab asks for in one READ or WRITE: the server's `rtmax`/`wtmax` when
 /// smaller, else 1 MiB, the most Linux's NFS client moves in one request. nfs-ganesha
@@ -44,7 +44,7 @@ macro_rules! rpc {
         loop {
             let r = $s.w.call_retrans($s.retrans, $s.client.$method($($arg),*));
             match r {
-                Err(e) if $crate::backend::nfs::session::broken(&e) => {
+                Err(e) if $crate::nfs::session::broken(&e) => {
                     if let Err(e) = $s.recover(e) {
                         $s.end_recovery(redone);
                         break (Err(e), redone);
@@ -452,7 +452,7 @@ pub(super) struct Session {
 
 /// The uid and gid AUTH_SYS credentials carry: this process's effective ones.
 #[cfg(unix)]
-pub(in crate::backend) fn caller_ids() -> (u32, u32) {
+pub(crate) fn caller_ids() -> (u32, u32) {
     // SAFETY: geteuid and getegid have no preconditions.
     unsafe { (libc::geteuid(), libc::getegid()) }
 }
@@ -460,7 +460,7 @@ pub(in crate::backend) fn caller_ids() -> (u32, u32) {
 /// Windows has no uid or gid: the credentials say nobody (65534), as an export's
 /// anonymous user; the export must let that user write.
 #[cfg(not(unix))]
-pub(in crate::backend) fn caller_ids() -> (u32, u32) {
+pub(crate) fn caller_ids() -> (u32, u32) {
     (65534, 65534)
 }
 

@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use naslab_results::RttProbe;
 
-use super::url::{Protocol, RemoteUrl};
+use crate::url::{Protocol, RemoteUrl};
 
 /// Round trips the probe times by default.
 pub const SAMPLES: u32 = 21;

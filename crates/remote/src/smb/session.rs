@@ -26,11 +26,11 @@ use smb2::{ClientConfig, ErrorKind, SmbClient, Tree};
 
 use super::durable;
 use super::SmbError;
-use crate::backend::remote::{AdminSession, EntryKind, RemoteFs};
-use crate::backend::url::MAX_SMB_IN_FLIGHT;
-use crate::backend::url::{ClientOptions, RemoteUrl, SmbEncrypt};
-use crate::backend::waiter::{Silence, Waiter};
-use crate::backend::{lock_length, LockHow, OpError};
+use crate::remote::{AdminSession, EntryKind, RemoteFs};
+use crate::url::MAX_SMB_IN_FLIGHT;
+use crate::url::{ClientOptions, RemoteUrl, SmbEncrypt};
+use crate::waiter::{Silence, Waiter};
+use naslab_backend::{lock_length, LockHow, OpError};
 
 pub(super) const FILE_WRITE_THROUGH: u32 = 0x0000_0002;
 pub(super) const FILE_NON_DIRECTORY_FILE: u32 = 0x0000_0040;
@@ -651,7 +651,7 @@ impl Session {
         requests: std::pin::Pin<&mut [F; N]>,
     ) -> Result<[F::Output; N], OpError> {
         self.w
-            .wait(async { Ok(crate::backend::waiter::join_all(requests).await) })
+            .wait(async { Ok(crate::waiter::join_all(requests).await) })
     }
 
     /// Sends one request and checks its status.

@@ -17,7 +17,7 @@ const MMAP_THRESHOLD: libc::c_int = 32 << 20;
 const TRIM_THRESHOLD: libc::c_int = 512 << 20;
 
 /// Has the allocator keep and reuse large freed blocks, once per process (each protocol
-/// connection's [`super::waiter::Waiter`] asks). Where the C library is not glibc this
+/// connection's [`crate::waiter::Waiter`] asks). Where the C library is not glibc this
 /// does nothing.
 pub(crate) fn keep_large_blocks() {
     static DONE: Once = Once::new();

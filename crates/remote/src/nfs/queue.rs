@@ -27,7 +27,7 @@ use tokio::io::Interest;
 use tokio::net::TcpStream;
 
 use super::session::{broken, rpc_error, status_error, Call as _, Session};
-use crate::backend::{Handle, OpError};
+use naslab_backend::{Handle, OpError};
 
 /// The size of each read from the socket while no larger reply is awaited.
 const READ_CHUNK: usize = 256 << 10;

@@ -14,7 +14,7 @@ use std::task::Poll;
 use bytes::Bytes;
 
 use super::session::{op_error, Session};
-use crate::backend::{Handle, OpError};
+use naslab_backend::{Handle, OpError};
 
 /// A completed op: its tag, its handle, the bytes moved or the failure, and for a
 /// write whether the server left any of it unstable (to be committed at close).
