@@ -33,8 +33,9 @@ x86_64-w64-mingw32-gcc -O2 -shared -o "$WINEPREFIX/drive_c/windows/system32/bcry
 timeout 1800 cargo test --quiet --target x86_64-pc-windows-gnu -p naslab-results -p naslab-trace -p naslab-layout --lib
 timeout 1800 cargo test --quiet --target x86_64-pc-windows-gnu -p naslab-backend --lib -- utc::
 timeout 1800 cargo test --quiet --target x86_64-pc-windows-gnu -p naslab-remote --lib -- remote::
+timeout 1800 cargo test --quiet --target x86_64-pc-windows-gnu -p naslab-local --lib -- windows::
 timeout 1800 cargo test --quiet --target x86_64-pc-windows-gnu -p naslab-engine --lib -- \
-  positioned:: backend::windows:: spool::
+  positioned:: spool::
 # Integration tests that build for Windows: the workload library's, the trace format's,
 # the engine's session, open-loop pacing, plan checks, op records and share paths, and
 # the results' exporters, report packing and older run.json files.

@@ -2,8 +2,6 @@
 //! streams against a backend with exact timing, and keeps every measurement.
 
 pub mod backend;
-#[cfg(target_os = "linux")]
-pub mod beneath;
 pub mod beside;
 pub mod buffer;
 pub mod clock;
@@ -17,8 +15,6 @@ pub mod realtime;
 pub mod records;
 pub mod replay;
 pub mod run;
-#[cfg(target_os = "linux")]
-pub mod sandbox;
 pub mod session;
 pub mod spool;
 pub mod spool_io;
@@ -34,6 +30,8 @@ pub use backend::{
 pub use clock::{Clock, MonotonicClock, ScriptedClock};
 pub use data::{DataMode, DataSpec};
 pub use naslab_backend::{errno, marker};
+#[cfg(target_os = "linux")]
+pub use naslab_local::{beneath, sandbox, Sandbox};
 pub use pacing::Pacing;
 pub use plan::{compile, records_from_reader, records_from_trace, FileTable, Plan, PlanError};
 pub use records::RecordSink;
@@ -42,7 +40,5 @@ pub use replay::{
     StartGate,
 };
 pub use run::{run_iteration, IterationSpec, RunError, SinkMaker};
-#[cfg(target_os = "linux")]
-pub use sandbox::Sandbox;
 pub use session::{PlanSource, RunHooks, RunOutcome, Session, SessionError};
 pub use verify::Verifier;

@@ -1,16 +1,9 @@
-//! The backends: one module per target kind, each behind the seam in `naslab-backend`
-//! (re-exported here at the paths the rest of the workspace names).
+//! The backends, each behind the seam in `naslab-backend`: the local ones in
+//! `naslab-local`, the remote ones in `naslab-remote` (re-exported here at the paths the
+//! rest of the workspace names), and how a `--target` opens one of them.
 
 mod open;
-#[cfg(target_os = "linux")]
-mod own_links;
-#[cfg(target_os = "linux")]
-mod posix;
 pub mod registry;
-#[cfg(target_os = "linux")]
-mod uring;
-#[cfg(windows)]
-mod windows;
 
 /// `--target` URLs (naslab-remote's), and whether a target is one.
 pub mod url {
@@ -25,6 +18,12 @@ pub use naslab_backend::{
     LockHow, NullBackend, NullTarget, OpError, OpenHow, ProfiledTarget, QueuedIo, Recovery, Target,
     TimedNullTarget, HINT_LEAD_BYTES, HINT_STRIDE_BYTES, HINT_WRITE_OP, STREAM_STACK_BYTES,
 };
+#[cfg(target_os = "linux")]
+pub use naslab_local::UringQueue;
+#[cfg(target_os = "linux")]
+pub use naslab_local::{PosixBackend, PosixTarget};
+#[cfg(windows)]
+pub use naslab_local::{WindowsBackend, WindowsTarget};
 pub use naslab_remote::{probe, remote};
 #[cfg(all(feature = "nfs", unix))]
 pub use naslab_remote::{Nfs4Backend, Nfs4Error, Nfs4Target};
@@ -33,9 +32,3 @@ pub use naslab_remote::{NfsBackend, NfsError, NfsTarget};
 #[cfg(feature = "smb")]
 pub use naslab_remote::{SmbBackend, SmbError, SmbTarget};
 pub use open::{open, OpenError, OpenedTarget, Password, TargetRequest};
-#[cfg(target_os = "linux")]
-pub use posix::{PosixBackend, PosixTarget};
-#[cfg(target_os = "linux")]
-pub use uring::UringQueue;
-#[cfg(windows)]
-pub use windows::{WindowsBackend, WindowsTarget};

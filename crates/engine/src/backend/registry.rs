@@ -51,7 +51,7 @@ impl Descriptor {
 }
 
 #[cfg(target_os = "linux")]
-const POSIX: Option<Caps> = Some(super::posix::POSIX_CAPS);
+const POSIX: Option<Caps> = Some(naslab_local::POSIX_CAPS);
 #[cfg(not(target_os = "linux"))]
 const POSIX: Option<Caps> = None;
 #[cfg(feature = "smb")]
@@ -63,7 +63,7 @@ const NFS: Option<Caps> = Some(naslab_remote::NFS_CAPS);
 #[cfg(not(feature = "nfs"))]
 const NFS: Option<Caps> = None;
 #[cfg(windows)]
-const WINDOWS: Option<Caps> = Some(super::windows::WINDOWS_CAPS);
+const WINDOWS: Option<Caps> = Some(naslab_local::WINDOWS_CAPS);
 #[cfg(not(windows))]
 const WINDOWS: Option<Caps> = None;
 

@@ -28,8 +28,8 @@ use windows_sys::Win32::System::LibraryLoader::{GetModuleHandleW, GetProcAddress
 use windows_sys::Win32::System::IO::IO_STATUS_BLOCK;
 
 use super::fs::errno_of;
-use crate::backend::OpError;
 use crate::errno;
+use naslab_backend::OpError;
 
 /// Whether this process runs under Wine, whose file calls go to Linux's: Wine follows a
 /// Unix symbolic link below the Windows API, whatever `FILE_OPEN_REPARSE_POINT` and

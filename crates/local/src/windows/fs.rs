@@ -10,9 +10,9 @@ use windows_sys::Win32::Storage::FileSystem::{
 };
 
 use super::handle::{Names, OpenSpec, Root};
-use crate::backend::remote::{EntryKind, RemoteFs};
-use crate::backend::OpError;
 use crate::errno;
+use naslab_backend::OpError;
+use naslab_remote::remote::{EntryKind, RemoteFs};
 
 pub use naslab_backend::errno::of_win32 as errno_of;
 

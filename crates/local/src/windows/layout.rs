@@ -8,8 +8,8 @@ use std::path::Path;
 use naslab_layout::{FileLayout, LayoutError, Skipped};
 
 use super::handle::{Names, OpenSpec, Root};
-use crate::backend::remote::EntryKind;
-use crate::backend::OpError;
+use naslab_backend::OpError;
+use naslab_remote::remote::EntryKind;
 
 /// An op's error as the layout's.
 fn failed<'a>(what: &'static str, path: &'a Path) -> impl FnOnce(OpError) -> LayoutError + 'a {

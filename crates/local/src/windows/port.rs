@@ -23,8 +23,8 @@ use windows_sys::Win32::System::IO::{
 
 use super::fs::errno_of;
 use super::nt::errno_of_status;
-use crate::backend::OpError;
 use crate::errno;
+use naslab_backend::OpError;
 
 /// One op's place in the queue.
 #[repr(C)]

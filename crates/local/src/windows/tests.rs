@@ -7,8 +7,8 @@ use std::sync::Arc;
 use naslab_trace::{FileKind, Prepare};
 
 use super::*;
-use crate::backend::remote::RemoteSandboxError;
-use crate::plan::FileEntry;
+use naslab_backend::FileEntry;
+use naslab_remote::remote::RemoteSandboxError;
 
 fn entry(path: &str, kind: FileKind) -> FileEntry {
     FileEntry {
@@ -256,7 +256,7 @@ fn win32_errors_are_counted_under_posix_names() {
     ];
     for (code, name) in cases {
         assert_eq!(
-            crate::backend::errno_name(errno_of(code as i32)),
+            naslab_backend::errno_name(errno_of(code as i32)),
             name,
             "{code}"
         );

@@ -1,6 +1,6 @@
 use io_uring::{opcode, types, IoUring};
 
-use super::{Handle, OpError, QueuedIo};
+use naslab_backend::{Handle, OpError, QueuedIo};
 
 /// An io_uring submission and completion queue for one stream's reads and writes.
 pub struct UringQueue {

@@ -6,16 +6,17 @@ use std::sync::Arc;
 
 use naslab_trace::OpKind;
 
-use super::own_links::OwnLinks;
-use super::{
-    Backend, BackendOptions, Caps, Handle, LockHow, OpError, OpenHow, QueuedIo, Target, UringQueue,
-};
 use crate::beneath::{
     entry_stat, entry_stat_beneath, link_beneath, mkdir_beneath, open_beneath, rename_beneath,
     stat_beneath, symlink_beneath, unlink_beneath, utime_beneath, EntryStat,
 };
-use crate::plan::FileTable;
+use crate::own_links::OwnLinks;
 use crate::sandbox::{Sandbox, SandboxError};
+use crate::uring::UringQueue;
+use naslab_backend::FileTable;
+use naslab_backend::{
+    Backend, BackendOptions, Caps, Handle, LockHow, OpError, OpenHow, QueuedIo, Target,
+};
 
 /// A local directory or a mounted share, through the kernel's file API. Every path is
 /// resolved beneath the workload directory's descriptor, never from `/`, and no symbolic
@@ -43,7 +44,8 @@ impl PosixTarget {
     }
 }
 
-pub(super) const POSIX_CAPS: Caps = Caps {
+/// What the posix backend can do.
+pub const POSIX_CAPS: Caps = Caps {
     ops: [true; OpKind::ALL.len()],
     direct_io: true,
     drop_cache: Some(naslab_results::CacheDrop::PageCache),

@@ -29,9 +29,9 @@ use windows_sys::Win32::System::IO::OVERLAPPED;
 
 use super::fs::io_err;
 use super::nt::{self, Create};
-use crate::backend::remote::EntryKind;
-use crate::backend::{lock_length, LockHow, OpError};
 use crate::errno;
+use naslab_backend::{lock_length, LockHow, OpError};
+use naslab_remote::remote::EntryKind;
 
 /// The offset that makes a write land at the end of the file (both halves of the
 /// OVERLAPPED offset all ones), as every write through an `O_APPEND` descriptor does.

@@ -27,19 +27,22 @@ use std::sync::{Arc, Mutex};
 
 use naslab_trace::OpKind;
 
-use super::remote::{RemoteSandbox, RemoteSandboxError};
-use super::{Backend, BackendOptions, Caps, Handle, LockHow, OpError, OpenHow, QueuedIo, Target};
-use crate::plan::FileTable;
 #[cfg(test)]
 use fs::errno_of;
 use fs::{io_err, LocalFs};
 use handle::{Names, OpenSpec, Opened, Root};
+use naslab_backend::FileTable;
+use naslab_backend::{
+    Backend, BackendOptions, Caps, Handle, LockHow, OpError, OpenHow, QueuedIo, Target,
+};
+use naslab_remote::remote::{RemoteSandbox, RemoteSandboxError};
 use port::Port;
 
 /// What the Windows backend can do: no hard or symbolic links (creating a symbolic link
 /// needs a privilege most users lack); reads and writes in flight together up to the
 /// io_uring backend's limit, overlapped on an I/O completion port.
-pub(super) const WINDOWS_CAPS: Caps = {
+/// What the Windows backend can do.
+pub const WINDOWS_CAPS: Caps = {
     let mut ops = [true; OpKind::ALL.len()];
     ops[OpKind::Link as usize] = false;
     ops[OpKind::Symlink as usize] = false;
@@ -82,11 +85,11 @@ impl WindowsTarget {
             error: io_err(e),
         })?;
         match fs::kind_of_path(&base) {
-            Ok(super::remote::EntryKind::Dir) => {}
-            Ok(super::remote::EntryKind::Link) => {
+            Ok(naslab_remote::remote::EntryKind::Dir) => {}
+            Ok(naslab_remote::remote::EntryKind::Link) => {
                 return Err(RemoteSandboxError::Link(dir.display().to_string()))
             }
-            Ok(super::remote::EntryKind::File) => {
+            Ok(naslab_remote::remote::EntryKind::File) => {
                 return Err(RemoteSandboxError::NotDir(dir.display().to_string()))
             }
             Err(e) if e.errno == crate::errno::ENOENT => {

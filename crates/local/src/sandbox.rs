@@ -383,8 +383,7 @@ impl Sandbox {
 
     /// Removes everything naslab made under the target, the marked directory included.
     /// Whether the directory was there before this sandbox opened it (if not, opening
-    /// made it and this removed it again), as [`crate::backend::remote::RemoteSandbox`]
-    /// says too.
+    /// made it and this removed it again), as the remote sandbox says too.
     pub fn remove_all(self) -> Result<bool, SandboxError> {
         self.check_marker()?;
         let names = beneath::list_dir(self.dir_fd()).map_err(io("list", &self.root))?;
