@@ -41,7 +41,8 @@ timeout 1800 cargo test --quiet --target x86_64-pc-windows-gnu -p naslab-engine 
 # the results' exporters, report packing and older run.json files.
 timeout 1800 cargo test --quiet --target x86_64-pc-windows-gnu -p naslab-workload -p naslab-trace --tests
 timeout 1800 cargo test --quiet --target x86_64-pc-windows-gnu -p naslab-engine --test session \
-  --test openloop --test plan_checks --test records --test share_paths
+  --test openloop --test plan_checks --test records
+timeout 1800 cargo test --quiet --target x86_64-pc-windows-gnu -p naslab-remote --test share_paths
 timeout 1800 cargo test --quiet --target x86_64-pc-windows-gnu -p naslab-report --test exporters \
   --test schema --test packing
 

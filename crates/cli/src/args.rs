@@ -4,13 +4,13 @@
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use naslab_engine::backend::url::{SmbEncrypt, DEFAULT_SMB_IN_FLIGHT, MAX_SMB_IN_FLIGHT};
 use naslab_engine::backend::ClientProfile;
 use naslab_engine::{DataMode, Pacing};
 #[cfg(target_os = "linux")]
 use naslab_lab::ServerKind;
 #[cfg(target_os = "linux")]
 use naslab_layout::{FsKind, Pattern};
+use naslab_targets::url::{SmbEncrypt, DEFAULT_SMB_IN_FLIGHT, MAX_SMB_IN_FLIGHT};
 use naslab_workload::synthetic::iozone::Test;
 use naslab_workload::synthetic::openloop::Arrivals;
 

@@ -153,7 +153,7 @@ pub fn utc_date(text: &str) -> Result<String, String> {
 /// a URL, or only in another build) is refused saying how to get it.
 pub fn backend_name(text: &str) -> Result<crate::args::BackendName, String> {
     use crate::args::BackendName;
-    use naslab_engine::backend::registry::{Choice, BACKENDS};
+    use naslab_targets::registry::{Choice, BACKENDS};
     let Some(d) = BACKENDS.iter().find(|d| d.name == text) else {
         let names: Vec<&str> = BACKENDS.iter().map(|d| d.name).collect();
         return Err(format!(

@@ -8,7 +8,8 @@ use std::path::Path;
 
 use naslab_engine::plan::{compile, records_from_trace};
 use naslab_engine::prepare::prepare;
-use naslab_engine::{BackendOptions, PosixTarget, Sandbox, Target};
+use naslab_engine::{BackendOptions, Target};
+use naslab_targets::{PosixTarget, Sandbox};
 use naslab_trace::FileKind;
 use naslab_workload::{catalog, generate, GenParams};
 

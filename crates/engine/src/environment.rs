@@ -1,9 +1,5 @@
 //! Facts about the client and the target that every result carries.
 
-use std::path::Path;
-
-#[cfg(target_os = "linux")]
-use naslab_layout::Mounts;
 use naslab_results::Environment;
 
 pub use naslab_backend::host::{boot_id, host_name};
@@ -81,28 +77,6 @@ pub fn environment() -> Environment {
     }
 }
 
-/// The file-system type and source of the mount that holds `path`, from
-/// /proc/self/mountinfo (the longest mount point that is a prefix of the path); empty
-/// when either cannot be read.
-#[cfg(not(target_os = "linux"))]
-pub fn mount_of(_path: &Path) -> (String, String) {
-    (String::new(), String::new())
-}
-
-/// The file-system type and source of the mount that holds `path`, from
-/// /proc/self/mountinfo (the longest mount point that is a prefix of the path); empty
-/// when either cannot be read.
-#[cfg(target_os = "linux")]
-pub fn mount_of(path: &Path) -> (String, String) {
-    let Ok(abs) = std::fs::canonicalize(path) else {
-        return (String::new(), String::new());
-    };
-    Mounts::read()
-        .holding(&abs)
-        .map(|m| (m.fs_type.clone(), m.source.clone()))
-        .unwrap_or_default()
-}
-
 /// How much memory new buffers can take: the smaller of the kernel's MemAvailable and
 /// what the address-space limit (`ulimit -v`, `prlimit --as`) leaves, with which of the
 /// two it is. `None` when neither can be read.
@@ -155,18 +129,5 @@ fn address_space_left(kib: &dyn Fn(&str, &str) -> Option<u64>) -> Option<(u64, &
         ))
     } else {
         None
-    }
-}
-
-#[cfg(all(test, target_os = "linux"))]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn finds_the_root_file_system() {
-        let (fs, _) = mount_of(Path::new("/"));
-        assert!(!fs.is_empty());
-        let (proc_fs, _) = mount_of(Path::new("/proc/self"));
-        assert_eq!(proc_fs, "proc");
     }
 }

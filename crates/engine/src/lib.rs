@@ -1,7 +1,6 @@
 //! naslab's engine: compiles a trace into a plan, prepares the file set, replays the
 //! streams against a backend with exact timing, and keeps every measurement.
 
-pub mod backend;
 pub mod beside;
 pub mod buffer;
 pub mod clock;
@@ -21,17 +20,14 @@ pub mod spool_io;
 pub mod summarize;
 pub mod verify;
 
-#[cfg(target_os = "linux")]
-pub use backend::PosixTarget;
-pub use backend::{
+pub use clock::{Clock, MonotonicClock, ScriptedClock};
+pub use data::{DataMode, DataSpec};
+pub use naslab_backend as backend;
+pub use naslab_backend::{errno, marker};
+pub use naslab_backend::{
     Backend, BackendOptions, Caps, Handle, LockHow, NullTarget, OpError, OpenHow, Target,
     TimedNullTarget,
 };
-pub use clock::{Clock, MonotonicClock, ScriptedClock};
-pub use data::{DataMode, DataSpec};
-pub use naslab_backend::{errno, marker};
-#[cfg(target_os = "linux")]
-pub use naslab_local::{beneath, sandbox, Sandbox};
 pub use pacing::Pacing;
 pub use plan::{compile, records_from_reader, records_from_trace, FileTable, Plan, PlanError};
 pub use records::RecordSink;

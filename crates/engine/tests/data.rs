@@ -8,7 +8,8 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use naslab_engine::{DataMode, DataSpec, Pacing, PosixTarget, ReplayOptions, Sandbox};
+use naslab_engine::{DataMode, DataSpec, Pacing, ReplayOptions};
+use naslab_local::{PosixTarget, Sandbox};
 use naslab_results::{CacheMode, IterationResult, MismatchKind};
 use naslab_trace::{FileDecl, Op, OpFlags, OpKind, Prepare, Trace};
 

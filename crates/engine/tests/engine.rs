@@ -16,8 +16,9 @@ use naslab_engine::plan::{compile, records_from_trace, FileTable};
 use naslab_engine::prepare::prepare;
 use naslab_engine::{
     replay, run_iteration, Backend, Caps, Clock, Handle, NullTarget, OpError, OpenHow, Pacing,
-    PosixTarget, Progress, ReplayOptions, Sandbox, ScriptedClock, Target,
+    Progress, ReplayOptions, ScriptedClock, Target,
 };
+use naslab_local::{PosixTarget, Sandbox};
 use naslab_results::CacheMode;
 use naslab_trace::{FileDecl, Measured, Op, OpFlags, OpKind, Prepare, Trace};
 

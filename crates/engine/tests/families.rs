@@ -7,7 +7,7 @@
 mod common;
 
 use common::{plan_of, run_once};
-use naslab_engine::{PosixTarget, Sandbox};
+use naslab_local::{PosixTarget, Sandbox};
 use naslab_results::views::bigdir::bigdir_rows;
 use naslab_results::{CacheMode, IterationResult};
 use naslab_trace::Trace;

@@ -8,7 +8,8 @@ mod common;
 
 use common::{file, plan_of, records_of, run_with};
 use naslab_engine::plan::{EdgeCounts, EdgeKind, Plan, Wait};
-use naslab_engine::{PosixTarget, ReplayOptions, Sandbox, TimedNullTarget};
+use naslab_engine::{ReplayOptions, TimedNullTarget};
+use naslab_local::{PosixTarget, Sandbox};
 use naslab_results::CacheMode;
 use naslab_trace::{FileDecl, FileKind, Measured, Op, OpFlags, OpKind, Prepare, Trace};
 

@@ -16,9 +16,9 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 
 use common::*;
-use naslab_engine::backend::url::SmbEncrypt;
 use naslab_engine::{Backend, Target};
 use naslab_lab::{FsKind, ServerKind};
+use naslab_targets::url::SmbEncrypt;
 
 /// Counts calls to the allocator (alloc, alloc_zeroed, realloc) made on a thread
 /// while it counts.

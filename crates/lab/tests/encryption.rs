@@ -19,13 +19,13 @@ use std::path::Path;
 use std::sync::atomic::Ordering;
 
 use common::*;
-use naslab_engine::backend::url::SmbEncrypt;
-use naslab_engine::backend::SmbTarget;
 use naslab_engine::{
     compile, records_from_trace, run_iteration, IterationSpec, Progress, ReplayOptions,
 };
 use naslab_lab::{FsKind, ServerKind};
 use naslab_results::CacheMode;
+use naslab_targets::url::SmbEncrypt;
+use naslab_targets::SmbTarget;
 use naslab_trace::FileKind;
 use naslab_workload::GenParams;
 

@@ -16,9 +16,9 @@ mod common;
 use std::time::Duration;
 
 use common::*;
-use naslab_engine::backend::probe;
-use naslab_engine::backend::url::RemoteUrl;
 use naslab_lab::{FsKind, ServerKind};
+use naslab_targets::probe;
+use naslab_targets::url::RemoteUrl;
 use naslab_trace::{FileDecl, Op, OpFlags, OpKind, Trace};
 
 fn probe_of(url: &str) -> naslab_results::RttProbe {

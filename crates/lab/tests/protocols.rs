@@ -11,12 +11,11 @@ mod common;
 use std::time::Duration;
 
 use common::*;
-use naslab_engine::backend::url::{ClientOptions, RemoteUrl};
-use naslab_engine::backend::{
-    ClientProfile, Nfs4Target, NfsTarget, ProfiledTarget, SmbTarget, HINT_STRIDE_BYTES,
-};
+use naslab_engine::backend::{ClientProfile, ProfiledTarget, HINT_STRIDE_BYTES};
 use naslab_engine::{BackendOptions, OpenHow, Target};
 use naslab_lab::{FsKind, ServerKind};
+use naslab_targets::url::{ClientOptions, RemoteUrl};
+use naslab_targets::{Nfs4Target, NfsTarget, SmbTarget};
 
 #[test]
 fn smb_backend_runs_every_op_and_the_server_holds_the_bytes() {

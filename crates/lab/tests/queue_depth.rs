@@ -152,7 +152,7 @@ fn depth_1_and_32_capped(
 
 /// naslab's NFSv3 client on the lab's export through a relay in front of its NFS
 /// service (the MOUNT service is reached directly).
-fn nfs_through_relay(st: &naslab_lab::LabState) -> (naslab_engine::backend::NfsTarget, Relay) {
+fn nfs_through_relay(st: &naslab_lab::LabState) -> (naslab_targets::NfsTarget, Relay) {
     assert!(
         st.url.contains("mountport="),
         "the lab serves NFSv3: {}",
@@ -174,7 +174,7 @@ fn nfs_through_relay(st: &naslab_lab::LabState) -> (naslab_engine::backend::NfsT
 fn smb_through_relay(
     st: &naslab_lab::LabState,
     retrans: Option<std::time::Duration>,
-) -> (naslab_engine::backend::SmbTarget, Relay) {
+) -> (naslab_targets::SmbTarget, Relay) {
     let port = st.ports[0];
     let relay = Relay::start(port, Framing::Smb2);
     let mut relayed = st.clone();
@@ -183,10 +183,10 @@ fn smb_through_relay(
         &format!("127.0.0.1:{}/", relay.port()),
         1,
     );
-    let opts = naslab_engine::backend::url::ClientOptions {
-        smb_encrypt: naslab_engine::backend::url::SmbEncrypt::Off,
+    let opts = naslab_targets::url::ClientOptions {
+        smb_encrypt: naslab_targets::url::SmbEncrypt::Off,
         retrans_timeout: retrans,
-        ..naslab_engine::backend::url::ClientOptions::default()
+        ..naslab_targets::url::ClientOptions::default()
     };
     (smb_with(&relayed, opts).unwrap(), relay)
 }
@@ -469,7 +469,7 @@ fn smb_requests_go_again_after_the_retransmit_timeout() {
 
 /// naslab's NFSv4.1 client on the lab's export through a relay in front of its NFS
 /// service.
-fn nfs41_through_relay(st: &naslab_lab::LabState) -> (naslab_engine::backend::Nfs4Target, Relay) {
+fn nfs41_through_relay(st: &naslab_lab::LabState) -> (naslab_targets::Nfs4Target, Relay) {
     let nfs_port = st.ports[0];
     let relay = Relay::start(nfs_port, Framing::OncRpc);
     let url = st.url.replacen(
@@ -478,8 +478,7 @@ fn nfs41_through_relay(st: &naslab_lab::LabState) -> (naslab_engine::backend::Nf
         1,
     );
     let url = format!("{}?vers=4.1", url.split('?').next().unwrap());
-    let target =
-        naslab_engine::backend::Nfs4Target::connect(url.parse().unwrap()).expect("v4.1 mounts");
+    let target = naslab_targets::Nfs4Target::connect(url.parse().unwrap()).expect("v4.1 mounts");
     (target, relay)
 }
 
@@ -506,12 +505,12 @@ fn nfs3_calls_in_flight_go_again_after_the_retransmit_timeout() {
         &format!("127.0.0.1:{}/", relay.port()),
         1,
     );
-    let opts = naslab_engine::backend::url::ClientOptions {
+    let opts = naslab_targets::url::ClientOptions {
         retrans_timeout: Some(std::time::Duration::from_millis(300)),
-        ..naslab_engine::backend::url::ClientOptions::default()
+        ..naslab_targets::url::ClientOptions::default()
     };
-    let target = naslab_engine::backend::NfsTarget::connect_with(url.parse().unwrap(), opts)
-        .expect("nfs mounts");
+    let target =
+        naslab_targets::NfsTarget::connect_with(url.parse().unwrap(), opts).expect("nfs mounts");
     let spool = tempfile::tempdir().unwrap();
     let (_, _, bytes_one) = run_at(&target, &st.share_dir, spool.path(), 1);
     relay.black_hole_after_reads(100);

@@ -18,8 +18,8 @@ use std::path::Path;
 use std::time::Duration;
 
 use common::*;
-use naslab_engine::backend::SmbTarget;
 use naslab_lab::{FsKind, ServerKind};
+use naslab_targets::SmbTarget;
 use nfs3_client::io::{AsyncRead, AsyncWrite};
 use nfs3_client::net::Connector;
 use nfs3_client::nfs3_types::nfs3::{
@@ -86,7 +86,7 @@ fn setuid_helper() {
     check_counts(&r, &trace);
     drop(target);
     // What any local user can send: AUTH_SYS claiming root.
-    let u: naslab_engine::backend::url::RemoteUrl = url.parse().unwrap();
+    let u: naslab_targets::url::RemoteUrl = url.parse().unwrap();
     let cred = opaque_auth::auth_unix(&auth_unix {
         stamp: 1,
         machinename: Opaque::owned(b"evil".to_vec()),
@@ -233,8 +233,7 @@ fn samba_lets_in_the_lab_account_with_its_password_only() {
     let conf = std::fs::read_to_string(guard.lab().dir.join("smb.conf")).unwrap();
     assert!(!conf.contains(&st.password) && !conf.contains("force user"));
     // A guest is refused, and so is a wrong password, saying which.
-    let guest: naslab_engine::backend::url::RemoteUrl =
-        st.url.replace("naslab-lab@", "").parse().unwrap();
+    let guest: naslab_targets::url::RemoteUrl = st.url.replace("naslab-lab@", "").parse().unwrap();
     assert!(
         SmbTarget::connect(guest, String::new()).is_err(),
         "guest refused"

@@ -18,10 +18,11 @@ use std::time::{Duration, Instant};
 
 use naslab_engine::{
     compile, records_from_trace, run_iteration, DataMode, DataSpec, IterationSpec, Pacing,
-    PosixTarget, Progress, ReplayOptions, Sandbox,
+    Progress, ReplayOptions,
 };
 use naslab_layout::{FsKind, ScratchFs};
 use naslab_results::{CacheMode, MismatchKind};
+use naslab_targets::{PosixTarget, Sandbox};
 use naslab_trace::{FileDecl, Op, OpFlags, OpKind, Trace};
 
 const BLOCK: u64 = 4096;

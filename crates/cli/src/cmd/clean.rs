@@ -1,6 +1,6 @@
 use anyhow::Context;
-use naslab_engine::backend::url::is_remote;
-use naslab_engine::backend::TargetRequest;
+use naslab_targets::url::is_remote;
+use naslab_targets::TargetRequest;
 
 use crate::args::CleanArgs;
 
@@ -25,7 +25,7 @@ pub fn clean(args: CleanArgs) -> anyhow::Result<()> {
         return Ok(());
     }
     let request = TargetRequest::plain(Some(&args.target));
-    let opened = naslab_engine::backend::open(&request, &crate::cmd::protocol::smb_password)
+    let opened = naslab_targets::open(&request, &crate::cmd::protocol::smb_password)
         .with_context(|| format!("cannot clean {root}"))?;
     let was_there = opened
         .target

@@ -312,7 +312,7 @@ fn split_layout(
 #[cfg(target_os = "linux")]
 mod tests {
     use super::*;
-    use naslab_engine::Sandbox;
+    use naslab_targets::Sandbox;
     use std::os::unix::fs::symlink;
 
     /// A plan for workload `W` with one prepared 8 KiB file, `a`.

@@ -4,7 +4,7 @@
 use std::io::{BufRead, IsTerminal};
 
 use anyhow::Context;
-use naslab_engine::backend::url::RemoteUrl;
+use naslab_targets::url::RemoteUrl;
 
 /// The environment variable an SMB password is read from.
 pub const PASSWORD_VAR: &str = "NASLAB_SMB_PASSWORD";

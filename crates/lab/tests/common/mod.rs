@@ -8,14 +8,14 @@ pub mod wire;
 use std::path::Path;
 use std::sync::atomic::Ordering;
 
-use naslab_engine::backend::url::{ClientOptions, SmbEncrypt};
-use naslab_engine::backend::{NfsTarget, SmbTarget};
 use naslab_engine::{
     compile, records_from_trace, run_iteration, IterationSpec, Progress, ReplayOptions, Target,
 };
 use naslab_lab::lab::LabGuard;
 use naslab_lab::{FsKind, LabOptions, LabState, ServerKind};
 use naslab_results::{CacheMode, IterationResult};
+use naslab_targets::url::{ClientOptions, SmbEncrypt};
+use naslab_targets::{NfsTarget, SmbTarget};
 use naslab_trace::{FileDecl, FileKind, Op, OpFlags, OpKind, Trace};
 
 /// Skips the test (with a note saying why) unless it runs as root with the servers

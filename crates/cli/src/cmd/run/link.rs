@@ -5,9 +5,9 @@
 
 use std::path::Path;
 
-use naslab_engine::backend::probe;
-use naslab_engine::backend::url::{is_remote, RemoteUrl};
 use naslab_results::{EmulatedLink, LinkSettings};
+use naslab_targets::probe;
+use naslab_targets::url::{is_remote, RemoteUrl};
 
 use crate::args::RunOpts;
 

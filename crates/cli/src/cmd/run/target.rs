@@ -5,9 +5,9 @@ use std::path::{Component, Path, PathBuf};
 
 use anyhow::bail;
 
-use naslab_engine::backend::url::ClientOptions;
-use naslab_engine::backend::{OpenedTarget, TargetRequest};
 use naslab_results::{NullSettings, NullStall};
+use naslab_targets::url::ClientOptions;
+use naslab_targets::{OpenedTarget, TargetRequest};
 
 use crate::args::{BackendName, RunOpts};
 use crate::multi::Coordinator;
@@ -57,7 +57,7 @@ pub(super) fn open_target(opts: &RunOpts, coord: &dyn Coordinator) -> anyhow::Re
     if request.join {
         coord.await_shared_target()?;
     }
-    let opened = naslab_engine::backend::open(&request, &crate::cmd::protocol::smb_password)?;
+    let opened = naslab_targets::open(&request, &crate::cmd::protocol::smb_password)?;
     if opts.shared_files {
         coord.shared_target_taken();
     }

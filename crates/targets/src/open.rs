@@ -7,11 +7,11 @@ use std::path::Path;
 use naslab_results::{ProtocolSettings, TargetInfo};
 
 use super::url::{is_remote, ClientOptions, Protocol, RemoteUrl, UrlError};
-use super::{ClientProfile, NullTarget, ProfiledTarget, Target, TimedNullTarget};
 #[cfg(target_os = "linux")]
-use crate::environment::mount_of;
+use crate::mount::mount_of;
+use naslab_backend::{ClientProfile, NullTarget, ProfiledTarget, Target, TimedNullTarget};
 #[cfg(target_os = "linux")]
-use crate::sandbox::{Sandbox, SandboxError};
+use naslab_local::sandbox::{Sandbox, SandboxError};
 
 /// Where a run goes, as the command line names it.
 #[derive(Debug, Clone, Copy)]
@@ -156,9 +156,9 @@ fn local(_dir: &Path, _req: &TargetRequest<'_>) -> Result<OpenedTarget, OpenErro
 #[cfg(target_os = "linux")]
 fn local(dir: &Path, req: &TargetRequest<'_>) -> Result<OpenedTarget, OpenError> {
     let sandbox = match (req.client_dir, req.join) {
-        (_, true) => crate::marker::wait_for_holder(
+        (_, true) => naslab_backend::marker::wait_for_holder(
             || Sandbox::join(dir),
-            |e| matches!(e, crate::sandbox::SandboxError::NotHeld(_)),
+            |e| matches!(e, naslab_local::sandbox::SandboxError::NotHeld(_)),
         )?,
         (Some(client), false) => Sandbox::open_client(dir, client)?,
         (None, false) => Sandbox::open(dir)?,
@@ -305,7 +305,10 @@ mod tests {
         assert_eq!(o.info.backend, "posix");
         assert!(o.target.caps().moves_data);
         let root = o.target.local_root().expect("a local target has a root");
-        assert_eq!(root.root(), dir.path().join(crate::sandbox::ROOT_NAME));
+        assert_eq!(
+            root.root(),
+            dir.path().join(naslab_local::sandbox::ROOT_NAME)
+        );
         assert!(o.protocol.is_none());
     }
 

@@ -4,7 +4,7 @@
 
 use naslab_trace::OpKind;
 
-use super::Caps;
+use naslab_backend::Caps;
 
 /// How a run chooses a backend.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

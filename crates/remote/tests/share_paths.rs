@@ -6,8 +6,8 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 use std::sync::Arc;
 
-use naslab_engine::backend::remote::SharePaths;
-use naslab_engine::plan::{FileEntry, FileTable};
+use naslab_backend::{FileEntry, FileTable};
+use naslab_remote::remote::SharePaths;
 use naslab_trace::{FileKind, Prepare};
 
 struct Counting;
@@ -96,5 +96,5 @@ fn a_connection_keeps_nothing_per_file() {
     assert!(!paths.is_dir(1));
     assert!(!paths.is_dir(100_000));
     let past = paths.path(100_000).unwrap_err();
-    assert_eq!(past.errno, naslab_engine::errno::EINVAL);
+    assert_eq!(past.errno, naslab_backend::errno::EINVAL);
 }
