@@ -1087,7 +1087,7 @@ mod tests {
     }
 
     /// What driving an async client from a per-stream runtime costs per request:
-    /// `cargo test -p naslab-engine --features smb -- --ignored --nocapture block_on`.
+    /// `cargo test -p naslab-remote --features smb -- --ignored --nocapture block_on`.
     #[test]
     #[ignore = "a measurement, not a check"]
     fn block_on_overhead_per_request() {
