@@ -450,11 +450,13 @@ fn smb_requests_go_again_after_the_retransmit_timeout() {
         let f = rode_out(&r, &format!("depth {depth}, after the black hole"));
         // The stall is at least the retransmit timeout the request waited in vain.
         assert!(f.longest_stall_ns >= 300_000_000, "depth {depth}: {f:?}");
+        // The handle is reclaimed on each new connection: once, or more when a request
+        // sent again on the new one also waits past the timeout (a loaded server).
         let d = r.durable_handles.expect("durable handles asked for");
-        assert_eq!(
-            (d.granted, d.reclaimed, d.lost),
-            (1, 1, 0),
-            "depth {depth}: {d:?}"
+        assert_eq!((d.granted, d.lost), (1, 0), "depth {depth}: {d:?}");
+        assert!(
+            d.reclaimed >= 1 && d.reclaimed <= f.reconnects,
+            "depth {depth}: {d:?}, {f:?}"
         );
         assert_eq!(in_flight, depth as usize);
         assert!(
