@@ -27,7 +27,22 @@
 #   CELLS="..."    a subset of the eight, by name
 #   FIO_EXTRA="..." more fio options for every job (e.g. --fadvise_hint=0)
 #   NASLAB=PATH    run this naslab binary instead of building one
+#   DEVICE=ram     run the cells on a RAM-backed block device made for the run, not in
+#                  WORKDIR: /dev/zram0 sized to the test file and 1 GiB more, ext4 on it
+#                  (mounted with discard, so a deleted file gives its RAM back), mounted
+#                  in a temporary directory; unmounted and reset at the end, whatever
+#                  happens. Needs root and zram0 not in use. A disk's own variation (on
+#                  a virtual disk, fio's two runs of a round differed by up to 50 %) is
+#                  then out of the comparison: what is left is the two tools' own work
+#                  around each op, the file system and the kernel's block layer.
+#   DEVICE=loop    the same on a loop device over a file in /dev/shm (--direct-io=off)
+#                  instead of zram; removed at the end. Its I/O goes through a kernel
+#                  worker thread, which other work on the machine delays.
+#                  Either way the results stay in WORKDIR/results, and each cell's test
+#                  file is deleted after the cell, so the device holds one at a time.
 # Needs fio and python3, and a work directory on a file system that takes O_DIRECT.
+# What both tools write is incompressible (naslab's data, docs/data.md; fio's random
+# buffer), so zram stores it as it comes, with the same compression attempt for both.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 work=${1:-/var/tmp/naslab-iometer-bench}
@@ -42,9 +57,63 @@ else
   cargo build --release -q -p naslab
   bin=$PWD/target/release/naslab
 fi
-mkdir -p "$work/target" "$work/results"
+device=${DEVICE:-}
+target=$work/target
+mnt="" dev="" backing=""
 summary=$(mktemp)
-trap 'rm -f "$summary"' EXIT
+# Everything made for the run is undone on the way out, in the reverse order.
+cleanup() {
+  rm -f "$summary"
+  if [ -n "$mnt" ]; then
+    # A run stopped from outside may leave its last tool a few seconds to finish with
+    # the file system (a process substitution is not stopped with the script).
+    for _ in $(seq 60); do
+      mountpoint -q "$mnt" || break
+      umount "$mnt" 2>/dev/null || sleep 1
+    done
+    if mountpoint -q "$mnt"; then echo "warning: could not unmount $mnt" >&2; fi
+    rmdir "$mnt" 2>/dev/null || true
+  fi
+  if [ -n "$dev" ]; then
+    case $device in
+      ram) echo 1 >/sys/block/zram0/reset || echo "warning: could not reset $dev" >&2 ;;
+      loop) losetup -d "$dev" || echo "warning: could not detach $dev" >&2 ;;
+    esac
+  fi
+  if [ -n "$backing" ]; then rm -f "$backing"; fi
+}
+trap cleanup EXIT
+# A stop from outside ends the script through its EXIT trap too.
+trap 'exit 130' INT
+trap 'exit 143' TERM
+case $device in
+  "") ;;
+  ram | loop)
+    # The test file (SCALE GiB) and 1 GiB for the file system and slack.
+    size_gib=$(python3 -c "import math; print(math.ceil($scale) + 1)")
+    if [ "$device" = ram ]; then
+      [ -e /sys/block/zram0 ] || { echo "DEVICE=ram: /dev/zram0 does not exist" >&2; exit 1; }
+      if grep -q '^/dev/zram0 ' /proc/mounts /proc/swaps; then
+        echo "DEVICE=ram: /dev/zram0 is in use (mounted or swap); not touching it" >&2
+        exit 1
+      fi
+      echo 1 >/sys/block/zram0/reset
+      dev=/dev/zram0
+      echo "${size_gib}G" >/sys/block/zram0/disksize
+    else
+      backing=$(mktemp /dev/shm/naslab-iometer-XXXXXX.img)
+      truncate -s "${size_gib}G" "$backing"
+      dev=$(losetup --find --show --direct-io=off "$backing")
+    fi
+    mkfs.ext4 -q -F "$dev"
+    mnt=$(mktemp -d /tmp/naslab-iometer-mnt-XXXXXX)
+    mount -o discard "$dev" "$mnt"
+    target=$mnt
+    echo "cells on $dev ($device, ${size_gib} GiB, ext4) mounted at $mnt" >&2
+    ;;
+  *) echo "DEVICE must be ram or loop, not $device" >&2; exit 1 ;;
+esac
+mkdir -p "$target" "$work/results"
 # Both tools at the same real-time priority, when this shell may set it.
 rt=()
 if chrt -f 20 true 2>/dev/null; then
@@ -67,7 +136,7 @@ if ahead and ahead["made_by_stream"] > 0.05 * (ahead["ready"] + ahead["made_by_s
     print("note: the stream made %d of its writes' data itself (the maker was behind)"
           % ahead["made_by_stream"], file=sys.stderr)
 # Transfers over the measured phase (its open and close are in it too).
-print("%.1f %.1f" % (s["count"] / (it["wall_ns"] / 1e9), s["latency"]["avg_ns"] / 1e3))
+print("%.1f %.3f" % (s["count"] / (it["wall_ns"] / 1e9), s["latency"]["avg_ns"] / 1e3))
 EOF
 }
 
@@ -79,7 +148,7 @@ j = json.load(sys.stdin)["jobs"][0]
 if j["error"]:
     sys.exit("fio: job error %d" % j["error"])
 s = j[sys.argv[1]]
-print("%.1f %.1f" % (s["iops"], s["lat_ns"]["mean"] / 1e3))' "$1"
+print("%.1f %.3f" % (s["iops"], s["lat_ns"]["mean"] / 1e3))' "$1"
 }
 
 # The test file made again as naslab's preparation makes it before each run: written
@@ -113,15 +182,22 @@ for cell in $cells; do
     *SeqWrite*) rw=write; op=write ;;
   esac
   case $cell in
-    *QD32) engine=(--ioengine=io_uring --iodepth=32) ;;
+    # At depth 32 fio reaps every completion there is and refills those slots in one
+    # submission, as naslab does (its wait for the next completion carries the refills).
+    # fio's defaults reap one completion per call and submit its refill alone: on zram,
+    # where every op completes within its submission, that was one io_uring_enter per
+    # read (65,536 for 65,536) against naslab's one per 32 (2,048), and 200,000 IOPS
+    # against 310,000 for the same reads.
+    *QD32) engine=(--ioengine=io_uring --iodepth=32 --iodepth_batch_submit=32
+      --iodepth_batch_complete_max=32) ;;
     *) engine=(--ioengine=psync --iodepth=1) ;;
   esac
-  file="$work/target/naslab/$cell/iobw.tst"
+  file="$target/naslab/$cell/iobw.tst"
   run_naslab() {
     # A label of its own per run, so its run directory is the only one under it (two
     # runs started in the same second would otherwise share a parent).
     label="$cell-$$-$(date +%s%N)"
-    "${rt[@]}" "$bin" run --workload "$cell" --scale "$scale" --target "$work/target" \
+    "${rt[@]}" "$bin" run --workload "$cell" --scale "$scale" --target "$target" \
       --out "$work/results" --label "$label" >/dev/null 2>&1
     dirs=("$work/results/$label"/*/)
     [ "${#dirs[@]}" -eq 1 ] || { echo "expected one run directory under $work/results/$label" >&2; exit 1; }
@@ -135,6 +211,16 @@ for cell in $cells; do
     bound=()
     case $rw in
       rand*) bound=(--number_ios=$((size / bs_bytes)) --norandommap --randrepeat=0) ;;
+    esac
+    # Writes carry a random buffer as it is, without fio's default scramble, which
+    # stamps the offset and the time into every 512 bytes: bytes repeated at that
+    # interval, which a compressing device finds (on zram, fio's 128 KiB direct writes
+    # took 276 us with the scramble and 78 us without it, naslab's 82 to 90 us; perf put
+    # 61 % of fio's time in the kernel's LZO compressor, searching those matches).
+    # naslab's data has no such repeats (docs/data.md). Without the scramble every
+    # write carries the same bytes, which only a deduplicating target would tell apart.
+    case $rw in
+      *write) bound+=(--scramble_buffers=0) ;;
     esac
     "${rt[@]}" fio --name=cell --filename="$file" --size="$size" --rw="$rw" --bs="$bs" \
       --direct=1 "${engine[@]}" "${bound[@]}" "${fio_extra[@]}" \
@@ -151,11 +237,13 @@ for cell in $cells; do
 n_iops, f_iops = ($n1_iops + $n2_iops) / 2, ($f1_iops + $f2_iops) / 2
 n_lat, f_lat = ($n1_lat + $n2_lat) / 2, ($f1_lat + $f2_lat) / 2
 print('%.3f %.3f %.3f' % (n_iops / f_iops, n_lat / f_lat, $f2_iops / $f1_iops))")
-    printf '%-28s round %d: naslab %9.1f %9.1f IOPS (mean %8.1f %8.1f us)   fio %9.1f %9.1f IOPS (mean %8.1f %8.1f us)   IOPS %s  latency %s  fio/fio %s\n' \
+    printf '%-28s round %d: naslab %9.1f %9.1f IOPS (mean %9.3f %9.3f us)   fio %9.1f %9.1f IOPS (mean %9.3f %9.3f us)   IOPS %s  latency %s  fio/fio %s  load %s\n' \
       "$cell" "$round" "$n1_iops" "$n2_iops" "$n1_lat" "$n2_lat" "$f1_iops" "$f2_iops" "$f1_lat" "$f2_lat" \
-      "$iops_ratio" "$lat_ratio" "$drift"
+      "$iops_ratio" "$lat_ratio" "$drift" "$(cut -d' ' -f1 /proc/loadavg)"
     echo "$cell $iops_ratio $lat_ratio $drift" >>"$summary"
   done
+  # On a device made for the run, the cell's file goes now, so the next has room.
+  if [ -n "$mnt" ]; then rm -rf "${target:?}/naslab/$cell"; fi
 done
 
 echo
@@ -178,4 +266,4 @@ for cell, r in rows.items():
     print("%-28s %-23s %-23s %-8s %.3f..%.3f" % (cell, iops, lat, "met" if met else "NOT met",
                                                  min(drift), max(drift)))
 EOF
-"$bin" clean --target "$work/target" >/dev/null 2>&1
+"$bin" clean --target "$target" >/dev/null 2>&1 || true
