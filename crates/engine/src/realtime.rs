@@ -241,6 +241,36 @@ fn cpu_times(stat: &str) -> std::collections::HashMap<usize, (u64, u64)> {
         .collect()
 }
 
+/// Under a real-time policy (SCHED_FIFO or SCHED_RR, set by `--realtime` or inherited from
+/// `chrt`), raises the calling thread one priority above what it has, so it runs ahead
+/// of threads of the same priority on its CPU. False when it is not real-time or the
+/// kernel refused.
+#[cfg(target_os = "linux")]
+pub(crate) fn one_above_own_priority() -> bool {
+    // SAFETY: pid 0 is the calling thread; the calls read or set its policy only.
+    unsafe {
+        let policy = libc::sched_getscheduler(0);
+        if policy != libc::SCHED_FIFO && policy != libc::SCHED_RR {
+            return false;
+        }
+        let mut param: libc::sched_param = std::mem::zeroed();
+        if libc::sched_getparam(0, &mut param) != 0 {
+            return false;
+        }
+        let max = libc::sched_get_priority_max(policy);
+        if param.sched_priority >= max {
+            return false;
+        }
+        param.sched_priority += 1;
+        libc::sched_setscheduler(0, policy, &param) == 0
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+pub(crate) fn one_above_own_priority() -> bool {
+    false
+}
+
 /// Pins the calling thread to `cpus`; an error says why the kernel refused.
 pub fn pin_to(cpus: &[usize]) -> Result<(), String> {
     pin_thread(0, cpus)

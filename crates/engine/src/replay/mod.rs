@@ -421,6 +421,9 @@ pub fn replay_with<C: Clock + Sync>(
         None => (None, None),
     };
     let kept_cpu = following.and_then(|f| f.kept_cpu);
+    // The CPUs the run may use, before any stream thread pins itself.
+    let run_cpus = realtime::allowed_cpus();
+    let run_cpus = &run_cpus[..];
     let cpus = if options.realtime {
         CpuChoice::sample(n, kept_cpu)
     } else {
@@ -568,16 +571,43 @@ pub fn replay_with<C: Clock + Sync>(
                 // The maker runs in the replay's scope (joined with the streams), not a
                 // scope of the stream's own, whose frames would deepen the stream's stack.
                 let (data, phase, stream) = (options.data, options.phase as u64, sp.stream);
+                // The maker would inherit the stream's CPU and policy. On the stream's CPU
+                // under SCHED_FIFO (--realtime, or chrt) it ran only while the stream
+                // slept: on a device that completes in the caller (zram) it never ran,
+                // and the stream made all its data itself. It goes to the run's other
+                // CPUs, when the stream is pinned off some, and under a real-time policy
+                // one priority above the stream's, ahead of the records written beside
+                // the phase there (real-time too then, and busy).
+                let maker_cpus: Vec<usize> = {
+                    let stream_cpus = realtime::allowed_cpus();
+                    run_cpus
+                        .iter()
+                        .copied()
+                        .filter(|c| !stream_cpus.contains(c))
+                        .collect()
+                };
+                // The stream waits until the maker has moved: on the stream's CPU under
+                // SCHED_FIFO, the maker could not even begin to move while the stream ran.
+                let (moved_tx, moved_rx) = mpsc::channel::<()>();
                 let maker = std::thread::Builder::new()
                     .name(format!("data-{stream}"))
                     .stack_size(64 << 10)
                     .spawn_scoped(scope, {
                         let ring = Arc::clone(&ring);
-                        move || ring.make(ops, data, phase, stream)
+                        move || {
+                            if !maker_cpus.is_empty() {
+                                let _ = realtime::pin_to(&maker_cpus);
+                            }
+                            realtime::one_above_own_priority();
+                            let _ = moved_tx.send(());
+                            ring.make(ops, data, phase, stream)
+                        }
                     });
                 if maker.is_err() {
                     // Without its maker the stream fills each slot itself.
                     ring.finish();
+                } else {
+                    let _ = moved_rx.recv();
                 }
                 let outcome = run.run(backend.as_mut(), reader, out);
                 ring.finish();
