@@ -6,13 +6,11 @@
 # round weighs on both sides alike. Before every run of either tool the test file is
 # prepared the same way: rewritten with fresh data through the page cache, synced and
 # dropped from the cache (naslab's own preparation with --cache drop; for fio, the same
-# done by prepare_file below). Both tools leave the making of write data off the time
-# between ops: naslab makes every block afresh, one write at a time, in a thread of its
-# own ahead of the stream (docs/data.md, "Write data made ahead"; at queue depth 32 while
-# the queue is full), and fio writes its buffer again with a few bytes changed each time
-# (its default scramble_buffers). fio's --refill_buffers would put a fresh fill of the
-# buffer between its writes, which naslab no longer does (FIO_EXTRA=--refill_buffers=1
-# shows what that costs fio).
+# done by prepare_file below). naslab makes every write's block afresh, at depth 1 in a
+# thread of its own ahead of the stream (docs/data.md, "Write data made ahead"), at depth
+# 32 in the stream while the queue is full; fio writes one random buffer again
+# (--scramble_buffers=0, see run_fio). fio's --refill_buffers would put a fresh fill of
+# the buffer before each write (FIO_EXTRA=--refill_buffers=1 shows what that costs fio).
 #
 # Prints every round's IOPS and mean latency, then per cell the ratios (naslab over fio)
 # of IOPS and of mean latency, min, median and max over the rounds, and fio's own spread
