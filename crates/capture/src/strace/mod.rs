@@ -478,8 +478,8 @@ impl StraceImporter {
 
     /// A failed lookup by path kept as the op expected to fail as it did: an open
     /// without `O_CREAT` (of a directory: a stat) or a stat that found nothing (or met a
-    /// file where a directory should be), an unlink or rmdir of nothing, an rmdir of a directory still holding
-    /// something. A program's failed lookups are requests the server answers too. Any
+    /// file where a directory should be), an exclusive create that found the name taken,
+    /// an unlink or rmdir of nothing, an rmdir of a directory still holding something. A program's failed lookups are requests the server answers too. Any
     /// other failure is skipped and counted. `true` when the call failed.
     fn failed_as_expected(
         &self,
@@ -495,6 +495,7 @@ impl StraceImporter {
         };
         let expect = match (kind, Expected::named(e.as_bytes())) {
             (OpKind::Open, Some(x @ Expected::NotFound)) => x,
+            (OpKind::Create, Some(x @ Expected::Exists)) => x,
             (OpKind::Stat, Some(x @ (Expected::NotFound | Expected::NotDir))) => x,
             (OpKind::Unlink, Some(x @ Expected::NotFound)) => x,
             (OpKind::Unlink, Some(x @ Expected::NotEmpty)) if entry == FileKind::Dir => x,
@@ -555,29 +556,22 @@ impl StraceImporter {
                 return Ok(());
             }
         };
-        if !flags.contains("O_CREAT") && !flags.contains("O_PATH") {
+        let exclusive = flags.contains("O_CREAT") && flags.contains("O_EXCL");
+        let lookup = if exclusive {
+            // An exclusive create that found the name taken: a lock file's probe.
+            Some((OpKind::Create, FileKind::File))
+        } else if flags.contains("O_CREAT") || flags.contains("O_PATH") {
+            None
+        } else if flags.contains("O_DIRECTORY") {
             // A directory opened to be listed is looked up, as a stat does.
-            let (kind, entry) = if flags.contains("O_DIRECTORY") {
-                (OpKind::Stat, FileKind::Dir)
-            } else {
-                (OpKind::Open, FileKind::File)
-            };
+            Some((OpKind::Stat, FileKind::Dir))
+        } else {
+            Some((OpKind::Open, FileKind::File))
+        };
+        if let Some((kind, entry)) = lookup {
             if self.failed_as_expected(c, t, b, kind, &rel, entry)? {
                 return Ok(());
             }
-        }
-        let exclusive = flags.contains("O_CREAT") && flags.contains("O_EXCL");
-        if exclusive && matches!(&c.ret, Ret::Error(e) if e == "EEXIST") {
-            // An exclusive create that found the name taken (a lock file's probe).
-            b.failing(
-                c.tid as u64,
-                t,
-                OpKind::Create,
-                &rel,
-                FileKind::File,
-                Expected::Exists,
-            )?;
-            return Ok(());
         }
         if self.failed(c, b, true) {
             return Ok(());
