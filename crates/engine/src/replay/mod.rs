@@ -332,28 +332,31 @@ impl ReplayOutcome {
     }
 }
 
-/// Whether the streams' writes can get their data made ahead (see [`ahead`]), and if so
-/// whether they should. They can for streams that issue one op at a time (a queue
-/// overlaps the making with the ops in flight by itself), when the data is not all zeros
-/// and without `--verify` (whose appends learn their offset only when issued). They
-/// should when there is a CPU for each maker beside each stream that writes: else the
-/// making only moves between the threads of a full machine.
-/// The largest write below which a stream makes its data itself: taking a slot from the
+/// A stream whose writes are all smaller makes their data itself: taking a slot from the
 /// ring costs about 1 µs more between ops than making 4 KiB in the stream (a 4 KiB random
 /// write cell on zram, under `chrt`: 114,500 IOPS with the ring, 126,800 to 137,400
 /// without), where 128 KiB take about 35 µs to make.
 const AHEAD_MIN_WRITE: u64 = 16 << 10;
 
+/// Whether a stream writes enough to gain from having its data made ahead.
+fn gains_from_ahead(s: &crate::plan::StreamPlan) -> bool {
+    s.op_counts[OpKind::Write.index()] > 0 && s.max_write >= AHEAD_MIN_WRITE
+}
+
+/// Whether the streams' writes can get their data made ahead (see [`ahead`]), and if so
+/// whether they should. They can for streams that issue one op at a time (a queue
+/// overlaps the making with the ops in flight by itself) and write enough to gain from
+/// it ([`gains_from_ahead`]), when the data is not all zeros and without `--verify`
+/// (whose appends learn their offset only when issued). They should when there is a CPU
+/// for each maker beside each such stream: else the making only moves between the
+/// threads of a full machine.
 fn writes_made_ahead(
     streams: &[crate::plan::StreamPlan],
     depth: usize,
     data: &DataSpec,
     verify: bool,
 ) -> Option<bool> {
-    let writing = streams
-        .iter()
-        .filter(|s| s.op_counts[OpKind::Write.index()] > 0)
-        .count();
+    let writing = streams.iter().filter(|s| gains_from_ahead(s)).count();
     if depth > 1 || data.only_zeros() || verify || writing == 0 {
         return None;
     }
@@ -478,10 +481,7 @@ pub fn replay_with<C: Clock + Sync>(
                 };
                 let reader = PrefetchReader::new(&io, &sp.ops, buffer);
                 // The ring of its next writes' data and the maker's own reader of its ops.
-                let ahead = if make_ahead
-                    && sp.op_counts[OpKind::Write.index()] > 0
-                    && sp.max_write >= AHEAD_MIN_WRITE
-                {
+                let ahead = if make_ahead && gains_from_ahead(sp) {
                     let sizes = StreamBuffers::for_stream(sp.max_read, sp.max_write, 1);
                     Ahead::new(sizes.write_slot_len)
                         .map(Arc::new)
