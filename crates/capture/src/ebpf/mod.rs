@@ -14,7 +14,7 @@ mod render;
 mod text;
 
 use std::ffi::OsString;
-use std::os::fd::AsRawFd;
+use std::os::fd::{AsRawFd, FromRawFd};
 use std::process::{Command, ExitStatus};
 
 use aya::maps::{Array, HashMap as BpfHashMap, MapData, PerCpuArray, RingBuf};
@@ -159,6 +159,17 @@ impl Collector {
                 command[0].to_string_lossy()
             ))
         })?;
+        // The command's end wakes the loop below as its records do: the record of its
+        // exit is written before the kernel makes it waitable, so after that record a
+        // poll of the ring alone would sleep out its timeout.
+        // SAFETY: pidfd_open takes a pid and flags and returns a new descriptor or -1.
+        let pidfd = match unsafe { libc::syscall(libc::SYS_pidfd_open, child.id(), 0) } {
+            fd if fd >= 0 => {
+                // SAFETY: the descriptor was just made and is owned by nothing else.
+                Some(unsafe { std::os::fd::OwnedFd::from_raw_fd(fd as i32) })
+            }
+            _ => None,
+        };
         let mut out = Vec::new();
         let mut status = None;
         loop {
@@ -191,13 +202,18 @@ impl Collector {
                 // With records lost, a thread's end may be among them.
                 break;
             }
-            let mut pfd = libc::pollfd {
-                fd: self.ring.as_raw_fd(),
+            let watch = |fd: i32| libc::pollfd {
+                fd,
                 events: libc::POLLIN,
                 revents: 0,
             };
-            // SAFETY: pfd is one valid pollfd for the call's duration.
-            unsafe { libc::poll(&mut pfd, 1, 5) };
+            let mut pfds = [watch(self.ring.as_raw_fd()), watch(-1)];
+            if let (None, Some(p)) = (status, &pidfd) {
+                pfds[1] = watch(p.as_raw_fd());
+            }
+            // SAFETY: pfds is an array of two valid pollfds (a negative fd is ignored)
+            // for the call's duration.
+            unsafe { libc::poll(pfds.as_mut_ptr(), 2, 5) };
         }
         let detaching = Detaching::start(std::mem::take(&mut self.links));
         let lost = self.lost_count();
