@@ -1281,7 +1281,12 @@ fn clients_on_links_of_their_own_each_record_theirs_and_the_slow_one_shows() {
             assert_eq!(c.target, urls[r], "{server}: client {r}'s own target");
             let link = c.link.as_ref().unwrap();
             let emulated = link.emulated.as_ref().unwrap();
-            let probe = link.probe.as_ref().unwrap();
+            let probe = link.probe.as_ref().unwrap_or_else(|| {
+                panic!(
+                    "{server}: client {r} measured no round trip:\n{}",
+                    common::text(&done.stderr)
+                )
+            });
             let it = &c.workloads[0].iterations[0];
             // Every read and write crossed the client's link to the server and back.
             let data_min = ["read", "write"]

@@ -22,7 +22,7 @@ pub(super) fn link(opts: &RunOpts) -> Option<LinkSettings> {
         .lab_link
         .clone()
         .or_else(|| lab_link(&opts.lab_dir, target));
-    let probe = match probe::rtt(&url, probe::SAMPLES, opts.io_timeout.as_std()) {
+    let probe = match measured(&url, opts) {
         Ok(p) => {
             eprintln!("round trip to {}: {}", url.address(), p.summary());
             Some(p)
@@ -37,6 +37,28 @@ pub(super) fn link(opts: &RunOpts) -> Option<LinkSettings> {
     }
     Some(LinkSettings { emulated, probe })
 }
+
+/// Tries the probe to `PROBE_TRIES` times, each on a new connection: a server or relay
+/// busy with other clients' set-up can drop one connection, which says nothing about
+/// the path. Every failure but the last is said as a note.
+fn measured(
+    url: &RemoteUrl,
+    opts: &RunOpts,
+) -> Result<naslab_results::RttProbe, probe::ProbeError> {
+    let mut tries = 1;
+    loop {
+        match probe::rtt(url, probe::SAMPLES, opts.io_timeout.as_std()) {
+            Err(e) if tries < PROBE_TRIES => {
+                eprintln!("note: {e}; trying again ({} of {PROBE_TRIES})", tries + 1);
+                tries += 1;
+            }
+            done => return done,
+        }
+    }
+}
+
+/// How many times the round trip is tried before the run goes on without it.
+const PROBE_TRIES: u32 = 3;
 
 /// Labs are Linux's: on other systems none is up.
 #[cfg(not(target_os = "linux"))]
