@@ -6,9 +6,9 @@
 # round weighs on both sides alike. Before every run of either tool the test file is
 # prepared the same way: rewritten with fresh data through the page cache, synced and
 # dropped from the cache (naslab's own preparation with --cache drop; for fio, the same
-# done by prepare_file below). naslab makes every write's block afresh, at depth 1 in a
-# thread of its own ahead of the stream (docs/data.md, "Write data made ahead"), at depth
-# 32 in the stream while the queue is full; fio writes one random buffer again
+# done by prepare_file below). naslab makes every write's block afresh, for writes of
+# 16 KiB or more in a thread of its own ahead of the stream (docs/data.md, "Made
+# ahead"), for smaller ones in the stream; fio writes one random buffer again
 # (--scramble_buffers=0, see run_fio). fio's --refill_buffers would put a fresh fill of
 # the buffer before each write (FIO_EXTRA=--refill_buffers=1 shows what that costs fio).
 #

@@ -213,6 +213,49 @@ fn data_made_ahead_is_byte_for_byte_what_the_stream_makes_itself() {
     }
 }
 
+/// Writes of odd lengths, none over another (ops in flight together may complete in any
+/// order), at queue depth `depth`.
+fn disjoint_writes_trace(depth: u32) -> Trace {
+    let mut t = Trace::new("Disjoint");
+    t.header.queue_depth = Some(depth);
+    t.files.push(file(0, "a.bin", 0, false, Prepare::Copy));
+    t.ops.push(op(0, OpKind::Create, 0, 0, 0));
+    let mut at = 0u64;
+    for i in 0..300u64 {
+        let len = 1 + (i * 7919) % 200_000;
+        t.ops.push(op(0, OpKind::Write, 0, at, len));
+        at += len + i % 3 * 4096;
+    }
+    t.ops.push(op(0, OpKind::Close, 0, 0, 0));
+    t
+}
+
+#[test]
+fn data_made_ahead_at_queue_depth_8_is_what_one_op_at_a_time_makes() {
+    let one = disjoint_writes_trace(1);
+    let eight = disjoint_writes_trace(8);
+    let data = spec(DataMode::Random, false);
+    let itself = run_ahead(&one, data, Pacing::Afap, Some(false), |_| {});
+    let queued = run_ahead(&eight, data, Pacing::Afap, Some(false), |_| {});
+    let ahead = run_ahead(&eight, data, Pacing::Afap, Some(true), |_| {});
+    assert_eq!(queued.result.write_data_ahead, None);
+    let counts = ahead
+        .result
+        .write_data_ahead
+        .expect("made ahead at depth 8");
+    assert_eq!(counts.ready + counts.made_by_stream, 300, "{counts:?}");
+    let want = std::fs::read(itself.dir.join("a.bin")).unwrap();
+    for (how, ran) in [("queued", &queued), ("queued, made ahead", &ahead)] {
+        let got = std::fs::read(ran.dir.join("a.bin")).unwrap();
+        assert_eq!(got.len(), want.len(), "{how}");
+        assert!(got == want, "{how}: the bytes differ from one op at a time");
+        assert_eq!(
+            ran.result.bytes_written, itself.result.bytes_written,
+            "{how}"
+        );
+    }
+}
+
 #[test]
 fn data_is_not_made_ahead_with_verify_or_zeros() {
     let trace = uneven_writes_trace();

@@ -34,9 +34,10 @@ const READY: u64 = 2;
 /// Taken by the stream, which fills it itself.
 const TAKEN: u64 = 3;
 
-/// What the ring holds in all, at most (its slots, each one of the stream's writes).
+/// What the ring holds in all, at most, unless the writes in flight need more (its
+/// slots, each one of the stream's writes).
 const RING_BYTES: usize = 16 << 20;
-/// Slots in a ring, at most.
+/// Slots in the ring of a stream that issues one op at a time, at most.
 const MAX_SLOTS: usize = 8;
 
 fn word(index: u64, state: u64) -> u64 {
@@ -84,11 +85,19 @@ pub struct AheadCounts {
 }
 
 impl Ahead {
-    /// A ring for writes of at most `slot_len` bytes, or `None` when the memory cannot
-    /// be had (the stream then makes its data itself).
-    pub(super) fn new(slot_len: usize) -> Option<Ahead> {
+    /// A ring for writes of at most `slot_len` bytes of a stream that has up to
+    /// `in_flight` writes in flight at once, or `None` when the memory cannot be had
+    /// (the stream then makes its data itself).
+    ///
+    /// A write holds its slot until it completes, so the ring has more slots than writes
+    /// in flight (else the stream would wait for its own writes' slots): up to twice as
+    /// many within [`RING_BYTES`], and at least two more.
+    pub(super) fn new(slot_len: usize, in_flight: usize) -> Option<Ahead> {
         let slot_len = slot_len.max(BLOCK);
-        let slots = (RING_BYTES / slot_len).clamp(2, MAX_SLOTS);
+        let in_flight = in_flight.max(1);
+        let slots = (RING_BYTES / slot_len)
+            .min(MAX_SLOTS.max(2 * in_flight))
+            .max(in_flight + 2);
         let mut buf = AlignedBuf::try_zeroed(slot_len * slots)?;
         let base = buf.as_mut_slice().as_mut_ptr();
         Some(Ahead {
@@ -237,6 +246,15 @@ impl Ahead {
         }
     }
 
+    /// Whether write `index`'s slot is still held by the stream for an earlier write, one
+    /// still in flight: ops complete in any order, and one can stay in flight for a
+    /// whole lap of the ring while the others go on. Taking the slot then would wait
+    /// for a completion that only the stream itself can reap.
+    pub(super) fn held_back(&self, index: u64) -> bool {
+        let now = self.state(index).load(Ordering::Acquire);
+        now >> 2 < index && matches!(now & 3, READY | TAKEN)
+    }
+
     /// The data of write `index`, which the stream holds (between [`Ahead::take`] and
     /// [`Ahead::release`]).
     pub(super) fn held(&self, index: u64, len: usize) -> &[u8] {
@@ -274,5 +292,66 @@ impl Ahead {
             found_ready: self.found_ready.load(Ordering::Relaxed),
             filled_by_stream: self.filled_by_stream.load(Ordering::Relaxed),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use naslab_trace::OpFlags;
+
+    use super::*;
+
+    fn write(offset: u64) -> CompiledOp {
+        CompiledOp {
+            kind: OpKind::Write,
+            flags: OpFlags::default(),
+            slot: 0,
+            file: 0,
+            to: u32::MAX,
+            t_us: 0,
+            offset,
+            len: BLOCK as u64,
+            line: 1,
+            expect: None,
+        }
+    }
+
+    #[test]
+    fn a_ring_has_more_slots_than_writes_in_flight() {
+        for (slot_len, in_flight, slots) in [
+            (128 << 10, 1, 8),
+            (128 << 10, 32, 64),
+            (4 << 20, 1, 4),
+            (4 << 20, 32, 34),
+        ] {
+            let ring = Ahead::new(slot_len, in_flight).unwrap();
+            assert_eq!(ring.slots(), slots, "{slot_len} {in_flight}");
+        }
+    }
+
+    /// Writes complete in any order: one that stays in flight while a whole lap of the
+    /// ring goes by holds its slot back from the write one lap later, which must then
+    /// not be taken (the stream would wait for a completion only it can reap).
+    #[test]
+    fn a_write_still_in_flight_a_lap_later_holds_its_slot_back() {
+        let ring = Ahead::new(BLOCK, 1).unwrap();
+        let n = ring.slots();
+        let data = DataSpec::default();
+        let mut scratch = vec![0u8; BLOCK];
+        // No maker: the stream fills each slot itself.
+        for i in 0..n {
+            assert!(!ring.held_back(i), "write {i}");
+            ring.take(i, &write(i * BLOCK as u64), &data, i + 1, &mut scratch);
+            if i != 0 {
+                ring.release(i);
+            }
+        }
+        // Write 0 is still in flight.
+        assert!(ring.held_back(n), "write {n} shares write 0's slot");
+        assert!(!ring.held_back(n + 1));
+        ring.release(0);
+        assert!(!ring.held_back(n));
+        ring.take(n, &write(0), &data, n + 1, &mut scratch);
+        assert_eq!(ring.counts().filled_by_stream, n + 1);
     }
 }

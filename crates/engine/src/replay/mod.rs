@@ -344,20 +344,21 @@ fn gains_from_ahead(s: &crate::plan::StreamPlan) -> bool {
 }
 
 /// Whether the streams' writes can get their data made ahead (see [`ahead`]), and if so
-/// whether they should. They can for streams that issue one op at a time (a queue
-/// overlaps the making with the ops in flight by itself) and write enough to gain from
-/// it ([`gains_from_ahead`]), when the data is not all zeros and without `--verify`
-/// (whose appends learn their offset only when issued). They should when there is a CPU
-/// for each maker beside each such stream: else the making only moves between the
-/// threads of a full machine.
+/// whether they should. They can for streams that write enough to gain from it
+/// ([`gains_from_ahead`]), when the data is not all zeros and without `--verify` (whose
+/// appends learn their offset only when issued), at any queue depth: a queue overlaps
+/// the making with the ops in flight only where the device works apart from the CPU
+/// that submits (on zram, or a page-cache write, the write is done in the submitting
+/// call, and so was the making before it). They should when there is a CPU for each
+/// maker beside each such stream: else the making only moves between the threads of a
+/// full machine.
 fn writes_made_ahead(
     streams: &[crate::plan::StreamPlan],
-    depth: usize,
     data: &DataSpec,
     verify: bool,
 ) -> Option<bool> {
     let writing = streams.iter().filter(|s| gains_from_ahead(s)).count();
-    if depth > 1 || data.only_zeros() || verify || writing == 0 {
+    if data.only_zeros() || verify || writing == 0 {
         return None;
     }
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
@@ -444,7 +445,7 @@ pub fn replay_with<C: Clock + Sync>(
     let stream_cpus = stream_cpus.as_deref();
     let gates: Vec<Gate> = (0..n).map(|_| Gate::default()).collect();
     let gates = &gates[..];
-    let make_ahead = writes_made_ahead(streams, depth, &options.data, verifier.is_some())
+    let make_ahead = writes_made_ahead(streams, &options.data, verifier.is_some())
         .is_some_and(|cpus_spare| options.write_ahead.unwrap_or(cpus_spare));
     let outcomes = std::thread::scope(|scope| {
         let io_thread = std::thread::Builder::new()
@@ -482,8 +483,8 @@ pub fn replay_with<C: Clock + Sync>(
                 let reader = PrefetchReader::new(&io, &sp.ops, buffer);
                 // The ring of its next writes' data and the maker's own reader of its ops.
                 let ahead = if make_ahead && gains_from_ahead(sp) {
-                    let sizes = StreamBuffers::for_stream(sp.max_read, sp.max_write, 1);
-                    Ahead::new(sizes.write_slot_len)
+                    let sizes = StreamBuffers::for_stream(sp.max_read, sp.max_write, depth as u32);
+                    Ahead::new(sizes.write_slot_len, sizes.slots)
                         .map(Arc::new)
                         .zip(PrefetchReader::new(&io, &sp.ops, buffer).ok())
                 } else {

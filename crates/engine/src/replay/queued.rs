@@ -27,6 +27,9 @@ struct InFlight {
     buf: usize,
     /// For a write: what its buffer was filled with.
     written: Option<Written>,
+    /// For a write whose data was made ahead: the write index whose ring slot it holds
+    /// until it completes.
+    ahead: Option<u64>,
     /// Whether its connection broke and was made again while it was in flight.
     stalled: bool,
 }
@@ -52,6 +55,13 @@ fn overlaps_in_flight(slots: &[Option<InFlight>], op: &CompiledOp) -> bool {
 const DRAIN_TRIES: usize = 100;
 
 impl<C: Clock> StreamRun<'_, C> {
+    /// Gives a write's ring slot back once the write is done with it.
+    fn release_ahead(&self, index: Option<u64>) {
+        if let (Some(ring), Some(index)) = (self.ahead.as_deref(), index) {
+            ring.release(index);
+        }
+    }
+
     fn emit(&mut self, order: &mut InOrder, seq: u64, m: Measured) -> Result<(), ReplayError> {
         if self.measured.is_none() {
             return Ok(());
@@ -128,14 +138,19 @@ impl<C: Clock> StreamRun<'_, C> {
                         break;
                     }
                     next = None;
-                    let Some((m, stop, result)) = self.issue_alone(backend, &op, due, handles, out)
-                    else {
+                    // A write without a handle still has its data made, as one op at a
+                    // time does: the writes' generations, and the ring's, stay in step.
+                    let written = (op.kind == OpKind::Write).then(|| self.fill_write(&op, 0));
+                    let issued = self.issue_alone(backend, &op, due, handles, out);
+                    let held = self.held.take();
+                    self.release_ahead(held);
+                    let Some((m, stop, result)) = issued else {
                         stopping = true;
                         break;
                     };
                     prev_done = Some(m.done_ns);
                     self.emit(&mut order, seq, m)?;
-                    self.after(backend, &op, 0, None, &result, handles);
+                    self.after(backend, &op, 0, written, &result, handles);
                     seq += 1;
                     self.order.completed(seq);
                     stopping |= stop;
@@ -143,6 +158,16 @@ impl<C: Clock> StreamRun<'_, C> {
                 }
                 if free_bufs.is_empty() {
                     // Every buffer slot is in flight: reap before queueing more.
+                    break;
+                }
+                if busy
+                    && op.kind == OpKind::Write
+                    && self
+                        .ahead
+                        .as_deref()
+                        .is_some_and(|r| r.held_back(self.writes))
+                {
+                    // Its data's slot in the ring still holds a write in flight.
                     break;
                 }
                 // With --verify, an op waits for in-flight ops it overlaps when either
@@ -168,21 +193,27 @@ impl<C: Clock> StreamRun<'_, C> {
                 let h = handles[op.slot as usize];
                 let len = op.len as usize;
                 let written = (op.kind == OpKind::Write).then(|| self.fill_write(&op, b));
+                // Made ahead, its data is in the ring's slot, held until it completes.
+                let ahead = self.held.take();
                 // Its issue time is read as it is queued: the time until the kernel takes
                 // it (with the others queued, in the next wait) is part of its latency.
                 let issued = self.clock.now_ns();
                 let queue = backend.queued(depth as u32);
-                // SAFETY: buffer slot `b` belongs to this op alone until it is reaped (it
-                // returns to `free_bufs` only then), and rbuf and wbuf outlive the loop,
-                // which reaps every op before it returns.
+                let wbuf = match (self.ahead.as_deref(), ahead) {
+                    (Some(ring), Some(index)) => ring.held(index, len).as_ptr(),
+                    _ => self.wbuf.as_slice()[b * self.sizes.write_slot_len..].as_ptr(),
+                };
+                // SAFETY: buffer slot `b`, and a write's ring slot, belong to this op alone
+                // until it is reaped (they return to `free_bufs` and the ring only then),
+                // and rbuf, wbuf and the ring outlive the loop, which reaps every op
+                // before it returns (or, failing to, leaks them: `abandon`).
                 let result = queue.and_then(|q| unsafe {
                     if op.kind == OpKind::Read {
                         let buf =
                             self.rbuf.as_mut_slice()[b * self.sizes.read_slot_len..].as_mut_ptr();
                         q.queue_read(h, op.offset, buf, len, slot as u64)
                     } else {
-                        let buf = self.wbuf.as_slice()[b * self.sizes.write_slot_len..].as_ptr();
-                        q.queue_write(h, op.offset, buf, len, slot as u64)
+                        q.queue_write(h, op.offset, wbuf, len, slot as u64)
                     }
                 });
                 match result {
@@ -194,12 +225,14 @@ impl<C: Clock> StreamRun<'_, C> {
                             seq,
                             buf: b,
                             written,
+                            ahead,
                             stalled: false,
                         });
                     }
                     Err(e) => {
                         free.push(slot);
                         free_bufs.push(b);
+                        self.release_ahead(ahead);
                         let now = self.clock.now_ns();
                         let (m, stop) = self.account(out, &op, due, now, now, &Err(e));
                         self.emit(&mut order, seq, m)?;
@@ -240,6 +273,7 @@ impl<C: Clock> StreamRun<'_, C> {
                 };
                 free.push(tag as usize);
                 free_bufs.push(f.buf);
+                self.release_ahead(f.ahead);
                 let result = if res < 0 {
                     Err(OpError::errno(-res as i32))
                 } else {
@@ -285,13 +319,17 @@ impl<C: Clock> StreamRun<'_, C> {
                 continue;
             }
             for &(tag, _) in &completions {
-                if slots.get_mut(tag as usize).and_then(Option::take).is_some() {
+                if let Some(f) = slots.get_mut(tag as usize).and_then(Option::take) {
                     in_flight -= 1;
+                    self.release_ahead(f.ahead);
                 }
             }
         }
         if in_flight > 0 {
             // The kernel may still use the buffers of ops it never completed.
+            if let Some(ring) = &self.ahead {
+                std::mem::forget(std::sync::Arc::clone(ring));
+            }
             std::mem::forget(std::mem::replace(
                 &mut self.rbuf,
                 crate::buffer::AlignedBuf::zeroed(0),
