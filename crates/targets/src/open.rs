@@ -1,14 +1,15 @@
-//! Opening the target a run names: the one place that picks the backend for a
-//! directory, an `smb://` or `nfs://` URL, or no target at all, and wraps it in the
-//! client profile asked for.
+//! Opening the target a run names: each backend's opener (the registry's `open`, which
+//! picks the backend for a directory, an `smb://` or `nfs://` URL, or no target at all),
+//! and the client profile asked for around it.
 
 use std::path::Path;
 
 use naslab_results::{ProtocolSettings, TargetInfo};
 
-use super::url::{is_remote, ClientOptions, Protocol, RemoteUrl, UrlError};
+use super::url::{ClientOptions, Protocol, RemoteUrl, UrlError};
 #[cfg(target_os = "linux")]
 use crate::mount::mount_of;
+use crate::registry;
 use naslab_backend::{ClientProfile, NullTarget, ProfiledTarget, Target, TimedNullTarget};
 #[cfg(target_os = "linux")]
 use naslab_local::sandbox::{Sandbox, SandboxError};
@@ -80,8 +81,11 @@ pub enum OpenError {
     /// The password could not be had (the caller's own words).
     #[error("{0}")]
     Password(String),
-    #[error("this naslab was built without the {0} backend; rebuild with `--features {0}`")]
-    NotBuilt(&'static str),
+    #[error("this naslab was built without the {name} backend: {missing}")]
+    NotBuilt {
+        name: &'static str,
+        missing: &'static str,
+    },
     #[error("cannot use {url}")]
     Connect {
         url: String,
@@ -100,41 +104,58 @@ pub enum OpenError {
 /// Gives the password for an SMB URL, or says why there is none.
 pub type Password<'a> = &'a dyn Fn(&RemoteUrl) -> Result<String, String>;
 
-/// Opens the target `req` names. `password` is asked for an SMB URL's password only
-/// when one is needed.
+/// Opens the target `req` names, with the backend the registry picks for it
+/// ([`registry::for_request`]). `password` is asked for an SMB URL's password only when
+/// one is needed.
 pub fn open(req: &TargetRequest<'_>, password: Password<'_>) -> Result<OpenedTarget, OpenError> {
-    let remote = req.target.and_then(|p| p.to_str()).filter(|s| is_remote(s));
-    let opened = match (req.null, remote) {
-        (true, _) => null(req.target, req.null_service_ns, req.null_stall),
-        (false, Some(url)) => remote_target(url.parse()?, req, password)?,
-        (false, None) => local(req.target.ok_or(OpenError::NoTarget)?, req)?,
-    };
+    let backend = registry::for_request(req);
+    let opened = (backend.open)(req, password)?;
     let mut opened = with_profile(opened, req.profile);
     opened.info.cache_drop = opened.target.caps().drop_cache;
     Ok(opened)
 }
 
-fn null(target: Option<&Path>, service_ns: u64, stall: Option<(u64, u64)>) -> OpenedTarget {
+/// What a backend this build lacks says when asked to open a target.
+fn not_built(name: &str) -> OpenError {
+    let d = registry::BACKENDS.iter().find(|d| d.name == name);
+    OpenError::NotBuilt {
+        name: d.map_or("requested", |d| d.name),
+        missing: d.map_or("", |d| d.missing),
+    }
+}
+
+/// The null backend: no I/O; `--target`, if given, is only recorded.
+pub(crate) fn null(req: &TargetRequest<'_>, _: Password<'_>) -> Result<OpenedTarget, OpenError> {
+    let (service_ns, stall) = (req.null_service_ns, req.null_stall);
     let timed: Box<dyn Target> = if service_ns > 0 || stall.is_some() {
         Box::new(TimedNullTarget { service_ns, stall })
     } else {
         Box::new(NullTarget)
     };
-    OpenedTarget {
+    Ok(OpenedTarget {
         target: timed,
         info: TargetInfo {
-            path: target.map(|p| p.display().to_string()).unwrap_or_default(),
+            path: req
+                .target
+                .map(|p| p.display().to_string())
+                .unwrap_or_default(),
             backend: NullTarget.backend_name().into(),
             ..TargetInfo::default()
         },
         protocol: None,
         settings: None,
-    }
+    })
+}
+
+/// The directory a local backend runs in.
+fn directory<'a>(req: &TargetRequest<'a>) -> Result<&'a Path, OpenError> {
+    req.target.ok_or(OpenError::NoTarget)
 }
 
 /// A directory on Windows: local, a mapped drive or a UNC path, through the OS client.
 #[cfg(windows)]
-fn local(dir: &Path, req: &TargetRequest<'_>) -> Result<OpenedTarget, OpenError> {
+pub(crate) fn windows(req: &TargetRequest<'_>, _: Password<'_>) -> Result<OpenedTarget, OpenError> {
+    let dir = directory(req)?;
     let target = super::WindowsTarget::open(dir, req.client_dir, req.join)?;
     Ok(OpenedTarget {
         info: TargetInfo {
@@ -148,13 +169,22 @@ fn local(dir: &Path, req: &TargetRequest<'_>) -> Result<OpenedTarget, OpenError>
     })
 }
 
-#[cfg(not(any(target_os = "linux", windows)))]
-fn local(_dir: &Path, _req: &TargetRequest<'_>) -> Result<OpenedTarget, OpenError> {
-    Err(OpenError::NotBuilt("local directory"))
+#[cfg(not(windows))]
+pub(crate) fn windows(req: &TargetRequest<'_>, _: Password<'_>) -> Result<OpenedTarget, OpenError> {
+    directory(req)?;
+    Err(not_built("windows"))
 }
 
+#[cfg(not(target_os = "linux"))]
+pub(crate) fn posix(req: &TargetRequest<'_>, _: Password<'_>) -> Result<OpenedTarget, OpenError> {
+    directory(req)?;
+    Err(not_built("posix"))
+}
+
+/// A Linux directory (local, or a mounted share) in its sandbox.
 #[cfg(target_os = "linux")]
-fn local(dir: &Path, req: &TargetRequest<'_>) -> Result<OpenedTarget, OpenError> {
+pub(crate) fn posix(req: &TargetRequest<'_>, _: Password<'_>) -> Result<OpenedTarget, OpenError> {
+    let dir = directory(req)?;
     let sandbox = match (req.client_dir, req.join) {
         (_, true) => naslab_backend::marker::wait_for_holder(
             || Sandbox::join(dir),
@@ -179,15 +209,37 @@ fn local(dir: &Path, req: &TargetRequest<'_>) -> Result<OpenedTarget, OpenError>
     })
 }
 
-fn remote_target(
-    url: RemoteUrl,
+/// The URL a protocol backend was chosen for.
+fn url_of(req: &TargetRequest<'_>) -> Result<RemoteUrl, OpenError> {
+    let text = req
+        .target
+        .and_then(|p| p.to_str())
+        .ok_or(OpenError::NoTarget)?;
+    Ok(text.parse()?)
+}
+
+/// An `smb://` URL, through naslab's own SMB client.
+pub(crate) fn smb(
     req: &TargetRequest<'_>,
     password: Password<'_>,
 ) -> Result<OpenedTarget, OpenError> {
-    let protocol = url.protocol;
-    if protocol == Protocol::Nfs && req.profile == ClientProfile::Windows {
+    remote_target(url_of(req)?, |url| smb_connect(url, req, password))
+}
+
+/// An `nfs://` URL, through naslab's own NFSv3 or NFSv4.1 client.
+pub(crate) fn nfs(req: &TargetRequest<'_>, _: Password<'_>) -> Result<OpenedTarget, OpenError> {
+    let url = url_of(req)?;
+    if req.profile == ClientProfile::Windows {
         return Err(OpenError::ProfileNotForNfs);
     }
+    remote_target(url, |url| nfs_connect(url, req))
+}
+
+fn remote_target(
+    url: RemoteUrl,
+    connect: impl FnOnce(RemoteUrl) -> Result<Connected, OpenError>,
+) -> Result<OpenedTarget, OpenError> {
+    let protocol = url.protocol;
     let info = TargetInfo {
         path: url.to_string(),
         backend: protocol.name().into(),
@@ -197,10 +249,7 @@ fn remote_target(
         source: url.to_string(),
         ..TargetInfo::default()
     };
-    let (target, settings) = match protocol {
-        Protocol::Smb => smb(url, req, password)?,
-        Protocol::Nfs => nfs(url, req)?,
-    };
+    let (target, settings) = connect(url)?;
     Ok(OpenedTarget {
         target,
         info,
@@ -212,7 +261,7 @@ fn remote_target(
 type Connected = (Box<dyn Target>, ProtocolSettings);
 
 #[cfg(feature = "smb")]
-fn smb(
+fn smb_connect(
     url: RemoteUrl,
     req: &TargetRequest<'_>,
     password: Password<'_>,
@@ -229,16 +278,16 @@ fn smb(
 }
 
 #[cfg(not(feature = "smb"))]
-fn smb(
+fn smb_connect(
     _url: RemoteUrl,
     _req: &TargetRequest<'_>,
     _password: Password<'_>,
 ) -> Result<Connected, OpenError> {
-    Err(OpenError::NotBuilt("smb"))
+    Err(not_built("smb"))
 }
 
 #[cfg(feature = "nfs")]
-fn nfs(url: RemoteUrl, req: &TargetRequest<'_>) -> Result<Connected, OpenError> {
+fn nfs_connect(url: RemoteUrl, req: &TargetRequest<'_>) -> Result<Connected, OpenError> {
     if url.nfs_version != super::url::NfsVersion::V3 {
         if req.client.retrans_timeout.is_some() {
             return Err(OpenError::RetransNotForNfs4);
@@ -277,8 +326,8 @@ fn nfs4(_url: RemoteUrl, _req: &TargetRequest<'_>) -> Result<Connected, OpenErro
 }
 
 #[cfg(not(feature = "nfs"))]
-fn nfs(_url: RemoteUrl, _req: &TargetRequest<'_>) -> Result<Connected, OpenError> {
-    Err(OpenError::NotBuilt("nfs"))
+fn nfs_connect(_url: RemoteUrl, _req: &TargetRequest<'_>) -> Result<Connected, OpenError> {
+    Err(not_built("nfs"))
 }
 
 /// Wraps the opened target in `profile` (plain: unchanged).

@@ -6,6 +6,11 @@ use naslab_trace::OpKind;
 
 use naslab_backend::Caps;
 
+use crate::open::{self, OpenError, OpenedTarget, Password, TargetRequest};
+
+/// Opens a run's target with one backend.
+pub type Opener = fn(&TargetRequest<'_>, Password<'_>) -> Result<OpenedTarget, OpenError>;
+
 /// How a run chooses a backend.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Choice {
@@ -38,6 +43,8 @@ pub struct Descriptor {
     pub caps: Option<Caps>,
     /// For a backend this build lacks: how to get one that has it.
     pub missing: &'static str,
+    /// How a run opens its target with it (for a backend this build lacks: says so).
+    pub open: Opener,
 }
 
 impl Descriptor {
@@ -75,6 +82,7 @@ pub static BACKENDS: [Descriptor; 5] = [
         summary: "a Linux directory or mounted share (io_uring for queue depths above 1)",
         caps: POSIX,
         missing: "Linux builds only",
+        open: open::posix,
     },
     Descriptor {
         name: "windows",
@@ -82,6 +90,7 @@ pub static BACKENDS: [Descriptor; 5] = [
         summary: "a Windows directory, mapped drive or UNC path (Win32 file API; overlapped I/O on a completion port for queue depths above 1)",
         caps: WINDOWS,
         missing: "naslab.exe only (scripts/build-windows.sh)",
+        open: open::windows,
     },
     Descriptor {
         name: "smb",
@@ -89,6 +98,7 @@ pub static BACKENDS: [Descriptor; 5] = [
         summary: "an SMB 2/3 share through naslab's own client (no mount)",
         caps: SMB,
         missing: "rebuild with --features smb",
+        open: open::smb,
     },
     Descriptor {
         name: "nfs",
@@ -96,6 +106,7 @@ pub static BACKENDS: [Descriptor; 5] = [
         summary: "an NFSv3 or NFSv4.1 (?vers=4.1) export through naslab's own client (no mount)",
         caps: NFS,
         missing: "rebuild with --features nfs",
+        open: open::nfs,
     },
     Descriptor {
         name: "null",
@@ -103,6 +114,7 @@ pub static BACKENDS: [Descriptor; 5] = [
         summary: "no I/O at all: measures naslab itself, or a server of fixed service time",
         caps: Some(naslab_backend::NULL_CAPS),
         missing: "",
+        open: open::null,
     },
 ];
 
@@ -112,6 +124,21 @@ pub fn by_url(target: &str) -> Option<&'static Descriptor> {
     BACKENDS
         .iter()
         .find(|d| matches!(d.choice, Choice::Url(s) if s == scheme))
+}
+
+/// The backend that opens `req`'s target: the null backend when it is asked for, the one
+/// a URL's scheme names, else this system's own for a directory.
+pub fn for_request(req: &TargetRequest<'_>) -> &'static Descriptor {
+    let url = req.target.and_then(|p| p.to_str()).and_then(by_url);
+    match (req.null, url) {
+        (true, _) => by_flag("null").unwrap_or(&BACKENDS[0]),
+        (false, Some(d)) => d,
+        (false, None) => BACKENDS
+            .iter()
+            .filter(|d| d.choice == Choice::Directory)
+            .find(|d| d.caps.is_some())
+            .unwrap_or(&BACKENDS[0]),
+    }
 }
 
 /// Whether a `--target` value is a protocol URL rather than a local directory.
@@ -139,6 +166,13 @@ mod tests {
         assert!(is_remote("nfs://h/x") && !is_remote("/mnt/nas"));
         assert_eq!(by_flag("null").map(|d| d.name), Some("null"));
         assert!(by_flag("nonesuch").is_none());
+        let mut req = TargetRequest::plain(Some(std::path::Path::new("nfs://h/x")));
+        assert_eq!(for_request(&req).name, "nfs");
+        req.null = true;
+        assert_eq!(for_request(&req).name, "null");
+        let dir = TargetRequest::plain(Some(std::path::Path::new("/mnt/nas")));
+        let local = if cfg!(windows) { "windows" } else { "posix" };
+        assert_eq!(for_request(&dir).name, local);
         let names: Vec<_> = BACKENDS.iter().map(|d| d.name).collect();
         let mut unique = names.clone();
         unique.dedup();
