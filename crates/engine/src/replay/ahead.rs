@@ -2,7 +2,10 @@
 //! each write's data between the previous op's completion and the write's issue, where
 //! the device idles (128 KiB took about 35 µs here, against a write of 220 µs). A
 //! thread of the stream's own reads the stream's ops ahead and fills a small ring of
-//! buffers with the data of its next writes, so the stream finds them ready.
+//! buffers with the data of its next writes, so the stream finds them ready. A stream
+//! with several ops in flight gains the same where its device completes a write in the
+//! submitting call (zram, the page cache); each of its writes holds its slot until it
+//! completes.
 //!
 //! The data is the same as when the stream makes it itself (the same block keys and
 //! generations): only where and when it is made changes. When the maker falls behind,
@@ -90,14 +93,14 @@ impl Ahead {
     /// (the stream then makes its data itself).
     ///
     /// A write holds its slot until it completes, so the ring has more slots than writes
-    /// in flight (else the stream would wait for its own writes' slots): up to twice as
-    /// many within [`RING_BYTES`], and at least two more.
+    /// in flight (else the maker could never be ahead): up to twice as many within
+    /// [`RING_BYTES`], and at least one more.
     pub(super) fn new(slot_len: usize, in_flight: usize) -> Option<Ahead> {
         let slot_len = slot_len.max(BLOCK);
         let in_flight = in_flight.max(1);
         let slots = (RING_BYTES / slot_len)
             .min(MAX_SLOTS.max(2 * in_flight))
-            .max(in_flight + 2);
+            .max(in_flight + 1);
         let mut buf = AlignedBuf::try_zeroed(slot_len * slots)?;
         let base = buf.as_mut_slice().as_mut_ptr();
         Some(Ahead {
@@ -322,7 +325,8 @@ mod tests {
             (128 << 10, 1, 8),
             (128 << 10, 32, 64),
             (4 << 20, 1, 4),
-            (4 << 20, 32, 34),
+            (8 << 20, 1, 2),
+            (4 << 20, 32, 33),
         ] {
             let ring = Ahead::new(slot_len, in_flight).unwrap();
             assert_eq!(ring.slots(), slots, "{slot_len} {in_flight}");

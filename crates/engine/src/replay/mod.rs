@@ -481,9 +481,11 @@ pub fn replay_with<C: Clock + Sync>(
                     None
                 };
                 let reader = PrefetchReader::new(&io, &sp.ops, buffer);
+                // A read and a write buffer slot per data op that can be in flight (as many
+                // as the stream's budget allows, see StreamBuffers).
+                let sizes = StreamBuffers::for_stream(sp.max_read, sp.max_write, depth as u32);
                 // The ring of its next writes' data and the maker's own reader of its ops.
                 let ahead = if make_ahead && gains_from_ahead(sp) {
-                    let sizes = StreamBuffers::for_stream(sp.max_read, sp.max_write, depth as u32);
                     Ahead::new(sizes.write_slot_len, sizes.slots)
                         .map(Arc::new)
                         .zip(PrefetchReader::new(&io, &sp.ops, buffer).ok())
@@ -491,11 +493,13 @@ pub fn replay_with<C: Clock + Sync>(
                     None
                 };
                 drop(io);
-                // A read and a write buffer slot per data op that can be in flight (as many
-                // as the stream's budget allows, see StreamBuffers).
-                let sizes = StreamBuffers::for_stream(sp.max_read, sp.max_write, depth as u32);
                 let rbuf = AlignedBuf::try_zeroed(sizes.read_slot_len * sizes.slots);
-                let wbuf = AlignedBuf::try_zeroed(sizes.write_slot_len * sizes.slots);
+                // With a ring every write is issued from its slot there: no write buffer.
+                let wbuf_len = match ahead {
+                    Some(_) => 0,
+                    None => sizes.write_slot_len * sizes.slots,
+                };
+                let wbuf = AlignedBuf::try_zeroed(wbuf_len);
                 let mut out = StreamOutcome::new(&sp.op_counts, sp.stream);
                 if options.pacing != Pacing::Afap {
                     out.lag = Some(StreamLatency::for_values(sp.op_counts.iter().sum()));

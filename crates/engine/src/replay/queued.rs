@@ -199,10 +199,6 @@ impl<C: Clock> StreamRun<'_, C> {
                 // it (with the others queued, in the next wait) is part of its latency.
                 let issued = self.clock.now_ns();
                 let queue = backend.queued(depth as u32);
-                let wbuf = match (self.ahead.as_deref(), ahead) {
-                    (Some(ring), Some(index)) => ring.held(index, len).as_ptr(),
-                    _ => self.wbuf.as_slice()[b * self.sizes.write_slot_len..].as_ptr(),
-                };
                 // SAFETY: buffer slot `b`, and a write's ring slot, belong to this op alone
                 // until it is reaped (they return to `free_bufs` and the ring only then),
                 // and rbuf, wbuf and the ring outlive the loop, which reaps every op
@@ -213,7 +209,11 @@ impl<C: Clock> StreamRun<'_, C> {
                             self.rbuf.as_mut_slice()[b * self.sizes.read_slot_len..].as_mut_ptr();
                         q.queue_read(h, op.offset, buf, len, slot as u64)
                     } else {
-                        q.queue_write(h, op.offset, wbuf, len, slot as u64)
+                        let buf = match (self.ahead.as_deref(), ahead) {
+                            (Some(ring), Some(index)) => ring.held(index, len).as_ptr(),
+                            _ => self.wbuf.as_slice()[b * self.sizes.write_slot_len..].as_ptr(),
+                        };
+                        q.queue_write(h, op.offset, buf, len, slot as u64)
                     }
                 });
                 match result {
