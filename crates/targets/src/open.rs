@@ -108,20 +108,23 @@ pub type Password<'a> = &'a dyn Fn(&RemoteUrl) -> Result<String, String>;
 /// ([`registry::for_request`]). `password` is asked for an SMB URL's password only when
 /// one is needed.
 pub fn open(req: &TargetRequest<'_>, password: Password<'_>) -> Result<OpenedTarget, OpenError> {
-    let backend = registry::for_request(req);
-    let opened = (backend.open)(req, password)?;
+    open_with(registry::for_request(req), req, password)
+}
+
+/// Opens `req`'s target with `backend`, which says how to get it if this build lacks it.
+fn open_with(
+    backend: &registry::Descriptor,
+    req: &TargetRequest<'_>,
+    password: Password<'_>,
+) -> Result<OpenedTarget, OpenError> {
+    let open = backend.open.ok_or(OpenError::NotBuilt {
+        name: backend.name,
+        missing: backend.missing,
+    })?;
+    let opened = open(req, password)?;
     let mut opened = with_profile(opened, req.profile);
     opened.info.cache_drop = opened.target.caps().drop_cache;
     Ok(opened)
-}
-
-/// What a backend this build lacks says when asked to open a target.
-fn not_built(name: &str) -> OpenError {
-    let d = registry::BACKENDS.iter().find(|d| d.name == name);
-    OpenError::NotBuilt {
-        name: d.map_or("requested", |d| d.name),
-        missing: d.map_or("", |d| d.missing),
-    }
 }
 
 /// The null backend: no I/O; `--target`, if given, is only recorded.
@@ -148,6 +151,7 @@ pub(crate) fn null(req: &TargetRequest<'_>, _: Password<'_>) -> Result<OpenedTar
 }
 
 /// The directory a local backend runs in.
+#[cfg(any(target_os = "linux", windows))]
 fn directory<'a>(req: &TargetRequest<'a>) -> Result<&'a Path, OpenError> {
     req.target.ok_or(OpenError::NoTarget)
 }
@@ -167,18 +171,6 @@ pub(crate) fn windows(req: &TargetRequest<'_>, _: Password<'_>) -> Result<Opened
         protocol: None,
         settings: None,
     })
-}
-
-#[cfg(not(windows))]
-pub(crate) fn windows(req: &TargetRequest<'_>, _: Password<'_>) -> Result<OpenedTarget, OpenError> {
-    directory(req)?;
-    Err(not_built("windows"))
-}
-
-#[cfg(not(target_os = "linux"))]
-pub(crate) fn posix(req: &TargetRequest<'_>, _: Password<'_>) -> Result<OpenedTarget, OpenError> {
-    directory(req)?;
-    Err(not_built("posix"))
 }
 
 /// A Linux directory (local, or a mounted share) in its sandbox.
@@ -210,6 +202,7 @@ pub(crate) fn posix(req: &TargetRequest<'_>, _: Password<'_>) -> Result<OpenedTa
 }
 
 /// The URL a protocol backend was chosen for.
+#[cfg(any(feature = "smb", feature = "nfs"))]
 fn url_of(req: &TargetRequest<'_>) -> Result<RemoteUrl, OpenError> {
     let text = req
         .target
@@ -219,22 +212,53 @@ fn url_of(req: &TargetRequest<'_>) -> Result<RemoteUrl, OpenError> {
 }
 
 /// An `smb://` URL, through naslab's own SMB client.
+#[cfg(feature = "smb")]
 pub(crate) fn smb(
     req: &TargetRequest<'_>,
     password: Password<'_>,
 ) -> Result<OpenedTarget, OpenError> {
-    remote_target(url_of(req)?, |url| smb_connect(url, req, password))
+    remote_target(url_of(req)?, |url| {
+        let password = password(&url).map_err(OpenError::Password)?;
+        let shown = url.to_string();
+        let t = super::SmbTarget::connect_in(url, password, req.client, req.client_dir, req.join)
+            .map_err(|e| OpenError::Connect {
+            url: shown,
+            source: Box::new(e),
+        })?;
+        let settings = ProtocolSettings::Smb(t.settings().clone());
+        Ok((Box::new(t), settings))
+    })
 }
 
 /// An `nfs://` URL, through naslab's own NFSv3 or NFSv4.1 client.
+#[cfg(feature = "nfs")]
 pub(crate) fn nfs(req: &TargetRequest<'_>, _: Password<'_>) -> Result<OpenedTarget, OpenError> {
     let url = url_of(req)?;
     if req.profile == ClientProfile::Windows {
         return Err(OpenError::ProfileNotForNfs);
     }
-    remote_target(url, |url| nfs_connect(url, req))
+    remote_target(url, |url| {
+        if url.nfs_version != super::url::NfsVersion::V3 {
+            if req.client.retrans_timeout.is_some() {
+                return Err(OpenError::RetransNotForNfs4);
+            }
+            return nfs4(url, req);
+        }
+        let shown = url.to_string();
+        let t = super::NfsTarget::connect_in(url, req.client, req.client_dir, req.join).map_err(
+            |e| OpenError::Connect {
+                url: shown,
+                source: Box::new(e),
+            },
+        )?;
+        let settings = ProtocolSettings::Nfs(t.settings());
+        Ok((Box::new(t), settings))
+    })
 }
 
+/// A URL target's opened target and what its client and the server agreed to, with
+/// what the results say about it.
+#[cfg(any(feature = "smb", feature = "nfs"))]
 fn remote_target(
     url: RemoteUrl,
     connect: impl FnOnce(RemoteUrl) -> Result<Connected, OpenError>,
@@ -258,53 +282,8 @@ fn remote_target(
     })
 }
 
+#[cfg(any(feature = "smb", feature = "nfs"))]
 type Connected = (Box<dyn Target>, ProtocolSettings);
-
-#[cfg(feature = "smb")]
-fn smb_connect(
-    url: RemoteUrl,
-    req: &TargetRequest<'_>,
-    password: Password<'_>,
-) -> Result<Connected, OpenError> {
-    let password = password(&url).map_err(OpenError::Password)?;
-    let shown = url.to_string();
-    let t = super::SmbTarget::connect_in(url, password, req.client, req.client_dir, req.join)
-        .map_err(|e| OpenError::Connect {
-            url: shown,
-            source: Box::new(e),
-        })?;
-    let settings = ProtocolSettings::Smb(t.settings().clone());
-    Ok((Box::new(t), settings))
-}
-
-#[cfg(not(feature = "smb"))]
-fn smb_connect(
-    _url: RemoteUrl,
-    _req: &TargetRequest<'_>,
-    _password: Password<'_>,
-) -> Result<Connected, OpenError> {
-    Err(not_built("smb"))
-}
-
-#[cfg(feature = "nfs")]
-fn nfs_connect(url: RemoteUrl, req: &TargetRequest<'_>) -> Result<Connected, OpenError> {
-    if url.nfs_version != super::url::NfsVersion::V3 {
-        if req.client.retrans_timeout.is_some() {
-            return Err(OpenError::RetransNotForNfs4);
-        }
-        return nfs4(url, req);
-    }
-    let shown = url.to_string();
-    let t =
-        super::NfsTarget::connect_in(url, req.client, req.client_dir, req.join).map_err(|e| {
-            OpenError::Connect {
-                url: shown,
-                source: Box::new(e),
-            }
-        })?;
-    let settings = ProtocolSettings::Nfs(t.settings());
-    Ok((Box::new(t), settings))
-}
 
 #[cfg(all(feature = "nfs", unix))]
 fn nfs4(url: RemoteUrl, req: &TargetRequest<'_>) -> Result<Connected, OpenError> {
@@ -323,11 +302,6 @@ fn nfs4(url: RemoteUrl, req: &TargetRequest<'_>) -> Result<Connected, OpenError>
 #[cfg(all(feature = "nfs", not(unix)))]
 fn nfs4(_url: RemoteUrl, _req: &TargetRequest<'_>) -> Result<Connected, OpenError> {
     Err(OpenError::Nfs4NotHere)
-}
-
-#[cfg(not(feature = "nfs"))]
-fn nfs_connect(_url: RemoteUrl, _req: &TargetRequest<'_>) -> Result<Connected, OpenError> {
-    Err(not_built("nfs"))
 }
 
 /// Wraps the opened target in `profile` (plain: unchanged).
@@ -391,6 +365,7 @@ mod tests {
         assert!(o.target.local_root().is_some());
     }
 
+    #[cfg(feature = "nfs")]
     #[test]
     fn the_windows_profile_is_refused_for_nfs_before_connecting() {
         let url = Path::new("nfs://127.0.0.1:1/export");
@@ -400,6 +375,7 @@ mod tests {
         assert!(matches!(e, OpenError::ProfileNotForNfs), "{e}");
     }
 
+    #[cfg(feature = "smb")]
     #[test]
     fn a_bad_url_is_named() {
         let e = open(
@@ -409,5 +385,22 @@ mod tests {
         .err()
         .unwrap();
         assert!(matches!(e, OpenError::Url(_)), "{e}");
+    }
+
+    #[test]
+    fn a_backend_this_build_lacks_says_how_to_get_it() {
+        let lacking = registry::BACKENDS
+            .iter()
+            .find(|d| d.caps.is_none())
+            .expect("no build has every backend: Windows and Linux exclude each other");
+        let dir = std::env::temp_dir();
+        let e = open_with(lacking, &TargetRequest::plain(Some(&dir)), &no_password)
+            .err()
+            .unwrap();
+        let OpenError::NotBuilt { name, missing } = &e else {
+            panic!("{e}");
+        };
+        assert_eq!((*name, *missing), (lacking.name, lacking.missing));
+        assert!(e.to_string().contains(lacking.missing), "{e}");
     }
 }

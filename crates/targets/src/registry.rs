@@ -43,8 +43,8 @@ pub struct Descriptor {
     pub caps: Option<Caps>,
     /// For a backend this build lacks: how to get one that has it.
     pub missing: &'static str,
-    /// How a run opens its target with it (for a backend this build lacks: says so).
-    pub open: Opener,
+    /// How a run opens its target with it; `None` when this build does not have it.
+    pub open: Option<Opener>,
 }
 
 impl Descriptor {
@@ -57,22 +57,25 @@ impl Descriptor {
     }
 }
 
+/// A backend in this build: what it can do and how it opens a target.
+type Built = (Option<Caps>, Option<Opener>);
+
 #[cfg(target_os = "linux")]
-const POSIX: Option<Caps> = Some(naslab_local::POSIX_CAPS);
+const POSIX: Built = (Some(naslab_local::POSIX_CAPS), Some(open::posix));
 #[cfg(not(target_os = "linux"))]
-const POSIX: Option<Caps> = None;
+const POSIX: Built = (None, None);
 #[cfg(feature = "smb")]
-const SMB: Option<Caps> = Some(naslab_remote::SMB_CAPS);
+const SMB: Built = (Some(naslab_remote::SMB_CAPS), Some(open::smb));
 #[cfg(not(feature = "smb"))]
-const SMB: Option<Caps> = None;
+const SMB: Built = (None, None);
 #[cfg(feature = "nfs")]
-const NFS: Option<Caps> = Some(naslab_remote::NFS_CAPS);
+const NFS: Built = (Some(naslab_remote::NFS_CAPS), Some(open::nfs));
 #[cfg(not(feature = "nfs"))]
-const NFS: Option<Caps> = None;
+const NFS: Built = (None, None);
 #[cfg(windows)]
-const WINDOWS: Option<Caps> = Some(naslab_local::WINDOWS_CAPS);
+const WINDOWS: Built = (Some(naslab_local::WINDOWS_CAPS), Some(open::windows));
 #[cfg(not(windows))]
-const WINDOWS: Option<Caps> = None;
+const WINDOWS: Built = (None, None);
 
 /// Every backend, in the order `naslab backends` lists them.
 pub static BACKENDS: [Descriptor; 5] = [
@@ -80,33 +83,33 @@ pub static BACKENDS: [Descriptor; 5] = [
         name: "posix",
         choice: Choice::Directory,
         summary: "a Linux directory or mounted share (io_uring for queue depths above 1)",
-        caps: POSIX,
+        caps: POSIX.0,
         missing: "Linux builds only",
-        open: open::posix,
+        open: POSIX.1,
     },
     Descriptor {
         name: "windows",
         choice: Choice::Directory,
         summary: "a Windows directory, mapped drive or UNC path (Win32 file API; overlapped I/O on a completion port for queue depths above 1)",
-        caps: WINDOWS,
+        caps: WINDOWS.0,
         missing: "naslab.exe only (scripts/build-windows.sh)",
-        open: open::windows,
+        open: WINDOWS.1,
     },
     Descriptor {
         name: "smb",
         choice: Choice::Url("smb"),
         summary: "an SMB 2/3 share through naslab's own client (no mount)",
-        caps: SMB,
+        caps: SMB.0,
         missing: "rebuild with --features smb",
-        open: open::smb,
+        open: SMB.1,
     },
     Descriptor {
         name: "nfs",
         choice: Choice::Url("nfs"),
         summary: "an NFSv3 or NFSv4.1 (?vers=4.1) export through naslab's own client (no mount)",
-        caps: NFS,
+        caps: NFS.0,
         missing: "rebuild with --features nfs",
-        open: open::nfs,
+        open: NFS.1,
     },
     Descriptor {
         name: "null",
@@ -114,7 +117,7 @@ pub static BACKENDS: [Descriptor; 5] = [
         summary: "no I/O at all: measures naslab itself, or a server of fixed service time",
         caps: Some(naslab_backend::NULL_CAPS),
         missing: "",
-        open: open::null,
+        open: Some(open::null),
     },
 ];
 
@@ -201,5 +204,8 @@ mod tests {
         );
         assert!(by_flag("windows").is_none(), "not in a Linux build");
         assert!(BACKENDS[1].caps.is_none());
+        for d in &BACKENDS {
+            assert_eq!(d.open.is_some(), d.caps.is_some(), "{}", d.name);
+        }
     }
 }
