@@ -162,8 +162,10 @@ impl Collector {
         // The command's end wakes the loop below as its records do: the record of its
         // exit is written before the kernel makes it waitable, so after that record a
         // poll of the ring alone would sleep out its timeout.
-        // SAFETY: pidfd_open takes a pid and flags and returns a new descriptor or -1.
-        let pidfd = match unsafe { libc::syscall(libc::SYS_pidfd_open, child.id(), 0) } {
+        let (pid, flags) = (child.id() as libc::c_long, 0 as libc::c_long);
+        // SAFETY: pidfd_open takes a pid and flags (passed as the full registers the call
+        // reads) and returns a new descriptor or -1.
+        let pidfd = match unsafe { libc::syscall(libc::SYS_pidfd_open, pid, flags) } {
             fd if fd >= 0 => {
                 // SAFETY: the descriptor was just made and is owned by nothing else.
                 Some(unsafe { std::os::fd::OwnedFd::from_raw_fd(fd as i32) })

@@ -479,8 +479,9 @@ impl StraceImporter {
     /// A failed lookup by path kept as the op expected to fail as it did: an open
     /// without `O_CREAT` (of a directory: a stat) or a stat that found nothing (or met a
     /// file where a directory should be), an exclusive create that found the name taken,
-    /// an unlink or rmdir of nothing, an rmdir of a directory still holding something. A program's failed lookups are requests the server answers too. Any
-    /// other failure is skipped and counted. `true` when the call failed.
+    /// an unlink or rmdir of nothing, an rmdir of a directory still holding something.
+    /// A program's failed lookups are requests the server answers too. Any other
+    /// failure is skipped and counted. `true` when the call failed.
     fn failed_as_expected(
         &self,
         c: &Call,
