@@ -8,11 +8,13 @@ pub mod errno;
 mod files;
 pub mod host;
 pub mod marker;
+mod memory;
 mod null;
 mod profile;
 pub mod utc;
 
 pub use files::{FileEntry, FileTable};
+pub use memory::{lend_once, AlignedBuf, IoBuf, IoMemory, IoRegion, LentBuf, ALIGN};
 pub use null::{NullBackend, NullTarget, TimedNullTarget, NULL_CAPS};
 pub use profile::{
     ClientProfile, ProfiledTarget, HINT_LEAD_BYTES, HINT_STRIDE_BYTES, HINT_WRITE_OP,
@@ -286,40 +288,22 @@ pub trait Backend: Send {
         Recovery::default()
     }
     /// The backend's queue for several reads and writes in flight, made on first use with
-    /// room for `depth` ops.
-    fn queued(&mut self, _depth: u32) -> Result<&mut dyn QueuedIo, OpError> {
+    /// room for `depth` ops and lent `memory`, which its ops' [`IoBuf`]s name (later
+    /// calls get the queue as it was made).
+    fn queued(&mut self, _depth: u32, _memory: &IoMemory) -> Result<&mut dyn QueuedIo, OpError> {
         Err(OpError::errno(crate::errno::EOPNOTSUPP))
     }
 }
 
 /// Reads and writes with several in flight on one stream (io_uring on posix targets).
+/// An op names its bytes by where they are in the memory the queue was lent, so no
+/// caller hands a queue an address.
 pub trait QueuedIo {
-    /// Queues a read of `len` bytes at `offset` into `buf`; `tag` comes back with its
+    /// Queues a read of `buf.len` bytes at `offset` into `buf`; `tag` comes back with its
     /// completion.
-    ///
-    /// # Safety
-    /// `buf` must stay valid and unused by anything else for `len` bytes until the op's
-    /// completion has been reaped.
-    unsafe fn queue_read(
-        &mut self,
-        h: Handle,
-        offset: u64,
-        buf: *mut u8,
-        len: usize,
-        tag: u64,
-    ) -> Result<(), OpError>;
-    /// Queues a write of `len` bytes at `offset` from `buf`.
-    ///
-    /// # Safety
-    /// `buf` must stay valid for `len` bytes until the op's completion has been reaped.
-    unsafe fn queue_write(
-        &mut self,
-        h: Handle,
-        offset: u64,
-        buf: *const u8,
-        len: usize,
-        tag: u64,
-    ) -> Result<(), OpError>;
+    fn queue_read(&mut self, h: Handle, offset: u64, buf: IoBuf, tag: u64) -> Result<(), OpError>;
+    /// Queues a write of `buf.len` bytes at `offset` from `buf`.
+    fn queue_write(&mut self, h: Handle, offset: u64, buf: IoBuf, tag: u64) -> Result<(), OpError>;
     /// Submits everything queued and waits until at least `min` ops have completed;
     /// appends each completion's tag and result (bytes, or a negated errno) to `done`.
     fn submit_and_reap(&mut self, min: usize, done: &mut Vec<(u64, i64)>) -> Result<(), OpError>;

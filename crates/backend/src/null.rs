@@ -3,7 +3,8 @@ use std::sync::Arc;
 use naslab_trace::OpKind;
 
 use crate::{
-    Backend, BackendOptions, Caps, FileTable, Handle, LockHow, OpError, OpenHow, QueuedIo, Target,
+    Backend, BackendOptions, Caps, FileTable, Handle, IoBuf, IoMemory, LockHow, OpError, OpenHow,
+    QueuedIo, Target,
 };
 
 /// A target that does no I/O: every op succeeds at once and moves the bytes the trace
@@ -36,34 +37,41 @@ pub struct NullBackend {
     served: u64,
 }
 
-/// The null backend's queue: every queued op completes at the next reap.
+/// The null backend's queue: every queued op completes at the next reap, its whole
+/// length done. It checks each op's bytes against the memory it was lent, as a queue
+/// that moves data would find them.
 #[derive(Default)]
 struct NullQueue {
+    memory: IoMemory,
     queued: Vec<(u64, i64)>,
 }
 
-impl QueuedIo for NullQueue {
-    unsafe fn queue_read(
-        &mut self,
-        _h: Handle,
-        _offset: u64,
-        _buf: *mut u8,
-        len: usize,
-        tag: u64,
-    ) -> Result<(), OpError> {
-        self.queued.push((tag, len as i64));
+impl NullQueue {
+    fn queue(&mut self, buf: IoBuf, tag: u64) -> Result<(), OpError> {
+        self.memory.locate(buf)?;
+        self.queued.push((tag, buf.len as i64));
         Ok(())
     }
-    unsafe fn queue_write(
+}
+
+impl QueuedIo for NullQueue {
+    fn queue_read(
         &mut self,
         _h: Handle,
         _offset: u64,
-        _buf: *const u8,
-        len: usize,
+        buf: IoBuf,
         tag: u64,
     ) -> Result<(), OpError> {
-        self.queued.push((tag, len as i64));
-        Ok(())
+        self.queue(buf, tag)
+    }
+    fn queue_write(
+        &mut self,
+        _h: Handle,
+        _offset: u64,
+        buf: IoBuf,
+        tag: u64,
+    ) -> Result<(), OpError> {
+        self.queue(buf, tag)
     }
     fn submit_and_reap(&mut self, _min: usize, done: &mut Vec<(u64, i64)>) -> Result<(), OpError> {
         done.append(&mut self.queued);
@@ -244,7 +252,8 @@ impl Backend for NullBackend {
     fn drop_cache(&mut self, _file: u32) -> Result<(), OpError> {
         Ok(())
     }
-    fn queued(&mut self, _depth: u32) -> Result<&mut dyn QueuedIo, OpError> {
+    fn queued(&mut self, _depth: u32, memory: &IoMemory) -> Result<&mut dyn QueuedIo, OpError> {
+        crate::lend_once(&mut self.queue.memory, memory);
         Ok(&mut self.queue)
     }
 }

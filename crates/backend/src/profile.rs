@@ -21,7 +21,8 @@ use naslab_results::{LatencyHistogram, OpStats};
 
 use crate::clock::monotonic_ns;
 use crate::{
-    Backend, BackendOptions, Caps, FileTable, Handle, LockHow, OpError, OpenHow, QueuedIo, Target,
+    Backend, BackendOptions, Caps, FileTable, Handle, IoMemory, LockHow, OpError, OpenHow,
+    QueuedIo, Target,
 };
 
 /// Distance between two preallocation hints (seed 004: "each about 128kB apart").
@@ -416,7 +417,7 @@ impl Backend for HintingBackend {
     fn recovery(&self) -> crate::Recovery {
         self.inner.recovery()
     }
-    fn queued(&mut self, _depth: u32) -> Result<&mut dyn QueuedIo, OpError> {
+    fn queued(&mut self, _depth: u32, _memory: &IoMemory) -> Result<&mut dyn QueuedIo, OpError> {
         Err(OpError {
             errno: crate::errno::EOPNOTSUPP,
             detail: Some("the windows client profile issues one request at a time".into()),

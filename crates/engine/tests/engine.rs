@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex};
 mod common;
 use common::{file, plan_of, records_of, run_once, run_with, spec_of};
 
-use naslab_engine::backend::BackendOptions;
+use naslab_engine::backend::{BackendOptions, IoBuf, IoMemory};
 use naslab_engine::plan::{compile, records_from_trace, FileTable};
 use naslab_engine::prepare::prepare;
 use naslab_engine::{
@@ -1416,6 +1416,7 @@ struct QueueDeviceBackend {
     d: QueueDevice,
     /// (completes at, tag, bytes)
     in_flight: Vec<(u64, u64, i64)>,
+    memory: IoMemory,
 }
 
 const QUEUE_CAPS: Caps = Caps {
@@ -1442,6 +1443,7 @@ impl Target for QueueDevice {
         Ok(Box::new(QueueDeviceBackend {
             d: self.clone(),
             in_flight: Vec::new(),
+            memory: IoMemory::default(),
         }))
     }
 }
@@ -1455,26 +1457,15 @@ impl QueueDeviceBackend {
 }
 
 impl naslab_engine::backend::QueuedIo for QueueDeviceBackend {
-    unsafe fn queue_read(
-        &mut self,
-        _h: Handle,
-        _o: u64,
-        _buf: *mut u8,
-        len: usize,
-        tag: u64,
-    ) -> Result<(), OpError> {
-        self.submit(tag, len);
+    fn queue_read(&mut self, _h: Handle, _o: u64, buf: IoBuf, tag: u64) -> Result<(), OpError> {
+        // The bytes must be within what the stream lent, as a real device would need.
+        self.memory.locate(buf)?;
+        self.submit(tag, buf.len);
         Ok(())
     }
-    unsafe fn queue_write(
-        &mut self,
-        _h: Handle,
-        _o: u64,
-        _buf: *const u8,
-        len: usize,
-        tag: u64,
-    ) -> Result<(), OpError> {
-        self.submit(tag, len);
+    fn queue_write(&mut self, _h: Handle, _o: u64, buf: IoBuf, tag: u64) -> Result<(), OpError> {
+        self.memory.locate(buf)?;
+        self.submit(tag, buf.len);
         Ok(())
     }
     fn submit_and_reap(&mut self, min: usize, done: &mut Vec<(u64, i64)>) -> Result<(), OpError> {
@@ -1532,7 +1523,9 @@ impl Backend for QueueDeviceBackend {
     fn queued(
         &mut self,
         _depth: u32,
+        memory: &IoMemory,
     ) -> Result<&mut dyn naslab_engine::backend::QueuedIo, OpError> {
+        naslab_engine::backend::lend_once(&mut self.memory, memory);
         Ok(self)
     }
 }

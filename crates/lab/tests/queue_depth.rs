@@ -296,16 +296,20 @@ fn nfs3_queued_writes_are_committed_at_close() {
     let st = guard.lab().state.clone();
     let (target, relay) = nfs_through_relay(&st);
     let (mut b, h) = one_open_file(&target, "Commit");
-    let data = vec![7u8; 4 * 4096];
+    let data = std::sync::Arc::new(naslab_engine::buffer::LentBuf::try_zeroed(4 * 4096).unwrap());
+    // SAFETY: nothing is queued yet.
+    unsafe { data.bytes_mut(0, 4 * 4096) }.fill(7);
+    let memory = naslab_engine::backend::IoMemory::new(vec![data]);
     let mut done = Vec::new();
     {
-        let q = b.queued(4).unwrap();
+        let q = b.queued(4, &memory).unwrap();
         for i in 0..4 {
-            // SAFETY: `data` outlives the reap below.
-            unsafe {
-                q.queue_write(h, i * 4096, data[i as usize * 4096..].as_ptr(), 4096, i)
-                    .unwrap()
+            let buf = naslab_engine::backend::IoBuf {
+                region: 0,
+                offset: i as usize * 4096,
+                len: 4096,
             };
+            q.queue_write(h, i * 4096, buf, i).unwrap();
         }
         while done.len() < 4 {
             q.submit_and_reap(1, &mut done).unwrap();
@@ -335,7 +339,7 @@ fn nfs3_queued_writes_are_committed_at_close() {
         relay.counts().by_command
     );
     let file = naslab_lab::layout::workload_dir(&st.share_dir, "Commit").join("data.bin");
-    assert_eq!(std::fs::read(file).unwrap(), data);
+    assert_eq!(std::fs::read(file).unwrap(), vec![7u8; 4 * 4096]);
     drop(b);
     drop(target);
     drop(relay);

@@ -15,7 +15,8 @@ use crate::sandbox::{Sandbox, SandboxError};
 use crate::uring::UringQueue;
 use naslab_backend::FileTable;
 use naslab_backend::{
-    Backend, BackendOptions, Caps, Handle, LockHow, OpError, OpenHow, QueuedIo, Target,
+    Backend, BackendOptions, Caps, Handle, IoBuf, IoMemory, LockHow, OpError, OpenHow, QueuedIo,
+    Target,
 };
 
 /// A local directory or a mounted share, through the kernel's file API. Every path is
@@ -601,9 +602,9 @@ impl Backend for PosixBackend {
         self.unaligned
     }
 
-    fn queued(&mut self, depth: u32) -> Result<&mut dyn QueuedIo, OpError> {
+    fn queued(&mut self, depth: u32, memory: &IoMemory) -> Result<&mut dyn QueuedIo, OpError> {
         if self.ring.is_none() {
-            self.ring = Some(UringQueue::new(depth)?);
+            self.ring = Some(UringQueue::new(depth, memory)?);
         }
         Ok(self)
     }
@@ -618,33 +619,14 @@ impl PosixBackend {
 }
 
 impl QueuedIo for PosixBackend {
-    unsafe fn queue_read(
-        &mut self,
-        h: Handle,
-        offset: u64,
-        buf: *mut u8,
-        len: usize,
-        tag: u64,
-    ) -> Result<(), OpError> {
-        let fd = self.data_fd(h, offset, len)?;
-        // SAFETY: forwarded from our caller's promise.
-        unsafe { self.ring()?.queue_read(fd as Handle, offset, buf, len, tag) }
+    fn queue_read(&mut self, h: Handle, offset: u64, buf: IoBuf, tag: u64) -> Result<(), OpError> {
+        let fd = self.data_fd(h, offset, buf.len)?;
+        self.ring()?.queue_read(fd as Handle, offset, buf, tag)
     }
 
-    unsafe fn queue_write(
-        &mut self,
-        h: Handle,
-        offset: u64,
-        buf: *const u8,
-        len: usize,
-        tag: u64,
-    ) -> Result<(), OpError> {
-        let fd = self.data_fd(h, offset, len)?;
-        // SAFETY: forwarded from our caller's promise.
-        unsafe {
-            self.ring()?
-                .queue_write(fd as Handle, offset, buf, len, tag)
-        }
+    fn queue_write(&mut self, h: Handle, offset: u64, buf: IoBuf, tag: u64) -> Result<(), OpError> {
+        let fd = self.data_fd(h, offset, buf.len)?;
+        self.ring()?.queue_write(fd as Handle, offset, buf, tag)
     }
 
     fn submit_and_reap(&mut self, min: usize, done: &mut Vec<(u64, i64)>) -> Result<(), OpError> {

@@ -1,11 +1,14 @@
 use io_uring::{opcode, types, IoUring};
 
-use naslab_backend::{Handle, OpError, QueuedIo};
+use naslab_backend::{Handle, IoBuf, IoMemory, OpError, QueuedIo};
 
 /// An io_uring submission and completion queue for one stream's reads and writes.
 pub struct UringQueue {
+    /// Declared before the memory: dropped first, as the ring's ops use the memory.
     ring: IoUring,
     setup: RingSetup,
+    /// What the stream lent the queue's ops.
+    memory: IoMemory,
 }
 
 /// How a ring hands back completions.
@@ -23,8 +26,8 @@ pub enum RingSetup {
 }
 
 impl UringQueue {
-    /// A ring with room for `depth` ops in flight, made on the thread that will submit
-    /// to it (a deferred ring takes submissions from that thread only).
+    /// A ring with room for `depth` ops in flight over `memory`, made on the thread that
+    /// will submit to it (a deferred ring takes submissions from that thread only).
     ///
     /// Deferred task running is asked for first. Without it the kernel posts each
     /// completion through task work that wakes the waiting thread; on a virtio disk that
@@ -32,7 +35,7 @@ impl UringQueue {
     /// so the queue drained to 0 before it was refilled (26 of 32 ops in flight by
     /// Little's law, where fio, which defers, kept 32). Deferred, the wait ends at the
     /// first completion and the queue is refilled as completions come.
-    pub fn new(depth: u32) -> Result<UringQueue, OpError> {
+    pub fn new(depth: u32, memory: &IoMemory) -> Result<UringQueue, OpError> {
         let entries = depth.max(1).next_power_of_two();
         let mut last = None;
         for setup in [
@@ -53,7 +56,13 @@ impl UringQueue {
                 RingSetup::Plain => {}
             }
             match b.build(entries) {
-                Ok(ring) => return Ok(UringQueue { ring, setup }),
+                Ok(ring) => {
+                    return Ok(UringQueue {
+                        ring,
+                        setup,
+                        memory: memory.clone(),
+                    })
+                }
                 // An older kernel refuses flags it does not know with EINVAL.
                 Err(e) if e.raw_os_error() == Some(crate::errno::EINVAL) => last = Some(e),
                 Err(e) => {
@@ -88,7 +97,9 @@ impl UringQueue {
     /// deferred completions drained it instead, since the wait then ended with all 32
     /// completed (see [`UringQueue::new`]).
     fn push(&mut self, sqe: io_uring::squeue::Entry) -> Result<(), OpError> {
-        // SAFETY: the caller of queue_read/queue_write promised the buffer outlives the op.
+        // SAFETY: the entry's buffer is in the memory the queue was lent, which the queue
+        // keeps (and drops after the ring); its lender does not touch it until the op is
+        // reaped (IoRegion's promise).
         unsafe { self.ring.submission().push(&sqe) }.map_err(|_| OpError {
             errno: crate::errno::EBUSY,
             detail: Some("the io_uring submission queue is full".into()),
@@ -97,30 +108,18 @@ impl UringQueue {
 }
 
 impl QueuedIo for UringQueue {
-    unsafe fn queue_read(
-        &mut self,
-        h: Handle,
-        offset: u64,
-        buf: *mut u8,
-        len: usize,
-        tag: u64,
-    ) -> Result<(), OpError> {
-        let sqe = opcode::Read::new(types::Fd(h as i32), buf, len as u32)
+    fn queue_read(&mut self, h: Handle, offset: u64, buf: IoBuf, tag: u64) -> Result<(), OpError> {
+        let at = self.memory.locate(buf)?;
+        let sqe = opcode::Read::new(types::Fd(h as i32), at, buf.len as u32)
             .offset(offset)
             .build()
             .user_data(tag);
         self.push(sqe)
     }
 
-    unsafe fn queue_write(
-        &mut self,
-        h: Handle,
-        offset: u64,
-        buf: *const u8,
-        len: usize,
-        tag: u64,
-    ) -> Result<(), OpError> {
-        let sqe = opcode::Write::new(types::Fd(h as i32), buf, len as u32)
+    fn queue_write(&mut self, h: Handle, offset: u64, buf: IoBuf, tag: u64) -> Result<(), OpError> {
+        let at = self.memory.locate(buf)?;
+        let sqe = opcode::Write::new(types::Fd(h as i32), at, buf.len as u32)
             .offset(offset)
             .build()
             .user_data(tag);
@@ -161,7 +160,7 @@ mod tests {
 
     #[test]
     fn a_ring_defers_its_completions_where_the_kernel_can() {
-        let q = UringQueue::new(32).expect("io_uring");
+        let q = UringQueue::new(32, &IoMemory::default()).expect("io_uring");
         if kernel() >= (6, 1) {
             assert_eq!(q.setup(), RingSetup::Deferred);
         } else if kernel() >= (5, 19) {

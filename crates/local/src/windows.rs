@@ -33,7 +33,8 @@ use fs::{io_err, LocalFs};
 use handle::{Names, OpenSpec, Opened, Root};
 use naslab_backend::FileTable;
 use naslab_backend::{
-    Backend, BackendOptions, Caps, Handle, LockHow, OpError, OpenHow, QueuedIo, Target,
+    Backend, BackendOptions, Caps, Handle, IoBuf, IoMemory, LockHow, OpError, OpenHow, QueuedIo,
+    Target,
 };
 use naslab_remote::remote::{RemoteSandbox, RemoteSandboxError};
 use port::Port;
@@ -226,6 +227,8 @@ pub struct WindowsBackend {
     /// is opened: every file is then opened overlapped and watched by it. Dropped before
     /// the handles, so ops still in flight are cancelled and reaped while they are open.
     port: Option<Port>,
+    /// What the stream lent the port's ops (dropped after the port).
+    memory: IoMemory,
     /// The open handles by the number the replay knows them by.
     open: HashMap<Handle, Opened>,
     next: Handle,
@@ -242,6 +245,7 @@ impl WindowsBackend {
             listing: Vec::new(),
             direct,
             port: None,
+            memory: IoMemory::default(),
             open: HashMap::new(),
             next: 1,
             unaligned: 0,
@@ -421,7 +425,7 @@ impl Backend for WindowsBackend {
         self.unaligned
     }
 
-    fn queued(&mut self, depth: u32) -> Result<&mut dyn QueuedIo, OpError> {
+    fn queued(&mut self, depth: u32, memory: &IoMemory) -> Result<&mut dyn QueuedIo, OpError> {
         if self.port.is_none() {
             if !self.open.is_empty() {
                 // Their handles do synchronous I/O, which no port can queue.
@@ -431,6 +435,7 @@ impl Backend for WindowsBackend {
                 });
             }
             self.port = Some(Port::new(depth)?);
+            self.memory = memory.clone();
         }
         Ok(self)
     }
@@ -439,16 +444,12 @@ impl Backend for WindowsBackend {
 impl WindowsBackend {
     /// Issues a queued read or write on the handle its shape needs (see
     /// [`WindowsBackend::data_file`]); an append handle's write lands at the end.
-    ///
-    /// # Safety
-    /// As [`Port::issue`].
-    unsafe fn issue(
+    fn issue(
         &mut self,
         h: Handle,
         write: bool,
         offset: u64,
-        buf: *mut u8,
-        len: usize,
+        buf: IoBuf,
         tag: u64,
     ) -> Result<(), OpError> {
         let at = if write && self.opened(h)?.append {
@@ -462,41 +463,28 @@ impl WindowsBackend {
                 detail: Some("a queued op on a file opened for synchronous I/O".into()),
             });
         }
-        let raw = self.data_file(h, offset, len)?.as_raw_handle();
+        let bytes = self.memory.locate(buf)?;
+        let raw = self.data_file(h, offset, buf.len)?.as_raw_handle();
         let port = self
             .port
             .as_mut()
             .ok_or(OpError::errno(crate::errno::EINVAL))?;
         // SAFETY: the handle stays open until closed by a close op, which the replay
         // runs only once every op in flight was reaped (and the port is dropped before
-        // the handles); the buffer is our caller's promise.
-        unsafe { port.issue(raw, write, at, buf, len, tag) }
+        // the handles); the bytes are in the memory the port's ops were lent, kept here
+        // until after the port is dropped and untouched by their lender until the op is
+        // reaped (IoRegion's promise).
+        unsafe { port.issue(raw, write, at, bytes, buf.len, tag) }
     }
 }
 
 impl QueuedIo for WindowsBackend {
-    unsafe fn queue_read(
-        &mut self,
-        h: Handle,
-        offset: u64,
-        buf: *mut u8,
-        len: usize,
-        tag: u64,
-    ) -> Result<(), OpError> {
-        // SAFETY: forwarded from our caller's promise.
-        unsafe { self.issue(h, false, offset, buf, len, tag) }
+    fn queue_read(&mut self, h: Handle, offset: u64, buf: IoBuf, tag: u64) -> Result<(), OpError> {
+        self.issue(h, false, offset, buf, tag)
     }
 
-    unsafe fn queue_write(
-        &mut self,
-        h: Handle,
-        offset: u64,
-        buf: *const u8,
-        len: usize,
-        tag: u64,
-    ) -> Result<(), OpError> {
-        // SAFETY: forwarded from our caller's promise; a write only reads the buffer.
-        unsafe { self.issue(h, true, offset, buf.cast_mut(), len, tag) }
+    fn queue_write(&mut self, h: Handle, offset: u64, buf: IoBuf, tag: u64) -> Result<(), OpError> {
+        self.issue(h, true, offset, buf, tag)
     }
 
     fn submit_and_reap(&mut self, min: usize, done: &mut Vec<(u64, i64)>) -> Result<(), OpError> {

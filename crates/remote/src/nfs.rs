@@ -31,7 +31,8 @@ use crate::remote::{
 use crate::url::{ClientOptions, RemoteUrl};
 use naslab_backend::FileTable;
 use naslab_backend::{
-    Backend, BackendOptions, Caps, Handle, OpError, OpenHow, QueuedIo, Recovery, Target,
+    Backend, BackendOptions, Caps, Handle, IoBuf, IoMemory, OpError, OpenHow, QueuedIo, Recovery,
+    Target,
 };
 
 /// What naslab's NFS client can do.
@@ -247,6 +248,7 @@ impl Target for NfsTarget {
         let paths = SharePaths::new(dir, files);
         Ok(Box::new(NfsBackend {
             queue: NfsQueue::default(),
+            memory: IoMemory::default(),
             session,
             paths,
             handles: HandleTable::default(),
@@ -301,6 +303,8 @@ impl Open {
 pub struct NfsBackend {
     /// Reads and writes in flight (declared first: dropped before the session).
     queue: NfsQueue,
+    /// What the stream lent the queue's ops (dropped after the queue).
+    memory: IoMemory,
     session: Session,
     /// Each file's path on the share, made when asked for.
     paths: SharePaths,
@@ -477,7 +481,7 @@ impl Backend for NfsBackend {
         self.session.recovery
     }
 
-    fn queued(&mut self, depth: u32) -> Result<&mut dyn QueuedIo, OpError> {
+    fn queued(&mut self, depth: u32, memory: &IoMemory) -> Result<&mut dyn QueuedIo, OpError> {
         if depth > MAX_NFS_QUEUE_DEPTH {
             return Err(OpError {
                 errno: crate::errno::EINVAL,
@@ -486,41 +490,40 @@ impl Backend for NfsBackend {
                 )),
             });
         }
+        naslab_backend::lend_once(&mut self.memory, memory);
         Ok(self)
     }
 }
 
 impl QueuedIo for NfsBackend {
-    unsafe fn queue_read(
-        &mut self,
-        h: Handle,
-        offset: u64,
-        buf: *mut u8,
-        len: usize,
-        tag: u64,
-    ) -> Result<(), OpError> {
+    fn queue_read(&mut self, h: Handle, offset: u64, buf: IoBuf, tag: u64) -> Result<(), OpError> {
+        let bytes = self.memory.locate(buf)?;
         let o = self.handles.get_mut(h)?;
         let max = self.session.rtmax as usize;
-        // SAFETY: the caller promised the buffer until the op is reaped.
+        // SAFETY: the bytes are in the memory lent to the queue, kept here until after
+        // the queue is dropped and untouched by their lender until the op is reaped.
         unsafe {
-            self.queue
-                .push(false, h, o.fh.clone(), o.stable, offset, buf, len, max, tag)
+            self.queue.push(
+                false,
+                h,
+                o.fh.clone(),
+                o.stable,
+                offset,
+                bytes,
+                buf.len,
+                max,
+                tag,
+            )
         };
         Ok(())
     }
 
-    unsafe fn queue_write(
-        &mut self,
-        h: Handle,
-        offset: u64,
-        buf: *const u8,
-        len: usize,
-        tag: u64,
-    ) -> Result<(), OpError> {
+    fn queue_write(&mut self, h: Handle, offset: u64, buf: IoBuf, tag: u64) -> Result<(), OpError> {
+        let bytes = self.memory.locate(buf)?;
         let o = self.handles.get_mut(h)?;
-        let at = crate::remote::queued_write_at(&mut o.append_at, offset, len);
+        let at = crate::remote::queued_write_at(&mut o.append_at, offset, buf.len);
         let max = self.session.wtmax as usize;
-        // SAFETY: as for queue_read; a write's buffer is only read from.
+        // SAFETY: as for queue_read; a write's bytes are only read from.
         unsafe {
             self.queue.push(
                 true,
@@ -528,8 +531,8 @@ impl QueuedIo for NfsBackend {
                 o.fh.clone(),
                 o.stable,
                 at,
-                buf.cast_mut(),
-                len,
+                bytes,
+                buf.len,
                 max,
                 tag,
             )

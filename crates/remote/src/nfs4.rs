@@ -26,7 +26,9 @@ use self::session::Session;
 use crate::remote::{HandleTable, RemoteSandbox, RemoteSandboxError, RemoteShare, SharePaths};
 use crate::url::{ClientOptions, RemoteUrl};
 use naslab_backend::FileTable;
-use naslab_backend::{Backend, BackendOptions, Caps, Handle, OpError, OpenHow, QueuedIo, Target};
+use naslab_backend::{
+    Backend, BackendOptions, Caps, Handle, IoBuf, IoMemory, OpError, OpenHow, QueuedIo, Target,
+};
 
 pub(super) const NFS4_CAPS: Caps = {
     let mut ops = [true; OpKind::ALL.len()];
@@ -158,6 +160,7 @@ impl Target for Nfs4Target {
         let dir = format!("{}/{workload_dir}", self.share.sandbox().root());
         Ok(Box::new(Nfs4Backend {
             queue: Nfs4Queue::default(),
+            memory: IoMemory::default(),
             reaped: Vec::new(),
             session,
             paths: SharePaths::new(dir, files),
@@ -190,6 +193,8 @@ struct Open {
 pub struct Nfs4Backend {
     /// Reads and writes in flight (declared first: dropped before the session).
     queue: Nfs4Queue,
+    /// What the stream lent the queue's ops (dropped after the queue).
+    memory: IoMemory,
     /// The queue's completions, booked against their handles before they are reported.
     reaped: Vec<queue::Done>,
     session: Session,
@@ -329,7 +334,7 @@ impl Backend for Nfs4Backend {
         self.session.commit(&fh)
     }
 
-    fn queued(&mut self, depth: u32) -> Result<&mut dyn QueuedIo, OpError> {
+    fn queued(&mut self, depth: u32, memory: &IoMemory) -> Result<&mut dyn QueuedIo, OpError> {
         if depth > MAX_NFS4_QUEUE_DEPTH {
             return Err(OpError {
                 errno: crate::errno::EINVAL,
@@ -338,41 +343,34 @@ impl Backend for Nfs4Backend {
                 )),
             });
         }
+        naslab_backend::lend_once(&mut self.memory, memory);
         Ok(self)
     }
 }
 
 impl QueuedIo for Nfs4Backend {
-    unsafe fn queue_read(
-        &mut self,
-        h: Handle,
-        offset: u64,
-        buf: *mut u8,
-        len: usize,
-        tag: u64,
-    ) -> Result<(), OpError> {
+    fn queue_read(&mut self, h: Handle, offset: u64, buf: IoBuf, tag: u64) -> Result<(), OpError> {
+        let bytes = self.memory.locate(buf)?;
         let fh = self.handles.get_mut(h)?.fh.clone();
         let session: *const Session = &self.session;
         // SAFETY: the session lives as long as the queue (declared after it, so dropped
-        // after it), and the caller promised the buffer until the op is reaped.
-        unsafe { self.queue.read(session, h, fh, offset, buf, len, tag) };
+        // after it); the bytes are in the memory lent to the queue, kept here until after
+        // the queue is dropped and untouched by their lender until the op is reaped.
+        unsafe { self.queue.read(session, h, fh, offset, bytes, buf.len, tag) };
         Ok(())
     }
 
-    unsafe fn queue_write(
-        &mut self,
-        h: Handle,
-        offset: u64,
-        buf: *const u8,
-        len: usize,
-        tag: u64,
-    ) -> Result<(), OpError> {
+    fn queue_write(&mut self, h: Handle, offset: u64, buf: IoBuf, tag: u64) -> Result<(), OpError> {
+        let bytes = self.memory.locate(buf)?;
         let o = self.handles.get_mut(h)?;
-        let at = crate::remote::queued_write_at(&mut o.append_at, offset, len);
+        let at = crate::remote::queued_write_at(&mut o.append_at, offset, buf.len);
         let (fh, sync) = (o.fh.clone(), o.sync);
         let session: *const Session = &self.session;
         // SAFETY: as for queue_read.
-        unsafe { self.queue.write(session, h, fh, sync, at, buf, len, tag) };
+        unsafe {
+            self.queue
+                .write(session, h, fh, sync, at, bytes, buf.len, tag)
+        };
         Ok(())
     }
 

@@ -36,7 +36,8 @@ use crate::remote::{RemoteFs, RemoteSandbox, RemoteSandboxError, RemoteShare, Sh
 use crate::url::{ClientOptions, RemoteUrl, MAX_SMB_IN_FLIGHT};
 use naslab_backend::FileTable;
 use naslab_backend::{
-    Backend, BackendOptions, Caps, Handle, LockHow, OpError, OpenHow, QueuedIo, Recovery, Target,
+    Backend, BackendOptions, Caps, Handle, IoBuf, IoMemory, LockHow, OpError, OpenHow, QueuedIo,
+    Recovery, Target,
 };
 
 /// What naslab's SMB client can do.
@@ -239,6 +240,7 @@ impl Target for SmbTarget {
         let paths = SharePaths::new(dir, files);
         Ok(Box::new(SmbBackend {
             queue: queue::SmbQueue::default(),
+            memory: IoMemory::default(),
             session,
             paths,
             handles: Vec::new(),
@@ -464,6 +466,8 @@ pub struct SmbBackend {
     /// Reads and writes in flight at a queue depth above 1. Declared before the session,
     /// so that its requests (which borrow the session) are dropped first.
     queue: queue::SmbQueue,
+    /// What the stream lent the queue's ops (dropped after the queue).
+    memory: IoMemory,
     session: Session,
     /// Each file's path on the share, made when asked for.
     paths: SharePaths,
@@ -932,7 +936,8 @@ impl Backend for SmbBackend {
         self.again(Redo::Same, |b| b.drop_cache_once(file))
     }
 
-    fn queued(&mut self, _depth: u32) -> Result<&mut dyn QueuedIo, OpError> {
+    fn queued(&mut self, _depth: u32, memory: &IoMemory) -> Result<&mut dyn QueuedIo, OpError> {
+        naslab_backend::lend_once(&mut self.memory, memory);
         Ok(self)
     }
 
@@ -959,43 +964,32 @@ impl SmbBackend {
 }
 
 impl QueuedIo for SmbBackend {
-    unsafe fn queue_read(
-        &mut self,
-        h: Handle,
-        offset: u64,
-        buf: *mut u8,
-        len: usize,
-        tag: u64,
-    ) -> Result<(), OpError> {
+    fn queue_read(&mut self, h: Handle, offset: u64, buf: IoBuf, tag: u64) -> Result<(), OpError> {
+        let bytes = self.memory.locate(buf)?;
         let o = self.open_of(h)?;
         let session: *const Session = &self.session;
         let op = queue::Queued {
             tag,
             handle: h,
             offset,
-            len,
-            buf: queue::Buf::Read(buf),
+            len: buf.len,
+            buf: queue::Buf::Read(bytes),
         };
         // SAFETY: the session lives as long as the queue (declared after it, so dropped
-        // after it), and the caller promised the buffer until the op is reaped.
+        // after it); the bytes are in the memory lent to the queue, kept here until after
+        // the queue is dropped and untouched by their lender until the op is reaped.
         unsafe { self.queue.push(session, o.file_id, op) };
         Ok(())
     }
 
-    unsafe fn queue_write(
-        &mut self,
-        h: Handle,
-        offset: u64,
-        buf: *const u8,
-        len: usize,
-        tag: u64,
-    ) -> Result<(), OpError> {
+    fn queue_write(&mut self, h: Handle, offset: u64, buf: IoBuf, tag: u64) -> Result<(), OpError> {
+        let bytes = self.memory.locate(buf)?;
         let o = self.open_of(h)?;
         // An append handle writes at its end, which moves as each write is queued.
         let at = o.append_at.unwrap_or(offset);
         if let Some(end) = o.append_at {
             if let Some(Some(open)) = self.handles.get_mut(h as usize - 1) {
-                open.append_at = Some(end + len as u64);
+                open.append_at = Some(end + buf.len as u64);
             }
         }
         let session: *const Session = &self.session;
@@ -1003,8 +997,8 @@ impl QueuedIo for SmbBackend {
             tag,
             handle: h,
             offset: at,
-            len,
-            buf: queue::Buf::Write(buf),
+            len: buf.len,
+            buf: queue::Buf::Write(bytes),
         };
         // SAFETY: as for queue_read.
         unsafe { self.queue.push(session, o.file_id, op) };

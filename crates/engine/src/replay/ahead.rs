@@ -78,6 +78,19 @@ unsafe impl Sync for Ahead {}
 // SAFETY: the buffer is owned memory; the raw pointer is into it.
 unsafe impl Send for Ahead {}
 
+// SAFETY: the buffer is allocated for the ring's life and never moves (`base` points
+// into it). A write queued from its slot holds the slot TAKEN until it has been reaped
+// and released, and the maker fills only slots it moved from FREE: nobody touches a lent
+// slot's bytes meanwhile.
+unsafe impl naslab_backend::IoRegion for Ahead {
+    fn base(&self) -> *mut u8 {
+        self.base
+    }
+    fn len(&self) -> usize {
+        self.buf.len()
+    }
+}
+
 /// The figures of one stream's ring.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct AheadCounts {
@@ -256,6 +269,12 @@ impl Ahead {
     pub(super) fn held_back(&self, index: u64) -> bool {
         let now = self.state(index).load(Ordering::Acquire);
         now >> 2 < index && matches!(now & 3, READY | TAKEN)
+    }
+
+    /// Where the slot of write `index` starts in the ring (a queued write names its data
+    /// by it).
+    pub(super) fn slot_offset(&self, index: u64) -> usize {
+        (index % self.slots()) as usize * self.slot_len
     }
 
     /// The data of write `index`, which the stream holds (between [`Ahead::take`] and

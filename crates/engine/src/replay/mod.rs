@@ -10,7 +10,8 @@ use naslab_results::StreamLatency;
 use naslab_trace::OpKind;
 
 use crate::backend::{BackendOptions, OpError, Target};
-use crate::buffer::{AlignedBuf, StreamBuffers};
+use crate::backend::{IoMemory, IoRegion};
+use crate::buffer::{LentBuf, StreamBuffers};
 use crate::clock::{tighten_timer_slack, Clock};
 use crate::data::{DataSpec, BLOCK};
 use crate::pacing::Pacing;
@@ -493,13 +494,13 @@ pub fn replay_with<C: Clock + Sync>(
                     None
                 };
                 drop(io);
-                let rbuf = AlignedBuf::try_zeroed(sizes.read_slot_len * sizes.slots);
+                let rbuf = LentBuf::try_zeroed(sizes.read_slot_len * sizes.slots).map(Arc::new);
                 // With a ring every write is issued from its slot there: no write buffer.
                 let wbuf_len = match ahead {
                     Some(_) => 0,
                     None => sizes.write_slot_len * sizes.slots,
                 };
-                let wbuf = AlignedBuf::try_zeroed(wbuf_len);
+                let wbuf = LentBuf::try_zeroed(wbuf_len).map(Arc::new);
                 let mut out = StreamOutcome::new(&sp.op_counts, sp.stream);
                 if options.pacing != Pacing::Afap {
                     out.lag = Some(StreamLatency::for_values(sp.op_counts.iter().sum()));
@@ -522,8 +523,21 @@ pub fn replay_with<C: Clock + Sync>(
                         error,
                     }
                 })?;
+                let (Some(rbuf), Some(wbuf)) = (rbuf, wbuf) else {
+                    stop.store(true, Ordering::Relaxed);
+                    return Err(ReplayError::Memory {
+                        stream: sp.stream,
+                        bytes: sizes.bytes(),
+                    });
+                };
+                // What its queue's ops name their bytes in: regions READS, WRITES, RING.
+                let mut regions: Vec<Arc<dyn IoRegion>> = vec![rbuf.clone(), wbuf.clone()];
+                if let Some((ring, _)) = &ahead {
+                    regions.push(ring.clone());
+                }
+                let memory = IoMemory::new(regions);
                 if depth > 1 {
-                    if let Err(error) = backend.queued(depth as u32) {
+                    if let Err(error) = backend.queued(depth as u32, &memory) {
                         stop.store(true, Ordering::Relaxed);
                         return Err(ReplayError::Queue { depth, error });
                     }
@@ -531,13 +545,6 @@ pub fn replay_with<C: Clock + Sync>(
                 let spool_err = |cause| ReplayError::Spool {
                     dir: spool_dir.to_path_buf(),
                     cause,
-                };
-                let (Some(rbuf), Some(wbuf)) = (rbuf, wbuf) else {
-                    stop.store(true, Ordering::Relaxed);
-                    return Err(ReplayError::Memory {
-                        stream: sp.stream,
-                        bytes: sizes.bytes(),
-                    });
                 };
                 let measured = measured.transpose().map_err(spool_err)?;
                 let reader = reader.map_err(spool_err)?;
@@ -564,6 +571,7 @@ pub fn replay_with<C: Clock + Sync>(
                     sizes,
                     rbuf,
                     wbuf,
+                    memory,
                     spool_dir,
                     published: (0, 0),
                     data: options.data,

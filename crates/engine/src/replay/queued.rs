@@ -11,9 +11,9 @@ use std::sync::atomic::Ordering;
 
 use naslab_trace::{Measured, OpKind};
 
-use super::stream::{after_stall, stalled, StreamRun, Written, NO_HANDLE};
+use super::stream::{after_stall, stalled, StreamRun, Written, NO_HANDLE, READS, RING, WRITES};
 use super::{ReplayError, StreamOutcome};
-use crate::backend::{Backend, Handle, OpError};
+use crate::backend::{Backend, Handle, IoBuf, OpError};
 use crate::clock::Clock;
 use crate::spool::CompiledOp;
 use crate::spool_io::PrefetchReader;
@@ -198,24 +198,32 @@ impl<C: Clock> StreamRun<'_, C> {
                 // Its issue time is read as it is queued: the time until the kernel takes
                 // it (with the others queued, in the next wait) is part of its latency.
                 let issued = self.clock.now_ns();
-                let queue = backend.queued(depth as u32);
-                // SAFETY: buffer slot `b`, and a write's ring slot, belong to this op alone
-                // until it is reaped (they return to `free_bufs` and the ring only then),
-                // and rbuf, wbuf and the ring outlive the loop, which reaps every op
-                // before it returns (or, failing to, leaks them: `abandon`).
-                let result = queue.and_then(|q| unsafe {
-                    if op.kind == OpKind::Read {
-                        let buf =
-                            self.rbuf.as_mut_slice()[b * self.sizes.read_slot_len..].as_mut_ptr();
-                        q.queue_read(h, op.offset, buf, len, slot as u64)
-                    } else {
-                        let buf = match (self.ahead.as_deref(), ahead) {
-                            (Some(ring), Some(index)) => ring.held(index, len).as_ptr(),
-                            _ => self.wbuf.as_slice()[b * self.sizes.write_slot_len..].as_ptr(),
-                        };
-                        q.queue_write(h, op.offset, buf, len, slot as u64)
-                    }
-                });
+                let buf = match (op.kind, self.ahead.as_deref(), ahead) {
+                    (OpKind::Read, ..) => IoBuf {
+                        region: READS,
+                        offset: b * self.sizes.read_slot_len,
+                        len,
+                    },
+                    (_, Some(ring), Some(index)) => IoBuf {
+                        region: RING,
+                        offset: ring.slot_offset(index),
+                        len,
+                    },
+                    _ => IoBuf {
+                        region: WRITES,
+                        offset: b * self.sizes.write_slot_len,
+                        len,
+                    },
+                };
+                // Buffer slot `b`, and a write's ring slot, belong to this op alone until
+                // it is reaped: they return to `free_bufs` and the ring only then.
+                let result =
+                    backend
+                        .queued(depth as u32, &self.memory)
+                        .and_then(|q| match op.kind {
+                            OpKind::Read => q.queue_read(h, op.offset, buf, slot as u64),
+                            _ => q.queue_write(h, op.offset, buf, slot as u64),
+                        });
                 match result {
                     Ok(()) => {
                         slots[slot] = Some(InFlight {
@@ -249,7 +257,7 @@ impl<C: Clock> StreamRun<'_, C> {
             }
             completions.clear();
             let reaped = backend
-                .queued(depth as u32)
+                .queued(depth as u32, &self.memory)
                 .and_then(|q| q.submit_and_reap(1, &mut completions));
             let done = self.clock.now_ns();
             if let Err(e) = reaped {
@@ -294,7 +302,7 @@ impl<C: Clock> StreamRun<'_, C> {
     }
 
     /// After the queue failed: records the failure, reaps what it can, and if ops stay
-    /// in flight leaks the read buffers rather than free memory the kernel may still fill.
+    /// in flight leaks the lent memory rather than free what the kernel may still fill.
     fn abandon(
         &mut self,
         backend: &mut dyn Backend,
@@ -312,7 +320,7 @@ impl<C: Clock> StreamRun<'_, C> {
             }
             completions.clear();
             if backend
-                .queued(depth as u32)
+                .queued(depth as u32, &self.memory)
                 .and_then(|q| q.submit_and_reap(1, &mut completions))
                 .is_err()
             {
@@ -326,18 +334,9 @@ impl<C: Clock> StreamRun<'_, C> {
             }
         }
         if in_flight > 0 {
-            // The kernel may still use the buffers of ops it never completed.
-            if let Some(ring) = &self.ahead {
-                std::mem::forget(std::sync::Arc::clone(ring));
-            }
-            std::mem::forget(std::mem::replace(
-                &mut self.rbuf,
-                crate::buffer::AlignedBuf::zeroed(0),
-            ));
-            std::mem::forget(std::mem::replace(
-                &mut self.wbuf,
-                crate::buffer::AlignedBuf::zeroed(0),
-            ));
+            // The kernel may still use the memory of ops it never completed: it is never
+            // freed.
+            std::mem::forget(self.memory.clone());
         }
         // The op that met the failure stands for it in the results.
         if let Some(f) = slots.iter_mut().find_map(Option::take) {

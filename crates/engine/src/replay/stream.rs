@@ -2,14 +2,15 @@
 
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
 use naslab_trace::{Expected, Measured, OpFlags, OpKind};
 
 use super::ahead::{generation, Ahead};
 use super::order::Order;
 use super::{Fatal, Phase, Progress, ReplayError, StreamOutcome};
-use crate::backend::{Backend, Handle, LockHow, OpError, OpenHow};
-use crate::buffer::{AlignedBuf, StreamBuffers};
+use crate::backend::{Backend, Handle, IoMemory, LockHow, OpError, OpenHow};
+use crate::buffer::{AlignedBuf, LentBuf, StreamBuffers};
 use crate::clock::Clock;
 use crate::data::{self, DataSpec, BLOCK};
 use crate::pacing::Pacing;
@@ -21,6 +22,12 @@ use naslab_results::{MismatchKind, StreamLatency};
 
 /// A handle slot whose open failed or which was closed.
 pub(super) const NO_HANDLE: Handle = u64::MAX;
+
+/// The regions of the memory a stream lends its queue ([`StreamRun::memory`]): its read
+/// slots, its write slots, and the ring its writes' data is made ahead in.
+pub(super) const READS: usize = 0;
+pub(super) const WRITES: usize = 1;
+pub(super) const RING: usize = 2;
 
 /// A paced wait looks at the stop flags at least this often.
 const WAIT_SLICE_NS: u64 = 20_000_000;
@@ -105,11 +112,16 @@ pub(super) struct StreamRun<'a, C> {
     pub measured: Option<BackgroundWriter>,
     /// How `rbuf` and `wbuf` are cut into slots, one per data op in flight.
     pub sizes: StreamBuffers,
-    /// Read buffers, `sizes.read_slot_len` bytes for each of `sizes.slots` ops in flight.
-    pub rbuf: AlignedBuf,
+    /// Read buffers, `sizes.read_slot_len` bytes for each of `sizes.slots` ops in flight
+    /// (region [`READS`] of `memory`).
+    pub rbuf: Arc<LentBuf>,
     /// Write buffers, `sizes.write_slot_len` bytes for each of `sizes.slots` ops in
     /// flight, each filled with its write's data before the write is issued.
-    pub wbuf: AlignedBuf,
+    /// (region [`WRITES`] of `memory`).
+    pub wbuf: Arc<LentBuf>,
+    /// What the stream lends its queue: `rbuf`, `wbuf` and the ring (region [`RING`]),
+    /// when it has one.
+    pub memory: IoMemory,
     pub spool_dir: &'a Path,
     /// Ops and bytes already added to the progress counters.
     pub published: (u64, u64),
@@ -478,7 +490,8 @@ impl<C: Clock> StreamRun<'_, C> {
         match op.kind {
             OpKind::Read => {
                 let h = handle()?;
-                let buf = &mut self.rbuf.as_mut_slice()[..op.len as usize];
+                // SAFETY: an op issued alone has nothing in flight beside it.
+                let buf = unsafe { self.rbuf.bytes_mut(0, op.len as usize) };
                 backend.read(h, op.offset, buf).map(|n| n as i64)
             }
             OpKind::Write => {
@@ -486,7 +499,8 @@ impl<C: Clock> StreamRun<'_, C> {
                 // Filled by `fill_write` before the op was issued.
                 let buf = match (self.ahead.as_deref(), self.held) {
                     (Some(ring), Some(index)) => ring.held(index, op.len as usize),
-                    _ => &self.wbuf.as_slice()[..op.len as usize],
+                    // SAFETY: as for a read.
+                    _ => unsafe { self.wbuf.bytes(0, op.len as usize) },
                 };
                 backend.write(h, op.offset, buf).map(|n| n as i64)
             }
@@ -576,7 +590,9 @@ impl<C: Clock> StreamRun<'_, C> {
         }
         let len = op.len as usize;
         let start = buf * self.sizes.write_slot_len;
-        let buf = &mut self.wbuf.as_mut_slice()[start..start + len];
+        // SAFETY: slot `buf` is the write's own, not yet queued, and no op in flight
+        // holds it (it is back among the free slots only once its last op was reaped).
+        let buf = unsafe { self.wbuf.bytes_mut(start, len) };
         data::fill(
             &self.data,
             op.file,
@@ -606,7 +622,9 @@ impl<C: Clock> StreamRun<'_, C> {
         match (op.kind, result) {
             (OpKind::Read, Ok(n)) => {
                 let start = buf * self.sizes.read_slot_len;
-                let got = &self.rbuf.as_slice()[start..start + *n as usize];
+                // SAFETY: the read that filled slot `buf` has been reaped, and the slot is
+                // not queued again until this check is done.
+                let got = unsafe { self.rbuf.bytes(start, *n as usize) };
                 let mut bad = v.check(op.file, op.offset, got, self.during(), &mut self.scratch);
                 // An old version read back once more: if the right one comes now, the
                 // first read was stale, not the write lost.

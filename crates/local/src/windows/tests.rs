@@ -7,7 +7,7 @@ use std::sync::Arc;
 use naslab_trace::{FileKind, Prepare};
 
 use super::*;
-use naslab_backend::FileEntry;
+use naslab_backend::{FileEntry, LentBuf};
 use naslab_remote::remote::RemoteSandboxError;
 
 fn entry(path: &str, kind: FileKind) -> FileEntry {
@@ -728,12 +728,33 @@ fn the_volume_query_gives_the_size_windows_reports() {
 
 /// A stream's backend with its completion port for `depth` ops, made before any file is
 /// opened, as the replay asks for it.
-fn queued(target: &WindowsTarget, depth: u32) -> WindowsBackend {
+fn queued(target: &WindowsTarget, depth: u32, memory: &IoMemory) -> WindowsBackend {
     target.fresh_workload_dir("w").unwrap();
     let root = target.workload_root("w").unwrap();
     let mut b = WindowsBackend::new(root, files(), false);
-    assert!(b.queued(depth).is_ok());
+    assert!(b.queued(depth, memory).is_ok());
     b
+}
+
+/// `n` blocks lent to a queue, block `i` as region `i`.
+fn lent_blocks(n: usize) -> (Vec<Arc<LentBuf>>, IoMemory) {
+    let bufs: Vec<Arc<LentBuf>> = (0..n)
+        .map(|_| Arc::new(LentBuf::try_zeroed(BLOCK).unwrap()))
+        .collect();
+    let regions = bufs
+        .iter()
+        .map(|b| Arc::clone(b) as Arc<dyn naslab_backend::IoRegion>)
+        .collect();
+    (bufs, IoMemory::new(regions))
+}
+
+/// The whole of lent block `region`.
+fn block(region: usize) -> IoBuf {
+    IoBuf {
+        region,
+        offset: 0,
+        len: BLOCK,
+    }
 }
 
 /// Reaps until `n` completions came back; the tags in the order they came, each with
@@ -755,17 +776,18 @@ const BLOCK: usize = 8192;
 fn queued_writes_are_all_in_flight_before_the_first_is_reaped() {
     let dir = tempfile::tempdir().unwrap();
     let target = WindowsTarget::open(dir.path(), None, false).unwrap();
-    let mut b = queued(&target, 8);
+    let (bufs, memory) = lent_blocks(8);
+    let mut b = queued(&target, 8, &memory);
     b.mkdir(0).unwrap();
     let h = b.open(1, create()).unwrap();
-    let bufs: Vec<Vec<u8>> = (0..8).map(|i| vec![i as u8 + 1; BLOCK]).collect();
+    for (i, buf) in bufs.iter().enumerate() {
+        // SAFETY: nothing is queued yet.
+        unsafe { buf.bytes_mut(0, BLOCK) }.fill(i as u8 + 1);
+    }
     // Issued last block first, so the file's end is written before its start.
     for i in (0..8).rev() {
-        // SAFETY: the buffers outlive the reaps below.
-        unsafe {
-            b.queue_write(h, (i * BLOCK) as u64, bufs[i].as_ptr(), BLOCK, i as u64)
-                .unwrap()
-        };
+        b.queue_write(h, (i * BLOCK) as u64, block(i), i as u64)
+            .unwrap();
     }
     let port = b.port.as_ref().unwrap();
     assert_eq!(
@@ -800,7 +822,8 @@ fn queued_writes_are_all_in_flight_before_the_first_is_reaped() {
 fn queued_reads_come_back_with_their_own_blocks() {
     let dir = tempfile::tempdir().unwrap();
     let target = WindowsTarget::open(dir.path(), None, false).unwrap();
-    let mut b = queued(&target, 8);
+    let (bufs, memory) = lent_blocks(10);
+    let mut b = queued(&target, 8, &memory);
     b.mkdir(0).unwrap();
     let on_disk = dir.path().join("naslab").join("w").join("d").join("a.dat");
     let content: Vec<u8> = (0..8).flat_map(|i| vec![i as u8 + 1; BLOCK]).collect();
@@ -814,51 +837,37 @@ fn queued_reads_come_back_with_their_own_blocks() {
             },
         )
         .unwrap();
-    let mut bufs: Vec<Vec<u8>> = (0..8).map(|_| vec![0u8; BLOCK]).collect();
     let order = [5usize, 0, 7, 2, 6, 1, 4, 3];
     for (tag, &i) in order.iter().enumerate() {
-        // SAFETY: each buffer is this op's alone and outlives the reaps below.
-        unsafe {
-            b.queue_read(
-                h,
-                (i * BLOCK) as u64,
-                bufs[tag].as_mut_ptr(),
-                BLOCK,
-                tag as u64,
-            )
-            .unwrap()
-        };
+        b.queue_read(h, (i * BLOCK) as u64, block(tag), tag as u64)
+            .unwrap();
     }
     assert_eq!(b.port.as_ref().unwrap().in_flight(), 8);
     let mut done = reap_all(&mut b, 8);
     done.sort_unstable();
     let want: Vec<(u64, i64)> = (0..8).map(|t| (t, BLOCK as i64)).collect();
     assert_eq!(done, want);
+    let got = |region: usize, len: usize| {
+        // SAFETY: asked for only after every op that used the block was reaped.
+        unsafe { bufs[region].bytes(0, len) }.to_vec()
+    };
     for (tag, &i) in order.iter().enumerate() {
         assert!(
-            bufs[tag].iter().all(|&x| x == i as u8 + 1),
+            got(tag, BLOCK).iter().all(|&x| x == i as u8 + 1),
             "read {tag} holds block {i}"
         );
     }
     // Past the end of the file: 0 bytes, as a read at the end of a file on Linux; a
     // short read at the end: the bytes there were. Then the slots serve other reads,
     // and no completion is taken for another op's.
-    let mut tail = vec![0u8; BLOCK];
-    let mut past = vec![0u8; BLOCK];
-    // SAFETY: as above.
-    unsafe {
-        b.queue_read(h, (8 * BLOCK) as u64, past.as_mut_ptr(), BLOCK, 20)
-            .unwrap();
-        b.queue_read(h, (8 * BLOCK - 100) as u64, tail.as_mut_ptr(), BLOCK, 21)
-            .unwrap();
-    }
+    let (past, tail) = (8, 9);
+    b.queue_read(h, (8 * BLOCK) as u64, block(past), 20)
+        .unwrap();
+    b.queue_read(h, (8 * BLOCK - 100) as u64, block(tail), 21)
+        .unwrap();
     let mut done = reap_all(&mut b, 2);
-    for (tag, buf) in bufs.iter_mut().enumerate() {
-        // SAFETY: as above.
-        unsafe {
-            b.queue_read(h, 0, buf.as_mut_ptr(), BLOCK, 30 + tag as u64)
-                .unwrap()
-        };
+    for tag in 0..8 {
+        b.queue_read(h, 0, block(tag), 30 + tag as u64).unwrap();
     }
     done.extend(reap_all(&mut b, 8));
     done.sort_unstable();
@@ -866,15 +875,17 @@ fn queued_reads_come_back_with_their_own_blocks() {
     want.extend((30..38).map(|t| (t, BLOCK as i64)));
     assert_eq!(done, want);
     assert_eq!(b.port.as_ref().unwrap().in_flight(), 0);
-    assert!(tail[..100].iter().all(|&x| x == 8));
-    assert!(bufs.iter().all(|buf| buf.iter().all(|&x| x == 1)));
+    assert!(got(tail, 100).iter().all(|&x| x == 8));
+    assert!(got(past, BLOCK).iter().all(|&x| x == 0));
+    assert!((0..8).all(|tag| got(tag, BLOCK).iter().all(|&x| x == 1)));
 }
 
 #[test]
 fn a_queued_op_that_fails_at_once_comes_back_as_its_errno() {
     let dir = tempfile::tempdir().unwrap();
     let target = WindowsTarget::open(dir.path(), None, false).unwrap();
-    let mut b = queued(&target, 4);
+    let (_bufs, memory) = lent_blocks(1);
+    let mut b = queued(&target, 4, &memory);
     b.mkdir(0).unwrap();
     let h = b.open(1, create()).unwrap();
     b.write(h, 0, &[3u8; 4096]).unwrap();
@@ -888,9 +899,12 @@ fn a_queued_op_that_fails_at_once_comes_back_as_its_errno() {
             },
         )
         .unwrap();
-    let buf = vec![1u8; 4096];
-    // SAFETY: the buffer outlives the reap.
-    unsafe { b.queue_write(read_only, 0, buf.as_ptr(), 4096, 9).unwrap() };
+    let four_k = IoBuf {
+        region: 0,
+        offset: 0,
+        len: 4096,
+    };
+    b.queue_write(read_only, 0, four_k, 9).unwrap();
     let done = reap_all(&mut b, 1);
     assert_eq!(done, [(9, -i64::from(crate::errno::EACCES))]);
     assert_eq!(b.port.as_ref().unwrap().in_flight(), 0);
@@ -902,7 +916,7 @@ fn a_queued_op_that_fails_at_once_comes_back_as_its_errno() {
 fn every_op_does_what_it_says_on_overlapped_handles() {
     let dir = tempfile::tempdir().unwrap();
     let target = WindowsTarget::open(dir.path(), None, false).unwrap();
-    let mut b = queued(&target, 8);
+    let mut b = queued(&target, 8, &IoMemory::default());
     every_op(&mut b, dir.path());
 }
 
@@ -913,7 +927,10 @@ fn the_queue_is_refused_once_files_are_open() {
     let mut b = connected(&target);
     b.mkdir(0).unwrap();
     b.open(1, create()).unwrap();
-    assert_eq!(b.queued(8).err().unwrap().errno, crate::errno::EINVAL);
+    assert_eq!(
+        b.queued(8, &IoMemory::default()).err().unwrap().errno,
+        crate::errno::EINVAL
+    );
 }
 
 #[test]
