@@ -252,6 +252,14 @@ impl Ahead {
                 self.filled_by_stream.fetch_add(1, Ordering::Relaxed);
                 break;
             }
+            // The stream itself still holds the slot for a write a lap earlier: no one
+            // else can release it, so waiting would never end (the queued loop asks
+            // `held_back` first so that this cannot come about).
+            assert!(
+                !self.held_back(index),
+                "write {index}'s slot in the ring is still held by write {}: the stream would wait for itself",
+                now >> 2
+            );
             // FILLING: the maker is at it now.
             spins += 1;
             if spins < 1 << 12 {
@@ -307,6 +315,19 @@ impl Ahead {
         if let Some(t) = self.maker.get() {
             t.unpark();
         }
+    }
+
+    /// A guard that finishes the ring when dropped, so the maker stops however the
+    /// stream ends (a panic too: the maker would otherwise wait for ever, and the
+    /// replay's scope with it).
+    pub(super) fn finish_on_drop(&self) -> impl Drop + '_ {
+        struct Finish<'a>(&'a Ahead);
+        impl Drop for Finish<'_> {
+            fn drop(&mut self) {
+                self.0.finish();
+            }
+        }
+        Finish(self)
     }
 
     pub(super) fn counts(&self) -> AheadCounts {
@@ -376,5 +397,36 @@ mod tests {
         assert!(!ring.held_back(n));
         ring.take(n, &write(0), &data, n + 1, &mut scratch);
         assert_eq!(ring.counts().filled_by_stream, n + 1);
+    }
+
+    #[test]
+    #[should_panic(expected = "the stream would wait for itself")]
+    fn taking_a_slot_the_stream_still_holds_fails_at_once_instead_of_waiting_for_ever() {
+        let ring = Ahead::new(BLOCK, 1).unwrap();
+        let n = ring.slots();
+        let data = DataSpec::default();
+        let mut scratch = vec![0u8; BLOCK];
+        for i in 0..n {
+            ring.take(i, &write(i * BLOCK as u64), &data, i + 1, &mut scratch);
+            if i != 0 {
+                ring.release(i);
+            }
+        }
+        // Write 0 was never released: write n's take cannot be served by anyone.
+        ring.take(n, &write(0), &data, n + 1, &mut scratch);
+    }
+
+    #[test]
+    fn a_stream_that_panics_still_stops_its_maker() {
+        let ring = Ahead::new(BLOCK, 1).unwrap();
+        let ended = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            let _finished = ring.finish_on_drop();
+            panic!("the stream failed");
+        }));
+        assert!(ended.is_err());
+        assert!(
+            ring.done.load(Ordering::Acquire),
+            "the maker was told to stop"
+        );
     }
 }

@@ -631,8 +631,9 @@ pub fn replay_with<C: Clock + Sync>(
                 } else {
                     let _ = moved_rx.recv();
                 }
+                let finished = ring.finish_on_drop();
                 let outcome = run.run(backend.as_mut(), reader, out);
-                ring.finish();
+                drop(finished);
                 outcome.map(|mut out| {
                     out.ahead = Some(ring.counts());
                     out
