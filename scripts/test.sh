@@ -156,5 +156,7 @@ done
 # checked against the Linux build's (docs/windows.md).
 rustup target list --installed | grep -qx x86_64-pc-windows-gnu || rustup target add x86_64-pc-windows-gnu
 cargo clippy --target x86_64-pc-windows-gnu --workspace --quiet -- -D warnings
+# Tests too: a test that builds for Windows says so by not being gated to Unix.
+cargo clippy --target x86_64-pc-windows-gnu --workspace --tests --quiet -- -D warnings
 ./scripts/test-windows.sh
 # ---- end of the Windows build --------------------------------------------------------

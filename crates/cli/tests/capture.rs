@@ -1,6 +1,7 @@
 //! `naslab capture`: a program's file I/O under a root, as strace sees it, becomes a
 //! trace; replaying that trace and capturing the replay gives the same ops back.
 
+#![cfg(unix)]
 // A test fails on the unwrap of what it did not expect, which is what a test is for.
 #![allow(clippy::unwrap_used)]
 

@@ -1,6 +1,7 @@
 //! `--data` and `--verify` through the binary: what run.json, results.txt and
 //! report.html say, the exit status when a block comes back wrong, and bad input.
 
+#![cfg(unix)]
 // A test fails on the unwrap of what it did not expect, which is what a test is for.
 #![allow(clippy::unwrap_used)]
 

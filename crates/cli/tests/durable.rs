@@ -4,6 +4,7 @@
 //! holding stream sits between ops. Needs root and Samba; fails under
 //! NASLAB_REQUIRE_ROOT=1 without them.
 
+#![cfg(unix)]
 // A test fails on the unwrap of what it did not expect, which is what a test is for.
 #![allow(clippy::unwrap_used)]
 

@@ -1,6 +1,7 @@
 //! `naslab frag`, `naslab alloc` and the layout a run records, end to end. The matrix
 //! test needs root and loop devices and says when it is skipped.
 
+#![cfg(unix)]
 // A test fails on the unwrap of what it did not expect, which is what a test is for.
 #![allow(clippy::unwrap_used)]
 

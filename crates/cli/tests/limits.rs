@@ -2,6 +2,7 @@
 //! traces with huge ops end with a clear error, never an abort or an out-of-memory kill.
 //! Each runs naslab under an address-space limit (as `prlimit --as` sets it).
 
+#![cfg(unix)]
 // A test fails on the unwrap of what it did not expect, which is what a test is for.
 #![allow(clippy::unwrap_used)]
 

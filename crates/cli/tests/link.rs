@@ -4,6 +4,7 @@
 //! records the measured round trip alone. Needs root, the servers and Toxiproxy's
 //! server; fails under NASLAB_REQUIRE_ROOT=1 without them.
 
+#![cfg(unix)]
 // A test fails on the unwrap of what it did not expect, which is what a test is for.
 #![allow(clippy::unwrap_used)]
 

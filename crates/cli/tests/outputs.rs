@@ -3,6 +3,7 @@
 //! or full ends the command cleanly; names from a trace reach a spreadsheet as text and a
 //! terminal as visible characters.
 
+#![cfg(unix)]
 // A test fails on the unwrap of what it did not expect, which is what a test is for.
 #![allow(clippy::unwrap_used)]
 

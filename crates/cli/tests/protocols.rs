@@ -2,6 +2,7 @@
 //! up` / `run` / `lab down` over SMB and NFS, and a two-configuration `lab matrix`.
 //! The lab tests need root (loop devices, mounts, servers) and say so when skipped.
 
+#![cfg(unix)]
 // A test fails on the unwrap of what it did not expect, which is what a test is for.
 #![allow(clippy::unwrap_used)]
 

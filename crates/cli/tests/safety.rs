@@ -2,6 +2,7 @@
 //! directory, share a target with a second naslab, lose results to Ctrl-C, or write
 //! over a run's files.
 
+#![cfg(unix)]
 // A test fails on the unwrap of what it did not expect, which is what a test is for.
 #![allow(clippy::unwrap_used)]
 

@@ -1,6 +1,7 @@
 //! The NAS suite through the binary: suite and workload selection, batch mode, cache
 //! handling, the user's trace directory, describe and export-trace.
 
+#![cfg(unix)]
 // A test fails on the unwrap of what it did not expect, which is what a test is for.
 #![allow(clippy::unwrap_used)]
 

@@ -5,6 +5,7 @@
 //! must be what docs/capacity.md says. (The queueing figures themselves are checked
 //! exactly, on a scripted clock, in the engine's tests/openloop.rs.)
 
+#![cfg(unix)]
 // A test fails on the unwrap of what it did not expect, which is what a test is for.
 #![allow(clippy::unwrap_used)]
 

@@ -1,6 +1,7 @@
 //! What naslab writes and `--verify`, on a local directory: the bytes on disk are read
 //! straight from the file system and judged independently (distinct blocks, zstd).
 
+#![cfg(unix)]
 // A test fails on the unwrap of what it did not expect, which is what a test is for.
 #![allow(clippy::unwrap_used)]
 

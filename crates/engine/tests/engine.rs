@@ -1,6 +1,7 @@
 //! The engine's behaviour end to end: pacing against a scripted clock, preparation,
 //! both backends, failures and the safety rules.
 
+#![cfg(unix)]
 // A test fails on the unwrap of what it did not expect, which is what a test is for.
 #![allow(clippy::unwrap_used)]
 

@@ -1,6 +1,7 @@
 //! The synthetic and multi-client workloads, run for real on a local directory: every
 //! count the source documents' tools printed must be exact.
 
+#![cfg(unix)]
 // A test fails on the unwrap of what it did not expect, which is what a test is for.
 #![allow(clippy::unwrap_used)]
 

@@ -1,6 +1,7 @@
 //! Ordering between streams: the edges compile derives from a trace's recorded order
 //! (few, and none where streams share nothing), and a replay that keeps them.
 
+#![cfg(unix)]
 // A test fails on the unwrap of what it did not expect, which is what a test is for.
 #![allow(clippy::unwrap_used)]
 

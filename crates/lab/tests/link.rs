@@ -8,6 +8,7 @@
 //! error). How close the probe reads to the set round trip is a timing figure a busy
 //! machine moves: bench/link.sh measures it (docs/network.md).
 
+#![cfg(target_os = "linux")]
 // A test fails on the unwrap of what it did not expect, which is what a test is for.
 #![allow(clippy::unwrap_used)]
 

@@ -3,6 +3,7 @@
 //! sandbox rules over the protocol; a lost connection; and `down` after a crash.
 //! Needs root (loop devices, mounts, servers): skipped with a note otherwise.
 
+#![cfg(target_os = "linux")]
 // A test fails on the unwrap of what it did not expect, which is what a test is for.
 #![allow(clippy::unwrap_used)]
 

@@ -6,6 +6,7 @@
 //! Needs root (loop device, mount): skipped with a note otherwise, failed when
 //! NASLAB_REQUIRE_ROOT=1.
 
+#![cfg(target_os = "linux")]
 // A test fails on the unwrap of what it did not expect, which is what a test is for.
 #![allow(clippy::unwrap_used)]
 

@@ -3,6 +3,7 @@
 //! of a block is put back; naslab must catch each and name it. Needs root and the
 //! servers: skipped with a note otherwise, failed when NASLAB_REQUIRE_ROOT=1.
 
+#![cfg(target_os = "linux")]
 // A test fails on the unwrap of what it did not expect, which is what a test is for.
 #![allow(clippy::unwrap_used)]
 

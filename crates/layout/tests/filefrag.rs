@@ -2,6 +2,7 @@
 //! fragmented files in fresh ext4, ext4 (nodelalloc), ext3, xfs and btrfs loop images.
 //! Needs root and loop devices; without them it says it was skipped (.ci/run is root).
 
+#![cfg(unix)]
 // A test fails on the unwrap of what it did not expect, which is what a test is for.
 #![allow(clippy::unwrap_used)]
 

@@ -1,6 +1,7 @@
 //! The allocation lab: what each pattern issues, and the layouts that do not depend on
 //! chance. The file-system cases need root and loop devices and say when they are skipped.
 
+#![cfg(unix)]
 // A test fails on the unwrap of what it did not expect, which is what a test is for.
 #![allow(clippy::unwrap_used)]
 
