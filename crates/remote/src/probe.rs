@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use naslab_results::RttProbe;
 
-use crate::url::{Protocol, RemoteUrl};
+use crate::url::RemoteUrl;
 
 /// Round trips the probe times by default.
 pub const SAMPLES: u32 = 21;
@@ -30,18 +30,48 @@ pub struct ProbeError {
     pub why: String,
 }
 
-/// What a probe of `protocol` times.
-pub fn method(protocol: Protocol) -> &'static str {
-    match protocol {
-        Protocol::Smb => "SMB2 ECHO",
-        Protocol::Nfs => "NFS NULL",
-    }
+/// The requests a probe sends to one URL scheme's server and the replies it expects
+/// (the scheme's [`Scheme::probe`](crate::url::Scheme::probe)); [`rtt`] connects and
+/// times them, whatever the protocol.
+#[derive(Clone, Copy)]
+pub struct Exchange {
+    /// What the probe times, as errors and the results name it.
+    pub method: &'static str,
+    /// A request sent once before the timed ones, its reply read but neither timed nor
+    /// checked; `None` when the first request can be timed.
+    pub opening: Option<fn() -> Vec<u8>>,
+    /// The timed request of sample `i` (from 0), framed for the wire.
+    pub request: fn(url: &RemoteUrl, i: u32) -> Vec<u8>,
+    /// Whether `reply` (without its 4-byte frame) answers sample `i`'s request.
+    pub check: fn(reply: &[u8], i: u32) -> Result<(), String>,
+}
+
+/// SMB: a NEGOTIATE, then ECHO requests.
+pub(crate) const SMB_ECHO: Exchange = Exchange {
+    method: "SMB2 ECHO",
+    opening: Some(smb_negotiate),
+    request: |_, i| smb_echo(u64::from(i) + 1),
+    check: |reply, _| check_smb_echo(reply),
+};
+
+/// NFS: RPC calls of the NULL procedure of the URL's NFS version.
+pub(crate) const NFS_NULL: Exchange = Exchange {
+    method: "NFS NULL",
+    opening: None,
+    request: |url, i| nfs_null(nfs_xid(i), url.nfs_version.numbers().0),
+    check: |reply, i| check_rpc_reply(reply, nfs_xid(i)),
+};
+
+/// The RPC transaction id of sample `i`.
+fn nfs_xid(i: u32) -> u32 {
+    0x6e61_0000 + i
 }
 
 /// Times `samples` round trips to `url`'s server; `timeout` bounds each.
 pub fn rtt(url: &RemoteUrl, samples: u32, timeout: Duration) -> Result<RttProbe, ProbeError> {
     let addr = url.address();
-    let method = method(url.protocol);
+    let probe = &url.scheme.probe;
+    let method = probe.method;
     let fail = |why: String| ProbeError {
         addr: addr.clone(),
         method,
@@ -56,28 +86,16 @@ pub fn rtt(url: &RemoteUrl, samples: u32, timeout: Duration) -> Result<RttProbe,
     s.set_nodelay(true).map_err(|e| fail(e.to_string()))?;
     s.set_read_timeout(Some(timeout))
         .map_err(|e| fail(e.to_string()))?;
+    if let Some(opening) = probe.opening {
+        exchange(&mut s, &opening()).map_err(&fail)?;
+    }
     let mut times = Vec::with_capacity(samples as usize);
-    match url.protocol {
-        Protocol::Smb => {
-            exchange(&mut s, &smb_negotiate()).map_err(&fail)?;
-            for i in 0..samples {
-                let req = smb_echo(u64::from(i) + 1);
-                let t = Instant::now();
-                let reply = exchange(&mut s, &req).map_err(&fail)?;
-                times.push(t.elapsed().as_nanos() as u64);
-                check_smb_echo(&reply).map_err(&fail)?;
-            }
-        }
-        Protocol::Nfs => {
-            for i in 0..samples {
-                let xid = 0x6e61_0000 + i;
-                let req = nfs_null(xid, url.nfs_version.numbers().0);
-                let t = Instant::now();
-                let reply = exchange(&mut s, &req).map_err(&fail)?;
-                times.push(t.elapsed().as_nanos() as u64);
-                check_rpc_reply(&reply, xid).map_err(&fail)?;
-            }
-        }
+    for i in 0..samples {
+        let req = (probe.request)(url, i);
+        let t = Instant::now();
+        let reply = exchange(&mut s, &req).map_err(&fail)?;
+        times.push(t.elapsed().as_nanos() as u64);
+        (probe.check)(&reply, i).map_err(&fail)?;
     }
     RttProbe::from_samples(method, &times).ok_or_else(|| fail("no round trip was timed".into()))
 }
@@ -217,6 +235,63 @@ fn check_rpc_reply(reply: &[u8], xid: u32) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A server on loopback that answers each framed request: an SMB2 message with
+    /// itself (an ECHO so answered passes), an RPC call with an accepted NULL reply.
+    /// Gives the port and, once the client has gone, how many requests came.
+    fn answering_server() -> (u16, std::thread::JoinHandle<usize>) {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let server = std::thread::spawn(move || {
+            let (mut s, _) = listener.accept().unwrap();
+            let mut requests = 0;
+            loop {
+                let mut head = [0u8; 4];
+                if s.read_exact(&mut head).is_err() {
+                    return requests;
+                }
+                let mut body = vec![0u8; (u32::from_be_bytes(head) & 0x00ff_ffff) as usize];
+                s.read_exact(&mut body).unwrap();
+                requests += 1;
+                let reply = if body.starts_with(b"\xfeSMB") {
+                    [&head[..], &body].concat()
+                } else {
+                    let words = [
+                        u32::from_be_bytes([body[0], body[1], body[2], body[3]]),
+                        1,
+                        0,
+                        0,
+                        0,
+                        0,
+                    ];
+                    let mut r = (0x8000_0000u32 | 24).to_be_bytes().to_vec();
+                    r.extend(words.iter().flat_map(|w| w.to_be_bytes()));
+                    r
+                };
+                s.write_all(&reply).unwrap();
+            }
+        });
+        (port, server)
+    }
+
+    #[test]
+    fn each_scheme_is_timed_by_the_same_loop_with_its_own_exchange() {
+        for (url, method, requests) in [
+            ("smb://127.0.0.1:{port}/share", "SMB2 ECHO", 5 + 1),
+            ("nfs://127.0.0.1:{port}/export", "NFS NULL", 5),
+            ("nfs://127.0.0.1:{port}/export?vers=4.1", "NFS NULL", 5),
+        ] {
+            let (port, server) = answering_server();
+            let url: RemoteUrl = url.replace("{port}", &port.to_string()).parse().unwrap();
+            let probe = rtt(&url, 5, Duration::from_secs(10)).unwrap();
+            assert_eq!((probe.method.as_str(), probe.samples), (method, 5), "{url}");
+            assert_eq!(
+                server.join().unwrap(),
+                requests,
+                "{url}: the opening is sent once"
+            );
+        }
+    }
 
     #[test]
     fn requests_are_framed_as_the_protocols_say() {

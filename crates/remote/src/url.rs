@@ -5,13 +5,117 @@
 use std::fmt;
 use std::str::FromStr;
 
-/// Which file protocol a URL speaks.
+use crate::probe;
+
+/// What naslab knows of one URL scheme: how its URLs are written and how its server is
+/// probed. The parser finds a URL's scheme in [`SCHEMES`] by the text before `://`,
+/// and what differs between protocols is read from these fields: a new protocol is a
+/// new `Scheme` there (and its line in the targets' registry), not a case in a match.
+pub struct Scheme {
+    /// The text before `://`, which is also the backend's name (the registry's
+    /// `Choice::Url` line).
+    pub name: &'static str,
+    /// The server's usual port.
+    pub default_port: u16,
+    /// How a URL of the scheme is written, for error messages.
+    pub example: &'static str,
+    /// What the first part of the path names, for error messages: `share`, `export`.
+    pub root_word: &'static str,
+    /// How the path divides into [`RemoteUrl::share`] and [`RemoteUrl::path`].
+    pub root: RootShape,
+    /// Takes one `?key=value` of the query into the URL: `Ok(false)` when the scheme
+    /// has no such key, an error when the value is not one the key takes.
+    pub query: QueryKey,
+    /// The request the round-trip probe times, and the reply it expects.
+    pub probe: probe::Exchange,
+}
+
+/// One `key=value` of a URL's query taken into the URL being parsed (`url`, its text,
+/// for errors); `Ok(false)` when the scheme has no such key.
+pub type QueryKey =
+    fn(into: &mut RemoteUrl, url: &str, key: &str, value: &str) -> Result<bool, UrlError>;
+
+/// How a URL's path names the share or export it works in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Protocol {
-    /// SMB 2 and 3 (Samba, Windows, most NAS devices).
-    Smb,
-    /// NFS: version 3, or 4.1 and 4.2 (`?vers=`).
-    Nfs,
+pub enum RootShape {
+    /// The first component is the share (one name); the rest is the directory in it.
+    FirstComponent,
+    /// The whole path, with its leading `/`, stands as the export: where an export ends
+    /// only the server knows, so the client splits it against the server's export list
+    /// when it connects.
+    WholePath,
+}
+
+impl RootShape {
+    /// The share and the path inside it, from the path's (non-empty) components.
+    fn split(self, parts: &[String]) -> (String, String) {
+        match self {
+            RootShape::FirstComponent => (parts[0].clone(), parts[1..].join("/")),
+            RootShape::WholePath => (format!("/{}", parts.join("/")), String::new()),
+        }
+    }
+}
+
+/// SMB 2 and 3 (Samba, Windows, most NAS devices).
+pub static SMB: Scheme = Scheme {
+    name: "smb",
+    default_port: 445,
+    example: "smb://[user@]host[:port]/share[/path]",
+    root_word: "share",
+    root: RootShape::FirstComponent,
+    query: no_query,
+    probe: probe::SMB_ECHO,
+};
+
+/// NFS: version 3, or 4.1 and 4.2 (`?vers=`).
+pub static NFS: Scheme = Scheme {
+    name: "nfs",
+    default_port: 2049,
+    example: "nfs://host[:port]/export[/path][?mountport=N]",
+    root_word: "export",
+    root: RootShape::WholePath,
+    query: nfs_query,
+    probe: probe::NFS_NULL,
+};
+
+/// Every URL scheme naslab parses, whatever backends were built.
+pub static SCHEMES: [&Scheme; 2] = [&SMB, &NFS];
+
+impl Scheme {
+    /// The scheme named `name` (the text before `://`).
+    pub fn by_name(name: &str) -> Option<&'static Scheme> {
+        SCHEMES.iter().copied().find(|s| s.name == name)
+    }
+}
+
+impl PartialEq for Scheme {
+    fn eq(&self, other: &Scheme) -> bool {
+        self.name == other.name
+    }
+}
+
+impl Eq for Scheme {}
+
+impl fmt::Debug for Scheme {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name)
+    }
+}
+
+/// A scheme whose URLs take no query.
+fn no_query(_: &mut RemoteUrl, _: &str, _: &str, _: &str) -> Result<bool, UrlError> {
+    Ok(false)
+}
+
+/// `nfs://`'s query: `?mountport=N`, and the version as mount(8) (`vers`, `nfsvers`) or
+/// libnfs (`version`) spells it.
+fn nfs_query(into: &mut RemoteUrl, url: &str, key: &str, value: &str) -> Result<bool, UrlError> {
+    match key {
+        "mountport" => into.mount_port = Some(parse_port(url, value)?),
+        "vers" | "version" | "nfsvers" => into.nfs_version = NfsVersion::parse(url, value)?,
+        _ => return Ok(false),
+    }
+    Ok(true)
 }
 
 /// The NFS version an `nfs://` URL asks for: `?vers=` as mount(8) spells it, or
@@ -58,28 +162,11 @@ impl NfsVersion {
     }
 }
 
-impl Protocol {
-    /// The URL scheme, which is also the backend's name.
-    pub fn name(self) -> &'static str {
-        match self {
-            Protocol::Smb => "smb",
-            Protocol::Nfs => "nfs",
-        }
-    }
-
-    /// The server's usual port.
-    pub fn default_port(self) -> u16 {
-        match self {
-            Protocol::Smb => 445,
-            Protocol::Nfs => 2049,
-        }
-    }
-}
-
 /// A parsed protocol target.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RemoteUrl {
-    pub protocol: Protocol,
+    /// The scheme the URL starts with, and with it the protocol it speaks.
+    pub scheme: &'static Scheme,
     /// The account to sign in as (SMB only); `None` for a guest session.
     pub user: Option<String>,
     pub host: String,
@@ -253,17 +340,11 @@ impl FromStr for RemoteUrl {
     type Err = UrlError;
 
     fn from_str(url: &str) -> Result<Self, UrlError> {
-        let (protocol, rest) = if let Some(r) = url.strip_prefix("smb://") {
-            (Protocol::Smb, r)
-        } else if let Some(r) = url.strip_prefix("nfs://") {
-            (Protocol::Nfs, r)
-        } else {
-            return Err(UrlError::Scheme(url.to_string()));
-        };
-        let example = match protocol {
-            Protocol::Smb => "smb://[user@]host[:port]/share[/path]",
-            Protocol::Nfs => "nfs://host[:port]/export[/path][?mountport=N]",
-        };
+        let (scheme, rest) = url
+            .split_once("://")
+            .and_then(|(name, rest)| Some((Scheme::by_name(name)?, rest)))
+            .ok_or_else(|| UrlError::Scheme(url.to_string()))?;
+        let example = scheme.example;
         let (rest, query) = match rest.split_once('?') {
             Some((r, q)) => (r, Some(q)),
             None => (rest, None),
@@ -316,27 +397,33 @@ impl FromStr for RemoteUrl {
             }
             parts.push(c);
         }
-        let mut mount_port = None;
-        let mut nfs_version = NfsVersion::V3;
+        // The share and path are set once the query is taken: a bad query is named
+        // before a missing share.
+        let mut parsed = RemoteUrl {
+            scheme,
+            user,
+            host,
+            port,
+            share: String::new(),
+            path: String::new(),
+            mount_port: None,
+            nfs_version: NfsVersion::V3,
+        };
         if let Some(q) = query.filter(|q| !q.is_empty()) {
             for kv in q.split('&') {
-                match (protocol, kv.split_once('=')) {
-                    (Protocol::Nfs, Some(("mountport", v))) => {
-                        mount_port = Some(parse_port(url, v)?)
-                    }
-                    (Protocol::Nfs, Some(("vers" | "version" | "nfsvers", v))) => {
-                        nfs_version = NfsVersion::parse(url, v)?
-                    }
-                    _ => {
-                        return Err(UrlError::Query {
-                            url: url.to_string(),
-                            query: kv.to_string(),
-                        })
-                    }
+                let taken = match kv.split_once('=') {
+                    Some((key, value)) => (scheme.query)(&mut parsed, url, key, value)?,
+                    None => false,
+                };
+                if !taken {
+                    return Err(UrlError::Query {
+                        url: url.to_string(),
+                        query: kv.to_string(),
+                    });
                 }
             }
         }
-        if mount_port.is_some() && nfs_version != NfsVersion::V3 {
+        if parsed.mount_port.is_some() && parsed.nfs_version != NfsVersion::V3 {
             return Err(UrlError::MountPortV4 {
                 url: url.to_string(),
             });
@@ -344,30 +431,12 @@ impl FromStr for RemoteUrl {
         if parts.is_empty() {
             return Err(UrlError::NoShare {
                 url: url.to_string(),
-                what: match protocol {
-                    Protocol::Smb => "share",
-                    Protocol::Nfs => "export",
-                },
+                what: scheme.root_word,
                 example,
             });
         }
-        // An SMB share is one name. An NFS export may be a longer path, and where it
-        // ends only the server knows: the whole path stands as the export here, and the
-        // NFS client splits it against the server's export list when it connects.
-        let (share, path) = match protocol {
-            Protocol::Smb => (parts[0].clone(), parts[1..].join("/")),
-            Protocol::Nfs => (format!("/{}", parts.join("/")), String::new()),
-        };
-        Ok(RemoteUrl {
-            protocol,
-            user,
-            host,
-            port,
-            share,
-            path,
-            mount_port,
-            nfs_version,
-        })
+        (parsed.share, parsed.path) = scheme.root.split(&parts);
+        Ok(parsed)
     }
 }
 
@@ -383,9 +452,9 @@ fn redact(url: &str) -> String {
 }
 
 impl RemoteUrl {
-    /// `host:port` to connect to, with the protocol's usual port when none was given.
+    /// `host:port` to connect to, with the scheme's usual port when none was given.
     pub fn address(&self) -> String {
-        let port = self.port.unwrap_or(self.protocol.default_port());
+        let port = self.port.unwrap_or(self.scheme.default_port);
         if self.host.contains(':') {
             format!("[{}]:{port}", self.host)
         } else {
@@ -396,7 +465,7 @@ impl RemoteUrl {
 
 impl fmt::Display for RemoteUrl {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}://", self.protocol.name())?;
+        write!(f, "{}://", self.scheme.name)?;
         if let Some(u) = &self.user {
             write!(f, "{u}@")?;
         }
@@ -447,7 +516,7 @@ mod tests {
     #[test]
     fn smb_urls_parse_with_user_port_and_path() {
         let u: RemoteUrl = "smb://bob@127.0.0.1:4450/media/a/b".parse().unwrap();
-        assert_eq!(u.protocol, Protocol::Smb);
+        assert_eq!(u.scheme, &SMB);
         assert_eq!(u.user.as_deref(), Some("bob"));
         assert_eq!(u.address(), "127.0.0.1:4450");
         assert_eq!((u.share.as_str(), u.path.as_str()), ("media", "a/b"));
@@ -533,6 +602,34 @@ mod tests {
             "ftp://nas/x",
         ] {
             assert!(bad.parse::<RemoteUrl>().is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn a_url_finds_its_scheme_by_the_name_before_the_colon_slashes() {
+        for s in SCHEMES {
+            assert_eq!(Scheme::by_name(s.name), Some(s));
+            assert!(
+                s.example.starts_with(&format!("{}://", s.name)),
+                "{}",
+                s.example
+            );
+            let u: RemoteUrl = format!("{}://h/x", s.name).parse().unwrap();
+            assert_eq!(u.scheme, s);
+            assert_eq!(format!("{:?}", u.scheme), s.name);
+        }
+        assert_ne!(&SMB, &NFS);
+        for bad in [
+            "SMB://h/s",
+            "smbx://h/s",
+            "://h/s",
+            "x?smb://h/s",
+            "smb:/h/s",
+        ] {
+            assert!(
+                matches!(bad.parse::<RemoteUrl>(), Err(UrlError::Scheme(_))),
+                "{bad}"
+            );
         }
     }
 

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use naslab_results::{ProtocolSettings, TargetInfo};
 
-use super::url::{ClientOptions, Protocol, RemoteUrl, UrlError};
+use super::url::{ClientOptions, RemoteUrl, Scheme, UrlError};
 #[cfg(target_os = "linux")]
 use crate::mount::mount_of;
 use crate::registry;
@@ -59,8 +59,9 @@ impl<'a> TargetRequest<'a> {
 pub struct OpenedTarget {
     pub target: Box<dyn Target>,
     pub info: TargetInfo,
-    /// The protocol spoken, for a URL target; `None` for a directory or no target.
-    pub protocol: Option<Protocol>,
+    /// The URL's scheme (the protocol spoken), for a URL target; `None` for a directory
+    /// or no target.
+    pub scheme: Option<&'static Scheme>,
     /// A URL target's protocol client: its options and what the server agreed to.
     pub settings: Option<ProtocolSettings>,
 }
@@ -145,7 +146,7 @@ pub(crate) fn null(req: &TargetRequest<'_>, _: Password<'_>) -> Result<OpenedTar
             backend: NullTarget.backend_name().into(),
             ..TargetInfo::default()
         },
-        protocol: None,
+        scheme: None,
         settings: None,
     })
 }
@@ -168,7 +169,7 @@ pub(crate) fn windows(req: &TargetRequest<'_>, _: Password<'_>) -> Result<Opened
             ..TargetInfo::default()
         },
         target: Box::new(target),
-        protocol: None,
+        scheme: None,
         settings: None,
     })
 }
@@ -196,7 +197,7 @@ pub(crate) fn posix(req: &TargetRequest<'_>, _: Password<'_>) -> Result<OpenedTa
             ..TargetInfo::default()
         },
         target: Box::new(target),
-        protocol: None,
+        scheme: None,
         settings: None,
     })
 }
@@ -263,11 +264,11 @@ fn remote_target(
     url: RemoteUrl,
     connect: impl FnOnce(RemoteUrl) -> Result<Connected, OpenError>,
 ) -> Result<OpenedTarget, OpenError> {
-    let protocol = url.protocol;
+    let scheme = url.scheme;
     let info = TargetInfo {
         path: url.to_string(),
-        backend: protocol.name().into(),
-        fs_type: protocol.name().into(),
+        backend: scheme.name.into(),
+        fs_type: scheme.name.into(),
         // The URL itself (never a password: URLs cannot carry one), so the run can be
         // repeated with `naslab run --target SOURCE`.
         source: url.to_string(),
@@ -277,7 +278,7 @@ fn remote_target(
     Ok(OpenedTarget {
         target,
         info,
-        protocol: Some(protocol),
+        scheme: Some(scheme),
         settings: Some(settings),
     })
 }
@@ -332,7 +333,7 @@ mod tests {
             root.root(),
             dir.path().join(naslab_local::sandbox::ROOT_NAME)
         );
-        assert!(o.protocol.is_none());
+        assert!(o.scheme.is_none());
     }
 
     #[test]

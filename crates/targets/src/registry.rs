@@ -182,6 +182,35 @@ mod tests {
         assert_eq!(names, unique);
     }
 
+    #[test]
+    fn every_url_scheme_has_its_line_and_every_url_line_its_scheme() {
+        use crate::url::{Scheme, SCHEMES};
+        for scheme in SCHEMES {
+            let lines: Vec<_> = BACKENDS
+                .iter()
+                .filter(|d| d.choice == Choice::Url(scheme.name))
+                .collect();
+            assert_eq!(
+                lines.len(),
+                1,
+                "{}:// has no registry line, or several",
+                scheme.name
+            );
+            assert_eq!(
+                lines[0].name, scheme.name,
+                "the backend is named as its scheme"
+            );
+        }
+        for d in &BACKENDS {
+            if let Choice::Url(name) = d.choice {
+                assert!(
+                    Scheme::by_name(name).is_some(),
+                    "{name}:// is in the registry but not in naslab_remote::url::SCHEMES"
+                );
+            }
+        }
+    }
+
     #[cfg(all(target_os = "linux", feature = "nfs", feature = "smb"))]
     #[test]
     fn each_descriptor_has_its_backends_own_capabilities() {
