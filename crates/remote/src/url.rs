@@ -26,6 +26,8 @@ pub struct Scheme {
     /// Takes one `?key=value` of the query into the URL: `Ok(false)` when the scheme
     /// has no such key, an error when the value is not one the key takes.
     pub query: QueryKey,
+    /// The query keys it takes, as an error about an unknown one lists them.
+    pub query_keys: &'static str,
     /// The request the round-trip probe times, and the reply it expects.
     pub probe: probe::Exchange,
 }
@@ -64,6 +66,7 @@ pub static SMB: Scheme = Scheme {
     root_word: "share",
     root: RootShape::FirstComponent,
     query: no_query,
+    query_keys: "no query",
     probe: probe::SMB_ECHO,
 };
 
@@ -75,6 +78,7 @@ pub static NFS: Scheme = Scheme {
     root_word: "export",
     root: RootShape::WholePath,
     query: nfs_query,
+    query_keys: "only ?mountport=N and ?vers=3|4.1|4.2",
     probe: probe::NFS_NULL,
 };
 
@@ -100,6 +104,12 @@ impl fmt::Debug for Scheme {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name)
     }
+}
+
+/// The schemes as a URL starts with them: `smb:// or nfs://`.
+fn known_schemes() -> String {
+    let names: Vec<String> = SCHEMES.iter().map(|s| format!("{}://", s.name)).collect();
+    names.join(" or ")
 }
 
 /// A scheme whose URLs take no query.
@@ -189,7 +199,7 @@ pub struct RemoteUrl {
 /// Why a target URL was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum UrlError {
-    #[error("'{0}' is not an smb:// or nfs:// URL")]
+    #[error("'{0}' is not a URL naslab knows: it speaks {known}", known = known_schemes())]
     Scheme(String),
     #[error("'{url}' has a password in it; naslab never takes one there (it would end up in shell history and results): set NASLAB_SMB_PASSWORD instead")]
     Password { url: String },
@@ -205,8 +215,12 @@ pub enum UrlError {
     },
     #[error("'{url}': the path may not contain '.', '..' or empty components, nor a backslash or an encoded '/' (%2F)")]
     Path { url: String },
-    #[error("'{url}': unknown query '{query}'; nfs:// URLs take only ?mountport=N and ?vers=3|4.1|4.2, smb:// URLs none")]
-    Query { url: String, query: String },
+    #[error("'{url}': unknown query '{query}'; {name}:// URLs take {keys}", name = scheme.name, keys = scheme.query_keys)]
+    Query {
+        url: String,
+        query: String,
+        scheme: &'static Scheme,
+    },
     #[error("'{url}': NFS version '{version}' is not offered; write vers=3, vers=4.1 or vers=4.2 (NFSv4.0, and a bare 4, are not offered: 4.1 is what current clients and NAS products speak)")]
     NfsVersion { url: String, version: String },
     #[error("'{url}': ?mountport is NFSv3's (version 4 has no MOUNT protocol); leave it out of a vers=4.x URL, whose port is the NFS server's own")]
@@ -419,6 +433,7 @@ impl FromStr for RemoteUrl {
                     return Err(UrlError::Query {
                         url: url.to_string(),
                         query: kv.to_string(),
+                        scheme,
                     });
                 }
             }
@@ -576,7 +591,18 @@ mod tests {
                 "nfs://nas/export?vers=4.1&mountport=20048",
                 "no MOUNT protocol",
             ),
-            ("smb://nas/share?vers=4.1", "unknown query"),
+            (
+                "smb://nas/share?vers=4.1",
+                "unknown query 'vers=4.1'; smb:// URLs take no query",
+            ),
+            (
+                "nfs://nas/export?port=1",
+                "unknown query 'port=1'; nfs:// URLs take only ?mountport=N and ?vers=3|4.1|4.2",
+            ),
+            (
+                "ftp://nas/x",
+                "is not a URL naslab knows: it speaks smb:// or nfs://",
+            ),
         ] {
             let e = bad.parse::<RemoteUrl>().unwrap_err().to_string();
             assert!(e.contains(says), "{bad}: {e}");
