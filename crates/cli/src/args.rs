@@ -196,6 +196,10 @@ pub struct RunOpts {
     /// it in the state of the lab under --lab-dir whose URL the target is.
     #[arg(skip)]
     pub lab_link: Option<naslab_results::EmulatedLink>,
+    /// The SMB password of the lab a `lab matrix` run is against (its generated one),
+    /// used before NASLAB_SMB_PASSWORD or a prompt.
+    #[arg(skip)]
+    pub lab_password: Option<String>,
     /// The directory holding the labs' state (`naslab lab --lab-dir`): a run against a
     /// lab's URL records the link that lab emulates.
     #[arg(long, default_value = "/var/tmp/naslab-lab", value_name = "DIR")]

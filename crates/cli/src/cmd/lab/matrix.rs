@@ -278,10 +278,8 @@ fn run_config(
         _ => lab.state.url.clone(),
     }));
     run_opts.lab_link = lab.state.link.as_ref().map(|l| l.link.clone());
-    if !lab.state.password.is_empty() {
-        // The lab's generated password, for the run's SMB client to sign in with.
-        std::env::set_var(crate::cmd::protocol::PASSWORD_VAR, &lab.state.password);
-    }
+    // The lab's generated password, for the run's SMB client to sign in with.
+    run_opts.lab_password = Some(lab.state.password.clone()).filter(|p| !p.is_empty());
     run_opts.out = out.to_path_buf();
     run_opts.label = c.label.clone();
     run_opts.drop_all_caches = !a.keep_server_cache;

@@ -57,7 +57,11 @@ pub(super) fn open_target(opts: &RunOpts, coord: &dyn Coordinator) -> anyhow::Re
     if request.join {
         coord.await_shared_target()?;
     }
-    let opened = naslab_targets::open(&request, &crate::cmd::protocol::smb_password)?;
+    let password = |url: &naslab_targets::url::RemoteUrl| match &opts.lab_password {
+        Some(p) => Ok(p.clone()),
+        None => crate::cmd::protocol::smb_password(url),
+    };
+    let opened = naslab_targets::open(&request, &password)?;
     if opts.shared_files {
         coord.shared_target_taken();
     }
