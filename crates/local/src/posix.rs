@@ -1,6 +1,6 @@
 use std::collections::HashMap;
 use std::ffi::CStr;
-use std::os::fd::{AsRawFd, IntoRawFd};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, IntoRawFd, OwnedFd};
 use std::path::Path;
 use std::sync::Arc;
 
@@ -77,13 +77,13 @@ impl Target for PosixTarget {
             .map_err(io_err)?;
         let probe = c".naslab-direct-probe";
         let fd = open_beneath(
-            dir.as_raw_fd(),
+            dir.as_fd(),
             probe,
             libc::O_RDWR | libc::O_CREAT | libc::O_DIRECT,
             0o644,
         );
         // The probe file is ours and removed at once.
-        let _ = unlink_beneath(dir.as_raw_fd(), probe, 0);
+        let _ = unlink_beneath(dir.as_fd(), probe, 0);
         fd.map(|_| ()).map_err(io_err)
     }
 
@@ -109,10 +109,9 @@ impl Target for PosixTarget {
             .sandbox
             .open_workload_dir(workload_dir)
             .map_err(io_err)?;
-        let dir_stat = entry_stat(dir.as_raw_fd(), c"").map_err(io_err)?;
-        let dirfd = dir.into_raw_fd();
+        let dir_stat = entry_stat(dir.as_fd(), c"").map_err(io_err)?;
         Ok(Box::new(PosixBackend {
-            dirfd,
+            dir,
             dir_stat,
             own_links: self.own_links.clone(),
             files,
@@ -128,7 +127,8 @@ impl Target for PosixTarget {
 
 /// One stream's connection to a posix target.
 pub struct PosixBackend {
-    dirfd: libc::c_int,
+    /// The workload directory, every path's start.
+    dir: OwnedFd,
     /// Who the workload directory is: what is opened in it must be on the same mount.
     dir_stat: EntryStat,
     /// The hard links made in this run, by any stream: files that may have more names.
@@ -209,7 +209,7 @@ fn io_err(e: std::io::Error) -> OpError {
 /// `O_TRUNC` is applied only once that is checked, so nothing that fails the check is
 /// changed. The descriptor is the caller's to close.
 fn open_raw(
-    dirfd: libc::c_int,
+    dirfd: BorrowedFd<'_>,
     dir: &EntryStat,
     own: &OwnLinks,
     path: &CStr,
@@ -217,7 +217,7 @@ fn open_raw(
 ) -> Result<libc::c_int, OpError> {
     let fd = open_beneath(dirfd, path, flags & !libc::O_TRUNC, 0o644).map_err(io_err)?;
     let want_dir = flags & libc::O_DIRECTORY != 0;
-    let st = entry_stat(fd.as_raw_fd(), c"").map_err(io_err)?;
+    let st = entry_stat(fd.as_fd(), c"").map_err(io_err)?;
     let shown = path.to_string_lossy();
     let refused = |errno, why: String| {
         OpError {
@@ -327,7 +327,13 @@ impl PosixBackend {
             return Ok(buffered);
         }
         let p = fill_path(&mut self.path_a, &self.files, file)?;
-        let bfd = open_raw(self.dirfd, &self.dir_stat, &self.own_links, p, libc::O_RDWR)?;
+        let bfd = open_raw(
+            self.dir.as_fd(),
+            &self.dir_stat,
+            &self.own_links,
+            p,
+            libc::O_RDWR,
+        )?;
         self.direct_files.insert(fd, (file, bfd));
         Ok(bfd)
     }
@@ -344,8 +350,6 @@ impl Drop for PosixBackend {
                 }
             }
         }
-        // SAFETY: dirfd was opened in connect and is closed only here.
-        unsafe { libc::close(self.dirfd) };
     }
 }
 
@@ -361,7 +365,7 @@ impl Backend for PosixBackend {
             flags |= libc::O_DIRECT;
         }
         let p = fill_path(&mut self.path_a, &self.files, file)?;
-        let fd = open_raw(self.dirfd, &self.dir_stat, &self.own_links, p, flags)?;
+        let fd = open_raw(self.dir.as_fd(), &self.dir_stat, &self.own_links, p, flags)?;
         if how.random {
             // No readahead on this descriptor, as an application asking for random access
             // gets. SAFETY: fd was just opened; posix_fadvise returns the errno.
@@ -449,19 +453,19 @@ impl Backend for PosixBackend {
 
     fn stat(&mut self, file: u32) -> Result<u64, OpError> {
         let p = fill_path(&mut self.path_a, &self.files, file)?;
-        let st = stat_beneath(self.dirfd, p).map_err(io_err)?;
+        let st = stat_beneath(self.dir.as_fd(), p).map_err(io_err)?;
         Ok(st.st_size as u64)
     }
 
     fn mkdir(&mut self, file: u32) -> Result<(), OpError> {
         let p = fill_path(&mut self.path_a, &self.files, file)?;
-        mkdir_beneath(self.dirfd, p, 0o755).map_err(io_err)
+        mkdir_beneath(self.dir.as_fd(), p, 0o755).map_err(io_err)
     }
 
     fn readdir(&mut self, file: u32) -> Result<u64, OpError> {
         let p = fill_path(&mut self.path_a, &self.files, file)?;
         let fd = open_raw(
-            self.dirfd,
+            self.dir.as_fd(),
             &self.dir_stat,
             &self.own_links,
             p,
@@ -497,13 +501,13 @@ impl Backend for PosixBackend {
         let is_dir = self.files.is_dir(file);
         let p = fill_path(&mut self.path_a, &self.files, file)?;
         let flags = if is_dir { libc::AT_REMOVEDIR } else { 0 };
-        unlink_beneath(self.dirfd, p, flags).map_err(io_err)
+        unlink_beneath(self.dir.as_fd(), p, flags).map_err(io_err)
     }
 
     fn rename(&mut self, from: u32, to: u32) -> Result<(), OpError> {
         let a = fill_path(&mut self.path_a, &self.files, from)?;
         let b = fill_path(&mut self.path_b, &self.files, to)?;
-        rename_beneath(self.dirfd, a, b).map_err(io_err)
+        rename_beneath(self.dir.as_fd(), a, b).map_err(io_err)
     }
 
     fn link(&mut self, file: u32, to: u32) -> Result<(), OpError> {
@@ -512,10 +516,10 @@ impl Backend for PosixBackend {
         // The file is remembered as linked by naslab only if it was one naslab may open
         // before, and the new name is still that file after: a file swapped in from
         // outside at either name is not, and stays refused.
-        let before = entry_stat_beneath(self.dirfd, a).map_err(io_err)?;
-        link_beneath(self.dirfd, a, b).map_err(io_err)?;
+        let before = entry_stat_beneath(self.dir.as_fd(), a).map_err(io_err)?;
+        link_beneath(self.dir.as_fd(), a, b).map_err(io_err)?;
         if before.kind == libc::S_IFREG && self.own_links.allows(&before) {
-            if let Ok(after) = entry_stat_beneath(self.dirfd, b) {
+            if let Ok(after) = entry_stat_beneath(self.dir.as_fd(), b) {
                 if (after.dev, after.ino) == (before.dev, before.ino)
                     && !after.crosses_from(&self.dir_stat)
                 {
@@ -535,7 +539,7 @@ impl Backend for PosixBackend {
             self.files.path(target),
         )?;
         let l = fill_path(&mut self.path_a, &self.files, link)?;
-        symlink_beneath(self.dirfd, text, l).map_err(io_err)
+        symlink_beneath(self.dir.as_fd(), text, l).map_err(io_err)
     }
 
     fn statfs(&mut self, file: u32) -> Result<(), OpError> {
@@ -545,13 +549,13 @@ impl Backend for PosixBackend {
         fill_path(&mut self.path_a, &self.files, file)?;
         // SAFETY: an all-zero statfs is a valid value for fstatfs to overwrite.
         let mut st: libc::statfs = unsafe { std::mem::zeroed() };
-        // SAFETY: dirfd is open for the backend's life; st is a valid out-pointer.
-        check(unsafe { libc::fstatfs(self.dirfd, &mut st) })
+        // SAFETY: dir is open for the backend's life; st is a valid out-pointer.
+        check(unsafe { libc::fstatfs(self.dir.as_raw_fd(), &mut st) })
     }
 
     fn utime(&mut self, file: u32) -> Result<(), OpError> {
         let p = fill_path(&mut self.path_a, &self.files, file)?;
-        utime_beneath(self.dirfd, p).map_err(io_err)
+        utime_beneath(self.dir.as_fd(), p).map_err(io_err)
     }
 
     fn lock(&mut self, h: Handle, offset: u64, len: u64, how: LockHow) -> Result<(), OpError> {
@@ -577,7 +581,7 @@ impl Backend for PosixBackend {
     fn drop_cache(&mut self, file: u32) -> Result<(), OpError> {
         let p = fill_path(&mut self.path_a, &self.files, file)?;
         let fd = open_raw(
-            self.dirfd,
+            self.dir.as_fd(),
             &self.dir_stat,
             &self.own_links,
             p,

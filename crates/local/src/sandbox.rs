@@ -9,7 +9,7 @@
 
 use std::ffi::{CStr, CString};
 use std::io::{ErrorKind, Read, Seek, Write};
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -198,7 +198,7 @@ impl Sandbox {
         let flags = libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW;
         let cfd =
             openat_raw(tfd.as_raw_fd(), &name, flags, 0).map_err(
-                |e| match beneath::stat_beneath(tfd.as_raw_fd(), &name) {
+                |e| match beneath::stat_beneath(tfd.as_fd(), &name) {
                     Ok(st) if st.st_mode & libc::S_IFMT == libc::S_IFLNK => {
                         SandboxError::Symlink(path.clone())
                     }
@@ -231,7 +231,7 @@ impl Sandbox {
                 (d, true)
             }
             Err(e) => {
-                let st = beneath::stat_beneath(tfd.as_raw_fd(), &name);
+                let st = beneath::stat_beneath(tfd.as_fd(), &name);
                 return Err(match st {
                     Ok(st) if st.st_mode & libc::S_IFMT == libc::S_IFLNK => {
                         SandboxError::Symlink(root)
@@ -348,8 +348,8 @@ impl Sandbox {
     }
 
     /// The descriptor of `<target>/naslab`, open as long as the sandbox is.
-    pub fn dir_fd(&self) -> RawFd {
-        self.held.dir.as_raw_fd()
+    pub fn dir_fd(&self) -> BorrowedFd<'_> {
+        self.held.dir.as_fd()
     }
 
     /// Opens a workload's directory for I/O beneath it (no link followed).
@@ -369,7 +369,7 @@ impl Sandbox {
         let dir = self.root.join(name);
         self.remove_inside(name)?;
         // SAFETY: the name is NUL-terminated and a single component.
-        if unsafe { libc::mkdirat(self.dir_fd(), cpath(name).as_ptr(), 0o755) } < 0 {
+        if unsafe { libc::mkdirat(self.dir_fd().as_raw_fd(), cpath(name).as_ptr(), 0o755) } < 0 {
             return Err(io("create", &dir)(std::io::Error::last_os_error()));
         }
         Ok(dir)
@@ -396,7 +396,8 @@ impl Sandbox {
         let marker = self.root.join(MARKER_NAME);
         self.check_marker()?;
         // SAFETY: the name is NUL-terminated.
-        if unsafe { libc::unlinkat(self.dir_fd(), cpath(MARKER_NAME).as_ptr(), 0) } < 0 {
+        if unsafe { libc::unlinkat(self.dir_fd().as_raw_fd(), cpath(MARKER_NAME).as_ptr(), 0) } < 0
+        {
             return Err(io("remove", &marker)(std::io::Error::last_os_error()));
         }
         // The directory is removed by name from the target it was opened in, only if
@@ -450,13 +451,13 @@ fn reopen_marker(
     look: &OwnedFd,
     flags: libc::c_int,
 ) -> std::io::Result<Option<OwnedFd>> {
-    let seen = beneath::entry_stat(look.as_raw_fd(), c"")?;
-    let on = beneath::entry_stat(dir.as_raw_fd(), c"")?;
+    let seen = beneath::entry_stat(look.as_fd(), c"")?;
+    let on = beneath::entry_stat(dir.as_fd(), c"")?;
     if seen.kind != libc::S_IFREG || seen.nlink != 1 || seen.crosses_from(&on) {
         return Ok(None);
     }
     let m = openat_raw(dir.as_raw_fd(), name, flags | libc::O_NOCTTY, 0)?;
-    let again = beneath::entry_stat(m.as_raw_fd(), c"")?;
+    let again = beneath::entry_stat(m.as_fd(), c"")?;
     Ok(((again.dev, again.ino) == (seen.dev, seen.ino)).then_some(m))
 }
 
