@@ -11,8 +11,10 @@
 
 use std::ffi::CStr;
 use std::io;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::sync::atomic::{AtomicU8, Ordering};
+
+use rustix::fs::{AtFlags, Mode, OFlags, ResolveFlags, StatxAttributes, StatxFlags};
 
 /// Set to `1` to resolve paths component by component even where `openat2` exists.
 pub const NO_OPENAT2_ENV: &str = "NASLAB_NO_OPENAT2";
@@ -46,64 +48,39 @@ pub fn force_component_walk(on: bool) {
     MODE.store(if on { 2 } else { 1 }, Ordering::Relaxed);
 }
 
-fn last_err() -> io::Error {
-    io::Error::last_os_error()
-}
-
-fn cvt(ret: libc::c_int) -> io::Result<libc::c_int> {
-    if ret < 0 {
-        Err(last_err())
-    } else {
-        Ok(ret)
-    }
-}
-
 /// Opens `path` (relative, without a leading `/`) beneath `dirfd` with `flags`, following
 /// no symbolic link, the last component included.
 pub fn open_beneath(
-    dirfd: RawFd,
+    dirfd: BorrowedFd<'_>,
     path: &CStr,
     flags: libc::c_int,
     mode: libc::mode_t,
 ) -> io::Result<OwnedFd> {
     let flags = flags | libc::O_CLOEXEC;
+    let oflags = OFlags::from_bits_retain(flags as u32);
     if use_openat2() {
-        // SAFETY: open_how is plain integers; all-zero is a valid value.
-        let mut how: libc::open_how = unsafe { std::mem::zeroed() };
-        how.flags = flags as u64;
-        how.mode = if flags & libc::O_CREAT != 0 || flags & libc::O_TMPFILE == libc::O_TMPFILE {
-            mode as u64
+        let how_mode = if flags & libc::O_CREAT != 0 || flags & libc::O_TMPFILE == libc::O_TMPFILE {
+            Mode::from_bits_retain(mode)
         } else {
-            0
+            Mode::empty()
         };
-        how.resolve = libc::RESOLVE_BENEATH | libc::RESOLVE_NO_SYMLINKS | libc::RESOLVE_NO_XDEV;
-        // SAFETY: path is NUL-terminated and how is a valid open_how of the size given.
-        let fd = unsafe {
-            libc::syscall(
-                libc::SYS_openat2,
-                dirfd,
-                path.as_ptr(),
-                &how as *const libc::open_how,
-                std::mem::size_of::<libc::open_how>(),
-            )
-        };
-        if fd >= 0 {
-            // SAFETY: the kernel just gave us this descriptor.
-            return Ok(unsafe { OwnedFd::from_raw_fd(fd as RawFd) });
+        let resolve = ResolveFlags::BENEATH | ResolveFlags::NO_SYMLINKS | ResolveFlags::NO_XDEV;
+        match rustix::fs::openat2(dirfd, path, oflags, how_mode, resolve) {
+            Ok(fd) => return Ok(fd),
+            Err(e) if e.raw_os_error() != crate::errno::ENOSYS => return Err(e.into()),
+            Err(_) => MODE.store(2, Ordering::Relaxed),
         }
-        let e = last_err();
-        if e.raw_os_error() != Some(crate::errno::ENOSYS) {
-            return Err(e);
-        }
-        MODE.store(2, Ordering::Relaxed);
     }
     let (parent, last) = walk_parent(dirfd, path.to_bytes())?;
-    let pfd = parent.as_ref().map_or(dirfd, |p| p.as_raw_fd());
+    let pfd = parent.as_ref().map_or(dirfd, |p| p.as_fd());
     let name = cname(last)?;
-    // SAFETY: name is NUL-terminated; pfd is an open directory.
-    let fd = cvt(unsafe { libc::openat(pfd, name.as_ptr(), flags | libc::O_NOFOLLOW, mode) })?;
-    // SAFETY: the kernel just gave us this descriptor.
-    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+    rustix::fs::openat(
+        pfd,
+        &name,
+        oflags | OFlags::NOFOLLOW,
+        Mode::from_bits_retain(mode),
+    )
+    .map_err(io::Error::from)
 }
 
 fn cname(bytes: &[u8]) -> io::Result<std::ffi::CString> {
@@ -129,7 +106,10 @@ fn check_last(last: &[u8]) -> io::Result<()> {
 
 /// Opens the directory that holds `path`'s last component (`None`: `dirfd` itself) and
 /// returns it with that component.
-fn walk_parent(dirfd: RawFd, path: &[u8]) -> io::Result<(Option<OwnedFd>, &[u8])> {
+fn walk_parent<'p>(
+    dirfd: BorrowedFd<'_>,
+    path: &'p [u8],
+) -> io::Result<(Option<OwnedFd>, &'p [u8])> {
     if path.first() == Some(&b'/') {
         return Err(io::Error::from_raw_os_error(crate::errno::EXDEV));
     }
@@ -144,10 +124,7 @@ fn walk_parent(dirfd: RawFd, path: &[u8]) -> io::Result<(Option<OwnedFd>, &[u8])
         return Ok((Some(fd), last));
     }
     let mut cur: Option<OwnedFd> = None;
-    // SAFETY: an all-zero stat is valid for fstat to overwrite; dirfd is open.
-    let mut top: libc::stat = unsafe { std::mem::zeroed() };
-    // SAFETY: top is a valid stat the kernel fills; dirfd is open.
-    cvt(unsafe { libc::fstat(dirfd, &mut top) })?;
+    let top = rustix::fs::fstat(dirfd)?;
     for comp in dir.split(|&b| b == b'/') {
         match comp {
             b"" | b"." => continue,
@@ -155,49 +132,41 @@ fn walk_parent(dirfd: RawFd, path: &[u8]) -> io::Result<(Option<OwnedFd>, &[u8])
             _ => {}
         }
         let c = cname(comp)?;
-        let at = cur.as_ref().map_or(dirfd, |f| f.as_raw_fd());
-        // SAFETY: c is NUL-terminated; `at` is an open directory. O_PATH with
-        // O_NOFOLLOW opens a link itself, which the check below then refuses.
-        let fd = cvt(unsafe {
-            libc::openat(
-                at,
-                c.as_ptr(),
-                libc::O_PATH | libc::O_NOFOLLOW | libc::O_CLOEXEC,
-            )
-        })?;
-        // SAFETY: an all-zero stat is valid for fstat to overwrite; fd is open.
-        let mut st: libc::stat = unsafe { std::mem::zeroed() };
-        // SAFETY: st is a valid stat the kernel fills; fd is open.
-        let kind = cvt(unsafe { libc::fstat(fd, &mut st) }).map(|_| st.st_mode & libc::S_IFMT);
-        let refused = match kind {
+        let at = cur.as_ref().map_or(dirfd, |f| f.as_fd());
+        // O_PATH with O_NOFOLLOW opens a link itself, which the check below then refuses.
+        let fd = rustix::fs::openat(
+            at,
+            &c,
+            OFlags::PATH | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+            Mode::empty(),
+        )?;
+        let refused = match rustix::fs::fstat(&fd).map(|st| (st.st_mode & libc::S_IFMT, st)) {
             // Another file system mounted there: never crossed, as with openat2.
-            Ok(libc::S_IFDIR) if st.st_dev != top.st_dev => {
+            Ok((libc::S_IFDIR, st)) if st.st_dev != top.st_dev => {
                 Some(io::Error::from_raw_os_error(crate::errno::EXDEV))
             }
-            Ok(libc::S_IFDIR) => None,
-            Ok(libc::S_IFLNK) => Some(io::Error::from_raw_os_error(crate::errno::ELOOP)),
+            Ok((libc::S_IFDIR, _)) => None,
+            Ok((libc::S_IFLNK, _)) => Some(io::Error::from_raw_os_error(crate::errno::ELOOP)),
             Ok(_) => Some(io::Error::from_raw_os_error(crate::errno::ENOTDIR)),
-            Err(e) => Some(e),
+            Err(e) => Some(e.into()),
         };
         if let Some(e) = refused {
-            // SAFETY: fd is ours and closed once.
-            unsafe { libc::close(fd) };
+            drop(fd);
             return Err(e);
         }
-        // SAFETY: the kernel just gave us this descriptor.
-        cur = Some(unsafe { OwnedFd::from_raw_fd(fd) });
+        cur = Some(fd);
     }
     Ok((cur, last))
 }
 
 /// Runs `f` with the directory holding `path`'s last component and that component.
 fn at_parent<T>(
-    dirfd: RawFd,
+    dirfd: BorrowedFd<'_>,
     path: &CStr,
-    f: impl FnOnce(RawFd, &CStr) -> io::Result<T>,
+    f: impl FnOnce(BorrowedFd<'_>, &CStr) -> io::Result<T>,
 ) -> io::Result<T> {
     let (parent, last) = walk_parent(dirfd, path.to_bytes())?;
-    let pfd = parent.as_ref().map_or(dirfd, |p| p.as_raw_fd());
+    let pfd = parent.as_ref().map_or(dirfd, |p| p.as_fd());
     if last.len() == path.to_bytes().len() {
         return f(pfd, path);
     }
@@ -206,115 +175,99 @@ fn at_parent<T>(
 }
 
 /// Makes directory `path` beneath `dirfd`.
-pub fn mkdir_beneath(dirfd: RawFd, path: &CStr, mode: libc::mode_t) -> io::Result<()> {
+pub fn mkdir_beneath(dirfd: BorrowedFd<'_>, path: &CStr, mode: libc::mode_t) -> io::Result<()> {
     at_parent(dirfd, path, |p, name| {
-        // SAFETY: name is NUL-terminated; p is an open directory.
-        cvt(unsafe { libc::mkdirat(p, name.as_ptr(), mode) }).map(|_| ())
+        rustix::fs::mkdirat(p, name, Mode::from_bits_retain(mode)).map_err(io::Error::from)
     })
 }
 
 /// Removes `path` beneath `dirfd` (`AT_REMOVEDIR` in `flags` for a directory); a link
 /// at the end is removed itself.
-pub fn unlink_beneath(dirfd: RawFd, path: &CStr, flags: libc::c_int) -> io::Result<()> {
+pub fn unlink_beneath(dirfd: BorrowedFd<'_>, path: &CStr, flags: libc::c_int) -> io::Result<()> {
     at_parent(dirfd, path, |p, name| {
-        // SAFETY: name is NUL-terminated; p is an open directory.
-        cvt(unsafe { libc::unlinkat(p, name.as_ptr(), flags) }).map(|_| ())
+        rustix::fs::unlinkat(p, name, AtFlags::from_bits_retain(flags as u32))
+            .map_err(io::Error::from)
     })
 }
 
 /// Renames `from` to `to`, both beneath `dirfd`.
-pub fn rename_beneath(dirfd: RawFd, from: &CStr, to: &CStr) -> io::Result<()> {
+pub fn rename_beneath(dirfd: BorrowedFd<'_>, from: &CStr, to: &CStr) -> io::Result<()> {
     at_parent(dirfd, from, |pa, a| {
         at_parent(dirfd, to, |pb, b| {
-            // SAFETY: a and b are NUL-terminated; pa and pb are open directories.
-            cvt(unsafe { libc::renameat(pa, a.as_ptr(), pb, b.as_ptr()) }).map(|_| ())
+            rustix::fs::renameat(pa, a, pb, b).map_err(io::Error::from)
         })
     })
 }
 
 /// Makes `to` a second name (a hard link) of `from`, both beneath `dirfd`; a symbolic
 /// link at the end of `from` is linked itself, never followed.
-pub fn link_beneath(dirfd: RawFd, from: &CStr, to: &CStr) -> io::Result<()> {
+pub fn link_beneath(dirfd: BorrowedFd<'_>, from: &CStr, to: &CStr) -> io::Result<()> {
     at_parent(dirfd, from, |pa, a| {
         at_parent(dirfd, to, |pb, b| {
-            // SAFETY: a and b are NUL-terminated; pa and pb are open directories.
-            cvt(unsafe { libc::linkat(pa, a.as_ptr(), pb, b.as_ptr(), 0) }).map(|_| ())
+            rustix::fs::linkat(pa, a, pb, b, AtFlags::empty()).map_err(io::Error::from)
         })
     })
 }
 
 /// Makes `link` beneath `dirfd` a symbolic link holding `target`, as text: nothing is
 /// resolved (and naslab never follows the link afterwards).
-pub fn symlink_beneath(dirfd: RawFd, target: &CStr, link: &CStr) -> io::Result<()> {
+pub fn symlink_beneath(dirfd: BorrowedFd<'_>, target: &CStr, link: &CStr) -> io::Result<()> {
     at_parent(dirfd, link, |p, name| {
-        // SAFETY: target and name are NUL-terminated; p is an open directory.
-        cvt(unsafe { libc::symlinkat(target.as_ptr(), p, name.as_ptr()) }).map(|_| ())
+        rustix::fs::symlinkat(target, p, name).map_err(io::Error::from)
     })
 }
 
 /// Sets the access and modification times of `path` beneath `dirfd` to now (of a link
 /// at the end, not of what it names).
-pub fn utime_beneath(dirfd: RawFd, path: &CStr) -> io::Result<()> {
+pub fn utime_beneath(dirfd: BorrowedFd<'_>, path: &CStr) -> io::Result<()> {
+    // Both times UTIME_NOW: the kernel takes it as no times given (set both to now, with
+    // write access to the file enough), as utimensat(2) says.
+    let now = rustix::fs::Timespec {
+        tv_sec: 0,
+        tv_nsec: rustix::fs::UTIME_NOW,
+    };
+    let times = rustix::fs::Timestamps {
+        last_access: now,
+        last_modification: now,
+    };
     at_parent(dirfd, path, |p, name| {
-        // SAFETY: name is NUL-terminated; p is an open directory; null times mean now.
-        cvt(unsafe {
-            libc::utimensat(
-                p,
-                name.as_ptr(),
-                std::ptr::null(),
-                libc::AT_SYMLINK_NOFOLLOW,
-            )
-        })
-        .map(|_| ())
+        rustix::fs::utimensat(p, name, &times, AtFlags::SYMLINK_NOFOLLOW).map_err(io::Error::from)
     })
 }
 
 /// What naslab checks of `path` beneath `dirfd` (of a link at the end, not of what it
 /// names).
-pub fn entry_stat_beneath(dirfd: RawFd, path: &CStr) -> io::Result<EntryStat> {
+pub fn entry_stat_beneath(dirfd: BorrowedFd<'_>, path: &CStr) -> io::Result<EntryStat> {
     at_parent(dirfd, path, entry_stat)
 }
 
 /// The status of `path` beneath `dirfd` (of a link at the end, not of what it names).
-pub fn stat_beneath(dirfd: RawFd, path: &CStr) -> io::Result<libc::stat> {
+pub fn stat_beneath(dirfd: BorrowedFd<'_>, path: &CStr) -> io::Result<rustix::fs::Stat> {
     at_parent(dirfd, path, |p, name| {
-        // SAFETY: an all-zero stat is a valid value for fstatat to overwrite.
-        let mut st: libc::stat = unsafe { std::mem::zeroed() };
-        // SAFETY: name is NUL-terminated; st is a valid out-pointer.
-        cvt(unsafe { libc::fstatat(p, name.as_ptr(), &mut st, libc::AT_SYMLINK_NOFOLLOW) })?;
-        Ok(st)
+        rustix::fs::statat(p, name, AtFlags::SYMLINK_NOFOLLOW).map_err(io::Error::from)
     })
 }
 
 /// The names in the directory `fd` (without `.` and `..`).
-pub fn list_dir(fd: RawFd) -> io::Result<Vec<std::ffi::CString>> {
-    // SAFETY: duplicating a descriptor we were lent; fdopendir takes the duplicate over.
-    let dup = cvt(unsafe { libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, 0) })?;
-    // SAFETY: dup is an open directory descriptor we own.
-    let dir = unsafe { libc::fdopendir(dup) };
-    if dir.is_null() {
-        let e = last_err();
-        // SAFETY: fdopendir failed, so dup is still ours to close.
-        unsafe { libc::close(dup) };
-        return Err(e);
+pub fn list_dir(fd: BorrowedFd<'_>) -> io::Result<Vec<std::ffi::CString>> {
+    // A duplicate is read, which shares `fd`'s offset; not a directory's: refused first,
+    // as fdopendir refused it.
+    let dup = rustix::io::fcntl_dupfd_cloexec(fd, 0)?;
+    if rustix::fs::fstat(&dup)?.st_mode & libc::S_IFMT != libc::S_IFDIR {
+        return Err(io::Error::from_raw_os_error(crate::errno::ENOTDIR));
     }
-    // SAFETY: dir is a valid stream; start from the first entry whatever dup's offset.
-    unsafe { libc::rewinddir(dir) };
+    let mut dir = rustix::fs::Dir::new(dup)?;
+    // From the first entry, whatever the offset.
+    dir.rewind();
     let mut names = Vec::new();
-    loop {
-        // SAFETY: dir is a valid DIR stream until closedir below.
-        let ent = unsafe { libc::readdir(dir) };
-        if ent.is_null() {
-            break;
-        }
-        // SAFETY: readdir returned a valid dirent whose d_name is NUL-terminated.
-        let name = unsafe { CStr::from_ptr((*ent).d_name.as_ptr()) };
+    // A failed read ends the list, as readdir's null did (ENOENT, the directory removed
+    // meanwhile, is its end with either).
+    for ent in dir.map_while(Result::ok) {
+        let name = ent.file_name();
         if name.to_bytes() != b"." && name.to_bytes() != b".." {
             names.push(name.to_owned());
         }
     }
-    // SAFETY: dir came from fdopendir and is closed once.
-    unsafe { libc::closedir(dir) };
     Ok(names)
 }
 
@@ -344,49 +297,35 @@ impl EntryStat {
 
 /// The status of `name` in `dirfd` (of `dirfd` itself when `name` is empty), never
 /// following a link.
-pub fn entry_stat(dirfd: RawFd, name: &CStr) -> io::Result<EntryStat> {
-    // SAFETY: an all-zero statx is a valid value for the kernel to overwrite.
-    let mut sx: libc::statx = unsafe { std::mem::zeroed() };
-    let mut flags = libc::AT_SYMLINK_NOFOLLOW | libc::AT_STATX_SYNC_AS_STAT;
+pub fn entry_stat(dirfd: BorrowedFd<'_>, name: &CStr) -> io::Result<EntryStat> {
+    let mut flags = AtFlags::SYMLINK_NOFOLLOW | AtFlags::STATX_SYNC_AS_STAT;
     if name.is_empty() {
-        flags |= libc::AT_EMPTY_PATH;
+        flags |= AtFlags::EMPTY_PATH;
     }
-    let mask = libc::STATX_TYPE | libc::STATX_INO | libc::STATX_NLINK | libc::STATX_MNT_ID;
-    // SAFETY: name is NUL-terminated; sx is a valid out-pointer.
-    let r = unsafe { libc::statx(dirfd, name.as_ptr(), flags, mask, &mut sx) };
-    if r < 0 {
-        let e = last_err();
-        if e.raw_os_error() != Some(crate::errno::ENOSYS) {
-            return Err(e);
+    let mask = StatxFlags::TYPE | StatxFlags::INO | StatxFlags::NLINK | StatxFlags::MNT_ID;
+    let sx = match rustix::fs::statx(dirfd, name, flags, mask) {
+        Ok(sx) => sx,
+        Err(e) if e.raw_os_error() != crate::errno::ENOSYS => return Err(e.into()),
+        Err(_) => {
+            let st = rustix::fs::statat(dirfd, name, flags & !AtFlags::STATX_SYNC_AS_STAT)?;
+            return Ok(EntryStat {
+                kind: st.st_mode & libc::S_IFMT,
+                dev: st.st_dev,
+                ino: st.st_ino,
+                nlink: st.st_nlink,
+                mnt_id: None,
+                mount_root: false,
+            });
         }
-        // SAFETY: an all-zero stat is valid for fstatat to overwrite.
-        let mut st: libc::stat = unsafe { std::mem::zeroed() };
-        // SAFETY: name is NUL-terminated; st is a valid out-pointer.
-        cvt(unsafe {
-            libc::fstatat(
-                dirfd,
-                name.as_ptr(),
-                &mut st,
-                flags & !libc::AT_STATX_SYNC_AS_STAT,
-            )
-        })?;
-        return Ok(EntryStat {
-            kind: st.st_mode & libc::S_IFMT,
-            dev: st.st_dev,
-            ino: st.st_ino,
-            nlink: st.st_nlink,
-            mnt_id: None,
-            mount_root: false,
-        });
-    }
-    let root_attr = libc::STATX_ATTR_MOUNT_ROOT as u64;
+    };
+    let root = StatxAttributes::MOUNT_ROOT;
     Ok(EntryStat {
         kind: libc::mode_t::from(sx.stx_mode) & libc::S_IFMT,
         dev: libc::makedev(sx.stx_dev_major, sx.stx_dev_minor),
         ino: sx.stx_ino,
         nlink: u64::from(sx.stx_nlink),
-        mnt_id: (sx.stx_mask & libc::STATX_MNT_ID != 0).then_some(sx.stx_mnt_id),
-        mount_root: sx.stx_attributes_mask & root_attr != 0 && sx.stx_attributes & root_attr != 0,
+        mnt_id: (sx.stx_mask & StatxFlags::MNT_ID.bits() != 0).then_some(sx.stx_mnt_id),
+        mount_root: sx.stx_attributes_mask.contains(root) && sx.stx_attributes.contains(root),
     })
 }
 
@@ -407,18 +346,19 @@ struct Level {
 }
 
 /// Opens `name` in `dirfd` as a directory, refusing a link, and checks it is `expected`.
-fn open_dir_checked(dirfd: RawFd, name: &CStr, expected: &EntryStat) -> io::Result<OwnedFd> {
-    // SAFETY: name is NUL-terminated; O_NOFOLLOW refuses a link put there since.
-    let fd = cvt(unsafe {
-        libc::openat(
-            dirfd,
-            name.as_ptr(),
-            libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC,
-        )
-    })?;
-    // SAFETY: the kernel just gave us this descriptor.
-    let fd = unsafe { OwnedFd::from_raw_fd(fd) };
-    let got = entry_stat(fd.as_raw_fd(), c"")?;
+fn open_dir_checked(
+    dirfd: BorrowedFd<'_>,
+    name: &CStr,
+    expected: &EntryStat,
+) -> io::Result<OwnedFd> {
+    // O_NOFOLLOW refuses a link put there since.
+    let fd = rustix::fs::openat(
+        dirfd,
+        name,
+        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+        Mode::empty(),
+    )?;
+    let got = entry_stat(fd.as_fd(), c"")?;
     if (got.dev, got.ino) != (expected.dev, expected.ino) {
         return Err(io::Error::other(format!(
             "'{}' was replaced while naslab removed it; run again once nothing else changes it",
@@ -433,15 +373,14 @@ fn open_dir_checked(dirfd: RawFd, name: &CStr, expected: &EntryStat) -> io::Resu
 /// (refused, naming it). However deep the tree, at most three descriptors are open at
 /// once: the walk holds the directory it empties, and climbs back with `..`, checked
 /// to be the directory it came from.
-pub fn remove_tree(parent: RawFd, name: &CStr) -> io::Result<()> {
+pub fn remove_tree(parent: BorrowedFd<'_>, name: &CStr) -> io::Result<()> {
     let st = match entry_stat(parent, name) {
         Ok(st) => st,
         Err(e) if e.raw_os_error() == Some(crate::errno::ENOENT) => return Ok(()),
         Err(e) => return Err(e),
     };
     if st.kind != libc::S_IFDIR {
-        // SAFETY: name is NUL-terminated.
-        return cvt(unsafe { libc::unlinkat(parent, name.as_ptr(), 0) }).map(|_| ());
+        return rustix::fs::unlinkat(parent, name, AtFlags::empty()).map_err(io::Error::from);
     }
     if st.crosses_from(&entry_stat(parent, c"")?) {
         return Err(mount_point(name.to_bytes()));
@@ -450,18 +389,17 @@ pub fn remove_tree(parent: RawFd, name: &CStr) -> io::Result<()> {
     let mut levels = vec![Level {
         name: name.to_owned(),
         stat: st,
-        pending: list_dir(cur.as_raw_fd())?,
+        pending: list_dir(cur.as_fd())?,
     }];
     while let Some(top) = levels.last_mut() {
         if let Some(child) = top.pending.pop() {
-            let cst = match entry_stat(cur.as_raw_fd(), &child) {
+            let cst = match entry_stat(cur.as_fd(), &child) {
                 Ok(s) => s,
                 Err(e) if e.raw_os_error() == Some(crate::errno::ENOENT) => continue,
                 Err(e) => return Err(e),
             };
             if cst.kind != libc::S_IFDIR {
-                // SAFETY: child is NUL-terminated; cur is an open directory.
-                cvt(unsafe { libc::unlinkat(cur.as_raw_fd(), child.as_ptr(), 0) })?;
+                rustix::fs::unlinkat(&cur, &child, AtFlags::empty())?;
                 continue;
             }
             if cst.crosses_from(&top.stat) {
@@ -473,8 +411,8 @@ pub fn remove_tree(parent: RawFd, name: &CStr) -> io::Result<()> {
                 path.extend_from_slice(child.to_bytes());
                 return Err(mount_point(&path));
             }
-            cur = open_dir_checked(cur.as_raw_fd(), &child, &cst)?;
-            let pending = list_dir(cur.as_raw_fd())?;
+            cur = open_dir_checked(cur.as_fd(), &child, &cst)?;
+            let pending = list_dir(cur.as_fd())?;
             levels.push(Level {
                 name: child,
                 stat: cst,
@@ -485,13 +423,10 @@ pub fn remove_tree(parent: RawFd, name: &CStr) -> io::Result<()> {
         let done = levels.pop().map(|l| l.name).unwrap_or_default();
         let Some(up) = levels.last() else {
             drop(cur);
-            // SAFETY: name is NUL-terminated.
-            return cvt(unsafe { libc::unlinkat(parent, name.as_ptr(), libc::AT_REMOVEDIR) })
-                .map(|_| ());
+            return rustix::fs::unlinkat(parent, name, AtFlags::REMOVEDIR).map_err(io::Error::from);
         };
-        cur = open_dir_checked(cur.as_raw_fd(), c"..", &up.stat)?;
-        // SAFETY: done is NUL-terminated; cur is an open directory.
-        cvt(unsafe { libc::unlinkat(cur.as_raw_fd(), done.as_ptr(), libc::AT_REMOVEDIR) })?;
+        cur = open_dir_checked(cur.as_fd(), c"..", &up.stat)?;
+        rustix::fs::unlinkat(&cur, &done, AtFlags::REMOVEDIR)?;
     }
     Ok(())
 }
@@ -522,7 +457,7 @@ mod tests {
             symlink(outside.path(), inside.path().join("sub")).unwrap();
             symlink(outside.path().join("victim"), inside.path().join("file")).unwrap();
             let dir = std::fs::File::open(inside.path()).unwrap();
-            let d = dir.as_raw_fd();
+            let d = dir.as_fd();
             let rw = libc::O_RDWR | libc::O_CREAT;
             assert_eq!(
                 errno(open_beneath(d, &c("sub/victim"), libc::O_RDONLY, 0)),

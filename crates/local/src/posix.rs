@@ -1,10 +1,11 @@
 use std::collections::HashMap;
 use std::ffi::CStr;
-use std::os::fd::{AsRawFd, IntoRawFd};
+use std::os::fd::{AsFd, BorrowedFd, IntoRawFd, OwnedFd};
 use std::path::Path;
 use std::sync::Arc;
 
 use naslab_trace::OpKind;
+use rustix::fs::Advice;
 
 use crate::beneath::{
     entry_stat, entry_stat_beneath, link_beneath, mkdir_beneath, open_beneath, rename_beneath,
@@ -77,13 +78,13 @@ impl Target for PosixTarget {
             .map_err(io_err)?;
         let probe = c".naslab-direct-probe";
         let fd = open_beneath(
-            dir.as_raw_fd(),
+            dir.as_fd(),
             probe,
             libc::O_RDWR | libc::O_CREAT | libc::O_DIRECT,
             0o644,
         );
         // The probe file is ours and removed at once.
-        let _ = unlink_beneath(dir.as_raw_fd(), probe, 0);
+        let _ = unlink_beneath(dir.as_fd(), probe, 0);
         fd.map(|_| ()).map_err(io_err)
     }
 
@@ -109,10 +110,9 @@ impl Target for PosixTarget {
             .sandbox
             .open_workload_dir(workload_dir)
             .map_err(io_err)?;
-        let dir_stat = entry_stat(dir.as_raw_fd(), c"").map_err(io_err)?;
-        let dirfd = dir.into_raw_fd();
+        let dir_stat = entry_stat(dir.as_fd(), c"").map_err(io_err)?;
         Ok(Box::new(PosixBackend {
-            dirfd,
+            dir,
             dir_stat,
             own_links: self.own_links.clone(),
             files,
@@ -128,7 +128,8 @@ impl Target for PosixTarget {
 
 /// One stream's connection to a posix target.
 pub struct PosixBackend {
-    dirfd: libc::c_int,
+    /// The workload directory, every path's start.
+    dir: OwnedFd,
     /// Who the workload directory is: what is opened in it must be on the same mount.
     dir_stat: EntryStat,
     /// The hard links made in this run, by any stream: files that may have more names.
@@ -207,17 +208,17 @@ fn io_err(e: std::io::Error) -> OpError {
 /// `flags`) on the workload directory's own mount, a file with no other name (a hard
 /// link would share it with a file outside) than those this run gave it (`own`).
 /// `O_TRUNC` is applied only once that is checked, so nothing that fails the check is
-/// changed. The descriptor is the caller's to close.
+/// changed.
 fn open_raw(
-    dirfd: libc::c_int,
+    dirfd: BorrowedFd<'_>,
     dir: &EntryStat,
     own: &OwnLinks,
     path: &CStr,
     flags: libc::c_int,
-) -> Result<libc::c_int, OpError> {
+) -> Result<OwnedFd, OpError> {
     let fd = open_beneath(dirfd, path, flags & !libc::O_TRUNC, 0o644).map_err(io_err)?;
     let want_dir = flags & libc::O_DIRECTORY != 0;
-    let st = entry_stat(fd.as_raw_fd(), c"").map_err(io_err)?;
+    let st = entry_stat(fd.as_fd(), c"").map_err(io_err)?;
     let shown = path.to_string_lossy();
     let refused = |errno, why: String| {
         OpError {
@@ -269,12 +270,14 @@ fn open_raw(
         ));
     }
     if flags & libc::O_TRUNC != 0 {
-        // SAFETY: fd is open; ftruncate changes only the file checked above.
-        if unsafe { libc::ftruncate(fd.as_raw_fd(), 0) } < 0 {
-            return Err(OpError::last_os());
-        }
+        // Only the file checked above is changed.
+        rustix::fs::ftruncate(&fd, 0).map_err(os_err)?;
     }
-    Ok(fd.into_raw_fd())
+    Ok(fd)
+}
+
+fn os_err(e: rustix::io::Errno) -> OpError {
+    OpError::errno(e.raw_os_error())
 }
 
 fn check(ret: libc::c_int) -> Result<(), OpError> {
@@ -327,7 +330,14 @@ impl PosixBackend {
             return Ok(buffered);
         }
         let p = fill_path(&mut self.path_a, &self.files, file)?;
-        let bfd = open_raw(self.dirfd, &self.dir_stat, &self.own_links, p, libc::O_RDWR)?;
+        let bfd = open_raw(
+            self.dir.as_fd(),
+            &self.dir_stat,
+            &self.own_links,
+            p,
+            libc::O_RDWR,
+        )?
+        .into_raw_fd();
         self.direct_files.insert(fd, (file, bfd));
         Ok(bfd)
     }
@@ -344,8 +354,6 @@ impl Drop for PosixBackend {
                 }
             }
         }
-        // SAFETY: dirfd was opened in connect and is closed only here.
-        unsafe { libc::close(self.dirfd) };
     }
 }
 
@@ -361,17 +369,13 @@ impl Backend for PosixBackend {
             flags |= libc::O_DIRECT;
         }
         let p = fill_path(&mut self.path_a, &self.files, file)?;
-        let fd = open_raw(self.dirfd, &self.dir_stat, &self.own_links, p, flags)?;
+        let fd = open_raw(self.dir.as_fd(), &self.dir_stat, &self.own_links, p, flags)?;
         if how.random {
             // No readahead on this descriptor, as an application asking for random access
-            // gets. SAFETY: fd was just opened; posix_fadvise returns the errno.
-            let e = unsafe { libc::posix_fadvise(fd, 0, 0, libc::POSIX_FADV_RANDOM) };
-            if e != 0 {
-                // SAFETY: fd is ours and not handed out.
-                unsafe { libc::close(fd) };
-                return Err(OpError::errno(e));
-            }
+            // gets; failing, it is closed.
+            rustix::fs::fadvise(&fd, 0, None, Advice::Random).map_err(os_err)?;
         }
+        let fd = fd.into_raw_fd();
         if direct {
             self.direct_files.insert(fd, (file, -1));
         }
@@ -449,24 +453,25 @@ impl Backend for PosixBackend {
 
     fn stat(&mut self, file: u32) -> Result<u64, OpError> {
         let p = fill_path(&mut self.path_a, &self.files, file)?;
-        let st = stat_beneath(self.dirfd, p).map_err(io_err)?;
+        let st = stat_beneath(self.dir.as_fd(), p).map_err(io_err)?;
         Ok(st.st_size as u64)
     }
 
     fn mkdir(&mut self, file: u32) -> Result<(), OpError> {
         let p = fill_path(&mut self.path_a, &self.files, file)?;
-        mkdir_beneath(self.dirfd, p, 0o755).map_err(io_err)
+        mkdir_beneath(self.dir.as_fd(), p, 0o755).map_err(io_err)
     }
 
     fn readdir(&mut self, file: u32) -> Result<u64, OpError> {
         let p = fill_path(&mut self.path_a, &self.files, file)?;
         let fd = open_raw(
-            self.dirfd,
+            self.dir.as_fd(),
             &self.dir_stat,
             &self.own_links,
             p,
             libc::O_RDONLY | libc::O_DIRECTORY,
-        )?;
+        )?
+        .into_raw_fd();
         // SAFETY: fd is an open directory; fdopendir takes it over (closedir closes it).
         let dir = unsafe { libc::fdopendir(fd) };
         if dir.is_null() {
@@ -497,13 +502,13 @@ impl Backend for PosixBackend {
         let is_dir = self.files.is_dir(file);
         let p = fill_path(&mut self.path_a, &self.files, file)?;
         let flags = if is_dir { libc::AT_REMOVEDIR } else { 0 };
-        unlink_beneath(self.dirfd, p, flags).map_err(io_err)
+        unlink_beneath(self.dir.as_fd(), p, flags).map_err(io_err)
     }
 
     fn rename(&mut self, from: u32, to: u32) -> Result<(), OpError> {
         let a = fill_path(&mut self.path_a, &self.files, from)?;
         let b = fill_path(&mut self.path_b, &self.files, to)?;
-        rename_beneath(self.dirfd, a, b).map_err(io_err)
+        rename_beneath(self.dir.as_fd(), a, b).map_err(io_err)
     }
 
     fn link(&mut self, file: u32, to: u32) -> Result<(), OpError> {
@@ -512,10 +517,10 @@ impl Backend for PosixBackend {
         // The file is remembered as linked by naslab only if it was one naslab may open
         // before, and the new name is still that file after: a file swapped in from
         // outside at either name is not, and stays refused.
-        let before = entry_stat_beneath(self.dirfd, a).map_err(io_err)?;
-        link_beneath(self.dirfd, a, b).map_err(io_err)?;
+        let before = entry_stat_beneath(self.dir.as_fd(), a).map_err(io_err)?;
+        link_beneath(self.dir.as_fd(), a, b).map_err(io_err)?;
         if before.kind == libc::S_IFREG && self.own_links.allows(&before) {
-            if let Ok(after) = entry_stat_beneath(self.dirfd, b) {
+            if let Ok(after) = entry_stat_beneath(self.dir.as_fd(), b) {
                 if (after.dev, after.ino) == (before.dev, before.ino)
                     && !after.crosses_from(&self.dir_stat)
                 {
@@ -535,7 +540,7 @@ impl Backend for PosixBackend {
             self.files.path(target),
         )?;
         let l = fill_path(&mut self.path_a, &self.files, link)?;
-        symlink_beneath(self.dirfd, text, l).map_err(io_err)
+        symlink_beneath(self.dir.as_fd(), text, l).map_err(io_err)
     }
 
     fn statfs(&mut self, file: u32) -> Result<(), OpError> {
@@ -543,15 +548,12 @@ impl Backend for PosixBackend {
         // on another device), so the directory answers for all of them without a lookup
         // that could follow a planted link.
         fill_path(&mut self.path_a, &self.files, file)?;
-        // SAFETY: an all-zero statfs is a valid value for fstatfs to overwrite.
-        let mut st: libc::statfs = unsafe { std::mem::zeroed() };
-        // SAFETY: dirfd is open for the backend's life; st is a valid out-pointer.
-        check(unsafe { libc::fstatfs(self.dirfd, &mut st) })
+        rustix::fs::fstatfs(&self.dir).map(|_| ()).map_err(os_err)
     }
 
     fn utime(&mut self, file: u32) -> Result<(), OpError> {
         let p = fill_path(&mut self.path_a, &self.files, file)?;
-        utime_beneath(self.dirfd, p).map_err(io_err)
+        utime_beneath(self.dir.as_fd(), p).map_err(io_err)
     }
 
     fn lock(&mut self, h: Handle, offset: u64, len: u64, how: LockHow) -> Result<(), OpError> {
@@ -577,25 +579,16 @@ impl Backend for PosixBackend {
     fn drop_cache(&mut self, file: u32) -> Result<(), OpError> {
         let p = fill_path(&mut self.path_a, &self.files, file)?;
         let fd = open_raw(
-            self.dirfd,
+            self.dir.as_fd(),
             &self.dir_stat,
             &self.own_links,
             p,
             libc::O_RDONLY,
         )?;
-        // SAFETY: fd is open; fsync writes dirty pages back so DONTNEED can drop them all.
-        let result = check(unsafe { libc::fsync(fd) }).and_then(|_| {
-            // SAFETY: as above; posix_fadvise returns the errno instead of setting it.
-            let e = unsafe { libc::posix_fadvise(fd, 0, 0, libc::POSIX_FADV_DONTNEED) };
-            if e != 0 {
-                Err(OpError::errno(e))
-            } else {
-                Ok(())
-            }
-        });
-        // SAFETY: fd is closed once.
-        unsafe { libc::close(fd) };
-        result
+        // fsync writes dirty pages back so DONTNEED can drop them all; fd is closed after.
+        rustix::fs::fsync(&fd)
+            .and_then(|_| rustix::fs::fadvise(&fd, 0, None, Advice::DontNeed))
+            .map_err(os_err)
     }
 
     fn unaligned_direct_ops(&self) -> u64 {
@@ -665,5 +658,63 @@ mod tests {
             fill_relative_target(&mut buf, link, target).unwrap();
             assert_eq!((buf.as_ptr(), buf.capacity()), (at, 256));
         }
+    }
+}
+
+#[cfg(test)]
+mod backend_tests {
+    use super::*;
+    use naslab_backend::FileEntry;
+    use naslab_trace::{FileKind, Prepare};
+
+    /// The calls made on what naslab opens itself: a truncating open changes the file
+    /// only once it is checked, and a random-access open, a cache drop and statfs (from
+    /// the workload directory) succeed.
+    #[test]
+    fn truncate_random_access_cache_drop_and_statfs_act_on_what_naslab_opened() {
+        let t = tempfile::tempdir().unwrap();
+        let target = PosixTarget::new(Sandbox::open(t.path()).unwrap());
+        target.fresh_workload_dir("w").unwrap();
+        let wd = target.root().join("w");
+        std::fs::write(wd.join("f"), b"0123456789").unwrap();
+        std::fs::write(wd.join("g"), b"kept").unwrap();
+        let entry = |path: &str| FileEntry {
+            id: None,
+            path: path.into(),
+            kind: FileKind::File,
+            size: 0,
+            exists: true,
+            prepare: Prepare::Copy,
+        };
+        let files = Arc::new(FileTable {
+            entries: vec![entry("f"), entry("g"), entry("link")],
+        });
+        let mut b = target
+            .connect("w", files, BackendOptions::default())
+            .unwrap();
+        let random = OpenHow {
+            read: true,
+            random: true,
+            ..OpenHow::default()
+        };
+        let h = b.open(0, random).unwrap();
+        let mut buf = [0u8; 4];
+        assert_eq!(b.read(h, 2, &mut buf).unwrap(), 4);
+        assert_eq!(&buf, b"2345");
+        b.close(h).unwrap();
+        b.drop_cache(0).unwrap();
+        b.statfs(0).unwrap();
+        // A link where a file was: refused before O_TRUNC could reach what it names.
+        std::os::unix::fs::symlink(wd.join("g"), wd.join("link")).unwrap();
+        let trunc = OpenHow {
+            write: true,
+            truncate: true,
+            ..OpenHow::default()
+        };
+        assert_eq!(b.open(2, trunc).unwrap_err().errno, crate::errno::ELOOP);
+        assert_eq!(std::fs::read(wd.join("g")).unwrap(), b"kept");
+        let h = b.open(0, trunc).unwrap();
+        b.close(h).unwrap();
+        assert_eq!(std::fs::metadata(wd.join("f")).unwrap().len(), 0);
     }
 }

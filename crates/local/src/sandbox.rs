@@ -9,10 +9,12 @@
 
 use std::ffi::{CStr, CString};
 use std::io::{ErrorKind, Read, Seek, Write};
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+
+use rustix::fs::{AtFlags, FlockOperation, Mode, OFlags};
 
 use crate::beneath;
 
@@ -98,18 +100,13 @@ fn cpath(s: &str) -> CString {
 }
 
 fn openat_raw(
-    dir: RawFd,
+    dir: BorrowedFd<'_>,
     name: &CStr,
     flags: libc::c_int,
     mode: libc::c_uint,
 ) -> std::io::Result<OwnedFd> {
-    // SAFETY: name is NUL-terminated; dir is an open directory.
-    let fd = unsafe { libc::openat(dir, name.as_ptr(), flags | libc::O_CLOEXEC, mode) };
-    if fd < 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    // SAFETY: the kernel just gave us this descriptor.
-    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+    let flags = OFlags::from_bits_retain((flags | libc::O_CLOEXEC) as u32);
+    rustix::fs::openat(dir, name, flags, Mode::from_bits_retain(mode)).map_err(Into::into)
 }
 
 /// The current UTC time as `YYYY-MM-DDTHH:MM:SSZ`.
@@ -131,22 +128,21 @@ struct Held {
 /// Tries to take the marker's lock without waiting. Taking, a refusal is tried again for
 /// 200 ms: the other clients of a `--shared-files` job check whether the lock is held
 /// by taking it for a moment, and such a moment must not pass for another run's hold.
-/// Returns whether it was taken; when not, `errno` holds why.
-fn try_lock(marker: &std::fs::File, hold: Hold) -> bool {
+/// Fails with why the last try did not take it.
+fn try_lock(marker: &std::fs::File, hold: Hold) -> std::io::Result<()> {
     let attempts = if hold == Hold::Take { 10 } else { 1 };
-    for attempt in 0..attempts {
-        // SAFETY: flock on a descriptor the caller owns.
-        if unsafe { libc::flock(marker.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0 {
-            return true;
+    let mut attempt = 1;
+    loop {
+        let Err(e) = rustix::fs::flock(marker, FlockOperation::NonBlockingLockExclusive) else {
+            return Ok(());
+        };
+        let busy = e.raw_os_error() == crate::errno::EWOULDBLOCK;
+        if !busy || attempt == attempts {
+            return Err(e.into());
         }
-        let busy =
-            std::io::Error::last_os_error().raw_os_error() == Some(crate::errno::EWOULDBLOCK);
-        if !busy || attempt + 1 == attempts {
-            break;
-        }
+        attempt += 1;
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
-    false
 }
 
 /// Whether opening naslab's directory takes it for this process (locked until the
@@ -188,23 +184,22 @@ impl Sandbox {
         let tfd = open_target(target)?;
         let path = target.join(client);
         let name = cpath(client);
-        // SAFETY: name is NUL-terminated and a single component.
-        if unsafe { libc::mkdirat(tfd.as_raw_fd(), name.as_ptr(), 0o755) } < 0 {
-            let e = std::io::Error::last_os_error();
+        if let Err(e) = rustix::fs::mkdirat(&tfd, &name, Mode::from_bits_retain(0o755)) {
+            let e = std::io::Error::from(e);
             if e.kind() != ErrorKind::AlreadyExists {
                 return Err(io("create", &path)(e));
             }
         }
         let flags = libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW;
         let cfd =
-            openat_raw(tfd.as_raw_fd(), &name, flags, 0).map_err(
-                |e| match beneath::stat_beneath(tfd.as_raw_fd(), &name) {
+            openat_raw(tfd.as_fd(), &name, flags, 0).map_err(|e| {
+                match beneath::stat_beneath(tfd.as_fd(), &name) {
                     Ok(st) if st.st_mode & libc::S_IFMT == libc::S_IFLNK => {
                         SandboxError::Symlink(path.clone())
                     }
                     _ => io("open", &path)(e),
-                },
-            )?;
+                }
+            })?;
         Sandbox::open_in(cfd, &path, Hold::Take)
     }
 
@@ -216,22 +211,19 @@ impl Sandbox {
         let name = cpath(ROOT_NAME);
         let marker_name = cpath(MARKER_NAME);
         let dir_flags = libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW;
-        let (dir, created) = match openat_raw(tfd.as_raw_fd(), &name, dir_flags, 0) {
+        let (dir, created) = match openat_raw(tfd.as_fd(), &name, dir_flags, 0) {
             Ok(d) => (d, false),
             Err(e) if e.kind() == ErrorKind::NotFound && hold == Hold::Join => {
                 return Err(SandboxError::NotHeld(root));
             }
             Err(e) if e.kind() == ErrorKind::NotFound => {
-                // SAFETY: name is NUL-terminated.
-                if unsafe { libc::mkdirat(tfd.as_raw_fd(), name.as_ptr(), 0o755) } < 0 {
-                    return Err(io("create", &root)(std::io::Error::last_os_error()));
-                }
-                let d =
-                    openat_raw(tfd.as_raw_fd(), &name, dir_flags, 0).map_err(io("open", &root))?;
+                rustix::fs::mkdirat(&tfd, &name, Mode::from_bits_retain(0o755))
+                    .map_err(|e| io("create", &root)(e.into()))?;
+                let d = openat_raw(tfd.as_fd(), &name, dir_flags, 0).map_err(io("open", &root))?;
                 (d, true)
             }
             Err(e) => {
-                let st = beneath::stat_beneath(tfd.as_raw_fd(), &name);
+                let st = beneath::stat_beneath(tfd.as_fd(), &name);
                 return Err(match st {
                     Ok(st) if st.st_mode & libc::S_IFMT == libc::S_IFLNK => {
                         SandboxError::Symlink(root)
@@ -246,7 +238,7 @@ impl Sandbox {
         let marker_flags = libc::O_RDWR | libc::O_NOFOLLOW | libc::O_NONBLOCK;
         let marker = if created {
             openat_raw(
-                dir.as_raw_fd(),
+                dir.as_fd(),
                 &marker_name,
                 marker_flags | libc::O_CREAT | libc::O_EXCL,
                 0o644,
@@ -256,7 +248,7 @@ impl Sandbox {
             // Looked at read-only first: a device node or a hard link put in its place
             // is refused before anything could write to it.
             let look = libc::O_RDONLY | libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_NOCTTY;
-            match openat_raw(dir.as_raw_fd(), &marker_name, look, 0)
+            match openat_raw(dir.as_fd(), &marker_name, look, 0)
                 .and_then(|m| reopen_marker(&dir, &marker_name, &m, marker_flags))
             {
                 Ok(Some(m)) => m,
@@ -283,14 +275,15 @@ impl Sandbox {
         let locked = try_lock(&marker, hold);
         if hold == Hold::Join {
             // Joined, not taken: the lock must be the first client's, not free.
-            if locked {
-                // SAFETY: flock on a descriptor we own.
-                unsafe { libc::flock(marker.as_raw_fd(), libc::LOCK_UN) };
-                return Err(SandboxError::NotHeld(root));
-            }
-            let e = std::io::Error::last_os_error();
-            if e.raw_os_error() != Some(crate::errno::EWOULDBLOCK) {
-                return Err(io("lock", &marker_path)(e));
+            match locked {
+                Ok(()) => {
+                    let _ = rustix::fs::flock(&marker, FlockOperation::Unlock);
+                    return Err(SandboxError::NotHeld(root));
+                }
+                Err(e) if e.raw_os_error() != Some(crate::errno::EWOULDBLOCK) => {
+                    return Err(io("lock", &marker_path)(e));
+                }
+                Err(_) => {}
             }
             return Ok(Sandbox {
                 root,
@@ -302,8 +295,7 @@ impl Sandbox {
                 }),
             });
         }
-        if !locked {
-            let e = std::io::Error::last_os_error();
+        if let Err(e) = locked {
             if e.raw_os_error() != Some(crate::errno::EWOULDBLOCK) {
                 return Err(io("lock", &marker_path)(e));
             }
@@ -348,8 +340,8 @@ impl Sandbox {
     }
 
     /// The descriptor of `<target>/naslab`, open as long as the sandbox is.
-    pub fn dir_fd(&self) -> RawFd {
-        self.held.dir.as_raw_fd()
+    pub fn dir_fd(&self) -> BorrowedFd<'_> {
+        self.held.dir.as_fd()
     }
 
     /// Opens a workload's directory for I/O beneath it (no link followed).
@@ -368,10 +360,8 @@ impl Sandbox {
         check_name(name)?;
         let dir = self.root.join(name);
         self.remove_inside(name)?;
-        // SAFETY: the name is NUL-terminated and a single component.
-        if unsafe { libc::mkdirat(self.dir_fd(), cpath(name).as_ptr(), 0o755) } < 0 {
-            return Err(io("create", &dir)(std::io::Error::last_os_error()));
-        }
+        rustix::fs::mkdirat(self.dir_fd(), cpath(name), Mode::from_bits_retain(0o755))
+            .map_err(|e| io("create", &dir)(e.into()))?;
         Ok(dir)
     }
 
@@ -395,24 +385,12 @@ impl Sandbox {
         }
         let marker = self.root.join(MARKER_NAME);
         self.check_marker()?;
-        // SAFETY: the name is NUL-terminated.
-        if unsafe { libc::unlinkat(self.dir_fd(), cpath(MARKER_NAME).as_ptr(), 0) } < 0 {
-            return Err(io("remove", &marker)(std::io::Error::last_os_error()));
-        }
+        rustix::fs::unlinkat(self.dir_fd(), cpath(MARKER_NAME), AtFlags::empty())
+            .map_err(|e| io("remove", &marker)(e.into()))?;
         // The directory is removed by name from the target it was opened in, only if
         // still empty.
-        let tfd = &self.held.target;
-        // SAFETY: the name is NUL-terminated.
-        if unsafe {
-            libc::unlinkat(
-                tfd.as_raw_fd(),
-                cpath(ROOT_NAME).as_ptr(),
-                libc::AT_REMOVEDIR,
-            )
-        } < 0
-        {
-            return Err(io("remove", &self.root)(std::io::Error::last_os_error()));
-        }
+        rustix::fs::unlinkat(&self.held.target, cpath(ROOT_NAME), AtFlags::REMOVEDIR)
+            .map_err(|e| io("remove", &self.root)(e.into()))?;
         Ok(!self.made)
     }
 
@@ -450,13 +428,13 @@ fn reopen_marker(
     look: &OwnedFd,
     flags: libc::c_int,
 ) -> std::io::Result<Option<OwnedFd>> {
-    let seen = beneath::entry_stat(look.as_raw_fd(), c"")?;
-    let on = beneath::entry_stat(dir.as_raw_fd(), c"")?;
+    let seen = beneath::entry_stat(look.as_fd(), c"")?;
+    let on = beneath::entry_stat(dir.as_fd(), c"")?;
     if seen.kind != libc::S_IFREG || seen.nlink != 1 || seen.crosses_from(&on) {
         return Ok(None);
     }
-    let m = openat_raw(dir.as_raw_fd(), name, flags | libc::O_NOCTTY, 0)?;
-    let again = beneath::entry_stat(m.as_raw_fd(), c"")?;
+    let m = openat_raw(dir.as_fd(), name, flags | libc::O_NOCTTY, 0)?;
+    let again = beneath::entry_stat(m.as_fd(), c"")?;
     Ok(((again.dev, again.ino) == (seen.dev, seen.ino)).then_some(m))
 }
 
@@ -474,23 +452,21 @@ impl naslab_backend::LocalRoot for Sandbox {
 fn open_target(target: &Path) -> Result<OwnedFd, SandboxError> {
     let ctarget = CString::new(target.as_os_str().as_bytes())
         .map_err(|_| SandboxError::Missing(target.to_path_buf()))?;
-    // SAFETY: ctarget is NUL-terminated.
-    let tfd = unsafe {
-        libc::open(
-            ctarget.as_ptr(),
-            libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC,
-        )
-    };
-    if tfd < 0 {
-        let e = std::io::Error::last_os_error();
-        return Err(match e.raw_os_error() {
+    // The system call glibc's open makes: openat from the working directory.
+    let tfd = rustix::fs::openat(
+        rustix::fs::CWD,
+        &ctarget,
+        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+        Mode::empty(),
+    )
+    .map_err(|e| {
+        let e = std::io::Error::from(e);
+        match e.raw_os_error() {
             Some(crate::errno::ENOENT) => SandboxError::Missing(target.to_path_buf()),
             Some(crate::errno::ENOTDIR) => SandboxError::NotDir(target.to_path_buf()),
             _ => io("read", target)(e),
-        });
-    }
-    // SAFETY: the kernel just gave us this descriptor.
-    let tfd = unsafe { OwnedFd::from_raw_fd(tfd) };
+        }
+    })?;
     refuse_inside_ours(target)?;
     Ok(tfd)
 }
@@ -541,5 +517,56 @@ mod error_tests {
         let rofs =
             io("create", p)(std::io::Error::from_raw_os_error(crate::errno::EROFS)).to_string();
         assert!(rofs.starts_with("target '/t' is read-only"), "{rofs}");
+    }
+}
+
+#[cfg(test)]
+mod hold_tests {
+    use super::*;
+
+    /// A held sandbox refuses a second run (naming the process that holds it) and lets a
+    /// client of the same job join; once it is let go, joining is refused and taking works.
+    #[test]
+    fn a_held_sandbox_is_joined_not_taken_and_a_free_one_taken_not_joined() {
+        let t = tempfile::tempdir().unwrap();
+        let held = Sandbox::open(t.path()).unwrap();
+        match Sandbox::open(t.path()) {
+            Err(SandboxError::InUse { pid, .. }) => {
+                assert_eq!(pid, std::process::id().to_string())
+            }
+            other => panic!("{other:?}"),
+        }
+        let joined = Sandbox::join(t.path()).unwrap();
+        assert_eq!(joined.root(), held.root());
+        drop(joined);
+        drop(held);
+        match Sandbox::join(t.path()) {
+            Err(SandboxError::NotHeld(root)) => assert_eq!(root, t.path().join(ROOT_NAME)),
+            other => panic!("{other:?}"),
+        }
+        let again = Sandbox::open(t.path()).unwrap();
+        assert!(again.remove_all().unwrap(), "it was there before");
+        assert!(!t.path().join(ROOT_NAME).exists());
+    }
+
+    /// A client's directory is made once and reused, never followed when it is a link.
+    #[test]
+    fn a_clients_directory_is_made_or_reused_and_a_link_there_refused() {
+        let t = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        let first = Sandbox::open_client(t.path(), "client-0").unwrap();
+        assert_eq!(first.root(), t.path().join("client-0").join(ROOT_NAME));
+        first.fresh_workload_dir("w").unwrap();
+        drop(first);
+        let second = Sandbox::open_client(t.path(), "client-0").unwrap();
+        assert!(t.path().join("client-0/naslab/w").is_dir());
+        assert!(second.remove_all().unwrap(), "it was there before");
+        assert!(!t.path().join("client-0/naslab").exists());
+        std::os::unix::fs::symlink(outside.path(), t.path().join("client-1")).unwrap();
+        match Sandbox::open_client(t.path(), "client-1") {
+            Err(SandboxError::Symlink(p)) => assert_eq!(p, t.path().join("client-1")),
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(std::fs::read_dir(outside.path()).unwrap().count(), 0);
     }
 }
