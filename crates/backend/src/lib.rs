@@ -14,10 +14,10 @@ mod profile;
 pub mod utc;
 
 pub use files::{FileEntry, FileTable};
-pub use memory::{lend_once, AlignedBuf, IoBuf, IoMemory, IoRegion, LentBuf, ALIGN};
-pub use null::{NullBackend, NullTarget, TimedNullTarget, NULL_CAPS};
+pub use memory::{ALIGN, AlignedBuf, IoBuf, IoMemory, IoRegion, LentBuf, lend_once};
+pub use null::{NULL_CAPS, NullBackend, NullTarget, TimedNullTarget};
 pub use profile::{
-    ClientProfile, ProfiledTarget, HINT_LEAD_BYTES, HINT_STRIDE_BYTES, HINT_WRITE_OP,
+    ClientProfile, HINT_LEAD_BYTES, HINT_STRIDE_BYTES, HINT_WRITE_OP, ProfiledTarget,
 };
 
 use std::sync::Arc;
@@ -154,11 +154,7 @@ pub enum LockHow {
 /// Windows' `LockFileEx`): POSIX's `len` 0, to the end of the file however far it grows,
 /// is every byte from `offset` on, where their own length 0 would lock no byte.
 pub fn lock_length(offset: u64, len: u64) -> u64 {
-    if len == 0 {
-        u64::MAX - offset
-    } else {
-        len
-    }
+    if len == 0 { u64::MAX - offset } else { len }
 }
 
 /// What a protocol connection did to get over a broken path to its server (a path

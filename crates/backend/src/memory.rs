@@ -258,9 +258,10 @@ mod tests {
         for (region, offset, len) in [(0, 1, 4096), (1, 8192, 1), (2, 0, 1), (0, usize::MAX, 2)] {
             let e = at(region, offset, len).expect_err("outside");
             assert_eq!(e.errno, crate::errno::EFAULT);
-            assert!(e
-                .detail
-                .is_some_and(|d| d.contains("outside the memory lent")));
+            assert!(
+                e.detail
+                    .is_some_and(|d| d.contains("outside the memory lent"))
+            );
         }
     }
 

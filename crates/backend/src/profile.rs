@@ -323,21 +323,22 @@ impl Backend for HintingBackend {
     }
 
     fn close(&mut self, h: Handle) -> Result<(), OpError> {
-        if let Some(st) = self.handles.remove(&h) {
-            if !st.size_known && st.hinted_end > st.data_end {
-                // The client sets the real end of file before it closes.
-                let t0 = monotonic_ns();
-                let r = self.inner.truncate(h, st.data_end);
-                self.extra
-                    .eof_latency
-                    .record(monotonic_ns().saturating_sub(t0));
-                self.extra.eof_fixes += 1;
-                if let Err(e) = r {
-                    self.extra.eof_errors += 1;
-                    if e.is_fatal() {
-                        let _ = self.inner.close(h);
-                        return Err(e);
-                    }
+        if let Some(st) = self.handles.remove(&h)
+            && !st.size_known
+            && st.hinted_end > st.data_end
+        {
+            // The client sets the real end of file before it closes.
+            let t0 = monotonic_ns();
+            let r = self.inner.truncate(h, st.data_end);
+            self.extra
+                .eof_latency
+                .record(monotonic_ns().saturating_sub(t0));
+            self.extra.eof_fixes += 1;
+            if let Err(e) = r {
+                self.extra.eof_errors += 1;
+                if e.is_fatal() {
+                    let _ = self.inner.close(h);
+                    return Err(e);
                 }
             }
         }

@@ -14,12 +14,12 @@ use std::io::{BufWriter, Seek, Write};
 use std::path::{Path, PathBuf};
 
 use naslab_trace::{
-    check_rel_path, create_trace, Expected, FileDecl, FileKind, Header, Op, OpFlags, OpKind,
-    Prepare, Sink, TraceWriter,
+    Expected, FileDecl, FileKind, Header, Op, OpFlags, OpKind, Prepare, Sink, TraceWriter,
+    check_rel_path, create_trace,
 };
 
-use crate::path_tree::PathTree;
 use crate::ImportError;
+use crate::path_tree::PathTree;
 
 /// The largest read or write naslab replays in one op.
 pub const MAX_OP_BYTES: u64 = 256 << 20;
@@ -351,10 +351,10 @@ impl Builder {
         let mut p = path;
         while let Some(cut) = p.rfind('/') {
             p = &p[..cut];
-            if let Some(&id) = self.by_path.get(p) {
-                if !self.entry(id).exists_before {
-                    return true;
-                }
+            if let Some(&id) = self.by_path.get(p)
+                && !self.entry(id).exists_before
+            {
+                return true;
             }
         }
         false
@@ -923,14 +923,14 @@ impl Builder {
                 continue;
             }
             let path = self.entries[i].path.clone();
-            if let Some(cut) = path.rfind('/') {
-                if let Some(&pid) = self.by_path.get(&path[..cut]) {
-                    let parent = self.entry(pid);
-                    if !parent.exists_before || parent.kind != FileKind::Dir {
-                        self.entries[i].exists_before = false;
-                        self.entries[i].size_before = 0;
-                        fixed += 1;
-                    }
+            if let Some(cut) = path.rfind('/')
+                && let Some(&pid) = self.by_path.get(&path[..cut])
+            {
+                let parent = self.entry(pid);
+                if !parent.exists_before || parent.kind != FileKind::Dir {
+                    self.entries[i].exists_before = false;
+                    self.entries[i].size_before = 0;
+                    fixed += 1;
                 }
             }
         }

@@ -11,7 +11,7 @@ use std::process::{Command, ExitStatus};
 
 use crate::builder::{Builder, Summary};
 use crate::strace::{LineFault, StraceImporter, TRACED_CALLS};
-use crate::{tree, ImportError};
+use crate::{ImportError, tree};
 
 /// What to capture.
 #[derive(Debug, Clone)]

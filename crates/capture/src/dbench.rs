@@ -16,9 +16,9 @@ use std::path::Path;
 
 use naslab_trace::{Expected, FileKind, OpKind};
 
-use crate::builder::{normalize, Builder, Creation, OpenReq, Presence};
-use crate::error::LineErr;
 use crate::ImportError;
+use crate::builder::{Builder, Creation, OpenReq, Presence, normalize};
+use crate::error::LineErr;
 
 /// NTCreateX's create options bit for a directory (FILE_DIRECTORY_FILE).
 const DIRECTORY_FILE: u64 = 0x1;

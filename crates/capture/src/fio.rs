@@ -8,9 +8,9 @@ use std::path::Path;
 
 use naslab_trace::FileKind;
 
-use crate::builder::{normalize, Builder, OpenReq, Presence};
-use crate::error::LineErr;
 use crate::ImportError;
+use crate::builder::{Builder, OpenReq, Presence, normalize};
+use crate::error::LineErr;
 
 /// Reads an iolog; absolute file names under `root` become relative to it, others lose
 /// their leading `/`.
@@ -61,7 +61,7 @@ pub fn read(
                 return Err(err.at(
                     n,
                     format!("'{line}' is not 'FILENAME ACTION [OFFSET LENGTH]'"),
-                ))
+                ));
             }
         };
         let num = |i: usize, what: &str| -> Result<u64, ImportError> {

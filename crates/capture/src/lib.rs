@@ -20,7 +20,7 @@ pub mod tree;
 
 pub use builder::{Builder, Summary};
 #[cfg(target_os = "linux")]
-pub use capture::{capture, CaptureOptions, Captured, Via};
+pub use capture::{CaptureOptions, Captured, Via, capture};
 pub use error::ImportError;
 
 use std::io::BufRead;

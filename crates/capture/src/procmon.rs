@@ -9,7 +9,7 @@ use std::path::Path;
 
 use naslab_trace::FileKind;
 
-use crate::builder::{normalize, Builder, Creation, OpenReq, Presence};
+use crate::builder::{Builder, Creation, OpenReq, Presence, normalize};
 use crate::error::LineErr;
 use crate::{ImportError, ImportOptions};
 
@@ -107,11 +107,11 @@ pub fn read(
                 ),
             ));
         }
-        if let (Some(want), Some(pi)) = (&opts.process, c.process) {
-            if !get(pi).eq_ignore_ascii_case(want) {
-                b.skip("events of other processes");
-                continue;
-            }
+        if let (Some(want), Some(pi)) = (&opts.process, c.process)
+            && !get(pi).eq_ignore_ascii_case(want)
+        {
+            b.skip("events of other processes");
+            continue;
         }
         let op = get(c.operation).to_string();
         let tod = time_of_day(get(c.time)).ok_or_else(|| {
@@ -398,11 +398,11 @@ fn details(text: &str) -> HashMap<String, String> {
                 last = Some(k.trim().to_string());
             }
             None => {
-                if let Some(k) = &last {
-                    if let Some(v) = out.get_mut(k) {
-                        v.push_str(", ");
-                        v.push_str(part.trim());
-                    }
+                if let Some(k) = &last
+                    && let Some(v) = out.get_mut(k)
+                {
+                    v.push_str(", ");
+                    v.push_str(part.trim());
                 }
             }
         }
@@ -513,13 +513,17 @@ mod tests {
 
     #[test]
     fn directory_opens_are_told_by_either_spelling_of_the_option() {
-        let d = details("Desired Access: Read Data/List Directory, Disposition: Open, Options: Directory, Synchronous IO Non-Alert, Attributes: n/a, OpenResult: Opened");
+        let d = details(
+            "Desired Access: Read Data/List Directory, Disposition: Open, Options: Directory, Synchronous IO Non-Alert, Attributes: n/a, OpenResult: Opened",
+        );
         assert!(is_directory_open(&d["Options"]));
         let d = details(
             "Desired Access: Read Data/List Directory, Options: Directory File, Attributes: n/a",
         );
         assert!(is_directory_open(&d["Options"]));
-        let d = details("Desired Access: Generic Read, Options: Synchronous IO Non-Alert, Non-Directory File, OpenResult: Opened");
+        let d = details(
+            "Desired Access: Generic Read, Options: Synchronous IO Non-Alert, Non-Directory File, OpenResult: Opened",
+        );
         assert!(!is_directory_open(&d["Options"]));
     }
 

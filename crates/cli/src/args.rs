@@ -10,7 +10,7 @@ use naslab_engine::{DataMode, Pacing};
 use naslab_lab::ServerKind;
 #[cfg(target_os = "linux")]
 use naslab_layout::{FsKind, Pattern};
-use naslab_targets::url::{SmbEncrypt, DEFAULT_SMB_IN_FLIGHT, MAX_SMB_IN_FLIGHT};
+use naslab_targets::url::{DEFAULT_SMB_IN_FLIGHT, MAX_SMB_IN_FLIGHT, SmbEncrypt};
 use naslab_workload::synthetic::iozone::Test;
 use naslab_workload::synthetic::openloop::Arrivals;
 

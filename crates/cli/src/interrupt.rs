@@ -92,7 +92,9 @@ unsafe extern "system" fn on_console_event(event: u32) -> windows_sys::core::BOO
         std::process::exit(130);
     }
     STOP.store(true, Ordering::SeqCst);
-    eprintln!("\ninterrupted: letting ops in flight finish, then writing the results so far (press Ctrl-C again to exit at once)");
+    eprintln!(
+        "\ninterrupted: letting ops in flight finish, then writing the results so far (press Ctrl-C again to exit at once)"
+    );
     1
 }
 

@@ -8,7 +8,7 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use anyhow::{bail, Context};
+use anyhow::{Context, bail};
 use naslab_report::REPORT_FILE;
 
 /// The page `compare` writes.
@@ -58,7 +58,11 @@ pub fn check(path: &Path, writing: Writing) -> anyhow::Result<()> {
             "'{}' is the {name} page of the run in '{}', which only `naslab {} {}` writes (as HTML); give -o another name",
             path.display(),
             dir.display(),
-            if name == REPORT_FILE { "report" } else { "compare" },
+            if name == REPORT_FILE {
+                "report"
+            } else {
+                "compare"
+            },
             dir.display()
         );
     }

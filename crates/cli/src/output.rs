@@ -4,8 +4,8 @@
 use std::path::Path;
 
 use anyhow::Context;
-use naslab_results::export::{Exporter, Json, NasptCsv, Table};
 use naslab_results::RunResult;
+use naslab_results::export::{Exporter, Json, NasptCsv, Table};
 
 /// Writes run.json, naspt.csv and results.txt into `dir`.
 pub fn write_exports(dir: &Path, run: &RunResult) -> anyhow::Result<()> {

@@ -1,8 +1,8 @@
 //! A progress bar on stderr while a workload runs, only when stderr is a terminal.
 
 use std::io::IsTerminal;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressStyle};

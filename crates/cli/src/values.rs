@@ -153,7 +153,7 @@ pub fn utc_date(text: &str) -> Result<String, String> {
 /// a URL, or only in another build) is refused saying how to get it.
 pub fn backend_name(text: &str) -> Result<crate::args::BackendName, String> {
     use crate::args::BackendName;
-    use naslab_targets::registry::{Choice, BACKENDS};
+    use naslab_targets::registry::{BACKENDS, Choice};
     let Some(d) = BACKENDS.iter().find(|d| d.name == text) else {
         let names: Vec<&str> = BACKENDS.iter().map(|d| d.name).collect();
         return Err(format!(
@@ -215,9 +215,11 @@ mod tests {
         assert_eq!(d.ns, 1_500_000_000);
         assert_eq!(d.to_string(), "1.5s");
         assert_eq!(d.as_std(), std::time::Duration::from_millis(1500));
-        assert!(positive_duration("0s")
-            .unwrap_err()
-            .contains("more than zero"));
+        assert!(
+            positive_duration("0s")
+                .unwrap_err()
+                .contains("more than zero")
+        );
         assert_eq!(positive_duration("10ms").unwrap().ns, 10_000_000);
         assert!(io_timeout("500us").unwrap_err().contains("at least 1ms"));
         assert_eq!(io_timeout("1ms").unwrap().ns, 1_000_000);
@@ -230,9 +232,11 @@ mod tests {
         assert!(size("12Q").unwrap_err().contains("use k, m, g or t"));
         assert_eq!(iozone_test("read"), Ok(Test::Read));
         assert_eq!(made_fs("xfs"), Ok(FsKind::Xfs));
-        assert!(made_fs("dir")
-            .unwrap_err()
-            .contains("not a file system made"));
+        assert!(
+            made_fs("dir")
+                .unwrap_err()
+                .contains("not a file system made")
+        );
         let e = made_fs("ntfs").unwrap_err();
         assert!(e.contains("ext4-nodelalloc") && !e.contains("dir"), "{e}");
         assert!(iozone_test("readd").unwrap_err().contains("randread"));

@@ -224,12 +224,14 @@ fn capture_of_a_small_program_records_exactly_its_ops() {
     assert_eq!(t.files["out"], (FileKind::Dir, 0, true));
     assert!(!t.files["out/x.bin"].2);
     assert!(!t.files["b.log"].2);
-    assert!(t
-        .flags
-        .contains(&(Create, "b.log".to_string(), "append".to_string())));
-    assert!(t
-        .flags
-        .contains(&(Open, "in.dat".to_string(), "read".to_string())));
+    assert!(
+        t.flags
+            .contains(&(Create, "b.log".to_string(), "append".to_string()))
+    );
+    assert!(
+        t.flags
+            .contains(&(Open, "in.dat".to_string(), "read".to_string()))
+    );
     // What was left out, and why.
     let count = |why: &str| -> u64 {
         said.lines()

@@ -211,9 +211,11 @@ fn ebpf_and_strace_give_the_same_trace_of_sqlite3() {
              begin; update t set b = 'uno' where a = 1; commit; select * from t;",
         ],
     );
-    assert!(t.streams[&0]
-        .iter()
-        .any(|op| op.starts_with("Lock db.sqlite")));
+    assert!(
+        t.streams[&0]
+            .iter()
+            .any(|op| op.starts_with("Lock db.sqlite"))
+    );
 }
 
 /// Threads share their descriptors: a file one thread opens, another writes.
@@ -305,7 +307,9 @@ fn keep_log_asks_for_strace() {
         "{err}"
     );
     assert!(err.contains("collector: strace"), "{err}");
-    assert!(std::fs::read_to_string(d.path().join("s.log"))
-        .unwrap()
-        .contains("openat("));
+    assert!(
+        std::fs::read_to_string(d.path().join("s.log"))
+            .unwrap()
+            .contains("openat(")
+    );
 }

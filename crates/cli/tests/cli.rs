@@ -211,9 +211,10 @@ fn a_runs_binary_records_decode_by_the_layout_the_docs_give() {
             v
         })
         .collect();
-    assert!(ours
-        .iter()
-        .any(|v| v.get("to").is_some() && v.get("done_ns").is_some()));
+    assert!(
+        ours.iter()
+            .any(|v| v.get("to").is_some() && v.get("done_ns").is_some())
+    );
     assert!(ours.iter().any(|v| v.get("flags").is_some()));
     assert!(ours.iter().any(|v| v["sched_ns"] != v["issued_ns"]));
     assert_eq!(theirs, ours);
@@ -241,7 +242,9 @@ fn bad_traces_give_one_clear_error_with_file_and_line() {
     let out = d.path().join("out");
     let cases = [
         (
-            format!("{HEAD}\n{{\"type\":\"file\",\"id\":1,\"path\":\"a\",\"exists\":true}}\n{{\"type\":\"op\",\"op\":\"stat\",\"file\":2}}\n"),
+            format!(
+                "{HEAD}\n{{\"type\":\"file\",\"id\":1,\"path\":\"a\",\"exists\":true}}\n{{\"type\":\"op\",\"op\":\"stat\",\"file\":2}}\n"
+            ),
             ":3: the stat op refers to file 2, which no file line declares",
         ),
         (format!("{HEAD}\n{{oops\n"), ":2: not a valid trace line"),
@@ -660,10 +663,12 @@ fn clean_removes_only_what_naslab_made() {
             .arg("--out")
             .arg(out.path()),
     );
-    assert!(target
-        .path()
-        .join("naslab/DocumentSave/docs/report.doc")
-        .is_file());
+    assert!(
+        target
+            .path()
+            .join("naslab/DocumentSave/docs/report.doc")
+            .is_file()
+    );
     let said = text(&run_ok(naslab().arg("clean").arg("-t").arg(target.path())).stderr);
     assert!(said.starts_with("removed '"), "{said}");
     assert!(!target.path().join("naslab").exists());

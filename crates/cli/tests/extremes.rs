@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 
 use common::{naslab, run_ok};
 use naslab_results::export::Us;
-use naslab_trace::{open_trace, Record};
+use naslab_trace::{Record, open_trace};
 
 #[derive(Default, Debug)]
 struct Exact {

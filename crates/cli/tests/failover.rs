@@ -14,7 +14,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 mod common;
-use common::lab::{lab_ready, open_for_lab, up_on_dir, Down};
+use common::lab::{Down, lab_ready, open_for_lab, up_on_dir};
 use common::{cannot_run, json, only_run_dir, run_err, run_ok, text};
 
 /// FileCopyToNAS at this scale writes one file of 70 MB in 64 KiB writes.
@@ -120,7 +120,7 @@ fn run_with_fault(
 /// there (its header names this file's block at this offset, both checksums hold), so
 /// no write was lost, doubled or misplaced across the fault.
 fn check_file_on_disk(share: &Path) {
-    use naslab_engine::data::{read_header, BLOCK};
+    use naslab_engine::data::{BLOCK, read_header};
     let path = copied_file(share);
     let bytes = std::fs::read(&path).unwrap();
     assert_eq!(bytes.len() as u64, FILE_BYTES, "{}", path.display());

@@ -363,9 +363,11 @@ fn a_dbench_loadfile_imports_one_stream_per_client_and_replays() {
     let ops = ops_of(&trace);
     let failing: Vec<&naslab_trace::Op> = ops.iter().filter(|o| o.expect.is_some()).collect();
     assert_eq!(failing.len(), 2);
-    assert!(failing
-        .iter()
-        .all(|o| o.kind == OpKind::Open && o.expect == Some(naslab_trace::Expected::NotFound)));
+    assert!(
+        failing
+            .iter()
+            .all(|o| o.kind == OpKind::Open && o.expect == Some(naslab_trace::Expected::NotFound))
+    );
     let lock = ops.iter().find(|o| o.kind == OpKind::Lock).unwrap();
     assert_eq!((lock.offset, lock.len, lock.flags.is_empty()), (0, 1, true));
     for (why, n) in [
@@ -833,10 +835,10 @@ fn strace_counts(table: &str) -> BTreeMap<String, (u64, u64)> {
             6 => (w[3].parse().ok(), w[4].parse().ok()),
             _ => continue,
         };
-        if let (Some(c), Some(e), Some(name)) = (calls, errors, w.last()) {
-            if *name != "total" {
-                m.insert(name.to_string(), (c, e));
-            }
+        if let (Some(c), Some(e), Some(name)) = (calls, errors, w.last())
+            && *name != "total"
+        {
+            m.insert(name.to_string(), (c, e));
         }
     }
     m

@@ -236,7 +236,11 @@ fn describe_refuses_what_run_refuses() {
     let cases = [
         ("empty.jsonl", String::new(), ":1: the trace is empty"),
         ("blank.jsonl", "\n\n".to_string(), ":1: the trace is empty"),
-        ("headless.jsonl", format!("{file}\n"), ":1: the first line must be the header"),
+        (
+            "headless.jsonl",
+            format!("{file}\n"),
+            ":1: the first line must be the header",
+        ),
         (
             "unopened.jsonl",
             format!("{head}\n{file}\n{{\"type\":\"op\",\"op\":\"read\",\"file\":0,\"len\":4}}\n"),
@@ -244,7 +248,9 @@ fn describe_refuses_what_run_refuses() {
         ),
         (
             "huge-fallocate.jsonl",
-            format!("{head}\n{file}\n{{\"type\":\"op\",\"op\":\"open\",\"file\":0}}\n{{\"type\":\"op\",\"op\":\"fallocate\",\"file\":0,\"len\":1099511627776}}\n"),
+            format!(
+                "{head}\n{file}\n{{\"type\":\"op\",\"op\":\"open\",\"file\":0}}\n{{\"type\":\"op\",\"op\":\"fallocate\",\"file\":0,\"len\":1099511627776}}\n"
+            ),
             ":4: a fallocate of 1099511627776 bytes is over naslab's limit",
         ),
     ];

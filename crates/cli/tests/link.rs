@@ -12,7 +12,7 @@ use std::path::Path;
 use std::process::Command;
 
 mod common;
-use common::lab::{lab_ready, matrix_comparison, open_for_lab, Down};
+use common::lab::{Down, lab_ready, matrix_comparison, open_for_lab};
 use common::{cannot_run, run_ok, text};
 
 fn naslab() -> Command {

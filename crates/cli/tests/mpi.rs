@@ -17,7 +17,7 @@ use std::time::Instant;
 
 use common::{naslab, text};
 use naslab_results::{IterationResult, LatencyHistogram, RunResult, WorkloadResult};
-use naslab_trace::{open_trace, Record};
+use naslab_trace::{Record, open_trace};
 
 const WORKLOADS: &str = "PhotoAlbum,FileCopyToNAS";
 

@@ -10,7 +10,7 @@ use std::path::Path;
 use std::process::Command;
 
 mod common;
-use common::lab::{lab_ready, matrix_comparison, open_for_lab, up_on_dir, walk_sizes, Down};
+use common::lab::{Down, lab_ready, matrix_comparison, open_for_lab, up_on_dir, walk_sizes};
 use common::{repo_root, run_err, run_ok, text, usage_err};
 
 /// The binary, without a password from the caller's environment.

@@ -12,7 +12,7 @@ use naslab_engine::prepare::prepare;
 use naslab_engine::{BackendOptions, Target};
 use naslab_targets::{PosixTarget, Sandbox};
 use naslab_trace::FileKind;
-use naslab_workload::{catalog, generate, GenParams};
+use naslab_workload::{GenParams, catalog, generate};
 
 mod common;
 use common::*;

@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use common::*;
-use naslab_trace::{open_trace, OpKind, Record};
+use naslab_trace::{OpKind, Record, open_trace};
 use serde_json::Value;
 
 /// The timing-sensitive sweeps run one at a time: two spinning servers on two CPUs
@@ -475,10 +475,10 @@ fn the_metrics_endpoint_serves_each_point_as_run_json_has_it() {
             addr = url.trim_end_matches("/metrics").to_string();
         }
         // A point's line comes once its figures are served: scrape while the next runs.
-        if line.starts_with("sweep ") {
-            if let Some(body) = scrape(&addr) {
-                scraped.push(body);
-            }
+        if line.starts_with("sweep ")
+            && let Some(body) = scrape(&addr)
+        {
+            scraped.push(body);
         }
     }
     assert!(child.wait().unwrap().success());

@@ -5,7 +5,7 @@
 
 use std::time::Instant;
 
-use naslab_engine::data::{fill, DataMode, DataSpec, BLOCK};
+use naslab_engine::data::{BLOCK, DataMode, DataSpec, fill};
 
 fn main() {
     let mib: u64 = std::env::args()

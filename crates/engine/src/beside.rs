@@ -13,7 +13,7 @@
 
 use std::sync::OnceLock;
 
-use crate::realtime::{allowed_cpus, cpus_of, pin_thread, pin_to, Tid};
+use crate::realtime::{Tid, allowed_cpus, cpus_of, pin_thread, pin_to};
 use crate::replay::ReplayOptions;
 
 #[cfg(target_os = "linux")]

@@ -1,7 +1,7 @@
 //! Data buffers, page-aligned so direct I/O can use them (what writes carry is made by
 //! [`crate::data`]).
 
-pub use naslab_backend::{AlignedBuf, LentBuf, ALIGN};
+pub use naslab_backend::{ALIGN, AlignedBuf, LentBuf};
 
 /// The most one stream holds for the reads (and, apart, for the writes) it has in
 /// flight: with larger ops, fewer are in flight at once (always at least one), so memory

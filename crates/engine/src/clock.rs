@@ -1,7 +1,7 @@
 //! Time for the replay loop: a real monotonic clock, and a scripted one for tests.
 
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 pub use naslab_backend::clock::monotonic_ns;
 

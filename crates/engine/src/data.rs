@@ -110,10 +110,10 @@ fn word(key: u64, i: u64) -> u64 {
 
 /// The key of one block's random bytes.
 #[inline]
-pub fn block_key(seed: u64, file: u32, block: u64, gen: u64) -> u64 {
+pub fn block_key(seed: u64, file: u32, block: u64, generation: u64) -> u64 {
     let k = mum(seed ^ P0, (file as u64) ^ P1);
-    let k = mum(k ^ block, P2 ^ gen.rotate_left(17));
-    mum(k ^ gen, P0)
+    let k = mum(k ^ block, P2 ^ generation.rotate_left(17));
+    mum(k ^ generation, P0)
 }
 
 /// Fills `out` (at most one block) with words `first..` of the stream of `key`; `out`
@@ -144,9 +144,9 @@ pub fn is_dedupe_block(seed: u64, file: u32, block: u64, pct: u8) -> bool {
 }
 
 /// One block's whole content into `out` (exactly [`BLOCK`] bytes).
-pub fn block(spec: &DataSpec, file: u32, block: u64, gen: u64, out: &mut [u8]) {
+pub fn block(spec: &DataSpec, file: u32, block: u64, generation: u64, out: &mut [u8]) {
     debug_assert_eq!(out.len(), BLOCK);
-    let key = block_key(spec.seed, file, block, gen);
+    let key = block_key(spec.seed, file, block, generation);
     match spec.mode {
         DataMode::Random => fill_words(out, key, 0),
         DataMode::Zero => out.fill(0),
@@ -175,7 +175,7 @@ pub fn block(spec: &DataSpec, file: u32, block: u64, gen: u64, out: &mut [u8]) {
                 seed: spec.seed,
                 file,
                 block,
-                gen,
+                generation,
             },
         );
     }
@@ -183,7 +183,14 @@ pub fn block(spec: &DataSpec, file: u32, block: u64, gen: u64, out: &mut [u8]) {
 
 /// Fills `buf` with what a write of `buf.len()` bytes at `offset` of `file` holds in
 /// generation `gen`. `scratch` is one block of room for partly covered blocks.
-pub fn fill(spec: &DataSpec, file: u32, offset: u64, gen: u64, buf: &mut [u8], scratch: &mut [u8]) {
+pub fn fill(
+    spec: &DataSpec,
+    file: u32,
+    offset: u64,
+    generation: u64,
+    buf: &mut [u8],
+    scratch: &mut [u8],
+) {
     if spec.only_zeros() {
         buf.fill(0);
         return;
@@ -195,9 +202,9 @@ pub fn fill(spec: &DataSpec, file: u32, offset: u64, gen: u64, buf: &mut [u8], s
         let within = (at % BLOCK as u64) as usize;
         let n = (BLOCK - within).min(buf.len() - done);
         if n == BLOCK {
-            block(spec, file, b, gen, &mut buf[done..done + BLOCK]);
+            block(spec, file, b, generation, &mut buf[done..done + BLOCK]);
         } else {
-            block(spec, file, b, gen, &mut scratch[..BLOCK]);
+            block(spec, file, b, generation, &mut scratch[..BLOCK]);
             buf[done..done + n].copy_from_slice(&scratch[within..within + n]);
         }
         done += n;
@@ -210,7 +217,7 @@ pub struct Header {
     pub seed: u64,
     pub file: u32,
     pub block: u64,
-    pub gen: u64,
+    pub generation: u64,
 }
 
 /// A block's header as read: what it says and which of its checks pass.
@@ -253,7 +260,7 @@ fn write_header(out: &mut [u8], h: &Header) {
     out[16..20].copy_from_slice(&h.file.to_le_bytes());
     out[20..24].copy_from_slice(&0u32.to_le_bytes());
     out[24..32].copy_from_slice(&h.block.to_le_bytes());
-    out[32..40].copy_from_slice(&h.gen.to_le_bytes());
+    out[32..40].copy_from_slice(&h.generation.to_le_bytes());
     let body = checksum(&out[HEADER_LEN..], 1);
     out[44..48].copy_from_slice(&body.to_le_bytes());
     let head = checksum(&out[0..40], 2) ^ body.rotate_left(7);
@@ -272,7 +279,7 @@ pub fn read_header(blk: &[u8]) -> Option<ReadHeader> {
         seed: u64_at(8),
         file: u32_at(16),
         block: u64_at(24),
-        gen: u64_at(32),
+        generation: u64_at(32),
     };
     let body_sum = u32_at(44);
     let head_ok = checksum(&blk[0..40], 2) ^ body_sum.rotate_left(7) == u32_at(40);
@@ -347,7 +354,7 @@ mod tests {
                 seed: 42,
                 file: 3,
                 block: 17,
-                gen: 5
+                generation: 5
             }
         );
         v[3000] ^= 1;

@@ -23,18 +23,18 @@ pub mod verify;
 pub use clock::{Clock, MonotonicClock, ScriptedClock};
 pub use data::{DataMode, DataSpec};
 pub use naslab_backend as backend;
-pub use naslab_backend::{errno, marker};
 pub use naslab_backend::{
     Backend, BackendOptions, Caps, Handle, LockHow, NullTarget, OpError, OpenHow, Target,
     TimedNullTarget,
 };
+pub use naslab_backend::{errno, marker};
 pub use pacing::Pacing;
-pub use plan::{compile, records_from_reader, records_from_trace, FileTable, Plan, PlanError};
+pub use plan::{FileTable, Plan, PlanError, compile, records_from_reader, records_from_trace};
 pub use records::RecordSink;
 pub use replay::{
-    replay, replay_with, Following, Phase, Progress, ReplayOptions, ReplayOutcome, SharedSet,
-    StartGate,
+    Following, Phase, Progress, ReplayOptions, ReplayOutcome, SharedSet, StartGate, replay,
+    replay_with,
 };
-pub use run::{run_iteration, IterationSpec, RunError, SinkMaker};
+pub use run::{IterationSpec, RunError, SinkMaker, run_iteration};
 pub use session::{PlanSource, RunHooks, RunOutcome, Session, SessionError};
 pub use verify::Verifier;

@@ -79,7 +79,7 @@ pub fn parse_duration_ns(text: &str) -> Result<u64, String> {
         _ => {
             return Err(format!(
                 "unknown unit '{unit}' in '{text}'; use ns, us, ms, s, m (minutes) or h"
-            ))
+            ));
         }
     };
     let ns = value * scale;
@@ -105,14 +105,18 @@ mod tests {
             "delay:100us".parse::<Pacing>(),
             Ok(Pacing::Delay { gap_ns: 100_000 })
         );
-        assert!("delay:10"
-            .parse::<Pacing>()
-            .unwrap_err()
-            .contains("no unit"));
-        assert!("fast"
-            .parse::<Pacing>()
-            .unwrap_err()
-            .contains("afap, original"));
+        assert!(
+            "delay:10"
+                .parse::<Pacing>()
+                .unwrap_err()
+                .contains("no unit")
+        );
+        assert!(
+            "fast"
+                .parse::<Pacing>()
+                .unwrap_err()
+                .contains("afap, original")
+        );
         assert!("delay:-1s".parse::<Pacing>().is_err());
     }
 
@@ -124,11 +128,15 @@ mod tests {
         assert_eq!(parse_duration_ns("1.5min"), Ok(90_000_000_000));
         assert_eq!(parse_duration_ns("12h"), Ok(43_200_000_000_000));
         assert_eq!(parse_duration_ns("168h"), Ok(MAX_DURATION_NS));
-        assert!(parse_duration_ns("169h")
-            .unwrap_err()
-            .contains("out of range (0 to 7 days)"));
-        assert!(parse_duration_ns("3d")
-            .unwrap_err()
-            .contains("ns, us, ms, s, m (minutes) or h"));
+        assert!(
+            parse_duration_ns("169h")
+                .unwrap_err()
+                .contains("out of range (0 to 7 days)")
+        );
+        assert!(
+            parse_duration_ns("3d")
+                .unwrap_err()
+                .contains("ns, us, ms, s, m (minutes) or h")
+        );
     }
 }

@@ -39,7 +39,9 @@ pub enum PlanError {
 /// What to do about a spool file that cannot be made or written, by its cause.
 pub fn spool_hint(cause: &std::io::Error) -> &'static str {
     match crate::errno::of_io(cause) {
-        Some(crate::errno::ENOSPC) | Some(crate::errno::EDQUOT) => "; the file system is full: free space there",
+        Some(crate::errno::ENOSPC) | Some(crate::errno::EDQUOT) => {
+            "; the file system is full: free space there"
+        }
         Some(crate::errno::EMFILE) | Some(crate::errno::ENFILE) => {
             "; too many open files: every stream keeps a spool file open, so raise the limit (ulimit -n) or use fewer streams"
         }

@@ -9,7 +9,7 @@ use naslab_trace::{FileKind, Prepare};
 use crate::backend::{Backend, OpError, OpenHow};
 use crate::buffer::AlignedBuf;
 use crate::clock::monotonic_ns;
-use crate::data::{self, DataSpec, BLOCK, PREPARED_GEN};
+use crate::data::{self, BLOCK, DataSpec, PREPARED_GEN};
 use crate::plan::Plan;
 use crate::verify::Verifier;
 

@@ -5,16 +5,16 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::path::{Path, PathBuf};
-use std::sync::{mpsc, Arc};
+use std::sync::{Arc, mpsc};
 
 use naslab_trace::{
-    create_trace_parallel, FileDecl, Header, Measured, Op, Sink, TraceError, TraceWriter,
+    FileDecl, Header, Measured, Op, Sink, TraceError, TraceWriter, create_trace_parallel,
 };
 
 use crate::beside;
 use crate::plan::Plan;
 use crate::replay::{Following, ReplayOutcome};
-use crate::spool::{decode_measured, CompiledOp, SpoolReader, MEASURED_SIZE};
+use crate::spool::{CompiledOp, MEASURED_SIZE, SpoolReader, decode_measured};
 use crate::spool_io::{Landed, Landing};
 
 /// What sees every record as it is written, on a thread of its own beside the writer
@@ -120,7 +120,7 @@ impl Tail {
                 Some(false) => {
                     return Err(std::io::Error::other(
                         "a stream ended before all its measurements were kept",
-                    ))
+                    ));
                 }
                 None => self.landed = self.landing.wait_past(self.read),
             }

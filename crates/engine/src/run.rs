@@ -11,9 +11,9 @@ use crate::backend::{BackendOptions, OpError, Target};
 use crate::clock::MonotonicClock;
 use crate::pacing::Pacing;
 use crate::plan::Plan;
-use crate::prepare::{drop_caches, prepare_with, write_back, PrepareError};
+use crate::prepare::{PrepareError, drop_caches, prepare_with, write_back};
 use crate::records::{LiveRecords, RecordSink, RecordsError};
-use crate::replay::{replay_with, Phase, Progress, ReplayError, ReplayOptions};
+use crate::replay::{Phase, Progress, ReplayError, ReplayOptions, replay_with};
 use crate::summarize::summarize;
 use crate::verify::Verifier;
 
@@ -21,7 +21,9 @@ use crate::verify::Verifier;
 /// these: it ends the iteration early and is reported in its results).
 #[derive(Debug, thiserror::Error)]
 pub enum RunError {
-    #[error("{trace}:{line}: the {backend} backend cannot do '{op}'{why}; run this trace on a backend that can (e.g. posix)")]
+    #[error(
+        "{trace}:{line}: the {backend} backend cannot do '{op}'{why}; run this trace on a backend that can (e.g. posix)"
+    )]
     Unsupported {
         backend: &'static str,
         op: OpKind,
@@ -30,14 +32,26 @@ pub enum RunError {
         /// Why not, when there is more to say (starts with "; " or is empty).
         why: &'static str,
     },
-    #[cfg_attr(target_os = "linux", error("the {backend} backend keeps at most {max} ops in flight per stream, and the workload asks for {asked}; lower its queue_depth or use a backend with queued I/O (posix, smb)"))]
-    #[cfg_attr(not(target_os = "linux"), error("the {backend} backend keeps at most {max} ops in flight per stream, and the workload asks for {asked}; lower its queue_depth or use a backend with queued I/O (windows, smb)"))]
+    #[cfg_attr(
+        target_os = "linux",
+        error(
+            "the {backend} backend keeps at most {max} ops in flight per stream, and the workload asks for {asked}; lower its queue_depth or use a backend with queued I/O (posix, smb)"
+        )
+    )]
+    #[cfg_attr(
+        not(target_os = "linux"),
+        error(
+            "the {backend} backend keeps at most {max} ops in flight per stream, and the workload asks for {asked}; lower its queue_depth or use a backend with queued I/O (windows, smb)"
+        )
+    )]
     QueueDepth {
         backend: &'static str,
         asked: u32,
         max: u32,
     },
-    #[error("direct I/O does not work on this target ({0}); the file system may not support O_DIRECT (tmpfs before Linux 6.6 and some FUSE file systems do not): run with --cache drop instead")]
+    #[error(
+        "direct I/O does not work on this target ({0}); the file system may not support O_DIRECT (tmpfs before Linux 6.6 and some FUSE file systems do not): run with --cache drop instead"
+    )]
     Direct(OpError),
     #[error("the workload's I/O buffers need {:.1} MiB (largest read {:.1} MiB, largest write {:.1} MiB, queue depth {depth}, {streams} streams), but only {:.1} MiB {what}; free memory, or use smaller ops, a lower queue_depth or fewer streams", mib(*needed), mib(*max_read), mib(*max_write), mib(*available))]
     Memory {
@@ -49,7 +63,9 @@ pub enum RunError {
         depth: u32,
         streams: usize,
     },
-    #[error("the workload opens its files for direct I/O (flag 'direct'), which does not work on this target ({0}); the file system may not support O_DIRECT (tmpfs before Linux 6.6 and some FUSE file systems do not): run it on a disk file system or a share")]
+    #[error(
+        "the workload opens its files for direct I/O (flag 'direct'), which does not work on this target ({0}); the file system may not support O_DIRECT (tmpfs before Linux 6.6 and some FUSE file systems do not): run it on a disk file system or a share"
+    )]
     DirectOpens(OpError),
     #[error("cannot connect to the target for preparation: {0}")]
     Connect(OpError),
@@ -57,7 +73,9 @@ pub enum RunError {
     WorkloadDir { dir: String, error: OpError },
     #[error(transparent)]
     Prepare(#[from] PrepareError),
-    #[error("cannot drop the page cache through /proc/sys/vm/drop_caches ({0}); it needs root: run as root or without --drop-all-caches")]
+    #[error(
+        "cannot drop the page cache through /proc/sys/vm/drop_caches ({0}); it needs root: run as root or without --drop-all-caches"
+    )]
     DropAllCaches(std::io::Error),
     #[error(transparent)]
     Replay(#[from] ReplayError),
@@ -67,7 +85,9 @@ pub enum RunError {
     NotStarted(String),
     #[error("the warm-up failed at {0}")]
     Warmup(String),
-    #[error("--verify cannot check a file written through two names, and the trace makes a hard link (the 'link' op on line {0}); run it without --verify")]
+    #[error(
+        "--verify cannot check a file written through two names, and the trace makes a hard link (the 'link' op on line {0}); run it without --verify"
+    )]
     VerifyHardLinks(u64),
     #[error("--verify could not read the workload's files back: {0}")]
     ReadBack(OpError),
@@ -79,7 +99,9 @@ pub enum RunError {
     },
     /// The measured phase completed but its op records could not all be written (a full
     /// `--out`): the iteration's figures, made from the measurements, are kept.
-    #[error("cannot write op records to '{path}': {source}; the iteration's figures are kept, its records hold only what was written before")]
+    #[error(
+        "cannot write op records to '{path}': {source}; the iteration's figures are kept, its records hold only what was written before"
+    )]
     RecordsLost {
         result: Box<IterationResult>,
         path: PathBuf,
@@ -512,7 +534,7 @@ fn warm_up(
                         error: err,
                         hint: "",
                         left: String::new(),
-                    }))
+                    }));
                 }
             }
         }

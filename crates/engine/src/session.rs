@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use naslab_results::{
     CacheMode, Device, Environment, IterationLayout, IterationResult, RunOptions, RunResult,
-    TargetInfo, Warning, WorkloadResult, SCHEMA_VERSION,
+    SCHEMA_VERSION, TargetInfo, Warning, WorkloadResult,
 };
 
 use crate::backend::Target;
@@ -19,7 +19,7 @@ use crate::pacing::Pacing;
 use crate::plan::Plan;
 use crate::records::RecordSink;
 use crate::replay::{Progress, ReplayOptions};
-use crate::run::{run_iteration, IterationSpec, RunError};
+use crate::run::{IterationSpec, RunError, run_iteration};
 
 /// What a run needs besides its workloads.
 pub struct Session<'a> {

@@ -15,7 +15,7 @@ use std::sync::{Arc, Condvar, Mutex};
 
 use naslab_trace::Measured;
 
-use crate::spool::{encode_measured, CompiledOp, Spool, MEASURED_SIZE, OP_SIZE};
+use crate::spool::{CompiledOp, MEASURED_SIZE, OP_SIZE, Spool, encode_measured};
 
 /// What the I/O thread is asked to do.
 enum Job {

@@ -8,14 +8,14 @@
 
 use std::borrow::Cow;
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use naslab_results::{Mismatch, MismatchKind, VerifySummary};
 use naslab_trace::FileKind;
 
 use crate::backend::{Backend, OpError, OpenHow};
-use crate::data::{self, DataSpec, BLOCK, HEADER_LEN, PREPARED_GEN};
+use crate::data::{self, BLOCK, DataSpec, HEADER_LEN, PREPARED_GEN};
 use crate::plan::Plan;
 
 /// How many mismatches are kept with their details (all are counted).
@@ -32,7 +32,7 @@ enum Src {
     Zero,
     /// Written by write `gen`, keyed to `file` (the file it was written to, which a
     /// rename does not change).
-    Data { file: u32, gen: u64 },
+    Data { file: u32, generation: u64 },
     /// A write that failed may or may not have landed: not checked.
     Unknown,
 }
@@ -132,7 +132,7 @@ impl FileShadow {
             n,
             Src::Data {
                 file: self.base_file,
-                gen: PREPARED_GEN,
+                generation: PREPARED_GEN,
             },
         );
         Cow::Owned(s)
@@ -252,9 +252,9 @@ impl Verifier {
 
     /// A write of `len` bytes of generation `gen` at `offset` succeeded (`ok`), or failed
     /// and may have landed in part.
-    pub fn wrote(&self, file: u32, offset: u64, len: u64, gen: u64, ok: bool) {
+    pub fn wrote(&self, file: u32, offset: u64, len: u64, generation: u64, ok: bool) {
         let src = if ok {
-            Src::Data { file, gen }
+            Src::Data { file, generation }
         } else {
             Src::Unknown
         };
@@ -297,11 +297,11 @@ impl Verifier {
             let (s, e) = (seg.start as usize, seg.end as usize);
             match seg.src {
                 Src::Zero | Src::Unknown => out[s..e].fill(0),
-                Src::Data { file, gen } => {
+                Src::Data { file, generation } => {
                     if s == 0 && e == BLOCK {
-                        data::block(&self.spec, file, b, gen, out);
+                        data::block(&self.spec, file, b, generation, out);
                     } else {
-                        data::block(&self.spec, file, b, gen, scratch);
+                        data::block(&self.spec, file, b, generation, scratch);
                         out[s..e].copy_from_slice(&scratch[s..e]);
                     }
                 }
@@ -377,16 +377,16 @@ impl Verifier {
         match st.src_at(s) {
             Src::Zero => format!("zeros (block {b}, never written or cut by a truncate)"),
             Src::Unknown => "bytes of a failed write".to_string(),
-            Src::Data { file, gen } => self.describe_block(file, b, gen),
+            Src::Data { file, generation } => self.describe_block(file, b, generation),
         }
     }
 
-    fn describe_block(&self, file: u32, b: u64, gen: u64) -> String {
+    fn describe_block(&self, file: u32, b: u64, generation: u64) -> String {
         let name = self.paths.get(file as usize).map_or("?", String::as_str);
-        let g = if gen == PREPARED_GEN {
+        let g = if generation == PREPARED_GEN {
             "prepared".to_string()
         } else {
-            format!("generation {gen:#x}")
+            format!("generation {generation:#x}")
         };
         format!("block {b} (offset {}) of '{name}', {g}", b * BLOCK as u64)
     }
@@ -406,49 +406,51 @@ impl Verifier {
     ) -> Verdict {
         let e = s + got.len();
         let expect_src = st.src_at(s);
-        if s == 0 && got.len() >= HEADER_LEN {
-            if let Some(h) = data::read_header(got).filter(|h| h.head_ok) {
-                let hd = h.header;
-                let name = self.describe_block(hd.file, hd.block, hd.gen);
-                if hd.seed != self.spec.seed {
-                    return Verdict {
-                        kind: MismatchKind::MisplacedWrite,
-                        found: format!("{name} of another run (seed {:#x})", hd.seed),
-                    };
-                }
-                // Its own block: of the file the expected bytes were written to, or (where
-                // zeros are expected) of the file read.
-                let owner = match expect_src {
-                    Src::Data { file, .. } => file,
-                    _ => file,
-                };
-                if hd.file != owner || hd.block != b {
-                    return Verdict {
-                        kind: MismatchKind::MisplacedWrite,
-                        found: name,
-                    };
-                }
-                data::block(&self.spec, hd.file, hd.block, hd.gen, scratch);
-                let whole_old = scratch[s..e] == *got;
-                let same_gen = matches!(expect_src, Src::Data { gen, .. } if gen == hd.gen);
-                if !same_gen && whole_old {
-                    return Verdict {
-                        kind: MismatchKind::LostWrite,
-                        found: format!("{name} (an older version)"),
-                    };
-                }
+        if s == 0
+            && got.len() >= HEADER_LEN
+            && let Some(h) = data::read_header(got).filter(|h| h.head_ok)
+        {
+            let hd = h.header;
+            let name = self.describe_block(hd.file, hd.block, hd.generation);
+            if hd.seed != self.spec.seed {
                 return Verdict {
-                    kind: MismatchKind::TornWrite,
-                    found: format!(
-                        "a header of {name} over bytes that do not match it{}",
-                        if h.body_ok {
-                            ""
-                        } else {
-                            " (its checksum fails)"
-                        }
-                    ),
+                    kind: MismatchKind::MisplacedWrite,
+                    found: format!("{name} of another run (seed {:#x})", hd.seed),
                 };
             }
+            // Its own block: of the file the expected bytes were written to, or (where
+            // zeros are expected) of the file read.
+            let owner = match expect_src {
+                Src::Data { file, .. } => file,
+                _ => file,
+            };
+            if hd.file != owner || hd.block != b {
+                return Verdict {
+                    kind: MismatchKind::MisplacedWrite,
+                    found: name,
+                };
+            }
+            data::block(&self.spec, hd.file, hd.block, hd.generation, scratch);
+            let whole_old = scratch[s..e] == *got;
+            let same_gen =
+                matches!(expect_src, Src::Data { generation, .. } if generation == hd.generation);
+            if !same_gen && whole_old {
+                return Verdict {
+                    kind: MismatchKind::LostWrite,
+                    found: format!("{name} (an older version)"),
+                };
+            }
+            return Verdict {
+                kind: MismatchKind::TornWrite,
+                found: format!(
+                    "a header of {name} over bytes that do not match it{}",
+                    if h.body_ok {
+                        ""
+                    } else {
+                        " (its checksum fails)"
+                    }
+                ),
+            };
         }
         // No usable header: compare piece by piece.
         let pieces = (s..e).step_by(SECTOR).filter(|&p| {
@@ -463,12 +465,15 @@ impl Verifier {
             };
         }
         match st.prev {
-            Some(Src::Data { file, gen }) => {
-                data::block(&self.spec, file, b, gen, scratch);
+            Some(Src::Data { file, generation }) => {
+                data::block(&self.spec, file, b, generation, scratch);
                 if scratch[s..e] == *got {
                     return Verdict {
                         kind: MismatchKind::LostWrite,
-                        found: format!("{} (an older version)", self.describe_block(file, b, gen)),
+                        found: format!(
+                            "{} (an older version)",
+                            self.describe_block(file, b, generation)
+                        ),
                     };
                 }
             }
@@ -597,7 +602,10 @@ mod tests {
     #[test]
     fn pieces_replace_and_merge() {
         let mut s = BlockState::whole(Src::Zero);
-        let d = Src::Data { file: 1, gen: 2 };
+        let d = Src::Data {
+            file: 1,
+            generation: 2,
+        };
         s.set(100, 200, d);
         assert_eq!(s.segs.len(), 3);
         assert_eq!(s.src_at(150), d);

@@ -13,11 +13,11 @@ mod common;
 use common::{file, plan_of, records_of, run_once, run_with, spec_of};
 
 use naslab_engine::backend::{BackendOptions, IoBuf, IoMemory};
-use naslab_engine::plan::{compile, records_from_trace, FileTable};
+use naslab_engine::plan::{FileTable, compile, records_from_trace};
 use naslab_engine::prepare::prepare;
 use naslab_engine::{
-    replay, run_iteration, Backend, Caps, Clock, Handle, NullTarget, OpError, OpenHow, Pacing,
-    Progress, ReplayOptions, ScriptedClock, Target,
+    Backend, Caps, Clock, Handle, NullTarget, OpError, OpenHow, Pacing, Progress, ReplayOptions,
+    ScriptedClock, Target, replay, run_iteration,
 };
 use naslab_local::{PosixTarget, Sandbox};
 use naslab_results::CacheMode;

@@ -12,8 +12,8 @@ use naslab_local::{PosixTarget, Sandbox};
 use naslab_results::views::bigdir::bigdir_rows;
 use naslab_results::{CacheMode, IterationResult};
 use naslab_trace::Trace;
-use naslab_workload::synthetic::{backup, bigdir, fileserver, ingest, iometer, iozone};
 use naslab_workload::GenParams;
+use naslab_workload::synthetic::{backup, bigdir, fileserver, ingest, iometer, iozone};
 
 struct Ran {
     result: IterationResult,
@@ -64,9 +64,10 @@ fn bigdir_makes_exactly_n_entries_and_every_listing_sees_them_all() {
         let seen: Vec<u64> = rows.iter().map(|r| r.entries).collect();
         let expected: Vec<u64> = (1..=10).map(|i| i * 100).chain([1050]).collect();
         assert_eq!(seen, expected, "{kind:?}");
-        assert!(rows
-            .iter()
-            .all(|r| r.enumeration_ms > 0.0 && r.create_op_ms > 0.0));
+        assert!(
+            rows.iter()
+                .all(|r| r.enumeration_ms > 0.0 && r.create_op_ms > 0.0)
+        );
         let made = if kind == bigdir::Entries::Dirs {
             "mkdir"
         } else {

@@ -11,14 +11,14 @@ use std::path::Path;
 use std::sync::Arc;
 
 use naslab_engine::backend::BackendOptions;
-use naslab_engine::plan::{compile, records_from_trace, FileTable};
+use naslab_engine::plan::{FileTable, compile, records_from_trace};
 use naslab_engine::{
-    replay, Backend, Caps, Handle, OpError, OpenHow, Pacing, Progress, ReplayOptions,
-    ScriptedClock, Target,
+    Backend, Caps, Handle, OpError, OpenHow, Pacing, Progress, ReplayOptions, ScriptedClock,
+    Target, replay,
 };
 use naslab_results::sweep::{LoadPoint, PointBuilder};
 use naslab_trace::{Measured, OpKind, Trace};
-use naslab_workload::synthetic::openloop::{rate, Arrivals, Mix, RateLoad};
+use naslab_workload::synthetic::openloop::{Arrivals, Mix, RateLoad, rate};
 
 /// A server of fixed service time on a scripted clock; op `stall_at` takes
 /// `stall_ns` more.
@@ -37,10 +37,10 @@ struct Conn {
 impl Conn {
     fn serve(&mut self) {
         let mut ns = self.s.service_ns;
-        if let Some((at, extra)) = self.s.stall_at {
-            if self.served == at {
-                ns += extra;
-            }
+        if let Some((at, extra)) = self.s.stall_at
+            && self.served == at
+        {
+            ns += extra;
         }
         self.served += 1;
         self.s.clock.advance(ns);

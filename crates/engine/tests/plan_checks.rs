@@ -6,7 +6,7 @@
 
 use std::path::Path;
 
-use naslab_engine::plan::{compile, PlanError};
+use naslab_engine::plan::{PlanError, compile};
 use naslab_trace::{FileDecl, FileKind, Header, Op, OpFlags, OpKind, Record};
 
 fn decl(id: u32, path: &str, kind: FileKind, exists: bool) -> Record {

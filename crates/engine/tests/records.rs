@@ -15,8 +15,8 @@ use naslab_engine::plan::Plan;
 use naslab_engine::records::LiveRecords;
 use naslab_engine::replay::ReplayError;
 use naslab_engine::{
-    beside, replay_with, run_iteration, IterationSpec, MonotonicClock, NullTarget, Progress,
-    RecordSink, ReplayOptions, ReplayOutcome, RunError, StartGate,
+    IterationSpec, MonotonicClock, NullTarget, Progress, RecordSink, ReplayOptions, ReplayOutcome,
+    RunError, StartGate, beside, replay_with, run_iteration,
 };
 use naslab_results::CacheMode;
 use naslab_trace::{FileDecl, Measured, Op, OpFlags, OpKind, Prepare, Trace};

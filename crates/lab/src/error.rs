@@ -5,7 +5,9 @@ use std::path::PathBuf;
 /// Why a lab could not be made, used or taken down.
 #[derive(Debug, thiserror::Error)]
 pub enum LabError {
-    #[error("the lab needs root (it makes loop devices, mounts file systems and runs servers); run naslab as root")]
+    #[error(
+        "the lab needs root (it makes loop devices, mounts file systems and runs servers); run naslab as root"
+    )]
     NotRoot,
     #[error(
         "'{tool}' was not found; install Debian's {package} package (apt-get install {package})"
@@ -20,7 +22,9 @@ pub enum LabError {
         status: String,
         stderr: String,
     },
-    #[error("a lab named '{name}' is already up (state in '{dir}'); take it down with `naslab lab down --name {name}` or choose another --name")]
+    #[error(
+        "a lab named '{name}' is already up (state in '{dir}'); take it down with `naslab lab down --name {name}` or choose another --name"
+    )]
     AlreadyUp { name: String, dir: PathBuf },
     #[error("no lab named '{name}' is up (no '{dir}/state.json')")]
     NotUp { name: String, dir: PathBuf },
@@ -43,7 +47,9 @@ pub enum LabError {
         secs: u64,
         log: PathBuf,
     },
-    #[error("{server} did not log '{line}' within {secs} s of starting; {status}; its whole log is '{log}'")]
+    #[error(
+        "{server} did not log '{line}' within {secs} s of starting; {status}; its whole log is '{log}'"
+    )]
     NotReady {
         server: &'static str,
         line: &'static str,
@@ -67,7 +73,9 @@ pub enum LabError {
         #[source]
         source: std::io::Error,
     },
-    #[error("the link emulator is missing: {0}; install Toxiproxy's server with: GOBIN=/usr/local/lib/naslab/bin go install -ldflags '-X github.com/Shopify/toxiproxy/v2.Version=v2.12.0' github.com/Shopify/toxiproxy/v2/cmd/server@v2.12.0 && mv /usr/local/lib/naslab/bin/server /usr/local/lib/naslab/bin/toxiproxy-server (scripts/test.sh does this), or set NASLAB_TOXIPROXY to its path")]
+    #[error(
+        "the link emulator is missing: {0}; install Toxiproxy's server with: GOBIN=/usr/local/lib/naslab/bin go install -ldflags '-X github.com/Shopify/toxiproxy/v2.Version=v2.12.0' github.com/Shopify/toxiproxy/v2/cmd/server@v2.12.0 && mv /usr/local/lib/naslab/bin/server /usr/local/lib/naslab/bin/toxiproxy-server (scripts/test.sh does this), or set NASLAB_TOXIPROXY to its path"
+    )]
     EmulatorMissing(String),
     #[error(
         "the link emulator (Toxiproxy) refused: {0}; its log is toxiproxy.out in the lab directory"

@@ -9,7 +9,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use crate::error::LabError;
 use crate::process::Proc;
-use crate::state::{lab_dir, LabState};
+use crate::state::{LabState, lab_dir};
 
 /// How long a stopped server may take to go before it is killed.
 const STOP_GRACE: Duration = Duration::from_secs(10);

@@ -10,7 +10,7 @@ use crate::account;
 use crate::error::LabError;
 use crate::fs::{self, FsKind};
 use crate::server::{self, ServerKind};
-use crate::state::{lab_dir, LabState};
+use crate::state::{LabState, lab_dir};
 
 /// What `up` makes.
 #[derive(Debug, Clone)]
@@ -229,23 +229,23 @@ fn take_down(dir: &Path, state: &LabState) -> Result<(), LabError> {
             problems.push(e.to_string());
         }
     }
-    if state.server == ServerKind::Nfs {
-        if let Err(e) = crate::portmap::release(dir) {
-            problems.push(e.to_string());
-        }
+    if state.server == ServerKind::Nfs
+        && let Err(e) = crate::portmap::release(dir)
+    {
+        problems.push(e.to_string());
     }
-    if let Some(m) = &state.mount {
-        if let Err(e) = fs::unmount(m) {
-            problems.push(format!("{e} (unmount it with: umount {})", m.display()));
-        }
+    if let Some(m) = &state.mount
+        && let Err(e) = fs::unmount(m)
+    {
+        problems.push(format!("{e} (unmount it with: umount {})", m.display()));
     }
-    if let (Some(dev), Some(image)) = (&state.loop_device, &state.image) {
-        if let Err(e) = fs::detach(dev, image) {
-            problems.push(format!(
-                "{e} (detach it with: losetup -d {})",
-                dev.display()
-            ));
-        }
+    if let (Some(dev), Some(image)) = (&state.loop_device, &state.image)
+        && let Err(e) = fs::detach(dev, image)
+    {
+        problems.push(format!(
+            "{e} (detach it with: losetup -d {})",
+            dev.display()
+        ));
     }
     if !problems.is_empty() {
         return Err(LabError::Leftovers(problems.join("; ")));
@@ -338,13 +338,13 @@ impl LabGuard {
 
 impl Drop for LabGuard {
     fn drop(&mut self) {
-        if !self.done {
-            if let Err(e) = take_down(&self.lab.dir, &self.lab.state) {
-                eprintln!(
-                    "warning: the lab '{}' was not fully taken down: {e}",
-                    self.lab.state.name
-                );
-            }
+        if !self.done
+            && let Err(e) = take_down(&self.lab.dir, &self.lab.state)
+        {
+            eprintln!(
+                "warning: the lab '{}' was not fully taken down: {e}",
+                self.lab.state.name
+            );
         }
     }
 }

@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use naslab_layout::{analyze_tree_beneath, TreeLayout};
+use naslab_layout::{TreeLayout, analyze_tree_beneath};
 
 use crate::error::LabError;
 

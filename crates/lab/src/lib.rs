@@ -29,7 +29,7 @@ pub mod toxiproxy;
 
 pub use error::LabError;
 pub use fs::FsKind;
-pub use lab::{down, status, up, Lab, LabGuard, LabOptions, LabStatus};
+pub use lab::{Lab, LabGuard, LabOptions, LabStatus, down, status, up};
 pub use link::{ClientPath, LabLink, LinkSpec};
 pub use server::ServerKind;
-pub use state::{LabState, DEFAULT_BASE};
+pub use state::{DEFAULT_BASE, LabState};

@@ -205,13 +205,13 @@ pub fn parse(text: &str) -> Result<Option<LinkSpec>, LabError> {
                 return Err(bad(
                     text,
                     "Toxiproxy relays a TCP stream and cannot drop packets, so loss= cannot be emulated here",
-                ))
+                ));
             }
             other => {
                 return Err(bad(
                     text,
                     format!("unknown setting '{other}': rtt=, jitter= or rate="),
-                ))
+                ));
             }
         }
     }

@@ -14,7 +14,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use crate::error::LabError;
-use crate::process::{listening, spawn, tool, Proc};
+use crate::process::{Proc, listening, spawn, tool};
 use crate::state::LabState;
 
 /// The portmapper's port, which NFSv3 servers register with.

@@ -8,9 +8,9 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::account::{new_password, Account, LAB_USER};
+use crate::account::{Account, LAB_USER, new_password};
 use crate::error::LabError;
-use crate::process::{free_port, spawn, tool, Proc};
+use crate::process::{Proc, free_port, spawn, tool};
 
 /// The share or export name every lab serves.
 pub const SHARE: &str = "naslab";

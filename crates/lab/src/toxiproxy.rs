@@ -12,11 +12,11 @@ use std::net::{Ipv4Addr, SocketAddrV4, TcpStream};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 
 use crate::error::LabError;
 use crate::link::{LabLink, LinkProxy, LinkSpec};
-use crate::process::{free_port, spawn, Proc};
+use crate::process::{Proc, free_port, spawn};
 
 /// Where `scripts/test.sh` installs the server (`go install` with GOBIN here).
 pub const INSTALL_DIR: &str = "/usr/local/lib/naslab/bin";

@@ -21,12 +21,12 @@ use std::sync::atomic::Ordering;
 
 use common::*;
 use naslab_engine::{
-    compile, records_from_trace, run_iteration, IterationSpec, Progress, ReplayOptions,
+    IterationSpec, Progress, ReplayOptions, compile, records_from_trace, run_iteration,
 };
 use naslab_lab::{FsKind, ServerKind};
 use naslab_results::CacheMode;
-use naslab_targets::url::SmbEncrypt;
 use naslab_targets::SmbTarget;
+use naslab_targets::url::SmbEncrypt;
 use naslab_trace::FileKind;
 use naslab_workload::GenParams;
 

@@ -12,7 +12,7 @@ mod common;
 use std::time::Duration;
 
 use common::*;
-use naslab_engine::backend::{ClientProfile, ProfiledTarget, HINT_STRIDE_BYTES};
+use naslab_engine::backend::{ClientProfile, HINT_STRIDE_BYTES, ProfiledTarget};
 use naslab_engine::{BackendOptions, OpenHow, Target};
 use naslab_lab::{FsKind, ServerKind};
 use naslab_targets::url::{ClientOptions, RemoteUrl};
@@ -437,9 +437,11 @@ fn down_after_a_crash_undoes_the_lab_from_its_state_file() {
         client_links: Vec::new(),
     })
     .unwrap();
-    assert!(std::fs::read_to_string(lab.dir.join("smb.conf"))
-        .unwrap()
-        .contains("strict allocate = yes"));
+    assert!(
+        std::fs::read_to_string(lab.dir.join("smb.conf"))
+            .unwrap()
+            .contains("strict allocate = yes")
+    );
     let again = naslab_lab::up(&naslab_lab::LabOptions {
         name: "crashed".into(),
         base: base.path().to_path_buf(),

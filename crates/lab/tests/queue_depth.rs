@@ -14,7 +14,7 @@ mod common;
 
 use std::path::Path;
 
-use common::wire::{max_in_flight, Framing, Relay};
+use common::wire::{Framing, Relay, max_in_flight};
 use common::*;
 use naslab_lab::{FsKind, ServerKind};
 use naslab_trace::{FileDecl, Op, OpFlags, OpKind, Trace};
@@ -109,7 +109,13 @@ fn depth_1_and_32_capped(
         let wire = relay.counts();
         eprintln!(
             "depth {depth}: the relay saw {} requests, at most {} READs outstanding on a connection ({} requests of any kind over all connections: {:?}; {} interim, {} unmatched, {} unreadable); the records show {in_flight} ops in flight at most",
-            wire.requests, wire.max_reads_outstanding, wire.max_outstanding, wire.held_at_max, wire.interim, wire.unmatched, wire.opaque
+            wire.requests,
+            wire.max_reads_outstanding,
+            wire.max_outstanding,
+            wire.held_at_max,
+            wire.interim,
+            wire.unmatched,
+            wire.opaque
         );
         assert_eq!(r.errors, 0, "{:?}", r.op_stats);
         assert_eq!(r.bytes_read, 512 * 4096);

@@ -21,15 +21,15 @@ use std::time::Duration;
 use common::*;
 use naslab_lab::{FsKind, ServerKind};
 use naslab_targets::SmbTarget;
+use nfs3_client::Nfs3ConnectionBuilder;
 use nfs3_client::io::{AsyncRead, AsyncWrite};
 use nfs3_client::net::Connector;
 use nfs3_client::nfs3_types::nfs3::{
-    createhow3, diropargs3, filename3, sattr3, stable_how, CREATE3args, LOOKUP3args, Nfs3Option,
-    Nfs3Result, SETATTR3args, WRITE3args,
+    CREATE3args, LOOKUP3args, Nfs3Option, Nfs3Result, SETATTR3args, WRITE3args, createhow3,
+    diropargs3, filename3, sattr3, stable_how,
 };
 use nfs3_client::nfs3_types::rpc::{auth_unix, opaque_auth};
 use nfs3_client::nfs3_types::xdr_codec::Opaque;
-use nfs3_client::Nfs3ConnectionBuilder;
 
 /// The unprivileged user the helper runs as.
 const NOBODY: u32 = 65534;

@@ -18,8 +18,8 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use naslab_engine::{
-    compile, records_from_trace, run_iteration, DataMode, DataSpec, IterationSpec, Pacing,
-    Progress, ReplayOptions,
+    DataMode, DataSpec, IterationSpec, Pacing, Progress, ReplayOptions, compile,
+    records_from_trace, run_iteration,
 };
 use naslab_layout::{FsKind, ScratchFs};
 use naslab_results::{CacheMode, MismatchKind};
@@ -59,10 +59,10 @@ fn physical_offset(file: &Path, block: u64) -> u64 {
                 f[2].parse::<u64>(),
                 f[3].parse::<u64>(),
             );
-            if let (Ok(l0), Ok(l1), Ok(p0)) = (l0, l1, p0) {
-                if (l0..=l1).contains(&block) {
-                    return (p0 + block - l0) * BLOCK;
-                }
+            if let (Ok(l0), Ok(l1), Ok(p0)) = (l0, l1, p0)
+                && (l0..=l1).contains(&block)
+            {
+                return (p0 + block - l0) * BLOCK;
             }
         }
     }

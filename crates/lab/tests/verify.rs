@@ -14,8 +14,8 @@ use std::time::{Duration, Instant};
 
 use common::{lab, nfs, smb};
 use naslab_engine::{
-    compile, records_from_trace, run_iteration, DataMode, DataSpec, IterationSpec, Pacing,
-    Progress, ReplayOptions, Target,
+    DataMode, DataSpec, IterationSpec, Pacing, Progress, ReplayOptions, Target, compile,
+    records_from_trace, run_iteration,
 };
 use naslab_lab::{FsKind, ServerKind};
 use naslab_results::{CacheMode, IterationResult, MismatchKind};

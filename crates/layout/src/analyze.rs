@@ -13,7 +13,7 @@ use crate::error::LayoutError;
 use crate::fiemap::{self, FiemapError};
 use crate::file_layout::tree;
 pub use crate::file_layout::{FileLayout, Skipped, Totals, TreeLayout};
-use crate::limits::{extent_limit, fs_info_in, FsInfo};
+use crate::limits::{FsInfo, extent_limit, fs_info_in};
 use crate::mounts::Mounts;
 
 /// Reads one regular file's layout. With `sync`, its dirty data is written back first.
@@ -81,13 +81,13 @@ fn analyze_open(
             return Err(LayoutError::Unsupported {
                 path: path.to_path_buf(),
                 fs: fs.name,
-            })
+            });
         }
         Err(FiemapError::Io(source)) => {
             return Err(LayoutError::Fiemap {
                 path: path.to_path_buf(),
                 source,
-            })
+            });
         }
     };
     let limit = extent_limit(&file, &fs);
@@ -359,9 +359,9 @@ pub fn analyze_tree_beneath(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::extent::{count_like_filefrag, Extent};
+    use crate::extent::{Extent, count_like_filefrag};
     use crate::fiemap::{EXTENT_DELALLOC, EXTENT_LAST, EXTENT_UNKNOWN, EXTENT_UNWRITTEN};
-    use crate::file_layout::{ideal_extents, ExtentLimit};
+    use crate::file_layout::{ExtentLimit, ideal_extents};
 
     fn ext(logical: u64, physical: u64, length: u64) -> Extent {
         Extent {

@@ -14,8 +14,18 @@ pub enum LayoutError {
         source: std::io::Error,
     },
     /// The file system does not implement FIEMAP (NFS, SMB, tmpfs before 6.x, most FUSE).
-    #[cfg_attr(not(windows), error("the {fs} file system holding '{path}' does not report file extents (FIEMAP); layouts can be read only on local file systems such as ext4, xfs or btrfs"))]
-    #[cfg_attr(windows, error("the {fs} file system holding '{path}' does not report file extents (FSCTL_GET_RETRIEVAL_POINTERS); layouts can be read on a local volume of Windows itself (NTFS, ReFS), not under Wine nor on most network shares"))]
+    #[cfg_attr(
+        not(windows),
+        error(
+            "the {fs} file system holding '{path}' does not report file extents (FIEMAP); layouts can be read only on local file systems such as ext4, xfs or btrfs"
+        )
+    )]
+    #[cfg_attr(
+        windows,
+        error(
+            "the {fs} file system holding '{path}' does not report file extents (FSCTL_GET_RETRIEVAL_POINTERS); layouts can be read on a local volume of Windows itself (NTFS, ReFS), not under Wine nor on most network shares"
+        )
+    )]
     Unsupported { path: PathBuf, fs: String },
     /// A path that is neither a regular file nor a directory.
     #[error("'{0}' is neither a regular file nor a directory; give files or directories")]
@@ -54,7 +64,9 @@ pub enum LayoutError {
         stderr: String,
     },
     /// The matrix needs root for loop devices and mounts.
-    #[error("the file-system matrix needs root (it attaches loop devices and mounts file systems); run it as root, or leave out --matrix to run the patterns in --dir")]
+    #[error(
+        "the file-system matrix needs root (it attaches loop devices and mounts file systems); run it as root, or leave out --matrix to run the patterns in --dir"
+    )]
     NeedsRoot,
     /// An option value that cannot work.
     #[error("{flag}: {message}")]

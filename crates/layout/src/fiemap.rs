@@ -6,8 +6,8 @@ use std::io;
 use std::os::fd::AsRawFd;
 
 pub use crate::extent::{
-    Extent, EXTENT_DATA_INLINE, EXTENT_DATA_TAIL, EXTENT_DELALLOC, EXTENT_ENCODED, EXTENT_LAST,
-    EXTENT_MERGED, EXTENT_NOT_ALIGNED, EXTENT_SHARED, EXTENT_UNKNOWN, EXTENT_UNWRITTEN,
+    EXTENT_DATA_INLINE, EXTENT_DATA_TAIL, EXTENT_DELALLOC, EXTENT_ENCODED, EXTENT_LAST,
+    EXTENT_MERGED, EXTENT_NOT_ALIGNED, EXTENT_SHARED, EXTENT_UNKNOWN, EXTENT_UNWRITTEN, Extent,
 };
 
 /// `FS_IOC_FIEMAP`, `_IOWR('f', 11, struct fiemap)` with the 32-byte `struct fiemap`.
@@ -98,7 +98,7 @@ fn extents_with(file: &File, sync: bool, req: &mut Request) -> Result<Vec<Extent
                     continue;
                 }
                 Some(libc::EOPNOTSUPP) | Some(libc::ENOTTY) => {
-                    return Err(FiemapError::Unsupported)
+                    return Err(FiemapError::Unsupported);
                 }
                 _ => return Err(FiemapError::Io(e)),
             }

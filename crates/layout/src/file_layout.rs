@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::LayoutError;
 use crate::extent::{
-    count_like_filefrag, Extent, EXTENT_DELALLOC, EXTENT_ENCODED, EXTENT_UNWRITTEN,
+    EXTENT_DELALLOC, EXTENT_ENCODED, EXTENT_UNWRITTEN, Extent, count_like_filefrag,
 };
 
 /// The longest extents a file can have: what ideal extents are counted from.
@@ -128,11 +128,7 @@ pub(crate) fn ideal_extents(mapped: u64, encoded: u64, limit: ExtentLimit) -> u6
     let plain = mapped - encoded.min(mapped);
     let enc_limit = limit.encoded_bytes.unwrap_or(limit.bytes).max(1);
     let n = plain.div_ceil(limit.bytes.max(1)) + encoded.div_ceil(enc_limit);
-    if mapped > 0 {
-        n.max(1)
-    } else {
-        0
-    }
+    if mapped > 0 { n.max(1) } else { 0 }
 }
 
 fn ratio(extents: u64, ideal: u64) -> Option<f64> {

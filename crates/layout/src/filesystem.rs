@@ -156,10 +156,12 @@ mod tests {
                 format!("\"{}\"", k.name())
             );
         }
-        assert!("ntfs"
-            .parse::<FsKind>()
-            .unwrap_err()
-            .contains("ext4-nodelalloc"));
+        assert!(
+            "ntfs"
+                .parse::<FsKind>()
+                .unwrap_err()
+                .contains("ext4-nodelalloc")
+        );
     }
 
     #[test]

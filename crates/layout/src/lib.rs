@@ -40,10 +40,10 @@ pub use extent::count_like_filefrag;
 pub use file_layout::{FileLayout, Skipped, Totals, TreeLayout};
 pub use filesystem::FsKind;
 #[cfg(target_os = "linux")]
-pub use matrix::{run_matrix, CaseInfo, Cell, FsMount, MatrixOptions, MatrixResult, ScratchFs};
+pub use matrix::{CaseInfo, Cell, FsMount, MatrixOptions, MatrixResult, ScratchFs, run_matrix};
 #[cfg(target_os = "linux")]
 pub use mounts::{Mount, Mounts};
 #[cfg(target_os = "linux")]
-pub use patterns::{run_pattern, Pattern, PatternOptions, PatternRun};
+pub use patterns::{Pattern, PatternOptions, PatternRun, run_pattern};
 #[cfg(windows)]
 pub use windows::{analyze_file, analyze_tree, layout_of_open, walk};

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::LayoutError;
 use crate::filesystem::FsKind;
 use crate::loopdev::{LoopDevice, Mount};
-use crate::patterns::{run_pattern, Pattern, PatternOptions, PatternRun};
+use crate::patterns::{Pattern, PatternOptions, PatternRun, run_pattern};
 use crate::process::{is_root, tool};
 
 /// What the matrix runs.

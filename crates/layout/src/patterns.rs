@@ -14,7 +14,7 @@ use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
-use crate::analyze::{analyze_file, FileLayout};
+use crate::analyze::{FileLayout, analyze_file};
 use crate::error::LayoutError;
 
 /// One way of writing a file.
@@ -359,14 +359,15 @@ impl Writer<'_> {
         fill_limit: Option<u64>,
         zeros: &[u8],
     ) -> Result<(), LayoutError> {
-        if let Some(limit) = fill_limit {
-            if pos > self.eof && pos - self.eof <= limit {
-                let mut at = self.eof;
-                while at < pos {
-                    let n = (pos - at).min(zeros.len() as u64) as usize;
-                    self.pwrite(&zeros[..n], at)?;
-                    at += n as u64;
-                }
+        if let Some(limit) = fill_limit
+            && pos > self.eof
+            && pos - self.eof <= limit
+        {
+            let mut at = self.eof;
+            while at < pos {
+                let n = (pos - at).min(zeros.len() as u64) as usize;
+                self.pwrite(&zeros[..n], at)?;
+                at += n as u64;
             }
         }
         self.pwrite(buf, pos)
@@ -422,11 +423,12 @@ mod tests {
         assert!(o.validate().unwrap_err().to_string().starts_with("--size"));
         o.size_bytes = 1 << 20;
         o.block_bytes = 1;
-        assert!(o
-            .validate()
-            .unwrap_err()
-            .to_string()
-            .starts_with("--blksize"));
+        assert!(
+            o.validate()
+                .unwrap_err()
+                .to_string()
+                .starts_with("--blksize")
+        );
     }
 
     #[test]

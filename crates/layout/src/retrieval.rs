@@ -6,7 +6,7 @@
 //! system; the call itself is Windows only ([`extents`]).
 
 use crate::extent::{
-    Extent, EXTENT_DATA_INLINE, EXTENT_LAST, EXTENT_NOT_ALIGNED, EXTENT_UNWRITTEN,
+    EXTENT_DATA_INLINE, EXTENT_LAST, EXTENT_NOT_ALIGNED, EXTENT_UNWRITTEN, Extent,
 };
 
 /// The logical cluster number NTFS gives a run with no clusters on the volume: a hole
@@ -121,7 +121,7 @@ pub fn extents_from_runs(
 }
 
 #[cfg(windows)]
-pub use call::{cluster_bytes, extents, RetrievalError};
+pub use call::{RetrievalError, cluster_bytes, extents};
 
 #[cfg(windows)]
 mod call {
@@ -133,16 +133,16 @@ mod call {
         FileFsSizeInformation, NtQueryVolumeInformationFile,
     };
     use windows_sys::Win32::Foundation::{
-        RtlNtStatusToDosError, ERROR_HANDLE_EOF, ERROR_INVALID_FUNCTION, ERROR_INVALID_PARAMETER,
-        ERROR_MORE_DATA, ERROR_NOT_SUPPORTED, HANDLE,
+        ERROR_HANDLE_EOF, ERROR_INVALID_FUNCTION, ERROR_INVALID_PARAMETER, ERROR_MORE_DATA,
+        ERROR_NOT_SUPPORTED, HANDLE, RtlNtStatusToDosError,
     };
+    use windows_sys::Win32::System::IO::{DeviceIoControl, IO_STATUS_BLOCK};
     use windows_sys::Win32::System::Ioctl::{
         FSCTL_GET_RETRIEVAL_POINTERS, RETRIEVAL_POINTERS_BUFFER, RETRIEVAL_POINTERS_BUFFER_0,
         STARTING_VCN_INPUT_BUFFER,
     };
-    use windows_sys::Win32::System::IO::{DeviceIoControl, IO_STATUS_BLOCK};
 
-    use super::{extents_from_runs, Run, RunsError};
+    use super::{Run, RunsError, extents_from_runs};
     use crate::extent::Extent;
 
     /// Runs asked for per call.

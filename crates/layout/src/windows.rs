@@ -8,11 +8,11 @@ use std::os::windows::io::AsRawHandle;
 use std::path::Path;
 
 use windows_sys::Win32::Storage::FileSystem::{
-    GetVolumeInformationByHandleW, FILE_ATTRIBUTE_REPARSE_POINT, FILE_FLAG_OPEN_REPARSE_POINT,
+    FILE_ATTRIBUTE_REPARSE_POINT, FILE_FLAG_OPEN_REPARSE_POINT, GetVolumeInformationByHandleW,
 };
 
 use crate::error::LayoutError;
-use crate::file_layout::{tree, FileLayout, Skipped, TreeLayout};
+use crate::file_layout::{FileLayout, Skipped, TreeLayout, tree};
 use crate::retrieval::{self, RetrievalError};
 
 /// The name of the file system holding the open file (NTFS, ReFS, FAT32, ...).
@@ -77,19 +77,19 @@ pub fn layout_of_open(file: &File, path: &Path) -> Result<FileLayout, LayoutErro
             return Err(LayoutError::Unsupported {
                 path: path.to_path_buf(),
                 fs,
-            })
+            });
         }
         Err(RetrievalError::Runs(e)) => {
             return Err(LayoutError::Fiemap {
                 path: path.to_path_buf(),
                 source: std::io::Error::other(e),
-            })
+            });
         }
         Err(RetrievalError::Io(source)) => {
             return Err(LayoutError::Fiemap {
                 path: path.to_path_buf(),
                 source,
-            })
+            });
         }
     };
     let cluster =

@@ -12,7 +12,7 @@ use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use naslab_layout::{analyze_file, FsKind, ScratchFs};
+use naslab_layout::{FsKind, ScratchFs, analyze_file};
 use naslab_test_support::{root_or_skip, tool_or_skip};
 
 const K: u64 = 1024;

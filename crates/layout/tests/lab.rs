@@ -8,7 +8,7 @@
 use std::os::unix::fs::FileExt;
 use std::sync::atomic::AtomicBool;
 
-use naslab_layout::{analyze_file, run_pattern, FsKind, Pattern, PatternOptions, ScratchFs};
+use naslab_layout::{FsKind, Pattern, PatternOptions, ScratchFs, analyze_file, run_pattern};
 use naslab_test_support::{root_or_skip, tool_or_skip};
 
 fn small() -> PatternOptions {

@@ -19,10 +19,10 @@ mod uring;
 mod windows;
 
 #[cfg(target_os = "linux")]
-pub use posix::{PosixBackend, PosixTarget, POSIX_CAPS};
+pub use posix::{POSIX_CAPS, PosixBackend, PosixTarget};
 #[cfg(target_os = "linux")]
 pub use sandbox::Sandbox;
 #[cfg(target_os = "linux")]
 pub use uring::UringQueue;
 #[cfg(windows)]
-pub use windows::{WindowsBackend, WindowsTarget, WINDOWS_CAPS};
+pub use windows::{WINDOWS_CAPS, WindowsBackend, WindowsTarget};

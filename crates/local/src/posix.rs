@@ -8,8 +8,8 @@ use naslab_trace::OpKind;
 use rustix::fs::Advice;
 
 use crate::beneath::{
-    entry_stat, entry_stat_beneath, link_beneath, mkdir_beneath, open_beneath, rename_beneath,
-    stat_beneath, symlink_beneath, unlink_beneath, utime_beneath, EntryStat,
+    EntryStat, entry_stat, entry_stat_beneath, link_beneath, mkdir_beneath, open_beneath,
+    rename_beneath, stat_beneath, symlink_beneath, unlink_beneath, utime_beneath,
 };
 use crate::own_links::OwnLinks;
 use crate::sandbox::{Sandbox, SandboxError};
@@ -220,11 +220,11 @@ fn open_raw(
     let want_dir = flags & libc::O_DIRECTORY != 0;
     let st = entry_stat(fd.as_fd(), c"").map_err(io_err)?;
     let shown = path.to_string_lossy();
-    let refused = |errno, why: String| {
-        OpError {
+    let refused = |errno, why: String| OpError {
         errno,
-        detail: Some(format!("'{shown}' {why}; naslab does not write or read through it and stops (was it put there during the run?)")),
-    }
+        detail: Some(format!(
+            "'{shown}' {why}; naslab does not write or read through it and stops (was it put there during the run?)"
+        )),
     };
     let want = if want_dir {
         libc::S_IFDIR
@@ -383,11 +383,11 @@ impl Backend for PosixBackend {
     }
 
     fn close(&mut self, h: Handle) -> Result<(), OpError> {
-        if let Some((_, buffered)) = self.direct_files.remove(&(h as libc::c_int)) {
-            if buffered >= 0 {
-                // SAFETY: opened by data_fd, closed once here.
-                unsafe { libc::close(buffered) };
-            }
+        if let Some((_, buffered)) = self.direct_files.remove(&(h as libc::c_int))
+            && buffered >= 0
+        {
+            // SAFETY: opened by data_fd, closed once here.
+            unsafe { libc::close(buffered) };
         }
         // SAFETY: h is a descriptor this backend opened.
         check(unsafe { libc::close(h as libc::c_int) })
@@ -519,14 +519,13 @@ impl Backend for PosixBackend {
         // outside at either name is not, and stays refused.
         let before = entry_stat_beneath(self.dir.as_fd(), a).map_err(io_err)?;
         link_beneath(self.dir.as_fd(), a, b).map_err(io_err)?;
-        if before.kind == libc::S_IFREG && self.own_links.allows(&before) {
-            if let Ok(after) = entry_stat_beneath(self.dir.as_fd(), b) {
-                if (after.dev, after.ino) == (before.dev, before.ino)
-                    && !after.crosses_from(&self.dir_stat)
-                {
-                    self.own_links.record(&after);
-                }
-            }
+        if before.kind == libc::S_IFREG
+            && self.own_links.allows(&before)
+            && let Ok(after) = entry_stat_beneath(self.dir.as_fd(), b)
+            && (after.dev, after.ino) == (before.dev, before.ino)
+            && !after.crosses_from(&self.dir_stat)
+        {
+            self.own_links.record(&after);
         }
         Ok(())
     }

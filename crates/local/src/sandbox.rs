@@ -18,7 +18,7 @@ use rustix::fs::{AtFlags, FlockOperation, Mode, OFlags};
 
 use crate::beneath;
 
-pub use crate::marker::{wait_for_holder, JOIN_WAIT, MARKER_NAME, ROOT_NAME};
+pub use crate::marker::{JOIN_WAIT, MARKER_NAME, ROOT_NAME, wait_for_holder};
 pub(crate) use naslab_backend::utc::utc_fields;
 const MARKER_TEXT: &str = "This directory belongs to naslab, a file-system benchmark.\nnaslab creates, rewrites and deletes everything in it: keep no other files here.\n";
 /// The marker's line naming the process that holds the target.
@@ -39,27 +39,37 @@ pub enum SandboxError {
         #[source]
         source: std::io::Error,
     },
-    #[error("target '{path}' may not be written by this user ({source}); give a directory you may write in, or fix its permissions")]
+    #[error(
+        "target '{path}' may not be written by this user ({source}); give a directory you may write in, or fix its permissions"
+    )]
     Denied {
         path: PathBuf,
         #[source]
         source: std::io::Error,
     },
-    #[error("'{0}' exists but was not made by naslab (it has no {MARKER_NAME} file); naslab will not write or delete there: move it away or choose another --target")]
+    #[error(
+        "'{0}' exists but was not made by naslab (it has no {MARKER_NAME} file); naslab will not write or delete there: move it away or choose another --target"
+    )]
     NotOurs(PathBuf),
-    #[error("'{0}' is not a regular file of its own (it is a symbolic link, a hard link to another file, or another kind of entry), so the directory is not trusted as naslab's; naslab will not write or delete there: remove it yourself after checking what it points to")]
+    #[error(
+        "'{0}' is not a regular file of its own (it is a symbolic link, a hard link to another file, or another kind of entry), so the directory is not trusted as naslab's; naslab will not write or delete there: remove it yourself after checking what it points to"
+    )]
     BadMarker(PathBuf),
     #[error(
         "'{0}' is a symbolic link; naslab will not follow it: remove it or choose another --target"
     )]
     Symlink(PathBuf),
-    #[error("{target} is in use by naslab pid {pid} since {since}; wait for it to finish (or stop it) and try again")]
+    #[error(
+        "{target} is in use by naslab pid {pid} since {since}; wait for it to finish (or stop it) and try again"
+    )]
     InUse {
         target: PathBuf,
         pid: String,
         since: String,
     },
-    #[error("'{0}' was not held by the first client of this multi-client job within a minute, which --shared-files needs before the others join it; check that every client sees the same --target, and that the share's locks reach every host (an NFS mount with nolock or local_lock keeps them on one: give the nfs:// or smb:// URL instead)")]
+    #[error(
+        "'{0}' was not held by the first client of this multi-client job within a minute, which --shared-files needs before the others join it; check that every client sees the same --target, and that the share's locks reach every host (an NFS mount with nolock or local_lock keeps them on one: give the nfs:// or smb:// URL instead)"
+    )]
     NotHeld(PathBuf),
     #[error("target '{target}' is inside '{root}', naslab's own directory on a target (it holds a {MARKER_NAME} file), which a run there empties; give the directory that holds it ('{}') or another one as --target", root.parent().unwrap_or(root).display())]
     InsideOurs { target: PathBuf, root: PathBuf },
@@ -255,13 +265,13 @@ impl Sandbox {
                 Ok(None) => return Err(SandboxError::BadMarker(marker_path)),
                 // The first client may have made the directory and not yet its marker.
                 Err(e) if e.kind() == ErrorKind::NotFound && hold == Hold::Join => {
-                    return Err(SandboxError::NotHeld(root))
+                    return Err(SandboxError::NotHeld(root));
                 }
                 Err(e) if e.kind() == ErrorKind::NotFound => {
-                    return Err(SandboxError::NotOurs(root))
+                    return Err(SandboxError::NotOurs(root));
                 }
                 Err(e) if e.raw_os_error() == Some(crate::errno::ELOOP) => {
-                    return Err(SandboxError::BadMarker(marker_path))
+                    return Err(SandboxError::BadMarker(marker_path));
                 }
                 Err(e) => return Err(io("open", &marker_path)(e)),
             }

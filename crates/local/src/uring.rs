@@ -1,4 +1,4 @@
-use io_uring::{opcode, types, IoUring};
+use io_uring::{IoUring, opcode, types};
 
 use naslab_backend::{Handle, IoBuf, IoMemory, OpError, QueuedIo};
 
@@ -61,7 +61,7 @@ impl UringQueue {
                         ring,
                         setup,
                         memory: memory.clone(),
-                    })
+                    });
                 }
                 // An older kernel refuses flags it does not know with EINVAL.
                 Err(e) if e.raw_os_error() == Some(crate::errno::EINVAL) => last = Some(e),
@@ -134,7 +134,7 @@ impl QueuedIo for UringQueue {
                 Err(e) => {
                     return Err(OpError::errno(
                         e.raw_os_error().unwrap_or(crate::errno::EIO),
-                    ))
+                    ));
                 }
             }
         }

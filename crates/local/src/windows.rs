@@ -29,7 +29,7 @@ use naslab_trace::OpKind;
 
 #[cfg(test)]
 use fs::errno_of;
-use fs::{io_err, LocalFs};
+use fs::{LocalFs, io_err};
 use handle::{Names, OpenSpec, Opened, Root};
 use naslab_backend::FileTable;
 use naslab_backend::{
@@ -88,20 +88,20 @@ impl WindowsTarget {
         match fs::kind_of_path(&base) {
             Ok(naslab_remote::remote::EntryKind::Dir) => {}
             Ok(naslab_remote::remote::EntryKind::Link) => {
-                return Err(RemoteSandboxError::Link(dir.display().to_string()))
+                return Err(RemoteSandboxError::Link(dir.display().to_string()));
             }
             Ok(naslab_remote::remote::EntryKind::File) => {
-                return Err(RemoteSandboxError::NotDir(dir.display().to_string()))
+                return Err(RemoteSandboxError::NotDir(dir.display().to_string()));
             }
             Err(e) if e.errno == crate::errno::ENOENT => {
-                return Err(RemoteSandboxError::Missing(dir.display().to_string()))
+                return Err(RemoteSandboxError::Missing(dir.display().to_string()));
             }
             Err(error) => {
                 return Err(RemoteSandboxError::Request {
                     action: "open",
                     path: dir.display().to_string(),
                     error,
-                })
+                });
             }
         }
         let mut fs = LocalFs::open(&base).map_err(|error| RemoteSandboxError::Request {

@@ -13,8 +13,8 @@
 //! few microseconds the hand-over takes; requests made back to back never meet the
 //! thread.
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 /// How long the stream must have left its runtime before the thread runs it: also the

@@ -23,8 +23,8 @@ pub mod url;
 mod waiter;
 
 #[cfg(feature = "nfs")]
-pub use nfs::{NfsBackend, NfsError, NfsTarget, NFS_CAPS};
+pub use nfs::{NFS_CAPS, NfsBackend, NfsError, NfsTarget};
 #[cfg(all(feature = "nfs", unix))]
 pub use nfs4::{Nfs4Backend, Nfs4Error, Nfs4Target};
 #[cfg(feature = "smb")]
-pub use smb::{SmbBackend, SmbError, SmbTarget, SMB_CAPS};
+pub use smb::{SMB_CAPS, SmbBackend, SmbError, SmbTarget};

@@ -76,7 +76,9 @@ pub enum NfsError {
         #[source]
         source: std::io::Error,
     },
-    #[error("cannot mount {export} from {host}: {detail}; check the host, the export and the ports in the URL (nfs://host:NFSPORT/export?mountport=N) and that the server runs")]
+    #[error(
+        "cannot mount {export} from {host}: {detail}; check the host, the export and the ports in the URL (nfs://host:NFSPORT/export?mountport=N) and that the server runs"
+    )]
     Mount {
         host: String,
         export: String,
@@ -88,7 +90,9 @@ pub enum NfsError {
         export: String,
         error: OpError,
     },
-    #[error("no export on {host} holds '{path}'; the server exports: {exports}. Write the URL as nfs://{host}/EXPORT[/directory inside it]")]
+    #[error(
+        "no export on {host} holds '{path}'; the server exports: {exports}. Write the URL as nfs://{host}/EXPORT[/directory inside it]"
+    )]
     NoExport {
         host: String,
         path: String,
@@ -177,7 +181,9 @@ pub(super) fn squash_hint(e: RemoteSandboxError, as_root: bool) -> RemoteSandbox
                 .detail
                 .take()
                 .unwrap_or_else(|| "permission denied".into());
-            error.detail = Some(format!("{said}; naslab runs as root (uid 0), and an export that squashes root (root_squash, the Linux server's default; ganesha: Squash = Root_Squash or All_Squash) treats it as its anonymous user (anonuid, Anonymous_Uid), who may not write here: make the directory writable by that user, export it with no_root_squash (ganesha: Squash = No_Root_Squash), or run naslab as the directory's owner"));
+            error.detail = Some(format!(
+                "{said}; naslab runs as root (uid 0), and an export that squashes root (root_squash, the Linux server's default; ganesha: Squash = Root_Squash or All_Squash) treats it as its anonymous user (anonuid, Anonymous_Uid), who may not write here: make the directory writable by that user, export it with no_root_squash (ganesha: Squash = No_Root_Squash), or run naslab as the directory's owner"
+            ));
             RemoteSandboxError::Request {
                 action,
                 path,
@@ -205,7 +211,7 @@ fn resolve_export(url: RemoteUrl, timeout: std::time::Duration) -> Result<Remote
                 host: url.host.clone(),
                 export: full,
                 detail: e,
-            })
+            });
         }
         Err(_) => return Ok(url),
     };
@@ -549,13 +555,13 @@ impl QueuedIo for NfsBackend {
         for c in self.reaped.drain(..) {
             // A write the server took any of (a reply with a verifier) leaves data to
             // commit, even when another of its calls failed.
-            if let Some((stable, verf, mixed)) = c.write {
-                if stable == stable_how::UNSTABLE && verf.is_some() {
-                    if let Ok(o) = self.handles.get_mut(c.handle) {
-                        o.dirty = true;
-                        o.wrote(verf, mixed);
-                    }
-                }
+            if let Some((stable, verf, mixed)) = c.write
+                && stable == stable_how::UNSTABLE
+                && verf.is_some()
+                && let Ok(o) = self.handles.get_mut(c.handle)
+            {
+                o.dirty = true;
+                o.wrote(verf, mixed);
             }
             done.push((
                 c.tag,
@@ -573,8 +579,8 @@ impl QueuedIo for NfsBackend {
 mod tests {
     use super::session::{nfs_errno, rpc_error};
     use super::*;
-    use nfs3_client::nfs3_types::nfs3::nfsstat3;
     use nfs3_client::RpcError;
+    use nfs3_client::nfs3_types::nfs3::nfsstat3;
 
     #[test]
     fn the_longest_export_holding_the_path_wins() {

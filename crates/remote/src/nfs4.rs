@@ -381,10 +381,10 @@ impl QueuedIo for Nfs4Backend {
         self.reaped.clear();
         let r = self.queue.reap(&self.session, min, &mut self.reaped);
         for d in self.reaped.drain(..) {
-            if d.unstable {
-                if let Ok(o) = self.handles.get_mut(d.handle) {
-                    o.dirty = true;
-                }
+            if d.unstable
+                && let Ok(o) = self.handles.get_mut(d.handle)
+            {
+                o.dirty = true;
             }
             done.push((
                 d.tag,

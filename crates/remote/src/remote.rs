@@ -68,33 +68,43 @@ pub trait RemoteFs {
 /// Why naslab will not (or cannot) work on a protocol target.
 #[derive(Debug, thiserror::Error)]
 pub enum RemoteSandboxError {
-    #[error(
-        "'{0}' does not exist on the server; create it there, or give a directory that exists"
-    )]
+    #[error("'{0}' does not exist on the server; create it there, or give a directory that exists")]
     Missing(String),
     #[error("'{0}' is not a directory on the server; give a directory in the target URL")]
     NotDir(String),
-    #[error("'{0}' exists on the server but was not made by naslab (it has no {MARKER_NAME} or {PLAIN_MARKER_NAME} file); naslab will not write or delete there: move it away or choose another directory in the URL")]
+    #[error(
+        "'{0}' exists on the server but was not made by naslab (it has no {MARKER_NAME} or {PLAIN_MARKER_NAME} file); naslab will not write or delete there: move it away or choose another directory in the URL"
+    )]
     NotOurs(String),
-    #[error("naslab cannot mark '{root}' as its own on the server: writing '{MARKER_NAME}' failed ({dotted}) and so did '{PLAIN_MARKER_NAME}' ({plain}); it removed the directory again. Check that the share is writable by this user and that it refuses neither name (Samba: veto files)")]
+    #[error(
+        "naslab cannot mark '{root}' as its own on the server: writing '{MARKER_NAME}' failed ({dotted}) and so did '{PLAIN_MARKER_NAME}' ({plain}); it removed the directory again. Check that the share is writable by this user and that it refuses neither name (Samba: veto files)"
+    )]
     Unmarkable {
         root: String,
         dotted: OpError,
         plain: OpError,
     },
-    #[error("'{0}' is a symbolic link or reparse point; naslab will not follow it: remove it or choose another directory in the URL")]
+    #[error(
+        "'{0}' is a symbolic link or reparse point; naslab will not follow it: remove it or choose another directory in the URL"
+    )]
     Link(String),
-    #[error("'{root}' on the server is in use by {holder}; wait for it to finish (or stop it) and try again. If no naslab works there any more (one killed on another machine, or before this version, cannot let go), remove the directory '{lock}' on the server")]
+    #[error(
+        "'{root}' on the server is in use by {holder}; wait for it to finish (or stop it) and try again. If no naslab works there any more (one killed on another machine, or before this version, cannot let go), remove the directory '{lock}' on the server"
+    )]
     InUse {
         root: String,
         holder: String,
         lock: String,
     },
-    #[error("'{0}' on the server was not held by the first client of this multi-client job within a minute, which --shared-files needs before the others join it; check that every client is given the same URL")]
+    #[error(
+        "'{0}' on the server was not held by the first client of this multi-client job within a minute, which --shared-files needs before the others join it; check that every client is given the same URL"
+    )]
     NotHeld(String),
     #[error("workload name '{0}' is reserved or not a plain name; rename the workload")]
     BadName(String),
-    #[error("'{0}' is nested more than {MAX_DEPTH} directories deep; naslab stops there: empty it by hand")]
+    #[error(
+        "'{0}' is nested more than {MAX_DEPTH} directories deep; naslab stops there: empty it by hand"
+    )]
     TooDeep(String),
     #[error("cannot {action} '{path}' on the server: {error}")]
     Request {
@@ -203,7 +213,9 @@ fn mark(fs: &mut dyn RemoteFs, root: &str) -> Result<bool, RemoteSandboxError> {
     // Nothing but the directory was made: remove it, so that no later run finds an
     // unmarked directory it must refuse.
     if let Err(e) = fs.remove_dir(root) {
-        eprintln!("warning: naslab could not remove '{root}' on the server again ({e}); remove it by hand");
+        eprintln!(
+            "warning: naslab could not remove '{root}' on the server again ({e}); remove it by hand"
+        );
     }
     Err(failed)
 }
@@ -425,7 +437,10 @@ impl RemoteSandbox {
                     let here = Holder::this_process();
                     if Holder::parse(&old).is_some_and(|h| h.is_gone(&here)) {
                         if fs.rename(&join(&lock, &old), &join(&lock, &mine)).is_ok() {
-                            eprintln!("note: '{}' was still held by {old}, which no longer runs on this machine; naslab took it over", self.root);
+                            eprintln!(
+                                "note: '{}' was still held by {old}, which no longer runs on this machine; naslab took it over",
+                                self.root
+                            );
                             return Ok(());
                         }
                         // Another run took it over first: name that one.
@@ -528,7 +543,9 @@ pub const RELEASE_WAIT: Duration = Duration::from_secs(1);
 pub fn release_target(sandbox: &RemoteSandbox, fs: &mut dyn RemoteFs, target: &str) {
     if let Err(e) = sandbox.release(fs) {
         let lock = sandbox.lock_path();
-        eprintln!("warning: naslab could not give up {target} ({e}); if the next run there is refused, remove '{lock}' on the server");
+        eprintln!(
+            "warning: naslab could not give up {target} ({e}); if the next run there is refused, remove '{lock}' on the server"
+        );
     }
 }
 

@@ -16,6 +16,7 @@ mod session;
 use std::sync::Arc;
 
 use naslab_trace::OpKind;
+use smb2::RenameOptions;
 use smb2::msg::create::CreateDisposition;
 use smb2::msg::flush::FlushRequest;
 use smb2::msg::read::ReadRequest;
@@ -23,17 +24,16 @@ use smb2::msg::write::WriteResponse;
 use smb2::pack::{ReadCursor, Unpack};
 use smb2::types::flags::FileAccessMask;
 use smb2::types::{Command, FileId};
-use smb2::RenameOptions;
 
 use self::session::{
-    basic_info_times, credits_for, filetime_now, op_error, Session, WriteFrom, CREDIT_BYTES,
-    FILE_ALLOCATION_INFORMATION, FILE_BASIC_INFORMATION, FILE_END_OF_FILE_INFORMATION,
-    FILE_FS_FULL_SIZE_INFORMATION, FILE_NON_DIRECTORY_FILE, FILE_NO_INTERMEDIATE_BUFFERING,
-    FILE_RANDOM_ACCESS, FILE_WRITE_THROUGH, STATUS_END_OF_FILE,
+    CREDIT_BYTES, FILE_ALLOCATION_INFORMATION, FILE_BASIC_INFORMATION,
+    FILE_END_OF_FILE_INFORMATION, FILE_FS_FULL_SIZE_INFORMATION, FILE_NO_INTERMEDIATE_BUFFERING,
+    FILE_NON_DIRECTORY_FILE, FILE_RANDOM_ACCESS, FILE_WRITE_THROUGH, STATUS_END_OF_FILE, Session,
+    WriteFrom, basic_info_times, credits_for, filetime_now, op_error,
 };
 use self::session::{Redo, Wait as _};
 use crate::remote::{RemoteFs, RemoteSandbox, RemoteSandboxError, RemoteShare, SharePaths};
-use crate::url::{ClientOptions, RemoteUrl, MAX_SMB_IN_FLIGHT};
+use crate::url::{ClientOptions, MAX_SMB_IN_FLIGHT, RemoteUrl};
 use naslab_backend::FileTable;
 use naslab_backend::{
     Backend, BackendOptions, Caps, Handle, IoBuf, IoMemory, LockHow, OpError, OpenHow, QueuedIo,
@@ -68,13 +68,17 @@ const MAX_SMB_QUEUE_DEPTH: u32 = 256;
 pub enum SmbError {
     #[error("cannot start the SMB client's runtime: {0}")]
     Runtime(std::io::Error),
-    #[error("cannot reach the SMB server at {addr}: {source}; check the host and port in the URL and that the server runs")]
+    #[error(
+        "cannot reach the SMB server at {addr}: {source}; check the host and port in the URL and that the server runs"
+    )]
     Connect {
         addr: String,
         #[source]
         source: smb2::Error,
     },
-    #[error("the SMB server at {addr} answered, but no session could be set up with it: {source}; check the dialect, signing and encryption the server asks for (Samba: testparm -sv | grep -E 'protocol|signing|encrypt'), and try --smb-encrypt off to see whether encryption is the cause")]
+    #[error(
+        "the SMB server at {addr} answered, but no session could be set up with it: {source}; check the dialect, signing and encryption the server asks for (Samba: testparm -sv | grep -E 'protocol|signing|encrypt'), and try --smb-encrypt off to see whether encryption is the cause"
+    )]
     Handshake {
         addr: String,
         #[source]
@@ -97,7 +101,9 @@ pub enum SmbError {
         /// The likely reason and what to do.
         hint: String,
     },
-    #[error("share '{share}' on {addr} asks for encryption, but the session cannot encrypt ({security}: SMB 2 has no encryption), and Samba hangs up on such a session at its first write; {hint}")]
+    #[error(
+        "share '{share}' on {addr} asks for encryption, but the session cannot encrypt ({security}: SMB 2 has no encryption), and Samba hangs up on such a session at its first write; {hint}"
+    )]
     CannotEncrypt {
         addr: String,
         share: String,
@@ -105,7 +111,9 @@ pub enum SmbError {
         /// What to do.
         hint: String,
     },
-    #[error("cannot open share '{share}' on {addr}: {source}; check the share's name (smbclient -L can list them)")]
+    #[error(
+        "cannot open share '{share}' on {addr}: {source}; check the share's name (smbclient -L can list them)"
+    )]
     Share {
         addr: String,
         share: String,
@@ -120,7 +128,9 @@ pub enum SmbError {
         /// What the refusal means and what to do, with the server's status.
         why: String,
     },
-    #[error("the SMB server at {addr} did not encrypt the session on share '{share}' ({security}), and --smb-encrypt required forbids working unencrypted; have the server encrypt (Samba: smb encrypt = desired or required) or use --smb-encrypt desired")]
+    #[error(
+        "the SMB server at {addr} did not encrypt the session on share '{share}' ({security}), and --smb-encrypt required forbids working unencrypted; have the server encrypt (Samba: smb encrypt = desired or required) or use --smb-encrypt desired"
+    )]
     NotEncrypted {
         addr: String,
         share: String,
@@ -375,7 +385,7 @@ async fn read_piece(
             return Err(op_error(smb2::Error::Protocol {
                 status: frame.header.status,
                 command: Command::Read,
-            }))
+            }));
         }
     }
     let data = read_data(&frame.body)?;
@@ -451,7 +461,9 @@ impl Lost {
     fn why(self) -> String {
         let what = "SMB: the handle was lost with its session when the connection broke";
         match self {
-            Lost::Unasked => format!("{what} (no durable handle was asked for: the share grants none)"),
+            Lost::Unasked => {
+                format!("{what} (no durable handle was asked for: the share grants none)")
+            }
             Lost::Refused => format!("{what} (the server granted no durable handle for it)"),
             Lost::Unclaimed(errno) => format!(
                 "{what} (the server refused to give its durable handle back on the new session: {})",
@@ -719,10 +731,10 @@ impl SmbBackend {
                 break;
             }
         }
-        if let Some(at) = o.append_at {
-            if let Some(Some(open)) = self.handles.get_mut(h as usize - 1) {
-                open.append_at = Some(at + done as u64);
-            }
+        if let Some(at) = o.append_at
+            && let Some(Some(open)) = self.handles.get_mut(h as usize - 1)
+        {
+            open.append_at = Some(at + done as u64);
         }
         Ok(done)
     }
@@ -987,10 +999,10 @@ impl QueuedIo for SmbBackend {
         let o = self.open_of(h)?;
         // An append handle writes at its end, which moves as each write is queued.
         let at = o.append_at.unwrap_or(offset);
-        if let Some(end) = o.append_at {
-            if let Some(Some(open)) = self.handles.get_mut(h as usize - 1) {
-                open.append_at = Some(end + buf.len as u64);
-            }
+        if let Some(end) = o.append_at
+            && let Some(Some(open)) = self.handles.get_mut(h as usize - 1)
+        {
+            open.append_at = Some(end + buf.len as u64);
         }
         let session: *const Session = &self.session;
         let op = queue::Queued {
@@ -1234,10 +1246,12 @@ mod tests {
         body[2] = 0x52;
         assert_eq!(read_data(&body).unwrap(), b"llo, ");
         body[4] = 100;
-        assert!(read_data(&body)
-            .unwrap_err()
-            .to_string()
-            .contains("past its end"));
+        assert!(
+            read_data(&body)
+                .unwrap_err()
+                .to_string()
+                .contains("past its end")
+        );
         body[0] = 9;
         assert!(read_data(&body).is_err());
         assert!(read_data(&[17, 0]).is_err());

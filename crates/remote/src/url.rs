@@ -201,7 +201,9 @@ pub struct RemoteUrl {
 pub enum UrlError {
     #[error("'{0}' is not a URL naslab knows: it speaks {known}", known = known_schemes())]
     Scheme(String),
-    #[error("'{url}' has a password in it; naslab never takes one there (it would end up in shell history and results): set NASLAB_SMB_PASSWORD instead")]
+    #[error(
+        "'{url}' has a password in it; naslab never takes one there (it would end up in shell history and results): set NASLAB_SMB_PASSWORD instead"
+    )]
     Password { url: String },
     #[error("'{url}' names no host; write it as {example}")]
     NoHost { url: String, example: &'static str },
@@ -213,7 +215,9 @@ pub enum UrlError {
         what: &'static str,
         example: &'static str,
     },
-    #[error("'{url}': the path may not contain '.', '..' or empty components, nor a backslash or an encoded '/' (%2F)")]
+    #[error(
+        "'{url}': the path may not contain '.', '..' or empty components, nor a backslash or an encoded '/' (%2F)"
+    )]
     Path { url: String },
     #[error("'{url}': unknown query '{query}'; {name}:// URLs take {keys}", name = scheme.name, keys = scheme.query_keys)]
     Query {
@@ -221,9 +225,13 @@ pub enum UrlError {
         query: String,
         scheme: &'static Scheme,
     },
-    #[error("'{url}': NFS version '{version}' is not offered; write vers=3, vers=4.1 or vers=4.2 (NFSv4.0, and a bare 4, are not offered: 4.1 is what current clients and NAS products speak)")]
+    #[error(
+        "'{url}': NFS version '{version}' is not offered; write vers=3, vers=4.1 or vers=4.2 (NFSv4.0, and a bare 4, are not offered: 4.1 is what current clients and NAS products speak)"
+    )]
     NfsVersion { url: String, version: String },
-    #[error("'{url}': ?mountport is NFSv3's (version 4 has no MOUNT protocol); leave it out of a vers=4.x URL, whose port is the NFS server's own")]
+    #[error(
+        "'{url}': ?mountport is NFSv3's (version 4 has no MOUNT protocol); leave it out of a vers=4.x URL, whose port is the NFS server's own"
+    )]
     MountPortV4 { url: String },
     #[error("'{url}': '{what}' is not valid percent-encoding")]
     Escape { url: String, what: String },

@@ -164,7 +164,7 @@ pub fn write_page(path: &Path, page: &[u8]) -> Result<PageCheck, ReportError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::encode::{base64, BlobBuilder, ColumnType};
+    use crate::encode::{BlobBuilder, ColumnType, base64};
 
     fn page(json: &str, blobs: &[(&str, String)]) -> Vec<u8> {
         let mut o = format!("<html><body>{DATA_OPEN}{json}</script>\n");

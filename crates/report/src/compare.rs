@@ -9,13 +9,13 @@ use std::path::Path;
 
 pub use naslab_results::export::csv_field;
 use naslab_results::sweep::Sweep;
-use naslab_results::{duration_text, RunResult, WorkloadResult};
+use naslab_results::{RunResult, WorkloadResult, duration_text};
 
 use serde::Serialize;
 use ts_rs::TS;
 
-use crate::link_sweep::{link_sweep, LinkSweep};
-use crate::{load_run, LoadedRun, ReportError};
+use crate::link_sweep::{LinkSweep, link_sweep};
+use crate::{LoadedRun, ReportError, load_run};
 
 /// Which mean the averages are, in words the outputs print.
 pub const MEAN_NAME: &str =

@@ -6,16 +6,16 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
-use naslab_trace::{open_trace, FileKind, OpKind, ReadAhead, Record};
+use naslab_trace::{FileKind, OpKind, ReadAhead, Record, open_trace};
 use serde::Serialize;
 use ts_rs::TS;
 
 use crate::decimate::{Access, AccessMap};
 use crate::encode::{BlobBuilder, BlobColumn, BlobLayout, ColumnType};
 use crate::hist::{
-    Bucketed, LatencyBuckets, LatencyStats, SizeBuckets, StatsSummary, CHART_PER_DECADE,
+    Bucketed, CHART_PER_DECADE, LatencyBuckets, LatencyStats, SizeBuckets, StatsSummary,
 };
-use crate::series::{TimeSeries, PERCENTILE_OPS_MAX};
+use crate::series::{PERCENTILE_OPS_MAX, TimeSeries};
 
 /// How much of an iteration to keep for display.
 #[derive(Debug, Clone, Copy)]
@@ -556,10 +556,11 @@ impl IterationPass {
     /// iteration's results say.
     pub fn finish(self, clock_start_ns: u64, wall_ns: u64) -> StreamedIteration {
         // The records come in issue order, so the first is the phase's first issue.
-        debug_assert!(self
-            .pass
-            .clock_start_ns
-            .is_none_or(|first| first == clock_start_ns));
+        debug_assert!(
+            self.pass
+                .clock_start_ns
+                .is_none_or(|first| first == clock_start_ns)
+        );
         let (data, blobs) = self.pass.finish(STREAMED_PREFIX, Vec::new(), wall_ns);
         StreamedIteration {
             data,

@@ -33,7 +33,9 @@ pub enum ReportError {
         known: u32,
     },
     /// A comparison was asked for with a baseline that is not one of the runs.
-    #[error("the baseline '{0}' is none of the runs given; name one of them by its directory, its label or its time stamp, or leave --baseline out to use the first")]
+    #[error(
+        "the baseline '{0}' is none of the runs given; name one of them by its directory, its label or its time stamp, or leave --baseline out to use the first"
+    )]
     NoSuchBaseline(String),
     /// A comparison needs at least one run.
     #[error("nothing to compare: give one or more run directories")]

@@ -11,14 +11,14 @@ use naslab_trace::OpKind;
 use serde::Serialize;
 use ts_rs::TS;
 
+use crate::LoadedRun;
 use crate::compare::Comparison;
 use crate::data::{
-    load_iteration, run_report_load, IterationData, IterationSource, LatencyHistView, LoadOptions,
-    SizeHistView, StreamedIteration,
+    IterationData, IterationSource, LatencyHistView, LoadOptions, SizeHistView, StreamedIteration,
+    load_iteration, run_report_load,
 };
 use crate::encode::{inline_code, script_json};
-use crate::series::{round_bin_ns, TimeSeries};
-use crate::LoadedRun;
+use crate::series::{TimeSeries, round_bin_ns};
 
 /// The UI bundle (minified JavaScript), built from `ui/src` by esbuild; see docs/report.md.
 const BUNDLE_JS: &str = include_str!("../assets/report.js");
@@ -89,12 +89,14 @@ fn parallel_map<T: Send, R: Send>(jobs: Vec<T>, f: impl Fn(T) -> R + Sync) -> Ve
     let done = std::sync::Mutex::new(Vec::new());
     std::thread::scope(|s| {
         for _ in 0..threads {
-            s.spawn(|| loop {
-                let job = queue.lock().ok().and_then(|mut q| q.pop());
-                let Some((i, job)) = job else { break };
-                let r = f(job);
-                if let Ok(mut d) = done.lock() {
-                    d.push((i, r));
+            s.spawn(|| {
+                loop {
+                    let job = queue.lock().ok().and_then(|mut q| q.pop());
+                    let Some((i, job)) = job else { break };
+                    let r = f(job);
+                    if let Ok(mut d) = done.lock() {
+                        d.push((i, r));
+                    }
                 }
             });
         }
@@ -243,7 +245,9 @@ fn verify_section(run: &naslab_results::RunResult) -> String {
     if rows.is_empty() {
         return String::new();
     }
-    let mut o = format!("<section id=\"verify\" style=\"margin:1em\"><h2>Data verification</h2>\n<ul>\n{rows}</ul>\n");
+    let mut o = format!(
+        "<section id=\"verify\" style=\"margin:1em\"><h2>Data verification</h2>\n<ul>\n{rows}</ul>\n"
+    );
     if !bad.is_empty() {
         o.push_str("<table><tr><th>workload</th><th>kind</th><th>file</th><th>offset</th><th>during</th><th>expected</th><th>found</th></tr>\n");
         o.push_str(&bad);

@@ -20,20 +20,20 @@ use std::path::{Path, PathBuf};
 
 use naslab_results::RunResult;
 
-pub use check::{check_page, write_page, PageCheck};
+pub use check::{PageCheck, check_page, write_page};
 pub use compare::{
-    compare, csv_field, resolve_baseline, Comparison, RunInfo, WorkloadRow, MEAN_NAME,
+    Comparison, MEAN_NAME, RunInfo, WorkloadRow, compare, csv_field, resolve_baseline,
 };
 pub use data::{IterationPass, StreamedIteration};
 pub use error::ReportError;
 pub use html::{
-    compare_html, report_html, report_html_streamed, report_html_with_notes, write_atomic,
-    ReportOptions,
+    ReportOptions, compare_html, report_html, report_html_streamed, report_html_with_notes,
+    write_atomic,
 };
-pub use link_sweep::{probed_text, LinkLine, LinkPoint, LinkSweep};
-pub use run_dir::{load_run, parse_run_json, LoadedRun, MAX_RUN_JSON_BYTES};
+pub use link_sweep::{LinkLine, LinkPoint, LinkSweep, probed_text};
+pub use run_dir::{LoadedRun, MAX_RUN_JSON_BYTES, load_run, parse_run_json};
 pub use series::round_bin_ns;
-pub use ts_types::{typescript_declarations, TS_TYPES_FILE};
+pub use ts_types::{TS_TYPES_FILE, typescript_declarations};
 
 /// The report's file name in a run directory.
 pub const REPORT_FILE: &str = "report.html";

@@ -55,7 +55,7 @@ pub fn load_run(dir: &Path) -> Result<LoadedRun, ReportError> {
             return Err(ReportError::NoRunJson {
                 dir: dir.to_path_buf(),
                 hint: run_dirs_hint(dir),
-            })
+            });
         }
         Err(_) if dir.is_file() => {
             return Err(ReportError::NoRunJson {
@@ -70,14 +70,14 @@ pub fn load_run(dir: &Path) -> Result<LoadedRun, ReportError> {
                     "it is larger than {} MiB, far more than naslab writes; is it a run.json?",
                     MAX_RUN_JSON_BYTES >> 20
                 ),
-            })
+            });
         }
         Err(source) => {
             return Err(ReportError::Io {
                 what: "read",
                 path,
                 source,
-            })
+            });
         }
     };
     let result = parse_run_json(&path, &bytes)?;
@@ -121,13 +121,13 @@ pub fn parse_run_json(path: &Path, bytes: &[u8]) -> Result<RunResult, ReportErro
                 path: path.to_path_buf(),
                 found: v,
                 known: SCHEMA_VERSION,
-            })
+            });
         }
         None => {
             return Err(ReportError::BadRunJson {
                 path: path.to_path_buf(),
                 why: "it has no schema_version".into(),
-            })
+            });
         }
         Some(_) => {}
     }

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 use ts_rs::TS;
 
-use crate::hist::{fine_middle, Bucketed};
+use crate::hist::{Bucketed, fine_middle};
 
 /// The finest number of bins a chart gets; the page merges neighbours for a longer period.
 pub const DEFAULT_BINS: u64 = 1000;

@@ -9,7 +9,7 @@ mod common;
 
 use common::{batch_run, filter, single_run, snapshot, write_run_json};
 use naslab_report::{compare, load_run, resolve_baseline};
-use naslab_results::export::{Csv, Exporter, Json, Markdown, NasptCsv, Table, CSV_COLUMNS};
+use naslab_results::export::{CSV_COLUMNS, Csv, Exporter, Json, Markdown, NasptCsv, Table};
 
 fn export(e: &dyn Exporter, run: &naslab_results::RunResult) -> String {
     filter(&String::from_utf8(e.export(run)).unwrap(), None)
@@ -573,10 +573,11 @@ fn capacity_sweeps_behind_different_links_compare_by_their_knee() {
             (5, "A", None, 180.0, 2_000_000_000),
         ]
     );
-    assert!(line
-        .points
-        .iter()
-        .all(|p| p.unit == "users" && p.points == 0));
+    assert!(
+        line.points
+            .iter()
+            .all(|p| p.unit == "users" && p.points == 0)
+    );
     let table = c.table();
     assert!(table.contains("capacity by link"), "{table}");
     assert!(table.contains("4 users"), "{table}");

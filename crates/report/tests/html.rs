@@ -12,8 +12,8 @@ use std::path::Path;
 
 use common::{run_dir_with_records, single_run, write_records, write_run_json};
 use naslab_report::{
-    compare, compare_html, load_run, report_html, report_html_streamed, write_run_report,
-    IterationPass, ReportError, ReportOptions, StreamedIteration,
+    IterationPass, ReportError, ReportOptions, StreamedIteration, compare, compare_html, load_run,
+    report_html, report_html_streamed, write_run_report,
 };
 use serde_json::Value;
 
@@ -112,9 +112,11 @@ fn every_view_has_data_from_the_records() {
     assert!(it["sizes"]["by_op"].as_array().unwrap().len() == 2);
     let stats = it["file_stats"].as_array().unwrap();
     assert_eq!(stats.len(), 7);
-    assert!(stats
-        .iter()
-        .all(|s| s["latency"]["count"].as_u64().unwrap() > 0));
+    assert!(
+        stats
+            .iter()
+            .all(|s| s["latency"]["count"].as_u64().unwrap() > 0)
+    );
     assert!(
         stats
             .iter()
@@ -309,9 +311,11 @@ fn a_run_without_records_still_has_its_overview() {
     let html = std::fs::read_to_string(path).unwrap();
     let data = page_data(&html);
     assert!(data["workloads"][0]["iterations"][0]["rows"].is_null());
-    assert!(data["workloads"][0]["iterations"][0]["notes"]
-        .to_string()
-        .contains("--no-records"));
+    assert!(
+        data["workloads"][0]["iterations"][0]["notes"]
+            .to_string()
+            .contains("--no-records")
+    );
 }
 
 #[test]
@@ -440,8 +444,8 @@ fn a_large_run_keeps_the_access_map_bounded() {
 
 #[test]
 fn the_pages_warnings_are_worded_as_the_terminal_words_them() {
-    use naslab_results::export::{Exporter, Table};
     use naslab_results::Warning;
+    use naslab_results::export::{Exporter, Table};
     let tmp = tempfile::tempdir().unwrap();
     let dir = run_dir_with_records(tmp.path(), 40);
     let mut run = load_run(&dir).unwrap().result;

@@ -8,7 +8,7 @@
 use std::path::PathBuf;
 
 use naslab_report::{
-    check_page, load_run, report_html, write_page, PageCheck, ReportError, ReportOptions,
+    PageCheck, ReportError, ReportOptions, check_page, load_run, report_html, write_page,
 };
 
 /// A run directory kept beside the checkout whose transaction-list blob once came out

@@ -14,14 +14,14 @@ pub mod views;
 
 pub use failover::{DurableHandles, FailedOp, FailoverSummary};
 pub use histogram::{LatencyHistogram, LatencySummary, StreamLatency};
-pub use link::{rate_text, EmulatedLink, LinkSettings, RttProbe};
-pub use model::{duration_text, Device};
+pub use link::{EmulatedLink, LinkSettings, RttProbe, rate_text};
 pub use model::{
     CacheDrop, CacheMode, Environment, IterationResult, OpStats, OrderingSummary, PrepareResult,
-    RunOptions, RunResult, StreamResult, TargetInfo, Warning, WorkloadResult, WriteDataAhead,
-    SCHEMA_VERSION,
+    RunOptions, RunResult, SCHEMA_VERSION, StreamResult, TargetInfo, Warning, WorkloadResult,
+    WriteDataAhead,
 };
 pub use model::{ClientResult, IterationLayout, LayoutSummary, MultiClient, StartSkew};
+pub use model::{Device, duration_text};
 pub use settings::{
     NfsSettings, NullSettings, NullStall, ProtocolSettings, RealtimeGranted, Setting, SmbSettings,
 };

@@ -7,7 +7,7 @@
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
-use crate::{duration_text, RunOptions, RunResult};
+use crate::{RunOptions, RunResult, duration_text};
 
 /// The null backend's simulated server (`--null-service-time`, `--null-stall`).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, TS)]

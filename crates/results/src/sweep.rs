@@ -8,7 +8,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use naslab_trace::{open_trace, OpKind, Record, TraceError};
+use naslab_trace::{OpKind, Record, TraceError, open_trace};
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 

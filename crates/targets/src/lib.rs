@@ -18,11 +18,11 @@ pub mod url {
 pub use naslab_local::{PosixBackend, PosixTarget, Sandbox, UringQueue};
 #[cfg(windows)]
 pub use naslab_local::{WindowsBackend, WindowsTarget};
-pub use naslab_remote::{probe, remote};
 #[cfg(all(feature = "nfs", unix))]
 pub use naslab_remote::{Nfs4Backend, Nfs4Error, Nfs4Target};
 #[cfg(feature = "nfs")]
 pub use naslab_remote::{NfsBackend, NfsError, NfsTarget};
 #[cfg(feature = "smb")]
 pub use naslab_remote::{SmbBackend, SmbError, SmbTarget};
-pub use open::{open, OpenError, OpenedTarget, Password, TargetRequest};
+pub use naslab_remote::{probe, remote};
+pub use open::{OpenError, OpenedTarget, Password, TargetRequest, open};

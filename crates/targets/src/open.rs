@@ -93,12 +93,18 @@ pub enum OpenError {
         #[source]
         source: Box<dyn std::error::Error + Send + Sync>,
     },
-    #[error("--client-profile windows models the Windows SMB redirector; use it with smb:// targets or local directories, not nfs://")]
+    #[error(
+        "--client-profile windows models the Windows SMB redirector; use it with smb:// targets or local directories, not nfs://"
+    )]
     ProfileNotForNfs,
-    #[error("--retrans-timeout is for NFSv3 and SMB: naslab's NFSv4.1 client keeps its session's requests on one connection and does not send them again; leave it out, or use vers=3")]
+    #[error(
+        "--retrans-timeout is for NFSv3 and SMB: naslab's NFSv4.1 client keeps its session's requests on one connection and does not send them again; leave it out, or use vers=3"
+    )]
     RetransNotForNfs4,
     #[cfg_attr(unix, allow(dead_code))]
-    #[error("naslab's NFSv4.1 and 4.2 client is in its Linux build only; on this system use vers=3, or run naslab from a Linux client")]
+    #[error(
+        "naslab's NFSv4.1 and 4.2 client is in its Linux build only; on this system use vers=3, or run naslab from a Linux client"
+    )]
     Nfs4NotHere,
 }
 

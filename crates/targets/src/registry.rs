@@ -184,7 +184,7 @@ mod tests {
 
     #[test]
     fn every_url_scheme_has_its_line_and_every_url_line_its_scheme() {
-        use crate::url::{Scheme, SCHEMES};
+        use crate::url::{SCHEMES, Scheme};
         for scheme in SCHEMES {
             let lines: Vec<_> = BACKENDS
                 .iter()

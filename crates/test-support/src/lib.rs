@@ -27,7 +27,9 @@ pub fn cannot_run(why: &str) {
 /// The note for a skipped test, or the failure when running is `required`.
 fn verdict(required: bool, why: &str) -> Result<String, String> {
     if required {
-        Err(format!("this test cannot run: {why}; {REQUIRE_VAR}=1 makes that a failure (run as root, with scripts/test.sh's tools installed)"))
+        Err(format!(
+            "this test cannot run: {why}; {REQUIRE_VAR}=1 makes that a failure (run as root, with scripts/test.sh's tools installed)"
+        ))
     } else {
         Ok(format!("skipped: {why}"))
     }

@@ -9,7 +9,7 @@
 use std::path::Path;
 use std::time::Instant;
 
-use naslab_trace::{open_trace, ReadAhead, Record, TraceError};
+use naslab_trace::{ReadAhead, Record, TraceError, open_trace};
 
 fn count(records: impl Iterator<Item = Result<Record, TraceError>>) -> (u64, u64) {
     let (mut all, mut ops) = (0u64, 0u64);

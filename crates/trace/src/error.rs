@@ -17,7 +17,9 @@ pub enum TraceError {
         cause: std::io::Error,
     },
     /// The zstd stream is damaged: what follows line `after` cannot be decompressed.
-    #[error("{path}: the zstd stream is damaged after line {after} ({cause}); the file is truncated or corrupt: copy or export it again")]
+    #[error(
+        "{path}: the zstd stream is damaged after line {after} ({cause}); the file is truncated or corrupt: copy or export it again"
+    )]
     Corrupt {
         path: PathBuf,
         after: u64,

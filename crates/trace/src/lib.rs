@@ -25,13 +25,13 @@ pub use model::{
     Expected, FileDecl, FileKind, Header, Measured, Op, OpFlags, OpKind, Prepare, Record,
 };
 pub use out_file::create_output;
-pub use path::{check_rel_path, MAX_PATH_BYTES};
+pub use path::{MAX_PATH_BYTES, check_rel_path};
 pub use printable::{printable, printable_lines};
 pub use read_ahead::{Numbered, ReadAhead};
 pub use reader::{
-    open_trace, read_all, read_bounded_line, read_trace, BoundedLine, TraceReader, MAX_LINE_BYTES,
+    BoundedLine, MAX_LINE_BYTES, TraceReader, open_trace, read_all, read_bounded_line, read_trace,
 };
-pub use writer::{create_trace, create_trace_parallel, is_binary_name, Sink, TraceWriter};
+pub use writer::{Sink, TraceWriter, create_trace, create_trace_parallel, is_binary_name};
 
 /// The format name every trace's first line carries.
 pub const FORMAT_NAME: &str = "naslab-trace";

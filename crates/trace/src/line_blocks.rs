@@ -9,10 +9,10 @@
 use std::collections::VecDeque;
 use std::io::{BufRead, ErrorKind};
 use std::ops::Range;
-use std::sync::mpsc::{channel, Receiver, Sender};
+use std::sync::mpsc::{Receiver, Sender, channel};
 
-use crate::reader::{parsed_op, ParsedOp};
-use crate::{Numbered, TraceError, TraceReader, MAX_LINE_BYTES};
+use crate::reader::{ParsedOp, parsed_op};
+use crate::{MAX_LINE_BYTES, Numbered, TraceError, TraceReader};
 
 /// Bytes asked of the input at once: no less than the reader's own buffer, so a read
 /// goes straight into the block, and small enough that a block is still in the CPU's
@@ -249,13 +249,30 @@ mod tests {
                 continue;
             }
             let line = match i % 7 {
-                0 => format!("{{\"type\":\"op\",\"op\":\"read\",\"stream\":{},\"t_us\":{i},\"file\":0,\"offset\":{},\"len\":4096}}\n", i % 3, i * 4096),
-                1 => format!("{{\"type\":\"op\",\"op\":\"write\",\"t_us\":{i},\"file\":1,\"offset\":7,\"len\":9,\"sched_ns\":{i},\"issued_ns\":{},\"done_ns\":{},\"result\":-5,\"client\":{}}}\n", i + 1, i + 2, i % 4),
-                2 => format!("{{\"type\":\"op\",\"op\":\"rename\",\"t_us\":{i},\"file\":0,\"to\":1}}\n"),
+                0 => format!(
+                    "{{\"type\":\"op\",\"op\":\"read\",\"stream\":{},\"t_us\":{i},\"file\":0,\"offset\":{},\"len\":4096}}\n",
+                    i % 3,
+                    i * 4096
+                ),
+                1 => format!(
+                    "{{\"type\":\"op\",\"op\":\"write\",\"t_us\":{i},\"file\":1,\"offset\":7,\"len\":9,\"sched_ns\":{i},\"issued_ns\":{},\"done_ns\":{},\"result\":-5,\"client\":{}}}\n",
+                    i + 1,
+                    i + 2,
+                    i % 4
+                ),
+                2 => format!(
+                    "{{\"type\":\"op\",\"op\":\"rename\",\"t_us\":{i},\"file\":0,\"to\":1}}\n"
+                ),
                 3 => "\n".to_string(),
-                4 => format!("{{\"type\":\"op\",\"op\":\"open\",\"t_us\":{i},\"file\":1,\"flags\":\"read|write\"}}\r\n"),
-                5 => format!("{{\"type\":\"op\",\"op\":\"re\\u0061d\",\"t_us\":{i},\"file\":0,\"len\":1}}\n"),
-                _ => format!(" {{ \"file\" : 1 , \"type\":\"op\", \"op\":\"stat\", \"t_us\":{i} }}\n"),
+                4 => format!(
+                    "{{\"type\":\"op\",\"op\":\"open\",\"t_us\":{i},\"file\":1,\"flags\":\"read|write\"}}\r\n"
+                ),
+                5 => format!(
+                    "{{\"type\":\"op\",\"op\":\"re\\u0061d\",\"t_us\":{i},\"file\":0,\"len\":1}}\n"
+                ),
+                _ => format!(
+                    " {{ \"file\" : 1 , \"type\":\"op\", \"op\":\"stat\", \"t_us\":{i} }}\n"
+                ),
             };
             t.push_str(&line);
         }
@@ -328,15 +345,39 @@ mod tests {
             "y".repeat(MAX_LINE_BYTES)
         );
         for (odd, says) in [
-            ("{\"type\":\"op\",\"op\":\"read\",\"file\":9}\n", "no file line declares"),
-            ("{\"type\":\"op\",\"op\":\"rename\",\"file\":0,\"to\":5}\n", "'to' is file 5"),
-            ("{\"type\":\"op\",\"op\":\"rename\",\"file\":0}\n", "has no 'to'"),
-            ("{\"type\":\"op\",\"op\":\"read\",\"file\":0,\"offset\":18446744073709551615,\"len\":1}\n", "overflows"),
-            ("{\"type\":\"op\",\"op\":\"read\",\"file\":0,\"sched_ns\":1}\n", "come together"),
+            (
+                "{\"type\":\"op\",\"op\":\"read\",\"file\":9}\n",
+                "no file line declares",
+            ),
+            (
+                "{\"type\":\"op\",\"op\":\"rename\",\"file\":0,\"to\":5}\n",
+                "'to' is file 5",
+            ),
+            (
+                "{\"type\":\"op\",\"op\":\"rename\",\"file\":0}\n",
+                "has no 'to'",
+            ),
+            (
+                "{\"type\":\"op\",\"op\":\"read\",\"file\":0,\"offset\":18446744073709551615,\"len\":1}\n",
+                "overflows",
+            ),
+            (
+                "{\"type\":\"op\",\"op\":\"read\",\"file\":0,\"sched_ns\":1}\n",
+                "come together",
+            ),
             ("{\"type\":\"op\",\"op\":\"read\"}\n", "has no 'file'"),
-            ("{\"type\":\"file\",\"id\":7,\"path\":\"c\",\"exists\":true}\n", "after the first op"),
-            ("{\"type\":\"op\",\"op\":\"read\",\"file\":0,\"bogus\":1}\n", "not a valid trace line"),
-            ("{\"type\":\"op\",\"op\":\"read\",\n", "not a valid trace line"),
+            (
+                "{\"type\":\"file\",\"id\":7,\"path\":\"c\",\"exists\":true}\n",
+                "after the first op",
+            ),
+            (
+                "{\"type\":\"op\",\"op\":\"read\",\"file\":0,\"bogus\":1}\n",
+                "not a valid trace line",
+            ),
+            (
+                "{\"type\":\"op\",\"op\":\"read\",\n",
+                "not a valid trace line",
+            ),
             (&long, "longer than"),
         ] {
             // Line 1 on: the file line is an error only after an op.
@@ -344,7 +385,10 @@ mod tests {
                 let all = same(&trace(n, at, odd), odd);
                 let last = all.last().unwrap();
                 assert!(last.contains(says), "{odd}: {last}");
-                assert!(last.starts_with(&format!("error at Some({})", 4 + at)), "{last}");
+                assert!(
+                    last.starts_with(&format!("error at Some({})", 4 + at)),
+                    "{last}"
+                );
             }
         }
     }

@@ -261,7 +261,7 @@ impl OpFlags {
                 None => {
                     return Err(format!(
                         "unknown flag '{part}' (known: read, write, trunc, append, sync, direct, random, excl)"
-                    ))
+                    ));
                 }
             }
         }

@@ -65,7 +65,7 @@ fn names_of(file: &File) -> io::Result<u64> {
 fn names_of(file: &File) -> io::Result<u64> {
     use std::os::windows::io::AsRawHandle;
     use windows_sys::Win32::Storage::FileSystem::{
-        GetFileInformationByHandle, BY_HANDLE_FILE_INFORMATION,
+        BY_HANDLE_FILE_INFORMATION, GetFileInformationByHandle,
     };
     // SAFETY: all-zero is a valid BY_HANDLE_FILE_INFORMATION (plain integers).
     let mut info: BY_HANDLE_FILE_INFORMATION = unsafe { std::mem::zeroed() };

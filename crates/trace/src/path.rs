@@ -17,7 +17,9 @@ pub fn check_rel_path(path: &str) -> Result<(), String> {
         return Err(format!(
             "a path of {} bytes (starting '{}...') is longer than the {MAX_PATH_BYTES} bytes naslab accepts (the kernel's PATH_MAX); shorten it",
             path.len(),
-            path.char_indices().nth(40).map_or(path, |(i, _)| &path[..i])
+            path.char_indices()
+                .nth(40)
+                .map_or(path, |(i, _)| &path[..i])
         ));
     }
     if path.starts_with('/') {
@@ -35,8 +37,8 @@ pub fn check_rel_path(path: &str) -> Result<(), String> {
             "" => return Err(format!("path '{path}' has an empty component")),
             "." | ".." => {
                 return Err(format!(
-                "path '{path}' has a '{part}' component; trace paths may not leave their directory"
-            ))
+                    "path '{path}' has a '{part}' component; trace paths may not leave their directory"
+                ));
             }
             _ => {}
         }
@@ -46,7 +48,7 @@ pub fn check_rel_path(path: &str) -> Result<(), String> {
 
 #[cfg(test)]
 mod tests {
-    use super::{check_rel_path, MAX_PATH_BYTES};
+    use super::{MAX_PATH_BYTES, check_rel_path};
 
     #[test]
     fn accepts_plain_relative_paths() {

@@ -5,7 +5,7 @@
 //! of records; a trace of one batch or less is read in line.
 
 use std::io::BufRead;
-use std::sync::mpsc::{channel, sync_channel, Receiver, Sender, SyncSender};
+use std::sync::mpsc::{Receiver, Sender, SyncSender, channel, sync_channel};
 
 use crate::{Record, TraceError, TraceReader};
 

@@ -6,14 +6,14 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 
 use crate::binary::{
-    decode_op, Bytes, Deltas, Undecodable, BINARY_MAGIC, MAX_OP_BYTES, TAG_END, TAG_JSON, TAG_OP,
+    BINARY_MAGIC, Bytes, Deltas, MAX_OP_BYTES, TAG_END, TAG_JSON, TAG_OP, Undecodable, decode_op,
 };
 use crate::model::{
     Expected, FileDecl, FileKind, Header, Measured, Op, OpFlags, OpKind, Prepare, Record,
 };
 use crate::op_line::OpFields;
 use crate::{
-    check_rel_path, TraceError, FORMAT_NAME, FORMAT_VERSION, MAX_QUEUE_DEPTH, OLDEST_FORMAT_VERSION,
+    FORMAT_NAME, FORMAT_VERSION, MAX_QUEUE_DEPTH, OLDEST_FORMAT_VERSION, TraceError, check_rel_path,
 };
 
 const ZSTD_MAGIC: [u8; 4] = [0x28, 0xb5, 0x2f, 0xfd];
@@ -309,10 +309,10 @@ impl<R: BufRead> TraceReader<R> {
 
     /// The record in `buf`, a line of JSON text; `None` for a blank line.
     fn json_record(&mut self) -> Result<Option<Record>, TraceError> {
-        if let Some(fields) = crate::op_line::parse_op_line(&self.buf) {
-            if self.header.is_some() {
-                return self.op_line(fields).map(Some);
-            }
+        if let Some(fields) = crate::op_line::parse_op_line(&self.buf)
+            && self.header.is_some()
+        {
+            return self.op_line(fields).map(Some);
         }
         let text = std::str::from_utf8(&self.buf)
             .map_err(|_| self.invalid("the line is not UTF-8 text".into()))?
@@ -347,11 +347,11 @@ impl<R: BufRead> TraceReader<R> {
         if self.ended {
             return Ok(None);
         }
-        if self.header.is_some() {
-            if let Some(fields) = self.binary_op_in_place() {
-                self.line += 1;
-                return self.op_line(fields).map(Some);
-            }
+        if self.header.is_some()
+            && let Some(fields) = self.binary_op_in_place()
+        {
+            self.line += 1;
+            return self.op_line(fields).map(Some);
         }
         let Some(tag) = self.take_byte()? else {
             return Err(self.invalid_at(
@@ -375,7 +375,7 @@ impl<R: BufRead> TraceReader<R> {
                 match self.input.read_exact(&mut self.buf) {
                     Ok(()) => {}
                     Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => {
-                        return Err(self.truncated())
+                        return Err(self.truncated());
                     }
                     Err(e) => return Err(self.read_error(complete, e)),
                 }
@@ -440,7 +440,7 @@ impl<R: BufRead> TraceReader<R> {
             }
             Err(Undecodable::Bad(why)) => return Err(self.invalid(why)),
             Err(Undecodable::Short) if whole => {
-                return Err(self.invalid("an op record longer than any op".into()))
+                return Err(self.invalid("an op record longer than any op".into()));
             }
             Err(Undecodable::Short) => {}
         }
@@ -459,7 +459,7 @@ impl<R: BufRead> TraceReader<R> {
                 }
                 Err(Undecodable::Bad(why)) => return Err(self.invalid(why)),
                 Err(Undecodable::Short) if self.buf.len() >= MAX_OP_BYTES => {
-                    return Err(self.invalid("an op record longer than any op".into()))
+                    return Err(self.invalid("an op record longer than any op".into()));
                 }
                 Err(Undecodable::Short) => {}
             }
@@ -476,11 +476,9 @@ impl<R: BufRead> TraceReader<R> {
             self.buf.push(b);
             match (Bytes { b: &self.buf, i: 0 }).varint() {
                 Ok(len) if len < MAX_LINE_BYTES as u64 => return Ok(len as usize),
-                Ok(len) => {
-                    return Err(self.invalid(format!(
+                Ok(len) => return Err(self.invalid(format!(
                     "a record of {len} bytes, more than a trace record may hold ({MAX_LINE_BYTES})"
-                )))
-                }
+                ))),
                 Err(Undecodable::Short) => {}
                 Err(Undecodable::Bad(why)) => return Err(self.invalid(why)),
             }
@@ -606,12 +604,12 @@ impl<R: BufRead> TraceReader<R> {
                 "workload name '{workload}' contains '/'; it names one directory"
             )));
         }
-        if let Some(d) = raw.queue_depth {
-            if !(1..=MAX_QUEUE_DEPTH).contains(&d) {
-                return Err(self.invalid(format!(
-                    "queue_depth {d} is out of range; use 1 to {MAX_QUEUE_DEPTH}"
-                )));
-            }
+        if let Some(d) = raw.queue_depth
+            && !(1..=MAX_QUEUE_DEPTH).contains(&d)
+        {
+            return Err(self.invalid(format!(
+                "queue_depth {d} is out of range; use 1 to {MAX_QUEUE_DEPTH}"
+            )));
         }
         let header = Header {
             format,

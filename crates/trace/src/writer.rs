@@ -5,9 +5,9 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use crate::binary::{encode_op, put_varint, Deltas, BINARY_MAGIC, TAG_END, TAG_JSON};
-use crate::model::{FileDecl, Header, Measured, Op, OpKind};
 use crate::TraceError;
+use crate::binary::{BINARY_MAGIC, Deltas, TAG_END, TAG_JSON, encode_op, put_varint};
+use crate::model::{FileDecl, Header, Measured, Op, OpKind};
 
 /// Where a trace is written: a plain file, or a zstd stream when the name ends in `.zst`.
 pub enum Sink {

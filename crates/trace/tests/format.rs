@@ -5,8 +5,8 @@ use std::io::Cursor;
 use std::path::Path;
 
 use naslab_trace::{
-    create_trace, open_trace, read_all, Expected, FileDecl, FileKind, Header, Measured, Op,
-    OpFlags, OpKind, Prepare, Record, Trace, TraceError, TraceReader, MAX_LINE_BYTES,
+    Expected, FileDecl, FileKind, Header, MAX_LINE_BYTES, Measured, Op, OpFlags, OpKind, Prepare,
+    Record, Trace, TraceError, TraceReader, create_trace, open_trace, read_all,
 };
 
 fn sample() -> Trace {
@@ -157,7 +157,11 @@ const FILE: &str = r#"{"type":"file","id":0,"path":"a","size":10,"exists":true}"
 #[test]
 fn malformed_lines_are_rejected_with_their_line_number() {
     let cases = [
-        (format!("{HEAD}\n{FILE}\n{{not json\n"), 3, "not a valid trace line"),
+        (
+            format!("{HEAD}\n{FILE}\n{{not json\n"),
+            3,
+            "not a valid trace line",
+        ),
         (
             format!("{HEAD}\n{FILE}\n\n{{\"type\":\"op\",\"op\":\"read\",\"file\":9}}\n"),
             4,
@@ -181,7 +185,9 @@ fn malformed_lines_are_rejected_with_their_line_number() {
             "unknown field",
         ),
         (
-            format!("{HEAD}\n{FILE}\n{{\"type\":\"op\",\"op\":\"read\",\"file\":0}}\n{{\"type\":\"file\",\"id\":1,\"path\":\"b\",\"exists\":true}}\n"),
+            format!(
+                "{HEAD}\n{FILE}\n{{\"type\":\"op\",\"op\":\"read\",\"file\":0}}\n{{\"type\":\"file\",\"id\":1,\"path\":\"b\",\"exists\":true}}\n"
+            ),
             4,
             "declare every file before the ops",
         ),

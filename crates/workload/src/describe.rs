@@ -8,7 +8,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::fmt;
 
-use naslab_trace::{printable, FileKind, OpKind, Record, Trace};
+use naslab_trace::{FileKind, OpKind, Record, Trace, printable};
 use serde::Serialize;
 
 /// Upper bounds of the access-size buckets, in bytes; one more bucket holds larger accesses.

@@ -14,7 +14,7 @@ mod params;
 mod sample;
 pub mod synthetic;
 
-pub use catalog::{catalog, derived, suite, WorkloadInfo, DERIVED, NASPT, SUITES};
+pub use catalog::{DERIVED, NASPT, SUITES, WorkloadInfo, catalog, derived, suite};
 pub use error::WorkloadError;
 pub use params::{GenParams, MAX_SCALE, MIN_FILE_BYTES};
 

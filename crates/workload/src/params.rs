@@ -69,12 +69,14 @@ mod tests {
             assert!(p.validate().is_err(), "{bad} accepted");
         }
         for good in [0.001, 0.01, 1.0, MAX_SCALE] {
-            assert!(GenParams {
-                seed: 1,
-                scale: good
-            }
-            .validate()
-            .is_ok());
+            assert!(
+                GenParams {
+                    seed: 1,
+                    scale: good
+                }
+                .validate()
+                .is_ok()
+            );
         }
     }
 

@@ -4,7 +4,7 @@
 #![allow(clippy::unwrap_used)]
 
 use naslab_workload::describe::describe;
-use naslab_workload::{generate, GenParams};
+use naslab_workload::{GenParams, generate};
 
 #[test]
 fn description_serializes_with_its_figures() {
@@ -24,9 +24,11 @@ fn description_serializes_with_its_figures() {
     assert_eq!(v["read_sizes"].as_array().map(Vec::len), Some(13));
     assert_eq!(v["read_sizes"][0]["label"], "<=512");
     assert!(v["read_sizes"][12]["max_bytes"].is_null());
-    assert!(v["op_counts"]
-        .as_array()
-        .is_some_and(|a| a.iter().any(|c| c["op"] == "create")));
+    assert!(
+        v["op_counts"]
+            .as_array()
+            .is_some_and(|a| a.iter().any(|c| c["op"] == "create"))
+    );
     let text = d.to_string();
     for key in [
         "workload",

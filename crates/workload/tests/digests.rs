@@ -15,7 +15,7 @@ use naslab_workload::synthetic::bigdir::{BigDir, Entries};
 use naslab_workload::synthetic::fileserver::FileServer;
 use naslab_workload::synthetic::ingest::Ingest;
 use naslab_workload::synthetic::iozone::{self, Test};
-use naslab_workload::{catalog, derived, generate, suite, GenParams};
+use naslab_workload::{GenParams, catalog, derived, generate, suite};
 use sha2::{Digest, Sha256};
 
 /// The seed and scale every generated workload is pinned at.

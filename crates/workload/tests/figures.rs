@@ -5,8 +5,8 @@
 // A test fails on the unwrap of what it did not expect, which is what a test is for.
 #![allow(clippy::unwrap_used)]
 
-use naslab_workload::describe::{describe, Description, SizeBucket};
-use naslab_workload::{generate, GenParams};
+use naslab_workload::describe::{Description, SizeBucket, describe};
+use naslab_workload::{GenParams, generate};
 
 const SEEDS: [u64; 3] = [1, 2, 3];
 const MB: f64 = 1e6;

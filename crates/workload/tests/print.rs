@@ -3,7 +3,7 @@
 // A test fails on the unwrap of what it did not expect, which is what a test is for.
 #![allow(clippy::unwrap_used)]
 
-use naslab_workload::{catalog, describe::describe, generate, GenParams};
+use naslab_workload::{GenParams, catalog, describe::describe, generate};
 
 #[test]
 #[ignore]

@@ -7,8 +7,8 @@
 use std::collections::{HashMap, HashSet};
 use std::time::Instant;
 
-use naslab_trace::{check_rel_path, FileKind, OpKind, Prepare, Trace};
-use naslab_workload::{catalog, generate, GenParams};
+use naslab_trace::{FileKind, OpKind, Prepare, Trace, check_rel_path};
+use naslab_workload::{GenParams, catalog, generate};
 
 /// Checks one trace; returns the first broken rule.
 fn check(t: &Trace) -> Result<(), String> {
@@ -154,7 +154,7 @@ fn check(t: &Trace) -> Result<(), String> {
     Ok(())
 }
 
-fn gen(name: &str, seed: u64, scale: f64) -> Trace {
+fn generation(name: &str, seed: u64, scale: f64) -> Trace {
     generate(name, &GenParams { seed, scale }).expect("generates")
 }
 
@@ -162,7 +162,7 @@ fn gen(name: &str, seed: u64, scale: f64) -> Trace {
 fn every_workload_obeys_the_rules_at_every_scale() {
     for w in catalog() {
         for scale in [1.0, 0.01, 0.001] {
-            let t = gen(w.name, 1, scale);
+            let t = generation(w.name, 1, scale);
             assert_eq!(t.header.workload, w.name);
             if let Err(e) = check(&t) {
                 panic!("{} at scale {scale}: {e}", w.name);
@@ -174,7 +174,7 @@ fn every_workload_obeys_the_rules_at_every_scale() {
 #[test]
 fn media_files_are_streamed_and_small_files_copied() {
     for w in catalog() {
-        let t = gen(w.name, 1, 1.0);
+        let t = generation(w.name, 1, 1.0);
         for f in t.files.iter().filter(|f| f.exists) {
             // Videos are media whatever their size; other files are media from 1 GB.
             let want = if f.size >= 1_000_000_000 || f.path.ends_with(".dvr-ms") {
@@ -190,8 +190,8 @@ fn media_files_are_streamed_and_small_files_copied() {
 #[test]
 fn scaling_keeps_the_file_set_and_shrinks_the_bytes() {
     for w in catalog() {
-        let full = gen(w.name, 7, 1.0);
-        let small = gen(w.name, 7, 0.01);
+        let full = generation(w.name, 7, 1.0);
+        let small = generation(w.name, 7, 0.01);
         assert_eq!(full.files.len(), small.files.len(), "{}", w.name);
         for (a, b) in full.files.iter().zip(&small.files) {
             assert_eq!(
@@ -230,8 +230,8 @@ fn scaling_keeps_the_file_set_and_shrinks_the_bytes() {
 
 #[test]
 fn larger_scales_grow_the_bytes() {
-    let one = gen("FileCopyFromNAS", 1, 1.0);
-    let two = gen("FileCopyFromNAS", 1, 2.0);
+    let one = generation("FileCopyFromNAS", 1, 1.0);
+    let two = generation("FileCopyFromNAS", 1, 2.0);
     assert_eq!(two.files[0].size, 2 * one.files[0].size);
     assert!(check(&two).is_ok());
 }
@@ -239,10 +239,10 @@ fn larger_scales_grow_the_bytes() {
 #[test]
 fn the_same_seed_gives_the_same_trace_and_another_seed_another() {
     for w in catalog() {
-        let a = gen(w.name, 42, 0.05);
-        let b = gen(w.name, 42, 0.05);
+        let a = generation(w.name, 42, 0.05);
+        let b = generation(w.name, 42, 0.05);
         assert_eq!(a.to_bytes(), b.to_bytes(), "{}", w.name);
-        let c = gen(w.name, 43, 0.05);
+        let c = generation(w.name, 43, 0.05);
         assert_ne!(a.ops, c.ops, "{}: seed changes nothing", w.name);
     }
 }
@@ -250,7 +250,7 @@ fn the_same_seed_gives_the_same_trace_and_another_seed_another() {
 #[test]
 fn traces_round_trip_through_the_format() {
     for w in catalog() {
-        let t = gen(w.name, 3, 0.01);
+        let t = generation(w.name, 3, 0.01);
         let bytes = t.to_bytes();
         let records =
             naslab_trace::read_all(std::path::Path::new("mem"), &bytes[..]).expect("reads back");
@@ -270,7 +270,7 @@ fn the_whole_suite_generates_at_full_scale() {
     let start = Instant::now();
     let ops: usize = catalog()
         .iter()
-        .map(|w| gen(w.name, 1, 1.0).ops.len())
+        .map(|w| generation(w.name, 1, 1.0).ops.len())
         .sum();
     assert!(ops > 100_000);
     eprintln!(
@@ -281,7 +281,7 @@ fn the_whole_suite_generates_at_full_scale() {
 
 #[test]
 fn the_checker_catches_broken_traces() {
-    let good = gen("FileCopyFromNAS", 1, 0.01);
+    let good = generation("FileCopyFromNAS", 1, 0.01);
     assert!(check(&good).is_ok());
     let mut no_open = good.clone();
     no_open.ops.remove(0);
@@ -297,18 +297,20 @@ fn the_checker_catches_broken_traces() {
     back_in_time.ops[1].t_us = 10;
     assert!(check(&back_in_time).unwrap_err().contains("time goes back"));
 
-    let created = gen("FileCopyToNAS", 1, 0.01);
+    let created = generation("FileCopyToNAS", 1, 0.01);
     assert!(check(&created).is_ok());
     let mut opened = created.clone();
     opened.ops[0].kind = OpKind::Open;
     assert!(check(&opened).unwrap_err().contains("does not exist"));
     let mut prepared = created.clone();
     prepared.files[0].exists = true;
-    assert!(check(&prepared)
-        .unwrap_err()
-        .contains("creates a file that exists"));
+    assert!(
+        check(&prepared)
+            .unwrap_err()
+            .contains("creates a file that exists")
+    );
 
-    let tree = gen("DirectoryCopyToNAS", 1, 0.01);
+    let tree = generation("DirectoryCopyToNAS", 1, 0.01);
     let mut no_mkdir = tree.clone();
     no_mkdir.ops.retain(|o| o.kind != OpKind::Mkdir);
     assert!(check(&no_mkdir).is_err());

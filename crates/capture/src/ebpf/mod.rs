@@ -18,12 +18,12 @@ use std::os::fd::{AsRawFd, FromRawFd};
 use std::process::{Command, ExitStatus};
 
 use aya::maps::{Array, HashMap as BpfHashMap, MapData, PerCpuArray, RingBuf};
-use aya::programs::raw_trace_point::RawTracePointLink;
 use aya::programs::RawTracePoint;
+use aya::programs::raw_trace_point::RawTracePointLink;
 use aya::{Ebpf, EbpfLoader};
 
-use crate::strace::line::Parsed;
 use crate::ImportError;
+use crate::strace::line::Parsed;
 use calls::{Spec, Sys};
 use event::Event;
 use render::Renderer;
@@ -183,10 +183,10 @@ impl Collector {
                 renderer.record(&ev, &mut out);
                 drop(item);
                 for p in out.drain(..) {
-                    if fault.is_none() {
-                        if let Err(e) = feed(p) {
-                            fault = Some(e);
-                        }
+                    if fault.is_none()
+                        && let Err(e) = feed(p)
+                    {
+                        fault = Some(e);
                     }
                 }
             }

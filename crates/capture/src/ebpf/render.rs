@@ -10,7 +10,7 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 use std::rc::Rc;
 
-use super::calls::{errno_name, Sys};
+use super::calls::{Sys, errno_name};
 use super::event::{Event, Kind};
 use super::text::{
     escape_annotation, flock_buf, iovecs, offset_word, open_flags, quote, stat_buf, statx_buf,
@@ -351,10 +351,11 @@ impl Renderer {
             ],
             "lseek" => vec![self.fd(tid, a[0]), num(1), num(2)],
             "fsync" | "fdatasync" | "getdents" | "getdents64" | "fstatfs" | "fchdir" => {
-                if name == "fchdir" && ok {
-                    if let Some(p) = self.fd_path(tid, a[0] as i32) {
-                        self.cwd.insert(tid, p);
-                    }
+                if name == "fchdir"
+                    && ok
+                    && let Some(p) = self.fd_path(tid, a[0] as i32)
+                {
+                    self.cwd.insert(tid, p);
                 }
                 vec![self.fd(tid, a[0])]
             }
@@ -362,11 +363,9 @@ impl Renderer {
             "fallocate" => vec![self.fd(tid, a[0]), num(1), num(2), num(3)],
             "truncate" => vec![Self::string(ev, 0, 0), num(1)],
             "chdir" => {
-                if ok {
-                    if let Some(p) = Self::text(ev, 0).and_then(|p| self.resolve(tid, None, &p)) {
-                        let p = self.real(&p, false);
-                        self.cwd.insert(tid, p);
-                    }
+                if ok && let Some(p) = Self::text(ev, 0).and_then(|p| self.resolve(tid, None, &p)) {
+                    let p = self.real(&p, false);
+                    self.cwd.insert(tid, p);
                 }
                 vec![Self::string(ev, 0, 0)]
             }
@@ -506,10 +505,8 @@ impl Renderer {
                 (name, (a[2] as i64).to_string())
             }
             libc::F_SETFD => {
-                if ok {
-                    if let Some(f) = self.table(tid).borrow_mut().get_mut(&(a[0] as i32)) {
-                        f.cloexec = a[2] & libc::FD_CLOEXEC as u64 != 0;
-                    }
+                if ok && let Some(f) = self.table(tid).borrow_mut().get_mut(&(a[0] as i32)) {
+                    f.cloexec = a[2] & libc::FD_CLOEXEC as u64 != 0;
                 }
                 return None;
             }
@@ -597,10 +594,8 @@ impl Renderer {
         let joined = format!("{}/{name}", real_dir.trim_end_matches('/'));
         if !nofollow {
             let link = std::fs::symlink_metadata(&joined).is_ok_and(|m| m.file_type().is_symlink());
-            if link {
-                if let Some(p) = canonical(&joined) {
-                    return p;
-                }
+            if link && let Some(p) = canonical(&joined) {
+                return p;
             }
         }
         joined

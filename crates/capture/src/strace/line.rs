@@ -368,11 +368,9 @@ pub fn field<'a>(arg: &'a str, key: &str) -> Option<&'a str> {
         let at = from + i;
         let before_ok = at == 0 || !arg.as_bytes()[at - 1].is_ascii_alphanumeric();
         let after = &arg[at + key.len()..];
-        if before_ok {
-            if let Some(v) = after.strip_prefix('=') {
-                let end = v.find([',', '}', ' ']).unwrap_or(v.len());
-                return Some(&v[..end]);
-            }
+        if before_ok && let Some(v) = after.strip_prefix('=') {
+            let end = v.find([',', '}', ' ']).unwrap_or(v.len());
+            return Some(&v[..end]);
         }
         from = at + key.len();
     }

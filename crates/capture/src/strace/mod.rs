@@ -11,10 +11,10 @@ use std::rc::Rc;
 
 use naslab_trace::{Expected, FileKind, OpKind};
 
-use crate::builder::{normalize, Builder, Creation, OpenReq, Presence};
-use crate::error::LineErr;
 use crate::ImportError;
-use line::{bracketed_int, fd_arg, field, parse_int, string_arg, Call, Joiner, Parsed, Ret};
+use crate::builder::{Builder, Creation, OpenReq, Presence, normalize};
+use crate::error::LineErr;
+use line::{Call, Joiner, Parsed, Ret, bracketed_int, fd_arg, field, parse_int, string_arg};
 
 /// The system calls capture asks strace for (`-e trace=`); `?` lets strace skip those
 /// this machine's kernel does not have.
@@ -286,12 +286,11 @@ impl StraceImporter {
     }
 
     fn note_cwd(&mut self, c: &Call) {
-        if let Some(a) = c.args.first() {
-            if a.starts_with("AT_FDCWD<") {
-                if let Some((_, Some(p))) = fd_arg(a) {
-                    self.cwd.insert(c.tid, p);
-                }
-            }
+        if let Some(a) = c.args.first()
+            && a.starts_with("AT_FDCWD<")
+            && let Some((_, Some(p))) = fd_arg(a)
+        {
+            self.cwd.insert(c.tid, p);
         }
     }
 
@@ -343,20 +342,19 @@ impl StraceImporter {
                 return Ok(());
             }
             "chdir" => {
-                if c.ret.ok().is_some() {
-                    if let Some(p) = c.args.first().and_then(|a| string_arg(a)) {
-                        if let Some(abs) = self.resolve(c.tid, None, &p) {
-                            self.cwd.insert(c.tid, abs);
-                        }
-                    }
+                if c.ret.ok().is_some()
+                    && let Some(p) = c.args.first().and_then(|a| string_arg(a))
+                    && let Some(abs) = self.resolve(c.tid, None, &p)
+                {
+                    self.cwd.insert(c.tid, abs);
                 }
                 return Ok(());
             }
             "fchdir" => {
-                if let Some((_, Some(p))) = c.args.first().and_then(|a| fd_arg(a)) {
-                    if c.ret.ok().is_some() {
-                        self.cwd.insert(c.tid, p);
-                    }
+                if let Some((_, Some(p))) = c.args.first().and_then(|a| fd_arg(a))
+                    && c.ret.ok().is_some()
+                {
+                    self.cwd.insert(c.tid, p);
                 }
                 return Ok(());
             }
@@ -396,14 +394,14 @@ impl StraceImporter {
             "stat" | "lstat" | "fstat" | "newfstatat" | "statx" => self.stat(&c, t, b),
             "getdents" | "getdents64" => self.getdents(&c, t, b),
             "mmap" => {
-                if let Some((_, Place::Under(rel))) = self.fd_place(c.args.get(4)) {
-                    if c.ret.ok().is_some() {
-                        b.skip(MMAP);
-                        if c.args.get(2).is_some_and(|p| p.contains("PROT_EXEC")) {
-                            self.libraries.insert(rel);
-                        } else {
-                            self.mapped.insert(rel);
-                        }
+                if let Some((_, Place::Under(rel))) = self.fd_place(c.args.get(4))
+                    && c.ret.ok().is_some()
+                {
+                    b.skip(MMAP);
+                    if c.args.get(2).is_some_and(|p| p.contains("PROT_EXEC")) {
+                        self.libraries.insert(rel);
+                    } else {
+                        self.mapped.insert(rel);
                     }
                 }
                 Ok(())
@@ -569,10 +567,10 @@ impl StraceImporter {
         } else {
             Some((OpKind::Open, FileKind::File))
         };
-        if let Some((kind, entry)) = lookup {
-            if self.failed_as_expected(c, t, b, kind, &rel, entry)? {
-                return Ok(());
-            }
+        if let Some((kind, entry)) = lookup
+            && self.failed_as_expected(c, t, b, kind, &rel, entry)?
+        {
+            return Ok(());
         }
         if self.failed(c, b, true) {
             return Ok(());
@@ -634,12 +632,11 @@ impl StraceImporter {
         let desc = self.table(c.tid).borrow_mut().remove(&fd);
         if let Place::Under(rel) = place {
             let is_dir = desc.is_some_and(|d| d.borrow().dir);
-            if !is_dir {
-                if let Some(id) = b.known(&rel) {
-                    if b.kind_of(&rel) == Some(FileKind::File) {
-                        b.close(c.tid as u64, t, id)?;
-                    }
-                }
+            if !is_dir
+                && let Some(id) = b.known(&rel)
+                && b.kind_of(&rel) == Some(FileKind::File)
+            {
+                b.close(c.tid as u64, t, id)?;
             }
         }
         Ok(())
@@ -657,24 +654,21 @@ impl StraceImporter {
         };
         if c.name == "dup2" || c.name == "dup3" {
             // The target descriptor, if open, is closed first.
-            if let Some((target, tplace)) = self.fd_place(c.args.get(1)) {
-                if target != old {
-                    if let Place::Under(rel) = tplace {
-                        if let Some(id) = b.known(&rel) {
-                            if b.kind_of(&rel) == Some(FileKind::File) {
-                                b.close(c.tid as u64, t, id)?;
-                            }
-                        }
-                    }
-                }
+            if let Some((target, tplace)) = self.fd_place(c.args.get(1))
+                && target != old
+                && let Place::Under(rel) = tplace
+                && let Some(id) = b.known(&rel)
+                && b.kind_of(&rel) == Some(FileKind::File)
+            {
+                b.close(c.tid as u64, t, id)?;
             }
         }
         let d = self.desc(c.tid, old);
         self.table(c.tid).borrow_mut().insert(new, d);
-        if let Place::Under(rel) = place {
-            if let Some(id) = b.known(&rel) {
-                b.retain(c.tid as u64, id);
-            }
+        if let Place::Under(rel) = place
+            && let Some(id) = b.known(&rel)
+        {
+            b.retain(c.tid as u64, id);
         }
         Ok(())
     }
@@ -1081,17 +1075,15 @@ impl StraceImporter {
                 .get(1)
                 .and_then(|a| string_arg(a))
                 .is_some_and(|p| p.is_empty());
-        if by_fd {
-            if let Some((fd, _)) = c.args.first().and_then(|a| fd_arg(a)) {
-                let is_dir = self
-                    .tables
-                    .get(&c.tid)
-                    .and_then(|t| t.borrow().get(&fd).map(|d| d.borrow().dir))
-                    .unwrap_or(false);
-                if is_dir {
-                    b.skip("stats of an open directory descriptor (part of listing it)");
-                    return Ok(());
-                }
+        if by_fd && let Some((fd, _)) = c.args.first().and_then(|a| fd_arg(a)) {
+            let is_dir = self
+                .tables
+                .get(&c.tid)
+                .and_then(|t| t.borrow().get(&fd).map(|d| d.borrow().dir))
+                .unwrap_or(false);
+            if is_dir {
+                b.skip("stats of an open directory descriptor (part of listing it)");
+                return Ok(());
             }
         }
         let buf = buf.map(|s| s.as_str()).unwrap_or("");

@@ -9,8 +9,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use anyhow::Context;
 use naslab_layout::process::is_root;
 use naslab_layout::{
-    run_matrix, run_pattern, FsKind, MatrixOptions, MatrixResult, Pattern, PatternOptions,
-    PatternRun,
+    FsKind, MatrixOptions, MatrixResult, Pattern, PatternOptions, PatternRun, run_matrix,
+    run_pattern,
 };
 use serde::Serialize;
 
@@ -81,7 +81,10 @@ pub fn alloc(args: AllocArgs) -> anyhow::Result<()> {
         }
         eprintln!(
             "note: --matrix needs root (it attaches loop devices and mounts file systems); running the patterns in {} only",
-            args.dir.as_deref().unwrap_or(std::path::Path::new(".")).display()
+            args.dir
+                .as_deref()
+                .unwrap_or(std::path::Path::new("."))
+                .display()
         );
     }
     let base = args.dir.clone().unwrap_or_else(|| PathBuf::from("."));

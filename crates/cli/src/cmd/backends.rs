@@ -1,7 +1,7 @@
 //! `naslab backends`: the backends this build has, how a run picks each, and what each
 //! can do, from the engine's registry.
 
-use naslab_targets::registry::{Descriptor, BACKENDS};
+use naslab_targets::registry::{BACKENDS, Descriptor};
 use serde_json::json;
 
 use crate::args::BackendsArgs;

@@ -5,11 +5,11 @@ use std::sync::Arc;
 use crate::multi::Coordinator;
 
 use anyhow::bail;
-use naslab_results::views::backup::backup_table;
 use naslab_results::CacheMode;
+use naslab_results::views::backup::backup_table;
 use naslab_workload::synthetic::backup::Backup;
 
-use super::run::{compile_traces, context, execute_with, View};
+use super::run::{View, compile_traces, context, execute_with};
 use crate::args::BackupArgs;
 
 /// `naslab backup`: files written by many connections at once, then backed up.

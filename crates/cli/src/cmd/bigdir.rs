@@ -4,12 +4,12 @@ use std::sync::Arc;
 
 use crate::multi::Coordinator;
 
-use anyhow::{bail, Context};
-use naslab_results::views::bigdir::{bigdir_rows, bigdir_table};
+use anyhow::{Context, bail};
 use naslab_results::CacheMode;
+use naslab_results::views::bigdir::{bigdir_rows, bigdir_table};
 use naslab_workload::synthetic::bigdir::{BigDir, Entries};
 
-use super::run::{compile_traces, context, execute_with, View};
+use super::run::{View, compile_traces, context, execute_with};
 use crate::args::BigDirArgs;
 
 /// `naslab bigdir N [K]`: the big-directory test and its table.

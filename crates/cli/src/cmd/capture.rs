@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 use anyhow::bail;
 use clap::{Args, ValueEnum};
 #[cfg(target_os = "linux")]
-use naslab_capture::{capture, CaptureOptions, Via};
-use naslab_capture::{import, Format, ImportOptions};
+use naslab_capture::{CaptureOptions, Via, capture};
+use naslab_capture::{Format, ImportOptions, import};
 
 #[cfg(target_os = "linux")]
 #[derive(Args, Debug)]

@@ -1,6 +1,6 @@
 use anyhow::Context;
-use naslab_targets::url::is_remote;
 use naslab_targets::TargetRequest;
+use naslab_targets::url::is_remote;
 
 use crate::args::CleanArgs;
 

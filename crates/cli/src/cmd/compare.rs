@@ -6,7 +6,7 @@ use naslab_report::{compare_html, load_run, resolve_baseline};
 
 use super::report::{emit, emit_page};
 use crate::args::{CompareArgs, CompareFormat};
-use crate::out_file::{Writing, COMPARE_FILE};
+use crate::out_file::{COMPARE_FILE, Writing};
 
 /// `naslab compare`.
 pub fn compare(args: CompareArgs) -> anyhow::Result<()> {

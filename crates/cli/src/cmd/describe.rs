@@ -1,9 +1,9 @@
 use anyhow::Context;
 use naslab_engine::{compile, records_from_reader};
 use naslab_trace::{create_trace, open_trace};
-use naslab_workload::describe::{describe, Describer};
+use naslab_workload::describe::{Describer, describe};
 
-use super::sources::{build, gen_params, resolve, trace_dir, Source};
+use super::sources::{Source, build, gen_params, resolve, trace_dir};
 use crate::args::{DescribeArgs, ExportArgs};
 
 /// `naslab describe`: a workload's characteristics, computed from its trace.

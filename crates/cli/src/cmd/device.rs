@@ -71,9 +71,11 @@ mod tests {
             device: Some("  ".into()),
             ..DeviceArgs::default()
         };
-        assert!(device(&empty)
-            .unwrap_err()
-            .to_string()
-            .contains("--device is empty"));
+        assert!(
+            device(&empty)
+                .unwrap_err()
+                .to_string()
+                .contains("--device is empty")
+        );
     }
 }

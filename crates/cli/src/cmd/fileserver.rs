@@ -5,11 +5,11 @@ use std::sync::Arc;
 use crate::multi::Coordinator;
 
 use anyhow::bail;
-use naslab_results::views::fileserver::fileserver_table;
 use naslab_results::CacheMode;
+use naslab_results::views::fileserver::fileserver_table;
 use naslab_workload::synthetic::fileserver::FileServer;
 
-use super::run::{compile_traces, context, execute_with, View};
+use super::run::{View, compile_traces, context, execute_with};
 use crate::args::{FileServerArgs, FileServerPhase};
 
 /// `naslab fileserver`: many connections writing then reading their own files.
@@ -20,7 +20,9 @@ pub fn fileserver(args: FileServerArgs, coord: &Arc<dyn Coordinator>) -> anyhow:
     }
     if args.opts.shared_files {
         // Each client's trace declares only its own connections' files.
-        bail!("fileserver spreads its connections over the clients, each with its own files; leave out --shared-files");
+        bail!(
+            "fileserver spreads its connections over the clients, each with its own files; leave out --shared-files"
+        );
     }
     // In a multi-client job the connections are spread over the clients, each client
     // taking the next run of them.

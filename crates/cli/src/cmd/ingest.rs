@@ -5,11 +5,11 @@ use std::sync::Arc;
 use crate::multi::Coordinator;
 
 use anyhow::bail;
-use naslab_results::views::ingest::{ingest_table, IngestRow};
 use naslab_results::CacheMode;
+use naslab_results::views::ingest::{IngestRow, ingest_table};
 use naslab_workload::synthetic::ingest::Ingest;
 
-use super::run::{compile_traces, context, execute_with, View};
+use super::run::{View, compile_traces, context, execute_with};
 use crate::args::IngestArgs;
 
 /// `naslab ingest BLOCKSIZE BLOCKSPERFILE TOTALFILES FILESPERDIR`: the ingest and its table.

@@ -5,11 +5,11 @@ use std::sync::Arc;
 use crate::multi::Coordinator;
 
 use anyhow::bail;
-use naslab_results::views::iozone::{iozone_matrices, iozone_throughput, IozoneCell};
 use naslab_results::CacheMode;
+use naslab_results::views::iozone::{IozoneCell, iozone_matrices, iozone_throughput};
 use naslab_workload::synthetic::iozone::{cell, cell_name, records_for, sizes_between, throughput};
 
-use super::run::{compile_traces, context, execute_with, View};
+use super::run::{View, compile_traces, context, execute_with};
 use crate::args::IozoneArgs;
 
 /// The most cells a matrix may have (each is a workload with its own preparation).
@@ -50,7 +50,9 @@ pub fn iozone(args: IozoneArgs, coord: &Arc<dyn Coordinator>) -> anyhow::Result<
         let (min_f, max_f) = (args.min_file, args.max_file);
         let (min_r, max_r) = (args.min_record, args.max_record);
         if min_f == 0 || min_r == 0 || min_f > max_f || min_r > max_r {
-            bail!("give sizes with --min-file <= --max-file and --min-record <= --max-record, all above zero");
+            bail!(
+                "give sizes with --min-file <= --max-file and --min-record <= --max-record, all above zero"
+            );
         }
         extra.insert(
             "iozone".to_string(),

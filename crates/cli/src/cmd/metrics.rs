@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use anyhow::Context;
-use naslab_results::sweep::{LoadPoint, PointBuckets, PointOps, LATENCY_BUCKETS_NS};
+use naslab_results::sweep::{LATENCY_BUCKETS_NS, LoadPoint, PointBuckets, PointOps};
 use prometheus_client::encoding::text::encode;
 use prometheus_client::encoding::{EncodeMetric, MetricEncoder, NoLabelSet};
 use prometheus_client::metrics::family::Family;

@@ -50,7 +50,9 @@ pub fn dispatch(cli: Cli, coord: &Arc<dyn Coordinator>) -> anyhow::Result<()> {
     // votes the others wait for.
     coord.share_files(run_opts.is_some_and(|o| o.shared_files));
     if coord.is_job() && run_opts.is_none() {
-        anyhow::bail!("only the workload commands (run, fileserver, backup, iozone, ingest, bigdir, sweep) run as a multi-client job under mpirun; start other commands without mpirun");
+        anyhow::bail!(
+            "only the workload commands (run, fileserver, backup, iozone, ingest, bigdir, sweep) run as a multi-client job under mpirun; start other commands without mpirun"
+        );
     }
     coord.after_command(command(cli, coord))
 }
@@ -78,11 +80,23 @@ fn command(cli: Cli, coord: &Arc<dyn Coordinator>) -> anyhow::Result<()> {
         #[cfg(target_os = "linux")]
         Command::Lab(a) => lab::lab(a),
         #[cfg(not(target_os = "linux"))]
-        Command::Alloc(_) => Err(not_here("alloc", "it times Linux's allocation calls (posix_fallocate) and reads the extents through FIEMAP, and its matrix makes Linux file systems on loop devices", "run it on Linux")),
+        Command::Alloc(_) => Err(not_here(
+            "alloc",
+            "it times Linux's allocation calls (posix_fallocate) and reads the extents through FIEMAP, and its matrix makes Linux file systems on loop devices",
+            "run it on Linux",
+        )),
         #[cfg(not(target_os = "linux"))]
-        Command::Lab(_) => Err(not_here("lab", "it mounts Linux file systems on loop devices and starts Samba or nfs-ganesha", "start a lab on a Linux machine and give its smb:// URL, or a share mapped from it, as --target here")),
+        Command::Lab(_) => Err(not_here(
+            "lab",
+            "it mounts Linux file systems on loop devices and starts Samba or nfs-ganesha",
+            "start a lab on a Linux machine and give its smb:// URL, or a share mapped from it, as --target here",
+        )),
         #[cfg(not(target_os = "linux"))]
-        Command::Capture(_) => Err(not_here("capture", "it records a program's file I/O through strace, which Windows has not", "record the application with Process Monitor and turn its CSV into a trace with `naslab import procmon` (docs/capture.md)")),
+        Command::Capture(_) => Err(not_here(
+            "capture",
+            "it records a program's file I/O through strace, which Windows has not",
+            "record the application with Process Monitor and turn its CSV into a trace with `naslab import procmon` (docs/capture.md)",
+        )),
         Command::List(a) => list::list(a),
         Command::Backends(a) => backends::backends(a),
         Command::Describe(a) => describe::describe_cmd(a),

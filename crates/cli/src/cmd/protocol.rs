@@ -19,7 +19,9 @@ pub fn smb_password(url: &RemoteUrl) -> Result<String, String> {
         return Ok(String::new());
     };
     if !std::io::stdin().is_terminal() {
-        return Err(format!("{url} names user '{user}' but {PASSWORD_VAR} is not set and standard input is not a terminal to ask on; set {PASSWORD_VAR}"));
+        return Err(format!(
+            "{url} names user '{user}' but {PASSWORD_VAR} is not set and standard input is not a terminal to ask on; set {PASSWORD_VAR}"
+        ));
     }
     prompt_hidden(&format!("SMB password for {user}@{}: ", url.host)).map_err(|e| format!("{e:#}"))
 }
@@ -28,7 +30,7 @@ pub fn smb_password(url: &RemoteUrl) -> Result<String, String> {
 #[cfg(windows)]
 fn prompt_hidden(prompt: &str) -> anyhow::Result<String> {
     use windows_sys::Win32::System::Console::{
-        GetConsoleMode, GetStdHandle, SetConsoleMode, ENABLE_ECHO_INPUT, STD_INPUT_HANDLE,
+        ENABLE_ECHO_INPUT, GetConsoleMode, GetStdHandle, STD_INPUT_HANDLE, SetConsoleMode,
     };
     eprint!("{prompt}");
     // SAFETY: GetStdHandle has no preconditions.

@@ -7,7 +7,7 @@ use std::path::Path;
 
 use anyhow::Context;
 use naslab_trace::{
-    create_trace, open_trace, Numbered, ReadAhead, Record, TraceError, TraceReader, TraceWriter,
+    Numbered, ReadAhead, Record, TraceError, TraceReader, TraceWriter, create_trace, open_trace,
 };
 
 use crate::args::RecordsArgs;

@@ -4,7 +4,7 @@ use std::path::Path;
 
 use anyhow::Context;
 use naslab_report::{
-    check_page, load_run, report_html_with_notes, ReportError, ReportOptions, REPORT_FILE,
+    REPORT_FILE, ReportError, ReportOptions, check_page, load_run, report_html_with_notes,
 };
 use naslab_results::export::{Csv, Exporter, Json, Markdown, Table};
 

@@ -3,10 +3,10 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::{bail, Context};
+use anyhow::{Context, bail};
 use naslab_trace::Trace;
 use naslab_workload::synthetic::iometer;
-use naslab_workload::{catalog, generate, suite, GenParams, NASPT};
+use naslab_workload::{GenParams, NASPT, catalog, generate, suite};
 
 use crate::args::{GenArgs, TraceDirArg};
 
@@ -51,7 +51,7 @@ pub fn user_traces(dir: &Path) -> anyhow::Result<Vec<(String, PathBuf)>> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
         Err(e) => {
             return Err(e)
-                .with_context(|| format!("cannot list the trace directory '{}'", dir.display()))
+                .with_context(|| format!("cannot list the trace directory '{}'", dir.display()));
         }
     };
     let mut out = Vec::new();
@@ -59,10 +59,10 @@ pub fn user_traces(dir: &Path) -> anyhow::Result<Vec<(String, PathBuf)>> {
         let path = e
             .with_context(|| format!("cannot list '{}'", dir.display()))?
             .path();
-        if let Some(name) = trace_name(&path) {
-            if path.is_file() {
-                out.push((name, path));
-            }
+        if let Some(name) = trace_name(&path)
+            && path.is_file()
+        {
+            out.push((name, path));
         }
     }
     out.sort();
@@ -77,10 +77,10 @@ pub fn resolve(name: &str, dir: Option<&Path>) -> anyhow::Result<Source> {
     if let Some(t) = naslab_workload::synthetic::iometer::lookup(name) {
         return Ok(Source::Builtin(t.name));
     }
-    if let Some(dir) = dir {
-        if let Some((_, path)) = user_traces(dir)?.into_iter().find(|(n, _)| n == name) {
-            return Ok(Source::File(path));
-        }
+    if let Some(dir) = dir
+        && let Some((_, path)) = user_traces(dir)?.into_iter().find(|(n, _)| n == name)
+    {
+        return Ok(Source::File(path));
     }
     let as_path = Path::new(name);
     // Any path that is not a directory is read as a trace (a pipe too), and refused by

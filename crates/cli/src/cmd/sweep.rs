@@ -12,20 +12,20 @@ use crate::multi::{Coordinator, PointPart};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-use anyhow::{bail, Context};
-use naslab_engine::{compile, records_from_trace, Pacing, Plan, PlanSource};
+use anyhow::{Context, bail};
+use naslab_engine::{Pacing, Plan, PlanSource, compile, records_from_trace};
 use naslab_results::sweep::{Cap, LoadPoint, LoadUnit, PointBuilder, PointClients, Sweep};
 use naslab_results::{CacheMode, RunResult};
-use naslab_trace::{open_trace, Record, Trace};
+use naslab_trace::{Record, Trace, open_trace};
+use naslab_workload::GenParams;
 use naslab_workload::synthetic::fileserver::FileServer;
 use naslab_workload::synthetic::ingest::Ingest;
 use naslab_workload::synthetic::openloop::{self, Arrivals, Mix, RateLoad};
-use naslab_workload::GenParams;
 use serde::{Deserialize, Serialize};
 
 use super::metrics::SweepMetrics;
-use super::run::{context, execute_from, RunSource, View};
-use super::sources::{build, gen_params, resolve, trace_dir, Source};
+use super::run::{RunSource, View, context, execute_from};
+use super::sources::{Source, build, gen_params, resolve, trace_dir};
 use crate::args::SweepArgs;
 
 /// The most points an open-ended sweep (`--start`/`--step` without `--until`) runs
@@ -298,11 +298,11 @@ impl SweepSource {
 
 impl PlanSource for SweepSource {
     fn next_plan(&mut self, run: &RunResult) -> Option<Result<&Plan, String>> {
-        if let Some(why) = self.conclude_point(run) {
-            if !self.keep_going {
-                self.sweep.stopped = Some(why);
-                return None;
-            }
+        if let Some(why) = self.conclude_point(run)
+            && !self.keep_going
+        {
+            self.sweep.stopped = Some(why);
+            return None;
         }
         let load = self.loads.next()?;
         if let Some(m) = &self.metrics {
@@ -352,10 +352,10 @@ impl RunSource for SweepSource {
         // that failed may have left the job before this, so there is no one to merge
         // the point with; the cut point stays off the curve (its workload, merged from
         // every client's records, is in the results).
-        if !self.coord.is_job() {
-            if let Some(why) = self.conclude_point(run) {
-                self.sweep.stopped.get_or_insert(why);
-            }
+        if !self.coord.is_job()
+            && let Some(why) = self.conclude_point(run)
+        {
+            self.sweep.stopped.get_or_insert(why);
         }
         if let Some(why) = &run.aborted {
             self.sweep.stopped.get_or_insert(why.clone());
@@ -374,11 +374,11 @@ fn stop_reason(point: &LoadPoint, cap: Option<&Cap>, aborted: Option<&str>) -> O
     if point.all.errors > 0 {
         return Some(format!("{name}: {} ops failed", point.all.errors));
     }
-    if let Some(c) = cap {
-        if !c.met_by(point) {
-            let v = c.value_ns(point).unwrap_or(0);
-            return Some(format!("{name}: {} is {} over the cap {c}", c.op, ms(v)));
-        }
+    if let Some(c) = cap
+        && !c.met_by(point)
+    {
+        let v = c.value_ns(point).unwrap_or(0);
+        return Some(format!("{name}: {} is {} over the cap {c}", c.op, ms(v)));
     }
     if point.saturated {
         return Some(format!(
@@ -696,21 +696,27 @@ pub fn sweep(args: SweepArgs, coord: &Arc<dyn Coordinator>) -> anyhow::Result<()
         bail!("--batch: a sweep runs each load point once");
     }
     if args.opts.shared_files {
-        bail!("--shared-files: a sweep's clients each run their own share of every point on their own file sets; leave it out");
+        bail!(
+            "--shared-files: a sweep's clients each run their own share of every point on their own file sets; leave it out"
+        );
     }
     if args.opts.no_records {
-        bail!("a sweep computes each point's response and service times from its op records; leave out --no-records");
+        bail!(
+            "a sweep computes each point's response and service times from its op records; leave out --no-records"
+        );
     }
     if args.opts.time_limit.is_some() {
-        bail!("--time-limit would cut a point's schedule short; set the point's length with --point-time");
+        bail!(
+            "--time-limit would cut a point's schedule short; set the point's length with --point-time"
+        );
     }
     let mut args = args;
     let params = gen_params(&args.generate)?;
     let preset = preset(&mut args, &params);
-    if let Some(r) = args.user_rate {
-        if !(r.is_finite() && r > 0.0) {
-            bail!("--user-rate is ops per second per stream, above 0");
-        }
+    if let Some(r) = args.user_rate
+        && !(r.is_finite() && r > 0.0)
+    {
+        bail!("--user-rate is ops per second per stream, above 0");
     }
     let users_of = !args.workload.is_empty() || preset.is_some();
     let unit = match (users_of, args.rate.is_empty()) {

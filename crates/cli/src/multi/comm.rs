@@ -4,11 +4,11 @@
 
 use std::sync::Mutex;
 
+use mpi::Tag;
 use mpi::collective::SystemOperation;
 use mpi::request::{Request, Scope, StaticScope};
 use mpi::topology::SimpleCommunicator;
 use mpi::traits::*;
-use mpi::Tag;
 use naslab_engine::clock::monotonic_ns;
 
 /// Ping-pong rounds per client when measuring its clock offset; the round with the

@@ -6,12 +6,12 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use anyhow::{bail, Context};
+use anyhow::{Context, bail};
 use naslab_engine::{RunError, SharedSet, StartGate};
 use naslab_results::{IterationResult, RunResult};
 
 use super::comm::Job;
-use super::merge::{failure_of, merge, others_failures, ClientReport, Gathered};
+use super::merge::{ClientReport, Gathered, failure_of, merge, others_failures};
 use super::{Concluded, Coordinator, PointPart};
 use crate::args::RunOpts;
 
@@ -77,14 +77,18 @@ impl Coordinator for MpiJob {
             return Ok(());
         }
         if !self.job.receive_target_word() {
-            bail!("not started: client 0 could not take the shared target (--shared-files), so there is no file set to join; its own error says why");
+            bail!(
+                "not started: client 0 could not take the shared target (--shared-files), so there is no file set to join; its own error says why"
+            );
         }
         Ok(())
     }
 
     fn private_run_dir(&self, opts: &RunOpts) -> anyhow::Result<Option<PathBuf>> {
         if opts.no_records {
-            bail!("a multi-client run merges every client's op records into one result; leave out --no-records");
+            bail!(
+                "a multi-client run merges every client's op records into one result; leave out --no-records"
+            );
         }
         let rank = self.job.with(|c| c.rank);
         super::leftovers::remove_dead_clients_dirs(&std::env::temp_dir());

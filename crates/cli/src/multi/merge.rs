@@ -12,7 +12,7 @@ use std::collections::{BTreeMap, BinaryHeap, HashMap};
 use std::io::BufRead;
 use std::path::{Path, PathBuf};
 
-use anyhow::{bail, Context};
+use anyhow::{Context, bail};
 use naslab_engine::verify::DETAILS_KEPT;
 use naslab_results::{
     ClientResult, IterationLayout, IterationResult, LatencyHistogram, LatencySummary, Mismatch,
@@ -22,7 +22,7 @@ use naslab_results::{
 
 /// The start skew worth a warning: this share of the measured phase (1 %).
 const SKEW_WARN_SHARE: f64 = 0.01;
-use naslab_trace::{create_trace, open_trace, FileDecl, Measured, Op, Record, TraceReader};
+use naslab_trace::{FileDecl, Measured, Op, Record, TraceReader, create_trace, open_trace};
 use serde::{Deserialize, Serialize};
 
 /// What one client sends rank 0 at the end of a run (its op records follow as files).
@@ -364,14 +364,14 @@ fn merge_iteration(
         // The iteration stopped early for the client whose failure it was; the others'
         // "stopped because client N failed" only follows from it.
         let own = c.report.caused && it.aborted.is_some();
-        if r.aborted.is_none() || (own && !aborted_by_own) {
-            if let Some(why) = &it.aborted {
-                r.aborted = Some(format!(
-                    "client {} on {}: {why}",
-                    c.report.rank, c.report.host
-                ));
-                aborted_by_own = own;
-            }
+        if (r.aborted.is_none() || (own && !aborted_by_own))
+            && let Some(why) = &it.aborted
+        {
+            r.aborted = Some(format!(
+                "client {} on {}: {why}",
+                c.report.rank, c.report.host
+            ));
+            aborted_by_own = own;
         }
         for s in &it.streams {
             r.streams.push(StreamResult {

@@ -3,7 +3,7 @@
 
 use std::fmt::Write;
 
-use naslab_results::{duration_text, RunResult};
+use naslab_results::{RunResult, duration_text};
 
 /// The clients section printed after the aggregate table; empty for a single-client run.
 pub fn clients_table(run: &RunResult) -> String {

@@ -11,12 +11,12 @@ use std::path::Path;
 use std::sync::Arc;
 
 use naslab_trace::{
-    check_rel_path, FileDecl, FileKind, Header, Op, OpFlags, OpKind, Prepare, Record, TraceError,
-    MAX_QUEUE_DEPTH,
+    FileDecl, FileKind, Header, MAX_QUEUE_DEPTH, Op, OpFlags, OpKind, Prepare, Record, TraceError,
+    check_rel_path,
 };
 
 use super::ordering::{Collector, StreamOrder};
-use super::{FileEntry, FileTable, Plan, PlanError, StreamPlan, MAX_OP_BYTES};
+use super::{FileEntry, FileTable, MAX_OP_BYTES, Plan, PlanError, StreamPlan};
 use crate::spool::{CompiledOp, SpoolWriter};
 
 /// Compiles `records` (from `source`, named in errors) into a plan, spooling ops into `spool_dir`.
@@ -115,10 +115,10 @@ impl Files {
     fn resolve(&self, op: &Op) -> Result<(u32, u32), String> {
         // A reader checks this as it reads; an in-memory trace is checked here.
         let index = |id: u32| {
-            if let Some((last, i)) = self.last.get() {
-                if last == id {
-                    return Ok(i);
-                }
+            if let Some((last, i)) = self.last.get()
+                && last == id
+            {
+                return Ok(i);
             }
             let found = self.index_of.get(&id).copied();
             if let Some(i) = found {
@@ -318,7 +318,7 @@ impl StreamState {
                 let path = self
                     .slots
                     .iter()
-                    .find(|(_, &s)| s as usize == slot)
+                    .find(|&(_, &s)| s as usize == slot)
                     .map(|(&f, _)| entries[f as usize].path.clone())
                     .unwrap_or_default();
                 return Err(format!(
@@ -445,10 +445,10 @@ impl Streams {
     /// `stream`'s state, made (with its spool) at the stream's first op.
     #[inline]
     fn get_or_add(&mut self, stream: u32, places: &Places) -> Result<&mut StreamState, PlanError> {
-        if let Some((last, i)) = self.last {
-            if last == stream {
-                return Ok(&mut self.list[i]);
-            }
+        if let Some((last, i)) = self.last
+            && last == stream
+        {
+            return Ok(&mut self.list[i]);
         }
         let i = match self.index.get(&stream) {
             Some(&i) => i,
@@ -500,13 +500,13 @@ impl<'a> Compiler<'a> {
                 .places
                 .invalid(line, "a second header line; a trace has exactly one".into()));
         }
-        if let Some(d) = h.queue_depth {
-            if !(1..=MAX_QUEUE_DEPTH).contains(&d) {
-                return Err(self.places.invalid(
-                    line,
-                    format!("queue_depth {d} is out of range; use 1 to {MAX_QUEUE_DEPTH}"),
-                ));
-            }
+        if let Some(d) = h.queue_depth
+            && !(1..=MAX_QUEUE_DEPTH).contains(&d)
+        {
+            return Err(self.places.invalid(
+                line,
+                format!("queue_depth {d} is out of range; use 1 to {MAX_QUEUE_DEPTH}"),
+            ));
         }
         self.header = Some(h);
         Ok(())
@@ -657,13 +657,13 @@ fn add_parents(entries: &mut Vec<FileEntry>) -> Result<(), String> {
                     return Err(format!(
                         "'{}' is inside '{p}', which is declared as a file",
                         e.path
-                    ))
+                    ));
                 }
                 Some((FileKind::Dir, false)) if e.exists => {
                     return Err(format!(
                         "'{}' exists before the test but its directory '{p}' does not; declare '{p}' with exists true",
                         e.path
-                    ))
+                    ));
                 }
                 Some(_) => {}
                 // Met before: the walk from there up was made and passed (a directory

@@ -16,15 +16,15 @@
 //! Each slot's state is one word, `write index << 2 | state`, so a slot is only ever
 //! filled for the one write it is meant for and never while the stream writes from it.
 
-use std::sync::atomic::{fence, AtomicBool, AtomicU64, Ordering};
 use std::sync::OnceLock;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering, fence};
 use std::thread::Thread;
 use std::time::Duration;
 
 use naslab_trace::OpKind;
 
 use crate::buffer::AlignedBuf;
-use crate::data::{self, DataSpec, BLOCK};
+use crate::data::{self, BLOCK, DataSpec};
 use crate::spool::CompiledOp;
 use crate::spool_io::PrefetchReader;
 
@@ -174,8 +174,8 @@ impl Ahead {
             }
             // SAFETY: the slot is FILLING for `index`: only this thread touches it.
             let out = unsafe { self.slot_mut(index, op.len as usize) };
-            let gen = generation(phase, stream, index + 1);
-            data::fill(&data, op.file, op.offset, gen, out, &mut scratch);
+            let generation = generation(phase, stream, index + 1);
+            data::fill(&data, op.file, op.offset, generation, out, &mut scratch);
             self.state(index)
                 .store(word(index, READY), Ordering::Release);
             index += 1;
@@ -230,7 +230,7 @@ impl Ahead {
         index: u64,
         op: &CompiledOp,
         data: &DataSpec,
-        gen: u64,
+        generation: u64,
         scratch: &mut [u8],
     ) {
         let state = self.state(index);
@@ -248,7 +248,7 @@ impl Ahead {
             {
                 // SAFETY: the slot is TAKEN for `index`: the maker will not touch it.
                 let out = unsafe { self.slot_mut(index, op.len as usize) };
-                data::fill(data, op.file, op.offset, gen, out, scratch);
+                data::fill(data, op.file, op.offset, generation, out, scratch);
                 self.filled_by_stream.fetch_add(1, Ordering::Relaxed);
                 break;
             }
@@ -302,10 +302,10 @@ impl Ahead {
         self.state(index)
             .store(word(index + self.slots(), FREE), Ordering::Release);
         fence(Ordering::SeqCst);
-        if index >= self.wake_at.load(Ordering::SeqCst) {
-            if let Some(t) = self.maker.get() {
-                t.unpark();
-            }
+        if index >= self.wake_at.load(Ordering::SeqCst)
+            && let Some(t) = self.maker.get()
+        {
+            t.unpark();
         }
     }
 

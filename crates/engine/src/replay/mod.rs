@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{mpsc, Arc, RwLock};
+use std::sync::{Arc, RwLock, mpsc};
 
 use naslab_results::StreamLatency;
 use naslab_trace::OpKind;
@@ -12,13 +12,13 @@ use naslab_trace::OpKind;
 use crate::backend::{BackendOptions, OpError, Target};
 use crate::backend::{IoMemory, IoRegion};
 use crate::buffer::{LentBuf, StreamBuffers};
-use crate::clock::{tighten_timer_slack, Clock};
-use crate::data::{DataSpec, BLOCK};
+use crate::clock::{Clock, tighten_timer_slack};
+use crate::data::{BLOCK, DataSpec};
 use crate::pacing::Pacing;
 use crate::plan::Plan;
 use crate::realtime::{self, CpuChoice, MemoryLock, Priority};
 use crate::spool::Spool;
-use crate::spool_io::{spool_io, BackgroundWriter, Landing, PrefetchReader};
+use crate::spool_io::{BackgroundWriter, Landing, PrefetchReader, spool_io};
 use crate::verify::Verifier;
 
 mod ahead;
@@ -536,11 +536,11 @@ pub fn replay_with<C: Clock + Sync>(
                     regions.push(ring.clone());
                 }
                 let memory = IoMemory::new(regions);
-                if depth > 1 {
-                    if let Err(error) = backend.queued(depth as u32, &memory) {
-                        stop.store(true, Ordering::Relaxed);
-                        return Err(ReplayError::Queue { depth, error });
-                    }
+                if depth > 1
+                    && let Err(error) = backend.queued(depth as u32, &memory)
+                {
+                    stop.store(true, Ordering::Relaxed);
+                    return Err(ReplayError::Queue { depth, error });
                 }
                 let spool_err = |cause| ReplayError::Spool {
                     dir: spool_dir.to_path_buf(),

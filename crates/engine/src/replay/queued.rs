@@ -11,7 +11,7 @@ use std::sync::atomic::Ordering;
 
 use naslab_trace::{Measured, OpKind};
 
-use super::stream::{after_stall, stalled, StreamRun, Written, NO_HANDLE, READS, RING, WRITES};
+use super::stream::{NO_HANDLE, READS, RING, StreamRun, WRITES, Written, after_stall, stalled};
 use super::{ReplayError, StreamOutcome};
 use crate::backend::{Backend, Handle, IoBuf, OpError};
 use crate::clock::Clock;
@@ -175,15 +175,15 @@ impl<C: Clock> StreamRun<'_, C> {
                 if busy && self.verifier.is_some() && overlaps_in_flight(&slots, &op) {
                     break;
                 }
-                if let Some(d) = due {
-                    if d > self.clock.now_ns() {
-                        if busy {
-                            break;
-                        }
-                        if self.wait_due(out, d).is_none() {
-                            stopping = true;
-                            break;
-                        }
+                if let Some(d) = due
+                    && d > self.clock.now_ns()
+                {
+                    if busy {
+                        break;
+                    }
+                    if self.wait_due(out, d).is_none() {
+                        stopping = true;
+                        break;
                     }
                 }
                 next = None;

@@ -1,18 +1,18 @@
 //! One stream's replay loop, one op at a time, and the bookkeeping both loops share.
 
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use naslab_trace::{Expected, Measured, OpFlags, OpKind};
 
-use super::ahead::{generation, Ahead};
+use super::ahead::{Ahead, generation};
 use super::order::Order;
 use super::{Fatal, Phase, Progress, ReplayError, StreamOutcome};
 use crate::backend::{Backend, Handle, IoMemory, LockHow, OpError, OpenHow};
 use crate::buffer::{AlignedBuf, LentBuf, StreamBuffers};
 use crate::clock::Clock;
-use crate::data::{self, DataSpec, BLOCK};
+use crate::data::{self, BLOCK, DataSpec};
 use crate::pacing::Pacing;
 use crate::plan::{Plan, StreamPlan};
 use crate::spool::CompiledOp;
@@ -39,7 +39,7 @@ const PROGRESS_EVERY: u64 = 256;
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Written {
     offset: u64,
-    gen: u64,
+    generation: u64,
 }
 
 /// Books an op during which the backend got over a broken connection (its recovery
@@ -440,10 +440,10 @@ impl<C: Clock> StreamRun<'_, C> {
     /// cannot be written stops there (see [`StreamRun::lose_records`]); the stream goes on.
     #[inline]
     pub(super) fn push_measured(&mut self, m: &Measured) -> Result<(), ReplayError> {
-        if let Some(w) = self.measured.as_mut() {
-            if let Err(e) = w.push_measured(m) {
-                self.lose_records(e);
-            }
+        if let Some(w) = self.measured.as_mut()
+            && let Err(e) = w.push_measured(m)
+        {
+            self.lose_records(e);
         }
         Ok(())
     }
@@ -569,14 +569,14 @@ impl<C: Clock> StreamRun<'_, C> {
     pub(super) fn fill_write(&mut self, op: &CompiledOp, buf: usize) -> Written {
         let index = self.writes;
         self.writes += 1;
-        let gen = generation(self.phase as u64, self.sp.stream, self.writes);
+        let generation = generation(self.phase as u64, self.sp.stream, self.writes);
         let mut offset = op.offset;
-        if let Some(v) = self.verifier {
-            if self.append.get(op.slot as usize).copied().unwrap_or(false) {
-                offset = v.size(op.file);
-            }
+        if let Some(v) = self.verifier
+            && self.append.get(op.slot as usize).copied().unwrap_or(false)
+        {
+            offset = v.size(op.file);
         }
-        let written = Written { offset, gen };
+        let written = Written { offset, generation };
         if self.data.only_zeros() {
             // The buffers started zeroed and nothing else is ever put in them.
             return written;
@@ -584,7 +584,13 @@ impl<C: Clock> StreamRun<'_, C> {
         if let Some(ring) = self.ahead.as_deref() {
             // Made ahead for the op's own offset (a ring is not used with --verify,
             // whose appends learn their offset only now).
-            ring.take(index, op, &self.data, gen, &mut self.scratch[..BLOCK]);
+            ring.take(
+                index,
+                op,
+                &self.data,
+                generation,
+                &mut self.scratch[..BLOCK],
+            );
             self.held = Some(index);
             return written;
         }
@@ -597,7 +603,7 @@ impl<C: Clock> StreamRun<'_, C> {
             &self.data,
             op.file,
             offset,
-            gen,
+            generation,
             buf,
             &mut self.scratch[..BLOCK],
         );
@@ -657,12 +663,12 @@ impl<C: Clock> StreamRun<'_, C> {
                 v.record(bad);
             }
             (OpKind::Write, r) => {
-                let Some(Written { offset, gen }) = written else {
+                let Some(Written { offset, generation }) = written else {
                     return;
                 };
                 match r {
-                    Ok(n) => v.wrote(op.file, offset, *n as u64, gen, true),
-                    Err(_) => v.wrote(op.file, offset, op.len, gen, false),
+                    Ok(n) => v.wrote(op.file, offset, *n as u64, generation, true),
+                    Err(_) => v.wrote(op.file, offset, op.len, generation, false),
                 }
             }
             (OpKind::Create, Ok(_)) => v.created(op.file),

@@ -3,8 +3,8 @@
 
 use std::path::{Path, PathBuf};
 
-use naslab_engine::plan::{compile, records_from_trace, Plan};
-use naslab_engine::{run_iteration, IterationSpec, Progress, ReplayOptions, RunError, Target};
+use naslab_engine::plan::{Plan, compile, records_from_trace};
+use naslab_engine::{IterationSpec, Progress, ReplayOptions, RunError, Target, run_iteration};
 use naslab_results::{CacheMode, IterationResult};
 use naslab_trace::{FileDecl, Measured, Op, Prepare, Trace};
 

@@ -9,7 +9,7 @@ use std::path::Path;
 use std::sync::atomic::Ordering;
 
 use naslab_engine::{
-    compile, records_from_trace, run_iteration, IterationSpec, Progress, ReplayOptions, Target,
+    IterationSpec, Progress, ReplayOptions, Target, compile, records_from_trace, run_iteration,
 };
 use naslab_lab::lab::LabGuard;
 use naslab_lab::{FsKind, LabOptions, LabState, ServerKind};

@@ -428,7 +428,7 @@ fn request(b: &mut Book, conn: u64, id: u64, command: u32) {
     let on_conn = |is: &dyn Fn(u32) -> bool| {
         b.outstanding
             .iter()
-            .filter(|(&(c, _), &k)| c == conn && is(k))
+            .filter(|&(&(c, _), &k)| c == conn && is(k))
             .count()
     };
     if read(command) {
@@ -454,11 +454,11 @@ fn reply(b: &mut Book, conn: u64, id: u64) {
 pub fn max_in_flight(records: &std::path::Path, kinds: &[naslab_trace::OpKind]) -> usize {
     let mut edges: Vec<(u64, i32)> = Vec::new();
     for rec in naslab_trace::open_trace(records).unwrap() {
-        if let naslab_trace::Record::Op(op, Some(m)) = rec.unwrap() {
-            if kinds.contains(&op.kind) {
-                edges.push((m.issued_ns, 1));
-                edges.push((m.done_ns, -1));
-            }
+        if let naslab_trace::Record::Op(op, Some(m)) = rec.unwrap()
+            && kinds.contains(&op.kind)
+        {
+            edges.push((m.issued_ns, 1));
+            edges.push((m.done_ns, -1));
         }
     }
     edges.sort();

@@ -7,30 +7,30 @@ use std::os::windows::io::AsRawHandle;
 use std::path::Path;
 
 use windows_sys::Wdk::Storage::FileSystem::{
-    FILE_CREATE, FILE_DELETE_ON_CLOSE, FILE_DIRECTORY_FILE, FILE_NON_DIRECTORY_FILE,
-    FILE_NO_INTERMEDIATE_BUFFERING, FILE_OPEN, FILE_OPEN_IF, FILE_OPEN_REPARSE_POINT,
-    FILE_RANDOM_ACCESS, FILE_WRITE_THROUGH,
+    FILE_CREATE, FILE_DELETE_ON_CLOSE, FILE_DIRECTORY_FILE, FILE_NO_INTERMEDIATE_BUFFERING,
+    FILE_NON_DIRECTORY_FILE, FILE_OPEN, FILE_OPEN_IF, FILE_OPEN_REPARSE_POINT, FILE_RANDOM_ACCESS,
+    FILE_WRITE_THROUGH,
 };
 use windows_sys::Win32::Foundation::{
     ERROR_ACCESS_DENIED, ERROR_LOCK_VIOLATION, FILETIME, NTSTATUS, STATUS_NO_SUCH_FILE,
     STATUS_OBJECT_NAME_COLLISION, STATUS_OBJECT_NAME_NOT_FOUND, STATUS_REPARSE_POINT_ENCOUNTERED,
 };
 use windows_sys::Win32::Storage::FileSystem::{
-    FileAllocationInfo, GetFileInformationByHandle, GetFinalPathNameByHandleW, LockFileEx,
-    SetFileInformationByHandle, SetFileTime, UnlockFileEx, BY_HANDLE_FILE_INFORMATION, DELETE,
-    FILE_ALLOCATION_INFO, FILE_ATTRIBUTE_DIRECTORY, FILE_ATTRIBUTE_REPARSE_POINT,
-    FILE_FLAG_BACKUP_SEMANTICS, FILE_FLAG_OPEN_REPARSE_POINT, FILE_GENERIC_READ,
-    FILE_GENERIC_WRITE, FILE_LIST_DIRECTORY, FILE_NAME_NORMALIZED, FILE_READ_ATTRIBUTES,
-    FILE_TRAVERSE, FILE_WRITE_ATTRIBUTES, LOCKFILE_EXCLUSIVE_LOCK, LOCKFILE_FAIL_IMMEDIATELY,
+    BY_HANDLE_FILE_INFORMATION, DELETE, FILE_ALLOCATION_INFO, FILE_ATTRIBUTE_DIRECTORY,
+    FILE_ATTRIBUTE_REPARSE_POINT, FILE_FLAG_BACKUP_SEMANTICS, FILE_FLAG_OPEN_REPARSE_POINT,
+    FILE_GENERIC_READ, FILE_GENERIC_WRITE, FILE_LIST_DIRECTORY, FILE_NAME_NORMALIZED,
+    FILE_READ_ATTRIBUTES, FILE_TRAVERSE, FILE_WRITE_ATTRIBUTES, FileAllocationInfo,
+    GetFileInformationByHandle, GetFinalPathNameByHandleW, LOCKFILE_EXCLUSIVE_LOCK,
+    LOCKFILE_FAIL_IMMEDIATELY, LockFileEx, SetFileInformationByHandle, SetFileTime, UnlockFileEx,
     VOLUME_NAME_DOS,
 };
-use windows_sys::Win32::System::SystemInformation::GetSystemTimeAsFileTime;
 use windows_sys::Win32::System::IO::OVERLAPPED;
+use windows_sys::Win32::System::SystemInformation::GetSystemTimeAsFileTime;
 
 use super::fs::io_err;
 use super::nt::{self, Create};
 use crate::errno;
-use naslab_backend::{lock_length, LockHow, OpError};
+use naslab_backend::{LockHow, OpError, lock_length};
 use naslab_remote::remote::EntryKind;
 
 /// The offset that makes a write land at the end of the file (both halves of the
@@ -518,7 +518,9 @@ impl Root {
             return Err(refused(
                 &String::from_utf16_lossy(name),
                 errno::ELOOP,
-                &format!("is a link to '{real}', which naslab cannot remove here without removing what it names: remove the link by hand"),
+                &format!(
+                    "is a link to '{real}', which naslab cannot remove here without removing what it names: remove the link by hand"
+                ),
             ));
         }
         nt::delete(&f)

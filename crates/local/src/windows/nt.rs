@@ -7,25 +7,25 @@ use std::os::windows::io::{AsRawHandle, FromRawHandle};
 
 use windows_sys::Wdk::Foundation::OBJECT_ATTRIBUTES;
 use windows_sys::Wdk::Storage::FileSystem::{
-    FileDispositionInformation, FileDispositionInformationEx, FileFsFullSizeInformation,
-    FileNamesInformation, FileRenameInformation, FileRenameInformationEx, NtCreateFile,
-    NtQueryDirectoryFile, NtQueryVolumeInformationFile, NtSetInformationFile,
     FILE_DISPOSITION_DELETE, FILE_DISPOSITION_INFORMATION, FILE_DISPOSITION_INFORMATION_EX,
     FILE_DISPOSITION_POSIX_SEMANTICS, FILE_INFORMATION_CLASS, FILE_NAMES_INFORMATION,
     FILE_RENAME_INFORMATION, FILE_RENAME_POSIX_SEMANTICS, FILE_RENAME_REPLACE_IF_EXISTS,
-    FILE_SYNCHRONOUS_IO_NONALERT,
+    FILE_SYNCHRONOUS_IO_NONALERT, FileDispositionInformation, FileDispositionInformationEx,
+    FileFsFullSizeInformation, FileNamesInformation, FileRenameInformation,
+    FileRenameInformationEx, NtCreateFile, NtQueryDirectoryFile, NtQueryVolumeInformationFile,
+    NtSetInformationFile,
 };
 use windows_sys::Win32::Foundation::{
-    RtlNtStatusToDosError, HANDLE, NTSTATUS, OBJ_CASE_INSENSITIVE, OBJ_DONT_REPARSE,
+    HANDLE, NTSTATUS, OBJ_CASE_INSENSITIVE, OBJ_DONT_REPARSE, RtlNtStatusToDosError,
     STATUS_FILE_IS_A_DIRECTORY, STATUS_INVALID_INFO_CLASS, STATUS_INVALID_PARAMETER,
-    STATUS_NOT_IMPLEMENTED, STATUS_NOT_SUPPORTED, STATUS_NO_MORE_FILES, STATUS_NO_SUCH_FILE,
+    STATUS_NO_MORE_FILES, STATUS_NO_SUCH_FILE, STATUS_NOT_IMPLEMENTED, STATUS_NOT_SUPPORTED,
     STATUS_REPARSE_POINT_ENCOUNTERED, UNICODE_STRING,
 };
 use windows_sys::Win32::Storage::FileSystem::{
     FILE_ATTRIBUTE_NORMAL, FILE_SHARE_DELETE, FILE_SHARE_READ, FILE_SHARE_WRITE, SYNCHRONIZE,
 };
-use windows_sys::Win32::System::LibraryLoader::{GetModuleHandleW, GetProcAddress};
 use windows_sys::Win32::System::IO::IO_STATUS_BLOCK;
+use windows_sys::Win32::System::LibraryLoader::{GetModuleHandleW, GetProcAddress};
 
 use super::fs::errno_of;
 use crate::errno;

@@ -698,7 +698,7 @@ fn statfs_asks_the_volume_of_a_file_and_of_a_directory() {
 fn the_volume_query_gives_the_size_windows_reports() {
     use std::os::windows::fs::OpenOptionsExt;
     use windows_sys::Win32::Storage::FileSystem::{
-        GetDiskFreeSpaceExW, FILE_FLAG_BACKUP_SEMANTICS, FILE_READ_ATTRIBUTES,
+        FILE_FLAG_BACKUP_SEMANTICS, FILE_READ_ATTRIBUTES, GetDiskFreeSpaceExW,
     };
     let dir = tempfile::tempdir().unwrap();
     let f = std::fs::OpenOptions::new()

@@ -14,19 +14,19 @@
 use std::collections::HashMap;
 use std::io::Cursor;
 
+use nfs3_client::RpcError;
 use nfs3_client::nfs3_types::nfs3::{
-    nfs_fh3, nfsstat3, post_op_attr, stable_how, writeverf3, Nfs3Result, READ3args, READ3resfail,
-    WRITE3args, WRITE3res, NFS_PROGRAM, PROGRAM, VERSION,
+    NFS_PROGRAM, Nfs3Result, PROGRAM, READ3args, READ3resfail, VERSION, WRITE3args, WRITE3res,
+    nfs_fh3, nfsstat3, post_op_attr, stable_how, writeverf3,
 };
 use nfs3_client::nfs3_types::rpc::{
-    accept_stat_data, call_body, msg_body, opaque_auth, reply_body, rpc_msg, RPC_VERSION_2,
+    RPC_VERSION_2, accept_stat_data, call_body, msg_body, opaque_auth, reply_body, rpc_msg,
 };
 use nfs3_client::nfs3_types::xdr_codec::{Opaque, Pack, Unpack};
-use nfs3_client::RpcError;
 use tokio::io::Interest;
 use tokio::net::TcpStream;
 
-use super::session::{broken, rpc_error, status_error, Call as _, Session};
+use super::session::{Call as _, Session, broken, rpc_error, status_error};
 use naslab_backend::{Handle, OpError};
 
 /// The size of each read from the socket while no larger reply is awaited.
@@ -374,7 +374,7 @@ impl NfsQueue {
                 }
                 match stream.try_read(&mut self.inbuf[self.in_len..]) {
                     Ok(0) => {
-                        return Err(std::io::Error::from(std::io::ErrorKind::UnexpectedEof).into())
+                        return Err(std::io::Error::from(std::io::ErrorKind::UnexpectedEof).into());
                     }
                     Ok(n) => self.in_len += n,
                     Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}

@@ -10,10 +10,10 @@ use std::time::{Duration, Instant};
 use nfs3_client::io::{AsyncRead, AsyncWrite};
 use nfs3_client::net::Connector;
 use nfs3_client::nfs3_types::nfs3::{
-    createhow3, diropargs3, filename3, ftype3, nfs_fh3, nfsstat3, sattr3, set_atime, set_mtime,
-    stable_how, writeverf3, COMMIT3args, CREATE3args, FSINFO3args, FSSTAT3args, GETATTR3args,
-    LOOKUP3args, MKDIR3args, Nfs3Option, Nfs3Result, READ3args, READDIR3args, READDIRPLUS3args,
-    REMOVE3args, RENAME3args, RMDIR3args, SETATTR3args, WRITE3args,
+    COMMIT3args, CREATE3args, FSINFO3args, FSSTAT3args, GETATTR3args, LOOKUP3args, MKDIR3args,
+    Nfs3Option, Nfs3Result, READ3args, READDIR3args, READDIRPLUS3args, REMOVE3args, RENAME3args,
+    RMDIR3args, SETATTR3args, WRITE3args, createhow3, diropargs3, filename3, ftype3, nfs_fh3,
+    nfsstat3, sattr3, set_atime, set_mtime, stable_how, writeverf3,
 };
 use nfs3_client::nfs3_types::rpc::{auth_unix, opaque_auth};
 use nfs3_client::nfs3_types::xdr_codec::Opaque;
@@ -21,8 +21,8 @@ use nfs3_client::{Nfs3Client, Nfs3ConnectionBuilder, RpcError};
 use tokio::net::TcpStream;
 
 use super::NfsError;
-use crate::remote::{split_path as split, AdminSession, DirHandles, EntryKind, RemoteFs};
-use crate::url::{no_reply, RemoteUrl};
+use crate::remote::{AdminSession, DirHandles, EntryKind, RemoteFs, split_path as split};
+use crate::url::{RemoteUrl, no_reply};
 use crate::waiter::Waiter;
 use naslab_backend::{OpError, Recovery};
 
@@ -206,7 +206,7 @@ impl Connector for TcpConnector {
                 return Err(std::io::Error::new(
                     std::io::ErrorKind::TimedOut,
                     no_reply(&addr.to_string(), self.timeout),
-                ))
+                ));
             }
         };
         s.set_nodelay(true)?;
@@ -359,7 +359,9 @@ pub(super) fn list_exports(url: &RemoteUrl, timeout: Duration) -> Result<Vec<Str
     let silent = |what: &str, addr: String| {
         let said = format!("{what} at {addr}: {}", no_reply(&addr, timeout));
         if accepted.replace(false) {
-            format!("{said}; it accepted the connection and then sent nothing back, where an ONC RPC server (portmapper, MOUNT, NFS) answers at once, so this port is likely not one (a silent peer cannot be told from a slow server before the timeout: --io-timeout shortens the wait)")
+            format!(
+                "{said}; it accepted the connection and then sent nothing back, where an ONC RPC server (portmapper, MOUNT, NFS) answers at once, so this port is likely not one (a silent peer cannot be told from a slow server before the timeout: --io-timeout shortens the wait)"
+            )
         } else {
             format!("{said}; check that the server runs and answers")
         }
@@ -664,10 +666,10 @@ impl Session {
         let (parent, n) = split(path);
         let pfh = self.dir(parent)?;
         let (fh, attrs) = self.lookup(&pfh, n)?;
-        if let Some((t, _)) = attrs {
-            if t != ftype3::NF3DIR {
-                return Err(OpError::errno(crate::errno::ENOTDIR));
-            }
+        if let Some((t, _)) = attrs
+            && t != ftype3::NF3DIR
+        {
+            return Err(OpError::errno(crate::errno::ENOTDIR));
         }
         self.dirs.insert(path, fh.clone());
         Ok(fh)

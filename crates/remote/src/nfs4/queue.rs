@@ -13,7 +13,7 @@ use std::task::Poll;
 
 use bytes::Bytes;
 
-use super::session::{op_error, Session};
+use super::session::{Session, op_error};
 use naslab_backend::{Handle, OpError};
 
 /// A completed op: its tag, its handle, the bytes moved or the failure, and for a
@@ -148,10 +148,12 @@ impl Nfs4Queue {
                     Err(e) => break Err(op_error(e)),
                 }
             };
-            if sync && !stable && done > 0 {
-                if let Err(e) = s.mount().commit(fh.clone(), 0, 0).await {
-                    result = Err(op_error(e));
-                }
+            if sync
+                && !stable
+                && done > 0
+                && let Err(e) = s.mount().commit(fh.clone(), 0, 0).await
+            {
+                result = Err(op_error(e));
             }
             Done {
                 tag,

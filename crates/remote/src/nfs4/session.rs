@@ -9,7 +9,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use nfs_rs::{Mount, Nfs4ErrorCode, NfsError as LibError};
 
-use crate::remote::{split_path as split, AdminSession, DirHandles, EntryKind, RemoteFs};
+use crate::remote::{AdminSession, DirHandles, EntryKind, RemoteFs, split_path as split};
 use crate::url::RemoteUrl;
 use crate::waiter::Waiter;
 use naslab_backend::OpError;

@@ -18,7 +18,7 @@ use std::task::Poll;
 use smb2::types::FileId;
 
 use super::session::{Session, Wait as _};
-use super::{read_piece, write_piece, Piece};
+use super::{Piece, read_piece, write_piece};
 use naslab_backend::OpError;
 
 /// One op's requests, run to its end: its tag and its result (bytes, or a negated errno).

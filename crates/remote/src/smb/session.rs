@@ -24,13 +24,13 @@ use smb2::types::flags::{Capabilities, FileAccessMask, FileAttributes};
 use smb2::types::{Command, CreditCharge, Dialect, FileId, OplockLevel};
 use smb2::{ClientConfig, ErrorKind, SmbClient, Tree};
 
-use super::durable;
 use super::SmbError;
+use super::durable;
 use crate::remote::{AdminSession, EntryKind, RemoteFs};
 use crate::url::MAX_SMB_IN_FLIGHT;
 use crate::url::{ClientOptions, RemoteUrl, SmbEncrypt};
 use crate::waiter::{Silence, Waiter};
-use naslab_backend::{lock_length, LockHow, OpError};
+use naslab_backend::{LockHow, OpError, lock_length};
 
 pub(super) const FILE_WRITE_THROUGH: u32 = 0x0000_0002;
 pub(super) const FILE_NON_DIRECTORY_FILE: u32 = 0x0000_0040;
@@ -1048,11 +1048,17 @@ const STATUS_ACCESS_DENIED: u32 = 0xC000_0022;
 /// the user's terms, and what to do about it.
 fn share_refusal_hint(e: &smb2::Error, named_user: bool, encrypt: SmbEncrypt) -> String {
     if !named_user {
-        return format!("the share admits no guests ({e}); name a user in the URL (smb://user@host/share) and set NASLAB_SMB_PASSWORD");
+        return format!(
+            "the share admits no guests ({e}); name a user in the URL (smb://user@host/share) and set NASLAB_SMB_PASSWORD"
+        );
     }
     match encrypt {
-        SmbEncrypt::Off => format!("a share that requires encryption (Samba: smb encrypt = required on the share) refuses an unencrypted session so, and --smb-encrypt off forbids encrypting ({e}); leave --smb-encrypt at desired. If the share does not require encryption, the user is not allowed on it (Samba: valid users, invalid users)"),
-        _ => format!("the user is not allowed on this share ({e}); check the share's valid users and invalid users on the server"),
+        SmbEncrypt::Off => format!(
+            "a share that requires encryption (Samba: smb encrypt = required on the share) refuses an unencrypted session so, and --smb-encrypt off forbids encrypting ({e}); leave --smb-encrypt at desired. If the share does not require encryption, the user is not allowed on it (Samba: valid users, invalid users)"
+        ),
+        _ => format!(
+            "the user is not allowed on this share ({e}); check the share's valid users and invalid users on the server"
+        ),
     }
 }
 
@@ -1063,14 +1069,24 @@ fn auth_hint(e: &smb2::Error, named_user: bool) -> String {
         _ => None,
     };
     match status {
-        Some(0xC000_006D) if named_user => format!("wrong user name or password ({e}); check the user in the URL and the password in NASLAB_SMB_PASSWORD"),
-        Some(0xC000_006D) | Some(0xC000_0022) if !named_user => format!("the server admits no guests ({e}); name a user in the URL (smb://user@host/share) and set NASLAB_SMB_PASSWORD"),
+        Some(0xC000_006D) if named_user => format!(
+            "wrong user name or password ({e}); check the user in the URL and the password in NASLAB_SMB_PASSWORD"
+        ),
+        Some(0xC000_006D) | Some(0xC000_0022) if !named_user => format!(
+            "the server admits no guests ({e}); name a user in the URL (smb://user@host/share) and set NASLAB_SMB_PASSWORD"
+        ),
         Some(0xC000_0072) => format!("the account is disabled on the server ({e})"),
-        Some(0xC000_0071) | Some(0xC000_0224) => format!("the account's password has expired or must be changed on the server ({e})"),
+        Some(0xC000_0071) | Some(0xC000_0224) => {
+            format!("the account's password has expired or must be changed on the server ({e})")
+        }
         Some(0xC000_0234) => format!("the account is locked out on the server ({e})"),
-        Some(0xC000_0418) => format!("the server blocks NTLM sign-ins (NT_STATUS_NTLM_BLOCKED: {e}; Samba: ntlm auth = disabled), and naslab signs in with NTLMv2 only (it has no Kerberos); allow NTLMv2 on the server (Samba: ntlm auth = ntlmv2-only)"),
+        Some(0xC000_0418) => format!(
+            "the server blocks NTLM sign-ins (NT_STATUS_NTLM_BLOCKED: {e}; Samba: ntlm auth = disabled), and naslab signs in with NTLMv2 only (it has no Kerberos); allow NTLMv2 on the server (Samba: ntlm auth = ntlmv2-only)"
+        ),
         _ => match e.kind() {
-            ErrorKind::GuestSessionRefused => format!("the server answered with a guest session instead of the named account ({e}); check the user in the URL and NASLAB_SMB_PASSWORD"),
+            ErrorKind::GuestSessionRefused => format!(
+                "the server answered with a guest session instead of the named account ({e}); check the user in the URL and NASLAB_SMB_PASSWORD"
+            ),
             _ => format!("{e}; check the user in the URL and NASLAB_SMB_PASSWORD"),
         },
     }

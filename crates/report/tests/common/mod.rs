@@ -7,9 +7,9 @@ use std::path::{Path, PathBuf};
 
 use naslab_results::{
     CacheMode, Device, Environment, IterationResult, LatencySummary, OpStats, PrepareResult,
-    RunOptions, RunResult, StreamResult, TargetInfo, Warning, WorkloadResult, SCHEMA_VERSION,
+    RunOptions, RunResult, SCHEMA_VERSION, StreamResult, TargetInfo, Warning, WorkloadResult,
 };
-use naslab_trace::{create_trace, FileDecl, Header, Measured, Op, OpKind};
+use naslab_trace::{FileDecl, Header, Measured, Op, OpKind, create_trace};
 
 fn latency(count: u64, base_ns: u64) -> LatencySummary {
     LatencySummary {

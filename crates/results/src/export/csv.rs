@@ -1,6 +1,6 @@
 use std::fmt::Write;
 
-use super::{csv_field as field, us, Exporter};
+use super::{Exporter, csv_field as field, us};
 use crate::RunResult;
 
 /// results.csv: one row per workload, iteration and op type, with the iteration's

@@ -1,6 +1,6 @@
 use std::fmt::Write;
 
-use super::{us, Exporter};
+use super::{Exporter, us};
 use crate::{CacheMode, IterationResult, RunResult};
 
 /// results.md: the suite table, each workload's latency per op type, warnings and the

@@ -7,12 +7,12 @@ mod markdown;
 mod naspt_csv;
 mod table;
 
-pub use csv::{Csv, CSV_COLUMNS};
+pub use csv::{CSV_COLUMNS, Csv};
 pub use csv_field::csv_field;
 pub use json::Json;
 pub use markdown::Markdown;
 pub use naspt_csv::NasptCsv;
-pub use table::{verify_line, Table};
+pub use table::{Table, verify_line};
 
 use crate::RunResult;
 
@@ -28,7 +28,9 @@ mod tests {
             .collect();
         assert_eq!(
             shown,
-            ["0.0", "0.0", "0.1", "7.2", "7.3", "7.3", "15523.9", "1000.0"]
+            [
+                "0.0", "0.0", "0.1", "7.2", "7.3", "7.3", "15523.9", "1000.0"
+            ]
         );
         assert_eq!(format!("[{:>7}]", Us(7_250)), "[    7.3]");
     }

@@ -1,6 +1,6 @@
 use std::fmt::Write;
 
-use super::{csv_field, us, Exporter};
+use super::{Exporter, csv_field, us};
 use crate::RunResult;
 
 /// naspt.csv: one row per workload in the original NAS Performance Toolkit's columns, so

@@ -1,8 +1,8 @@
 use std::fmt::Write;
 
-use super::{us, Exporter};
+use super::{Exporter, us};
 use crate::{
-    duration_text, IterationResult, OpStats, OrderingSummary, RunResult, VerifySummary, Warning,
+    IterationResult, OpStats, OrderingSummary, RunResult, VerifySummary, Warning, duration_text,
 };
 use naslab_trace::printable;
 

@@ -1,7 +1,7 @@
 use std::fmt::Write;
 use std::path::Path;
 
-use naslab_trace::{open_trace, OpKind, Record, TraceError};
+use naslab_trace::{OpKind, Record, TraceError, open_trace};
 
 /// One row: after `entries` entries, the mean time to make each of the last batch, the
 /// time to list the directory, and that time per entry listed.

@@ -10,7 +10,7 @@ use rand::RngExt;
 use crate::builder::{Builder, FileRef};
 use crate::catalog::WorkloadInfo;
 use crate::params::GenParams;
-use crate::sample::{between, log_uniform, offset_in, pick, Rng8};
+use crate::sample::{Rng8, between, log_uniform, offset_in, pick};
 
 /// The session's average rate, bytes read and written over its length (Table 1: 0.054 MB/s).
 const RATE: f64 = 0.054e6;

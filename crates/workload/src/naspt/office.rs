@@ -11,7 +11,7 @@ use rand::RngExt;
 use crate::builder::{Builder, FileRef};
 use crate::catalog::WorkloadInfo;
 use crate::params::{GenParams, Scale};
-use crate::sample::{between, log_uniform, lognormal, offset_in, pick, shuffle, Rng8};
+use crate::sample::{Rng8, between, log_uniform, lognormal, offset_in, pick, shuffle};
 
 /// The few large files: path and size at scale 1 ("files ... to over 200 MB", section 4.1),
 /// and how many times the script works on each.

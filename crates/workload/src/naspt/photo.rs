@@ -10,7 +10,7 @@ use rand::RngExt;
 use crate::builder::{Builder, FileRef};
 use crate::catalog::WorkloadInfo;
 use crate::params::GenParams;
-use crate::sample::{between, log_uniform, offset_in, Rng8};
+use crate::sample::{Rng8, between, log_uniform, offset_in};
 
 /// Raw photos (NASPT paper: 169 files, 165 of them photos).
 const PHOTOS: usize = 165;

@@ -5,7 +5,7 @@
 
 use naslab_trace::{FileDecl, FileKind, Op, OpKind, Prepare, Trace};
 
-use crate::catalog::{lookup, WorkloadInfo};
+use crate::catalog::{WorkloadInfo, lookup};
 use crate::params::GenParams;
 use crate::sample::Rng8;
 
@@ -133,10 +133,11 @@ mod tests {
             .map(|o| o.offset + o.len)
             .max()
             .unwrap();
-        assert!(t
-            .ops
-            .iter()
-            .filter(|o| !o.warmup && o.kind == OpKind::Read)
-            .all(|o| o.offset + o.len <= written && o.len > 0));
+        assert!(
+            t.ops
+                .iter()
+                .filter(|o| !o.warmup && o.kind == OpKind::Read)
+                .all(|o| o.offset + o.len <= written && o.len > 0)
+        );
     }
 }

@@ -5,7 +5,7 @@ use std::collections::BTreeSet;
 
 use rand::{RngExt, SeedableRng};
 
-use crate::sample::{lognormal, pick, Rng8};
+use crate::sample::{Rng8, lognormal, pick};
 
 /// Files in the tree (NASPT paper, Table 1 and section 4.1).
 pub(crate) const FILES: usize = 2833;

@@ -54,7 +54,11 @@ impl Backup {
             ),
             format!(
                 "naslab-workload backup writers={} files={} size={} record={} block={}",
-                self.writers, self.files_per_writer, self.file_size, self.write_record, self.read_block
+                self.writers,
+                self.files_per_writer,
+                self.file_size,
+                self.write_record,
+                self.read_block
             ),
         );
         let mut all = Vec::new();

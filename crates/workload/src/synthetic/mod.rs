@@ -129,7 +129,7 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
         _ => {
             return Err(format!(
                 "unknown unit in '{text}'; use k, m, g or t (powers of 1024)"
-            ))
+            ));
         }
     };
     n.checked_mul(mult)

@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use anyhow::{bail, Context};
+use anyhow::{Context, bail};
 use naslab_engine::backend::HINT_WRITE_OP;
 use naslab_engine::run::extra_op_count;
 use naslab_lab::lab::LabGuard;
@@ -18,7 +18,7 @@ use serde::Serialize;
 
 use crate::args::LabMatrixArgs;
 use crate::cmd::run::{compile_traces, context, execute_returning};
-use crate::cmd::sources::{build, gen_params, resolve_suite, Source};
+use crate::cmd::sources::{Source, build, gen_params, resolve_suite};
 use crate::multi::{Coordinator, Solo};
 use crate::timestamp::compact_now;
 
@@ -91,7 +91,9 @@ fn parse_opt_sets(specs: &[String]) -> anyhow::Result<Vec<(String, Vec<String>)>
     let mut out = Vec::new();
     for s in specs {
         let Some((name, settings)) = s.split_once('=') else {
-            bail!("--opts '{s}' must be NAME='setting = value; ...' (e.g. sa_yes='strict allocate = yes')");
+            bail!(
+                "--opts '{s}' must be NAME='setting = value; ...' (e.g. sa_yes='strict allocate = yes')"
+            );
         };
         let name = name.trim();
         if name.is_empty()
@@ -130,7 +132,9 @@ fn parse_links(spec: Option<&str>) -> anyhow::Result<Vec<(Option<String>, Option
         out.push((Some(p.to_string()), naslab_lab::link::parse(p)?));
     }
     if out.is_empty() {
-        bail!("--links '{spec}' names no link: give profiles (lan,wifi,vpn) or settings (rtt=10ms;rtt=20ms)");
+        bail!(
+            "--links '{spec}' names no link: give profiles (lan,wifi,vpn) or settings (rtt=10ms;rtt=20ms)"
+        );
     }
     Ok(out)
 }
@@ -463,11 +467,11 @@ fn render(c: &Comparison) -> String {
             let Some(cell) = c.cells.get(ci).and_then(|r| r.get(wi)) else {
                 continue;
             };
-            if let Some(e) = &cell.error {
-                if cell.throughput_mb_s.is_none() {
-                    let _ = writeln!(s, "{w:<24} {:<28} failed: {e}", cfg.label);
-                    continue;
-                }
+            if let Some(e) = &cell.error
+                && cell.throughput_mb_s.is_none()
+            {
+                let _ = writeln!(s, "{w:<24} {:<28} failed: {e}", cfg.label);
+                continue;
             }
             let largest = cell
                 .largest

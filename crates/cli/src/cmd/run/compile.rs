@@ -5,11 +5,11 @@ use std::path::Path;
 
 use anyhow::bail;
 use naslab_engine::{compile, records_from_reader, records_from_trace};
-use naslab_trace::{open_trace, Trace};
+use naslab_trace::{Trace, open_trace};
 use naslab_workload::GenParams;
 
 use super::{RunContext, Workload};
-use crate::cmd::sources::{build, builtin_suite, Source};
+use crate::cmd::sources::{Source, build, builtin_suite};
 
 /// Compiles in-memory traces (a workload command's) into workloads; on failure removes
 /// the still empty run directory.

@@ -9,9 +9,9 @@ use anyhow::bail;
 use naslab_engine::{DataMode, DataSpec, ReplayOptions};
 use naslab_results::{CacheMode, RunOptions};
 
+use super::RunContext;
 use super::run_dir::make_dirs;
 use super::target::open_target;
-use super::RunContext;
 use crate::args::{CacheArg, RunOpts};
 use crate::multi::Coordinator;
 
@@ -28,7 +28,9 @@ fn own_target<'a>(
         bail!("give --target (every client's) or --client-target (one per client), not both");
     }
     let Some((rank, size)) = coord.rank_and_size() else {
-        bail!("--client-target gives each client of a multi-client job its own target; start naslab (built with --features mpi) under mpirun, or give --target");
+        bail!(
+            "--client-target gives each client of a multi-client job its own target; start naslab (built with --features mpi) under mpirun, or give --target"
+        );
     };
     if opts.client_targets.len() != size as usize {
         bail!(
@@ -61,10 +63,14 @@ pub fn context(
     #[cfg(not(target_os = "linux"))]
     {
         if opts.drop_all_caches {
-            bail!("--drop-all-caches is not available on Windows: it writes Linux's /proc/sys/vm/drop_caches; use --cache drop (each prepared file written back and reopened unbuffered) or --cache direct");
+            bail!(
+                "--drop-all-caches is not available on Windows: it writes Linux's /proc/sys/vm/drop_caches; use --cache drop (each prepared file written back and reopened unbuffered) or --cache direct"
+            );
         }
         if opts.realtime {
-            bail!("--realtime is not available on Windows: it pins stream threads and asks for SCHED_FIFO through Linux's scheduler; leave it out");
+            bail!(
+                "--realtime is not available on Windows: it pins stream threads and asks for SCHED_FIFO through Linux's scheduler; leave it out"
+            );
         }
     }
     if opts.drop_all_caches {
@@ -72,7 +78,9 @@ pub fn context(
             bail!("--drop-all-caches goes with --cache drop, not with --cache keep or direct");
         }
         if !naslab_layout::process::is_root() {
-            bail!("--drop-all-caches needs root (it writes /proc/sys/vm/drop_caches); run as root or leave it out");
+            bail!(
+                "--drop-all-caches needs root (it writes /proc/sys/vm/drop_caches); run as root or leave it out"
+            );
         }
     }
     if opts.label.is_empty() || opts.label.contains('/') || opts.label.starts_with('.') {
@@ -84,10 +92,14 @@ pub fn context(
     let data = data_spec(opts)?;
     if opts.shared_files {
         if !coord.is_job() {
-            bail!("--shared-files shares one file set among the clients of a multi-client job; start naslab (built with --features mpi) under mpirun, or leave it out");
+            bail!(
+                "--shared-files shares one file set among the clients of a multi-client job; start naslab (built with --features mpi) under mpirun, or leave it out"
+            );
         }
         if data.verify {
-            bail!("--verify cannot check a file set that other clients write too; leave out --verify or --shared-files");
+            bail!(
+                "--verify cannot check a file set that other clients write too; leave out --verify or --shared-files"
+            );
         }
     }
     let opened = open_target(opts, coord.as_ref())?;
@@ -166,7 +178,9 @@ fn cache_mode(opts: &RunOpts, default_cache: CacheMode) -> CacheMode {
 fn data_spec(opts: &RunOpts) -> anyhow::Result<DataSpec> {
     let mode = opts.data;
     if opts.verify && matches!(mode, DataMode::Zero | DataMode::Dedupe(_)) {
-        bail!("--verify writes a header into every block, so blocks are neither zero nor duplicates: use it with --data random or compress:PCT");
+        bail!(
+            "--verify writes a header into every block, so blocks are neither zero nor duplicates: use it with --data random or compress:PCT"
+        );
     }
     let mut seed = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)

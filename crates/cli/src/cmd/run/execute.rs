@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
-use anyhow::{bail, Context};
+use anyhow::{Context, bail};
 use naslab_engine::{
     Plan, PlanSource, Progress, RecordSink, RunError, RunHooks, RunOutcome, Session,
 };
@@ -76,15 +76,17 @@ pub fn execute_returning(
     let Some(concluded) = concluded else {
         return (Some(run), Ok(()));
     };
-    if concluded.merged.is_none() && run.workloads.is_empty() && stopped().is_none() {
-        if let Some(why) = concluded.failure {
-            // Nothing was measured: leave no empty run directory behind (the plans'
-            // spools in it go first).
-            drop(plans);
-            drop(workloads);
-            ctx.discard();
-            return (None, Err(anyhow::anyhow!(why)));
-        }
+    if concluded.merged.is_none()
+        && run.workloads.is_empty()
+        && stopped().is_none()
+        && let Some(why) = concluded.failure
+    {
+        // Nothing was measured: leave no empty run directory behind (the plans'
+        // spools in it go first).
+        drop(plans);
+        drop(workloads);
+        ctx.discard();
+        return (None, Err(anyhow::anyhow!(why)));
     }
     // The plans' spools are let go while the results are written: closing them frees
     // their page cache, a tenth of a second per 3 M ops. (Had the thread not started,
@@ -128,18 +130,20 @@ pub fn execute_from(
     let Some(mut concluded) = concluded else {
         return (Some(run), Ok(()));
     };
-    if concluded.merged.is_none() && run.workloads.is_empty() && stopped().is_none() {
-        if let Some(why) = concluded.failure {
-            ctx.discard();
-            return (None, Err(anyhow::anyhow!(why)));
-        }
+    if concluded.merged.is_none()
+        && run.workloads.is_empty()
+        && stopped().is_none()
+        && let Some(why) = concluded.failure
+    {
+        ctx.discard();
+        return (None, Err(anyhow::anyhow!(why)));
     }
     // A job that stopped early says why in its own words (naming the client that failed
     // first); the sweep's reason is that one.
-    if let Some((merged, _)) = &mut concluded.merged {
-        if let (Some(sweep), Some(why)) = (&mut merged.sweep, &merged.aborted) {
-            sweep.stopped = Some(why.clone());
-        }
+    if let Some((merged, _)) = &mut concluded.merged
+        && let (Some(sweep), Some(why)) = (&mut merged.sweep, &merged.aborted)
+    {
+        sweep.stopped = Some(why.clone());
     }
     let finished = finish(&ctx, &run, concluded, view, streamed);
     (Some(run), finished)
@@ -350,7 +354,11 @@ fn finish(
             if kept.is_empty() {
                 String::new()
             } else {
-                format!(", and '{}' keeps what could be written ({})", run_dir.display(), kept.join(", "))
+                format!(
+                    ", and '{}' keeps what could be written ({})",
+                    run_dir.display(),
+                    kept.join(", ")
+                )
             },
             run_dir.display()
         );

@@ -7,7 +7,7 @@ use std::path::Path;
 
 use naslab_results::{EmulatedLink, LinkSettings};
 use naslab_targets::probe;
-use naslab_targets::url::{is_remote, RemoteUrl};
+use naslab_targets::url::{RemoteUrl, is_remote};
 
 use crate::args::RunOpts;
 

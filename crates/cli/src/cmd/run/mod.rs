@@ -22,9 +22,9 @@ pub use compile::compile_traces;
 pub use context::context;
 #[cfg(target_os = "linux")]
 pub use execute::execute_returning;
-pub use execute::{execute, execute_from, execute_with, OpsFailed, RunSource, View};
+pub use execute::{OpsFailed, RunSource, View, execute, execute_from, execute_with};
 
-use super::sources::{gen_params, pick_from_suite, resolve, trace_dir, Source};
+use super::sources::{Source, gen_params, pick_from_suite, resolve, trace_dir};
 use crate::args::RunArgs;
 use crate::multi::Coordinator;
 
@@ -83,7 +83,9 @@ pub fn run(args: RunArgs, coord: &Arc<dyn Coordinator>) -> anyhow::Result<()> {
         }
     }
     if sources.is_empty() {
-        bail!("nothing to run: give trace files, --suite naspt|iometer or --workload NAME (see `naslab list`)");
+        bail!(
+            "nothing to run: give trace files, --suite naspt|iometer or --workload NAME (see `naslab list`)"
+        );
     }
     let params = gen_params(&args.generate)?;
     let mut extra = BTreeMap::new();
