@@ -99,13 +99,13 @@ impl LabError {
     }
 }
 
-impl From<naslab_layout::LayoutError> for LabError {
-    fn from(e: naslab_layout::LayoutError) -> Self {
+impl From<naslab_host::HostError> for LabError {
+    fn from(e: naslab_host::HostError) -> Self {
         match e {
-            naslab_layout::LayoutError::ToolMissing { tool, package } => {
+            naslab_host::HostError::ToolMissing { tool, package } => {
                 LabError::ToolMissing { tool, package }
             }
-            naslab_layout::LayoutError::Command {
+            naslab_host::HostError::Command {
                 command,
                 status,
                 stderr,
@@ -114,6 +114,14 @@ impl From<naslab_layout::LayoutError> for LabError {
                 status,
                 stderr,
             },
+        }
+    }
+}
+
+impl From<naslab_layout::LayoutError> for LabError {
+    fn from(e: naslab_layout::LayoutError) -> Self {
+        match e {
+            naslab_layout::LayoutError::Host(h) => h.into(),
             other => LabError::Command {
                 command: "file layout".into(),
                 status: "failed".into(),

@@ -84,7 +84,7 @@ pub fn utc_text(unix_ns: u64) -> String {
 /// Injects `fault` into the lab `name` under `base` and returns once the path is whole
 /// again, with what was done and when.
 pub fn inject(base: &Path, name: &str, fault: Fault) -> Result<FaultReport, LabError> {
-    if !naslab_layout::process::is_root() {
+    if !naslab_host::process::is_root() {
         return Err(LabError::NotRoot);
     }
     let dir = lab_dir(base, name)?;

@@ -4,8 +4,8 @@
 
 use std::path::{Path, PathBuf};
 
+pub use naslab_host::loopdev::mount_options;
 pub use naslab_layout::FsKind;
-pub use naslab_layout::loopdev::mount_options;
 
 use crate::error::LabError;
 use crate::process::{run, tool};

@@ -52,7 +52,7 @@ pub struct LabStatus {
 
 /// Stands a lab up. On any failure, whatever was made is taken down again.
 pub fn up(opts: &LabOptions) -> Result<Lab, LabError> {
-    if !naslab_layout::process::is_root() {
+    if !naslab_host::process::is_root() {
         return Err(LabError::NotRoot);
     }
     for o in &opts.opts {

@@ -27,12 +27,12 @@ pub struct Proc {
 
 /// Finds an executable on PATH or in the sbin directories.
 pub fn tool(name: &'static str, package: &'static str) -> Result<PathBuf, LabError> {
-    Ok(naslab_layout::process::tool(name, package)?)
+    Ok(naslab_host::process::tool(name, package)?)
 }
 
 /// Runs a command to completion; its stdout, or an error with its stderr.
 pub fn run(program: &Path, args: &[&std::ffi::OsStr]) -> Result<String, LabError> {
-    Ok(naslab_layout::process::run(program, args)?)
+    Ok(naslab_host::process::run(program, args)?)
 }
 
 /// A TCP port on 127.0.0.1 that was free a moment ago.

@@ -40,7 +40,7 @@ pub fn find() -> Result<PathBuf, LabError> {
             )))
         };
     }
-    naslab_layout::process::find_tool(SERVER)
+    naslab_host::process::find_tool(SERVER)
         .or_else(|| Some(Path::new(INSTALL_DIR).join(SERVER)).filter(|p| p.is_file()))
         .ok_or_else(|| {
             LabError::EmulatorMissing(format!(

@@ -14,7 +14,7 @@ use crate::fiemap::{self, FiemapError};
 use crate::file_layout::tree;
 pub use crate::file_layout::{FileLayout, Skipped, Totals, TreeLayout};
 use crate::limits::{FsInfo, extent_limit, fs_info_in};
-use crate::mounts::Mounts;
+use naslab_host::Mounts;
 
 /// Reads one regular file's layout. With `sync`, its dirty data is written back first.
 /// (To look at many files, read the mount table once and call [`analyze_file_in`].)

@@ -50,19 +50,9 @@ pub enum LayoutError {
         "the file system under '{path}' is full; give a smaller --size or a --dir with more room"
     )]
     NoSpace { path: PathBuf },
-    /// An external tool the matrix needs is not installed.
-    #[error("{tool} not found on PATH; install {package} (apt-get install {package})")]
-    ToolMissing {
-        tool: &'static str,
-        package: &'static str,
-    },
-    /// An external command failed.
-    #[error("'{command}' failed ({status}): {stderr}")]
-    Command {
-        command: String,
-        status: String,
-        stderr: String,
-    },
+    /// A tool the matrix needs is missing, or failed (naslab-host's error).
+    #[error(transparent)]
+    Host(#[from] naslab_host::HostError),
     /// The matrix needs root for loop devices and mounts.
     #[error(
         "the file-system matrix needs root (it attaches loop devices and mounts file systems); run it as root, or leave out --matrix to run the patterns in --dir"

@@ -7,7 +7,7 @@ use std::str::FromStr;
 use serde::{Deserialize, Serialize};
 
 use crate::error::LayoutError;
-use crate::process::{run, tool};
+use naslab_host::process::{run, tool};
 
 /// A file system as naslab makes and mounts it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]

@@ -4,8 +4,8 @@
 //!
 //! Extents come from Linux's FIEMAP, or on Windows from `FSCTL_GET_RETRIEVAL_POINTERS`
 //! mapped to the same extents; the lab's file systems come from Linux loop devices and
-//! mounts, so on Windows only layouts and the portable part are built (what a file
-//! system is called, running tools, what a test that cannot run does).
+//! mounts (naslab-host), so on Windows only layouts and the portable part (what a file
+//! system is called) are built.
 
 #[cfg(target_os = "linux")]
 pub mod analyze;
@@ -18,14 +18,9 @@ pub mod filesystem;
 #[cfg(target_os = "linux")]
 pub mod limits;
 #[cfg(target_os = "linux")]
-pub mod loopdev;
-#[cfg(target_os = "linux")]
 pub mod matrix;
 #[cfg(target_os = "linux")]
-pub mod mounts;
-#[cfg(target_os = "linux")]
 pub mod patterns;
-pub mod process;
 pub mod retrieval;
 #[cfg(windows)]
 pub mod windows;
@@ -41,8 +36,6 @@ pub use file_layout::{FileLayout, Skipped, Totals, TreeLayout};
 pub use filesystem::FsKind;
 #[cfg(target_os = "linux")]
 pub use matrix::{CaseInfo, Cell, FsMount, MatrixOptions, MatrixResult, ScratchFs, run_matrix};
-#[cfg(target_os = "linux")]
-pub use mounts::{Mount, Mounts};
 #[cfg(target_os = "linux")]
 pub use patterns::{Pattern, PatternOptions, PatternRun, run_pattern};
 #[cfg(windows)]

@@ -21,7 +21,7 @@ use std::io;
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::MetadataExt;
 
-use crate::mounts::Mounts;
+use naslab_host::Mounts;
 
 /// `statfs` magic of ext2, ext3 and ext4 (they share it).
 pub const EXT4_SUPER_MAGIC: i64 = 0xEF53;

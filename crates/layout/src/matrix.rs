@@ -9,9 +9,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::LayoutError;
 use crate::filesystem::FsKind;
-use crate::loopdev::{LoopDevice, Mount};
 use crate::patterns::{Pattern, PatternOptions, PatternRun, run_pattern};
-use crate::process::{is_root, tool};
+use naslab_host::loopdev::{LoopDevice, Mount};
+use naslab_host::process::{is_root, tool};
 
 /// What the matrix runs.
 #[derive(Debug, Clone)]

@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use naslab_layout::Mounts;
+use naslab_host::Mounts;
 
 /// The file-system type and source of the mount that holds `path`, from
 /// /proc/self/mountinfo (the longest mount point that is a prefix of the path); empty

@@ -5,7 +5,7 @@
 
 use std::path::PathBuf;
 
-use naslab_layout::process::{find_tool, is_root};
+use naslab_host::process::{find_tool, is_root};
 
 /// The variable that turns a skipped test into a failed one.
 pub const REQUIRE_VAR: &str = "NASLAB_REQUIRE_ROOT";

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use anyhow::Context;
-use naslab_layout::process::is_root;
+use naslab_host::process::is_root;
 use naslab_layout::{
     FsKind, MatrixOptions, MatrixResult, Pattern, PatternOptions, PatternRun, run_matrix,
     run_pattern,

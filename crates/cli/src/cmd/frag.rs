@@ -7,9 +7,11 @@ use anyhow::bail;
 use naslab_engine::Plan;
 #[cfg(target_os = "linux")]
 use naslab_engine::backend::LocalRoot;
+#[cfg(target_os = "linux")]
+use naslab_host::Mounts;
 use naslab_layout::{FileLayout, LayoutError, Totals, TreeLayout};
 #[cfg(target_os = "linux")]
-use naslab_layout::{Mounts, analyze_file_in, analyze_tree_in, walk_dir};
+use naslab_layout::{analyze_file_in, analyze_tree_in, walk_dir};
 use naslab_results::{IterationLayout, LayoutSummary};
 use naslab_trace::FileKind;
 use serde::Serialize;

@@ -87,7 +87,7 @@ pub use naslab_test_support::{cannot_run, root_or_skip, tool_or_skip};
 
 /// Whether the tests run as root (mounts, loop devices, servers).
 #[allow(unused_imports)]
-pub use naslab_layout::process::is_root;
+pub use naslab_host::process::is_root;
 
 // ---- Runs under one of several labels ----
 

@@ -77,7 +77,7 @@ pub fn context(
         if cache != CacheMode::Drop {
             bail!("--drop-all-caches goes with --cache drop, not with --cache keep or direct");
         }
-        if !naslab_layout::process::is_root() {
+        if !naslab_host::process::is_root() {
             bail!(
                 "--drop-all-caches needs root (it writes /proc/sys/vm/drop_caches); run as root or leave it out"
             );

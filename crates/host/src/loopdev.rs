@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::error::LayoutError;
+use crate::error::HostError;
 use crate::process::{run, tool};
 
 /// A loop device attached to an image file; detached (by its exact path) when dropped.
@@ -16,7 +16,7 @@ pub struct LoopDevice {
 
 impl LoopDevice {
     /// Attaches `image` to the first free loop device (`losetup -f --show`).
-    pub fn attach(image: &Path) -> Result<LoopDevice, LayoutError> {
+    pub fn attach(image: &Path) -> Result<LoopDevice, HostError> {
         let losetup = tool("losetup", "mount")?;
         let out = run(
             &losetup,
@@ -24,7 +24,7 @@ impl LoopDevice {
         )?;
         let device = PathBuf::from(out.trim());
         if !device.starts_with("/dev/") {
-            return Err(LayoutError::Command {
+            return Err(HostError::Command {
                 command: format!("losetup -f --show {}", image.display()),
                 status: "unexpected output".into(),
                 stderr: out,
@@ -70,7 +70,7 @@ impl Mount {
         target: &Path,
         fstype: &str,
         options: Option<&str>,
-    ) -> Result<Mount, LayoutError> {
+    ) -> Result<Mount, HostError> {
         let mount = tool("mount", "mount")?;
         let umount = tool("umount", "mount")?;
         let mut args: Vec<&std::ffi::OsStr> = vec!["-t".as_ref(), fstype.as_ref()];

@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::error::LayoutError;
+use crate::error::HostError;
 
 /// Finds an executable on PATH or in the sbin directories root's PATH usually has.
 pub fn find_tool(name: &str) -> Option<PathBuf> {
@@ -17,7 +17,7 @@ pub fn find_tool(name: &str) -> Option<PathBuf> {
 }
 
 /// Runs a command to completion; its stdout on success, an error with its stderr otherwise.
-pub fn run(program: &Path, args: &[&std::ffi::OsStr]) -> Result<String, LayoutError> {
+pub fn run(program: &Path, args: &[&std::ffi::OsStr]) -> Result<String, HostError> {
     let shown = std::iter::once(program.display().to_string())
         .chain(args.iter().map(|a| a.to_string_lossy().into_owned()))
         .collect::<Vec<_>>()
@@ -25,7 +25,7 @@ pub fn run(program: &Path, args: &[&std::ffi::OsStr]) -> Result<String, LayoutEr
     let out = Command::new(program)
         .args(args)
         .output()
-        .map_err(|e| LayoutError::Command {
+        .map_err(|e| HostError::Command {
             command: shown.clone(),
             status: "did not start".into(),
             stderr: e.to_string(),
@@ -33,7 +33,7 @@ pub fn run(program: &Path, args: &[&std::ffi::OsStr]) -> Result<String, LayoutEr
     if out.status.success() {
         Ok(String::from_utf8_lossy(&out.stdout).into_owned())
     } else {
-        Err(LayoutError::Command {
+        Err(HostError::Command {
             command: shown,
             status: out.status.to_string(),
             stderr: String::from_utf8_lossy(&out.stderr).trim().to_string(),
@@ -42,8 +42,8 @@ pub fn run(program: &Path, args: &[&std::ffi::OsStr]) -> Result<String, LayoutEr
 }
 
 /// Finds `name`, or says which package to install.
-pub fn tool(name: &'static str, package: &'static str) -> Result<PathBuf, LayoutError> {
-    find_tool(name).ok_or(LayoutError::ToolMissing {
+pub fn tool(name: &'static str, package: &'static str) -> Result<PathBuf, HostError> {
+    find_tool(name).ok_or(HostError::ToolMissing {
         tool: name,
         package,
     })
