@@ -39,19 +39,28 @@ impl LoopDevice {
     }
 }
 
+/// Runs `program args` until it succeeds, waiting a little longer before each of 10
+/// tries (the kernel may still hold a device or mount for a moment after its last
+/// user); if it never does, tells the user to `verb` `target` by hand with `command`.
+fn undo(program: &Path, args: &[&std::ffi::OsStr], verb: &str, target: &Path, command: &str) {
+    for attempt in 0..10 {
+        if run(program, args).is_ok() {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(100 * (attempt + 1)));
+    }
+    let target = target.display();
+    eprintln!("warning: could not {verb} {target}; {verb} it with: {command} {target}");
+}
+
 impl Drop for LoopDevice {
     fn drop(&mut self) {
-        // The kernel may still hold the device for a moment after an unmount.
-        for attempt in 0..10 {
-            if run(&self.losetup, &["-d".as_ref(), self.device.as_os_str()]).is_ok() {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(100 * (attempt + 1)));
-        }
-        eprintln!(
-            "warning: could not detach {}; detach it with: losetup -d {}",
-            self.device.display(),
-            self.device.display()
+        undo(
+            &self.losetup,
+            &["-d".as_ref(), self.device.as_os_str()],
+            "detach",
+            &self.device,
+            "losetup -d",
         );
     }
 }
@@ -142,16 +151,12 @@ fn unescape(field: &str) -> Vec<u8> {
 
 impl Drop for Mount {
     fn drop(&mut self) {
-        for attempt in 0..10 {
-            if run(&self.umount, &[self.target.as_os_str()]).is_ok() {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(100 * (attempt + 1)));
-        }
-        eprintln!(
-            "warning: could not unmount {}; unmount it with: umount {}",
-            self.target.display(),
-            self.target.display()
+        undo(
+            &self.umount,
+            &[self.target.as_os_str()],
+            "unmount",
+            &self.target,
+            "umount",
         );
     }
 }
