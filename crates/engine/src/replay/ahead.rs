@@ -373,16 +373,14 @@ mod tests {
         }
     }
 
-    /// Writes complete in any order: one that stays in flight while a whole lap of the
-    /// ring goes by holds its slot back from the write one lap later, which must then
-    /// not be taken (the stream would wait for a completion only it can reap).
-    #[test]
-    fn a_write_still_in_flight_a_lap_later_holds_its_slot_back() {
+    /// A ring with no maker (the stream fills each slot itself) after one lap of
+    /// writes, each released but write 0, still in flight; with its slot count, data
+    /// spec and scratch.
+    fn a_lap_with_write_0_in_flight() -> (Ahead, u64, DataSpec, Vec<u8>) {
         let ring = Ahead::new(BLOCK, 1).unwrap();
         let n = ring.slots();
         let data = DataSpec::default();
         let mut scratch = vec![0u8; BLOCK];
-        // No maker: the stream fills each slot itself.
         for i in 0..n {
             assert!(!ring.held_back(i), "write {i}");
             ring.take(i, &write(i * BLOCK as u64), &data, i + 1, &mut scratch);
@@ -390,7 +388,15 @@ mod tests {
                 ring.release(i);
             }
         }
-        // Write 0 is still in flight.
+        (ring, n, data, scratch)
+    }
+
+    /// Writes complete in any order: one that stays in flight while a whole lap of the
+    /// ring goes by holds its slot back from the write one lap later, which must then
+    /// not be taken (the stream would wait for a completion only it can reap).
+    #[test]
+    fn a_write_still_in_flight_a_lap_later_holds_its_slot_back() {
+        let (ring, n, data, mut scratch) = a_lap_with_write_0_in_flight();
         assert!(ring.held_back(n), "write {n} shares write 0's slot");
         assert!(!ring.held_back(n + 1));
         ring.release(0);
@@ -402,16 +408,7 @@ mod tests {
     #[test]
     #[should_panic(expected = "the stream would wait for itself")]
     fn taking_a_slot_the_stream_still_holds_fails_at_once_instead_of_waiting_for_ever() {
-        let ring = Ahead::new(BLOCK, 1).unwrap();
-        let n = ring.slots();
-        let data = DataSpec::default();
-        let mut scratch = vec![0u8; BLOCK];
-        for i in 0..n {
-            ring.take(i, &write(i * BLOCK as u64), &data, i + 1, &mut scratch);
-            if i != 0 {
-                ring.release(i);
-            }
-        }
+        let (ring, n, data, mut scratch) = a_lap_with_write_0_in_flight();
         // Write 0 was never released: write n's take cannot be served by anyone.
         ring.take(n, &write(0), &data, n + 1, &mut scratch);
     }
