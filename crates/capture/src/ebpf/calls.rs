@@ -22,6 +22,32 @@ pub struct Spec {
 // SAFETY: Spec is repr(C), made only of integers, with its padding spelled out as fields.
 unsafe impl aya::Pod for Spec {}
 
+/// A thread the kernel side follows (the layout of `struct thread` in capture.bpf.c):
+/// how, and the recorded call it is in, which only the kernel side writes.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Thread {
+    /// 1: its calls are recorded; 2: only its children's are (the thread that starts
+    /// the command).
+    pub how: u32,
+    in_call: u32,
+    /// The call's start: time, number, six arguments, two words.
+    call: [u64; 10],
+}
+
+impl Thread {
+    /// The thread that starts the command: followed for its children only.
+    pub fn starter() -> Thread {
+        Thread {
+            how: 2,
+            ..Thread::default()
+        }
+    }
+}
+
+// SAFETY: Thread is repr(C), made only of integers, with no padding (4 + 4 + 80 bytes).
+unsafe impl aya::Pod for Thread {}
+
 const TRACED: u8 = 1;
 const STR_AT_ENTER: u8 = 2;
 

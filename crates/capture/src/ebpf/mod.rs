@@ -24,7 +24,7 @@ use aya::{Ebpf, EbpfLoader};
 
 use crate::ImportError;
 use crate::strace::line::Parsed;
-use calls::{Spec, Sys};
+use calls::{Spec, Sys, Thread};
 use event::Event;
 use render::Renderer;
 
@@ -38,7 +38,7 @@ pub struct Collector {
     _ebpf: Ebpf,
     /// The programs' attachments; dropping one detaches its program.
     links: Vec<RawTracePointLink>,
-    tracked: BpfHashMap<MapData, u32, u8>,
+    tracked: BpfHashMap<MapData, u32, Thread>,
     ring: RingBuf<MapData>,
     lost: PerCpuArray<MapData, u64>,
     calls: Vec<Sys>,
@@ -149,7 +149,7 @@ impl Collector {
         // SAFETY: gettid has no preconditions.
         let me = unsafe { libc::gettid() } as u32;
         self.tracked
-            .insert(me, 2, 0)
+            .insert(me, Thread::starter(), 0)
             .map_err(|e| ImportError::Usage(format!("eBPF map tracked: {e}")))?;
         let spawned = Command::new(&command[0]).args(&command[1..]).spawn();
         let _ = self.tracked.remove(&me);
