@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # What capturing costs a program: each workload run plain, under `naslab capture --via
-# ebpf` and under `naslab capture --via strace` (the whole capture: the program, the
-# collector, and naslab writing the trace), ROUNDS times in alternation (plain, eBPF,
-# strace, plain, ...), each from the same starting tree. Prints the median times and
-# each collector's ratio to the plain run; asserts nothing. eBPF needs root.
+# ebpf` and under `naslab capture --via strace`, ROUNDS times in alternation (plain,
+# eBPF, strace, plain, ...), each from the same starting tree. Two figures per
+# collector: the program's own time under it (how much the collector slows the program
+# down, timed by the shell that starts it), and the whole capture (naslab's start-up,
+# loading the collector, the program, and the trace written). Prints the medians and
+# each one's ratio to the plain program's time; asserts nothing. eBPF needs root.
 #
 # usage: bench/capture-overhead.sh [WORKDIR]   (default /var/tmp/naslab-capture-bench)
 #        ROUNDS=5 BIN=target/release/naslab ONLY="cp50 git" (a subset of the workloads)
@@ -73,35 +75,45 @@ cmd_of() {
 }
 median() { python3 -c "import statistics, sys; print(statistics.median(float(x) for x in sys.argv[1:]))" "$@"; }
 # One run of workload $1 in mode $2 (plain, ebpf or strace) from a fresh copy of its
-# tree; prints the wall time in seconds.
+# tree; prints two times in seconds: the whole run (for a capture, naslab from its start
+# to the trace written) and the program's own, timed by the shell that runs it, from
+# just before it starts to just after it ends (under a capture, the shell is captured
+# too: its few calls are outside the program's time).
 run() {
   local w=$1 mode=$2 dir="$work/run" t0 t1
   rm -rf "$dir"; cp -a "$work/seed/$w" "$dir"; sync
   cmd_of "$w"
+  local timed=(bash -c 't0=$EPOCHREALTIME; "$@" >/dev/null 2>&1; t1=$EPOCHREALTIME; echo "$t0 $t1" >"$NASLAB_BENCH_TIMES"' timed "${cmd[@]}")
   cd "$dir"
-  t0=$(date +%s.%N)
+  t0=$EPOCHREALTIME
   case "$mode" in
-    plain) "${cmd[@]}" >/dev/null 2>&1 ;;
-    *) "$bin" capture --via "$mode" -o "$work/$w-$mode.jsonl" -- "${cmd[@]}" >/dev/null 2>"$work/$w-$mode.err" ;;
+    plain) NASLAB_BENCH_TIMES="$work/times" "${timed[@]}" ;;
+    *) NASLAB_BENCH_TIMES="$work/times" "$bin" capture --via "$mode" -o "$work/$w-$mode.jsonl" -- "${timed[@]}" >/dev/null 2>"$work/$w-$mode.err" ;;
   esac
-  t1=$(date +%s.%N)
+  t1=$EPOCHREALTIME
   cd - >/dev/null
-  python3 -c "print($t1 - $t0)"
+  read -r p0 p1 <"$work/times"
+  python3 -c "print($t1 - $t0, $p1 - $p0)"
 }
-printf '%-8s %10s %10s %8s %10s %8s %8s\n' workload plain_s ebpf_s x strace_s x ops
+printf '%-8s %9s | %9s %6s %9s %6s | %9s %6s %9s %6s | %7s\n' workload plain_s \
+  ebpf_prog x whole x strace_prog x whole x ops
 for w in $only; do
-  plain=(); ebpf=(); strace=()
+  plain=(); ebpf=(); ebpf_prog=(); strace=(); strace_prog=()
   for r in $(seq "$rounds"); do
-    plain+=("$(run "$w" plain)")
-    ebpf+=("$(run "$w" ebpf)")
-    strace+=("$(run "$w" strace)")
+    read -r _ p < <(run "$w" plain); plain+=("$p")
+    read -r a p < <(run "$w" ebpf); ebpf+=("$a"); ebpf_prog+=("$p")
+    read -r a p < <(run "$w" strace); strace+=("$a"); strace_prog+=("$p")
   done
   grep -q "collector: ebpf" "$work/$w-ebpf.err" || { cat "$work/$w-ebpf.err" >&2; exit 1; }
-  p=$(median "${plain[@]}"); e=$(median "${ebpf[@]}"); s=$(median "${strace[@]}")
+  p=$(median "${plain[@]}")
+  ep=$(median "${ebpf_prog[@]}"); e=$(median "${ebpf[@]}")
+  sp=$(median "${strace_prog[@]}"); s=$(median "${strace[@]}")
   ops=$(grep -c '"type":"op"' "$work/$w-ebpf.jsonl" || true)
   python3 -c "
 import sys
-w, p, e, s, ops = sys.argv[1], *map(float, sys.argv[2:5]), sys.argv[5]
-print(f'{w:<8} {p:10.3f} {e:10.3f} {e / p:8.2f} {s:10.3f} {s / p:8.2f} {ops:>8}')" "$w" "$p" "$e" "$s" "$ops"
+w, (p, ep, e, sp, s), ops = sys.argv[1], map(float, sys.argv[2:7]), sys.argv[7]
+print(f'{w:<8} {p:9.3f} | {ep:9.3f} {ep / p:6.2f} {e:9.3f} {e / p:6.2f} | {sp:9.3f} {sp / p:6.2f} {s:9.3f} {s / p:6.2f} | {ops:>7}')" \
+    "$w" "$p" "$ep" "$e" "$sp" "$s" "$ops"
 done
-echo "(medians of $rounds alternating runs; x: capture time / plain time; load average: $(cut -d' ' -f1-3 /proc/loadavg))"
+echo "(medians of $rounds alternating runs; plain_s: the program alone; prog: the program's own time under the"
+echo "collector; whole: naslab capture from start to trace written; x: each over plain_s; load average: $(cut -d' ' -f1-3 /proc/loadavg))"
