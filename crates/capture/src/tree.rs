@@ -36,12 +36,15 @@ pub fn list(root: &Path, except: &[PathBuf]) -> std::io::Result<Listing> {
             } else {
                 format!("{rel}/{name}")
             };
-            let meta = std::fs::symlink_metadata(&path)?;
-            if meta.is_dir() {
+            // The entry's own type, from the directory where the file system gives it
+            // (no call); a file's size from a stat relative to the open directory (no
+            // walk of the path from the root).
+            let kind = e.file_type()?;
+            if kind.is_dir() {
                 listing.entries.push((child.clone(), FileKind::Dir, 0));
                 stack.push((path, child));
-            } else if meta.is_file() {
-                listing.entries.push((child, FileKind::File, meta.len()));
+            } else if kind.is_file() {
+                listing.entries.push((child, FileKind::File, e.metadata()?.len()));
             } else {
                 listing.left_out += 1;
             }
