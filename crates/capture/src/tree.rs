@@ -44,7 +44,9 @@ pub fn list(root: &Path, except: &[PathBuf]) -> std::io::Result<Listing> {
                 listing.entries.push((child.clone(), FileKind::Dir, 0));
                 stack.push((path, child));
             } else if kind.is_file() {
-                listing.entries.push((child, FileKind::File, e.metadata()?.len()));
+                listing
+                    .entries
+                    .push((child, FileKind::File, e.metadata()?.len()));
             } else {
                 listing.left_out += 1;
             }

@@ -260,9 +260,15 @@ pub fn list_dir(fd: BorrowedFd<'_>) -> io::Result<Vec<std::ffi::CString>> {
     // From the first entry, whatever the offset.
     dir.rewind();
     let mut names = Vec::new();
-    // A failed read ends the list, as readdir's null did (ENOENT, the directory removed
-    // meanwhile, is its end with either).
-    for ent in dir.map_while(Result::ok) {
+    for ent in dir {
+        let ent = match ent {
+            Ok(ent) => ent,
+            // The directory removed meanwhile: what it held is gone with it.
+            Err(e) if e.raw_os_error() == crate::errno::ENOENT => break,
+            // Any other failed read is the caller's to hear of: a list cut short would
+            // pass for the whole directory.
+            Err(e) => return Err(e.into()),
+        };
         let name = ent.file_name();
         if name.to_bytes() != b"." && name.to_bytes() != b".." {
             names.push(name.to_owned());
@@ -442,6 +448,33 @@ mod tests {
 
     fn errno(r: io::Result<impl Sized>) -> i32 {
         r.err().and_then(|e| e.raw_os_error()).unwrap_or(0)
+    }
+
+    /// A directory removed while open lists as empty (its end); a read the kernel
+    /// refuses is an error, not a short list: a descriptor opened with `O_PATH` passes
+    /// the directory check (fstat) and fails the read (EBADF).
+    #[test]
+    fn a_listing_ends_at_a_removed_directory_and_fails_on_a_refused_read() {
+        let top = tempfile::tempdir().unwrap();
+        let gone = top.path().join("gone");
+        std::fs::create_dir(&gone).unwrap();
+        let held = std::fs::File::open(&gone).unwrap();
+        std::fs::remove_dir(&gone).unwrap();
+        assert_eq!(
+            list_dir(held.as_fd()).unwrap(),
+            Vec::<std::ffi::CString>::new()
+        );
+
+        std::fs::write(top.path().join("a"), b"").unwrap();
+        let full = std::fs::File::open(top.path()).unwrap();
+        assert_eq!(list_dir(full.as_fd()).unwrap(), vec![c("a")]);
+        let path_only = rustix::fs::open(
+            top.path(),
+            rustix::fs::OFlags::PATH | rustix::fs::OFlags::DIRECTORY | rustix::fs::OFlags::CLOEXEC,
+            rustix::fs::Mode::empty(),
+        )
+        .unwrap();
+        assert_eq!(errno(list_dir(path_only.as_fd())), crate::errno::EBADF);
     }
 
     /// Both resolvers refuse a link anywhere on the path and a climb out, and leave the
