@@ -945,17 +945,27 @@ impl Builder {
 /// Joins a Windows or POSIX path's components under a root, `/`-separated, dropping
 /// empty and `.` components and resolving `..` lexically. `None` when it leaves the root.
 pub fn normalize(components: impl Iterator<Item = impl AsRef<str>>) -> Option<String> {
-    let mut out: Vec<String> = Vec::new();
+    // Built in one string (this runs for every path a capture sees): `starts` holds where
+    // each kept component begins, so that `..` cuts the last one off whatever it holds.
+    let mut out = String::new();
+    let mut starts: Vec<usize> = Vec::new();
     for c in components {
         match c.as_ref() {
             "" | "." => {}
             ".." => {
-                out.pop()?;
+                let at = starts.pop()?;
+                out.truncate(at.saturating_sub(1));
             }
-            other => out.push(other.to_string()),
+            other => {
+                if !out.is_empty() {
+                    out.push('/');
+                }
+                starts.push(out.len());
+                out.push_str(other);
+            }
         }
     }
-    Some(out.join("/"))
+    Some(out)
 }
 
 #[cfg(test)]
@@ -1080,5 +1090,12 @@ fio version 2 iolog
             Some("a/c".into())
         );
         assert_eq!(normalize(["..", "x"].iter()), None);
+        assert_eq!(normalize(["a", "..", "..", "x"].iter()), None);
+        assert_eq!(normalize(["a", "b", "..", ".."].iter()), Some(String::new()));
+        assert_eq!(normalize(["", "a", "", "b", "."].iter()), Some("a/b".into()));
+        assert_eq!(normalize(["a", "b", "..", "c", "d", ".."].iter()), Some("a/c".into()));
+        // A component holding a separator (a Windows path split on '\\') goes whole.
+        assert_eq!(normalize(["x", "a/b", ".."].iter()), Some("x".into()));
+        assert_eq!(normalize(["a/b", "..", "c"].iter()), Some("c".into()));
     }
 }
