@@ -1091,9 +1091,18 @@ fio version 2 iolog
         );
         assert_eq!(normalize(["..", "x"].iter()), None);
         assert_eq!(normalize(["a", "..", "..", "x"].iter()), None);
-        assert_eq!(normalize(["a", "b", "..", ".."].iter()), Some(String::new()));
-        assert_eq!(normalize(["", "a", "", "b", "."].iter()), Some("a/b".into()));
-        assert_eq!(normalize(["a", "b", "..", "c", "d", ".."].iter()), Some("a/c".into()));
+        assert_eq!(
+            normalize(["a", "b", "..", ".."].iter()),
+            Some(String::new())
+        );
+        assert_eq!(
+            normalize(["", "a", "", "b", "."].iter()),
+            Some("a/b".into())
+        );
+        assert_eq!(
+            normalize(["a", "b", "..", "c", "d", ".."].iter()),
+            Some("a/c".into())
+        );
         // A component holding a separator (a Windows path split on '\\') goes whole.
         assert_eq!(normalize(["x", "a/b", ".."].iter()), Some("x".into()));
         assert_eq!(normalize(["a/b", "..", "c"].iter()), Some("c".into()));
