@@ -80,7 +80,7 @@ median() { python3 -c "import statistics, sys; print(statistics.median(float(x) 
 # just before it starts to just after it ends (under a capture, the shell is captured
 # too: its few calls are outside the program's time).
 run() {
-  local w=$1 mode=$2 dir="$work/run" t0 t1
+  local w=$1 mode=$2 dir="$work/run" t0 t1 p0 p1
   rm -rf "$dir"; cp -a "$work/seed/$w" "$dir"; sync
   cmd_of "$w"
   local timed=(bash -c 't0=$EPOCHREALTIME; "$@" >/dev/null 2>&1; t1=$EPOCHREALTIME; echo "$t0 $t1" >"$NASLAB_BENCH_TIMES"' timed "${cmd[@]}")

@@ -29,7 +29,7 @@ unsafe impl aya::Pod for Spec {}
 pub struct Thread {
     /// 1: its calls are recorded; 2: only its children's are (the thread that starts
     /// the command).
-    pub how: u32,
+    how: u32,
     in_call: u32,
     /// The call's start: time, number, six arguments, two words.
     call: [u64; 10],
