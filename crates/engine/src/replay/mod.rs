@@ -336,7 +336,9 @@ impl ReplayOutcome {
 /// A stream whose writes are all smaller makes their data itself: taking a slot from the
 /// ring costs about 1 µs more between ops than making 4 KiB in the stream (a 4 KiB random
 /// write cell on zram, under `chrt`: 114,500 IOPS with the ring, 126,800 to 137,400
-/// without), where 128 KiB take about 35 µs to make.
+/// without). Those figures are from a slower generator (128 KiB then took about 35 µs
+/// to make); at 12.3 GB/s (docs/data.md, 2026-11-28) 4 KiB take about 0.35 µs and 128
+/// KiB about 11 µs: by those figures the ring still costs more than it saves for 4 KiB.
 const AHEAD_MIN_WRITE: u64 = 16 << 10;
 
 /// Whether a stream writes enough to gain from having its data made ahead.
