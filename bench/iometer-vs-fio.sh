@@ -15,7 +15,11 @@
 # Prints every round's IOPS and mean latency, then per cell the ratios (naslab over fio)
 # of IOPS and of mean latency, min, median and max over the rounds, and fio's own spread
 # (its second run over its first). Asserts nothing (the machine may be busy): the goal is
-# both ratios between 0.95 and 1.05 in every cell (docs/benchmarks.md).
+# both ratios between 0.95 and 1.05 in every cell (docs/benchmarks.md). Each cell's verdict
+# is taken on an interval of the median over the rounds, not the median alone: "met"
+# when both intervals lie within the goal, "NOT met" when one lies wholly outside it,
+# "unsure" otherwise (the rounds do not tell; ROUNDS=9 gives a 0.96 interval from the
+# second smallest to the second largest).
 #
 # usage: bench/iometer-vs-fio.sh [WORKDIR]    (default /var/tmp/naslab-iometer-bench)
 #   ROUNDS=3       ABBA rounds per cell
@@ -256,22 +260,49 @@ done
 
 echo
 python3 - "$summary" <<'EOF'
-import statistics, sys
+import math, statistics, sys
+
+# A distribution-free interval for a median: between the k-th smallest and the k-th
+# largest of n rounds, with k the largest that covers the median with probability
+# 0.9 or more (each round falls either side of it with even odds). With fewer than 5
+# rounds no k does; min and max are then given, with what they cover.
+def interval(values):
+    v = sorted(values)
+    n = len(v)
+    def cover(k):
+        return 1 - 2 * sum(math.comb(n, i) for i in range(k)) / 2**n
+    k = 1
+    while k + 1 <= (n + 1) // 2 and cover(k + 1) >= 0.9:
+        k += 1
+    return v[k - 1], v[n - k], cover(k)
+
 rows = {}
 for line in open(sys.argv[1]):
     cell, iops, lat, drift = line.split()
     rows.setdefault(cell, []).append((float(iops), float(lat), float(drift)))
-print("%-28s %-23s %-23s %-8s %s" % ("cell", "IOPS ratio min/med/max", "latency ratio min/med/max",
-                                    "goal", "fio/fio min..max"))
+print("%-28s %-23s %-23s %-10s %s" % ("cell", "IOPS ratio lo/med/hi", "latency ratio lo/med/hi",
+                                     "goal", "fio/fio min..max"))
 for cell, r in rows.items():
-    def three(i):
+    verdicts = []
+    cols = []
+    for i in (0, 1):
         v = [x[i] for x in r]
-        return "%.3f %.3f %.3f" % (min(v), statistics.median(v), max(v)), statistics.median(v)
-    iops, mi = three(0)
-    lat, ml = three(1)
-    met = 0.95 <= mi <= 1.05 and 0.95 <= ml <= 1.05
+        lo, hi, covered = interval(v)
+        cols.append("%.3f %.3f %.3f" % (lo, statistics.median(v), hi))
+        if 0.95 <= lo and hi <= 1.05:
+            verdicts.append("met")
+        elif hi < 0.95 or lo > 1.05:
+            verdicts.append("NOT met")
+        else:
+            verdicts.append("unsure")
+    goal = ("NOT met" if "NOT met" in verdicts else
+            "unsure" if "unsure" in verdicts else "met")
     drift = [x[2] for x in r]
-    print("%-28s %-23s %-23s %-8s %.3f..%.3f" % (cell, iops, lat, "met" if met else "NOT met",
-                                                 min(drift), max(drift)))
+    print("%-28s %-23s %-23s %-10s %.3f..%.3f" % (cell, cols[0], cols[1], goal,
+                                                  min(drift), max(drift)))
+n = len(next(iter(rows.values())))
+print("\nlo..hi: the median's interval over %d rounds (it holds the median with probability "
+      "%.2f);\nmet: both intervals within 0.95..1.05; NOT met: one wholly outside; unsure: "
+      "neither, more rounds tell" % (n, interval([0.0] * n)[2]))
 EOF
 "$bin" clean --target "$target" >/dev/null 2>&1 || true
