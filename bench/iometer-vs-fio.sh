@@ -28,7 +28,9 @@
 #                  random offsets (fio --number_ios), so both tools measure the same work
 #   CELLS="..."    a subset of the eight, by name
 #   FIO_EXTRA="..." more fio options for every job (e.g. --fadvise_hint=0)
-#   NASLAB_EXTRA="..." more naslab run options for every cell (e.g. --data zero)
+#   NASLAB_EXTRA="..." more naslab run options for every cell (e.g. --data zero, with
+#                  which fio's file is prepared as zeros and fio writes zeros too;
+#                  --data modes other than random and zero are refused)
 #   NASLAB=PATH    run this naslab binary instead of building one
 #   DEVICE=ram     run the cells on a RAM-backed block device made for the run, not in
 #                  WORKDIR: /dev/zram0 sized to the test file and 1 GiB more, ext4 on it
@@ -54,6 +56,28 @@ scale=${SCALE:-1}
 cells=${CELLS:-"IOMeter_4K_RandRead_QD1 IOMeter_4K_RandRead_QD32 IOMeter_4K_RandWrite_QD1 IOMeter_4K_RandWrite_QD32 IOMeter_128K_SeqRead_QD1 IOMeter_128K_SeqRead_QD32 IOMeter_128K_SeqWrite_QD1 IOMeter_128K_SeqWrite_QD32"}
 read -r -a fio_extra <<<"${FIO_EXTRA:-}"
 read -r -a naslab_extra <<<"${NASLAB_EXTRA:-}"
+# What naslab's preparation writes follows its --data: fio's file is prepared with the
+# same, or the two tools write over different contents. On zram that alone doubled a
+# write's time: 128 KiB of zeros over a page stored whole took about 26 us, over a page
+# zram keeps as "all zeros" about 13 us, so naslab --data zero (its file prepared as
+# zeros) against fio --zero_buffers=1 (its file prepared at random) compared the two.
+fill=random
+for ((i = 0; i < ${#naslab_extra[@]}; i++)); do
+  case ${naslab_extra[i]} in
+    --data=*) mode=${naslab_extra[i]#--data=} ;;
+    --data) mode=${naslab_extra[i + 1]:-} ;;
+    *) continue ;;
+  esac
+  case $mode in
+    random) fill=random ;;
+    zero) fill=zero ;;
+    *)
+      echo "NASLAB_EXTRA: --data $mode has no matching preparation for fio's file here" \
+        "(random and zero have); both tools would write over different contents" >&2
+      exit 1
+      ;;
+  esac
+done
 command -v fio >/dev/null || { echo "fio is not installed: apt-get install fio" >&2; exit 1; }
 if [ -n "${NASLAB:-}" ]; then
   bin=$NASLAB
@@ -158,15 +182,16 @@ print("%.1f %.3f" % (s["iops"], s["lat_ns"]["mean"] / 1e3))' "$1"
 # The test file made again as naslab's preparation makes it before each run: written
 # anew through the page cache with fresh data, synced, and dropped from the cache.
 prepare_file() {
-  python3 - "$1" "$2" <<'EOF'
+  python3 - "$1" "$2" "$fill" <<'EOF'
 import os, sys
-path, size = sys.argv[1], int(sys.argv[2])
+path, size, fill = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 chunk = 1 << 20
+zeros = bytes(chunk)
 fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
 left = size
 while left > 0:
     n = min(chunk, left)
-    os.write(fd, os.urandom(n))
+    os.write(fd, zeros[:n] if fill == "zero" else os.urandom(n))
     left -= n
 os.fsync(fd)
 os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
@@ -226,6 +251,8 @@ for cell in $cells; do
     case $rw in
       *write) bound+=(--scramble_buffers=0) ;;
     esac
+    # naslab --data zero writes zeros: fio's buffer is zeros too.
+    if [ "$fill" = zero ]; then bound+=(--zero_buffers=1); fi
     # fio measures what is compared and no more: each op's total latency, submission to
     # completion, as naslab times each op once from its issue to its completion. By
     # default fio also times the submission and the completion apart and keeps both
