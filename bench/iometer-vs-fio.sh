@@ -4,17 +4,17 @@
 # fio (both tools under `chrt -f 20` when the shell may), and compares the mean of the two
 # naslab runs with the mean of the two fio runs, so a drift of the machine during the
 # round weighs on both sides alike. Before every run of either tool the test file is
-# prepared the same way: rewritten with fresh data through the page cache, synced and
-# dropped from the cache (naslab's own preparation with --cache drop; for fio, the same
-# done by prepare_file below). naslab makes every write's block afresh, for writes of
+# prepared the same way: rewritten with fresh data (zeros for naslab --data zero)
+# through the page cache, synced and dropped from the cache (naslab's own preparation
+# with --cache drop; for fio, the same done by prepare_file below). naslab makes every write's block afresh, for writes of
 # 16 KiB or more in a thread of its own ahead of the stream (docs/data.md, "Made
 # ahead"), for smaller ones in the stream; fio writes one random buffer again
 # (--scramble_buffers=0, see run_fio). fio's --refill_buffers would put a fresh fill of
 # the buffer before each write (FIO_EXTRA=--refill_buffers=1 shows what that costs fio).
 #
 # Prints every round's IOPS and mean latency, then per cell the ratios (naslab over fio)
-# of IOPS and of mean latency, min, median and max over the rounds, and fio's own spread
-# (its second run over its first). Asserts nothing (the machine may be busy): the goal is
+# of IOPS and of mean latency, each as its median over the rounds within an interval
+# (below), and fio's own spread (its second run over its first). Asserts nothing (the machine may be busy): the goal is
 # both ratios between 0.95 and 1.05 in every cell (docs/benchmarks.md). Each cell's verdict
 # is taken on an interval of the median over the rounds, not the median alone: "met"
 # when both intervals lie within the goal, "NOT met" when one lies wholly outside it,
@@ -180,7 +180,8 @@ print("%.1f %.3f" % (s["iops"], s["lat_ns"]["mean"] / 1e3))' "$1"
 }
 
 # The test file made again as naslab's preparation makes it before each run: written
-# anew through the page cache with fresh data, synced, and dropped from the cache.
+# anew through the page cache with fresh random data (zeros under --data zero), synced,
+# and dropped from the cache.
 prepare_file() {
   python3 - "$1" "$2" "$fill" <<'EOF'
 import os, sys
@@ -292,16 +293,19 @@ import math, statistics, sys
 # A distribution-free interval for a median: between the k-th smallest and the k-th
 # largest of n rounds, with k the largest that covers the median with probability
 # 0.9 or more (each round falls either side of it with even odds). With fewer than 5
-# rounds no k does; min and max are then given, with what they cover.
-def interval(values):
-    v = sorted(values)
-    n = len(v)
+# rounds no k does; min and max are then given (k = 1), with what they cover.
+def order(n):
     def cover(k):
         return 1 - 2 * sum(math.comb(n, i) for i in range(k)) / 2**n
     k = 1
     while k + 1 <= (n + 1) // 2 and cover(k + 1) >= 0.9:
         k += 1
-    return v[k - 1], v[n - k], cover(k)
+    return k, cover(k)
+
+def interval(values):
+    v = sorted(values)
+    k, _ = order(len(v))
+    return v[k - 1], v[len(v) - k]
 
 rows = {}
 for line in open(sys.argv[1]):
@@ -314,7 +318,7 @@ for cell, r in rows.items():
     cols = []
     for i in (0, 1):
         v = [x[i] for x in r]
-        lo, hi, covered = interval(v)
+        lo, hi = interval(v)
         cols.append("%.3f %.3f %.3f" % (lo, statistics.median(v), hi))
         if 0.95 <= lo and hi <= 1.05:
             verdicts.append("met")
@@ -330,6 +334,6 @@ for cell, r in rows.items():
 n = len(next(iter(rows.values())))
 print("\nlo..hi: the median's interval over %d rounds (it holds the median with probability "
       "%.2f);\nmet: both intervals within 0.95..1.05; NOT met: one wholly outside; unsure: "
-      "neither, more rounds tell" % (n, interval([0.0] * n)[2]))
+      "neither, more rounds tell" % (n, order(n)[1]))
 EOF
 "$bin" clean --target "$target" >/dev/null 2>&1 || true
