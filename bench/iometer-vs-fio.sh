@@ -328,6 +328,8 @@ for cell, r in rows.items():
             verdicts.append("unsure")
     goal = ("NOT met" if "NOT met" in verdicts else
             "unsure" if "unsure" in verdicts else "met")
+    if order(len(r))[1] < 0.9:
+        goal += " *"
     drift = [x[2] for x in r]
     print("%-28s %-23s %-23s %-10s %.3f..%.3f" % (cell, cols[0], cols[1], goal,
                                                   min(drift), max(drift)))
@@ -335,5 +337,7 @@ n = len(next(iter(rows.values())))
 print("\nlo..hi: the median's interval over %d rounds (it holds the median with probability "
       "%.2f);\nmet: both intervals within 0.95..1.05; NOT met: one wholly outside; unsure: "
       "neither, more rounds tell" % (n, order(n)[1]))
+if order(n)[1] < 0.9:
+    print("*: below 0.9, a verdict to take as a leaning only (ROUNDS=5 or more gives 0.9 or more)")
 EOF
 "$bin" clean --target "$target" >/dev/null 2>&1 || true
