@@ -338,7 +338,10 @@ impl ReplayOutcome {
 /// write cell on zram, under `chrt`: 114,500 IOPS with the ring, 126,800 to 137,400
 /// without). Those figures are from a slower generator (128 KiB then took about 35 µs
 /// to make); at 12.3 GB/s (docs/data.md, 2026-11-28) 4 KiB take about 0.35 µs and 128
-/// KiB about 11 µs: by those figures the ring still costs more than it saves for 4 KiB.
+/// KiB about 11 µs: by those figures the ring still costs more than it saves for 4 KiB
+/// one op at a time. With a queue it came out even: the 4 KiB random write cell at depth
+/// 32 on zram, five ABBA rounds against fio with the threshold at 4 KiB and at 16 KiB,
+/// IOPS ratio medians 0.976 and 0.969 (docs/benchmarks.md), within the rounds' spread.
 const AHEAD_MIN_WRITE: u64 = 16 << 10;
 
 /// Whether a stream writes enough to gain from having its data made ahead.
