@@ -28,6 +28,10 @@ pub struct CaptureOptions {
     pub keep_log: Option<PathBuf>,
     /// Which collector follows the command.
     pub via: Via,
+    /// The socket of a collector kept loaded (`naslab collector`) that eBPF capture
+    /// must use; `None`: the one at the default socket when it listens, else eBPF
+    /// loaded for this capture.
+    pub collector: Option<PathBuf>,
 }
 
 /// The collector `naslab capture --via` asks for.
@@ -47,6 +51,10 @@ pub struct Captured {
     pub collector: &'static str,
     /// With `--via auto`, why eBPF was not used.
     pub fallback: Option<String>,
+    /// The socket of the kept-loaded collector the capture went through, if one did.
+    pub kept: Option<PathBuf>,
+    /// Why a collector found at the default socket was not used.
+    pub kept_refused: Option<String>,
 }
 
 /// The eBPF collector, loaded; or why it cannot be used here.
@@ -57,7 +65,50 @@ fn load_ebpf() -> Result<crate::ebpf::Collector, String> {
 
 #[cfg(not(all(target_os = "linux", target_arch = "x86_64")))]
 fn load_ebpf() -> Result<std::convert::Infallible, String> {
-    Err("the eBPF collector knows the system calls of x86_64 only".into())
+    Err(X86_ONLY.into())
+}
+
+#[cfg(not(all(target_os = "linux", target_arch = "x86_64")))]
+const X86_ONLY: &str = "the eBPF collector knows the system calls of x86_64 only";
+
+/// The kept-loaded collector on `socket`, when one listens there.
+#[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+fn borrow_ebpf(socket: &Path) -> Result<Option<crate::ebpf::Collector>, String> {
+    crate::ebpf::Collector::borrow(socket)
+}
+
+#[cfg(not(all(target_os = "linux", target_arch = "x86_64")))]
+fn borrow_ebpf(_socket: &Path) -> Result<Option<std::convert::Infallible>, String> {
+    Err(X86_ONLY.into())
+}
+
+/// Where `naslab collector` listens unless told otherwise, and where `naslab capture`
+/// looks for one.
+pub const DEFAULT_COLLECTOR_SOCKET: &str = "/run/naslab/collector.sock";
+
+/// `naslab collector`: loads and attaches the eBPF programs once and lends them to
+/// every capture through `socket`, one capture at a time, until the process is stopped.
+/// `ready` is called once captures can connect; `served` after each, with the
+/// capture's pid and how long it held the collector.
+#[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+pub fn serve_collector(
+    socket: &Path,
+    ready: impl FnOnce(),
+    served: impl FnMut(i32, std::time::Duration),
+) -> Result<(), ImportError> {
+    let c = crate::ebpf::Collector::load().map_err(|why| {
+        ImportError::Usage(format!("the eBPF collector cannot be loaded here: {why}"))
+    })?;
+    crate::ebpf::service::serve(c, socket, ready, served).map_err(ImportError::Usage)
+}
+
+#[cfg(not(all(target_os = "linux", target_arch = "x86_64")))]
+pub fn serve_collector(
+    _socket: &Path,
+    _ready: impl FnOnce(),
+    _served: impl FnMut(i32, std::time::Duration),
+) -> Result<(), ImportError> {
+    Err(ImportError::Usage(X86_ONLY.into()))
 }
 
 /// The strace options capture uses: every thread and child (`-f`), start times in µs
@@ -122,24 +173,61 @@ pub fn capture(opts: &CaptureOptions) -> Result<Captured, ImportError> {
             "--keep-log keeps strace's output: use it with --via strace".into(),
         ));
     }
+    if opts.collector.is_some() && (opts.via == Via::Strace || opts.keep_log.is_some()) {
+        return Err(ImportError::Usage(
+            "--collector is eBPF's: leave out --via strace and --keep-log to use it".into(),
+        ));
+    }
+    let socket = opts
+        .collector
+        .clone()
+        .unwrap_or_else(|| PathBuf::from(DEFAULT_COLLECTOR_SOCKET));
+    let mut kept = None;
+    let mut kept_refused = None;
     // The tree is listed while the eBPF program loads (both before the command
     // starts): each takes milliseconds, and they use different CPUs.
     let (loaded, listing) = std::thread::scope(|s| {
         let lister = s.spawn(|| tree::list(&root, &except));
-        let loaded = match opts.via {
-            Via::Strace => Ok((None, None)),
-            _ if opts.keep_log.is_some() => Ok((
-                None,
-                Some("--keep-log asks for strace's output".to_string()),
-            )),
-            Via::Ebpf => load_ebpf().map(|c| (Some(c), None)).map_err(|why| {
-                ImportError::Usage(format!(
-                    "the eBPF collector cannot be used here: {why}; use --via strace"
-                ))
-            }),
-            Via::Auto => match load_ebpf() {
-                Ok(c) => Ok((Some(c), None)),
-                Err(why) => Ok((None, Some(why))),
+        // A collector kept loaded, when one listens: nothing to load. One named with
+        // --collector must be there; one at the default socket that cannot be used is
+        // passed over, saying why.
+        let borrowed = match opts.via {
+            Via::Strace => Ok(None),
+            _ if opts.keep_log.is_some() => Ok(None),
+            _ => match borrow_ebpf(&socket) {
+                Ok(None) if opts.collector.is_some() => Err(ImportError::Usage(format!(
+                    "no collector listens on {}; start one with `naslab collector --socket {0}`, or leave out --collector",
+                    socket.display()
+                ))),
+                Err(why) if opts.collector.is_some() => Err(ImportError::Usage(why)),
+                Err(why) => {
+                    kept_refused = Some(why);
+                    Ok(None)
+                }
+                Ok(c) => Ok(c),
+            },
+        };
+        let loaded = match borrowed {
+            Err(e) => Err(e),
+            Ok(Some(c)) => {
+                kept = Some(socket.clone());
+                Ok((Some(c), None))
+            }
+            Ok(None) => match opts.via {
+                Via::Strace => Ok((None, None)),
+                _ if opts.keep_log.is_some() => Ok((
+                    None,
+                    Some("--keep-log asks for strace's output".to_string()),
+                )),
+                Via::Ebpf => load_ebpf().map(|c| (Some(c), None)).map_err(|why| {
+                    ImportError::Usage(format!(
+                        "the eBPF collector cannot be used here: {why}; use --via strace"
+                    ))
+                }),
+                Via::Auto => match load_ebpf() {
+                    Ok(c) => Ok((Some(c), None)),
+                    Err(why) => Ok((None, Some(why))),
+                },
             },
         };
         let listing = lister
@@ -187,6 +275,8 @@ pub fn capture(opts: &CaptureOptions) -> Result<Captured, ImportError> {
             status,
             collector,
             fallback,
+            kept,
+            kept_refused,
         });
     }
     #[cfg(not(all(target_os = "linux", target_arch = "x86_64")))]
@@ -305,6 +395,8 @@ pub fn capture(opts: &CaptureOptions) -> Result<Captured, ImportError> {
         status,
         collector,
         fallback,
+        kept,
+        kept_refused,
     })
 }
 

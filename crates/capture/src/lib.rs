@@ -20,7 +20,9 @@ pub mod tree;
 
 pub use builder::{Builder, Summary};
 #[cfg(target_os = "linux")]
-pub use capture::{CaptureOptions, Captured, Via, capture};
+pub use capture::{
+    CaptureOptions, Captured, DEFAULT_COLLECTOR_SOCKET, Via, capture, serve_collector,
+};
 pub use error::ImportError;
 
 use std::io::BufRead;

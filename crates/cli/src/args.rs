@@ -93,12 +93,20 @@ pub enum Command {
     /// a higher offered op rate, each open-loop, until a response-time cap, errors or
     /// saturation stop it; prints the curve, its knee and overall response time.
     Sweep(Box<SweepArgs>),
-    /// Run a command and record its file I/O under a directory as a trace (through strace).
+    /// Run a command and record its file I/O under a directory as a trace (through eBPF
+    /// on the kernel's syscall tracepoints, or strace).
     #[cfg(target_os = "linux")]
     Capture(crate::cmd::capture::CaptureArgs),
     /// Not available on Windows (Linux only).
     #[cfg(not(target_os = "linux"))]
     Capture(Unavailable),
+    /// Keep the eBPF capture collector loaded between captures, in the foreground until
+    /// stopped: each `naslab capture` then borrows it instead of loading its own.
+    #[cfg(target_os = "linux")]
+    Collector(crate::cmd::capture::CollectorArgs),
+    /// Not available on Windows (Linux only).
+    #[cfg(not(target_os = "linux"))]
+    Collector(Unavailable),
     /// Turn an strace log, a dbench loadfile, a fio iolog or a Process Monitor CSV into a trace.
     Import(crate::cmd::capture::ImportArgs),
     /// Print a shell completion script: bash, zsh or fish.

@@ -1,7 +1,8 @@
 //! `naslab capture --via ebpf` and `--via strace` give the same trace for the same
 //! program: the same files declared, and in each stream the same ops (kind, path,
-//! offset, length, flags). Needs root (eBPF) and the programs compared; skipped with a
-//! note otherwise, failed under NASLAB_REQUIRE_ROOT=1.
+//! offset, length, flags); so does a capture through a collector kept loaded (`naslab
+//! collector`). Needs root (eBPF) and the programs compared; skipped with a note
+//! otherwise, failed under NASLAB_REQUIRE_ROOT=1.
 #![cfg(target_os = "linux")]
 // A test fails on the unwrap of what it did not expect, which is what a test is for.
 #![allow(clippy::unwrap_used)]
@@ -9,8 +10,9 @@
 mod common;
 
 use std::collections::BTreeMap;
-use std::path::Path;
-use std::process::Command;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
 
 use common::{naslab, root_or_skip, run_err, run_ok, text, tool_or_skip};
 use naslab_trace::{FileKind, Record};
@@ -91,51 +93,151 @@ fn ready(tools: &[&str]) -> bool {
         .all(|t| tool_or_skip(t).is_some())
 }
 
+/// `naslab collector` on a socket of its own, stopped (by its pid) when dropped.
+struct Kept {
+    child: Child,
+    socket: PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+impl Kept {
+    fn start() -> Kept {
+        let dir = tempfile::tempdir().unwrap();
+        let socket = dir.path().join("collector.sock");
+        let mut child = naslab()
+            .args(["collector", "--socket"])
+            .arg(&socket)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while std::os::unix::net::UnixStream::connect(&socket).is_err() {
+            if let Some(status) = child.try_wait().unwrap() {
+                panic!("naslab collector ended with {status} before it listened");
+            }
+            assert!(Instant::now() < deadline, "naslab collector did not listen");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        Kept {
+            child,
+            socket,
+            _dir: dir,
+        }
+    }
+
+    /// Stops it as Ctrl-C would, and waits for its end.
+    fn stop(&mut self) {
+        // SAFETY: kill sends a signal to the collector's own pid.
+        unsafe { libc::kill(self.child.id() as i32, libc::SIGTERM) };
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for Kept {
+    fn drop(&mut self) {
+        if self.child.try_wait().ok().flatten().is_none() {
+            self.stop();
+        }
+    }
+}
+
 /// Captures `cmd` in a fresh copy of the tree `setup` makes, once through each
-/// collector, and checks that the traces are the same.
+/// collector (strace, eBPF loaded for the capture, and eBPF kept loaded by `naslab
+/// collector`), and checks that the traces are the same.
 fn same_trace(setup: impl Fn(&Path), cmd: &[&str]) -> Seen {
-    let d = tempfile::tempdir().unwrap();
+    // Programs that list a directory may go through it in inode order (cp -r does),
+    // so each copy of the tree must number its inodes in the order they are made. On
+    // ext4, another test's deleted file frees a lower number for the next file made
+    // here; on tmpfs, numbers only grow on each CPU: the trees are made there, by this
+    // thread held on one CPU.
+    let shm = Path::new("/dev/shm");
+    let d = if shm.is_dir() {
+        tempfile::tempdir_in(shm).unwrap()
+    } else {
+        tempfile::tempdir().unwrap()
+    };
+    let setup = |root: &Path| on_one_cpu(|| setup(root));
+    let kept = Kept::start();
     let mut got = Vec::new();
-    for via in ["strace", "ebpf"] {
+    for via in ["strace", "ebpf", "kept"] {
         let root = d.path().join(format!("root-{via}"));
         std::fs::create_dir(&root).unwrap();
         setup(&root);
         let out = d.path().join(format!("{via}.jsonl"));
-        let res = run_ok(
-            naslab()
-                .current_dir(&root)
-                // Commits made by both runs get the same time, so the same object names.
-                .env("GIT_AUTHOR_DATE", "2020-01-01T00:00:00Z")
-                .env("GIT_COMMITTER_DATE", "2020-01-01T00:00:00Z")
-                .args(["capture", "--via", via, "-o"])
-                .arg(&out)
-                .arg("--")
-                .args(cmd),
-        );
+        let mut c = naslab();
+        c.current_dir(&root)
+            // Commits made by every run get the same time, so the same object names.
+            .env("GIT_AUTHOR_DATE", "2020-01-01T00:00:00Z")
+            .env("GIT_COMMITTER_DATE", "2020-01-01T00:00:00Z")
+            .arg("capture");
+        if via == "kept" {
+            c.arg("--collector").arg(&kept.socket);
+        } else {
+            c.args(["--via", via]);
+        }
+        let res = run_ok(c.arg("-o").arg(&out).arg("--").args(cmd));
         let err = text(&res.stderr);
-        assert!(err.contains(&format!("collector: {via}")), "{err}");
+        let said = match via {
+            "kept" => format!("collector: ebpf (kept loaded, {})", kept.socket.display()),
+            _ => format!("collector: {via}\n"),
+        };
+        assert!(err.contains(&said), "{err}");
         got.push(seen(&out));
     }
+    let kept = got.pop().unwrap();
     let ebpf = got.pop().unwrap();
     let strace = got.pop().unwrap();
     assert!(strace.generator.contains("capture (strace) of:"));
     assert!(ebpf.generator.contains("capture (ebpf) of:"));
+    assert!(kept.generator.contains("capture (ebpf) of:"));
     assert!(!ebpf.streams.is_empty(), "no op captured");
-    assert_eq!(strace.files, ebpf.files, "the files declared differ");
+    for (name, other) in [("eBPF", &ebpf), ("eBPF kept loaded", &kept)] {
+        assert_same(&strace, other, name);
+    }
+    ebpf
+}
+
+/// Runs `f` with the calling thread held on the CPU it is on, then lets it go again.
+fn on_one_cpu(f: impl FnOnce()) {
+    // SAFETY: an all-zero cpu_set_t is an empty set; sched_getaffinity and
+    // sched_setaffinity read and write the sets given, for the calling thread (0).
+    unsafe {
+        let mut was: libc::cpu_set_t = std::mem::zeroed();
+        let size = std::mem::size_of::<libc::cpu_set_t>();
+        let got = libc::sched_getaffinity(0, size, &mut was);
+        let cpu = libc::sched_getcpu();
+        let mut one: libc::cpu_set_t = std::mem::zeroed();
+        if got == 0 && cpu >= 0 {
+            libc::CPU_SET(cpu as usize, &mut one);
+            libc::sched_setaffinity(0, size, &one);
+        }
+        f();
+        if got == 0 {
+            libc::sched_setaffinity(0, size, &was);
+        }
+    }
+}
+
+/// The files declared and every stream's ops are the same in `other` as in `strace`.
+fn assert_same(strace: &Seen, other: &Seen, name: &str) {
+    assert_eq!(
+        strace.files, other.files,
+        "the files declared differ ({name})"
+    );
     for (n, ops) in &strace.streams {
-        let other = ebpf.streams.get(n).cloned().unwrap_or_default();
-        let at = ops.iter().zip(&other).position(|(a, b)| a != b);
+        let theirs = other.streams.get(n).cloned().unwrap_or_default();
+        let at = ops.iter().zip(&theirs).position(|(a, b)| a != b);
         assert!(
-            at.is_none() && ops.len() == other.len(),
-            "stream {n} differs at op {at:?} (strace {} ops, eBPF {}): strace {:?}, eBPF {:?}",
+            at.is_none() && ops.len() == theirs.len(),
+            "stream {n} differs at op {at:?} (strace {} ops, {name} {}): strace {:?}, {name} {:?}",
             ops.len(),
-            other.len(),
+            theirs.len(),
             at.map(|i| &ops[i..(i + 3).min(ops.len())]),
-            at.map(|i| &other[i..(i + 3).min(other.len())]),
+            at.map(|i| &theirs[i..(i + 3).min(theirs.len())]),
         );
     }
-    assert_eq!(strace.streams.len(), ebpf.streams.len());
-    ebpf
+    assert_eq!(strace.streams.len(), other.streams.len(), "{name}");
 }
 
 fn small_tree(root: &Path) {
@@ -312,4 +414,123 @@ fn keep_log_asks_for_strace() {
             .unwrap()
             .contains("openat(")
     );
+}
+
+/// The kept-loaded collector lends itself to one capture at a time and to root alone,
+/// refuses another build, cleans up after a capture that died with its programs still
+/// running, and a capture it stops under fails rather than miss calls.
+#[test]
+fn the_kept_collector_serves_one_capture_at_a_time_and_cleans_up_after_each() {
+    if !ready(&["setpriv", "sh", "sleep"]) {
+        return;
+    }
+    let mut kept = Kept::start();
+    let socket = kept.socket.clone();
+    let capture = |dir: &Path, out: &str, script: &str| {
+        let mut c = naslab();
+        c.current_dir(dir)
+            .arg("capture")
+            .arg("--collector")
+            .arg(&socket)
+            .args(["-o", out, "--", "sh", "-c", script]);
+        c
+    };
+    let files_of = |trace: &Path| -> Vec<String> {
+        let mut v: Vec<String> = seen(trace).files.into_keys().collect();
+        v.sort();
+        v
+    };
+
+    // A second collector on a live socket is refused, naming it.
+    let err = run_err(naslab().args(["collector", "--socket"]).arg(&socket));
+    assert!(err.contains("a collector is already listening on"), "{err}");
+
+    // A capture of another build is refused, naming both builds.
+    let mut conn = std::os::unix::net::UnixStream::connect(&socket).unwrap();
+    use std::io::{Read, Write};
+    conn.write_all(b"naslab-capture 0123456789abcdef\n")
+        .unwrap();
+    let mut reply = String::new();
+    conn.read_to_string(&mut reply).unwrap();
+    assert!(
+        reply.starts_with("refused: the collector runs another naslab build")
+            && reply.contains("0123456789abcdef"),
+        "{reply}"
+    );
+
+    // Not root: refused, with what to do.
+    let d = tempfile::tempdir().unwrap();
+    let err = run_err(
+        Command::new("setpriv")
+            .args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
+            .arg(env!("CARGO_BIN_EXE_naslab"))
+            .current_dir(d.path())
+            .arg("capture")
+            .arg("--collector")
+            .arg(&socket)
+            .args(["-o", "/dev/null", "--", "true"]),
+    );
+    assert!(err.contains("only root may use the collector"), "{err}");
+
+    // Two at once: the second waits for the first, saying so; each trace holds its
+    // own command's files only.
+    let (a, b) = (d.path().join("a"), d.path().join("b"));
+    std::fs::create_dir(&a).unwrap();
+    std::fs::create_dir(&b).unwrap();
+    let first = capture(
+        &a,
+        "../a.jsonl",
+        "echo > started; sleep 2.5; echo a > a.txt",
+    )
+    .stderr(Stdio::piped())
+    .spawn()
+    .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !a.join("started").exists() {
+        assert!(Instant::now() < deadline, "the first capture did not start");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let res = run_ok(&mut capture(&b, "../b.jsonl", "echo b > b.txt"));
+    let err = text(&res.stderr);
+    assert!(err.contains("waiting for the collector at"), "{err}");
+    let res = first.wait_with_output().unwrap();
+    assert!(res.status.success(), "{}", text(&res.stderr));
+    assert_eq!(files_of(&d.path().join("a.jsonl")), ["a.txt", "started"]);
+    assert_eq!(files_of(&d.path().join("b.jsonl")), ["b.txt"]);
+
+    // A capture killed while its command runs: the command goes on writing in the
+    // same directory during the next capture, whose trace must not take those writes.
+    let c = d.path().join("c");
+    std::fs::create_dir(&c).unwrap();
+    let mut dying = capture(
+        &c,
+        "../dead.jsonl",
+        "sleep 0.5; echo x > orphan1; sleep 1; echo y > orphan2",
+    )
+    .stderr(Stdio::null())
+    .spawn()
+    .unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    dying.kill().unwrap();
+    dying.wait().unwrap();
+    run_ok(&mut capture(&c, "../next.jsonl", "sleep 2; echo z > mine"));
+    assert_eq!(files_of(&d.path().join("next.jsonl")), ["mine"]);
+    assert!(c.join("orphan2").exists(), "the orphan did not run on");
+
+    // The collector stopped while a capture runs: the capture fails, saying why, and
+    // the socket is gone.
+    let waiting = capture(&c, "../cut.jsonl", "sleep 2")
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(500));
+    kept.stop();
+    let res = waiting.wait_with_output().unwrap();
+    assert_eq!(res.status.code(), Some(1));
+    let err = text(&res.stderr);
+    assert!(
+        err.contains("the collector stopped during the capture"),
+        "{err}"
+    );
+    assert!(!socket.exists(), "the socket outlived its collector");
 }

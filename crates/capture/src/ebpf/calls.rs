@@ -22,6 +22,27 @@ pub struct Spec {
 // SAFETY: Spec is repr(C), made only of integers, with its padding spelled out as fields.
 unsafe impl aya::Pod for Spec {}
 
+impl Spec {
+    /// The bytes the kernel side reads, in `struct spec`'s order.
+    pub fn bytes(&self) -> [u8; 16] {
+        let [b0, b1] = self.blob_item.to_ne_bytes();
+        let mut out = [0u8; 16];
+        out[..10].copy_from_slice(&[
+            self.flags,
+            self.strings[0] as u8,
+            self.strings[1] as u8,
+            self.blob_arg as u8,
+            self.blob_count_arg as u8,
+            self.pad,
+            b0,
+            b1,
+            self.words[0] as u8,
+            self.words[1] as u8,
+        ]);
+        out
+    }
+}
+
 /// A thread the kernel side follows (the layout of `struct thread` in capture.bpf.c):
 /// how, and the recorded call it is in, which only the kernel side writes.
 #[repr(C)]

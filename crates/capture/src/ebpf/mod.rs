@@ -11,10 +11,13 @@ mod btf;
 mod calls;
 mod event;
 mod render;
+pub mod service;
 mod text;
 
 use std::ffi::OsString;
-use std::os::fd::{AsRawFd, FromRawFd};
+use std::os::fd::{AsFd, AsRawFd, FromRawFd};
+use std::os::unix::net::UnixStream;
+use std::path::Path;
 use std::process::{Command, ExitStatus};
 
 use aya::maps::{Array, HashMap as BpfHashMap, MapData, PerCpuArray, RingBuf};
@@ -35,9 +38,17 @@ const BTF: &str = "/sys/kernel/btf/vmlinux";
 
 /// The eBPF program loaded and attached, ready to follow a command.
 pub struct Collector {
-    _ebpf: Ebpf,
-    /// The programs' attachments; dropping one detaches its program.
+    /// The loaded object: `None` when the maps are borrowed from `naslab collector`.
+    _ebpf: Option<Ebpf>,
+    /// The programs' attachments; dropping one detaches its program. None when the
+    /// maps are borrowed: the collector keeps the programs attached.
     links: Vec<RawTracePointLink>,
+    /// The connection to `naslab collector` the maps are borrowed through, held while
+    /// the capture runs: its end gives them back.
+    service: Option<UnixStream>,
+    /// Copies of the descriptors of the maps `tracked`, `events` and `lost`, which the
+    /// kept-loaded collector lends (empty when borrowed).
+    shared: Vec<std::os::fd::OwnedFd>,
     tracked: BpfHashMap<MapData, u32, Thread>,
     ring: RingBuf<MapData>,
     lost: PerCpuArray<MapData, u64>,
@@ -107,20 +118,58 @@ impl Collector {
             ebpf.take_map(name)
                 .ok_or_else(|| format!("the eBPF object has no map {name}"))
         };
-        let tracked = BpfHashMap::try_from(take(&mut ebpf, "tracked")?)
-            .map_err(|e| format!("eBPF map tracked: {e}"))?;
-        let ring = RingBuf::try_from(take(&mut ebpf, "events")?)
-            .map_err(|e| format!("eBPF map events: {e}"))?;
-        let lost = PerCpuArray::try_from(take(&mut ebpf, "lost")?)
-            .map_err(|e| format!("eBPF map lost: {e}"))?;
+        let (tracked, ring, lost) = (
+            take(&mut ebpf, "tracked")?,
+            take(&mut ebpf, "events")?,
+            take(&mut ebpf, "lost")?,
+        );
+        let shared = [&tracked, &ring, &lost]
+            .into_iter()
+            .map(|m| match m {
+                aya::maps::Map::HashMap(d)
+                | aya::maps::Map::RingBuf(d)
+                | aya::maps::Map::PerCpuArray(d) => d
+                    .fd()
+                    .as_fd()
+                    .try_clone_to_owned()
+                    .map_err(|e| format!("cannot keep the eBPF maps: {e}")),
+                _ => Err("an eBPF map of an unexpected type".to_string()),
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let tracked =
+            BpfHashMap::try_from(tracked).map_err(|e| format!("eBPF map tracked: {e}"))?;
+        let ring = RingBuf::try_from(ring).map_err(|e| format!("eBPF map events: {e}"))?;
+        let lost = PerCpuArray::try_from(lost).map_err(|e| format!("eBPF map lost: {e}"))?;
         Ok(Collector {
-            _ebpf: ebpf,
+            _ebpf: Some(ebpf),
             links,
+            service: None,
+            shared,
             tracked,
             ring,
             lost,
             calls,
         })
+    }
+
+    /// Borrows the maps of the collector listening on `socket` (`naslab collector`),
+    /// whose programs stay attached: nothing to load. `Ok(None)` when none listens there.
+    pub fn borrow(socket: &Path) -> Result<Option<Collector>, String> {
+        let calls = calls::table();
+        let Some(b) = service::borrow(socket, &calls)? else {
+            return Ok(None);
+        };
+        let (tracked, ring, lost) = b.maps;
+        Ok(Some(Collector {
+            _ebpf: None,
+            links: Vec::new(),
+            service: Some(b.conn),
+            shared: Vec::new(),
+            tracked,
+            ring,
+            lost,
+            calls,
+        }))
     }
 
     /// Runs the command and hands every call and thread's end of its process tree to
@@ -209,13 +258,25 @@ impl Collector {
                 events: libc::POLLIN,
                 revents: 0,
             };
-            let mut pfds = [watch(self.ring.as_raw_fd()), watch(-1)];
+            let mut pfds = [watch(self.ring.as_raw_fd()), watch(-1), watch(-1)];
             if let (None, Some(p)) = (status, &pidfd) {
                 pfds[1] = watch(p.as_raw_fd());
             }
-            // SAFETY: pfds is an array of two valid pollfds (a negative fd is ignored)
+            if let Some(s) = &self.service {
+                pfds[2] = watch(s.as_raw_fd());
+            }
+            // SAFETY: pfds is an array of three valid pollfds (a negative fd is ignored)
             // for the call's duration.
-            unsafe { libc::poll(pfds.as_mut_ptr(), 2, 5) };
+            unsafe { libc::poll(pfds.as_mut_ptr(), 3, 5) };
+            // The collector says nothing while a capture runs: anything from it is its
+            // end, after which the programs are detached and calls go unrecorded.
+            if pfds[2].revents != 0 {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(ImportError::Usage(
+                    "the collector stopped during the capture, so the trace would miss calls; capture again".into(),
+                ));
+            }
         }
         let detaching = Detaching::start(std::mem::take(&mut self.links));
         let lost = self.lost_count();

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use anyhow::bail;
 use clap::{Args, ValueEnum};
 #[cfg(target_os = "linux")]
-use naslab_capture::{CaptureOptions, Via, capture};
+use naslab_capture::{CaptureOptions, DEFAULT_COLLECTOR_SOCKET, Via, capture, serve_collector};
 use naslab_capture::{Format, ImportOptions, import};
 
 #[cfg(target_os = "linux")]
@@ -37,6 +37,11 @@ pub struct CaptureArgs {
     /// loaded here, else strace, saying why.
     #[arg(long, value_enum, default_value_t = CaptureVia::Auto, value_name = "HOW")]
     pub via: CaptureVia,
+    /// Capture through the collector kept loaded on this socket (`naslab collector`),
+    /// and fail if none listens there [default: the one on /run/naslab/collector.sock
+    /// when it listens, else eBPF loaded for this capture].
+    #[arg(long, value_name = "SOCKET")]
+    pub collector: Option<PathBuf>,
     /// The command to run, and its arguments (after `--`).
     #[arg(
         required = true,
@@ -45,6 +50,15 @@ pub struct CaptureArgs {
         value_name = "CMD"
     )]
     pub command: Vec<OsString>,
+}
+
+/// `naslab collector [--socket PATH]`
+#[cfg(target_os = "linux")]
+#[derive(Args, Debug)]
+pub struct CollectorArgs {
+    /// Where captures reach the collector (a Unix socket only root may use).
+    #[arg(long, value_name = "PATH", default_value = DEFAULT_COLLECTOR_SOCKET)]
+    pub socket: PathBuf,
 }
 
 /// The collectors `naslab capture --via` chooses from.
@@ -133,6 +147,7 @@ pub fn capture_cmd(args: CaptureArgs) -> anyhow::Result<()> {
             CaptureVia::Ebpf => Via::Ebpf,
             CaptureVia::Strace => Via::Strace,
         },
+        collector: args.collector,
     };
     crate::out_file::check(&opts.output, crate::out_file::Writing::Other)?;
     if let Some(log) = &opts.keep_log {
@@ -142,7 +157,17 @@ pub fn capture_cmd(args: CaptureArgs) -> anyhow::Result<()> {
     if let Some(why) = &done.fallback {
         eprintln!("capturing with strace, not eBPF: {why}");
     }
-    eprintln!("collector: {}", done.collector);
+    if let Some(why) = &done.kept_refused {
+        eprintln!("not through the kept-loaded collector: {why}");
+    }
+    match &done.kept {
+        Some(socket) => eprintln!(
+            "collector: {} (kept loaded, {})",
+            done.collector,
+            socket.display()
+        ),
+        None => eprintln!("collector: {}", done.collector),
+    }
     eprint!("{}", done.summary);
     eprintln!("trace written to {}", opts.output.display());
     if !done.status.success() {
@@ -151,6 +176,33 @@ pub fn capture_cmd(args: CaptureArgs) -> anyhow::Result<()> {
             done.status
         );
     }
+    Ok(())
+}
+
+/// `naslab collector [--socket PATH]`: in the foreground until stopped.
+#[cfg(target_os = "linux")]
+pub fn collector_cmd(args: CollectorArgs) -> anyhow::Result<()> {
+    let socket = args.socket;
+    // Stopped by a signal, it takes its socket away so that no capture finds it; the
+    // programs are detached as the process ends (their descriptors close).
+    {
+        let socket = socket.clone();
+        ctrlc::set_handler(move || {
+            let _ = std::fs::remove_file(&socket);
+            eprintln!("collector stopped");
+            std::process::exit(0);
+        })?;
+    }
+    serve_collector(
+        &socket,
+        || {
+            eprintln!(
+                "collector loaded and attached; captures run as root use it through {} (stop with Ctrl-C)",
+                socket.display()
+            )
+        },
+        |pid, held| eprintln!("capture by pid {pid} done, {:.3} s", held.as_secs_f64()),
+    )?;
     Ok(())
 }
 

@@ -94,7 +94,13 @@ fn command(cli: Cli, coord: &Arc<dyn Coordinator>) -> anyhow::Result<()> {
         #[cfg(not(target_os = "linux"))]
         Command::Capture(_) => Err(not_here(
             "capture",
-            "it records a program's file I/O through strace, which Windows has not",
+            "it records a program's file I/O through Linux's eBPF tracepoints or strace, which Windows has not",
+            "record the application with Process Monitor and turn its CSV into a trace with `naslab import procmon` (docs/capture.md)",
+        )),
+        #[cfg(not(target_os = "linux"))]
+        Command::Collector(_) => Err(not_here(
+            "collector",
+            "it keeps Linux's eBPF capture programs loaded",
             "record the application with Process Monitor and turn its CSV into a trace with `naslab import procmon` (docs/capture.md)",
         )),
         Command::List(a) => list::list(a),
@@ -104,6 +110,8 @@ fn command(cli: Cli, coord: &Arc<dyn Coordinator>) -> anyhow::Result<()> {
         Command::Records(a) => records::records_cmd(a),
         #[cfg(target_os = "linux")]
         Command::Capture(a) => capture::capture_cmd(a),
+        #[cfg(target_os = "linux")]
+        Command::Collector(a) => capture::collector_cmd(a),
         Command::Import(a) => capture::import_cmd(a),
         Command::Completions(a) => docs::completions(a),
         Command::Man(a) => docs::man(a),
