@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # What capturing costs a program: each workload run plain, under `naslab capture --via
-# ebpf` and under `naslab capture --via strace`, ROUNDS times in alternation (plain,
-# eBPF, strace, plain, ...), each from the same starting tree. Two figures per
+# ebpf` (the collector loaded for the capture), under `naslab capture --via strace`,
+# and through a collector kept loaded (`naslab collector`, started before that capture
+# and stopped after it, untimed; the program also runs plain while it is loaded), ROUNDS
+# times in alternation (plain, eBPF, strace, plain under the kept collector, kept, plain,
+# ...), each from the same starting tree. Two figures per
 # collector: the program's own time under it (how much the collector slows the program
 # down, timed by the shell that starts it), and the whole capture (naslab's start-up,
 # loading the collector, the program, and the trace written). Prints the medians and
@@ -28,6 +31,11 @@ if [ -z "${BIN:-}" ]; then
   BIN=target/release/naslab
 fi
 bin=$(realpath "$BIN")
+# A collector on the default socket would serve the captures meant to load their own.
+if python3 -c "import socket; socket.socket(socket.AF_UNIX).connect('/run/naslab/collector.sock')" 2>/dev/null; then
+  echo "a naslab collector listens on /run/naslab/collector.sock: stop it first (it would serve the --via ebpf runs)" >&2
+  exit 1
+fi
 rm -rf "$work"
 mkdir -p "$work/seed"
 python3 - "$work/seed" <<'PY'
@@ -74,46 +82,83 @@ cmd_of() {
   esac
 }
 median() { python3 -c "import statistics, sys; print(statistics.median(float(x) for x in sys.argv[1:]))" "$@"; }
-# One run of workload $1 in mode $2 (plain, ebpf or strace) from a fresh copy of its
-# tree; prints two times in seconds: the whole run (for a capture, naslab from its start
-# to the trace written) and the program's own, timed by the shell that runs it, from
-# just before it starts to just after it ends (under a capture, the shell is captured
-# too: its few calls are outside the program's time).
+# One run of workload $1 in mode $2 (plain, ebpf, strace or kept) from a fresh copy of
+# its tree; $3 is how: "timed", the program started by a shell that times it from just
+# before it starts to just after it ends (under a capture, the shell is captured too:
+# its few calls are outside the program's time), or "bare", the program alone under
+# the capture, as a user would capture it. Prints two times in seconds: the whole run
+# (for a capture, naslab from its start to the trace written) and the program's own
+# (timed runs; 0 for bare ones). The whole capture is taken from bare runs: a timed
+# run's shell starts in it (about 3 ms for the 50-file copy), not in the plain time.
 run() {
-  local w=$1 mode=$2 dir="$work/run" t0 t1 p0 p1
+  local w=$1 mode=$2 how=$3 dir="$work/run" t0 t1 p0=0 p1=0
   rm -rf "$dir"; cp -a "$work/seed/$w" "$dir"; sync
   cmd_of "$w"
-  local timed=(bash -c 't0=$EPOCHREALTIME; "$@" >/dev/null 2>&1; t1=$EPOCHREALTIME; echo "$t0 $t1" >"$NASLAB_BENCH_TIMES"' timed "${cmd[@]}")
+  local prog=("${cmd[@]}")
+  if [ "$how" = timed ]; then
+    prog=(bash -c 't0=$EPOCHREALTIME; "$@" >/dev/null 2>&1; t1=$EPOCHREALTIME; echo "$t0 $t1" >"$NASLAB_BENCH_TIMES"' timed "${cmd[@]}")
+  fi
   cd "$dir"
   t0=$EPOCHREALTIME
   case "$mode" in
-    plain) NASLAB_BENCH_TIMES="$work/times" "${timed[@]}" ;;
-    *) NASLAB_BENCH_TIMES="$work/times" "$bin" capture --via "$mode" -o "$work/$w-$mode.jsonl" -- "${timed[@]}" >/dev/null 2>"$work/$w-$mode.err" ;;
+    plain) NASLAB_BENCH_TIMES="$work/times" "${prog[@]}" >/dev/null 2>&1 ;;
+    kept) NASLAB_BENCH_TIMES="$work/times" "$bin" capture --collector "$work/collector.sock" -o "$work/$w-$mode.jsonl" -- "${prog[@]}" >/dev/null 2>"$work/$w-$mode.err" ;;
+    *) NASLAB_BENCH_TIMES="$work/times" "$bin" capture --via "$mode" -o "$work/$w-$mode.jsonl" -- "${prog[@]}" >/dev/null 2>"$work/$w-$mode.err" ;;
   esac
   t1=$EPOCHREALTIME
   cd - >/dev/null
-  read -r p0 p1 <"$work/times"
+  if [ "$how" = timed ]; then read -r p0 p1 <"$work/times"; fi
   python3 -c "print($t1 - $t0, $p1 - $p0)"
 }
-printf '%-8s %9s | %9s %6s %9s %6s | %9s %6s %9s %6s | %7s\n' workload plain_s \
-  ebpf_prog x whole x strace_prog x whole x ops
-for w in $only; do
-  plain=(); ebpf=(); ebpf_prog=(); strace=(); strace_prog=()
-  for r in $(seq "$rounds"); do
-    read -r _ p < <(run "$w" plain); plain+=("$p")
-    read -r a p < <(run "$w" ebpf); ebpf+=("$a"); ebpf_prog+=("$p")
-    read -r a p < <(run "$w" strace); strace+=("$a"); strace_prog+=("$p")
+# The kept-loaded collector (naslab collector) is started before its captures and
+# stopped after them, outside the times, so that every other run has no program
+# attached.
+collector_pid=""
+stop_collector() {
+  if [ -n "$collector_pid" ]; then kill "$collector_pid" 2>/dev/null || true; wait "$collector_pid" 2>/dev/null || true; fi
+  collector_pid=""
+}
+trap stop_collector EXIT
+start_collector() {
+  "$bin" collector --socket "$work/collector.sock" 2>"$work/collector.err" &
+  collector_pid=$!
+  for _ in $(seq 200); do
+    python3 -c "import socket, sys; socket.socket(socket.AF_UNIX).connect(sys.argv[1])" "$work/collector.sock" 2>/dev/null && return
+    sleep 0.05
   done
-  grep -q "collector: ebpf" "$work/$w-ebpf.err" || { cat "$work/$w-ebpf.err" >&2; exit 1; }
+  cat "$work/collector.err" >&2; echo "naslab collector did not start" >&2; exit 1
+}
+printf '%-8s %9s | %9s %6s %9s %6s | %9s %6s %9s %6s | %9s %6s %9s %6s | %9s %6s | %7s\n' workload plain_s \
+  ebpf_prog x whole x kept_prog x whole x strace_prog x whole x plain_kept x ops
+for w in $only; do
+  plain=(); ebpf=(); ebpf_prog=(); kept=(); kept_prog=(); strace=(); strace_prog=(); plain_kept=()
+  for r in $(seq "$rounds"); do
+    read -r _ p < <(run "$w" plain timed); plain+=("$p")
+    read -r _ p < <(run "$w" ebpf timed); ebpf_prog+=("$p")
+    read -r a _ < <(run "$w" ebpf bare); ebpf+=("$a")
+    read -r _ p < <(run "$w" strace timed); strace_prog+=("$p")
+    read -r a _ < <(run "$w" strace bare); strace+=("$a")
+    start_collector
+    read -r _ p < <(run "$w" plain timed); plain_kept+=("$p")
+    read -r _ p < <(run "$w" kept timed); kept_prog+=("$p")
+    read -r a _ < <(run "$w" kept bare); kept+=("$a")
+    stop_collector
+  done
+  grep -q "collector: ebpf$" "$work/$w-ebpf.err" || { cat "$work/$w-ebpf.err" >&2; exit 1; }
+  grep -q "collector: ebpf (kept loaded" "$work/$w-kept.err" || { cat "$work/$w-kept.err" >&2; exit 1; }
   p=$(median "${plain[@]}")
   ep=$(median "${ebpf_prog[@]}"); e=$(median "${ebpf[@]}")
+  kp=$(median "${kept_prog[@]}"); k=$(median "${kept[@]}")
   sp=$(median "${strace_prog[@]}"); s=$(median "${strace[@]}")
+  pk=$(median "${plain_kept[@]}")
   ops=$(grep -c '"type":"op"' "$work/$w-ebpf.jsonl" || true)
   python3 -c "
 import sys
-w, (p, ep, e, sp, s), ops = sys.argv[1], map(float, sys.argv[2:7]), sys.argv[7]
-print(f'{w:<8} {p:9.3f} | {ep:9.3f} {ep / p:6.2f} {e:9.3f} {e / p:6.2f} | {sp:9.3f} {sp / p:6.2f} {s:9.3f} {s / p:6.2f} | {ops:>7}')" \
-    "$w" "$p" "$ep" "$e" "$sp" "$s" "$ops"
+w, (p, ep, e, kp, k, sp, s, pk), ops = sys.argv[1], map(float, sys.argv[2:10]), sys.argv[10]
+print(f'{w:<8} {p:9.3f} | {ep:9.3f} {ep / p:6.2f} {e:9.3f} {e / p:6.2f} | {kp:9.3f} {kp / p:6.2f} {k:9.3f} {k / p:6.2f} | {sp:9.3f} {sp / p:6.2f} {s:9.3f} {s / p:6.2f} | {pk:9.3f} {pk / p:6.2f} | {ops:>7}')" \
+    "$w" "$p" "$ep" "$e" "$kp" "$k" "$sp" "$s" "$pk" "$ops"
 done
 echo "(medians of $rounds alternating runs; plain_s: the program alone; prog: the program's own time under the"
-echo "collector; whole: naslab capture from start to trace written; x: each over plain_s; load average: $(cut -d' ' -f1-3 /proc/loadavg))"
+echo "collector; whole: naslab capture of the program alone, from start to trace written; kept: through naslab collector, started before"
+echo "and stopped after its capture; plain_kept: the program alone while naslab collector runs; x: each over"
+echo "plain_s; load average: $(cut -d' ' -f1-3 /proc/loadavg))"

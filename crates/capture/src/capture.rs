@@ -191,9 +191,14 @@ pub fn capture(opts: &CaptureOptions) -> Result<Captured, ImportError> {
         // A collector kept loaded, when one listens: nothing to load. One named with
         // --collector must be there; one at the default socket that cannot be used is
         // passed over, saying why.
+        // SAFETY: geteuid has no preconditions.
+        let as_root = unsafe { libc::geteuid() } == 0;
         let borrowed = match opts.via {
             Via::Strace => Ok(None),
             _ if opts.keep_log.is_some() => Ok(None),
+            // Only root may use a collector (and only root can run one): another user
+            // passes over the default socket without a word.
+            _ if !as_root && opts.collector.is_none() => Ok(None),
             _ => match borrow_ebpf(&socket) {
                 Ok(None) if opts.collector.is_some() => Err(ImportError::Usage(format!(
                     "no collector listens on {}; start one with `naslab collector --socket {0}`, or leave out --collector",
