@@ -320,6 +320,18 @@ fn peer(conn: &UnixStream) -> std::io::Result<libc::ucred> {
     Ok(cred)
 }
 
+/// A message header over one buffer and a control buffer (for descriptors), both of
+/// which must outlive its use.
+fn message(iov: &mut libc::iovec, control: &mut [u64]) -> libc::msghdr {
+    // SAFETY: an all-zero msghdr is valid (no name, no buffers); the fields are set below.
+    let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
+    msg.msg_iov = iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control.as_mut_ptr().cast();
+    msg.msg_controllen = std::mem::size_of_val(control) as _;
+    msg
+}
+
 /// Sends `bytes` with the descriptors attached (SCM_RIGHTS).
 fn send_fds(conn: &UnixStream, bytes: &[u8], fds: &[BorrowedFd<'_>]) -> std::io::Result<()> {
     let raw: Vec<RawFd> = fds.iter().map(|f| f.as_raw_fd()).collect();
@@ -331,12 +343,7 @@ fn send_fds(conn: &UnixStream, bytes: &[u8], fds: &[BorrowedFd<'_>]) -> std::io:
         iov_base: bytes.as_ptr() as *mut libc::c_void,
         iov_len: bytes.len(),
     };
-    // SAFETY: an all-zero msghdr is valid (no name, no buffers); the fields are set below.
-    let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
-    msg.msg_iov = &mut iov;
-    msg.msg_iovlen = 1;
-    msg.msg_control = control.as_mut_ptr().cast();
-    msg.msg_controllen = space as _;
+    let msg = message(&mut iov, &mut control);
     // SAFETY: the control buffer holds `space` bytes, room for one header and the
     // descriptors, so the first header and its data lie within it; iov points at bytes
     // that outlive the call, which only reads them.
@@ -379,12 +386,7 @@ fn recv_fds(conn: &UnixStream, wait: Duration) -> std::io::Result<Option<(Vec<u8
         iov_base: bytes.as_mut_ptr().cast(),
         iov_len: bytes.len(),
     };
-    // SAFETY: as in send_fds.
-    let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
-    msg.msg_iov = &mut iov;
-    msg.msg_iovlen = 1;
-    msg.msg_control = control.as_mut_ptr().cast();
-    msg.msg_controllen = space as _;
+    let mut msg = message(&mut iov, &mut control);
     // SAFETY: msg's buffers are valid for writes of the sizes it gives, for the call;
     // MSG_CMSG_CLOEXEC makes the received descriptors close-on-exec, so the command
     // started next does not inherit them.
