@@ -445,6 +445,13 @@ fn the_kept_collector_serves_one_capture_at_a_time_and_cleans_up_after_each() {
     let err = run_err(naslab().args(["collector", "--socket"]).arg(&socket));
     assert!(err.contains("a collector is already listening on"), "{err}");
 
+    // Nor is a file that is no socket taken for a stale one.
+    let plain = socket.with_file_name("not-a-socket");
+    std::fs::write(&plain, "keep me").unwrap();
+    let err = run_err(naslab().args(["collector", "--socket"]).arg(&plain));
+    assert!(err.contains("exists and is no socket"), "{err}");
+    assert_eq!(std::fs::read_to_string(&plain).unwrap(), "keep me");
+
     // A capture of another build is refused, naming both builds.
     let mut conn = std::os::unix::net::UnixStream::connect(&socket).unwrap();
     use std::io::{Read, Write};

@@ -94,7 +94,14 @@ fn listen(socket: &Path) -> Result<UnixListener, String> {
         std::fs::create_dir_all(dir)
             .map_err(|e| format!("cannot make {} for the socket: {e}", dir.display()))?;
     }
-    if socket.exists() {
+    if let Ok(meta) = std::fs::symlink_metadata(socket) {
+        use std::os::unix::fs::FileTypeExt;
+        if !meta.file_type().is_socket() {
+            return Err(format!(
+                "{} exists and is no socket: give another --socket",
+                socket.display()
+            ));
+        }
         if UnixStream::connect(socket).is_ok() {
             return Err(format!(
                 "a collector is already listening on {}: stop it first, or give another --socket",
