@@ -162,15 +162,9 @@ struct Shared {
 
 impl Shared {
     fn of(c: &Collector) -> Result<Shared, String> {
-        let fds = c
-            .shared
-            .iter()
-            .map(|f| f.try_clone())
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(|e| format!("cannot keep the collector's maps: {e}"))?;
-        let fds = <[OwnedFd; 3]>::try_from(fds)
-            .map_err(|_| "the collector was not loaded here: it has no maps to lend".to_string())?;
-        Ok(Shared { fds })
+        Ok(Shared {
+            fds: three_copies(&c.shared)?,
+        })
     }
 
     fn fds(&self) -> [BorrowedFd<'_>; 3] {
@@ -185,16 +179,7 @@ impl Shared {
     /// empty, no record counted lost. Handles of its own each time: a ring handle keeps
     /// its own idea of where reading stopped, and the capture read past it.
     fn reset(&mut self) -> Result<(), String> {
-        let fds = self
-            .fds
-            .iter()
-            .map(|f| f.try_clone())
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(|e| format!("cannot reopen the collector's maps: {e}"))?;
-        let Ok(fds) = <[OwnedFd; 3]>::try_from(fds) else {
-            unreachable!("three descriptors cloned from three")
-        };
-        let (mut tracked, mut ring, mut lost) = open_maps(fds)?;
+        let (mut tracked, mut ring, mut lost) = open_maps(three_copies(&self.fds)?)?;
         let keys: Vec<u32> = tracked.keys().filter_map(Result::ok).collect();
         for k in keys {
             let _ = tracked.remove(&k);
@@ -208,6 +193,17 @@ impl Shared {
         lost.set(0, zeros, 0)
             .map_err(|e| format!("eBPF map lost: {e}"))
     }
+}
+
+/// Copies of the three shared maps' descriptors.
+fn three_copies(fds: &[OwnedFd]) -> Result<[OwnedFd; 3], String> {
+    let copies = fds
+        .iter()
+        .map(|f| f.try_clone())
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| format!("cannot copy the collector's map descriptors: {e}"))?;
+    <[OwnedFd; 3]>::try_from(copies)
+        .map_err(|_| "the collector was not loaded here: it has no maps to lend".to_string())
 }
 
 type Maps = (
