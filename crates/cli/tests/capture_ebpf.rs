@@ -484,25 +484,60 @@ fn the_kept_collector_serves_one_capture_at_a_time_and_cleans_up_after_each() {
     let (a, b) = (d.path().join("a"), d.path().join("b"));
     std::fs::create_dir(&a).unwrap();
     std::fs::create_dir(&b).unwrap();
+    // Each step waits for a file in `d`, outside every capture's root, so that nothing
+    // here depends on how soon a command runs; the loops give up after 20 s.
+    let wait_for = |name: &str| {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while !d.path().join(name).exists() {
+            assert!(Instant::now() < deadline, "{name} never came");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    };
+    const UNTIL: &str =
+        "i=0; until [ -e ../$F ] || [ $i -ge 400 ]; do sleep 0.05; i=$((i+1)); done";
+    let until = |file: &str| UNTIL.replace("$F", file);
     let first = capture(
         &a,
         "../a.jsonl",
-        "echo > started; sleep 2.5; echo a > a.txt",
+        &format!(": > ../a-up; {}; echo a > a.txt", until("go")),
     )
     .stderr(Stdio::piped())
     .spawn()
     .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while !a.join("started").exists() {
-        assert!(Instant::now() < deadline, "the first capture did not start");
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    let res = run_ok(&mut capture(&b, "../b.jsonl", "echo b > b.txt"));
-    let err = text(&res.stderr);
-    assert!(err.contains("waiting for the collector at"), "{err}");
+    wait_for("a-up");
+    // The second is let go only once it has said that it waits.
+    let mut second = capture(&b, "../b.jsonl", "echo b > b.txt")
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let said = {
+        use std::io::BufRead;
+        let (tx, rx) = std::sync::mpsc::channel();
+        let err = second.stderr.take().unwrap();
+        let reader = std::thread::spawn(move || {
+            let mut all = String::new();
+            for line in std::io::BufReader::new(err).lines() {
+                let line = line.unwrap();
+                if line.contains("waiting for the collector at") {
+                    let _ = tx.send(());
+                }
+                all.push_str(&line);
+                all.push('\n');
+            }
+            all
+        });
+        let waited = rx.recv_timeout(Duration::from_secs(20)).is_ok();
+        std::fs::write(d.path().join("go"), "").unwrap();
+        let status = second.wait().unwrap();
+        let all = reader.join().unwrap();
+        assert!(status.success(), "{all}");
+        assert!(waited, "{all}");
+        all
+    };
+    assert!(said.contains("collector: ebpf (kept loaded"), "{said}");
     let res = first.wait_with_output().unwrap();
     assert!(res.status.success(), "{}", text(&res.stderr));
-    assert_eq!(files_of(&d.path().join("a.jsonl")), ["a.txt", "started"]);
+    assert_eq!(files_of(&d.path().join("a.jsonl")), ["a.txt"]);
     assert_eq!(files_of(&d.path().join("b.jsonl")), ["b.txt"]);
 
     // A capture killed while its command runs: the command goes on writing in the
@@ -512,25 +547,36 @@ fn the_kept_collector_serves_one_capture_at_a_time_and_cleans_up_after_each() {
     let mut dying = capture(
         &c,
         "../dead.jsonl",
-        "sleep 0.5; echo x > orphan1; sleep 1; echo y > orphan2",
+        &format!(
+            ": > ../c-up; {}; echo y > orphan; : > ../orphan-done",
+            until("go2")
+        ),
     )
     .stderr(Stdio::null())
     .spawn()
     .unwrap();
-    std::thread::sleep(Duration::from_millis(300));
+    wait_for("c-up");
     dying.kill().unwrap();
     dying.wait().unwrap();
-    run_ok(&mut capture(&c, "../next.jsonl", "sleep 2; echo z > mine"));
+    run_ok(&mut capture(
+        &c,
+        "../next.jsonl",
+        &format!(": > ../go2; {}; echo z > mine", until("orphan-done")),
+    ));
+    assert!(c.join("orphan").exists(), "the orphan did not run on");
     assert_eq!(files_of(&d.path().join("next.jsonl")), ["mine"]);
-    assert!(c.join("orphan2").exists(), "the orphan did not run on");
 
     // The collector stopped while a capture runs: the capture fails, saying why, and
     // the socket is gone.
-    let waiting = capture(&c, "../cut.jsonl", "sleep 2")
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    std::thread::sleep(Duration::from_millis(500));
+    let waiting = capture(
+        &c,
+        "../cut.jsonl",
+        &format!(": > ../cut-up; {}", until("never")),
+    )
+    .stderr(Stdio::piped())
+    .spawn()
+    .unwrap();
+    wait_for("cut-up");
     kept.stop();
     let res = waiting.wait_with_output().unwrap();
     assert_eq!(res.status.code(), Some(1));
